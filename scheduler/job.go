@@ -1,0 +1,204 @@
+package scheduler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// App is the Spark application a job runs.
+type App struct {
+	AppResource string            `json:"appResource"`
+	MainClass   string            `json:"mainClass"`
+	Args        []string          `json:"args,omitempty"`
+	SparkConf   map[string]string `json:"sparkConf,omitempty"`
+	Environment map[string]string `json:"environment,omitempty"`
+}
+
+// Driver sizes the Spark driver.
+type Driver struct {
+	Cores    float64 `json:"cores"`
+	MemoryMB int     `json:"memoryMB"`
+}
+
+// Deadline is either an absolute time (RFC 3339 in JSON) or a number of
+// seconds from submission (a JSON number). Exactly one is set.
+type Deadline struct {
+	At      *time.Time
+	Seconds *float64
+}
+
+// MarshalJSON writes the deadline in the form it was given.
+func (d Deadline) MarshalJSON() ([]byte, error) {
+	switch {
+	case d.At != nil:
+		return json.Marshal(d.At.UTC().Format(time.RFC3339Nano))
+	case d.Seconds != nil:
+		return json.Marshal(*d.Seconds)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON accepts an RFC 3339 string or a number of seconds.
+func (d *Deadline) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return &FieldError{Field: "deadline", Msg: fmt.Sprintf("must be an RFC 3339 time such as 2026-11-22T10:00:00Z or a number of seconds from now; %q is neither", truncate(s, 64))}
+		}
+		d.At, d.Seconds = &t, nil
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return &FieldError{Field: "deadline", Msg: "must be an RFC 3339 time string or a number of seconds from now"}
+	}
+	d.Seconds, d.At = &f, nil
+	return nil
+}
+
+// Spec is what a client submits: the job JSON of the REST contract.
+type Spec struct {
+	ID                       string            `json:"id,omitempty"`
+	Name                     string            `json:"name,omitempty"`
+	App                      App               `json:"app"`
+	Executors                int               `json:"executors"`
+	ExecutorCores            int               `json:"executorCores"`
+	ExecutorMemoryMB         int               `json:"executorMemoryMB"`
+	MemoryOverheadMB         int               `json:"memoryOverheadMB,omitempty"`
+	Driver                   *Driver           `json:"driver,omitempty"`
+	Deadline                 *Deadline         `json:"deadline,omitempty"`
+	EstimatedDurationSeconds float64           `json:"estimatedDurationSeconds,omitempty"`
+	Retries                  int               `json:"retries,omitempty"`
+	Labels                   map[string]string `json:"labels,omitempty"`
+}
+
+// Job is a submitted job with its life so far.
+type Job struct {
+	Spec
+	State       State      `json:"state"`
+	SubmittedAt time.Time  `json:"submittedAt"`
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+	// DeadlineAt is the absolute deadline (Spec.Deadline resolved at submission).
+	DeadlineAt    *time.Time `json:"deadlineAt,omitempty"`
+	WaitingReason string     `json:"waitingReason,omitempty"`
+	AtRisk        bool       `json:"atRisk"`
+	// KillRequested is set when a user asked to stop a job that already
+	// holds resources; the framework finishes the kill.
+	KillRequested bool `json:"killRequested,omitempty"`
+	// Attempt counts how often the job was started (retries add one).
+	Attempt int `json:"attempt,omitempty"`
+	// Fingerprint identifies the submitted body, for idempotent resubmission.
+	Fingerprint string `json:"-"`
+}
+
+// Defaults that Spark itself uses when nothing is set.
+const (
+	DefaultDriverCores    = 1
+	DefaultDriverMemoryMB = 1024
+	MinMemoryOverheadMB   = 384 // Spark's MEMORY_OVERHEAD_MINIMUM
+)
+
+// SparkMemoryOverheadMB is Spark on Mesos' default executor memory overhead:
+// max(384 MiB, 10% of the executor memory), truncated to whole MiB.
+func SparkMemoryOverheadMB(executorMemoryMB int) int {
+	o := int(0.10 * float64(executorMemoryMB))
+	if o < MinMemoryOverheadMB {
+		return MinMemoryOverheadMB
+	}
+	return o
+}
+
+// OverheadMB is the memory overhead per executor, explicit or Spark's default.
+func (s *Spec) OverheadMB() int {
+	if s.MemoryOverheadMB > 0 {
+		return s.MemoryOverheadMB
+	}
+	return SparkMemoryOverheadMB(s.ExecutorMemoryMB)
+}
+
+// ExecutorTotalMemMB is what one executor needs from an agent: memory plus overhead.
+func (s *Spec) ExecutorTotalMemMB() int { return s.ExecutorMemoryMB + s.OverheadMB() }
+
+// DriverOrDefault returns the driver size with Spark's defaults filled in.
+func (s *Spec) DriverOrDefault() Driver {
+	d := Driver{Cores: DefaultDriverCores, MemoryMB: DefaultDriverMemoryMB}
+	if s.Driver != nil {
+		if s.Driver.Cores > 0 {
+			d.Cores = s.Driver.Cores
+		}
+		if s.Driver.MemoryMB > 0 {
+			d.MemoryMB = s.Driver.MemoryMB
+		}
+	}
+	return d
+}
+
+// EstimatedDuration is the job's expected run time, zero when unknown.
+func (s *Spec) EstimatedDuration() time.Duration {
+	return time.Duration(s.EstimatedDurationSeconds * float64(time.Second))
+}
+
+// ResolveDeadline turns the spec's deadline into an absolute time, counting
+// relative deadlines from submittedAt. Nil when the job has no deadline.
+func (s *Spec) ResolveDeadline(submittedAt time.Time) *time.Time {
+	if s.Deadline == nil {
+		return nil
+	}
+	var t time.Time
+	switch {
+	case s.Deadline.At != nil:
+		t = s.Deadline.At.UTC()
+	case s.Deadline.Seconds != nil:
+		t = submittedAt.Add(time.Duration(*s.Deadline.Seconds * float64(time.Second))).UTC()
+	default:
+		return nil
+	}
+	return &t
+}
+
+// Fingerprint is a digest of the spec's canonical JSON (map keys sorted,
+// defaults not filled in): two submissions are "the same body" exactly when
+// their fingerprints are equal.
+func (s *Spec) Fingerprint() string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		// A Spec always marshals (strings, numbers, maps of strings).
+		panic(fmt.Sprintf("marshal spec: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Role is the unique top-level Mesos role of a job.
+func Role(jobID string) string { return "sparkpack-job-" + jobID }
+
+// IsDeadlineJob reports whether the job carries a deadline.
+func (j *Job) IsDeadlineJob() bool { return j.DeadlineAt != nil }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// formatSeconds prints a seconds value without a needless fraction.
+func formatSeconds(f float64) string {
+	if f == math.Trunc(f) {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strings.TrimRight(strconv.FormatFloat(f, 'f', 3, 64), "0")
+}

@@ -1,0 +1,50 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// Errors a Store returns; implementations wrap them with context.
+var (
+	ErrNotFound = errors.New("job not found")
+	// ErrConflict: a job with the same id but a different body exists.
+	ErrConflict = errors.New("a different job with this id exists")
+	// ErrStale: the job is not in the state the caller expected.
+	ErrStale = errors.New("job state changed concurrently")
+)
+
+// Store is the durable job record the core needs. The live implementation
+// is package store (PostgreSQL); the simulator keeps one in memory. Every
+// method is atomic: a transition and its event are written together or not
+// at all.
+type Store interface {
+	// Transition moves job id from state from to state to (CheckTransition
+	// must allow it) and appends an event with reason. mutate, if not nil,
+	// may change the job's other fields (times, waiting reason) before it
+	// is written. It fails with ErrStale when the job is not in state from.
+	Transition(ctx context.Context, id string, from, to State, reason string, mutate func(*Job)) (Job, error)
+	// Unfinished returns every job that is not in a terminal state, oldest
+	// submission first: the core rebuilds its queues from it at start.
+	Unfinished(ctx context.Context) ([]Job, error)
+	// SetWaiting records why a queued job waits and whether it risks its deadline.
+	SetWaiting(ctx context.Context, id, reason string, atRisk bool) error
+	// SavePlacement stores the plan chosen for the job (replacing any earlier one).
+	SavePlacement(ctx context.Context, id string, plan placement.Plan) error
+}
+
+// Clock tells the time and makes timers; the simulator drives a virtual one.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed on this clock.
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+func (SystemClock) Now() time.Time                         { return time.Now() }
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -1,0 +1,295 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FieldError is a validation error that names the offending field, in the
+// dotted JSON path of the job contract (for example "app.mainClass").
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Limits on a job spec. They keep one job from exhausting the store or a
+// command line, and each is named in the error that enforces it.
+const (
+	MaxExecutors        = 10000
+	MaxExecutorCores    = 1024
+	MinExecutorMemoryMB = 450 // Spark refuses executors below 450 MiB
+	MaxMemoryMB         = 4 << 20
+	MaxNameRunes        = 256
+	MaxLabels           = 64
+	MaxArgs             = 1000
+	MaxConfEntries      = 256
+	MaxStringBytes      = 8192
+	MaxRetries          = 10
+	MaxDurationSeconds  = 365 * 24 * 3600
+	MaxDeadlineSeconds  = 10 * 365 * 24 * 3600
+)
+
+// ReservedSparkConf are the Spark settings sparkpack derives from the job
+// itself; a job may not set them in sparkConf.
+var ReservedSparkConf = map[string]string{
+	"spark.master":                        "sparkpack sets the Mesos master",
+	"spark.submit.deployMode":             "sparkpack runs the driver in client mode on Mesos",
+	"spark.mesos.role":                    "sparkpack gives every job its own role",
+	"spark.cores.max":                     "use executors and executorCores",
+	"spark.executor.cores":                "use executorCores",
+	"spark.executor.memory":               "use executorMemoryMB",
+	"spark.executor.instances":            "use executors",
+	"spark.mesos.executor.memoryOverhead": "use memoryOverheadMB",
+	"spark.executor.memoryOverhead":       "use memoryOverheadMB",
+	"spark.driver.cores":                  "use driver.cores",
+	"spark.driver.memory":                 "use driver.memoryMB",
+	"spark.dynamicAllocation.enabled":     "sparkpack places a fixed number of executors",
+}
+
+var (
+	uuidRE       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	classRE      = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$`)
+	labelKeyRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$`)
+	confKeyRE    = regexp.MustCompile(`^spark\.[A-Za-z0-9._-]+$`)
+	envKeyRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	unknownRE    = regexp.MustCompile(`unknown field "([^"]*)"`)
+	errNotOneDoc = errors.New("the body must hold exactly one JSON object")
+)
+
+// DecodeSpec reads one job spec from r strictly: unknown fields, wrong
+// types, trailing data and invalid values are *FieldError errors naming the
+// field. The returned spec is validated and its id, if any, lower-cased.
+func DecodeSpec(r io.Reader) (Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Spec{}, &FieldError{Msg: errNotOneDoc.Error()}
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+func decodeError(err error) error {
+	var fe *FieldError
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &fe):
+		return fe
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return &FieldError{Msg: "the body must be a JSON object"}
+		}
+		return fieldErr(field, "must be %s, not a JSON %s", describeType(te.Type.String()), te.Value)
+	case errors.As(err, &se):
+		return &FieldError{Msg: fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se)}
+	case errors.Is(err, io.EOF):
+		return &FieldError{Msg: "the body is empty; send a job as a JSON object"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &FieldError{Msg: "the body ends in the middle of the JSON object"}
+	}
+	if m := unknownRE.FindStringSubmatch(err.Error()); m != nil {
+		return fieldErr(m[1], "unknown field; see the job JSON in the API documentation")
+	}
+	return &FieldError{Msg: "malformed JSON: " + err.Error()}
+}
+
+func describeType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "an array of strings"
+	case strings.HasPrefix(t, "map"):
+		return "an object of string values"
+	}
+	return "an object"
+}
+
+// Validate checks a spec against the contract and the limits above, and
+// lower-cases its id. The first problem found is returned as a *FieldError.
+func (s *Spec) Validate() error {
+	if s.ID != "" {
+		if !uuidRE.MatchString(s.ID) {
+			return fieldErr("id", "must be a UUID such as 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f, or left out to have one generated")
+		}
+		s.ID = strings.ToLower(s.ID)
+	}
+	if err := checkText("name", s.Name, MaxNameRunes, true); err != nil {
+		return err
+	}
+	if err := s.App.validate(); err != nil {
+		return err
+	}
+	if s.Executors < 1 || s.Executors > MaxExecutors {
+		return fieldErr("executors", "must be a whole number from 1 to %d, got %d", MaxExecutors, s.Executors)
+	}
+	if s.ExecutorCores < 1 || s.ExecutorCores > MaxExecutorCores {
+		return fieldErr("executorCores", "must be a whole number of cpus from 1 to %d, got %d", MaxExecutorCores, s.ExecutorCores)
+	}
+	if s.ExecutorMemoryMB < MinExecutorMemoryMB || s.ExecutorMemoryMB > MaxMemoryMB {
+		return fieldErr("executorMemoryMB", "must be from %d (Spark's minimum) to %d MiB, got %d", MinExecutorMemoryMB, MaxMemoryMB, s.ExecutorMemoryMB)
+	}
+	if s.MemoryOverheadMB < 0 || s.MemoryOverheadMB > MaxMemoryMB {
+		return fieldErr("memoryOverheadMB", "must be from 1 to %d MiB, or left out for Spark's default max(384, 10%% of executor memory); got %d", MaxMemoryMB, s.MemoryOverheadMB)
+	}
+	if d := s.Driver; d != nil {
+		if math.IsNaN(d.Cores) || d.Cores < 0 || d.Cores > MaxExecutorCores {
+			return fieldErr("driver.cores", "must be from 0.1 to %d cpus, or 0 for the default of %d", MaxExecutorCores, DefaultDriverCores)
+		}
+		if d.Cores > 0 && d.Cores < 0.1 {
+			return fieldErr("driver.cores", "must be at least 0.1 cpus, got %g", d.Cores)
+		}
+		if d.MemoryMB != 0 && (d.MemoryMB < MinExecutorMemoryMB || d.MemoryMB > MaxMemoryMB) {
+			return fieldErr("driver.memoryMB", "must be from %d to %d MiB, or 0 for the default of %d", MinExecutorMemoryMB, MaxMemoryMB, DefaultDriverMemoryMB)
+		}
+	}
+	if d := s.Deadline; d != nil {
+		switch {
+		case d.Seconds != nil:
+			v := *d.Seconds
+			if math.IsNaN(v) || v <= 0 || v > MaxDeadlineSeconds {
+				return fieldErr("deadline", "as a number it is seconds from submission and must be from 1 to %d, got %s", MaxDeadlineSeconds, formatSeconds(v))
+			}
+		case d.At != nil:
+			if y := d.At.Year(); y < 2000 || y > 9999 {
+				return fieldErr("deadline", "year %d is out of range", y)
+			}
+		default:
+			s.Deadline = nil
+		}
+	}
+	if v := s.EstimatedDurationSeconds; math.IsNaN(v) || v < 0 || v > MaxDurationSeconds {
+		return fieldErr("estimatedDurationSeconds", "must be from 0 to %d seconds, got %s", MaxDurationSeconds, formatSeconds(v))
+	}
+	if s.Retries < 0 || s.Retries > MaxRetries {
+		return fieldErr("retries", "must be from 0 to %d, got %d", MaxRetries, s.Retries)
+	}
+	if len(s.Labels) > MaxLabels {
+		return fieldErr("labels", "at most %d labels, got %d", MaxLabels, len(s.Labels))
+	}
+	for k, v := range s.Labels {
+		if !labelKeyRE.MatchString(k) {
+			return fieldErr("labels", "key %q must be 1-63 characters of letters, digits, '.', '_', '/' or '-', starting and ending with a letter or digit", truncate(k, 80))
+		}
+		if err := checkText("labels."+k, v, 256, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *App) validate() error {
+	if a.AppResource == "" {
+		return fieldErr("app.appResource", "is required: the jar or Python file to run, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
+	}
+	if len(a.AppResource) > 4096 || strings.IndexFunc(a.AppResource, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 || !utf8.ValidString(a.AppResource) {
+		return fieldErr("app.appResource", "must be a URI of at most 4096 characters without spaces or control characters")
+	}
+	if a.MainClass == "" {
+		return fieldErr("app.mainClass", "is required: the fully qualified class to run, e.g. org.apache.spark.examples.SparkPi")
+	}
+	if len(a.MainClass) > 1024 || !classRE.MatchString(a.MainClass) {
+		return fieldErr("app.mainClass", "must be a Java class name such as org.apache.spark.examples.SparkPi, got %q", truncate(a.MainClass, 80))
+	}
+	if len(a.Args) > MaxArgs {
+		return fieldErr("app.args", "at most %d arguments, got %d", MaxArgs, len(a.Args))
+	}
+	for i, arg := range a.Args {
+		if strings.ContainsRune(arg, 0) || !utf8.ValidString(arg) || len(arg) > MaxStringBytes {
+			return fieldErr(fmt.Sprintf("app.args[%d]", i), "must be valid UTF-8 of at most %d bytes without NUL characters", MaxStringBytes)
+		}
+	}
+	if len(a.SparkConf) > MaxConfEntries {
+		return fieldErr("app.sparkConf", "at most %d entries, got %d", MaxConfEntries, len(a.SparkConf))
+	}
+	for k, v := range a.SparkConf {
+		if !confKeyRE.MatchString(k) || len(k) > 256 {
+			return fieldErr("app.sparkConf", "key %q must be a Spark property name starting with \"spark.\"", truncate(k, 80))
+		}
+		if why, ok := ReservedSparkConf[k]; ok {
+			return fieldErr("app.sparkConf", "%s is set by sparkpack: %s", k, why)
+		}
+		if err := checkText("app.sparkConf."+k, v, MaxStringBytes, false); err != nil {
+			return err
+		}
+	}
+	if len(a.Environment) > MaxConfEntries {
+		return fieldErr("app.environment", "at most %d entries, got %d", MaxConfEntries, len(a.Environment))
+	}
+	for k, v := range a.Environment {
+		if !envKeyRE.MatchString(k) || len(k) > 256 {
+			return fieldErr("app.environment", "name %q must be letters, digits and '_', not starting with a digit", truncate(k, 80))
+		}
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) || len(v) > MaxStringBytes {
+			return fieldErr("app.environment."+k, "must be valid UTF-8 of at most %d bytes without NUL characters", MaxStringBytes)
+		}
+	}
+	return nil
+}
+
+// checkText accepts valid UTF-8 of at most maxRunes characters with no NUL
+// and, where printableOnly is set, no control characters at all.
+func checkText(field, s string, maxRunes int, printableOnly bool) error {
+	if !utf8.ValidString(s) {
+		return fieldErr(field, "must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); n > maxRunes {
+		return fieldErr(field, "must be at most %d characters, got %d", maxRunes, n)
+	}
+	bad := func(r rune) bool { return r == 0 || (printableOnly && unicode.IsControl(r)) }
+	if strings.IndexFunc(s, bad) >= 0 {
+		return fieldErr(field, "must not contain control characters")
+	}
+	return nil
+}
+
+// Admit decides, at submission, whether a job can ever run. It returns the
+// reason for REJECTED, or "" when the job may be queued. A deadline already
+// past, or one that cannot be met even if the job started now (with an
+// estimated duration), rejects the job; executorFitsSomewhere reports
+// whether one executor fits within the capacity of some agent.
+func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
+	if !executorFitsSomewhere {
+		return fmt.Sprintf("one executor (%d cpus, %d MiB with overhead) is larger than every agent", j.ExecutorCores, j.ExecutorTotalMemMB())
+	}
+	if j.DeadlineAt != nil {
+		if !j.DeadlineAt.After(now) {
+			return fmt.Sprintf("deadline %s is already past", j.DeadlineAt.Format(time.RFC3339))
+		}
+		if d := j.EstimatedDuration(); d > 0 && now.Add(d).After(*j.DeadlineAt) {
+			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), d)
+		}
+	}
+	return ""
+}

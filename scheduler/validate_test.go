@@ -1,0 +1,210 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validJob = `{
+  "id": "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f",
+  "name": "wordcount-20g",
+  "app": {
+    "appResource": "local:///opt/spark/examples/jars/spark-examples.jar",
+    "mainClass": "org.apache.spark.examples.JavaWordCount",
+    "args": ["/data/in"],
+    "sparkConf": {"spark.eventLog.enabled": "true"},
+    "environment": {"SPARK_LOCAL_DIRS": "/tmp"}
+  },
+  "executors": 4,
+  "executorCores": 2,
+  "executorMemoryMB": 4096,
+  "memoryOverheadMB": 410,
+  "driver": {"cores": 1, "memoryMB": 1024},
+  "deadline": "2026-11-22T10:00:00Z",
+  "estimatedDurationSeconds": 600,
+  "labels": {"team": "analytics"}
+}`
+
+func TestDecodeSpecValid(t *testing.T) {
+	s, err := DecodeSpec(strings.NewReader(validJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Executors != 4 || s.ExecutorCores != 2 || s.OverheadMB() != 410 || s.ExecutorTotalMemMB() != 4506 {
+		t.Errorf("decoded %+v", s)
+	}
+	if s.Deadline == nil || s.Deadline.At == nil || !s.Deadline.At.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("deadline %+v", s.Deadline)
+	}
+	min := `{"app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024,"deadline":600}`
+	s, err = DecodeSpec(strings.NewReader(min))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if d := s.ResolveDeadline(sub); d == nil || !d.Equal(sub.Add(10*time.Minute)) {
+		t.Errorf("relative deadline resolved to %v", d)
+	}
+	if dr := s.DriverOrDefault(); dr.Cores != 1 || dr.MemoryMB != 1024 {
+		t.Errorf("driver defaults %+v", dr)
+	}
+}
+
+func TestSparkMemoryOverhead(t *testing.T) {
+	for _, tc := range []struct{ mem, want int }{{450, 384}, {1024, 384}, {3840, 384}, {3850, 385}, {4096, 409}, {10000, 1000}} {
+		if got := SparkMemoryOverheadMB(tc.mem); got != tc.want {
+			t.Errorf("overhead(%d) = %d, want %d", tc.mem, got, tc.want)
+		}
+	}
+}
+
+func TestDecodeSpecErrors(t *testing.T) {
+	base := func(mod func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(validJob), &m); err != nil {
+			t.Fatal(err)
+		}
+		mod(m)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	app := func(m map[string]any) map[string]any { return m["app"].(map[string]any) }
+	cases := []struct {
+		name, body, field string
+	}{
+		{"empty", ``, ""},
+		{"array", `[]`, ""},
+		{"two objects", validJob + validJob, ""},
+		{"truncated", validJob[:40], ""},
+		{"unknown top field", base(func(m map[string]any) { m["executor"] = 3 }), "executor"},
+		{"unknown app field", base(func(m map[string]any) { app(m)["jar"] = "x" }), "jar"},
+		{"missing appResource", base(func(m map[string]any) { delete(app(m), "appResource") }), "app.appResource"},
+		{"missing mainClass", base(func(m map[string]any) { delete(app(m), "mainClass") }), "app.mainClass"},
+		{"bad mainClass", base(func(m map[string]any) { app(m)["mainClass"] = "rm -rf /" }), "app.mainClass"},
+		{"missing executors", base(func(m map[string]any) { delete(m, "executors") }), "executors"},
+		{"zero executors", base(func(m map[string]any) { m["executors"] = 0 }), "executors"},
+		{"negative executors", base(func(m map[string]any) { m["executors"] = -3 }), "executors"},
+		{"huge executors", base(func(m map[string]any) { m["executors"] = 1e12 }), "executors"},
+		{"fractional executors", base(func(m map[string]any) { m["executors"] = 1.5 }), "executors"},
+		{"string executors", base(func(m map[string]any) { m["executors"] = "4" }), "executors"},
+		{"fractional cores", base(func(m map[string]any) { m["executorCores"] = 0.5 }), "executorCores"},
+		{"tiny memory", base(func(m map[string]any) { m["executorMemoryMB"] = 100 }), "executorMemoryMB"},
+		{"negative overhead", base(func(m map[string]any) { m["memoryOverheadMB"] = -1 }), "memoryOverheadMB"},
+		{"bad id", base(func(m map[string]any) { m["id"] = "job-1" }), "id"},
+		{"bad deadline text", base(func(m map[string]any) { m["deadline"] = "tomorrow" }), "deadline"},
+		{"negative deadline", base(func(m map[string]any) { m["deadline"] = -5 }), "deadline"},
+		{"bool deadline", base(func(m map[string]any) { m["deadline"] = true }), "deadline"},
+		{"ancient deadline", base(func(m map[string]any) { m["deadline"] = "0001-01-01T00:00:00Z" }), "deadline"},
+		{"negative duration", base(func(m map[string]any) { m["estimatedDurationSeconds"] = -1 }), "estimatedDurationSeconds"},
+		{"long name", base(func(m map[string]any) { m["name"] = strings.Repeat("n", 10*1024) }), "name"},
+		{"control in name", base(func(m map[string]any) { m["name"] = "a\x07b" }), "name"},
+		{"bad label key", base(func(m map[string]any) { m["labels"] = map[string]any{"a b": "c"} }), "labels"},
+		{"label not string", base(func(m map[string]any) { m["labels"] = map[string]any{"a": 1} }), "labels"},
+		{"args not strings", base(func(m map[string]any) { app(m)["args"] = []any{1} }), "app.args"},
+		{"reserved conf", base(func(m map[string]any) { app(m)["sparkConf"] = map[string]any{"spark.mesos.role": "x"} }), "app.sparkConf"},
+		{"non-spark conf", base(func(m map[string]any) { app(m)["sparkConf"] = map[string]any{"foo": "x"} }), "app.sparkConf"},
+		{"bad env name", base(func(m map[string]any) { app(m)["environment"] = map[string]any{"1X": "x"} }), "app.environment"},
+		{"driver cores negative", base(func(m map[string]any) { m["driver"] = map[string]any{"cores": -1} }), "driver.cores"},
+		{"retries", base(func(m map[string]any) { m["retries"] = 99 }), "retries"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeSpec(strings.NewReader(tc.body))
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v (%T), want a *FieldError", err, err)
+			}
+			if !strings.HasPrefix(fe.Field, tc.field) || (tc.field == "" && fe.Field != "") {
+				t.Fatalf("field = %q, want %q (err %v)", fe.Field, tc.field, err)
+			}
+			if fe.Msg == "" {
+				t.Fatal("empty message")
+			}
+		})
+	}
+}
+
+func TestUnicodeNameAccepted(t *testing.T) {
+	body := strings.Replace(validJob, `"wordcount-20g"`, `"ジョブ ✓ données"`, 1)
+	if _, err := DecodeSpec(strings.NewReader(body)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a, _ := DecodeSpec(strings.NewReader(validJob))
+	// Same content, other key order and spacing.
+	var m map[string]any
+	_ = json.Unmarshal([]byte(validJob), &m)
+	b2, _ := json.Marshal(m)
+	b, err := DecodeSpec(strings.NewReader(string(b2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Error("same body, different fingerprints")
+	}
+	b.Executors++
+	if a.Fingerprint() == b.Fingerprint() {
+		t.Error("different body, same fingerprint")
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	past, soon, later := now.Add(-time.Minute), now.Add(5*time.Minute), now.Add(time.Hour)
+	cases := []struct {
+		name     string
+		deadline *time.Time
+		dur      float64
+		fits     bool
+		reject   string
+	}{
+		{"no deadline", nil, 0, true, ""},
+		{"too big", nil, 0, false, "larger than every agent"},
+		{"past", &past, 0, true, "already past"},
+		{"cannot make it", &soon, 600, true, "cannot finish"},
+		{"fine", &later, 600, true, ""},
+	}
+	for _, tc := range cases {
+		j := &Job{Spec: Spec{ExecutorCores: 1, ExecutorMemoryMB: 1024, EstimatedDurationSeconds: tc.dur}, DeadlineAt: tc.deadline}
+		got := Admit(j, now, tc.fits)
+		if (tc.reject == "") != (got == "") || !strings.Contains(got, tc.reject) {
+			t.Errorf("%s: Admit = %q, want %q", tc.name, got, tc.reject)
+		}
+	}
+}
+
+func FuzzDecodeSpec(f *testing.F) {
+	f.Add([]byte(validJob))
+	f.Add([]byte(`{"app":{"appResource":"x","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024,"deadline":1e308}`))
+	f.Add([]byte(`{"deadline":"2026-13-01T00:00:00Z"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := DecodeSpec(strings.NewReader(string(b)))
+		if err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FieldError", err)
+			}
+			return
+		}
+		// Whatever is accepted is valid and survives a round trip.
+		if s.Executors < 1 || s.ExecutorCores < 1 || s.App.AppResource == "" {
+			t.Fatalf("accepted invalid spec %+v", s)
+		}
+		out, err := json.Marshal(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := DecodeSpec(strings.NewReader(string(out)))
+		if err != nil {
+			t.Fatalf("re-decode of %s: %v", out, err)
+		}
+		if s.Fingerprint() != s2.Fingerprint() {
+			t.Fatalf("fingerprint changed over a round trip: %s", out)
+		}
+	})
+}

@@ -1,0 +1,486 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// Errors beyond those of scheduler.Store.
+var (
+	// ErrTerminal: the job has ended already; nothing can change it.
+	ErrTerminal = errors.New("job has already ended")
+	// ErrBadCursor: a list cursor that this store did not hand out.
+	ErrBadCursor = errors.New("invalid cursor")
+)
+
+// Event is one entry of a job's append-only history.
+type Event struct {
+	ID     int64            `json:"id"`
+	At     time.Time        `json:"at"`
+	From   *scheduler.State `json:"from,omitempty"`
+	To     scheduler.State  `json:"to"`
+	Reason string           `json:"reason,omitempty"`
+}
+
+const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
+	waiting_reason, at_risk, kill_requested, attempt, seq`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanJob(r rowScanner) (scheduler.Job, int64, error) {
+	var (
+		j                           scheduler.Job
+		spec                        []byte
+		state                       string
+		started, finished, deadline sql.NullTime
+		seq                         int64
+		id                          string
+	)
+	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
+		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &seq)
+	if err != nil {
+		return j, 0, err
+	}
+	if err := json.Unmarshal(spec, &j.Spec); err != nil {
+		return j, 0, fmt.Errorf("job %s: stored spec: %w", id, err)
+	}
+	j.ID = id
+	j.State = scheduler.State(state)
+	j.SubmittedAt = j.SubmittedAt.UTC()
+	j.StartedAt = nullTime(started)
+	j.FinishedAt = nullTime(finished)
+	j.DeadlineAt = nullTime(deadline)
+	return j, seq, nil
+}
+
+func nullTime(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+func appendEvent(ctx context.Context, tx *sql.Tx, id string, at time.Time, from *scheduler.State, to scheduler.State, reason string) error {
+	var f any
+	if from != nil {
+		f = string(*from)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)`,
+		id, at, f, string(to), reason)
+	if err != nil {
+		return fmt.Errorf("append event for job %s: %w", id, err)
+	}
+	return nil
+}
+
+// CreateJob stores a new job in state SUBMITTED (or straight on to
+// REJECTED when rejectReason is not empty) with its events, in one
+// transaction. j.ID, j.Fingerprint and j.SubmittedAt must be set.
+//
+// Idempotency: when a job with the same id exists, CreateJob returns it
+// with created=false if its fingerprint matches, and scheduler.ErrConflict
+// otherwise. Concurrent calls with one id create exactly one job.
+func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error) {
+	if j.ID == "" || j.Fingerprint == "" {
+		return j, false, fmt.Errorf("create job: id and fingerprint must be set")
+	}
+	spec, err := json.Marshal(&j.Spec)
+	if err != nil {
+		return j, false, fmt.Errorf("create job %s: encode spec: %w", j.ID, err)
+	}
+	labels, err := json.Marshal(nonNil(j.Labels))
+	if err != nil {
+		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
+	}
+	now := s.timestamp()
+	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
+	j.State = scheduler.Submitted
+	if rejectReason != "" {
+		j.State = scheduler.Rejected
+		j.FinishedAt = &now
+		j.WaitingReason = rejectReason
+	}
+	var out scheduler.Job
+	created := false
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at,
+				deadline_at, waiting_reason, labels, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (id) DO NOTHING RETURNING seq`,
+			j.ID, j.Name, spec, j.Fingerprint, string(j.State), j.SubmittedAt, j.FinishedAt, j.DeadlineAt,
+			j.WaitingReason, labels, now).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			existing, _, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, j.ID))
+			if err != nil {
+				return fmt.Errorf("read existing job %s: %w", j.ID, err)
+			}
+			if existing.Fingerprint != j.Fingerprint {
+				return fmt.Errorf("job %s: %w", j.ID, scheduler.ErrConflict)
+			}
+			out = existing
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("insert job %s: %w", j.ID, err)
+		}
+		if err := appendEvent(ctx, tx, j.ID, now, nil, scheduler.Submitted, "submitted"); err != nil {
+			return err
+		}
+		if rejectReason != "" {
+			from := scheduler.Submitted
+			if err := appendEvent(ctx, tx, j.ID, now, &from, scheduler.Rejected, rejectReason); err != nil {
+				return err
+			}
+		}
+		out, created = j, true
+		return nil
+	})
+	if err != nil {
+		return scheduler.Job{}, false, err
+	}
+	return out, created, nil
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// GetJob returns one job, or an error wrapping scheduler.ErrNotFound.
+func (s *Store) GetJob(ctx context.Context, id string) (scheduler.Job, error) {
+	j, _, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, fmt.Errorf("job %s: %w", id, scheduler.ErrNotFound)
+	}
+	if err != nil {
+		return j, fmt.Errorf("read job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// ListOptions filter and page a job listing.
+type ListOptions struct {
+	States []scheduler.State
+	Labels map[string]string // all must match
+	Limit  int               // 1..1000, default 100
+	Cursor string            // from a previous page's next
+}
+
+// ListJobs returns jobs newest first, and the cursor of the next page ("" at the end).
+func (s *Store) ListJobs(ctx context.Context, o ListOptions) ([]scheduler.Job, string, error) {
+	if o.Limit <= 0 {
+		o.Limit = 100
+	}
+	if o.Limit > 1000 {
+		o.Limit = 1000
+	}
+	var where []string
+	var args []any
+	if len(o.States) > 0 {
+		states := make([]string, len(o.States))
+		for i, st := range o.States {
+			states[i] = string(st)
+		}
+		args = append(args, pq.Array(states))
+		where = append(where, fmt.Sprintf("state = ANY($%d)", len(args)))
+	}
+	if len(o.Labels) > 0 {
+		b, err := json.Marshal(o.Labels)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, b)
+		where = append(where, fmt.Sprintf("labels @> $%d::jsonb", len(args)))
+	}
+	if o.Cursor != "" {
+		seq, err := decodeCursor(o.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, seq)
+		where = append(where, fmt.Sprintf("seq < $%d", len(args)))
+	}
+	q := `SELECT ` + jobColumns + ` FROM jobs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, o.Limit+1)
+	q += fmt.Sprintf(" ORDER BY seq DESC LIMIT $%d", len(args))
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var jobs []scheduler.Job
+	var seqs []int64
+	for rows.Next() {
+		j, seq, err := scanJob(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("list jobs: %w", err)
+		}
+		jobs = append(jobs, j)
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	next := ""
+	if len(jobs) > o.Limit {
+		jobs = jobs[:o.Limit]
+		next = encodeCursor(seqs[o.Limit-1])
+	}
+	return jobs, next, nil
+}
+
+func encodeCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("seq:" + strconv.FormatInt(seq, 10)))
+}
+
+func decodeCursor(c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(b), "seq:") {
+		return 0, ErrBadCursor
+	}
+	seq, err := strconv.ParseInt(string(b[4:]), 10, 64)
+	if err != nil || seq < 1 {
+		return 0, ErrBadCursor
+	}
+	return seq, nil
+}
+
+// Events returns a job's history, oldest first.
+func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason FROM job_events WHERE job_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read events of job %s: %w", id, err)
+	}
+	defer rows.Close()
+	var evs []Event
+	for rows.Next() {
+		var e Event
+		var from sql.NullString
+		var to string
+		if err := rows.Scan(&e.ID, &e.At, &from, &to, &e.Reason); err != nil {
+			return nil, fmt.Errorf("read events of job %s: %w", id, err)
+		}
+		e.At = e.At.UTC()
+		e.To = scheduler.State(to)
+		if from.Valid {
+			f := scheduler.State(from.String)
+			e.From = &f
+		}
+		evs = append(evs, e)
+	}
+	return evs, rows.Err()
+}
+
+// lockJob reads a job for update inside tx.
+func lockJob(ctx context.Context, tx *sql.Tx, id string) (scheduler.Job, error) {
+	j, _, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 FOR UPDATE`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, fmt.Errorf("job %s: %w", id, scheduler.ErrNotFound)
+	}
+	if err != nil {
+		return j, fmt.Errorf("lock job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+func updateJob(ctx context.Context, tx *sql.Tx, j scheduler.Job, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = $2, started_at = $3, finished_at = $4, waiting_reason = $5,
+			at_risk = $6, kill_requested = $7, attempt = $8, updated_at = $9 WHERE id = $1`,
+		j.ID, string(j.State), j.StartedAt, j.FinishedAt, j.WaitingReason, j.AtRisk, j.KillRequested, j.Attempt, now)
+	if err != nil {
+		return fmt.Errorf("update job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// Transition implements scheduler.Store: it moves a job from one state to
+// another with an event, in one transaction, after checking the move is
+// legal. Entering RUNNING sets startedAt and a terminal state sets
+// finishedAt, unless mutate set them.
+func (s *Store) Transition(ctx context.Context, id string, from, to scheduler.State, reason string, mutate func(*scheduler.Job)) (scheduler.Job, error) {
+	if err := scheduler.CheckTransition(from, to); err != nil {
+		return scheduler.Job{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	var out scheduler.Job
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != from {
+			return fmt.Errorf("job %s is %s, not %s: %w", id, j.State, from, scheduler.ErrStale)
+		}
+		now := s.timestamp()
+		j.State = to
+		if to != scheduler.Queued && to != scheduler.Submitted {
+			j.WaitingReason = ""
+		}
+		if mutate != nil {
+			mutate(&j)
+			j.ID, j.State = id, to // not the mutator's to change
+		}
+		if to == scheduler.Running && j.StartedAt == nil {
+			j.StartedAt = &now
+		}
+		if to.Terminal() && j.FinishedAt == nil {
+			j.FinishedAt = &now
+		}
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		if err := appendEvent(ctx, tx, id, now, &from, to, reason); err != nil {
+			return err
+		}
+		out = j
+		return nil
+	})
+	return out, err
+}
+
+// CancelOutcome says what Cancel did.
+type CancelOutcome int
+
+const (
+	// Cancelled: the job was waiting and is now CANCELLED.
+	Cancelled CancelOutcome = iota + 1
+	// KillRequested: the job holds resources; the framework will kill it.
+	KillRequested
+)
+
+// Cancel stops a job on a user's request: a waiting job becomes CANCELLED
+// at once; a job that already holds resources is marked kill-requested
+// (the framework kills its driver, releases its reservations and moves it
+// to KILLED). A job that has ended gives ErrTerminal.
+func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, CancelOutcome, error) {
+	var out scheduler.Job
+	var outcome CancelOutcome
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.timestamp()
+		from := j.State
+		switch {
+		case from.Terminal():
+			out = j
+			return fmt.Errorf("job %s is %s: %w", id, from, ErrTerminal)
+		case from.Waiting():
+			j.State, j.FinishedAt, j.WaitingReason = scheduler.Cancelled, &now, ""
+			outcome = Cancelled
+			if err := appendEvent(ctx, tx, id, now, &from, scheduler.Cancelled, reason); err != nil {
+				return err
+			}
+		default:
+			outcome = KillRequested
+			if !j.KillRequested {
+				j.KillRequested = true
+				if err := appendEvent(ctx, tx, id, now, &from, from, "kill requested: "+reason); err != nil {
+					return err
+				}
+			}
+		}
+		out = j
+		return updateJob(ctx, tx, j, now)
+	})
+	return out, outcome, err
+}
+
+// Unfinished implements scheduler.Store.
+func (s *Store) Unfinished(ctx context.Context) ([]scheduler.Job, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
+		WHERE state NOT IN ('FINISHED','FAILED','KILLED','REJECTED','CANCELLED') ORDER BY submitted_at, seq`)
+	if err != nil {
+		return nil, fmt.Errorf("read unfinished jobs: %w", err)
+	}
+	defer rows.Close()
+	var jobs []scheduler.Job
+	for rows.Next() {
+		j, _, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read unfinished jobs: %w", err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
+// SetWaiting implements scheduler.Store. It changes nothing for a job
+// that is no longer waiting.
+func (s *Store) SetWaiting(ctx context.Context, id, reason string, atRisk bool) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
+		WHERE id = $1 AND state IN ('SUBMITTED','QUEUED') AND (waiting_reason <> $2 OR at_risk <> $3)`,
+		id, reason, atRisk, s.timestamp())
+	if err != nil {
+		return fmt.Errorf("set waiting reason of job %s: %w", id, err)
+	}
+	return nil
+}
+
+// PlacementRow is one agent of a job's placement.
+type PlacementRow struct {
+	AgentID   string `json:"agentId"`
+	Hostname  string `json:"hostname"`
+	Executors int    `json:"executors"`
+	Policy    string `json:"policy,omitempty"`
+	Outcome   string `json:"outcome,omitempty"`
+}
+
+// SavePlacement implements scheduler.Store: it replaces the job's placement.
+func (s *Store) SavePlacement(ctx context.Context, id string, plan placement.Plan) error {
+	now := s.timestamp()
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM placements WHERE job_id = $1`, id); err != nil {
+			return fmt.Errorf("replace placement of job %s: %w", id, err)
+		}
+		for _, a := range plan.Assignments {
+			if a.Executors <= 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO placements (job_id, agent_id, hostname, executors, policy, outcome, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, a.AgentID, a.Hostname, a.Executors, plan.Policy, plan.Outcome, now); err != nil {
+				return fmt.Errorf("save placement of job %s on agent %s: %w", id, a.AgentID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Placement returns a job's placement, ordered by agent id.
+func (s *Store) Placement(ctx context.Context, id string) ([]PlacementRow, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT agent_id, hostname, executors, policy, outcome FROM placements WHERE job_id = $1 ORDER BY agent_id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read placement of job %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []PlacementRow
+	for rows.Next() {
+		var p PlacementRow
+		if err := rows.Scan(&p.AgentID, &p.Hostname, &p.Executors, &p.Policy, &p.Outcome); err != nil {
+			return nil, fmt.Errorf("read placement of job %s: %w", id, err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+var _ scheduler.Store = (*Store)(nil)

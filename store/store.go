@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+	"github.com/sirupsen/logrus"
+)
+
+// Store is the PostgreSQL-backed state of sparkpack. It is safe for
+// concurrent use.
+type Store struct {
+	db  *sql.DB
+	log logrus.FieldLogger
+	now func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithLogger sets the logger (default: logrus' standard logger).
+func WithLogger(l logrus.FieldLogger) Option { return func(s *Store) { s.log = l } }
+
+// WithClock sets the clock used for timestamps (default: time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open connects to the database at url, checks it answers and applies
+// pending migrations.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w (check --database-url)", err)
+	}
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(10)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w (is PostgreSQL running and --database-url right?)", err)
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the pool for tests and tools.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Ready reports whether the database answers and the schema is current.
+func (s *Store) Ready(ctx context.Context) error {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if want := LatestVersion(); v < want {
+		return fmt.Errorf("database schema is at version %d, this binary needs %d (restart to migrate)", v, want)
+	}
+	return nil
+}
+
+// timestamp returns the store clock's now, rounded to PostgreSQL's microseconds.
+func (s *Store) timestamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// inTx runs f in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// IsUnavailable reports whether err means the database cannot be reached
+// (connection refused or lost, server shutting down) rather than a problem
+// with the request: callers answer 503 and the client may retry.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	var oe *net.OpError
+	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		switch pe.Code.Class() {
+		case "08", "57", "53": // connection exception, operator intervention, insufficient resources
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	// lib/pq reports a dropped connection as a plain error in some paths.
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "bad connection", "the database system is"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

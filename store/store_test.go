@@ -1,0 +1,434 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func quietLog() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetLevel(logrus.WarnLevel)
+	return l
+}
+
+func openStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	url := pgtest.URL(t)
+	s, err := Open(context.Background(), url, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, url
+}
+
+func newJob(t *testing.T, mod func(*scheduler.Spec)) scheduler.Job {
+	t.Helper()
+	spec := scheduler.Spec{
+		ID:               uuid.NewString(),
+		Name:             "test",
+		App:              scheduler.App{AppResource: "local:///a.jar", MainClass: "a.B"},
+		Executors:        2,
+		ExecutorCores:    1,
+		ExecutorMemoryMB: 1024,
+		Labels:           map[string]string{"team": "a"},
+	}
+	if mod != nil {
+		mod(&spec)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return scheduler.Job{Spec: spec, SubmittedAt: time.Now(), Fingerprint: spec.Fingerprint()}
+}
+
+func TestMigrationsRerunAndConcurrent(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(ctx, url, WithLogger(quietLog()))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			errs <- s.Ready(ctx)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent open: %v", err)
+		}
+	}
+	s, err := Open(ctx, url, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n, err := s.Migrate(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("re-run applied %d migrations, err %v; want 0, nil", n, err)
+	}
+	var count int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&count); err != nil || count != LatestVersion() {
+		t.Fatalf("schema_migrations has %d rows (err %v), want %d", count, err, LatestVersion())
+	}
+}
+
+func TestCreateJobIdempotent(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j := newJob(t, nil)
+	got, created, err := s.CreateJob(ctx, j, "")
+	if err != nil || !created || got.State != scheduler.Submitted {
+		t.Fatalf("create: %v %v %v", got.State, created, err)
+	}
+	again, created, err := s.CreateJob(ctx, j, "")
+	if err != nil || created || again.ID != j.ID {
+		t.Fatalf("repeat: created=%v err=%v", created, err)
+	}
+	other := j
+	other.Executors = 3
+	other.Fingerprint = other.Spec.Fingerprint()
+	if _, _, err := s.CreateJob(ctx, other, ""); !errors.Is(err, scheduler.ErrConflict) {
+		t.Fatalf("different body: err = %v, want ErrConflict", err)
+	}
+}
+
+func TestCreateJobConcurrentSameID(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j := newJob(t, nil)
+	const n = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	createdCount := 0
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, created, err := s.CreateJob(ctx, j, "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if created {
+				mu.Lock()
+				createdCount++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if createdCount != 1 {
+		t.Fatalf("%d callers created the job, want exactly 1", createdCount)
+	}
+	var rows, events int
+	s.DB().QueryRow(`SELECT count(*) FROM jobs WHERE id = $1`, j.ID).Scan(&rows)
+	s.DB().QueryRow(`SELECT count(*) FROM job_events WHERE job_id = $1`, j.ID).Scan(&events)
+	if rows != 1 || events != 1 {
+		t.Fatalf("%d rows and %d events, want 1 and 1", rows, events)
+	}
+}
+
+func TestCreateRejected(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "deadline is already past")
+	if err != nil || j.State != scheduler.Rejected || j.FinishedAt == nil {
+		t.Fatalf("%+v %v", j, err)
+	}
+	evs, _ := s.Events(ctx, j.ID)
+	if len(evs) != 2 || evs[1].To != scheduler.Rejected || evs[1].Reason != "deadline is already past" {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	path := []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running, scheduler.Finished}
+	from := scheduler.Submitted
+	for _, to := range path {
+		got, err := s.Transition(ctx, j.ID, from, to, "step to "+string(to), nil)
+		if err != nil {
+			t.Fatalf("%s -> %s: %v", from, to, err)
+		}
+		if got.State != to {
+			t.Fatalf("state %s, want %s", got.State, to)
+		}
+		from = to
+	}
+	got, _ := s.GetJob(ctx, j.ID)
+	if got.StartedAt == nil || got.FinishedAt == nil || got.FinishedAt.Before(*got.StartedAt) {
+		t.Fatalf("times: started %v finished %v", got.StartedAt, got.FinishedAt)
+	}
+	evs, _ := s.Events(ctx, j.ID)
+	if len(evs) != len(path)+1 {
+		t.Fatalf("%d events, want %d", len(evs), len(path)+1)
+	}
+	for i, e := range evs[1:] {
+		if e.To != path[i] || e.Reason != "step to "+string(path[i]) {
+			t.Errorf("event %d = %+v", i, e)
+		}
+	}
+	// Illegal and stale moves change nothing.
+	if _, err := s.Transition(ctx, j.ID, scheduler.Finished, scheduler.Running, "", nil); !errors.Is(err, scheduler.ErrIllegalTransition) {
+		t.Fatalf("illegal move: %v", err)
+	}
+	if _, err := s.Transition(ctx, j.ID, scheduler.Running, scheduler.Failed, "", nil); !errors.Is(err, scheduler.ErrStale) {
+		t.Fatalf("stale move: %v", err)
+	}
+	if _, err := s.Transition(ctx, uuid.NewString(), scheduler.Queued, scheduler.Placing, "", nil); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Fatalf("missing job: %v", err)
+	}
+	if evs2, _ := s.Events(ctx, j.ID); len(evs2) != len(evs) {
+		t.Fatal("a refused transition wrote an event")
+	}
+}
+
+func TestConcurrentWritersOneWins(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	var wg sync.WaitGroup
+	results := make(chan error, 10)
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			to := scheduler.Queued
+			if i%2 == 1 {
+				to = scheduler.Cancelled
+			}
+			_, err := s.Transition(ctx, j.ID, scheduler.Submitted, to, fmt.Sprint("writer ", i), nil)
+			results <- err
+		}(i)
+	}
+	wg.Wait()
+	close(results)
+	ok := 0
+	for err := range results {
+		if err == nil {
+			ok++
+		} else if !errors.Is(err, scheduler.ErrStale) {
+			t.Errorf("unexpected error %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d writers succeeded, want 1", ok)
+	}
+	evs, _ := s.Events(ctx, j.ID)
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+}
+
+func TestTransitionIsOneTransaction(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	// Make the event insert fail: the state change must roll back with it.
+	_, err := s.DB().Exec(`CREATE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.to_state = 'QUEUED' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END; $$;
+		CREATE TRIGGER fail_events BEFORE INSERT ON job_events FOR EACH ROW EXECUTE FUNCTION fail_events();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Transition(ctx, j.ID, scheduler.Submitted, scheduler.Queued, "", nil); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("err = %v, want the injected failure", err)
+	}
+	got, _ := s.GetJob(ctx, j.ID)
+	if got.State != scheduler.Submitted {
+		t.Fatalf("state %s after a failed transaction, want SUBMITTED", got.State)
+	}
+}
+
+func TestEventsAppendOnly(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	if _, err := s.DB().Exec(`UPDATE job_events SET reason = 'x' WHERE job_id = $1`, j.ID); err == nil {
+		t.Fatal("an event was updated")
+	}
+	if _, err := s.DB().Exec(`DELETE FROM job_events WHERE job_id = $1`, j.ID); err == nil {
+		t.Fatal("an event was deleted")
+	}
+}
+
+func TestListJobs(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 7; i++ {
+		team := "a"
+		if i%2 == 1 {
+			team = "b"
+		}
+		j, _, err := s.CreateJob(ctx, newJob(t, func(sp *scheduler.Spec) { sp.Labels = map[string]string{"team": team} }), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	s.Transition(ctx, ids[0], scheduler.Submitted, scheduler.Queued, "", nil)
+	// Pages of 3, newest first, cover everything once.
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		jobs, next, err := s.ListJobs(ctx, ListOptions{Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			seen = append(seen, j.ID)
+		}
+		if next == "" {
+			break
+		}
+		if pages > 5 {
+			t.Fatal("pagination does not end")
+		}
+		cursor = next
+	}
+	if len(seen) != 7 || seen[0] != ids[6] || seen[6] != ids[0] {
+		t.Fatalf("pages gave %v", seen)
+	}
+	jobs, _, _ := s.ListJobs(ctx, ListOptions{Labels: map[string]string{"team": "b"}})
+	if len(jobs) != 3 {
+		t.Fatalf("label filter gave %d jobs, want 3", len(jobs))
+	}
+	jobs, _, _ = s.ListJobs(ctx, ListOptions{States: []scheduler.State{scheduler.Queued}})
+	if len(jobs) != 1 || jobs[0].ID != ids[0] {
+		t.Fatalf("state filter gave %v", jobs)
+	}
+	if _, _, err := s.ListJobs(ctx, ListOptions{Cursor: "garbage"}); !errors.Is(err, ErrBadCursor) {
+		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	waiting, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	got, outcome, err := s.Cancel(ctx, waiting.ID, "user")
+	if err != nil || outcome != Cancelled || got.State != scheduler.Cancelled {
+		t.Fatalf("cancel waiting: %v %v %v", got.State, outcome, err)
+	}
+	if _, _, err := s.Cancel(ctx, waiting.ID, "again"); !errors.Is(err, ErrTerminal) {
+		t.Fatalf("cancel ended job: %v", err)
+	}
+	running, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	for _, st := range [][2]scheduler.State{{scheduler.Submitted, scheduler.Queued}, {scheduler.Queued, scheduler.Placing}, {scheduler.Placing, scheduler.Reserving}} {
+		if _, err := s.Transition(ctx, running.ID, st[0], st[1], "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, outcome, err = s.Cancel(ctx, running.ID, "user")
+	if err != nil || outcome != KillRequested || got.State != scheduler.Reserving || !got.KillRequested {
+		t.Fatalf("cancel active: %+v %v %v", got, outcome, err)
+	}
+	got, _ = s.GetJob(ctx, running.ID)
+	if !got.KillRequested {
+		t.Fatal("kill request not stored")
+	}
+}
+
+func TestPlacementFrameworkReservations(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	plan := placement.Plan{Policy: "bfd", Outcome: "heuristic", Assignments: []placement.Assignment{
+		{AgentID: "S2", Hostname: "h2", Executors: 1}, {AgentID: "S1", Hostname: "h1", Executors: 3}}}
+	if err := s.SavePlacement(ctx, j.ID, plan); err != nil {
+		t.Fatal(err)
+	}
+	plan.Assignments = plan.Assignments[1:]
+	if err := s.SavePlacement(ctx, j.ID, plan); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Placement(ctx, j.ID)
+	if err != nil || len(rows) != 1 || rows[0].AgentID != "S1" || rows[0].Executors != 3 || rows[0].Policy != "bfd" {
+		t.Fatalf("placement %+v %v", rows, err)
+	}
+
+	if id, err := s.FrameworkID(ctx); err != nil || id != "" {
+		t.Fatalf("framework id %q %v", id, err)
+	}
+	for _, id := range []string{"fw-1", "fw-2"} {
+		if err := s.SetFrameworkID(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id, _ := s.FrameworkID(ctx); id != "fw-2" {
+		t.Fatalf("framework id %q", id)
+	}
+
+	r := Reservation{JobID: j.ID, AgentID: "S1", Role: scheduler.Role(j.ID), CPUs: 3, MemMB: 4224, State: ResReserving}
+	if err := s.PutReservation(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.State = ResReserved
+	if err := s.PutReservation(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	live, _ := s.Reservations(ctx, "", ResReserved, ResReserving)
+	if len(live) != 1 || live[0].State != ResReserved || live[0].CPUs != 3 {
+		t.Fatalf("reservations %+v", live)
+	}
+	if none, _ := s.Reservations(ctx, j.ID, ResReleased); len(none) != 0 {
+		t.Fatalf("released %+v", none)
+	}
+}
+
+func TestUnfinishedAndWaiting(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	a, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	b, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	s.CreateJob(ctx, newJob(t, nil), "too big")
+	if err := s.SetWaiting(ctx, b.ID, "deadline jobs first", true); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Unfinished(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+		if j.ID == b.ID && (j.WaitingReason != "deadline jobs first" || !j.AtRisk) {
+			t.Errorf("waiting info not stored: %+v", j)
+		}
+	}
+	want := []string{a.ID, b.ID}
+	sort.Strings(ids)
+	sort.Strings(want)
+	if fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Fatalf("unfinished %v, want %v", ids, want)
+	}
+}
