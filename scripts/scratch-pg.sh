@@ -56,7 +56,7 @@ as_owner() {
 free_port() {
   local p
   for _ in $(seq 1 200); do
-    p=$(( 20000 + RANDOM % 30000 ))
+    p=$(( 20000 + RANDOM % 12000 ))  # below Linux's ephemeral port range
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"; return 0
     fi
@@ -70,13 +70,28 @@ url_of() { # DIR
   echo "postgres://postgres@127.0.0.1:$(cat "$dir/port")/postgres?sslmode=disable"
 }
 
-start_server() { # DIR
-  local dir=$1 bindir port
+# start_server starts the cluster in DIR on the port in DIR/port. With
+# "retry" it picks another free port when that one is taken meanwhile.
+# fsync is off (a scratch server survives a server crash, not an OS crash);
+# synchronous_commit stays on, so a committed transaction is never lost.
+start_server() { # DIR [retry]
+  local dir=$1 retry=${2:-} bindir port attempt
   bindir=$(cat "$dir/bindir")
-  port=$(cat "$dir/port")
-  as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=200" \
-    start >&2 || { cat "$dir/server.log" >&2 2>/dev/null; die "the server in $dir did not start; see the log above"; }
+  for attempt in 1 2 3 4 5; do
+    port=$(cat "$dir/port")
+    if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200" \
+      start >&2; then
+      return 0
+    fi
+    if [ -z "$retry" ] || ! grep -q "could not bind\|could not create any TCP" "$dir/server.log" 2>/dev/null; then
+      break
+    fi
+    say "port $port is taken; trying another (attempt $attempt)"
+    free_port > "$dir/port"
+  done
+  cat "$dir/server.log" >&2 2>/dev/null
+  die "the server in $dir did not start; see the log above"
 }
 
 cmd=${1:-}; dir=${2:-}
@@ -98,7 +113,7 @@ start)
   as_owner "$bindir/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; die "initdb failed; see the log above"; }
   free_port > "$dir/port"
-  start_server "$dir"
+  start_server "$dir" retry
   say "PostgreSQL up on 127.0.0.1:$(cat "$dir/port") (socket dir $dir)"
   url_of "$dir"
   ;;

@@ -1,0 +1,54 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, field, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg, Field: field})
+}
+
+// writeStoreError answers a store failure: 503 when the database cannot be
+// reached (the client may retry), 500 for anything else, logged with the
+// request's logger. Domain errors (not found, conflict) are handled by the
+// callers before they get here.
+func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	log := loggerFrom(r.Context())
+	if store.IsUnavailable(err) || errors.Is(err, errDBTimeout) {
+		log.WithError(err).Warn(what + ": database unavailable")
+		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; nothing was changed, retry shortly")
+		return
+	}
+	log.WithError(err).Error(what)
+	writeError(w, http.StatusInternalServerError, "", "internal error; the request id in X-Request-Id identifies it in the server log")
+}
+
+var errDBTimeout = errors.New("database did not answer in time")
+
+func loggerFrom(ctx interface{ Value(any) any }) logrus.FieldLogger {
+	if l, ok := ctx.Value(loggerKey{}).(logrus.FieldLogger); ok {
+		return l
+	}
+	return logrus.StandardLogger()
+}

@@ -1,0 +1,257 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// JobView is a job as the API shows it.
+type JobView struct {
+	scheduler.Job
+	Placement []store.PlacementRow `json:"placement"`
+	Events    []store.Event        `json:"events,omitempty"`
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(r.Context(), s.cfg.DBTimeout, errDBTimeout)
+}
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "send the job as Content-Type: application/json")
+			return
+		}
+	} else {
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "the Content-Type header is missing; send application/json")
+		return
+	}
+	if r.ContentLength > MaxBodyBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	spec, err := scheduler.DecodeSpec(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || strings.Contains(err.Error(), "http: request body too large") {
+			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+			return
+		}
+		var fe *scheduler.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "", err.Error())
+		return
+	}
+	job, created, ok := s.submit(w, r, spec)
+	if !ok {
+		return
+	}
+	view := JobView{Job: job, Placement: []store.PlacementRow{}}
+	if !created {
+		writeJSON(w, http.StatusOK, view)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/jobs/"+job.ID)
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// Submit stores a validated spec as a new job (or finds the identical one
+// submitted before), then tells the notifier. It is shared with other
+// front ends (such as Spark's REST submission protocol). On failure it has
+// answered the request and returns ok=false.
+func (s *Server) Submit(w http.ResponseWriter, r *http.Request, spec scheduler.Spec) (scheduler.Job, bool, bool) {
+	return s.submit(w, r, spec)
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.Spec) (scheduler.Job, bool, bool) {
+	if spec.ID == "" {
+		spec.ID = uuid.NewString()
+	}
+	now := s.cfg.Now().UTC()
+	job := scheduler.Job{Spec: spec, SubmittedAt: now, Fingerprint: spec.Fingerprint()}
+	job.DeadlineAt = spec.ResolveDeadline(now)
+	reject := s.cfg.Admit(&job, now)
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	stored, created, err := s.cfg.Store.CreateJob(ctx, job, reject)
+	switch {
+	case errors.Is(err, scheduler.ErrConflict):
+		writeError(w, http.StatusConflict, "id", "a different job with this id exists; use a new id, or resend the identical body")
+		return stored, false, false
+	case err != nil:
+		writeStoreError(w, r, "create job", err)
+		return stored, false, false
+	}
+	if created {
+		loggerFrom(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
+		if s.cfg.Notifier != nil {
+			s.cfg.Notifier.JobSubmitted(stored)
+		}
+	}
+	return stored, created, true
+}
+
+func (s *Server) jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := mux.Vars(r)["id"]
+	if !uuidRE.MatchString(id) {
+		writeError(w, http.StatusBadRequest, "id", "a job id is a UUID such as 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f")
+		return "", false
+	}
+	return strings.ToLower(id), true
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.jobID(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	view, err := s.JobView(ctx, id)
+	if errors.Is(err, scheduler.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "id", "no job with id "+id)
+		return
+	}
+	if err != nil {
+		writeStoreError(w, r, "read job", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// JobView reads a job with its placement and events.
+func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
+	job, err := s.cfg.Store.GetJob(ctx, id)
+	if err != nil {
+		return JobView{}, err
+	}
+	pl, err := s.cfg.Store.Placement(ctx, id)
+	if err != nil {
+		return JobView{}, err
+	}
+	evs, err := s.cfg.Store.Events(ctx, id)
+	if err != nil {
+		return JobView{}, err
+	}
+	if pl == nil {
+		pl = []store.PlacementRow{}
+	}
+	return JobView{Job: job, Placement: pl, Events: evs}, nil
+}
+
+// ListResponse is the body of GET /api/v1/jobs.
+type ListResponse struct {
+	Jobs []scheduler.Job `json:"jobs"`
+	Next string    `json:"next"`
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	opts, field, err := parseListQuery(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, field, err.Error())
+		return
+	}
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	jobs, next, err := s.cfg.Store.ListJobs(ctx, opts)
+	if errors.Is(err, store.ErrBadCursor) {
+		writeError(w, http.StatusBadRequest, "cursor", "unknown cursor; use the 'next' value of a previous page")
+		return
+	}
+	if err != nil {
+		writeStoreError(w, r, "list jobs", err)
+		return
+	}
+	if jobs == nil {
+		jobs = []scheduler.Job{}
+	}
+	writeJSON(w, http.StatusOK, ListResponse{Jobs: jobs, Next: next})
+}
+
+func parseListQuery(q url.Values) (store.ListOptions, string, error) {
+	var o store.ListOptions
+	for k := range q {
+		switch k {
+		case "state", "label", "limit", "cursor":
+		default:
+			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, limit, cursor)", k)
+		}
+	}
+	for _, v := range q["state"] {
+		for _, name := range strings.Split(v, ",") {
+			st, err := scheduler.ParseState(strings.ToUpper(strings.TrimSpace(name)))
+			if err != nil {
+				return o, "state", err
+			}
+			o.States = append(o.States, st)
+		}
+	}
+	for _, v := range q["label"] {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" || len(k) > 63 || len(val) > 256 {
+			return o, "label", fmt.Errorf("label filters look like label=key=value, got %q", v)
+		}
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels[k] = val
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return o, "limit", fmt.Errorf("limit must be a whole number from 1 to 1000, got %q", v)
+		}
+		o.Limit = n
+	}
+	o.Cursor = q.Get("cursor")
+	return o, "", nil
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.jobID(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	job, outcome, err := s.cfg.Store.Cancel(ctx, id, "cancelled through the API")
+	switch {
+	case errors.Is(err, scheduler.ErrNotFound):
+		writeError(w, http.StatusNotFound, "id", "no job with id "+id)
+		return
+	case errors.Is(err, store.ErrTerminal):
+		writeError(w, http.StatusConflict, "state", fmt.Sprintf("job %s has already ended (%s)", id, job.State))
+		return
+	case err != nil:
+		writeStoreError(w, r, "cancel job", err)
+		return
+	}
+	if s.cfg.Notifier != nil {
+		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
+	}
+	status := http.StatusOK
+	if outcome == store.KillRequested {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, JobView{Job: job, Placement: []store.PlacementRow{}})
+}

@@ -1,0 +1,217 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// JobStore is what the API needs of the store (package store implements it).
+type JobStore interface {
+	CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error)
+	GetJob(ctx context.Context, id string) (scheduler.Job, error)
+	ListJobs(ctx context.Context, o store.ListOptions) ([]scheduler.Job, string, error)
+	Events(ctx context.Context, id string) ([]store.Event, error)
+	Placement(ctx context.Context, id string) ([]store.PlacementRow, error)
+	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
+	Ready(ctx context.Context) error
+}
+
+// Notifier hears about jobs the API changed, after they are committed.
+type Notifier interface {
+	JobSubmitted(j scheduler.Job)
+	JobCancelled(j scheduler.Job, killRequested bool)
+}
+
+// Config configures a Server.
+type Config struct {
+	Store JobStore
+	// Notifier, if set, is told about new and cancelled jobs (the scheduler core).
+	Notifier Notifier
+	// Admit decides at submission whether a job can ever run; it returns
+	// the reason to reject it, or "". Nil uses scheduler.Admit assuming
+	// every executor fits some agent.
+	Admit func(j *scheduler.Job, now time.Time) string
+	// Tokens, when not empty, are required on every mutating request (and
+	// on reads too when ProtectReads is set).
+	Tokens       *Tokens
+	ProtectReads bool
+	Log          logrus.FieldLogger
+	Now          func() time.Time
+	// DBTimeout bounds each request's database work (default 10 s).
+	DBTimeout time.Duration
+	// Mount, if set, adds more routes (dashboard, cluster views) to the router.
+	Mount func(r *mux.Router, s *Server)
+}
+
+// Server serves the REST API.
+type Server struct {
+	cfg    Config
+	router *mux.Router
+}
+
+// MaxBodyBytes is the largest request body accepted (1 MiB).
+const MaxBodyBytes = 1 << 20
+
+// New builds the API server.
+func New(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DBTimeout <= 0 {
+		cfg.DBTimeout = 10 * time.Second
+	}
+	if cfg.Admit == nil {
+		cfg.Admit = func(j *scheduler.Job, now time.Time) string { return scheduler.Admit(j, now, true) }
+	}
+	s := &Server{cfg: cfg, router: mux.NewRouter()}
+	r := s.router
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "", r.Method+" is not allowed on "+r.URL.Path)
+	})
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/api/v1/jobs", s.mutating(s.createJob)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/jobs/{id}", s.mutating(s.deleteJob)).Methods(http.MethodDelete)
+	if cfg.Mount != nil {
+		cfg.Mount(r, s)
+	}
+	return s
+}
+
+// Handler returns the HTTP handler with request ids and access logging.
+func (s *Server) Handler() http.Handler { return s.withRequestLog(s.router) }
+
+// Authorize exposes the token check to routes mounted from other packages.
+func (s *Server) Authorize(w http.ResponseWriter, r *http.Request, mutating bool) bool {
+	if !mutating && !s.cfg.ProtectReads {
+		return true
+	}
+	return s.authorize(w, r)
+}
+
+func (s *Server) mutating(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.authorize(w, r) {
+			h(w, r)
+		}
+	}
+}
+
+func (s *Server) reading(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.ProtectReads || s.authorize(w, r) {
+			h(w, r)
+		}
+	}
+}
+
+type loggerKey struct{}
+
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// statusRecorder remembers the status written, for the access log. It
+// passes Flush through so that streaming responses keep working.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// withRequestLog gives every request an id (the client's X-Request-Id when
+// it is sane, else a new one), a logger carrying it, and one access log
+// line. Headers and bodies are never logged: they may hold tokens.
+func (s *Server) withRequestLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRE.MatchString(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		log := s.cfg.Log.WithField("request_id", id)
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		entry := log.WithFields(logrus.Fields{
+			"method":   r.Method,
+			"path":     r.URL.Path,
+			"status":   rec.status,
+			"bytes":    rec.bytes,
+			"duration": time.Since(start).Round(time.Microsecond).String(),
+			"remote":   r.RemoteAddr,
+		})
+		switch {
+		case rec.status >= 500:
+			entry.Warn("request")
+		case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
+			entry.Debug("request")
+		default:
+			entry.Info("request")
+		}
+	})
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ready(ctx); err != nil {
+		loggerFrom(r.Context()).WithError(err).Warn("not ready")
+		writeError(w, http.StatusServiceUnavailable, "", "not ready: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
