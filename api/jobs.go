@@ -162,7 +162,7 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 // ListResponse is the body of GET /api/v1/jobs.
 type ListResponse struct {
 	Jobs []scheduler.Job `json:"jobs"`
-	Next string    `json:"next"`
+	Next string          `json:"next"`
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
