@@ -1,0 +1,17 @@
+# sparkpack — the few targets a newcomer needs.
+.PHONY: demo test build bench clean
+
+demo:  ## run sparkpack on a scratch database (installs what it needs)
+	scripts/demo.sh
+
+test:  ## run every test against real PostgreSQL (installs what it needs)
+	scripts/test.sh
+
+build: ## build bin/sparkpack
+	go build -o bin/sparkpack ./cmd/sparkpack
+
+bench: ## run the placement benchmarks (outside the default test run)
+	go test -run '^$$' -bench . -benchtime 200x ./placement/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{
+	"serve":   {"run the REST API and scheduler against PostgreSQL", runServe},
+	"submit":  {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"version": {"print the version", runVersion},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "sparkpack: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := cmd.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "sparkpack %s: %v\n", args[0], err)
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return int(ec)
+	}
+	return 1
+}
+
+var errUsage = errors.New("usage error")
+
+// exitCode lets a command choose its exit status.
+type exitCode int
+
+func (e exitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "sparkpack schedules Apache Spark jobs on Apache Mesos at the lowest cost.")
+	fmt.Fprintln(w, "\nUsage: sparkpack <command> [flags]   (sparkpack <command> --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sparkpack %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// newFlagSet makes a flag set whose --help lists every flag with its
+// environment variable.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("sparkpack "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected argument %q; see --help\n", fs.Arg(0))
+		return errUsage
+	}
+	return nil
+}
+
+// envDefault returns the environment variable's value, or def.
+func envDefault(env, def string) string {
+	if v, ok := os.LookupEnv(env); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(env string, def bool) bool {
+	v, ok := os.LookupEnv(env)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def
+	}
+	return b
+}
+
+func envDuration(env string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(env)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def
+	}
+	return d
+}
+
+// newLogger logs JSON when stderr is not a terminal, text otherwise.
+func newLogger(stderr io.Writer, level, format string) (*logrus.Logger, error) {
+	log := logrus.New()
+	log.SetOutput(stderr)
+	lvl, err := logrus.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w (use debug, info, warn or error)", err)
+	}
+	log.SetLevel(lvl)
+	switch format {
+	case "json":
+		log.SetFormatter(&logrus.JSONFormatter{})
+	case "text":
+		log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	case "", "auto":
+		if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+			log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+		} else {
+			log.SetFormatter(&logrus.JSONFormatter{})
+		}
+	default:
+		return nil, fmt.Errorf("--log-format must be auto, json or text, got %q", format)
+	}
+	return log, nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// withEnv appends the environment variable that sets a flag to its help.
+func withEnv(help, env string) string { return help + " (env " + env + ")" }
+
+var dsnPasswordRE = regexp.MustCompile(`(password=)\S+`)
+
+// redactURL hides the password of a database URL or key=value DSN for logs.
+func redactURL(u string) string {
+	u = dsnPasswordRE.ReplaceAllString(u, "${1}xxxxx")
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	cred := u[scheme+3 : at]
+	if user, _, ok := strings.Cut(cred, ":"); ok {
+		return u[:scheme+3] + user + ":xxxxx" + u[at:]
+	}
+	return u
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Commands:"},
+		{[]string{"bogus"}, 2, `unknown command "bogus"`},
+		{[]string{"serve"}, 1, "--database-url"},
+		{[]string{"serve", "--database-url", "postgres://x", "--policy", "nope"}, 1, "--policy"},
+		{[]string{"serve", "--database-url", "postgres://x", "--listen", "nohost"}, 1, "--listen"},
+		{[]string{"serve", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
+		{[]string{"version"}, 0, ""},
+	}
+	for _, tc := range cases {
+		code, out, errOut := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: code %d, output %q%q; want %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+func TestServeAndSubmit(t *testing.T) {
+	url := pgtest.URL(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, serveConfig{databaseURL: url, listen: ln.Addr().String(), policy: "bfd", logLevel: "info", shutdownTimeout: 5 * time.Second}, log, ln, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	file := filepath.Join(t.TempDir(), "job.json")
+	os.WriteFile(file, []byte(`{"app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":2,"executorCores":1,"executorMemoryMB":1024}`), 0o644)
+	code, out, errOut := runCmd(t, "submit", "--server", "http://"+addr, "-f", file, "--label", "team=x", "--name", "from-cli")
+	if code != 0 {
+		t.Fatalf("submit: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	if len(id) != 36 {
+		t.Fatalf("submit printed %q, want a job id", out)
+	}
+	// --follow with a timeout: the job waits (no framework yet), so it times out, naming the state.
+	code, _, errOut = runCmd(t, "submit", "--server", "http://"+addr, "--app-resource", "local:///a.jar", "--main-class", "a.B",
+		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "50ms", "--timeout", "300ms")
+	if code != 1 || !strings.Contains(errOut, "SUBMITTED") {
+		t.Fatalf("follow: %d %q", code, errOut)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@h/db":        "postgres://u:xxxxx@h/db",
+		"postgres://u@h/db":               "postgres://u@h/db",
+		"host=h user=u password=secret x": "host=h user=u password=xxxxx x",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

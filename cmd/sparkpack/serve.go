@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+type serveConfig struct {
+	listen          string
+	databaseURL     string
+	mesosMaster     string
+	policy          string
+	tokensFile      string
+	protectReads    bool
+	logLevel        string
+	logFormat       string
+	shutdownTimeout time.Duration
+}
+
+func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
+	fs := newFlagSet(name, stderr)
+	fs.StringVar(&c.listen, "listen", envDefault("SPARKPACK_LISTEN", "127.0.0.1:8080"), withEnv("address of the REST API and dashboard", "SPARKPACK_LISTEN"))
+	fs.StringVar(&c.databaseURL, "database-url", envDefault("SPARKPACK_DATABASE_URL", ""), withEnv("PostgreSQL URL, e.g. postgres://user:pass@host:5432/sparkpack?sslmode=disable (required)", "SPARKPACK_DATABASE_URL"))
+	fs.StringVar(&c.mesosMaster, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master, host:port or http(s)://host:port (the Mesos framework is not part of this version yet: the API and store run without it)", "SPARKPACK_MESOS_MASTER"))
+	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
+	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line; when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
+	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token on reads too", "SPARKPACK_PROTECT_READS"))
+	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
+	fs.StringVar(&c.logFormat, "log-format", envDefault("SPARKPACK_LOG_FORMAT", "auto"), withEnv("auto (JSON unless stderr is a terminal), json or text", "SPARKPACK_LOG_FORMAT"))
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
+	return fs
+}
+
+var knownPolicies = []string{"bfd", "ilp", "exact", "spread", "consolidate", "firstfit", "morpheus", "gio"}
+
+func (c *serveConfig) validate() error {
+	if c.databaseURL == "" {
+		return fmt.Errorf("--database-url (or SPARKPACK_DATABASE_URL) is required; for a scratch database run: scripts/scratch-pg.sh start /tmp/sparkpack-pg")
+	}
+	if _, _, err := net.SplitHostPort(c.listen); err != nil {
+		return fmt.Errorf("--listen %q: %w (use host:port, e.g. 127.0.0.1:8080)", c.listen, err)
+	}
+	for _, p := range knownPolicies {
+		if p == c.policy {
+			return nil
+		}
+	}
+	return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, knownPolicies)
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c serveConfig
+	fs := serveFlags("serve", stderr, &c)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, c.logLevel, c.logFormat)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another sparkpack running? choose another --listen)", c.listen, err)
+	}
+	return serve(ctx, c, log, ln, nil)
+}
+
+// serve runs the API on ln until ctx ends. ready, if not nil, is closed
+// once the server accepts requests.
+func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listener, ready chan<- string) error {
+	tokens, err := api.LoadTokens(c.tokensFile, os.Getenv("SPARKPACK_TOKENS"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.WithField("database", redactURL(c.databaseURL)).Info("connecting to PostgreSQL")
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	st, err := store.Open(openCtx, c.databaseURL, store.WithLogger(log))
+	cancel()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer st.Close()
+	if c.mesosMaster != "" {
+		log.WithField("mesos_master", c.mesosMaster).Warn("--mesos-master is set, but this version has no Mesos framework yet: jobs are stored and queued, not launched")
+	}
+	srv := api.New(api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log})
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	addr := ln.Addr().String()
+	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0}).Info("sparkpack is serving: API at http://" + addr + "/api/v1/jobs")
+	if ready != nil {
+		ready <- addr
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("HTTP server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: letting requests finish")
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# test.sh — runs every test of sparkpack against real parts: installs what
+# is missing (scripts/deps.sh), starts a scratch PostgreSQL for the run,
+# runs go vet, the unit and integration tests, and each fuzz target briefly.
+#
+# Environment: FUZZTIME (default 10s per fuzz target; 0 skips fuzzing),
+# GOTESTFLAGS (extra flags for go test, e.g. -run TestX).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+step() { echo; echo "==> $*"; }
+
+step "dependencies"
+scripts/deps.sh test
+
+pgdir=$(mktemp -d /tmp/sparkpack-test-pg.XXXXXX)
+rmdir "$pgdir"
+cleanup() { scripts/scratch-pg.sh stop "$pgdir" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+step "scratch PostgreSQL"
+export SPARKPACK_TEST_DATABASE_URL=$(scripts/scratch-pg.sh start "$pgdir")
+echo "tests use $SPARKPACK_TEST_DATABASE_URL"
+
+step "go vet"
+go vet ./...
+
+step "go test (unit and integration)"
+# shellcheck disable=SC2086
+go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./... 2>&1 | tee /tmp/sparkpack-test.log | grep -v '^scratch-pg:\|^waiting for server\|^server st\|^postgres://'
+status=${PIPESTATUS[0]}
+if [ "$status" != 0 ]; then
+  echo "go test failed (full log: /tmp/sparkpack-test.log)" >&2
+  exit "$status"
+fi
+
+fuzztime=${FUZZTIME:-10s}
+if [ "$fuzztime" != 0 ]; then
+  step "fuzz targets, $fuzztime each"
+  grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do
+    pkg=./$(dirname "${f#./}")
+    for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
+      echo "fuzz $pkg $target"
+      go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" >/tmp/sparkpack-fuzz.log 2>&1 \
+        || { cat /tmp/sparkpack-fuzz.log; echo "fuzz target $target in $pkg failed; the failing input is under $pkg/testdata/fuzz/$target" >&2; exit 1; }
+    done
+  done
+fi
+
+step "summary"
+passed=$(grep -c '^ok ' /tmp/sparkpack-test.log || true)
+failed=$(grep -c '^FAIL' /tmp/sparkpack-test.log || true)
+echo "packages: $passed passed, $failed failed"
