@@ -1,0 +1,161 @@
+package offers
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// PriceTable maps an agent's instance_type attribute to its price in
+// dollars per hour, for agents that carry no price attribute.
+type PriceTable map[string]float64
+
+// ParsePriceTable reads "type=price,type=price" (e.g. "m5.xlarge=0.192").
+func ParsePriceTable(s string) (PriceTable, error) {
+	t := PriceTable{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		p, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || k == "" || err != nil || p < 0 || math.IsNaN(p) || math.IsInf(p, 0) {
+			return nil, fmt.Errorf("price table entry %q: want instance_type=dollars_per_hour", part)
+		}
+		t[strings.TrimSpace(k)] = p
+	}
+	return t, nil
+}
+
+// Agent is one Mesos agent as sparkpack sees it.
+type Agent struct {
+	ID         string
+	Hostname   string
+	Attributes map[string]string
+	CPUs       float64 // total
+	MemMB      float64
+	// FreeCPUs and FreeMemMB are unreserved and not used by any task:
+	// what a new reservation may take.
+	FreeCPUs     float64
+	FreeMemMB    float64
+	PricePerHour float64
+	Location     placement.Location
+	// Reservations made by sparkpack on this agent, by job.
+	Reservations []Reserved
+	// Tasks is the number of tasks of any framework running here.
+	Tasks int
+}
+
+// attributes flattens Mesos attributes to strings.
+func attributes(attrs []mesos.Attribute) map[string]string {
+	m := make(map[string]string, len(attrs))
+	for _, a := range attrs {
+		switch {
+		case a.Text != nil:
+			m[a.Name] = a.Text.Value
+		case a.Scalar != nil:
+			m[a.Name] = strconv.FormatFloat(a.Scalar.Value, 'f', -1, 64)
+		case a.Ranges != nil:
+			var parts []string
+			for _, r := range a.Ranges.Range {
+				parts = append(parts, fmt.Sprintf("%d-%d", r.Begin, r.End))
+			}
+			m[a.Name] = "[" + strings.Join(parts, ",") + "]"
+		case a.Set != nil:
+			m[a.Name] = "{" + strings.Join(a.Set.Item, ",") + "}"
+		}
+	}
+	return m
+}
+
+// AgentsFromMesos converts a GET_AGENTS answer. An agent's price comes from
+// its price attribute, else from prices by instance_type, else 0 (and a
+// warning is returned naming it). Deactivated or draining agents are left out.
+func AgentsFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) ([]Agent, []string) {
+	var out []Agent
+	var warnings []string
+	for _, a := range in {
+		if !a.Active || a.GetDeactivated() {
+			continue
+		}
+		info := a.AgentInfo
+		id := ""
+		if info.ID != nil {
+			id = info.ID.Value
+		}
+		attrs := attributes(info.Attributes)
+		ag := Agent{
+			ID:         id,
+			Hostname:   info.Hostname,
+			Attributes: attrs,
+			CPUs:       scalar(a.TotalResources, "cpus"),
+			MemMB:      scalar(a.TotalResources, "mem"),
+			Location:   placement.LocationCloud,
+		}
+		if ag.CPUs == 0 && ag.MemMB == 0 {
+			ag.CPUs, ag.MemMB = scalar(info.Resources, "cpus"), scalar(info.Resources, "mem")
+		}
+		if attrs["location"] == string(placement.LocationLocal) {
+			ag.Location = placement.LocationLocal
+		}
+		if p, err := strconv.ParseFloat(attrs["price"], 64); err == nil && p >= 0 {
+			ag.PricePerHour = p
+		} else if p, ok := prices[attrs["instance_type"]]; ok {
+			ag.PricePerHour = p
+		} else {
+			warnings = append(warnings, fmt.Sprintf("agent %s (%s) has no price attribute and its instance_type %q is not in the price table; counting it as free", id, info.Hostname, attrs["instance_type"]))
+		}
+		// Unreserved capacity not allocated to tasks. Offered resources are
+		// not in use: the master rescinds offers to make room for a reserve.
+		ag.FreeCPUs = math.Max(0, unreserved(a.TotalResources, "cpus")-unreserved(a.AllocatedResources, "cpus"))
+		ag.FreeMemMB = math.Max(0, unreserved(a.TotalResources, "mem")-unreserved(a.AllocatedResources, "mem"))
+		ag.Reservations = LabelledReservations(id, a.TotalResources)
+		out = append(out, ag)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, warnings
+}
+
+// Snapshot converts agents to the placement engine's view. An agent is
+// active while it holds any sparkpack reservation.
+func Snapshot(agents []Agent) placement.Snapshot {
+	s := placement.Snapshot{Agents: make([]placement.Agent, 0, len(agents))}
+	for _, a := range agents {
+		s.Agents = append(s.Agents, placement.Agent{
+			ID:                   a.ID,
+			Hostname:             a.Hostname,
+			Attributes:           a.Attributes,
+			CPUs:                 a.CPUs,
+			MemMB:                a.MemMB,
+			FreeCPUs:             a.FreeCPUs,
+			FreeMemMB:            a.FreeMemMB,
+			PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
+			Location:             a.Location,
+			Active:               len(a.Reservations) > 0,
+		})
+	}
+	return s
+}
+
+// forUnreserve returns reserved resources as UNRESERVE wants them: the
+// reservations array only, without the legacy role and reservation fields
+// that GET_AGENTS adds for old clients.
+func forUnreserve(res []mesos.Resource) []mesos.Resource {
+	out := make([]mesos.Resource, 0, len(res))
+	for _, r := range res {
+		c := r
+		c.Role = nil
+		c.Reservation = nil
+		c.AllocationInfo = nil
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,13 @@
+// Package offers is sparkpack's Mesos adapter, on the v1 HTTP APIs with
+// github.com/mesos/mesos-go v0.0.11's types: an operator API client
+// (agents, reservations, quota), a scheduler API client (subscribe,
+// heartbeats, calls with the stream id, leader redirects), and the
+// reservation helpers of MESOS_PROTOCOL.md's pinning recipe.
+//
+// It speaks protobuf to Mesos by default: mesos-go's generated JSON decoder
+// rejects enum values it does not know, such as the QUOTA_V2 capability a
+// Mesos 1.12 master announces in SUBSCRIBED.
+//
+// It must not import the api or store packages, nor SQL drivers: it talks
+// to the scheduler core through the core's interfaces.
+package offers

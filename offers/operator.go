@@ -1,0 +1,145 @@
+package offers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/quota"
+)
+
+// Operator is a client of the Mesos operator API (POST /api/v1).
+type Operator struct {
+	ep *Endpoint
+}
+
+// NewOperator returns an operator API client on the endpoint.
+func NewOperator(ep *Endpoint) *Operator { return &Operator{ep: ep} }
+
+// Call sends one operator call. Calls that answer with a body are decoded
+// into a master.Response; 200/202 with an empty body give a nil response.
+func (o *Operator) Call(ctx context.Context, call *master.Call) (*master.Response, error) {
+	name := call.GetType().String()
+	resp, err := o.ep.post(ctx, "/api/v1", name, call, protobufType, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		return nil, readError(resp, name)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("Mesos %s: read answer: %w", name, err)
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var out master.Response
+	if err := out.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("Mesos %s: decode answer: %w", name, err)
+	}
+	return &out, nil
+}
+
+// GetAgents lists the agents with their total, allocated and offered
+// resources (reservations are visible in each resource's reservations).
+func (o *Operator) GetAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, error) {
+	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_AGENTS})
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.GetAgents == nil {
+		return nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
+	}
+	return r.GetAgents.Agents, nil
+}
+
+// Reserve asks the master to reserve resources on an agent. 202 only means
+// the request was valid: confirm with GetAgents. A 409 (not enough
+// unallocated resources) is reported as a *StatusError; see IsConflict.
+func (o *Operator) Reserve(ctx context.Context, agentID string, res []mesos.Resource) error {
+	_, err := o.Call(ctx, &master.Call{
+		Type:             master.Call_RESERVE_RESOURCES,
+		ReserveResources: &master.Call_ReserveResources{AgentID: mesos.AgentID{Value: agentID}, Resources: res},
+	})
+	if err != nil {
+		return fmt.Errorf("reserve on agent %s: %w", agentID, err)
+	}
+	return nil
+}
+
+// Unreserve releases reserved resources on an agent (409 while tasks use them).
+func (o *Operator) Unreserve(ctx context.Context, agentID string, res []mesos.Resource) error {
+	_, err := o.Call(ctx, &master.Call{
+		Type:               master.Call_UNRESERVE_RESOURCES,
+		UnreserveResources: &master.Call_UnreserveResources{AgentID: mesos.AgentID{Value: agentID}, Resources: res},
+	})
+	if err != nil {
+		return fmt.Errorf("unreserve on agent %s: %w", agentID, err)
+	}
+	return nil
+}
+
+// SetQuotaLimit caps a top-level role's cpus and memory. force lets the
+// limit go below what the role already consumes.
+func (o *Operator) SetQuotaLimit(ctx context.Context, role string, cpus, memMB float64, force bool) error {
+	cfg := quota.QuotaConfig{
+		Role: role,
+		Limits: map[string]mesos.Value_Scalar{
+			"cpus": {Value: cpus},
+			"mem":  {Value: memMB},
+		},
+	}
+	_, err := o.Call(ctx, &master.Call{
+		Type:        master.Call_UPDATE_QUOTA,
+		UpdateQuota: &master.Call_UpdateQuota{Force: &force, QuotaConfigs: []quota.QuotaConfig{cfg}},
+	})
+	if err != nil {
+		return fmt.Errorf("set quota limit of role %s to %s cpus, %s MiB: %w", role, fmtF(cpus), fmtF(memMB), err)
+	}
+	return nil
+}
+
+// ClearQuota removes a role's quota (no limits, no guarantees).
+func (o *Operator) ClearQuota(ctx context.Context, role string) error {
+	force := true
+	_, err := o.Call(ctx, &master.Call{
+		Type:        master.Call_UPDATE_QUOTA,
+		UpdateQuota: &master.Call_UpdateQuota{Force: &force, QuotaConfigs: []quota.QuotaConfig{{Role: role}}},
+	})
+	if err != nil {
+		return fmt.Errorf("clear quota of role %s: %w", role, err)
+	}
+	return nil
+}
+
+// QuotaConfigs returns every role's configured quota.
+func (o *Operator) QuotaConfigs(ctx context.Context) ([]quota.QuotaConfig, error) {
+	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_QUOTA})
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.GetQuota == nil {
+		return nil, fmt.Errorf("Mesos GET_QUOTA: empty answer")
+	}
+	return r.GetQuota.Status.Configs, nil
+}
+
+// GetTasks lists the tasks the master knows.
+func (o *Operator) GetTasks(ctx context.Context) (*master.Response_GetTasks, error) {
+	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_TASKS})
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.GetTasks == nil {
+		return nil, fmt.Errorf("Mesos GET_TASKS: empty answer")
+	}
+	return r.GetTasks, nil
+}
+
+func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
