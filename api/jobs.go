@@ -23,6 +23,8 @@ type JobView struct {
 	scheduler.Job
 	Placement []store.PlacementRow `json:"placement"`
 	Events    []store.Event        `json:"events,omitempty"`
+	// DriverCommand is the spark-submit argument vector of the driver.
+	DriverCommand []string `json:"driverCommand,omitempty"`
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -107,6 +109,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		if s.cfg.Notifier != nil {
 			s.cfg.Notifier.JobSubmitted(stored)
 		}
+		s.publish("job", map[string]any{"id": stored.ID, "state": stored.State})
 	}
 	return stored, created, true
 }
@@ -156,13 +159,17 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 	if pl == nil {
 		pl = []store.PlacementRow{}
 	}
-	return JobView{Job: job, Placement: pl, Events: evs}, nil
+	v := JobView{Job: job, Placement: pl, Events: evs}
+	if s.cfg.DriverCommand != nil {
+		v.DriverCommand = s.cfg.DriverCommand(job)
+	}
+	return v, nil
 }
 
 // ListResponse is the body of GET /api/v1/jobs.
 type ListResponse struct {
-	Jobs []scheduler.Job `json:"jobs"`
-	Next string          `json:"next"`
+	Jobs []JobView `json:"jobs"`
+	Next string    `json:"next"`
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
@@ -182,10 +189,24 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list jobs", err)
 		return
 	}
-	if jobs == nil {
-		jobs = []scheduler.Job{}
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
 	}
-	writeJSON(w, http.StatusOK, ListResponse{Jobs: jobs, Next: next})
+	placements, err := s.cfg.Store.Placements(ctx, ids)
+	if err != nil {
+		writeStoreError(w, r, "list placements", err)
+		return
+	}
+	out := ListResponse{Jobs: make([]JobView, 0, len(jobs)), Next: next}
+	for _, j := range jobs {
+		pl := placements[j.ID]
+		if pl == nil {
+			pl = []store.PlacementRow{}
+		}
+		out.Jobs = append(out.Jobs, JobView{Job: j, Placement: pl})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func parseListQuery(q url.Values) (store.ListOptions, string, error) {
@@ -249,6 +270,7 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Notifier != nil {
 		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
 	}
+	s.publish("job", map[string]any{"id": job.ID, "state": job.State})
 	status := http.StatusOK
 	if outcome == store.KillRequested {
 		status = http.StatusAccepted

@@ -22,6 +22,7 @@ type JobStore interface {
 	ListJobs(ctx context.Context, o store.ListOptions) ([]scheduler.Job, string, error)
 	Events(ctx context.Context, id string) ([]store.Event, error)
 	Placement(ctx context.Context, id string) ([]store.PlacementRow, error)
+	Placements(ctx context.Context, ids []string) (map[string][]store.PlacementRow, error)
 	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
 	Ready(ctx context.Context) error
 }
@@ -49,6 +50,16 @@ type Config struct {
 	Now          func() time.Time
 	// DBTimeout bounds each request's database work (default 10 s).
 	DBTimeout time.Duration
+	// DriverCommand, if set, gives a job's spark-submit argument vector
+	// for GET /api/v1/jobs/{id}.
+	DriverCommand func(scheduler.Job) []string
+	// Broker, if set, streams live updates at /api/v1/events; the API
+	// publishes a "job" event for every job it creates or cancels.
+	Broker *Broker
+	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
+	Views Views
+	// Dashboard serves the web dashboard at /.
+	Dashboard bool
 	// Mount, if set, adds more routes (dashboard, cluster views) to the router.
 	Mount func(r *mux.Router, s *Server)
 }
@@ -90,6 +101,12 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.mutating(s.deleteJob)).Methods(http.MethodDelete)
+	if cfg.Views != nil || cfg.Broker != nil {
+		s.MountViews(r, cfg.Views, cfg.Broker)
+	}
+	if cfg.Dashboard {
+		s.MountDashboard(r)
+	}
 	if cfg.Mount != nil {
 		cfg.Mount(r, s)
 	}
@@ -98,6 +115,13 @@ func New(cfg Config) *Server {
 
 // Handler returns the HTTP handler with request ids and access logging.
 func (s *Server) Handler() http.Handler { return s.withRequestLog(s.router) }
+
+// publish sends a live update when a broker is configured.
+func (s *Server) publish(name string, data any) {
+	if s.cfg.Broker != nil {
+		s.cfg.Broker.Publish(name, data)
+	}
+}
 
 // Authorize exposes the token check to routes mounted from other packages.
 func (s *Server) Authorize(w http.ResponseWriter, r *http.Request, mutating bool) bool {

@@ -483,4 +483,27 @@ func (s *Store) Placement(ctx context.Context, id string) ([]PlacementRow, error
 	return out, rows.Err()
 }
 
+// Placements returns the placements of several jobs at once, by job id.
+func (s *Store) Placements(ctx context.Context, ids []string) (map[string][]PlacementRow, error) {
+	out := make(map[string][]PlacementRow, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id, agent_id, hostname, executors, policy, outcome FROM placements
+		WHERE job_id::text = ANY($1) ORDER BY job_id, agent_id`, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read placements: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var p PlacementRow
+		if err := rows.Scan(&id, &p.AgentID, &p.Hostname, &p.Executors, &p.Policy, &p.Outcome); err != nil {
+			return nil, fmt.Errorf("read placements: %w", err)
+		}
+		out[id] = append(out[id], p)
+	}
+	return out, rows.Err()
+}
+
 var _ scheduler.Store = (*Store)(nil)

@@ -376,6 +376,11 @@ func TestPlacementFrameworkReservations(t *testing.T) {
 		t.Fatalf("placement %+v %v", rows, err)
 	}
 
+	all, err := s.Placements(ctx, []string{j.ID, uuid.NewString()})
+	if err != nil || len(all) != 1 || len(all[j.ID]) != 1 || all[j.ID][0].AgentID != "S1" {
+		t.Fatalf("placements %+v %v", all, err)
+	}
+
 	if id, err := s.FrameworkID(ctx); err != nil || id != "" {
 		t.Fatalf("framework id %q %v", id, err)
 	}

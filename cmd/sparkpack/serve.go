@@ -100,7 +100,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	if c.mesosMaster != "" {
 		log.WithField("mesos_master", c.mesosMaster).Warn("--mesos-master is set, but this version has no Mesos framework yet: jobs are stored and queued, not launched")
 	}
-	srv := api.New(api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log})
+	srv := api.New(api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log,
+		Broker: api.NewBroker(), Dashboard: true})
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

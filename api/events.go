@@ -1,0 +1,105 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Broker fans server-sent events out to every connected client. Publishers
+// never block: a client that cannot keep up misses events and is told to
+// reload (event "resync").
+type Broker struct {
+	mu      sync.Mutex
+	clients map[chan sseEvent]struct{}
+	seq     uint64
+}
+
+type sseEvent struct {
+	id   uint64
+	name string
+	data []byte
+}
+
+// NewBroker returns an empty broker.
+func NewBroker() *Broker { return &Broker{clients: map[chan sseEvent]struct{}{}} }
+
+// Publish sends an event named name with data (marshalled as JSON) to
+// every client.
+func (b *Broker) Publish(name string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw = []byte(`{}`)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	ev := sseEvent{id: b.seq, name: name, data: raw}
+	for c := range b.clients {
+		select {
+		case c <- ev:
+		default:
+			// The client is slow: drop this event; it resyncs on the next one it gets.
+			select {
+			case c <- sseEvent{id: b.seq, name: "resync", data: []byte(`{}`)}:
+			default:
+			}
+		}
+	}
+}
+
+// Clients is the number of connected clients.
+func (b *Broker) Clients() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.clients)
+}
+
+func (b *Broker) subscribe() chan sseEvent {
+	c := make(chan sseEvent, 64)
+	b.mu.Lock()
+	b.clients[c] = struct{}{}
+	b.mu.Unlock()
+	return c
+}
+
+func (b *Broker) unsubscribe(c chan sseEvent) {
+	b.mu.Lock()
+	delete(b.clients, c)
+	b.mu.Unlock()
+}
+
+// ServeHTTP streams events until the client goes away. The retry field
+// makes browsers reconnect within 2 s after a server restart.
+func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "", "streaming is not supported by this server")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	c := b.subscribe()
+	defer b.unsubscribe(c)
+	fmt.Fprintf(w, "retry: 2000\nevent: hello\ndata: {}\n\n")
+	fl.Flush()
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keepalive.C:
+			fmt.Fprint(w, ": keepalive\n\n")
+		case ev := <-c:
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.id, ev.name, ev.data)
+		}
+		fl.Flush()
+	}
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// AgentView is one agent in GET /api/v1/cluster.
+type AgentView struct {
+	ID           string            `json:"id"`
+	Hostname     string            `json:"hostname"`
+	Attributes   map[string]string `json:"attributes"`
+	CPUs         float64           `json:"cpus"`
+	MemMB        float64           `json:"memMB"`
+	FreeCPUs     float64           `json:"freeCpus"`
+	FreeMemMB    float64           `json:"freeMemMB"`
+	PricePerHour float64           `json:"pricePerHour"`
+	InstanceType string            `json:"instanceType,omitempty"`
+	Location     string            `json:"location"`
+	// State is idle, active or off.
+	State        string                 `json:"state"`
+	Reservations []AgentReservationView `json:"reservations"`
+}
+
+// AgentReservationView is what one job holds on an agent.
+type AgentReservationView struct {
+	JobID     string  `json:"jobId"`
+	JobName   string  `json:"jobName,omitempty"`
+	Executors int     `json:"executors"`
+	CPUs      float64 `json:"cpus"`
+	MemMB     float64 `json:"memMB"`
+}
+
+// ClusterView is GET /api/v1/cluster.
+type ClusterView struct {
+	Agents []AgentView `json:"agents"`
+}
+
+// QueuedJobView is a waiting job in GET /api/v1/queues.
+type QueuedJobView struct {
+	scheduler.Job
+	// SlackSeconds is the time left before the deadline minus the
+	// estimated duration (deadline jobs only).
+	SlackSeconds *float64 `json:"slackSeconds,omitempty"`
+}
+
+// QueuesView is GET /api/v1/queues: waiting jobs in the order they will be tried.
+type QueuesView struct {
+	Deadline []QueuedJobView `json:"deadline"`
+	Regular  []QueuedJobView `json:"regular"`
+}
+
+// CostPoint is one point of the cumulative cost series.
+type CostPoint struct {
+	T        time.Time `json:"t"`
+	TotalUSD float64   `json:"totalUSD"`
+}
+
+// StatPoint is one point of the scheduling statistics series.
+type StatPoint struct {
+	T               time.Time `json:"t"`
+	PlacementMillis float64   `json:"placementMs"`
+	DeadlineQueue   int       `json:"deadlineQueue"`
+	RegularQueue    int       `json:"regularQueue"`
+	ActiveAgents    int       `json:"activeAgents"`
+}
+
+// CostView is GET /api/v1/cost.
+type CostView struct {
+	TotalUSD           float64     `json:"totalUSD"`
+	BurnRateUSDPerHour float64     `json:"burnRateUSDPerHour"`
+	Series             []CostPoint `json:"series"`
+	Stats              []StatPoint `json:"stats"`
+}
+
+// Views supplies the read-only panels of the dashboard; the live scheduler
+// and the Mesos adapter implement it.
+type Views interface {
+	Cluster(ctx context.Context) (ClusterView, error)
+	Queues(ctx context.Context) (QueuesView, error)
+	Cost(ctx context.Context) (CostView, error)
+}
+
+// MountViews adds GET /api/v1/cluster, /api/v1/queues, /api/v1/cost and
+// the event stream /api/v1/events to the router.
+func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
+	get := func(path string, f func(ctx context.Context) (any, error)) {
+		r.HandleFunc(path, s.reading(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := s.dbContext(r)
+			defer cancel()
+			out, err := f(ctx)
+			if err != nil {
+				writeStoreError(w, r, "read "+path, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+		})).Methods(http.MethodGet)
+	}
+	if v != nil {
+		get("/api/v1/cluster", func(ctx context.Context) (any, error) { return v.Cluster(ctx) })
+		get("/api/v1/queues", func(ctx context.Context) (any, error) { return v.Queues(ctx) })
+		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
+	}
+	if b != nil {
+		r.Handle("/api/v1/events", s.reading(b.ServeHTTP)).Methods(http.MethodGet)
+	}
+}
