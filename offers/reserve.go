@@ -1,0 +1,273 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// ReservationState mirrors the store's reservation states.
+type ReservationState string
+
+const (
+	ResPlanned     ReservationState = "planned"
+	ResReserving   ReservationState = "reserving"
+	ResReserved    ReservationState = "reserved"
+	ResUnreserving ReservationState = "unreserving"
+	ResReleased    ReservationState = "released"
+	ResFailed      ReservationState = "failed"
+)
+
+// ReservationRecord is the durable record of one job's reservation on one agent.
+type ReservationRecord struct {
+	JobID   string
+	AgentID string
+	Role    string
+	CPUs    float64
+	MemMB   float64
+	State   ReservationState
+}
+
+// Journal keeps reservation records durably, so that a restart knows what
+// was asked of Mesos. The store package implements it (through a small
+// adapter in cmd/sparkpack).
+type Journal interface {
+	PutReservation(ctx context.Context, r ReservationRecord) error
+	JobReservations(ctx context.Context, jobID string) ([]ReservationRecord, error)
+}
+
+// Reserver pins a job's executors with operator-API reservations and
+// releases them, following MESOS_PROTOCOL.md's strict pinning recipe:
+// quota limit first, then labelled reservations, confirmed by GET_AGENTS.
+type Reserver struct {
+	Op        *Operator
+	Journal   Journal
+	Principal string
+	Log       logrus.FieldLogger
+	// ConfirmTimeout bounds the wait for GET_AGENTS to show a change (default 30 s).
+	ConfirmTimeout time.Duration
+	// Poll is the GET_AGENTS polling interval while confirming (default 200 ms).
+	Poll time.Duration
+}
+
+// ErrReserveConflict means an agent no longer had the free resources the
+// plan counted on (Mesos answered 409): the caller re-plans.
+var ErrReserveConflict = errors.New("not enough unallocated resources on an agent for the plan")
+
+// JobAmounts is what one executor of the job needs from an agent.
+func JobAmounts(j scheduler.Job) (cpus, memMB float64) {
+	return float64(j.ExecutorCores), float64(j.ExecutorTotalMemMB())
+}
+
+func (r *Reserver) timeouts() (time.Duration, time.Duration) {
+	c, p := r.ConfirmTimeout, r.Poll
+	if c <= 0 {
+		c = 30 * time.Second
+	}
+	if p <= 0 {
+		p = 200 * time.Millisecond
+	}
+	return c, p
+}
+
+// Reserve makes the plan's reservations for the job. It is idempotent: it
+// reserves on each agent only what GET_AGENTS does not show already for the
+// job's label (reservations with one label add up in Mesos). On a 409 it
+// returns ErrReserveConflict after releasing what it reserved.
+func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error {
+	role := scheduler.Role(j.ID)
+	cpu1, mem1 := JobAmounts(j)
+	want := map[string][2]float64{}
+	var totalCPU, totalMem float64
+	for _, a := range plan.Assignments {
+		if a.Executors <= 0 {
+			continue
+		}
+		c, m := cpu1*float64(a.Executors), mem1*float64(a.Executors)
+		want[a.AgentID] = [2]float64{c, m}
+		totalCPU += c
+		totalMem += m
+		if err := r.Journal.PutReservation(ctx, ReservationRecord{JobID: j.ID, AgentID: a.AgentID, Role: role, CPUs: c, MemMB: m, State: ResReserving}); err != nil {
+			return err
+		}
+	}
+	// The quota limit must be in place before the reservations, so the
+	// role never sees unreserved resources beyond the plan.
+	if err := r.Op.SetQuotaLimit(ctx, role, totalCPU, totalMem, true); err != nil {
+		return err
+	}
+	have, err := r.jobReservations(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	for agent, amt := range want {
+		dc := amt[0] - have[agent][0]
+		dm := amt[1] - have[agent][1]
+		if dc <= 1e-9 && dm <= 1e-9 {
+			continue
+		}
+		res := ReservationResources(role, r.Principal, j.ID, math.Max(dc, 0), math.Max(dm, 0))
+		if err := r.Op.Reserve(ctx, agent, res); err != nil {
+			if IsConflict(err) {
+				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": agent}).WithError(err).Warn("reservation refused; rolling back")
+				if rerr := r.Release(ctx, j.ID); rerr != nil {
+					return fmt.Errorf("%w (and rolling back failed: %v)", ErrReserveConflict, rerr)
+				}
+				return fmt.Errorf("agent %s: %w", agent, ErrReserveConflict)
+			}
+			return err
+		}
+	}
+	if err := r.waitFor(ctx, j.ID, func(have map[string][2]float64) bool {
+		for agent, amt := range want {
+			if have[agent][0]+1e-9 < amt[0] || have[agent][1]+1e-9 < amt[1] {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return fmt.Errorf("confirm reservations of job %s: %w", j.ID, err)
+	}
+	for agent, amt := range want {
+		if err := r.Journal.PutReservation(ctx, ReservationRecord{JobID: j.ID, AgentID: agent, Role: role, CPUs: amt[0], MemMB: amt[1], State: ResReserved}); err != nil {
+			return err
+		}
+	}
+	r.Log.WithFields(logrus.Fields{"job": j.ID, "agents": len(want), "cpus": totalCPU, "mem_mb": totalMem}).Info("reservations confirmed")
+	return nil
+}
+
+// jobReservations sums, per agent, what GET_AGENTS shows reserved with the job's label.
+func (r *Reserver) jobReservations(ctx context.Context, jobID string) (map[string][2]float64, error) {
+	agents, err := r.Op.GetAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][2]float64{}
+	for _, a := range agents {
+		if a.AgentInfo.ID == nil {
+			continue
+		}
+		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+			if res.JobID == jobID {
+				cur := out[res.AgentID]
+				out[res.AgentID] = [2]float64{cur[0] + res.CPUs, cur[1] + res.MemMB}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r *Reserver) waitFor(ctx context.Context, jobID string, done func(map[string][2]float64) bool) error {
+	timeout, poll := r.timeouts()
+	deadline := time.Now().Add(timeout)
+	for {
+		have, err := r.jobReservations(ctx, jobID)
+		if err == nil && done(have) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("GET_AGENTS did not show the change within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// Release unreserves everything Mesos shows reserved with the job's label
+// (exactly what was reserved, as GET_AGENTS reports it), retrying while
+// tasks still use it (409), confirms it is gone, then clears the role's
+// quota. It is idempotent.
+func (r *Reserver) Release(ctx context.Context, jobID string) error {
+	role := scheduler.Role(jobID)
+	timeout, poll := r.timeouts()
+	deadline := time.Now().Add(timeout)
+	for {
+		agents, err := r.Op.GetAgents(ctx)
+		if err != nil {
+			return err
+		}
+		pending := 0
+		for _, a := range agents {
+			if a.AgentInfo.ID == nil {
+				continue
+			}
+			for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+				if res.JobID != jobID {
+					continue
+				}
+				pending++
+				_ = r.Journal.PutReservation(ctx, ReservationRecord{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: ResUnreserving})
+				if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsConflict(err) {
+					return err
+				} else if err != nil {
+					r.Log.WithFields(logrus.Fields{"job": jobID, "agent": res.AgentID}).Debug("unreserve refused while tasks use the resources; retrying")
+				}
+			}
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("release job %s: reservations still present after %s (tasks still running on them?)", jobID, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+	recs, err := r.Journal.JobReservations(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.State != ResReleased {
+			rec.State = ResReleased
+			if err := r.Journal.PutReservation(ctx, rec); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.Op.ClearQuota(ctx, role); err != nil {
+		return err
+	}
+	r.Log.WithField("job", jobID).Info("reservations released")
+	return nil
+}
+
+// Orphans lists the job ids that hold sparkpack-labelled reservations in
+// Mesos but for which keep returns false (ended or unknown jobs).
+func (r *Reserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([]string, error) {
+	agents, err := r.Op.GetAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range agents {
+		if a.AgentInfo.ID == nil {
+			continue
+		}
+		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+			if !seen[res.JobID] && !keep(res.JobID) {
+				out = append(out, res.JobID)
+			}
+			seen[res.JobID] = true
+		}
+	}
+	return out, nil
+}
