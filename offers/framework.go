@@ -1,0 +1,516 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/sirupsen/logrus"
+)
+
+// FrameworkConfig configures the framework's subscription.
+type FrameworkConfig struct {
+	Name            string        // default "sparkpack"
+	Role            string        // sparkpack's own role, where drivers run (default "sparkpack")
+	User            string        // default "root"
+	Principal       string        // sent in FrameworkInfo and for HTTP basic auth
+	Hostname        string
+	WebUIURL        string
+	FailoverTimeout time.Duration // default one week
+	// RefuseSeconds is the decline filter for offers sparkpack does not need (default 30 s).
+	RefuseSeconds float64
+	// OfferHold is the longest an unused offer is kept before it is declined (default 5 s).
+	OfferHold time.Duration
+}
+
+// IDStore keeps the framework id durably (package store implements it).
+type IDStore interface {
+	FrameworkID(ctx context.Context) (string, error)
+	SetFrameworkID(ctx context.Context, id string) error
+}
+
+// StatusSink hears the driver's task status. It must persist what it
+// learns before returning nil: only then is the update acknowledged, so a
+// crash never turns a FINISHED into a LOST.
+type StatusSink interface {
+	DriverStatus(ctx context.Context, jobID string, st mesos.TaskStatus) error
+}
+
+// DriverLaunch asks for a driver task for a job.
+type DriverLaunch struct {
+	JobID   string
+	TaskID  string
+	CPUs    float64
+	MemMB   float64
+	Argv    []string
+	Env     map[string]string
+	Labels  map[string]string
+	Started func(agentID string) // called once the ACCEPT with the LAUNCH was sent
+}
+
+// Framework is sparkpack's Mesos scheduler: it holds the subscription,
+// launches drivers from offers in its own role, declines and suppresses
+// what it does not need, and passes task status on.
+type Framework struct {
+	cfg   FrameworkConfig
+	Sched *SchedClient
+	ids   IDStore
+	sink  StatusSink
+	log   logrus.FieldLogger
+
+	mu         sync.Mutex
+	offers     map[string]heldOffer // by offer id
+	pending    map[string]*DriverLaunch
+	taskJob    map[string]string // task id -> job id
+	suppressed bool
+	connected  bool
+}
+
+type heldOffer struct {
+	offer mesos.Offer
+	since time.Time
+}
+
+// NewFramework builds the framework on a scheduler API client.
+func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink StatusSink, log logrus.FieldLogger) *Framework {
+	if cfg.Name == "" {
+		cfg.Name = "sparkpack"
+	}
+	if cfg.Role == "" {
+		cfg.Role = "sparkpack"
+	}
+	if cfg.User == "" {
+		cfg.User = "root"
+	}
+	if cfg.FailoverTimeout <= 0 {
+		cfg.FailoverTimeout = 7 * 24 * time.Hour
+	}
+	if cfg.RefuseSeconds <= 0 {
+		cfg.RefuseSeconds = 30
+	}
+	if cfg.OfferHold <= 0 {
+		cfg.OfferHold = 5 * time.Second
+	}
+	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
+		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, taskJob: map[string]string{}}
+}
+
+// Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
+// RESERVATION_REFINEMENT, checkpointing, a week's failover timeout and the
+// stored framework id.
+func (f *Framework) Info(ctx context.Context) mesos.FrameworkInfo {
+	checkpoint := true
+	fo := f.cfg.FailoverTimeout.Seconds()
+	info := mesos.FrameworkInfo{
+		User:            f.cfg.User,
+		Name:            f.cfg.Name,
+		Roles:           []string{f.cfg.Role},
+		Checkpoint:      &checkpoint,
+		FailoverTimeout: &fo,
+		Capabilities: []mesos.FrameworkInfo_Capability{
+			{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE},
+			{Type: mesos.FrameworkInfo_Capability_RESERVATION_REFINEMENT},
+			{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+		},
+	}
+	if f.cfg.Principal != "" {
+		p := f.cfg.Principal
+		info.Principal = &p
+	}
+	if f.cfg.Hostname != "" {
+		h := f.cfg.Hostname
+		info.Hostname = &h
+	}
+	if f.cfg.WebUIURL != "" {
+		u := f.cfg.WebUIURL
+		info.WebUiURL = &u
+	}
+	if id, err := f.ids.FrameworkID(ctx); err == nil && id != "" {
+		info.ID = &mesos.FrameworkID{Value: id}
+	} else if err != nil {
+		f.log.WithError(err).Warn("cannot read the stored framework id; subscribing as a new framework")
+	}
+	return info
+}
+
+// Run subscribes until ctx ends, holding offers no longer than OfferHold.
+func (f *Framework) Run(ctx context.Context, o RunOptions) error {
+	go f.expireOffers(ctx)
+	return f.Sched.Run(ctx, func() mesos.FrameworkInfo { return f.Info(ctx) }, f, o)
+}
+
+// Connected reports whether a subscription is open.
+func (f *Framework) Connected() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connected
+}
+
+// Subscribed implements Handler: store the id, then reconcile every known
+// driver task explicitly and all tasks implicitly.
+func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscribed) {
+	f.mu.Lock()
+	f.connected = true
+	f.offers = map[string]heldOffer{}
+	f.suppressed = false
+	tasks := make([]string, 0, len(f.taskJob))
+	for t := range f.taskJob {
+		tasks = append(tasks, t)
+	}
+	f.mu.Unlock()
+	if err := f.ids.SetFrameworkID(ctx, ev.FrameworkID.Value); err != nil {
+		f.log.WithError(err).Error("could not store the framework id; a restart would register a new framework")
+	}
+	f.Reconcile(ctx, tasks)
+	f.reviveOrSuppress(ctx)
+}
+
+// Track tells the framework that a task belongs to a job (after a restart,
+// from the persisted jobs) so that its updates reach the sink.
+func (f *Framework) Track(taskID, jobID string) {
+	f.mu.Lock()
+	f.taskJob[taskID] = jobID
+	f.mu.Unlock()
+}
+
+// Reconcile asks for the status of the given tasks, then of all tasks.
+func (f *Framework) Reconcile(ctx context.Context, taskIDs []string) {
+	if len(taskIDs) > 0 {
+		rc := &scheduler.Call_Reconcile{}
+		for _, t := range taskIDs {
+			rc.Tasks = append(rc.Tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: t}})
+		}
+		if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: rc}); err != nil {
+			f.log.WithError(err).Warn("explicit reconciliation failed")
+		}
+	}
+	if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{}}); err != nil {
+		f.log.WithError(err).Warn("implicit reconciliation failed")
+	}
+}
+
+// Disconnected implements Handler: outstanding offers are void.
+func (f *Framework) Disconnected(err error) {
+	f.mu.Lock()
+	f.connected = false
+	f.offers = map[string]heldOffer{}
+	f.mu.Unlock()
+}
+
+// Event implements Handler.
+func (f *Framework) Event(ctx context.Context, ev *scheduler.Event) {
+	switch ev.GetType() {
+	case scheduler.Event_OFFERS:
+		if ev.Offers != nil {
+			f.handleOffers(ctx, ev.Offers.Offers)
+		}
+	case scheduler.Event_RESCIND:
+		if ev.Rescind != nil {
+			f.mu.Lock()
+			delete(f.offers, ev.Rescind.OfferID.Value)
+			f.mu.Unlock()
+		}
+	case scheduler.Event_UPDATE:
+		if ev.Update != nil {
+			f.handleUpdate(ctx, ev.Update.Status)
+		}
+	case scheduler.Event_UPDATE_OPERATION_STATUS:
+		if ev.UpdateOperationStatus != nil {
+			st := ev.UpdateOperationStatus.Status
+			if st.UUID != nil && st.AgentID != nil {
+				ack := &scheduler.Call_AcknowledgeOperationStatus{AgentID: st.AgentID, ResourceProviderID: st.ResourceProviderID, UUID: st.UUID.Value, OperationID: *st.OperationID}
+				_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: ack})
+			}
+		}
+	case scheduler.Event_FAILURE:
+		if ev.Failure != nil && ev.Failure.AgentID != nil && ev.Failure.ExecutorID == nil {
+			f.log.WithField("agent", ev.Failure.AgentID.Value).Warn("Mesos reports an agent lost")
+		}
+	}
+}
+
+func (f *Framework) handleUpdate(ctx context.Context, st mesos.TaskStatus) {
+	f.mu.Lock()
+	jobID, ok := f.taskJob[st.TaskID.Value]
+	f.mu.Unlock()
+	if !ok {
+		jobID = jobOfTask(st.TaskID.Value)
+	}
+	if jobID != "" && f.sink != nil {
+		if err := f.sink.DriverStatus(ctx, jobID, st); err != nil {
+			// Not acknowledged: Mesos re-sends it, and we try again.
+			f.log.WithError(err).WithFields(logrus.Fields{"job": jobID, "task": st.TaskID.Value}).Warn("could not record a task status; leaving it unacknowledged")
+			return
+		}
+	}
+	if isTerminal(st.State) {
+		f.mu.Lock()
+		delete(f.taskJob, st.TaskID.Value)
+		f.mu.Unlock()
+	}
+	// Only updates that carry a uuid are acknowledged (reconciliation answers carry none).
+	if len(st.UUID) > 0 && st.AgentID != nil {
+		ack := &scheduler.Call_Acknowledge{AgentID: *st.AgentID, TaskID: st.TaskID, UUID: st.UUID}
+		if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE, Acknowledge: ack}); err != nil {
+			f.log.WithError(err).Warn("acknowledge failed; Mesos will re-send the update")
+		}
+	}
+}
+
+func isTerminal(s *mesos.TaskState) bool {
+	if s == nil {
+		return false
+	}
+	switch *s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
+		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}
+
+// DriverTaskID names the driver task of a job's attempt; jobOfTask reverses it.
+func DriverTaskID(jobID string, attempt int) string {
+	return "sparkpack-driver-" + jobID + "-" + strconv.Itoa(attempt)
+}
+
+func jobOfTask(taskID string) string {
+	rest, ok := strings.CutPrefix(taskID, "sparkpack-driver-")
+	if !ok || len(rest) < 37 {
+		return ""
+	}
+	return rest[:36]
+}
+
+// Launch queues a driver launch; it is sent with the next offer in
+// sparkpack's role that holds the driver's cpus and memory.
+func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
+	f.mu.Lock()
+	f.pending[l.JobID] = l
+	f.taskJob[l.TaskID] = l.JobID
+	f.mu.Unlock()
+	f.reviveOrSuppress(ctx)
+	f.tryLaunch(ctx)
+}
+
+// CancelLaunch forgets a queued launch (the job was killed first).
+func (f *Framework) CancelLaunch(jobID string) {
+	f.mu.Lock()
+	delete(f.pending, jobID)
+	f.mu.Unlock()
+}
+
+// Kill asks Mesos to kill a task.
+func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
+	k := &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: taskID}}
+	if agentID != "" {
+		k.AgentID = &mesos.AgentID{Value: agentID}
+	}
+	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_KILL, Kill: k})
+}
+
+func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
+	now := time.Now()
+	f.mu.Lock()
+	for _, o := range offers {
+		f.offers[o.ID.Value] = heldOffer{offer: o, since: now}
+	}
+	f.mu.Unlock()
+	f.tryLaunch(ctx)
+	f.declineUnneeded(ctx, false)
+}
+
+// driverResources picks cpus and mem for a driver from an offer's
+// resources allocated to sparkpack's role that are not reserved for a job.
+func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.Resource, bool) {
+	var out []mesos.Resource
+	need := map[string]float64{"cpus": cpus, "mem": mem}
+	for _, r := range o.Resources {
+		want := need[r.Name]
+		if want <= 0 || r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil {
+			continue
+		}
+		if r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
+			continue
+		}
+		take := want
+		if r.Scalar.Value < take {
+			take = r.Scalar.Value
+		}
+		c := r
+		c.Scalar = &mesos.Value_Scalar{Value: take}
+		c.Role = nil
+		out = append(out, c)
+		need[r.Name] -= take
+	}
+	return out, need["cpus"] <= 1e-9 && need["mem"] <= 1e-9
+}
+
+func (f *Framework) tryLaunch(ctx context.Context) {
+	for {
+		f.mu.Lock()
+		var l *DriverLaunch
+		ids := make([]string, 0, len(f.pending))
+		for id := range f.pending {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var chosen heldOffer
+		var res []mesos.Resource
+		for _, id := range ids {
+			cand := f.pending[id]
+			for _, ho := range f.offers {
+				if r, ok := f.driverResources(ho.offer, cand.CPUs, cand.MemMB); ok {
+					l, chosen, res = cand, ho, r
+					break
+				}
+			}
+			if l != nil {
+				break
+			}
+		}
+		if l == nil {
+			f.mu.Unlock()
+			return
+		}
+		delete(f.pending, l.JobID)
+		delete(f.offers, chosen.offer.ID.Value)
+		f.mu.Unlock()
+		if err := f.acceptLaunch(ctx, chosen.offer, l, res); err != nil {
+			f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
+			f.mu.Lock()
+			f.pending[l.JobID] = l
+			f.mu.Unlock()
+			return
+		}
+		if l.Started != nil {
+			l.Started(chosen.offer.AgentID.Value)
+		}
+	}
+}
+
+func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLaunch, res []mesos.Resource) error {
+	if len(l.Argv) == 0 {
+		return errors.New("empty driver command")
+	}
+	shell := false
+	cmd := &mesos.CommandInfo{Shell: &shell, Value: &l.Argv[0], Arguments: l.Argv}
+	if len(l.Env) > 0 {
+		keys := make([]string, 0, len(l.Env))
+		for k := range l.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		env := &mesos.Environment{}
+		for _, k := range keys {
+			v := l.Env[k]
+			env.Variables = append(env.Variables, mesos.Environment_Variable{Name: k, Value: &v})
+		}
+		cmd.Environment = env
+	}
+	labels := &mesos.Labels{}
+	lk := make([]string, 0, len(l.Labels))
+	for k := range l.Labels {
+		lk = append(lk, k)
+	}
+	sort.Strings(lk)
+	for _, k := range lk {
+		v := l.Labels[k]
+		labels.Labels = append(labels.Labels, mesos.Label{Key: k, Value: &v})
+	}
+	task := mesos.TaskInfo{
+		Name:      "sparkpack driver " + l.JobID,
+		TaskID:    mesos.TaskID{Value: l.TaskID},
+		AgentID:   o.AgentID,
+		Resources: res,
+		Command:   cmd,
+		Labels:    labels,
+	}
+	refuse := f.cfg.RefuseSeconds
+	call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
+		OfferIDs:   []mesos.OfferID{o.ID},
+		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{task}}}},
+		Filters:    &mesos.Filters{RefuseSeconds: &refuse},
+	}}
+	if err := f.Sched.Call(ctx, call); err != nil {
+		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.AgentID.Value, err)
+	}
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
+	return nil
+}
+
+// declineUnneeded declines the offers no pending launch can use; with all
+// set, also those held longer than OfferHold.
+func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
+	f.mu.Lock()
+	var ids []mesos.OfferID
+	now := time.Now()
+	for id, ho := range f.offers {
+		if len(f.pending) > 0 && now.Sub(ho.since) < f.cfg.OfferHold {
+			continue
+		}
+		if expiredOnly && now.Sub(ho.since) < f.cfg.OfferHold {
+			continue
+		}
+		ids = append(ids, ho.offer.ID)
+		delete(f.offers, id)
+	}
+	f.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	refuse := f.cfg.RefuseSeconds
+	call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: ids, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
+	if err := f.Sched.Call(ctx, call); err != nil {
+		f.log.WithError(err).Debug("decline failed")
+	}
+	f.reviveOrSuppress(ctx)
+}
+
+// reviveOrSuppress keeps offers flowing only while a driver waits.
+func (f *Framework) reviveOrSuppress(ctx context.Context) {
+	f.mu.Lock()
+	want := len(f.pending) > 0
+	change := want == f.suppressed
+	if change {
+		f.suppressed = !want
+	}
+	f.mu.Unlock()
+	if !change {
+		return
+	}
+	t := scheduler.Call_SUPPRESS
+	var err error
+	if want {
+		t = scheduler.Call_REVIVE
+		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Revive: &scheduler.Call_Revive{Roles: []string{f.cfg.Role}}})
+	} else {
+		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Suppress: &scheduler.Call_Suppress{Roles: []string{f.cfg.Role}}})
+	}
+	if err != nil {
+		f.mu.Lock()
+		f.suppressed = !f.suppressed // try again next time
+		f.mu.Unlock()
+		f.log.WithError(err).Debug(t.String() + " failed")
+	}
+}
+
+func (f *Framework) expireOffers(ctx context.Context) {
+	t := time.NewTicker(f.cfg.OfferHold / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f.declineUnneeded(ctx, true)
+		}
+	}
+}
