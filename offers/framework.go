@@ -17,10 +17,10 @@ import (
 
 // FrameworkConfig configures the framework's subscription.
 type FrameworkConfig struct {
-	Name            string        // default "sparkpack"
-	Role            string        // sparkpack's own role, where drivers run (default "sparkpack")
-	User            string        // default "root"
-	Principal       string        // sent in FrameworkInfo and for HTTP basic auth
+	Name            string // default "sparkpack"
+	Role            string // sparkpack's own role, where drivers run (default "sparkpack")
+	User            string // default "root"
+	Principal       string // sent in FrameworkInfo and for HTTP basic auth
 	Hostname        string
 	WebUIURL        string
 	FailoverTimeout time.Duration // default one week
