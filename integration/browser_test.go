@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds Chromium, installing Debian's package when running as
+// root. It skips the test, loudly, only where it cannot.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	find := func() string {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+			if p, err := exec.LookPath(name); err == nil {
+				return p
+			}
+		}
+		return ""
+	}
+	if p := find(); p != "" {
+		return p
+	}
+	if os.Geteuid() == 0 {
+		t.Log("Chromium not found; installing Debian's chromium package")
+		cmd := exec.Command("bash", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("apt-get install chromium failed: %v\n%s", err, out)
+		}
+		if p := find(); p != "" {
+			return p
+		}
+	}
+	t.Skip("\n\n*** SKIPPING BROWSER TEST: no Chromium, and it cannot be installed here. Run as root, or: sudo apt-get install -y chromium ***\n")
+	return ""
+}
+
+// browser starts a headless Chromium with the flags this sandbox needs and
+// collects console errors and uncaught exceptions.
+type browser struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	profile, err := os.MkdirTemp("", "sparkpack-chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 800),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelC()
+		cancelA()
+		// Chromium may still be flushing its profile; a later attempt or
+		// the OS cleans what is left.
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	b := &browser{ctx: ctx}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value))
+				}
+				b.mu.Lock()
+				b.errors = append(b.errors, "console.error: "+strings.Join(parts, " "))
+				b.mu.Unlock()
+			}
+		case *runtime.EventExceptionThrown:
+			b.mu.Lock()
+			b.errors = append(b.errors, "exception: "+e.ExceptionDetails.Error())
+			b.mu.Unlock()
+		}
+	})
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return b
+}
+
+func (b *browser) run(t *testing.T, timeout time.Duration, actions ...chromedp.Action) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+func (b *browser) consoleErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// screenshot saves a PNG under $SPARKPACK_ARTIFACTS (default artifacts/ at
+// the repository root) and returns its path.
+func (b *browser) screenshot(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("SPARKPACK_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var png []byte
+	b.run(t, 20*time.Second, chromedp.FullScreenshot(&png, 100))
+	path := filepath.Join(dir, fmt.Sprintf("%s.png", name))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}

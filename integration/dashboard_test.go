@@ -1,0 +1,133 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// startAPI runs the REST API with the dashboard on a free port over a real
+// PostgreSQL, as `sparkpack serve` does.
+func startAPI(t *testing.T) string {
+	t.Helper()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	st, err := store.Open(context.Background(), pgtest.URL(t), store.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv := api.New(api.Config{Store: st, Log: log, Broker: api.NewBroker(), Dashboard: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+		hs.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func postJob(t *testing.T, base, body string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/api/v1/jobs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	if resp.StatusCode != 201 {
+		t.Fatalf("POST job: %d %v", resp.StatusCode, m)
+	}
+	return m["id"].(string)
+}
+
+const xssName = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`
+
+func TestDashboardJobsLiveAndEscaped(t *testing.T) {
+	b := newBrowser(t)
+	base := startAPI(t)
+	b.run(t, 30*time.Second,
+		chromedp.Navigate(base+"/#/jobs"),
+		chromedp.WaitVisible(`#jobs-table`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#live:not(.off)`, chromedp.ByQuery),
+	)
+	// Submitted over REST after the page loaded: it must appear by itself
+	// (server-sent events), with its hostile name shown as text.
+	nameJSON, _ := json.Marshal(xssName)
+	id := postJob(t, base, `{"name":`+string(nameJSON)+`,"app":{"appResource":"local:///a.jar","mainClass":"a.B","args":["<b>x</b>"]},
+		"executors":2,"executorCores":1,"executorMemoryMB":1024,"deadline":3600,"labels":{"team":"<i>t</i>"}}`)
+	var shown string
+	var imgs, scripts int
+	var pwned bool
+	b.run(t, 30*time.Second,
+		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Text(`tr[data-job="`+id+`"] td a`, &shown, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#jobs-table img").length`, &imgs),
+		chromedp.Evaluate(`document.querySelectorAll("main script").length`, &scripts),
+		chromedp.Evaluate(`window.__pwned !== undefined`, &pwned),
+	)
+	if shown != xssName || imgs != 0 || scripts != 0 || pwned {
+		t.Fatalf("name shown as %q; %d img, %d script elements; payload ran: %v", shown, imgs, scripts, pwned)
+	}
+	b.screenshot(t, "dashboard-jobs")
+
+	// The search box filters, and keyboard users reach the job page.
+	var rows int
+	b.run(t, 20*time.Second,
+		chromedp.SendKeys(`#job-search`, "no-such-job", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr").length`, &rows),
+	)
+	if rows != 0 {
+		t.Fatalf("search left %d rows", rows)
+	}
+	b.run(t, 10*time.Second, chromedp.Evaluate(`(() => { const s = document.getElementById("job-search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`, nil))
+	var timeline, facts string
+	b.run(t, 30*time.Second,
+		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
+		chromedp.WaitVisible(`#job-events li`, chromedp.ByQuery),
+		chromedp.Text(`#job-events`, &timeline, chromedp.ByQuery),
+		chromedp.Text(`#job-facts`, &facts, chromedp.ByQuery),
+	)
+	if !strings.Contains(timeline, "SUBMITTED") || !strings.Contains(facts, "team=<i>t</i>") {
+		t.Fatalf("job page: timeline %q, facts %q", timeline, facts)
+	}
+	b.screenshot(t, "dashboard-job")
+
+	// Narrow screen: the page still lays out without horizontal overflow.
+	var overflow bool
+	b.run(t, 20*time.Second,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
+		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+	)
+	b.screenshot(t, "dashboard-narrow")
+	if overflow {
+		t.Error("the page overflows horizontally on a narrow screen")
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
