@@ -37,7 +37,7 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 	log := loggerFrom(r.Context())
 	if store.IsUnavailable(err) || errors.Is(err, errDBTimeout) {
 		log.WithError(err).Warn(what + ": database unavailable")
-		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; nothing was changed, retry shortly")
+		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; retry shortly (resending a job with the same id never creates it twice)")
 		return
 	}
 	log.WithError(err).Error(what)
