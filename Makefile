@@ -11,7 +11,7 @@ build: ## build bin/sparkpack
 	go build -o bin/sparkpack ./cmd/sparkpack
 
 bench: ## run the placement benchmarks (outside the default test run)
-	go test -run '^$$' -bench . -benchtime 200x ./placement/
+	scripts/bench-placement.sh 1000
 
 clean:
 	rm -rf bin

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -43,8 +44,6 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	return fs
 }
 
-var knownPolicies = []string{"bfd", "ilp", "exact", "spread", "consolidate", "firstfit", "morpheus", "gio"}
-
 func (c *serveConfig) validate() error {
 	if c.databaseURL == "" {
 		return fmt.Errorf("--database-url (or SPARKPACK_DATABASE_URL) is required; for a scratch database run: scripts/scratch-pg.sh start /tmp/sparkpack-pg")
@@ -52,12 +51,10 @@ func (c *serveConfig) validate() error {
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		return fmt.Errorf("--listen %q: %w (use host:port, e.g. 127.0.0.1:8080)", c.listen, err)
 	}
-	for _, p := range knownPolicies {
-		if p == c.policy {
-			return nil
-		}
+	if _, ok := placement.Get(c.policy); !ok {
+		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
 	}
-	return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, knownPolicies)
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
