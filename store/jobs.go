@@ -506,4 +506,23 @@ func (s *Store) Placements(ctx context.Context, ids []string) (map[string][]Plac
 	return out, rows.Err()
 }
 
+// CountByState counts jobs by state (for metrics).
+func (s *Store) CountByState(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
 var _ scheduler.Store = (*Store)(nil)

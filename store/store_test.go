@@ -430,6 +430,10 @@ func TestUnfinishedAndWaiting(t *testing.T) {
 			t.Errorf("waiting info not stored: %+v", j)
 		}
 	}
+	counts, err := s.CountByState(ctx)
+	if err != nil || counts["SUBMITTED"] != 2 || counts["REJECTED"] != 1 {
+		t.Fatalf("counts %v %v", counts, err)
+	}
 	want := []string{a.ID, b.ID}
 	sort.Strings(ids)
 	sort.Strings(want)

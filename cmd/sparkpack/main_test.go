@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,15 @@ func TestServeAndSubmit(t *testing.T) {
 		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "50ms", "--timeout", "300ms")
 	if code != 1 || !strings.Contains(errOut, "SUBMITTED") {
 		t.Fatalf("follow: %d %q", code, errOut)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `sparkpack_jobs{state="SUBMITTED"} 2`) {
+		t.Fatalf("/metrics lacks the job count:\n%s", body)
 	}
 	cancel()
 	if err := <-done; err != nil {

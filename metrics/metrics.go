@@ -1,0 +1,101 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds every sparkpack metric on its own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	OffersReceived   prometheus.Counter
+	OffersDeclined   prometheus.Counter
+	Reservations     *prometheus.CounterVec // op=reserve|unreserve, result=ok|conflict|error
+	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
+	PlacementSeconds prometheus.Histogram
+	OfferToAccept    prometheus.Histogram
+	ClusterCostUSD   prometheus.Gauge
+	BurnRateUSD      prometheus.Gauge
+	ActiveAgents     prometheus.Gauge
+}
+
+// JobCounter counts jobs by state (package store implements it).
+type JobCounter interface {
+	CountByState(ctx context.Context) (map[string]int, error)
+}
+
+// New makes the metrics; jobs, if not nil, is asked for job counts at
+// every scrape (with a 2 s limit).
+func New(jobs JobCounter) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		OffersReceived: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sparkpack_offers_received_total", Help: "Mesos offers received."}),
+		OffersDeclined: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sparkpack_offers_declined_total", Help: "Mesos offers declined."}),
+		Reservations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkpack_reservation_operations_total", Help: "Reserve and unreserve operations by result."},
+			[]string{"op", "result"}),
+		QueueLength: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sparkpack_queue_length", Help: "Jobs waiting, by queue."}, []string{"queue"}),
+		PlacementSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "sparkpack_placement_seconds", Help: "Time to compute one job's placement.",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}),
+		OfferToAccept: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
+			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		ClusterCostUSD: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sparkpack_cluster_cost_usd", Help: "Cumulative cost of the agents sparkpack kept active."}),
+		BurnRateUSD: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
+		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+	}
+	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
+		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if jobs != nil {
+		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
+			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format. A metric that
+// cannot be collected (the database is down) is left out; the rest is served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ObservePlacement records one placement's duration.
+func (m *Metrics) ObservePlacement(d time.Duration) {
+	if m != nil {
+		m.PlacementSeconds.Observe(d.Seconds())
+	}
+}
+
+type jobCollector struct {
+	jobs JobCounter
+	desc *prometheus.Desc
+}
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.jobs.CountByState(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for st, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), st)
+	}
+}
