@@ -11,10 +11,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/sparkrest"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -28,6 +31,9 @@ type serveConfig struct {
 	logLevel        string
 	logFormat       string
 	shutdownTimeout time.Duration
+	// sparkRestListen, when set, serves Spark's REST submission protocol
+	// (package sparkrest) there; empty disables it.
+	sparkRestListen string
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -40,6 +46,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token on reads too", "SPARKPACK_PROTECT_READS"))
 	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
 	fs.StringVar(&c.logFormat, "log-format", envDefault("SPARKPACK_LOG_FORMAT", "auto"), withEnv("auto (JSON unless stderr is a terminal), json or text", "SPARKPACK_LOG_FORMAT"))
+	fs.StringVar(&c.sparkRestListen, "spark-rest-listen", envDefault("SPARKPACK_SPARK_REST_LISTEN", ""), withEnv("address of Spark's REST submission protocol, for spark-submit --master mesos://HOST:PORT --deploy-mode cluster (7077 by convention, e.g. 0.0.0.0:7077; no authentication: trusted networks only); empty disables it", "SPARKPACK_SPARK_REST_LISTEN"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -50,6 +57,11 @@ func (c *serveConfig) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		return fmt.Errorf("--listen %q: %w (use host:port, e.g. 127.0.0.1:8080)", c.listen, err)
+	}
+	if c.sparkRestListen != "" {
+		if _, _, err := net.SplitHostPort(c.sparkRestListen); err != nil {
+			return fmt.Errorf("--spark-rest-listen %q: %w (use host:port, e.g. 0.0.0.0:7077, or leave it empty)", c.sparkRestListen, err)
+		}
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
@@ -97,15 +109,35 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	if c.mesosMaster != "" {
 		log.WithField("mesos_master", c.mesosMaster).Warn("--mesos-master is set, but this version has no Mesos framework yet: jobs are stored and queued, not launched")
 	}
+	broker := api.NewBroker()
+	m := metrics.New(st)
 	srv := api.New(api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log,
-		Broker: api.NewBroker(), Dashboard: true})
+		Broker: broker, Dashboard: true,
+		Mount: func(r *mux.Router, _ *api.Server) { r.Handle("/metrics", m.Handler()).Methods(http.MethodGet) }})
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	var sparkSrv *http.Server
+	if c.sparkRestListen != "" {
+		sln, err := net.Listen("tcp", c.sparkRestListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--spark-rest-listen %s: %w", c.sparkRestListen, err)
+		}
+		sparkSrv = &http.Server{
+			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
+				Log: log.WithField("listener", "spark-rest")}),
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+		}
+		go func() { errc <- sparkSrv.Serve(sln) }()
+		log.WithField("spark_rest_listen", sln.Addr().String()).Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
+	}
 	go func() { errc <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
 	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0}).Info("sparkpack is serving: API at http://" + addr + "/api/v1/jobs")
@@ -114,12 +146,21 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	}
 	select {
 	case err := <-errc:
+		httpSrv.Close()
+		if sparkSrv != nil {
+			sparkSrv.Close()
+		}
 		return fmt.Errorf("HTTP server: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: letting requests finish")
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
 	defer cancel()
+	if sparkSrv != nil {
+		if err := sparkSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutdown of the Spark REST listener: %w", err)
+		}
+	}
 	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -1,0 +1,98 @@
+// Package sparkrest serves the REST submission protocol of Spark's
+// MesosClusterDispatcher (protocol version v1) on its own listener, so that
+//
+//	spark-submit --master mesos://sparkpack:7077 --deploy-mode cluster ...
+//
+// submits a sparkpack job without any change to the client. Spark's
+// RestSubmissionClient (Spark 3.5) speaks it:
+//
+//	POST /v1/submissions/create        CreateSubmissionRequest -> CreateSubmissionResponse
+//	GET  /v1/submissions/status/{id}   -> SubmissionStatusResponse
+//	POST /v1/submissions/kill/{id}     -> KillSubmissionResponse
+//
+// Status codes follow Spark's RestSubmissionServer: 200 whenever the request
+// was processed (even when the answer says "success": false, e.g. an unknown
+// submission), 400 with an ErrorResponse for a malformed or invalid request,
+// 468 with an ErrorResponse naming "highestProtocolVersion": "v1" for another
+// protocol version, 500 with an ErrorResponse when sparkpack itself fails
+// (for example the database is unavailable; retrying is safe only with
+// spark.sparkpack.id, see below). A wrong HTTP method gets 405.
+//
+// Responses hold only the fields Spark's response classes have: the client
+// parses them with Jackson, which rejects unknown properties, so sparkpack's
+// own state is reported inside "message".
+//
+// # From Spark properties to the job
+//
+//	spark.app.name                        name (default: the main class, as the dispatcher does)
+//	spark.executor.instances              executors
+//	spark.cores.max                       caps executors at floor(cores.max / executor cores)
+//	spark.executor.cores                  executorCores (default 1)
+//	spark.executor.memory                 executorMemoryMB (Spark size string: 4g, 512m, 1024; default 1g)
+//	spark.mesos.executor.memoryOverhead   memoryOverheadMB (MiB, Spark on Mesos' own setting; wins)
+//	spark.executor.memoryOverhead         memoryOverheadMB (size string, MiB by default)
+//	spark.driver.cores                    driver.cores
+//	spark.driver.memory                   driver.memoryMB (size string)
+//	spark.sparkpack.deadline              deadline: RFC 3339 time or seconds from submission
+//	spark.sparkpack.id                    id: a UUID chosen by the client (idempotent retries)
+//	spark.sparkpack.estimatedDurationSeconds  estimatedDurationSeconds
+//	spark.sparkpack.label.KEY             labels[KEY]
+//
+// The sparkpack settings carry the "spark." prefix because spark-submit
+// drops every --conf key that does not start with "spark." ("Ignoring
+// non-Spark config property"); the bare forms (sparkpack.deadline, ...) are
+// accepted too, for clients that post the JSON themselves.
+//
+// Without spark.executor.instances and spark.cores.max the job gets
+// Config.DefaultExecutors executors (1 unless configured) and the response
+// message says so.
+//
+// Properties Spark's client always sends and that sparkpack controls are
+// dropped: spark.master (the dispatcher's address, not the Mesos master),
+// spark.submit.deployMode ("cluster"; sparkpack runs drivers in client mode
+// on an agent), spark.driver.supervise (sparkpack's retries replace it) and
+// spark.app.name (it becomes the job name, passed with --name). spark.jars
+// loses the application resource, which spark-submit adds to it and which
+// sparkpack passes as the primary resource (Spark's own dispatcher drops
+// spark.jars for the same reason); other jars stay. An empty
+// spark.submit.pyFiles and spark.dynamicAllocation.enabled=false are
+// dropped as no-ops. Every other property goes to the job's sparkConf, where
+// scheduler.Validate applies the same checks as the native API: a property
+// sparkpack derives (spark.mesos.role, spark.dynamicAllocation.enabled=true,
+// ...) is refused with a 400 naming it.
+//
+// environmentVariables (the client forwards its SPARK_* and MESOS_*
+// variables) become the job's environment; appArgs its arguments.
+//
+// # Submission ids and idempotency
+//
+// The submission id is the sparkpack job id (a UUID), so the same id works
+// with GET /api/v1/jobs/{id} and the dashboard. Spark's client sends no id
+// and never retries a create, so by default every create is a new job (two
+// identical spark-submit runs are two jobs, as with Spark's dispatcher).
+// A client that wants safe retries sets spark.sparkpack.id to a UUID: the
+// same id with the same request returns the existing job ("success": true,
+// message "already submitted"), the same id with another request is refused
+// with a 400 — the native API's idempotency, through the same
+// api.Server.Submit.
+//
+// A job that can never run (a deadline already past) is stored as REJECTED,
+// as through the native API, and the create answers "success": false with
+// its submissionId and the reason, so that spark-submit reports a failed
+// submission.
+//
+// # Driver states
+//
+//	SUBMITTED, QUEUED, PLACING, RESERVING  QUEUED
+//	LAUNCHING, RUNNING                     RUNNING
+//	FINISHED                               FINISHED
+//	FAILED, REJECTED                       FAILED (message gives the reason)
+//	KILLED, CANCELLED                      KILLED
+//	unknown id                             NOT_FOUND ("success": false)
+//
+// # Security
+//
+// Spark's client cannot send a bearer token, so this listener has no
+// authentication, like Spark's own dispatcher. Bind it to a trusted network
+// only (serve's --spark-rest-listen is empty, i.e. off, by default).
+package sparkrest

@@ -1,0 +1,406 @@
+package sparkrest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// Store is what the protocol needs of the job store (package store
+// implements it; so does anything satisfying api.JobStore).
+type Store interface {
+	GetJob(ctx context.Context, id string) (scheduler.Job, error)
+	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
+}
+
+// SubmitFunc stores a spec as a job exactly like the native API does; it
+// is api.Server.Submit: on failure it has written a native error
+// ({"error", "field"} with a status) to w and returns ok=false.
+type SubmitFunc func(w http.ResponseWriter, r *http.Request, spec scheduler.Spec) (job scheduler.Job, created, ok bool)
+
+// Config configures the handler.
+type Config struct {
+	// Store reads and cancels jobs (required).
+	Store Store
+	// Submit creates jobs (required): pass (*api.Server).Submit so that
+	// both front ends share validation, admission, idempotency and
+	// notifications.
+	Submit SubmitFunc
+	// Notifier, if set, hears about kills (as the native DELETE does).
+	Notifier api.Notifier
+	// Publish, if set, announces changed jobs to the dashboard
+	// ((*api.Broker).Publish).
+	Publish func(name string, data any)
+	// SparkVersion is reported as serverSparkVersion (default DefaultSparkVersion).
+	SparkVersion string
+	// DefaultExecutors is the executor count of a request that sets
+	// neither spark.executor.instances nor spark.cores.max (default 1).
+	DefaultExecutors int
+	// DBTimeout bounds the database work of a status or kill (default 10 s).
+	DBTimeout time.Duration
+	Log       logrus.FieldLogger
+}
+
+// DefaultSparkVersion is the Spark release the deployment ships (docker/.env).
+const DefaultSparkVersion = "3.5.8"
+
+type handler struct{ cfg Config }
+
+// New returns the HTTP handler of the protocol. It panics when cfg.Store
+// or cfg.Submit is nil.
+func New(cfg Config) http.Handler {
+	if cfg.Store == nil || cfg.Submit == nil {
+		panic("sparkrest.New: Config.Store and Config.Submit are required")
+	}
+	if cfg.SparkVersion == "" {
+		cfg.SparkVersion = DefaultSparkVersion
+	}
+	if cfg.DefaultExecutors < 1 {
+		cfg.DefaultExecutors = 1
+	}
+	if cfg.DBTimeout <= 0 {
+		cfg.DBTimeout = 10 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	return &handler{cfg: cfg}
+}
+
+// statusWriter remembers the status, for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	h.route(sw, r)
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	entry := h.cfg.Log.WithFields(logrus.Fields{
+		"method": r.Method, "path": r.URL.Path, "status": sw.status,
+		"duration": time.Since(start).Round(time.Microsecond).String(), "remote": r.RemoteAddr,
+		"front_end": "spark-rest",
+	})
+	if sw.status >= 500 {
+		entry.Warn("request")
+	} else {
+		entry.Info("request")
+	}
+}
+
+func (h *handler) route(w http.ResponseWriter, r *http.Request) {
+	var parts []string
+	for _, p := range strings.Split(r.URL.Path, "/") {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) >= 3 && parts[0] == ProtocolVersion && parts[1] == "submissions" {
+		id := ""
+		if len(parts) >= 4 {
+			id = parts[3]
+		}
+		switch parts[2] {
+		case "create":
+			if h.method(w, r, http.MethodPost) {
+				h.create(w, r)
+			}
+			return
+		case "status":
+			if h.method(w, r, http.MethodGet) {
+				if id == "" {
+					h.error(w, http.StatusBadRequest, "Submission ID is missing in status request.")
+					return
+				}
+				h.status(w, r, id)
+			}
+			return
+		case "kill":
+			if h.method(w, r, http.MethodPost) {
+				if id == "" {
+					h.error(w, http.StatusBadRequest, "Submission ID is missing in kill request.")
+					return
+				}
+				h.kill(w, r, id)
+			}
+			return
+		}
+	}
+	// Anything else, as Spark's default servlet answers it.
+	hint := fmt.Sprintf(" Please submit requests through http://[host]:[port]/%s/submissions/...", ProtocolVersion)
+	switch {
+	case len(parts) == 0:
+		h.error(w, http.StatusBadRequest, "Missing protocol version."+hint)
+	case parts[0] != ProtocolVersion:
+		h.write(w, StatusUnknownProtocolVersion, ErrorResponse{Action: ActionErrorResponse,
+			Message:                fmt.Sprintf("Unknown protocol version '%s'.", truncate(parts[0], 64)) + hint,
+			HighestProtocolVersion: ProtocolVersion, ServerSparkVersion: h.cfg.SparkVersion})
+	case len(parts) == 1 || parts[1] != "submissions":
+		h.error(w, http.StatusBadRequest, "Missing the /submissions prefix."+hint)
+	default:
+		h.error(w, http.StatusBadRequest, "Missing an action: please specify one of /create, /kill, or /status."+hint)
+	}
+}
+
+func (h *handler) method(w http.ResponseWriter, r *http.Request, want string) bool {
+	if r.Method == want {
+		return true
+	}
+	w.Header().Set("Allow", want)
+	h.error(w, http.StatusMethodNotAllowed, fmt.Sprintf("HTTP method %s is not supported by %s; use %s", r.Method, r.URL.Path, want))
+	return false
+}
+
+func (h *handler) write(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (h *handler) error(w http.ResponseWriter, status int, msg string) {
+	h.write(w, status, ErrorResponse{Action: ActionErrorResponse, Message: msg, ServerSparkVersion: h.cfg.SparkVersion})
+}
+
+func (h *handler) create(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	req, err := DecodeCreateRequest(body)
+	if err != nil {
+		h.error(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	spec, notes, err := ToSpec(req, h.cfg.DefaultExecutors)
+	if err != nil {
+		h.error(w, http.StatusBadRequest, "Invalid request: "+err.Error())
+		return
+	}
+	if err := spec.Validate(); err != nil {
+		h.error(w, http.StatusBadRequest, "Invalid request: "+describeFieldError(err))
+		return
+	}
+	rec := &recorder{header: http.Header{}}
+	job, created, ok := h.cfg.Submit(rec, r, spec)
+	if !ok {
+		h.submitFailed(w, rec)
+		return
+	}
+	msg := fmt.Sprintf("Driver successfully submitted as %s (sparkpack job, state %s)", job.ID, job.State)
+	if !created {
+		msg = fmt.Sprintf("Driver %s was already submitted with this request (sparkpack job, state %s)", job.ID, job.State)
+	}
+	// A job that can never run (its deadline has passed, ...) is stored as
+	// REJECTED; Spark's client reports "success": false as a failed
+	// submission, which is what the user should see.
+	success := job.State != scheduler.Rejected
+	if !success {
+		msg = fmt.Sprintf("Driver %s was rejected: %s", job.ID, job.WaitingReason)
+	}
+	if len(notes) > 0 {
+		msg += "; " + strings.Join(notes, "; ")
+	}
+	h.write(w, http.StatusOK, CreateSubmissionResponse{
+		Action: ActionCreateResponse, Message: msg, ServerSparkVersion: h.cfg.SparkVersion,
+		SubmissionID: job.ID, Success: success, UnknownFields: req.UnknownFields,
+	})
+}
+
+// describeFieldError words a validation error with the Spark property that
+// caused it where there is one.
+func describeFieldError(err error) string {
+	var fe *scheduler.FieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	prop := map[string]string{
+		"id":                       PropID,
+		"name":                     PropAppName,
+		"executors":                PropExecutorInstances + " / " + PropCoresMax,
+		"executorCores":            PropExecutorCores,
+		"executorMemoryMB":         PropExecutorMemory,
+		"memoryOverheadMB":         PropMesosExecutorMemOverhead,
+		"driver.cores":             PropDriverCores,
+		"driver.memoryMB":          PropDriverMemory,
+		"deadline":                 PropDeadline,
+		"estimatedDurationSeconds": PropEstimatedDuration,
+		"app.appResource":          "appResource",
+		"app.mainClass":            "mainClass",
+		"app.args":                 "appArgs",
+		"app.sparkConf":            "sparkProperties",
+		"app.environment":          "environmentVariables",
+	}[fe.Field]
+	switch {
+	case prop != "":
+		return prop + ": " + fe.Msg
+	case strings.HasPrefix(fe.Field, "app.args["):
+		return "appArgs" + strings.TrimPrefix(fe.Field, "app.args") + ": " + fe.Msg
+	case strings.HasPrefix(fe.Field, "app.sparkConf."):
+		return strings.TrimPrefix(fe.Field, "app.sparkConf.") + ": " + fe.Msg
+	case strings.HasPrefix(fe.Field, "app.environment."):
+		return "environmentVariables." + strings.TrimPrefix(fe.Field, "app.environment.") + ": " + fe.Msg
+	case strings.HasPrefix(fe.Field, "labels"):
+		return PropLabelPrefix + "KEY (" + fe.Field + "): " + fe.Msg
+	}
+	return fe.Error()
+}
+
+// recorder captures what api.Server.Submit writes when it fails.
+type recorder struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if len(r.body) < 64<<10 {
+		r.body = append(r.body, b...)
+	}
+	return len(b), nil
+}
+
+// submitFailed turns the native API's error into Spark's ErrorResponse:
+// 400 for the client's mistakes (e.g. spark.sparkpack.id reused with
+// another request), 500 for sparkpack's own failures.
+func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
+	var eb api.ErrorBody
+	msg := strings.TrimSpace(string(rec.body))
+	if json.Unmarshal(rec.body, &eb) == nil && eb.Error != "" {
+		msg = eb.Error
+		if eb.Field == "id" {
+			msg = PropID + ": " + msg
+		} else if eb.Field != "" {
+			msg = eb.Field + ": " + msg
+		}
+	}
+	if msg == "" {
+		msg = "the submission failed"
+	}
+	status := http.StatusInternalServerError
+	if rec.status >= 400 && rec.status < 500 {
+		status = http.StatusBadRequest
+	}
+	if status == http.StatusBadRequest {
+		h.error(w, status, "Invalid request: "+msg)
+		return
+	}
+	h.error(w, status, "Internal server error: "+msg)
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func (h *handler) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), h.cfg.DBTimeout)
+}
+
+func (h *handler) internal(w http.ResponseWriter, what string, err error) {
+	h.cfg.Log.WithError(err).WithField("front_end", "spark-rest").Warn(what)
+	msg := "Internal server error: " + what + " failed; see the sparkpack log"
+	if store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
+		msg = "Internal server error: the database is unavailable; retry shortly"
+	}
+	h.error(w, http.StatusInternalServerError, msg)
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {
+	resp := SubmissionStatusResponse{Action: ActionStatusResponse, ServerSparkVersion: h.cfg.SparkVersion, SubmissionID: id}
+	if !uuidRE.MatchString(id) {
+		resp.DriverState = DriverNotFound
+		h.write(w, http.StatusOK, resp)
+		return
+	}
+	ctx, cancel := h.dbContext(r)
+	defer cancel()
+	job, err := h.cfg.Store.GetJob(ctx, strings.ToLower(id))
+	switch {
+	case errors.Is(err, scheduler.ErrNotFound):
+		resp.DriverState = DriverNotFound
+		h.write(w, http.StatusOK, resp)
+		return
+	case err != nil:
+		h.internal(w, "reading the submission", err)
+		return
+	}
+	resp.SubmissionID = job.ID
+	resp.Success = true
+	resp.DriverState = DriverState(job.State)
+	resp.Message = "sparkpack state " + string(job.State)
+	if job.WaitingReason != "" {
+		resp.Message += ": " + job.WaitingReason
+	}
+	if job.KillRequested && !job.State.Terminal() {
+		resp.Message += " (kill requested)"
+	}
+	h.write(w, http.StatusOK, resp)
+}
+
+func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
+	resp := KillSubmissionResponse{Action: ActionKillResponse, ServerSparkVersion: h.cfg.SparkVersion, SubmissionID: id}
+	if !uuidRE.MatchString(id) {
+		resp.Message = "Cannot find driver " + truncate(id, 80)
+		h.write(w, http.StatusOK, resp)
+		return
+	}
+	ctx, cancel := h.dbContext(r)
+	defer cancel()
+	job, outcome, err := h.cfg.Store.Cancel(ctx, strings.ToLower(id), "killed through the Spark REST submission protocol")
+	switch {
+	case errors.Is(err, scheduler.ErrNotFound):
+		resp.Message = "Cannot find driver " + id
+		h.write(w, http.StatusOK, resp)
+		return
+	case errors.Is(err, store.ErrTerminal):
+		resp.SubmissionID = job.ID
+		resp.Message = fmt.Sprintf("Driver already terminated (sparkpack state %s)", job.State)
+		h.write(w, http.StatusOK, resp)
+		return
+	case err != nil:
+		h.internal(w, "killing the submission", err)
+		return
+	}
+	if h.cfg.Notifier != nil {
+		h.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
+	}
+	if h.cfg.Publish != nil {
+		h.cfg.Publish("job", map[string]any{"id": job.ID, "state": job.State})
+	}
+	resp.SubmissionID = job.ID
+	resp.Success = true
+	if outcome == store.KillRequested {
+		resp.Message = fmt.Sprintf("Killing running driver (sparkpack state %s; the framework stops it and releases its reservations)", job.State)
+	} else {
+		resp.Message = "Removed driver while it was still pending (sparkpack state CANCELLED)"
+	}
+	h.write(w, http.StatusOK, resp)
+}
