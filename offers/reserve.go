@@ -13,34 +13,11 @@ import (
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
-// ReservationState mirrors the store's reservation states.
-type ReservationState string
-
-const (
-	ResPlanned     ReservationState = "planned"
-	ResReserving   ReservationState = "reserving"
-	ResReserved    ReservationState = "reserved"
-	ResUnreserving ReservationState = "unreserving"
-	ResReleased    ReservationState = "released"
-	ResFailed      ReservationState = "failed"
-)
-
-// ReservationRecord is the durable record of one job's reservation on one agent.
-type ReservationRecord struct {
-	JobID   string
-	AgentID string
-	Role    string
-	CPUs    float64
-	MemMB   float64
-	State   ReservationState
-}
-
 // Journal keeps reservation records durably, so that a restart knows what
-// was asked of Mesos. The store package implements it (through a small
-// adapter in cmd/sparkpack).
+// was asked of Mesos. The store package implements it.
 type Journal interface {
-	PutReservation(ctx context.Context, r ReservationRecord) error
-	JobReservations(ctx context.Context, jobID string) ([]ReservationRecord, error)
+	PutReservation(ctx context.Context, r scheduler.Reservation) error
+	Reservations(ctx context.Context, jobID string, states ...scheduler.ReservationState) ([]scheduler.Reservation, error)
 }
 
 // Reserver pins a job's executors with operator-API reservations and
@@ -94,7 +71,7 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 		want[a.AgentID] = [2]float64{c, m}
 		totalCPU += c
 		totalMem += m
-		if err := r.Journal.PutReservation(ctx, ReservationRecord{JobID: j.ID, AgentID: a.AgentID, Role: role, CPUs: c, MemMB: m, State: ResReserving}); err != nil {
+		if err := r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: j.ID, AgentID: a.AgentID, Role: role, CPUs: c, MemMB: m, State: scheduler.ResReserving}); err != nil {
 			return err
 		}
 	}
@@ -136,7 +113,7 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 		return fmt.Errorf("confirm reservations of job %s: %w", j.ID, err)
 	}
 	for agent, amt := range want {
-		if err := r.Journal.PutReservation(ctx, ReservationRecord{JobID: j.ID, AgentID: agent, Role: role, CPUs: amt[0], MemMB: amt[1], State: ResReserved}); err != nil {
+		if err := r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: j.ID, AgentID: agent, Role: role, CPUs: amt[0], MemMB: amt[1], State: scheduler.ResReserved}); err != nil {
 			return err
 		}
 	}
@@ -210,7 +187,7 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 					continue
 				}
 				pending++
-				_ = r.Journal.PutReservation(ctx, ReservationRecord{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: ResUnreserving})
+				_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResUnreserving})
 				if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsConflict(err) {
 					return err
 				} else if err != nil {
@@ -230,13 +207,13 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 		case <-time.After(poll):
 		}
 	}
-	recs, err := r.Journal.JobReservations(ctx, jobID)
+	recs, err := r.Journal.Reservations(ctx, jobID)
 	if err != nil {
 		return err
 	}
 	for _, rec := range recs {
-		if rec.State != ResReleased {
-			rec.State = ResReleased
+		if rec.State != scheduler.ResReleased {
+			rec.State = scheduler.ResReleased
 			if err := r.Journal.PutReservation(ctx, rec); err != nil {
 				return err
 			}

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lib/pq"
-	"time"
+
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // FrameworkID returns the stored Mesos framework id, "" when none was stored.
@@ -38,31 +39,8 @@ func (s *Store) SetFrameworkID(ctx context.Context, id string) error {
 	return nil
 }
 
-// ReservationState is where one reservation is in its life.
-type ReservationState string
-
-const (
-	ResPlanned     ReservationState = "planned"
-	ResReserving   ReservationState = "reserving"
-	ResReserved    ReservationState = "reserved"
-	ResUnreserving ReservationState = "unreserving"
-	ResReleased    ReservationState = "released"
-	ResFailed      ReservationState = "failed"
-)
-
-// Reservation is what sparkpack reserved (or means to) for a job on an agent.
-type Reservation struct {
-	JobID     string           `json:"jobId"`
-	AgentID   string           `json:"agentId"`
-	Role      string           `json:"role"`
-	CPUs      float64          `json:"cpus"`
-	MemMB     float64          `json:"memMB"`
-	State     ReservationState `json:"state"`
-	UpdatedAt time.Time        `json:"updatedAt"`
-}
-
 // PutReservation records a reservation, or updates its amounts and state.
-func (s *Store) PutReservation(ctx context.Context, r Reservation) error {
+func (s *Store) PutReservation(ctx context.Context, r scheduler.Reservation) error {
 	now := s.timestamp()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO reservations (job_id, agent_id, role, cpus, mem_mb, state, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
@@ -77,7 +55,7 @@ func (s *Store) PutReservation(ctx context.Context, r Reservation) error {
 
 // Reservations lists reservations, of one job when jobID is not empty,
 // else of every job, in any of the given states (all when none given).
-func (s *Store) Reservations(ctx context.Context, jobID string, states ...ReservationState) ([]Reservation, error) {
+func (s *Store) Reservations(ctx context.Context, jobID string, states ...scheduler.ReservationState) ([]scheduler.Reservation, error) {
 	q := `SELECT job_id, agent_id, role, cpus, mem_mb, state, updated_at FROM reservations WHERE ($1 = '' OR job_id::text = $1)`
 	args := []any{jobID}
 	if len(states) > 0 {
@@ -94,14 +72,14 @@ func (s *Store) Reservations(ctx context.Context, jobID string, states ...Reserv
 		return nil, fmt.Errorf("list reservations: %w", err)
 	}
 	defer rows.Close()
-	var out []Reservation
+	var out []scheduler.Reservation
 	for rows.Next() {
-		var r Reservation
+		var r scheduler.Reservation
 		var st string
 		if err := rows.Scan(&r.JobID, &r.AgentID, &r.Role, &r.CPUs, &r.MemMB, &st, &r.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("list reservations: %w", err)
 		}
-		r.State = ReservationState(st)
+		r.State = scheduler.ReservationState(st)
 		r.UpdatedAt = r.UpdatedAt.UTC()
 		out = append(out, r)
 	}

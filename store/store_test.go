@@ -393,19 +393,19 @@ func TestPlacementFrameworkReservations(t *testing.T) {
 		t.Fatalf("framework id %q", id)
 	}
 
-	r := Reservation{JobID: j.ID, AgentID: "S1", Role: scheduler.Role(j.ID), CPUs: 3, MemMB: 4224, State: ResReserving}
+	r := scheduler.Reservation{JobID: j.ID, AgentID: "S1", Role: scheduler.Role(j.ID), CPUs: 3, MemMB: 4224, State: scheduler.ResReserving}
 	if err := s.PutReservation(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	r.State = ResReserved
+	r.State = scheduler.ResReserved
 	if err := s.PutReservation(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	live, _ := s.Reservations(ctx, "", ResReserved, ResReserving)
-	if len(live) != 1 || live[0].State != ResReserved || live[0].CPUs != 3 {
+	live, _ := s.Reservations(ctx, "", scheduler.ResReserved, scheduler.ResReserving)
+	if len(live) != 1 || live[0].State != scheduler.ResReserved || live[0].CPUs != 3 {
 		t.Fatalf("reservations %+v", live)
 	}
-	if none, _ := s.Reservations(ctx, j.ID, ResReleased); len(none) != 0 {
+	if none, _ := s.Reservations(ctx, j.ID, scheduler.ResReleased); len(none) != 0 {
 		t.Fatalf("released %+v", none)
 	}
 }
