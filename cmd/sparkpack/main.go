@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/simulate"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,9 +30,10 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":   {"run the REST API and scheduler against PostgreSQL", runServe},
-	"submit":  {"submit a job to a running sparkpack and optionally follow it", runSubmit},
-	"version": {"print the version", runVersion},
+	"serve":    {"run the REST API and scheduler against PostgreSQL", runServe},
+	"submit":   {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"version":  {"print the version", runVersion},
+	"simulate": {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
 }
 
 func main() {

@@ -1,0 +1,242 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// CostPoint is one point of the cumulative cost series: the cluster's cost
+// from the meter's start up to T. Between two points the cost grows
+// linearly (the set of active agents only changes at points).
+type CostPoint struct {
+	T        time.Time `json:"t"`
+	TotalUSD float64   `json:"totalUSD"`
+}
+
+// AgentCost is one agent's share of the bill.
+type AgentCost struct {
+	AgentID         string  `json:"agentId"`
+	PriceUSDPerHour float64 `json:"priceUSDPerHour"`
+	Active          bool    `json:"active"`
+	ActiveSeconds   float64 `json:"activeSeconds"`
+	CostUSD         float64 `json:"costUSD"`
+}
+
+// CostReport is the cost of the cluster so far (GET /api/v1/cost).
+type CostReport struct {
+	At                 time.Time   `json:"at"`
+	TotalUSD           float64     `json:"totalUSD"`
+	BurnRateUSDPerHour float64     `json:"burnRateUSDPerHour"`
+	ActiveAgents       int         `json:"activeAgents"`
+	AgentActiveSeconds float64     `json:"agentActiveSeconds"`
+	Series             []CostPoint `json:"series"`
+	Agents             []AgentCost `json:"agents"`
+}
+
+// DefaultCostSeriesPoints bounds the cost series kept in memory; when it is
+// exceeded every other point is dropped (the first and last always stay).
+const DefaultCostSeriesPoints = 4096
+
+type agentMeter struct {
+	price  int64 // micro-USD per hour
+	active bool
+	since  time.Time     // start of the current active interval
+	closed time.Duration // active time of finished intervals
+}
+
+// CostMeter implements thesis eq. 4.11: the cost of a run is, per agent,
+// its active time times its price, summed over agents. An agent is active
+// while it holds any reservation or task of ours; idle agents cost nothing.
+// Time is prorated to the nanosecond (no billing-hour rounding). It is safe
+// for concurrent use; times passed to it must not go backwards.
+type CostMeter struct {
+	mu        sync.Mutex
+	start     time.Time
+	last      time.Time
+	agents    map[string]*agentMeter
+	order     []string
+	series    []CostPoint
+	MaxPoints int // 0 means DefaultCostSeriesPoints
+}
+
+// NewCostMeter starts metering at start with every agent idle.
+func NewCostMeter(start time.Time) *CostMeter {
+	m := &CostMeter{start: start, last: start, agents: map[string]*agentMeter{}}
+	m.series = []CostPoint{{T: start, TotalUSD: 0}}
+	return m
+}
+
+func microUSDHoursToUSD(priceMicroPerHour int64, d time.Duration) float64 {
+	return float64(priceMicroPerHour) * d.Hours() / 1e6
+}
+
+func (m *CostMeter) activeTime(a *agentMeter, t time.Time) time.Duration {
+	d := a.closed
+	if a.active && t.After(a.since) {
+		d += t.Sub(a.since)
+	}
+	return d
+}
+
+func (m *CostMeter) totalLocked(t time.Time) float64 {
+	var usd float64
+	for _, id := range m.order {
+		a := m.agents[id]
+		usd += microUSDHoursToUSD(a.price, m.activeTime(a, t))
+	}
+	return usd
+}
+
+// SetActive records that agentID (price in micro-USD per hour) became
+// active or idle at t. It reports whether the state changed. The price of
+// an agent is taken when it becomes active.
+func (m *CostMeter) SetActive(t time.Time, agentID string, priceMicroUSDPerHour int64, active bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.setLocked(t, agentID, priceMicroUSDPerHour, active)
+}
+
+func (m *CostMeter) setLocked(t time.Time, id string, price int64, active bool) bool {
+	if t.Before(m.last) {
+		t = m.last
+	}
+	m.last = t
+	a := m.agents[id]
+	if a == nil {
+		a = &agentMeter{}
+		m.agents[id] = a
+		m.order = append(m.order, id)
+		slices.Sort(m.order)
+	}
+	if a.active == active {
+		return false
+	}
+	if active {
+		a.price = price
+		a.since = t
+	} else {
+		a.closed += t.Sub(a.since)
+	}
+	a.active = active
+	m.appendPoint(CostPoint{T: t, TotalUSD: m.totalLocked(t)})
+	return true
+}
+
+func (m *CostMeter) appendPoint(p CostPoint) {
+	if n := len(m.series); n > 0 && m.series[n-1].T.Equal(p.T) {
+		m.series[n-1] = p
+		return
+	}
+	m.series = append(m.series, p)
+	limit := m.MaxPoints
+	if limit <= 0 {
+		limit = DefaultCostSeriesPoints
+	}
+	if len(m.series) > limit && limit >= 3 {
+		kept := m.series[:1]
+		for i := 1; i < len(m.series)-1; i++ {
+			if i%2 == 0 {
+				kept = append(kept, m.series[i])
+			}
+		}
+		kept = append(kept, m.series[len(m.series)-1])
+		m.series = kept
+	}
+}
+
+// Observe makes the meter's active set equal to the snapshot's: every
+// agent with Active set is active from t, every other agent idle. It
+// returns the agents that went idle and those that became active.
+func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentActive []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := make(map[string]bool, len(s.Agents))
+	for _, a := range s.Agents {
+		seen[a.ID] = true
+		if m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active) {
+			if a.Active {
+				wentActive = append(wentActive, a.ID)
+			} else {
+				wentIdle = append(wentIdle, a.ID)
+			}
+		}
+	}
+	// Agents gone from the cluster stop costing.
+	for _, id := range slices.Clone(m.order) {
+		if !seen[id] && m.agents[id].active {
+			m.setLocked(t, id, 0, false)
+			wentIdle = append(wentIdle, id)
+		}
+	}
+	return wentIdle, wentActive
+}
+
+// TotalUSD is the cost from the start up to t.
+func (m *CostMeter) TotalUSD(t time.Time) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.totalLocked(t)
+}
+
+// BurnRateUSDPerHour is the summed hourly price of the active agents now.
+func (m *CostMeter) BurnRateUSDPerHour() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var p int64
+	for _, a := range m.agents {
+		if a.active {
+			p += a.price
+		}
+	}
+	return float64(p) / 1e6
+}
+
+// Report is the cost at t: total, burn rate, the series (ending with a
+// point at t) and per-agent figures.
+func (m *CostMeter) Report(t time.Time) CostReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t.Before(m.last) {
+		t = m.last
+	}
+	r := CostReport{At: t, TotalUSD: m.totalLocked(t)}
+	var burn int64
+	for _, id := range m.order {
+		a := m.agents[id]
+		at := m.activeTime(a, t)
+		if a.active {
+			burn += a.price
+			r.ActiveAgents++
+		}
+		r.AgentActiveSeconds += at.Seconds()
+		r.Agents = append(r.Agents, AgentCost{
+			AgentID: id, PriceUSDPerHour: float64(a.price) / 1e6, Active: a.active,
+			ActiveSeconds: at.Seconds(), CostUSD: microUSDHoursToUSD(a.price, at),
+		})
+	}
+	r.BurnRateUSDPerHour = float64(burn) / 1e6
+	r.Series = slices.Clone(m.series)
+	if n := len(r.Series); n == 0 || r.Series[n-1].T.Before(t) {
+		r.Series = append(r.Series, CostPoint{T: t, TotalUSD: r.TotalUSD})
+	}
+	return r
+}
+
+// Provisioner powers idle agents off and on again (for example by stopping
+// and starting cloud VMs). The Core calls PowerOn for the agents a plan
+// activates before applying it, and PowerOff for agents that became idle.
+type Provisioner interface {
+	PowerOn(ctx context.Context, agentID string) error
+	PowerOff(ctx context.Context, agentID string) error
+}
+
+// NopProvisioner leaves agents as they are (the default): idle agents are
+// simply not counted as cost.
+type NopProvisioner struct{}
+
+func (NopProvisioner) PowerOn(context.Context, string) error  { return nil }
+func (NopProvisioner) PowerOff(context.Context, string) error { return nil }

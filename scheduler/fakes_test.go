@@ -1,0 +1,236 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// testStore is a minimal in-memory Store for the core's tests.
+type testStore struct {
+	mu     sync.Mutex
+	jobs   map[string]*Job
+	events []string // "id:from->to:reason"
+	plans  map[string]placement.Plan
+	failOn State // Transition into this state fails (once) when set
+}
+
+func newTestStore() *testStore {
+	return &testStore{jobs: map[string]*Job{}, plans: map[string]placement.Plan{}}
+}
+
+func (s *testStore) add(j Job) Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j.State == "" {
+		j.State = Submitted
+	}
+	cp := j
+	s.jobs[j.ID] = &cp
+	return cp
+}
+
+func (s *testStore) get(id string) Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *s.jobs[id]
+}
+
+func (s *testStore) Transition(_ context.Context, id string, from, to State, reason string, mutate func(*Job)) (Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return Job{}, ErrNotFound
+	}
+	if j.State != from {
+		return *j, fmt.Errorf("job %s is %s: %w", id, j.State, ErrStale)
+	}
+	if err := CheckTransition(from, to); err != nil {
+		return *j, err
+	}
+	if s.failOn != "" && s.failOn == to {
+		s.failOn = ""
+		return *j, fmt.Errorf("injected failure")
+	}
+	cp := *j
+	if mutate != nil {
+		mutate(&cp)
+	}
+	cp.State = to
+	*j = cp
+	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:%s", id, from, to, reason))
+	return cp, nil
+}
+
+func (s *testStore) Unfinished(context.Context) ([]Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Job
+	for _, j := range s.jobs {
+		if !j.State.Terminal() {
+			out = append(out, *j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].SubmittedAt.Before(out[b].SubmittedAt) })
+	return out, nil
+}
+
+func (s *testStore) SetWaiting(_ context.Context, id, reason string, atRisk bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return ErrNotFound
+	}
+	j.WaitingReason, j.AtRisk = reason, atRisk
+	return nil
+}
+
+func (s *testStore) SavePlacement(_ context.Context, id string, p placement.Plan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plans[id] = p
+	return nil
+}
+
+// testCluster holds agents and applies plans exactly.
+type testCluster struct {
+	mu      sync.Mutex
+	agents  []placement.Agent
+	held    map[string]placement.Plan
+	cpus    map[string]float64 // per-executor size by job
+	mem     map[string]float64
+	applied []string
+	killed  []string
+}
+
+func newTestCluster(agents ...placement.Agent) *testCluster {
+	for i := range agents {
+		agents[i].FreeCPUs, agents[i].FreeMemMB = agents[i].CPUs, agents[i].MemMB
+	}
+	return &testCluster{agents: agents, held: map[string]placement.Plan{}, cpus: map[string]float64{}, mem: map[string]float64{}}
+}
+
+func agent(id string, cpus, memMB float64, priceUSD float64) placement.Agent {
+	return placement.Agent{ID: id, Hostname: id, CPUs: cpus, MemMB: memMB, PriceMicroUSDPerHour: int64(priceUSD*1e6 + 0.5)}
+}
+
+func (c *testCluster) Snapshot(context.Context) (placement.Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	active := map[string]bool{}
+	for _, p := range c.held {
+		for _, a := range p.Assignments {
+			active[a.AgentID] = true
+		}
+	}
+	s := placement.Snapshot{Agents: make([]placement.Agent, len(c.agents))}
+	copy(s.Agents, c.agents)
+	for i := range s.Agents {
+		s.Agents[i].Active = active[s.Agents[i].ID]
+	}
+	return s, nil
+}
+
+func (c *testCluster) Apply(_ context.Context, j Job, p placement.Plan) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := DemandOf(&j)
+	for _, a := range p.Assignments {
+		for i := range c.agents {
+			if c.agents[i].ID == a.AgentID {
+				c.agents[i].FreeCPUs -= d.CPUs * float64(a.Executors)
+				c.agents[i].FreeMemMB -= d.MemMB * float64(a.Executors)
+			}
+		}
+	}
+	c.held[j.ID] = p
+	c.cpus[j.ID], c.mem[j.ID] = d.CPUs, d.MemMB
+	c.applied = append(c.applied, j.ID)
+	return nil
+}
+
+func (c *testCluster) Release(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.held[id]
+	if !ok {
+		return nil
+	}
+	for _, a := range p.Assignments {
+		for i := range c.agents {
+			if c.agents[i].ID == a.AgentID {
+				c.agents[i].FreeCPUs += c.cpus[id] * float64(a.Executors)
+				c.agents[i].FreeMemMB += c.mem[id] * float64(a.Executors)
+			}
+		}
+	}
+	delete(c.held, id)
+	return nil
+}
+
+func (c *testCluster) Kill(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.killed = append(c.killed, id)
+	return nil
+}
+
+func (c *testCluster) appliedIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.applied...)
+}
+
+// manualClock is a clock moved by hand; After fires when Advance passes it.
+type manualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newManualClock(t time.Time) *manualClock { return &manualClock{now: t} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	at := c.now.Add(d)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: at, ch: ch})
+	return ch
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}

@@ -1,0 +1,220 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/workload"
+)
+
+// VirtualClock is a scheduler.Clock that only moves when told to.
+type VirtualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []vwaiter
+}
+
+type vwaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+// NewVirtualClock starts at t.
+func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
+
+// Now is the virtual time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// After fires when the virtual time reaches now + d.
+func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, vwaiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Set moves the clock to t (never backwards) and fires due timers.
+func (c *VirtualClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+type allocation struct {
+	plan       placement.Plan
+	cpus, mem  float64 // per executor
+	end        time.Time
+	endKnown   bool
+	agentIndex []int
+}
+
+// Cluster is a simulated cluster implementing scheduler.Cluster: plans
+// take effect at once, and an agent is active while any job holds
+// executors on it. Jobs' expected end times (SetEnd) feed the agents'
+// RemainingActive, which the gio policy uses.
+type Cluster struct {
+	mu      sync.Mutex
+	clock   scheduler.Clock
+	agents  []placement.Agent
+	index   map[string]int
+	allocs  map[string]*allocation
+	started []string
+}
+
+// NewCluster builds a simulated cluster from a cluster spec, all idle.
+func NewCluster(spec clusterspec.Cluster, clock scheduler.Clock) *Cluster {
+	c := &Cluster{clock: clock, index: map[string]int{}, allocs: map[string]*allocation{}}
+	for _, a := range spec.Agents {
+		loc := placement.Location(a.Location)
+		if loc == "" {
+			loc = placement.LocationCloud
+		}
+		c.index[a.ID] = len(c.agents)
+		c.agents = append(c.agents, placement.Agent{
+			ID: a.ID, Hostname: a.Hostname, Attributes: a.AllAttributes(),
+			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.CPUs, FreeMemMB: a.MemMB,
+			PriceMicroUSDPerHour: clusterspec.PriceMicroUSD(a.PricePerHour), Location: loc,
+		})
+	}
+	return c
+}
+
+// Snapshot implements scheduler.Cluster.
+func (c *Cluster) Snapshot(context.Context) (placement.Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	s := placement.Snapshot{Agents: slices.Clone(c.agents)}
+	for _, id := range c.sortedJobs() {
+		a := c.allocs[id]
+		for _, i := range a.agentIndex {
+			ag := &s.Agents[i]
+			ag.Active = true
+			if a.endKnown && a.end.After(now) {
+				ag.RemainingActive = max(ag.RemainingActive, a.end.Sub(now))
+			}
+		}
+	}
+	return s, nil
+}
+
+func (c *Cluster) sortedJobs() []string {
+	ids := make([]string, 0, len(c.allocs))
+	for id := range c.allocs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Apply implements scheduler.Cluster: the plan's executors take their
+// resources at once. It refuses a plan that does not fit.
+func (c *Cluster) Apply(_ context.Context, j scheduler.Job, plan placement.Plan) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.allocs[j.ID]; dup {
+		return fmt.Errorf("simulated cluster: job %s already placed", j.ID)
+	}
+	d := scheduler.DemandOf(&j)
+	al := &allocation{plan: plan, cpus: d.CPUs, mem: d.MemMB}
+	for _, as := range plan.Assignments {
+		i, ok := c.index[as.AgentID]
+		if !ok {
+			return fmt.Errorf("simulated cluster: unknown agent %s", as.AgentID)
+		}
+		ag := &c.agents[i]
+		n := float64(as.Executors)
+		if ag.FreeCPUs+1e-9 < n*d.CPUs || ag.FreeMemMB+1e-9 < n*d.MemMB {
+			return fmt.Errorf("simulated cluster: %d executors of job %s do not fit on %s", as.Executors, j.ID, as.AgentID)
+		}
+		al.agentIndex = append(al.agentIndex, i)
+	}
+	for k, as := range plan.Assignments {
+		ag := &c.agents[al.agentIndex[k]]
+		n := float64(as.Executors)
+		ag.FreeCPUs -= n * d.CPUs
+		ag.FreeMemMB -= n * d.MemMB
+	}
+	c.allocs[j.ID] = al
+	c.started = append(c.started, j.ID)
+	return nil
+}
+
+// Release implements scheduler.Cluster.
+func (c *Cluster) Release(_ context.Context, jobID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	al, ok := c.allocs[jobID]
+	if !ok {
+		return nil
+	}
+	for k, as := range al.plan.Assignments {
+		ag := &c.agents[al.agentIndex[k]]
+		n := float64(as.Executors)
+		ag.FreeCPUs = min(ag.CPUs, ag.FreeCPUs+n*al.cpus)
+		ag.FreeMemMB = min(ag.MemMB, ag.FreeMemMB+n*al.mem)
+	}
+	delete(c.allocs, jobID)
+	return nil
+}
+
+// TakeStarted returns the jobs applied since the last call, in order.
+func (c *Cluster) TakeStarted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.started
+	c.started = nil
+	return s
+}
+
+// Shares describes job's placement for the performance model: per agent,
+// its executors, the agent's cpus and the cpus in use on it now.
+func (c *Cluster) Shares(jobID string) []workload.AgentShare {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	al, ok := c.allocs[jobID]
+	if !ok {
+		return nil
+	}
+	out := make([]workload.AgentShare, 0, len(al.agentIndex))
+	for k, as := range al.plan.Assignments {
+		ag := c.agents[al.agentIndex[k]]
+		out = append(out, workload.AgentShare{Executors: as.Executors, CPUs: ag.CPUs, UsedCPUs: ag.CPUs - ag.FreeCPUs})
+	}
+	return out
+}
+
+// SetEnd records when a placed job is expected to end.
+func (c *Cluster) SetEnd(jobID string, end time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if al, ok := c.allocs[jobID]; ok {
+		al.end, al.endKnown = end, true
+	}
+}

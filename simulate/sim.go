@@ -1,0 +1,379 @@
+package simulate
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/workload"
+)
+
+// Epoch is the virtual time of the trace's second 0.
+var Epoch = time.Date(2009, 10, 1, 0, 0, 0, 0, time.UTC)
+
+// PolicySpec is a simulator policy: a queue discipline and a placement policy.
+type PolicySpec struct {
+	Name      string
+	Ordering  scheduler.Ordering
+	Placement string
+	About     string
+}
+
+// Policies are the simulator's policies, in the order of the thesis'
+// comparison. Any other placement policy name (placement.Names) also works
+// and runs under Algorithm 3.
+var Policies = []PolicySpec{
+	{"fifo-spread", scheduler.OrderFIFO, "spread", "Spark's default: FIFO queue, executors spread round-robin"},
+	{"fifo-consolidate", scheduler.OrderFIFO, "consolidate", "FIFO queue, Spark's spreadOut=false"},
+	{"morpheus", scheduler.OrderAlgorithm3, "morpheus", "EDF/RD queues, Morpheus-style low-cost packing"},
+	{"bfd", scheduler.OrderAlgorithm3, "bfd", "EDF/RD queues, Best-Fit-Decreasing (thesis Algorithm 5)"},
+	{"ilp", scheduler.OrderAlgorithm3, "ilp", "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
+	{"exact", scheduler.OrderAlgorithm3, "exact", "EDF/RD queues, exact min-cost DP"},
+	{"gio", scheduler.OrderAlgorithm3, "gio", "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+}
+
+// LookupPolicy resolves a simulator policy name.
+func LookupPolicy(name string) (PolicySpec, error) {
+	for _, p := range Policies {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	if slices.Contains(placement.Names(), name) {
+		return PolicySpec{Name: name, Ordering: scheduler.OrderAlgorithm3, Placement: name}, nil
+	}
+	var names []string
+	for _, p := range Policies {
+		names = append(names, p.Name)
+	}
+	return PolicySpec{}, fmt.Errorf("unknown policy %q (one of %v, or a placement policy %v)", name, names, placement.Names())
+}
+
+// Options configure one simulation run.
+type Options struct {
+	// Jobs are the trace jobs to replay (already cut to the window).
+	Jobs []workload.TraceJob
+	// From is the start of the window; the virtual clock starts there.
+	From    time.Duration
+	Cluster clusterspec.Cluster
+	Policy  PolicySpec
+	// DeadlineFraction of the jobs (chosen with Seed) get a deadline of
+	// submission + reference duration x Slack.
+	DeadlineFraction float64
+	Slack            float64
+	Seed             uint64
+	// Model is the job and performance model; zero means workload.DefaultModel.
+	Model *workload.Model
+	// PromoteAfter is the core's anti-starvation age (0: its default).
+	PromoteAfter time.Duration
+	// PolicyOptions are passed to the placement policy.
+	PolicyOptions placement.Options
+	// Progress, if set, is called now and then with the virtual time and
+	// the number of jobs done.
+	Progress func(now time.Duration, done, total int)
+}
+
+// Result is the outcome of one run. The first ten JSON keys are the
+// contract of `sparkpack simulate --format json`.
+type Result struct {
+	Policy               string  `json:"policy"`
+	Jobs                 int     `json:"jobs"`
+	TotalCostUSD         float64 `json:"total_cost_usd"`
+	JCTMeanS             float64 `json:"jct_mean_s"`
+	JCTP95S              float64 `json:"jct_p95_s"`
+	DeadlineJobs         int     `json:"deadline_jobs"`
+	DeadlineViolationPct float64 `json:"deadline_violation_pct"`
+	SchedDelayMeanMS     float64 `json:"sched_delay_mean_ms"`
+	SchedDelayP99MS      float64 `json:"sched_delay_p99_ms"`
+	AgentActiveS         float64 `json:"agent_active_s"`
+
+	DeadlineMissed int     `json:"deadline_missed"`
+	Completed      int     `json:"completed"`
+	Rejected       int     `json:"rejected"`
+	Unfinished     int     `json:"unfinished"`
+	WaitMeanS      float64 `json:"wait_mean_s"`
+	WaitP95S       float64 `json:"wait_p95_s"`
+	MakespanS      float64 `json:"makespan_s"`
+	Placements     int     `json:"placements"`
+	// UtilisationPct is the cpu-seconds used by executors over the
+	// cpu-seconds of active agents: how well the paid-for agents are used.
+	UtilisationPct float64 `json:"utilisation_pct"`
+	// Series is the cumulative cost over time (seconds from the window's
+	// start), for the chart.
+	Series []SeriesPoint `json:"-"`
+}
+
+// SeriesPoint is one point of the cumulative cost curve.
+type SeriesPoint struct {
+	S   float64 `json:"s"`
+	USD float64 `json:"usd"`
+}
+
+// checkInvariant, when set by a test, sees the cluster and the queues after
+// every scheduling pass.
+var checkInvariant func(now time.Time, s placement.Snapshot, q scheduler.QueuesView)
+
+type jobInfo struct {
+	profile  workload.Profile
+	submit   time.Time
+	deadline *time.Time
+	start    time.Time
+	end      time.Time
+	done     bool
+}
+
+type finish struct {
+	at  time.Time
+	seq int
+	id  string
+}
+
+type finishHeap []finish
+
+func (h finishHeap) Len() int { return len(h) }
+func (h finishHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h finishHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *finishHeap) Push(x any)   { *h = append(*h, x.(finish)) }
+func (h *finishHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// BuildJobs turns trace jobs into scheduler jobs with their profiles: the
+// same for every policy of a run. A DeadlineFraction of them, chosen by a
+// generator seeded with seed, get deadline = submission + reference
+// duration x slack; every job carries its reference duration as estimate.
+func BuildJobs(trace []workload.TraceJob, m workload.Model, fraction, slack float64, seed uint64) ([]scheduler.Job, map[string]workload.Profile) {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	jobs := make([]scheduler.Job, 0, len(trace))
+	profiles := make(map[string]workload.Profile, len(trace))
+	for _, t := range trace {
+		p := m.Profile(t)
+		ref := m.Reference(p)
+		submit := Epoch.Add(t.Submit)
+		j := scheduler.Job{
+			Spec: scheduler.Spec{
+				ID: t.ID, Name: string(p.App) + "-" + t.ID,
+				App:       scheduler.App{AppResource: "local:///opt/spark/examples/jars/spark-examples.jar", MainClass: p.MainClass()},
+				Executors: p.Executors, ExecutorCores: p.ExecutorCores, ExecutorMemoryMB: p.ExecutorMemoryMB,
+				EstimatedDurationSeconds: ref.Seconds(),
+			},
+			SubmittedAt: submit,
+			State:       scheduler.Submitted,
+		}
+		if rng.Float64() < fraction {
+			s := ref.Seconds() * slack
+			dl := submit.Add(time.Duration(s * float64(time.Second)))
+			j.Deadline = &scheduler.Deadline{Seconds: &s}
+			j.DeadlineAt = &dl
+		}
+		j.Fingerprint = j.Spec.Fingerprint()
+		jobs = append(jobs, j)
+		profiles[j.ID] = p
+	}
+	return jobs, profiles
+}
+
+// Run simulates one policy over the jobs of o, deterministically (except
+// the measured scheduling delays, which are real time).
+func Run(ctx context.Context, o Options) (Result, error) {
+	model := workload.DefaultModel
+	if o.Model != nil {
+		model = *o.Model
+	}
+	if o.Slack <= 0 {
+		o.Slack = 1
+	}
+	start := Epoch.Add(o.From)
+	clock := NewVirtualClock(start)
+	store := NewMemStore(clock)
+	cluster := NewCluster(o.Cluster, clock)
+	var delays []time.Duration
+	core, err := scheduler.New(scheduler.Config{
+		Policy:        o.Policy.Placement,
+		PolicyOptions: o.PolicyOptions,
+		Ordering:      o.Policy.Ordering,
+		PromoteAfter:  o.PromoteAfter,
+		Admission:     scheduler.AdmitFlag,
+		Log:           scheduler.DiscardLogger(),
+		OnPlacement:   func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
+	}, cluster, store, clock)
+	if err != nil {
+		return Result{}, err
+	}
+	jobs, profiles := BuildJobs(o.Jobs, model, o.DeadlineFraction, o.Slack, o.Seed)
+	info := make(map[string]*jobInfo, len(jobs))
+	for _, j := range jobs {
+		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt}
+	}
+	slices.SortStableFunc(jobs, func(a, b scheduler.Job) int { return a.SubmittedAt.Compare(b.SubmittedAt) })
+
+	var finishes finishHeap
+	seq, next, done := 0, 0, 0
+	lastProgress := -1
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		// The next event: an arrival, a job end, or a timer of the core.
+		var at time.Time
+		have := false
+		consider := func(t time.Time) {
+			if !have || t.Before(at) {
+				at, have = t, true
+			}
+		}
+		if next < len(jobs) {
+			consider(jobs[next].SubmittedAt)
+		}
+		if len(finishes) > 0 {
+			consider(finishes[0].at)
+		}
+		if t, ok := core.NextWake(); ok && (next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0) {
+			consider(t)
+		}
+		if !have {
+			break
+		}
+		clock.Set(at)
+		now := clock.Now()
+		for len(finishes) > 0 && !finishes[0].at.After(now) {
+			f := heap.Pop(&finishes).(finish)
+			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
+				return Result{}, fmt.Errorf("finish %s: %w", f.id, err)
+			}
+			ji := info[f.id]
+			ji.end, ji.done = now, true
+			done++
+		}
+		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
+			j, err := store.Create(jobs[next])
+			if err != nil {
+				return Result{}, err
+			}
+			if _, err := core.Submit(ctx, j); err != nil {
+				return Result{}, fmt.Errorf("submit %s: %w", j.ID, err)
+			}
+			next++
+		}
+		if _, err := core.Schedule(ctx); err != nil {
+			return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
+		}
+		if checkInvariant != nil {
+			snap, _ := cluster.Snapshot(ctx)
+			checkInvariant(now, snap, core.Queues())
+		}
+		for _, id := range cluster.TakeStarted() {
+			ji := info[id]
+			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
+			end := now.Add(d)
+			cluster.SetEnd(id, end)
+			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
+				return Result{}, err
+			}
+			if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
+				return Result{}, err
+			}
+			ji.start = now
+			heap.Push(&finishes, finish{at: end, seq: seq, id: id})
+			seq++
+		}
+		if o.Progress != nil && done/50 != lastProgress {
+			lastProgress = done / 50
+			o.Progress(now.Sub(Epoch), done, len(jobs))
+		}
+	}
+	end := clock.Now()
+	if o.Progress != nil {
+		o.Progress(end.Sub(Epoch), done, len(jobs))
+	}
+	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	cpus := map[string]float64{}
+	for _, a := range o.Cluster.Agents {
+		cpus[a.ID] = a.CPUs
+	}
+	var paid, used float64
+	for _, a := range core.Cost().Agents {
+		paid += a.ActiveSeconds * cpus[a.AgentID]
+	}
+	for _, j := range store.Jobs() { // a fixed order: float sums must not depend on map order
+		if ji := info[j.ID]; ji.done {
+			used += ji.end.Sub(ji.start).Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+		}
+	}
+	if paid > 0 {
+		r.UtilisationPct = 100 * used / paid
+	}
+	return r, nil
+}
+
+func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost scheduler.CostReport, delays []time.Duration, start, end time.Time) Result {
+	r := Result{Policy: policy, TotalCostUSD: cost.TotalUSD, AgentActiveS: cost.AgentActiveSeconds, MakespanS: end.Sub(start).Seconds()}
+	var jct, wait []float64
+	for _, j := range store.Jobs() {
+		r.Jobs++
+		ji := info[j.ID]
+		switch {
+		case j.State == scheduler.Rejected:
+			r.Rejected++
+		case ji.done:
+			r.Completed++
+			jct = append(jct, ji.end.Sub(ji.submit).Seconds())
+			wait = append(wait, ji.start.Sub(ji.submit).Seconds())
+		default:
+			r.Unfinished++
+		}
+		if ji.deadline != nil {
+			r.DeadlineJobs++
+			if !ji.done || ji.end.After(*ji.deadline) {
+				r.DeadlineMissed++
+			}
+		}
+	}
+	if r.DeadlineJobs > 0 {
+		r.DeadlineViolationPct = 100 * float64(r.DeadlineMissed) / float64(r.DeadlineJobs)
+	}
+	r.JCTMeanS, r.JCTP95S = meanP(jct, 95)
+	r.WaitMeanS, r.WaitP95S = meanP(wait, 95)
+	ms := make([]float64, len(delays))
+	for i, d := range delays {
+		ms[i] = float64(d) / float64(time.Millisecond)
+	}
+	r.Placements = len(delays)
+	r.SchedDelayMeanMS, r.SchedDelayP99MS = meanP(ms, 99)
+	for _, p := range cost.Series {
+		r.Series = append(r.Series, SeriesPoint{S: p.T.Sub(start).Seconds(), USD: p.TotalUSD})
+	}
+	return r
+}
+
+// meanP returns the mean and the p-th percentile (nearest rank) of xs.
+func meanP(xs []float64, p float64) (mean, pct float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	rank = min(max(rank, 1), len(s))
+	return sum / float64(len(s)), s[rank-1]
+}
