@@ -18,6 +18,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/integration/mesossim"
 	"github.com/sparkpack/sparkpack/simulate"
 )
 
@@ -30,10 +31,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":    {"run the REST API and scheduler against PostgreSQL", runServe},
-	"submit":   {"submit a job to a running sparkpack and optionally follow it", runSubmit},
-	"version":  {"print the version", runVersion},
-	"simulate": {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
+	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
+	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"version":   {"print the version", runVersion},
+	"simulate":  {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
+	"mesos-sim": {"run the EMULATED Mesos master with simulated agents and Spark (for tests and demos)", mesossim.Command},
 }
 
 func main() {

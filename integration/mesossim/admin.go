@@ -1,0 +1,97 @@
+package mesossim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+)
+
+// registerAdmin adds the emulator's own endpoints (not part of Mesos):
+//
+//	GET  /sim/agents | /sim/tasks | /sim/frameworks | /sim/reservations | /sim/quotas
+//	POST /sim/agents                   body: a clusterspec agent (JSON)
+//	POST /sim/agents/remove?id=A       remove for good
+//	POST /sim/agents/lose?id=A         crash, tasks TASK_LOST
+//	POST /sim/agents/power-off?id=A
+//	POST /sim/agents/power-on?id=A
+//	POST /sim/tasks/fail?task=T[&framework=F]
+//	POST /sim/tasks/finish?task=T[&framework=F]
+//	POST /sim/drop-connections
+//	POST /sim/restart[?downtime=2s]
+func (m *Master) registerAdmin(mux *http.ServeMux) {
+	getJSON := func(f func() any) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				w.Header().Set("Allow", "GET")
+				writeError(w, errorf(http.StatusMethodNotAllowed, "use GET"))
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(f())
+		}
+	}
+	post := func(f func(r *http.Request) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				w.Header().Set("Allow", "POST")
+				writeError(w, errorf(http.StatusMethodNotAllowed, "use POST"))
+				return
+			}
+			if err := f(r); err != nil {
+				writeError(w, errorf(http.StatusBadRequest, "%v", err))
+				return
+			}
+			writeEmpty(w, http.StatusOK)
+		}
+	}
+	agents := getJSON(func() any { return m.Agents() })
+	mux.HandleFunc("/sim/agents", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			post(func(r *http.Request) error {
+				b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				if err != nil {
+					return err
+				}
+				var a clusterspec.Agent
+				if err := json.Unmarshal(b, &a); err != nil {
+					return err
+				}
+				return m.AddAgent(a)
+			})(w, r)
+			return
+		}
+		agents(w, r)
+	})
+	mux.HandleFunc("/sim/tasks", getJSON(func() any { return m.Tasks() }))
+	mux.HandleFunc("/sim/frameworks", getJSON(func() any { return m.Frameworks() }))
+	mux.HandleFunc("/sim/reservations", getJSON(func() any { return m.Reservations() }))
+	mux.HandleFunc("/sim/quotas", getJSON(func() any { return m.Quotas() }))
+	id := func(r *http.Request) string { return r.URL.Query().Get("id") }
+	mux.HandleFunc("/sim/agents/remove", post(func(r *http.Request) error { return m.RemoveAgent(id(r)) }))
+	mux.HandleFunc("/sim/agents/lose", post(func(r *http.Request) error { return m.LoseAgent(id(r)) }))
+	mux.HandleFunc("/sim/agents/power-off", post(func(r *http.Request) error { return m.PowerOff(id(r)) }))
+	mux.HandleFunc("/sim/agents/power-on", post(func(r *http.Request) error { return m.PowerOn(id(r)) }))
+	mux.HandleFunc("/sim/tasks/fail", post(func(r *http.Request) error {
+		return m.FailTask(r.URL.Query().Get("framework"), r.URL.Query().Get("task"))
+	}))
+	mux.HandleFunc("/sim/tasks/finish", post(func(r *http.Request) error {
+		return m.FinishTask(r.URL.Query().Get("framework"), r.URL.Query().Get("task"))
+	}))
+	mux.HandleFunc("/sim/drop-connections", post(func(r *http.Request) error { m.DropConnections(); return nil }))
+	mux.HandleFunc("/sim/restart", post(func(r *http.Request) error {
+		d := time.Duration(0)
+		if s := r.URL.Query().Get("downtime"); s != "" {
+			var err error
+			if d, err = time.ParseDuration(s); err != nil {
+				return err
+			}
+		}
+		m.Restart(d)
+		return nil
+	}))
+}

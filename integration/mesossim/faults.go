@@ -1,0 +1,397 @@
+package mesossim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+)
+
+// AddAgent registers a new simulated agent.
+func (m *Master) AddAgent(spec clusterspec.Agent) error {
+	if spec.ID == "" || spec.CPUs <= 0 || spec.MemMB <= 0 {
+		return fmt.Errorf("mesossim: agent needs an id, cpus and memMB")
+	}
+	if spec.Hostname == "" {
+		spec.Hostname = spec.ID
+	}
+	if spec.Location == "" {
+		spec.Location = "cloud"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.agents[spec.ID]; ok {
+		return fmt.Errorf("mesossim: agent %q already exists", spec.ID)
+	}
+	a := m.addAgentLocked(spec)
+	m.publishAgentLocked(a, true)
+	m.log.WithField("agent", spec.ID).Info("agent added")
+	m.kickAllocator()
+	return nil
+}
+
+// RemoveAgent removes an agent for good: its tasks are lost, its
+// reservations disappear with it.
+func (m *Master) RemoveAgent(agentID string) error {
+	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, "Agent removed by operator")
+}
+
+// LoseAgent simulates an agent that crashes and never comes back: its tasks
+// go TASK_LOST (TASK_UNREACHABLE for PARTITION_AWARE frameworks) and it is
+// removed with its reservations.
+func (m *Master) LoseAgent(agentID string) error {
+	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED, "Agent lost")
+}
+
+// PowerOff turns an agent's VM off: its tasks are lost and it disappears
+// from GET_AGENTS, but it keeps its id and checkpointed reservations for
+// PowerOn.
+func (m *Master) PowerOff(agentID string) error {
+	return m.dropAgent(agentID, true, mesos.REASON_AGENT_DISCONNECTED, "Agent powered off")
+}
+
+// PowerOn brings a powered-off agent back.
+func (m *Master) PowerOn(agentID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil {
+		return fmt.Errorf("mesossim: no agent %q", agentID)
+	}
+	if !a.poweredOff {
+		return nil
+	}
+	a.poweredOff = false
+	a.registered = time.Now()
+	a.used = nil
+	m.publishAgentLocked(a, true)
+	m.log.WithField("agent", agentID).Info("agent powered on")
+	m.kickAllocator()
+	return nil
+}
+
+func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatus_Reason, msg string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil || (a.poweredOff && powerOff) {
+		return fmt.Errorf("mesossim: no running agent %q", agentID)
+	}
+	for _, id := range sortedOfferIDs(a.offers) {
+		m.removeOfferLocked(a.offers[id], true)
+	}
+	tasks := make([]*task, 0, len(a.tasks))
+	for t := range a.tasks {
+		tasks = append(tasks, t)
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
+	for _, t := range tasks {
+		fw := t.fw
+		lost := !isTerminal(t.actual)
+		m.removeTaskLocked(t)
+		if lost {
+			state := mesos.TASK_LOST
+			if fw.partitionAware {
+				state = mesos.TASK_UNREACHABLE
+				if reason == mesos.REASON_AGENT_REMOVED_BY_OPERATOR {
+					state = mesos.TASK_GONE_BY_OPERATOR
+				}
+			}
+			m.masterUpdateLocked(fw, t.id, a.id, state, reason, msg)
+		}
+	}
+	a.used = nil
+	if powerOff {
+		a.poweredOff = true
+	} else {
+		delete(m.agents, agentID)
+		for i, id := range m.agentOrder {
+			if id == agentID {
+				m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
+				break
+			}
+		}
+	}
+	m.publishAgentLocked(a, false)
+	m.log.WithFields(logrus.Fields{"agent": agentID, "why": msg}).Info("agent gone")
+	m.kickAllocator()
+	return nil
+}
+
+func (m *Master) publishAgentLocked(a *agent, added bool) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	if added {
+		f := false
+		pid := a.pid()
+		m.publishLocked(&master.Event{Type: master.Event_AGENT_ADDED, AgentAdded: &master.Event_AgentAdded{Agent: master.Response_GetAgents_Agent{
+			AgentInfo: m.agentInfoLocked(a), Active: true, Deactivated: &f, Version: Version, PID: &pid,
+			RegisteredTime: timeInfo(a.registered), TotalResources: a.total.proto(fmtEndpoint, ""),
+			Capabilities: append([]mesos.AgentInfo_Capability(nil), agentCapabilities...)}}})
+		return
+	}
+	m.publishLocked(&master.Event{Type: master.Event_AGENT_REMOVED, AgentRemoved: &master.Event_AgentRemoved{AgentID: a.agentID()}})
+}
+
+// FailTask makes a running task fail (TASK_FAILED from its executor).
+func (m *Master) FailTask(frameworkID, taskID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.findTaskLocked(frameworkID, taskID)
+	if t == nil || isTerminal(t.actual) {
+		return fmt.Errorf("mesossim: no live task %q of framework %q", taskID, frameworkID)
+	}
+	r := mesos.REASON_COMMAND_EXECUTOR_FAILED
+	m.agentUpdateLocked(t, mesos.TASK_FAILED, &r, "Command exited with status 1 (injected failure)")
+	return nil
+}
+
+// FinishTask ends a running task now with TASK_FINISHED.
+func (m *Master) FinishTask(frameworkID, taskID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.findTaskLocked(frameworkID, taskID)
+	if t == nil || isTerminal(t.actual) {
+		return fmt.Errorf("mesossim: no live task %q of framework %q", taskID, frameworkID)
+	}
+	m.agentUpdateLocked(t, mesos.TASK_FINISHED, nil, "Command exited with status 0")
+	return nil
+}
+
+func (m *Master) findTaskLocked(frameworkID, taskID string) *task {
+	if frameworkID != "" {
+		if fw := m.frameworks[frameworkID]; fw != nil {
+			return fw.tasks[taskID]
+		}
+		return nil
+	}
+	for _, fw := range m.sortedFrameworksLocked() {
+		if t := fw.tasks[taskID]; t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// DropConnections closes every scheduler subscription stream, as a network
+// failure would. Frameworks must re-subscribe within their failover timeout.
+func (m *Master) DropConnections() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, fw := range m.sortedFrameworksLocked() {
+		if fw.stream != nil {
+			fw.stream.close()
+			m.disconnectLocked(fw)
+		}
+	}
+	m.log.Info("dropped all scheduler connections")
+}
+
+// Restart simulates a master failover: every stream (scheduler and
+// operator) ends, outstanding offers vanish, and for downtime the API
+// answers 503. Agents, tasks, reservations and quotas are kept (recovered
+// from the agents and the registry, as a new leading master does);
+// frameworks stay registered until they re-subscribe with their id.
+func (m *Master) Restart(downtime time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, fw := range m.sortedFrameworksLocked() {
+		if fw.spark != nil {
+			continue
+		}
+		fw.recovered = true
+		fw.failover.cancel()
+		if fw.stream != nil {
+			fw.stream.close()
+		}
+		fw.stream = nil
+		fw.connected = false
+		for _, o := range fw.offers {
+			m.removeOfferLocked(o, false)
+		}
+		fw.filters = nil
+		fw.suppressed = map[string]bool{}
+	}
+	for s := range m.opSubs {
+		s.close()
+		delete(m.opSubs, s)
+	}
+	m.unavailUntil = time.Now().Add(downtime)
+	m.log.WithField("downtime", downtime).Info("master restarted")
+}
+
+// ---- snapshots for tests and tools ----
+
+// ReservationInfo is one reservation on an agent.
+type ReservationInfo struct {
+	AgentID   string
+	Role      string
+	Principal string
+	Labels    map[string]string
+	CPUs      float64
+	MemMB     float64
+	DiskMB    float64
+}
+
+// AgentInfo is a snapshot of a simulated agent.
+type AgentInfo struct {
+	ID         string
+	Hostname   string
+	PoweredOff bool
+	Attributes map[string]string
+	CPUs       float64 // total
+	MemMB      float64
+	UsedCPUs   float64 // by tasks
+	UsedMemMB  float64
+	Offered    string // resources in outstanding offers (Mesos notation)
+	Total      string // total resources with reservations (Mesos notation)
+	Tasks      int
+}
+
+// TaskInfo is a snapshot of a task the master knows.
+type TaskInfo struct {
+	FrameworkID string
+	TaskID      string
+	Name        string
+	AgentID     string
+	Role        string
+	State       mesos.TaskState // the master's view
+	Resources   string          // Mesos notation
+	// ReservedCPUs/UnreservedCPUs split the task's cpus by reservation.
+	ReservedCPUs   float64
+	UnreservedCPUs float64
+	// SparkDriver is set when the task is a simulated Spark driver;
+	// SparkExecutor when it is an executor of one (the driver's task id).
+	SparkDriver   bool
+	SparkExecutor string
+}
+
+// FrameworkInfo is a snapshot of a framework.
+type FrameworkInfo struct {
+	ID        string
+	Name      string
+	Roles     []string
+	Connected bool
+	Simulated bool // a simulated Spark framework
+	Tasks     int
+	Offers    int
+	StreamID  string
+}
+
+// Agents returns all agents (including powered-off ones), sorted by id.
+func (m *Master) Agents() []AgentInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []AgentInfo
+	for _, a := range m.sortedAgentsLocked() {
+		out = append(out, AgentInfo{
+			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Attributes: a.spec.AllAttributes(),
+			CPUs: fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
+			UsedCPUs: fromMilli(a.used.scalar("cpus")), UsedMemMB: fromMilli(a.used.scalar("mem")),
+			Offered: a.offered.String(), Total: a.total.String(), Tasks: len(a.tasks),
+		})
+	}
+	return out
+}
+
+// Reservations returns every dynamic reservation, sorted by agent and role.
+func (m *Master) Reservations() []ReservationInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ReservationInfo
+	for _, a := range m.sortedAgentsLocked() {
+		type key struct{ role, principal, labels string }
+		groups := map[key]*ReservationInfo{}
+		var keys []key
+		for _, e := range a.total {
+			if !e.k.reserved() || e.ranges {
+				continue
+			}
+			k := key{e.k.role, e.k.principal, e.k.labels}
+			r := groups[k]
+			if r == nil {
+				r = &ReservationInfo{AgentID: a.id, Role: e.k.role, Principal: e.k.principal, Labels: map[string]string{}}
+				if l := decodeLabels(e.k.labels); l != nil {
+					for _, x := range l.Labels {
+						r.Labels[x.Key] = x.GetValue()
+					}
+				}
+				groups[k] = r
+				keys = append(keys, k)
+			}
+			switch e.k.name {
+			case "cpus":
+				r.CPUs += fromMilli(e.v)
+			case "mem":
+				r.MemMB += fromMilli(e.v)
+			case "disk":
+				r.DiskMB += fromMilli(e.v)
+			}
+		}
+		for _, k := range keys {
+			out = append(out, *groups[k])
+		}
+	}
+	return out
+}
+
+// Tasks returns the tasks the master knows (live ones and terminal ones
+// whose last update is not acknowledged yet), sorted by framework and id.
+func (m *Master) Tasks() []TaskInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []TaskInfo
+	for _, fw := range m.sortedFrameworksLocked() {
+		ids := make([]string, 0, len(fw.tasks))
+		for id := range fw.tasks {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			t := fw.tasks[id]
+			ti := TaskInfo{FrameworkID: fw.id, TaskID: t.id, Name: t.info.Name, AgentID: t.agent.id, Role: t.role,
+				State: t.state, Resources: t.res.String(),
+				UnreservedCPUs: fromMilli(t.res.unreserved().scalar("cpus")),
+				SparkDriver:    t.spark != nil}
+			ti.ReservedCPUs = fromMilli(t.res.scalar("cpus")) - ti.UnreservedCPUs
+			if t.executor != nil {
+				ti.SparkExecutor = t.executor.driver.id
+			}
+			out = append(out, ti)
+		}
+	}
+	return out
+}
+
+// Frameworks returns the registered frameworks, sorted by id.
+func (m *Master) Frameworks() []FrameworkInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []FrameworkInfo
+	for _, fw := range m.sortedFrameworksLocked() {
+		fi := FrameworkInfo{ID: fw.id, Name: fw.info.Name, Roles: append([]string(nil), fw.roles...),
+			Connected: fw.connected, Simulated: fw.spark != nil, Tasks: len(fw.tasks), Offers: len(fw.offers)}
+		if fw.stream != nil {
+			fi.StreamID = fw.stream.id
+		}
+		out = append(out, fi)
+	}
+	return out
+}
+
+// Quotas returns the quota limits per role (Mesos notation, "" if none).
+func (m *Master) Quotas() map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for r, q := range m.quotas {
+		out[r] = fmtQuotaMap(q.limits, 0)
+	}
+	return out
+}

@@ -1,0 +1,780 @@
+package mesossim
+
+import (
+	"bytes"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/quota"
+	"github.com/sirupsen/logrus"
+)
+
+const masterPrefix = "master::Call"
+
+var startTime = time.Now()
+
+func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/v1" && r.URL.Path != "/api/v1/" {
+		http.NotFound(w, r)
+		return
+	}
+	media, herr := requestMedia(r)
+	if herr != nil {
+		if herr.code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", "POST")
+		}
+		writeError(w, herr)
+		return
+	}
+	if herr := m.unavailable(); herr != nil {
+		writeError(w, herr)
+		return
+	}
+	body, herr := readBody(r)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	var call master.Call
+	if herr := decodeCall(media, body, &call, master.Call_Type_value, masterPrefix); herr != nil {
+		writeError(w, herr)
+		return
+	}
+	bad := func(field string) {
+		writeError(w, errorf(http.StatusBadRequest, "Failed to validate %s: Expecting '%s' to be present", masterPrefix, field))
+	}
+	respond := func(resp *master.Response) {
+		out, _, herr := responseMedia(r, media)
+		if herr != nil {
+			writeError(w, herr)
+			return
+		}
+		b, err := encodeMessage(out, resp)
+		if err != nil {
+			writeError(w, errorf(http.StatusInternalServerError, "Failed to encode response: %v", err))
+			return
+		}
+		if out == mediaJSON && (resp.Type == master.Response_GET_MASTER) {
+			b = bytes.Replace(b, quotaV2JSONFrom, quotaV2JSONTo, 1)
+		}
+		w.Header().Set("Content-Type", out)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(b)
+	}
+	switch call.Type {
+	case master.Call_UNKNOWN:
+		writeError(w, errorf(http.StatusBadRequest, "Failed to validate %s: Expecting 'type' to be present", masterPrefix))
+	case master.Call_GET_HEALTH:
+		respond(&master.Response{Type: respType(call.Type), GetHealth: &master.Response_GetHealth{Healthy: true}})
+	case master.Call_GET_VERSION:
+		bd := startTime.UTC().Format("2006-01-02 15:04:05")
+		bt := float64(startTime.Unix())
+		user := ""
+		respond(&master.Response{Type: respType(call.Type), GetVersion: &master.Response_GetVersion{VersionInfo: mesos.VersionInfo{
+			Version: Version, BuildDate: &bd, BuildTime: &bt, BuildUser: &user}}})
+	case master.Call_GET_MASTER:
+		m.mu.Lock()
+		mi := m.masterInfoLocked()
+		m.mu.Unlock()
+		st := float64(startTime.UnixNano()) / 1e9
+		respond(&master.Response{Type: respType(call.Type), GetMaster: &master.Response_GetMaster{MasterInfo: mi, StartTime: &st, ElectedTime: &st}})
+	case master.Call_GET_AGENTS:
+		m.mu.Lock()
+		ga := m.getAgentsLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetAgents: ga})
+	case master.Call_GET_FRAMEWORKS:
+		m.mu.Lock()
+		gf := m.getFrameworksLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetFrameworks: gf})
+	case master.Call_GET_TASKS:
+		m.mu.Lock()
+		gt := m.getTasksLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetTasks: gt})
+	case master.Call_GET_EXECUTORS:
+		respond(&master.Response{Type: respType(call.Type), GetExecutors: &master.Response_GetExecutors{}})
+	case master.Call_GET_STATE:
+		m.mu.Lock()
+		gs := m.getStateLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetState: gs})
+	case master.Call_GET_ROLES:
+		m.mu.Lock()
+		gr := m.getRolesLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetRoles: gr})
+	case master.Call_GET_QUOTA:
+		m.mu.Lock()
+		gq := m.getQuotaLocked()
+		m.mu.Unlock()
+		respond(&master.Response{Type: respType(call.Type), GetQuota: gq})
+	case master.Call_UPDATE_QUOTA:
+		if call.UpdateQuota == nil {
+			bad("update_quota")
+			return
+		}
+		if herr := m.UpdateQuota(call.UpdateQuota.GetForce(), call.UpdateQuota.QuotaConfigs); herr != nil {
+			writeError(w, asHTTPError(herr))
+			return
+		}
+		writeEmpty(w, http.StatusOK)
+	case master.Call_RESERVE_RESOURCES:
+		if call.ReserveResources == nil {
+			bad("reserve_resources")
+			return
+		}
+		if err := m.operatorReserve(call.ReserveResources.AgentID.Value, call.ReserveResources.Resources, true); err != nil {
+			writeError(w, asHTTPError(err))
+			return
+		}
+		writeEmpty(w, http.StatusAccepted)
+	case master.Call_UNRESERVE_RESOURCES:
+		if call.UnreserveResources == nil {
+			bad("unreserve_resources")
+			return
+		}
+		if err := m.operatorReserve(call.UnreserveResources.AgentID.Value, call.UnreserveResources.Resources, false); err != nil {
+			writeError(w, asHTTPError(err))
+			return
+		}
+		writeEmpty(w, http.StatusAccepted)
+	case master.Call_TEARDOWN:
+		if call.Teardown == nil {
+			bad("teardown")
+			return
+		}
+		m.mu.Lock()
+		fw := m.frameworks[call.Teardown.FrameworkID.Value]
+		if fw == nil {
+			m.mu.Unlock()
+			writeError(w, errorf(http.StatusBadRequest, "No framework found with specified ID"))
+			return
+		}
+		m.removeFrameworkLocked(fw, "operator teardown")
+		m.mu.Unlock()
+		writeEmpty(w, http.StatusOK)
+	case master.Call_SUBSCRIBE:
+		m.operatorSubscribe(w, r, media)
+	default:
+		writeError(w, errorf(http.StatusNotImplemented, "Call type %s is not supported by the emulator", call.Type))
+	}
+}
+
+func asHTTPError(err error) *httpError {
+	if h, ok := err.(*httpError); ok {
+		return h
+	}
+	return errorf(http.StatusBadRequest, "%s", err.Error())
+}
+
+// ---- reservations ----
+
+func overlaps(a, b Res) bool {
+	for _, e := range b {
+		i := a.find(e.k)
+		if i < 0 {
+			continue
+		}
+		if e.ranges {
+			if len(spansSub(e.rng, a[i].rng)) != len(e.rng) || spansCount(spansSub(e.rng, a[i].rng)) != spansCount(e.rng) {
+				return true
+			}
+		} else if e.v > 0 && a[i].v > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// operatorReserve implements RESERVE_RESOURCES (reserve=true) and
+// UNRESERVE_RESOURCES. Offers on the agent that hold needed resources are
+// rescinded first; 409 if the unallocated resources still fall short.
+func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bool) error {
+	kind := "RESERVE"
+	if !reserve {
+		kind = "UNRESERVE"
+	}
+	p, err := parseResources(in)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "Invalid %s operation: %v", kind, err)
+	}
+	if p.res.isEmpty() {
+		return errorf(http.StatusBadRequest, "Invalid %s operation: no resources specified", kind)
+	}
+	for _, e := range p.res {
+		if !e.k.reserved() || p.static {
+			return errorf(http.StatusBadRequest, "Invalid %s operation: Resource %s is not dynamically reserved", kind, Res{e})
+		}
+		if msg := validateRole(e.k.role); msg != "" {
+			return errorf(http.StatusBadRequest, "Invalid %s operation: %s", kind, msg)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ag := m.agents[agentID]
+	if ag == nil || ag.poweredOff {
+		return errorf(http.StatusBadRequest, "No agent found with specified ID")
+	}
+	required := p.res
+	if reserve {
+		required = p.res.stripReservations()
+	}
+	avail := ag.available()
+	if !avail.contains(required) {
+		for _, id := range sortedOfferIDs(ag.offers) {
+			o := ag.offers[id]
+			if !overlaps(o.res, required) {
+				continue
+			}
+			m.removeOfferLocked(o, true)
+			avail = ag.available()
+			if avail.contains(required) {
+				break
+			}
+		}
+	}
+	if !avail.contains(required) {
+		return errorf(http.StatusConflict, "%s does not contain %s", avail, required)
+	}
+	if reserve {
+		ag.total = ag.total.minus(required).plus(p.res)
+	} else {
+		ag.total = ag.total.minus(p.res).plus(p.res.stripReservations())
+	}
+	m.log.WithFields(logrus.Fields{"agent": agentID, "resources": p.res.String()}).Infof("operator %s", kind)
+	m.kickAllocator()
+	return nil
+}
+
+func sortedOfferIDs(os map[string]*offer) []string {
+	ids := make([]string, 0, len(os))
+	for id := range os {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ---- quota ----
+
+func fmtQuotaMap(q map[string]int64, style int) string {
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		switch style {
+		case 0:
+			parts = append(parts, n+":"+fmtScalar(q[n]))
+		case 1:
+			parts = append(parts, n+": "+fmtScalar(q[n]))
+		}
+	}
+	if style == 1 {
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// UpdateQuota applies UPDATE_QUOTA configs (quota v2: guarantees and limits
+// per top-level role). Errors are *httpError with the master's texts.
+func (m *Master) UpdateQuota(force bool, configs []quota.QuotaConfig) error {
+	type parsed struct {
+		role     string
+		guar, li map[string]int64
+	}
+	var ps []parsed
+	conv := func(kind string, in map[string]mesos.Value_Scalar) (map[string]int64, *httpError) {
+		out := map[string]int64{}
+		for n, v := range in {
+			if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+				return nil, errorf(http.StatusBadRequest, "Invalid QuotaConfig: Invalid %s configuration {'%s': %v}: Invalid value", kind, n, v.Value)
+			}
+			if v.Value < 0 {
+				return nil, errorf(http.StatusBadRequest, "Invalid QuotaConfig: Invalid %s configuration {'%s': %s}: Negative values not supported", kind, n, fmtScalar(toMilli(v.Value)))
+			}
+			out[n] = toMilli(v.Value)
+		}
+		return out, nil
+	}
+	for _, c := range configs {
+		if strings.Contains(strings.Trim(c.Role, "/"), "/") {
+			return errorf(http.StatusBadRequest, "Updating quota on nested role '%s' is not supported yet", c.Role)
+		}
+		if msg := validateRole(c.Role); msg != "" {
+			return errorf(http.StatusBadRequest, "Invalid QuotaConfig: %s", msg)
+		}
+		g, herr := conv("guarantee", c.Guarantees)
+		if herr != nil {
+			return herr
+		}
+		l, herr := conv("limit", c.Limits)
+		if herr != nil {
+			return herr
+		}
+		for n, gv := range g {
+			if lv, ok := l[n]; ok && gv > lv {
+				return errorf(http.StatusBadRequest, "Invalid QuotaConfig: 'QuotaConfig.guarantees' %s is not contained within the 'QuotaConfig.limits' %s",
+					fmtQuotaMap(g, 1), fmtQuotaMap(l, 1))
+			}
+		}
+		ps = append(ps, parsed{c.Role, g, l})
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !force {
+		total := map[string]int64{}
+		capacity := map[string]int64{}
+		for _, a := range m.agents {
+			if a.poweredOff {
+				continue
+			}
+			for _, e := range a.total {
+				if !e.ranges {
+					capacity[e.k.name] += e.v
+				}
+			}
+		}
+		pending := map[string]bool{}
+		for _, p := range ps {
+			pending[p.role] = true
+			for n, v := range p.guar {
+				total[n] += v
+			}
+		}
+		for role, q := range m.quotas {
+			if !pending[role] {
+				for n, v := range q.guarantees {
+					total[n] += v
+				}
+			}
+		}
+		for n, v := range total {
+			if v > capacity[n] {
+				return errorf(http.StatusBadRequest, "Invalid QuotaConfig: total quota guarantees '%s' exceed cluster capacity '%s' (use 'force' flag to bypass this check)",
+					fmtQuotaMap(total, 0), fmtQuotaMap(capacity, 0))
+			}
+		}
+		for _, p := range ps {
+			cons := m.roleConsumptionLocked(p.role)
+			over := false
+			for n, lv := range p.li {
+				if cons.scalar(n) > lv {
+					over = true
+				}
+			}
+			if over {
+				cm := map[string]int64{}
+				for _, e := range cons {
+					if !e.ranges && e.v > 0 {
+						cm[e.k.name] += e.v
+					}
+				}
+				return errorf(http.StatusBadRequest, "Invalid QuotaConfig: Role '%s' is already consuming '%s'; this is more than the requested limits '%s' (use 'force' flag to bypass this check)",
+					p.role, fmtQuotaMap(cm, 0), fmtQuotaMap(p.li, 0))
+			}
+		}
+	}
+	for _, p := range ps {
+		if _, ok := m.quotas[p.role]; !ok {
+			m.quotaOrder = append(m.quotaOrder, p.role)
+		}
+		m.quotas[p.role] = &quotaConfig{role: p.role, guarantees: p.guar, limits: p.li}
+		m.log.WithFields(logrus.Fields{"role": p.role, "limits": fmtQuotaMap(p.li, 0), "guarantees": fmtQuotaMap(p.guar, 0)}).Info("quota updated")
+	}
+	m.kickAllocator()
+	return nil
+}
+
+func quotaScalars(q map[string]int64) map[string]mesos.Value_Scalar {
+	if len(q) == 0 {
+		return nil
+	}
+	out := make(map[string]mesos.Value_Scalar, len(q))
+	for n, v := range q {
+		out[n] = mesos.Value_Scalar{Value: fromMilli(v)}
+	}
+	return out
+}
+
+func (m *Master) getQuotaLocked() *master.Response_GetQuota {
+	roles := append([]string(nil), m.quotaOrder...)
+	sort.Strings(roles)
+	st := quota.QuotaStatus{}
+	for _, r := range roles {
+		q := m.quotas[r]
+		role := r
+		info := quota.QuotaInfo{Role: &role}
+		for _, n := range sortedKeys(q.guarantees) {
+			info.Guarantee = append(info.Guarantee, mesos.Resource{Name: n, Type: mesos.SCALAR.Enum(),
+				Scalar: &mesos.Value_Scalar{Value: fromMilli(q.guarantees[n])}})
+		}
+		st.Infos = append(st.Infos, info)
+		st.Configs = append(st.Configs, quota.QuotaConfig{Role: r, Guarantees: quotaScalars(q.guarantees), Limits: quotaScalars(q.limits)})
+	}
+	return &master.Response_GetQuota{Status: st}
+}
+
+func sortedKeys(q map[string]int64) []string {
+	out := make([]string, 0, len(q))
+	for k := range q {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ---- read-only state ----
+
+var agentCapabilities = []mesos.AgentInfo_Capability{
+	{Type: mesos.AgentInfo_Capability_MULTI_ROLE},
+	{Type: mesos.AgentInfo_Capability_HIERARCHICAL_ROLE},
+	{Type: mesos.AgentInfo_Capability_RESERVATION_REFINEMENT},
+	{Type: mesos.AgentInfo_Capability_RESOURCE_PROVIDER},
+	{Type: mesos.AgentInfo_Capability_RESIZE_VOLUME},
+	{Type: mesos.AgentInfo_Capability_AGENT_OPERATION_FEEDBACK},
+	{Type: mesos.AgentInfo_Capability_AGENT_DRAINING},
+	{Type: mesos.AgentInfo_Capability_TASK_RESOURCE_LIMITS},
+}
+
+func (m *Master) agentInfoLocked(a *agent) mesos.AgentInfo {
+	host := a.spec.Hostname
+	port := int32(agentPort)
+	return mesos.AgentInfo{
+		Hostname:   host,
+		Port:       &port,
+		Resources:  a.base.proto(fmtBare, ""),
+		Attributes: append([]mesos.Attribute(nil), a.attrs...),
+		ID:         &mesos.AgentID{Value: a.id},
+	}
+}
+
+// allocatedByRole returns the resources of the agent's tasks per role.
+func allocatedByRole(a *agent) map[string]Res {
+	out := map[string]Res{}
+	for t := range a.tasks {
+		if !t.released {
+			out[t.role] = out[t.role].plus(t.res)
+		}
+	}
+	return out
+}
+
+func protoByRole(byRole map[string]Res) []mesos.Resource {
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, r)
+	}
+	sort.Strings(roles)
+	var out []mesos.Resource
+	for _, r := range roles {
+		out = append(out, byRole[r].proto(fmtEndpoint, r)...)
+	}
+	return out
+}
+
+func (m *Master) getAgentsLocked() *master.Response_GetAgents {
+	ga := &master.Response_GetAgents{}
+	for _, a := range m.sortedAgentsLocked() {
+		if a.poweredOff {
+			continue
+		}
+		f := false
+		pid := a.pid()
+		offered := map[string]Res{}
+		for _, o := range a.offers {
+			offered[o.role] = offered[o.role].plus(o.res)
+		}
+		ga.Agents = append(ga.Agents, master.Response_GetAgents_Agent{
+			AgentInfo:          m.agentInfoLocked(a),
+			Active:             true,
+			Deactivated:        &f,
+			Version:            Version,
+			PID:                &pid,
+			RegisteredTime:     timeInfo(a.registered),
+			TotalResources:     a.total.proto(fmtEndpoint, ""),
+			AllocatedResources: protoByRole(allocatedByRole(a)),
+			OfferedResources:   protoByRole(offered),
+			Capabilities:       append([]mesos.AgentInfo_Capability(nil), agentCapabilities...),
+		})
+	}
+	return ga
+}
+
+func (m *Master) frameworkProtoLocked(fw *framework) master.Response_GetFrameworks_Framework {
+	fi := fw.info
+	out := master.Response_GetFrameworks_Framework{
+		FrameworkInfo:    fi,
+		Active:           fw.connected && !fw.removed,
+		Connected:        fw.connected && !fw.removed,
+		Recovered:        fw.recovered,
+		RegisteredTime:   timeInfo(fw.registered),
+		ReregisteredTime: timeInfo(fw.reregistered),
+	}
+	if fw.removed {
+		out.UnregisteredTime = timeInfo(fw.unregistered)
+		return out
+	}
+	alloc := map[string]Res{}
+	for _, t := range fw.tasks {
+		if !t.released {
+			alloc[t.role] = alloc[t.role].plus(t.res)
+		}
+	}
+	offered := map[string]Res{}
+	for _, id := range sortedOfferIDs(fw.offers) {
+		o := fw.offers[id]
+		out.Offers = append(out.Offers, m.offerProtoLocked(o, fmtRefined))
+		offered[o.role] = offered[o.role].plus(o.res)
+	}
+	out.AllocatedResources = protoByRole(alloc)
+	out.OfferedResources = protoByRole(offered)
+	return out
+}
+
+func (m *Master) getFrameworksLocked() *master.Response_GetFrameworks {
+	gf := &master.Response_GetFrameworks{}
+	for _, fw := range m.sortedFrameworksLocked() {
+		if fw.spark != nil && !fw.connected {
+			continue
+		}
+		gf.Frameworks = append(gf.Frameworks, m.frameworkProtoLocked(fw))
+	}
+	for _, fw := range m.completed {
+		gf.CompletedFrameworks = append(gf.CompletedFrameworks, m.frameworkProtoLocked(fw))
+	}
+	return gf
+}
+
+func (m *Master) taskProtoLocked(t *task) mesos.Task {
+	state := t.state
+	out := mesos.Task{
+		Name:        t.info.Name,
+		TaskID:      mesos.TaskID{Value: t.id},
+		FrameworkID: mesos.FrameworkID{Value: t.fw.id},
+		AgentID:     mesos.AgentID{Value: t.agent.id},
+		State:       &state,
+		Resources:   t.res.proto(fmtEndpoint, t.role),
+		Labels:      t.info.Labels,
+	}
+	if t.info.Executor != nil {
+		out.ExecutorID = &mesos.ExecutorID{Value: t.executorID}
+	}
+	if t.status != nil {
+		out.Statuses = []mesos.TaskStatus{*cloneStatus(t.status)}
+		s := t.status.GetState()
+		out.StatusUpdateState = &s
+		out.StatusUpdateUUID = append([]byte(nil), t.status.UUID...)
+	}
+	return out
+}
+
+func (m *Master) getTasksLocked() *master.Response_GetTasks {
+	gt := &master.Response_GetTasks{}
+	for _, fw := range m.sortedFrameworksLocked() {
+		ids := make([]string, 0, len(fw.tasks))
+		for id := range fw.tasks {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			gt.Tasks = append(gt.Tasks, m.taskProtoLocked(fw.tasks[id]))
+		}
+	}
+	return gt
+}
+
+func (m *Master) getStateLocked() *master.Response_GetState {
+	return &master.Response_GetState{
+		GetTasks:      m.getTasksLocked(),
+		GetExecutors:  &master.Response_GetExecutors{},
+		GetFrameworks: m.getFrameworksLocked(),
+		GetAgents:     m.getAgentsLocked(),
+	}
+}
+
+func (m *Master) getRolesLocked() *master.Response_GetRoles {
+	names := map[string]bool{}
+	for _, fw := range m.frameworks {
+		if fw.connected || !fw.removed {
+			for _, r := range fw.roles {
+				names[r] = true
+			}
+		}
+	}
+	for _, a := range m.agents {
+		for _, e := range a.total {
+			if e.k.reserved() {
+				names[e.k.role] = true
+			}
+		}
+	}
+	for r := range m.quotas {
+		names[r] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for r := range names {
+		sorted = append(sorted, r)
+	}
+	sort.Strings(sorted)
+	gr := &master.Response_GetRoles{}
+	for _, r := range sorted {
+		role := mesos.Role{Name: r, Weight: 1}
+		for _, fw := range m.sortedFrameworksLocked() {
+			if fw.hasRole(r) {
+				role.Frameworks = append(role.Frameworks, mesos.FrameworkID{Value: fw.id})
+			}
+		}
+		var used Res
+		for _, a := range m.agents {
+			for t := range a.tasks {
+				if !t.released && t.role == r {
+					used = used.plus(t.res.stripReservations())
+				}
+			}
+			for _, o := range a.offers {
+				if o.role == r {
+					used = used.plus(o.res.stripReservations())
+				}
+			}
+		}
+		used = used.filter(func(k rkey) bool { return k.name != "ports" })
+		role.Resources = used.proto(fmtBare, "")
+		gr.Roles = append(gr.Roles, role)
+	}
+	return gr
+}
+
+// ---- operator event stream ----
+
+type opStream struct {
+	media    string
+	recordio bool
+	mu       sync.Mutex
+	q        []*master.Event
+	notify   chan struct{}
+	done     chan struct{}
+	once     sync.Once
+}
+
+func (s *opStream) send(ev *master.Event) {
+	s.mu.Lock()
+	s.q = append(s.q, ev)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *opStream) close() { s.once.Do(func() { close(s.done) }) }
+
+func (m *Master) publishLocked(ev *master.Event) {
+	for s := range m.opSubs {
+		s.send(ev)
+	}
+}
+
+func (m *Master) publishTaskLocked(t *task) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	m.publishLocked(&master.Event{Type: master.Event_TASK_ADDED, TaskAdded: &master.Event_TaskAdded{Task: m.taskProtoLocked(t)}})
+}
+
+func (m *Master) publishTaskUpdatedLocked(t *task) {
+	if len(m.opSubs) == 0 || t.status == nil {
+		return
+	}
+	s := t.state
+	m.publishLocked(&master.Event{Type: master.Event_TASK_UPDATED, TaskUpdated: &master.Event_TaskUpdated{
+		FrameworkID: mesos.FrameworkID{Value: t.fw.id}, Status: *cloneStatus(t.status), State: &s}})
+}
+
+func (m *Master) publishFrameworkRemovedLocked(fw *framework) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	m.publishLocked(&master.Event{Type: master.Event_FRAMEWORK_REMOVED, FrameworkRemoved: &master.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
+}
+
+// operatorSubscribe serves the operator event stream: SUBSCRIBED with a
+// GET_STATE snapshot, HEARTBEATs, TASK_ADDED, TASK_UPDATED,
+// FRAMEWORK_REMOVED, AGENT_ADDED and AGENT_REMOVED.
+func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, reqMedia string) {
+	media, recordio, herr := responseMedia(r, reqMedia)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	s := &opStream{media: media, recordio: recordio, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	m.mu.Lock()
+	if m.ctx.Err() != nil {
+		m.mu.Unlock()
+		writeError(w, errorf(http.StatusServiceUnavailable, "Master is shutting down"))
+		return
+	}
+	hb := m.cfg.HeartbeatInterval.Seconds()
+	s.send(&master.Event{Type: master.Event_SUBSCRIBED, Subscribed: &master.Event_Subscribed{GetState: m.getStateLocked(), HeartbeatIntervalSeconds: &hb}})
+	s.send(&master.Event{Type: master.Event_HEARTBEAT})
+	m.opSubs[s] = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.opSubs, s)
+		m.mu.Unlock()
+	}()
+	if recordio {
+		w.Header().Set("Content-Type", mediaRecordIO)
+		w.Header().Set("Message-Content-Type", media)
+	} else {
+		w.Header().Set("Content-Type", media)
+	}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	tick := time.NewTicker(m.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		q := s.q
+		s.q = nil
+		s.mu.Unlock()
+		for _, ev := range q {
+			b, err := encodeMessage(media, ev)
+			if err != nil {
+				return
+			}
+			if _, err := w.Write(recordIO(b)); err != nil {
+				return
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		select {
+		case <-s.notify:
+		case <-tick.C:
+			s.send(&master.Event{Type: master.Event_HEARTBEAT})
+		case <-s.done:
+			return
+		case <-r.Context().Done():
+			return
+		case <-m.ctx.Done():
+			return
+		}
+	}
+}
+
+func respType(t master.Call_Type) master.Response_Type {
+	return master.Response_Type(master.Response_Type_value[t.String()])
+}

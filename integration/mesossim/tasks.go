@@ -1,0 +1,328 @@
+package mesossim
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/sirupsen/logrus"
+)
+
+// launchTaskLocked starts a validated task on its agent: TASK_STARTING and
+// TASK_RUNNING after TaskStartDelay, then a terminal update after the task's
+// simulated duration.
+func (m *Master) launchTaskLocked(t *task) {
+	ag := t.agent
+	ag.used = ag.used.plus(t.res)
+	ag.tasks[t] = true
+	t.fw.tasks[t.id] = t
+	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "agent": ag.id, "resources": t.res.String()}).Info("task launched")
+	m.publishTaskLocked(t)
+	if job := m.sparkDriverFor(t); job != nil {
+		t.spark = job
+	}
+	dur := m.taskDurationLocked(t)
+	wall := time.Duration(float64(dur) * m.cfg.TimeScale)
+	t.timers = append(t.timers, m.afterLocked(m.cfg.TaskStartDelay, func() {
+		if t.actual != mesos.TASK_STAGING {
+			return
+		}
+		m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
+		m.agentUpdateLocked(t, mesos.TASK_RUNNING, nil, "")
+		if t.spark != nil {
+			m.sparkDriverRunningLocked(t.spark)
+		}
+		if t.executor != nil {
+			return // executors run until their driver kills them
+		}
+		t.timers = append(t.timers, m.afterLocked(wall, func() { m.finishTaskLocked(t) }))
+	}))
+}
+
+// taskDurationLocked returns the simulated duration of a task: the
+// DurationLabel, else Config.DurationFunc, else DefaultTaskDuration.
+func (m *Master) taskDurationLocked(t *task) time.Duration {
+	if t.info.Labels != nil {
+		for _, l := range t.info.Labels.Labels {
+			if l.Key == DurationLabel {
+				if f, err := strconv.ParseFloat(l.GetValue(), 64); err == nil && f >= 0 && f < 1e9 {
+					return time.Duration(f * float64(time.Second))
+				}
+			}
+		}
+	}
+	if m.cfg.DurationFunc != nil {
+		if d := m.cfg.DurationFunc(&t.info, t.agent.spec); d >= 0 {
+			return d
+		}
+	}
+	return m.cfg.DefaultTaskDuration
+}
+
+// finishTaskLocked ends a task normally, or with a failure or a loss under
+// fault injection.
+func (m *Master) finishTaskLocked(t *task) {
+	if isTerminal(t.actual) {
+		return
+	}
+	x := m.rng.Float64()
+	switch {
+	case x < m.cfg.TaskFailureRate:
+		r := mesos.REASON_COMMAND_EXECUTOR_FAILED
+		m.agentUpdateLocked(t, mesos.TASK_FAILED, &r, "Command exited with status 1 (simulated failure)")
+	case x < m.cfg.TaskFailureRate+m.cfg.TaskLostRate:
+		r := mesos.REASON_EXECUTOR_TERMINATED
+		m.agentUpdateLocked(t, mesos.TASK_LOST, &r, "Simulated task loss")
+	default:
+		m.agentUpdateLocked(t, mesos.TASK_FINISHED, nil, "Command exited with status 0")
+	}
+}
+
+// agentUpdateLocked is the agent generating a status update for t. Updates
+// are forwarded one at a time: the next only after the previous was
+// acknowledged, like the agent's status update manager.
+func (m *Master) agentUpdateLocked(t *task, state mesos.TaskState, reason *mesos.TaskStatus_Reason, msg string) {
+	if isTerminal(t.actual) {
+		return
+	}
+	t.actual = state
+	src := mesos.SOURCE_EXECUTOR
+	ts := nowSeconds()
+	st := &mesos.TaskStatus{
+		TaskID:     mesos.TaskID{Value: t.id},
+		State:      &state,
+		Source:     &src,
+		Reason:     reason,
+		AgentID:    &mesos.AgentID{Value: t.agent.id},
+		ExecutorID: &mesos.ExecutorID{Value: t.executorID},
+		Timestamp:  &ts,
+		UUID:       newUUIDBytes(),
+		ContainerStatus: &mesos.ContainerStatus{
+			ContainerID: &mesos.ContainerID{Value: t.containerID},
+			NetworkInfos: []mesos.NetworkInfo{{IPAddresses: []mesos.NetworkInfo_IPAddress{{
+				Protocol: mesos.IPv4.Enum(), IPAddress: strPtr("127.0.0.1")}}}},
+		},
+	}
+	if msg != "" {
+		st.Message = strPtr(msg)
+	}
+	if isTerminal(state) {
+		for _, e := range t.timers {
+			e.cancel()
+		}
+		t.timers = nil
+	}
+	t.pending = append(t.pending, st)
+	if len(t.pending) == 1 {
+		m.forwardHeadLocked(t)
+	}
+}
+
+func strPtr(s string) *string { return &s }
+
+func cloneStatus(st *mesos.TaskStatus) *mesos.TaskStatus {
+	c := *st
+	return &c
+}
+
+// forwardHeadLocked forwards the first pending update of t to its framework
+// and arms the re-send timer.
+func (m *Master) forwardHeadLocked(t *task) {
+	st := t.pending[0]
+	t.state = st.GetState()
+	t.status = st
+	if isTerminal(t.state) && !t.released {
+		m.releaseTaskLocked(t)
+	}
+	m.publishTaskUpdatedLocked(t)
+	m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+	if t.delay == 0 {
+		t.delay = m.cfg.StatusUpdateRetry
+	}
+	m.armRetryLocked(t, st.UUID)
+}
+
+func (m *Master) armRetryLocked(t *task, uuid []byte) {
+	t.retry.cancel()
+	t.retry = m.afterLocked(t.delay, func() {
+		if len(t.pending) == 0 || !bytes.Equal(t.pending[0].UUID, uuid) || t.fw.removed {
+			return
+		}
+		m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(t.pending[0])}})
+		t.delay *= 2
+		if t.delay > m.cfg.StatusUpdateRetryMax {
+			t.delay = m.cfg.StatusUpdateRetryMax
+		}
+		m.armRetryLocked(t, uuid)
+	})
+}
+
+// resendPendingLocked re-sends unacknowledged updates after a (re)subscribe.
+func (m *Master) resendPendingLocked(fw *framework) {
+	ids := make([]string, 0, len(fw.tasks))
+	for id := range fw.tasks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		t := fw.tasks[id]
+		if len(t.pending) > 0 {
+			m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(t.pending[0])}})
+		}
+	}
+	for _, op := range fw.opUpdates {
+		m.sendOperationLocked(fw, op)
+	}
+}
+
+func (m *Master) acknowledgeLocked(fw *framework, taskID string, uuid []byte) {
+	t := fw.tasks[taskID]
+	if t == nil || len(t.pending) == 0 || !bytes.Equal(t.pending[0].UUID, uuid) {
+		return // duplicate or stale acknowledgements are accepted and ignored
+	}
+	t.pending[0] = nil
+	t.pending = t.pending[1:]
+	t.retry.cancel()
+	t.retry = nil
+	t.delay = 0
+	if len(t.pending) > 0 {
+		m.forwardHeadLocked(t)
+		return
+	}
+	if isTerminal(t.state) {
+		m.forgetTaskLocked(t)
+	}
+}
+
+// releaseTaskLocked returns a terminal task's resources to its agent.
+func (m *Master) releaseTaskLocked(t *task) {
+	if t.released {
+		return
+	}
+	t.released = true
+	t.agent.used = t.agent.used.minus(t.res)
+	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "state": t.state.String()}).Info("task terminal")
+	if t.spark != nil {
+		m.sparkDriverEndedLocked(t.spark)
+	}
+	if t.executor != nil {
+		m.sparkExecutorEndedLocked(t.executor, t)
+	}
+	m.kickAllocator()
+}
+
+// forgetTaskLocked removes a terminal, acknowledged task: from now on the
+// master reconciles it as unknown.
+func (m *Master) forgetTaskLocked(t *task) {
+	m.releaseTaskLocked(t)
+	t.cancelTimers()
+	t.retry.cancel()
+	if t.fw.tasks[t.id] == t {
+		delete(t.fw.tasks, t.id)
+	}
+	delete(t.agent.tasks, t)
+}
+
+// removeTaskLocked drops a task without further updates (framework removal).
+func (m *Master) removeTaskLocked(t *task) {
+	t.actual = mesos.TASK_KILLED
+	if !isTerminal(t.state) {
+		t.state = mesos.TASK_KILLED
+	}
+	t.pending = nil
+	m.forgetTaskLocked(t)
+}
+
+// masterUpdateLocked sends a master-generated update (no uuid, no ack).
+func (m *Master) masterUpdateLocked(fw *framework, taskID, agentID string, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	src := mesos.SOURCE_MASTER
+	ts := nowSeconds()
+	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: taskID}, State: &state, Source: &src, Reason: &reason,
+		Message: strPtr(msg), Timestamp: &ts}
+	if agentID != "" {
+		st.AgentID = &mesos.AgentID{Value: agentID}
+	}
+	m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+}
+
+func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) {
+	t := fw.tasks[k.TaskID.Value]
+	if t == nil {
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_UNKNOWN
+		}
+		aid := ""
+		if k.AgentID != nil {
+			aid = k.AgentID.Value
+		}
+		m.masterUpdateLocked(fw, k.TaskID.Value, aid, state, mesos.REASON_RECONCILIATION, "Attempted to kill an unknown task")
+		return
+	}
+	m.killTaskLocked(t)
+}
+
+func (m *Master) killTaskLocked(t *task) {
+	if isTerminal(t.actual) {
+		return
+	}
+	var r *mesos.TaskStatus_Reason
+	if t.actual == mesos.TASK_STAGING {
+		x := mesos.REASON_TASK_KILLED_DURING_LAUNCH
+		r = &x
+	}
+	m.agentUpdateLocked(t, mesos.TASK_KILLED, r, "Command terminated with signal Terminated")
+}
+
+// reconcileLocked answers RECONCILE: latest known states without uuid;
+// unknown tasks (including finished and acknowledged ones) are TASK_LOST
+// "Reconciliation: Task is unknown" (TASK_UNKNOWN if PARTITION_AWARE).
+func (m *Master) reconcileLocked(fw *framework, want []scheduler.Call_Reconcile_Task) {
+	latest := func(t *task) {
+		var st mesos.TaskStatus
+		if t.status != nil {
+			st = *cloneStatus(t.status)
+		} else {
+			s := t.state
+			st = mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: &s}
+		}
+		src := mesos.SOURCE_MASTER
+		reason := mesos.REASON_RECONCILIATION
+		ts := nowSeconds()
+		st.Source, st.Reason, st.Timestamp = &src, &reason, &ts
+		st.Message = strPtr("Reconciliation: Latest task state")
+		st.UUID = nil
+		st.ExecutorID = nil
+		st.AgentID = &mesos.AgentID{Value: t.agent.id}
+		m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+	}
+	if len(want) == 0 {
+		ids := make([]string, 0, len(fw.tasks))
+		for id := range fw.tasks {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			latest(fw.tasks[id])
+		}
+		return
+	}
+	for _, w := range want {
+		if t := fw.tasks[w.TaskID.Value]; t != nil {
+			latest(t)
+			continue
+		}
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_UNKNOWN
+		}
+		aid := ""
+		if w.AgentID != nil {
+			aid = w.AgentID.Value
+		}
+		m.masterUpdateLocked(fw, w.TaskID.Value, aid, state, mesos.REASON_RECONCILIATION, "Reconciliation: Task is unknown")
+	}
+}
