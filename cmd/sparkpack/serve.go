@@ -16,15 +16,17 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/metrics"
+	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparkrest"
+	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
 )
 
 type serveConfig struct {
 	listen          string
 	databaseURL     string
-	mesosMaster     string
 	policy          string
 	tokensFile      string
 	protectReads    bool
@@ -34,13 +36,24 @@ type serveConfig struct {
 	// sparkRestListen, when set, serves Spark's REST submission protocol
 	// (package sparkrest) there; empty disables it.
 	sparkRestListen string
+	mesos           mesosConfig
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.listen, "listen", envDefault("SPARKPACK_LISTEN", "127.0.0.1:8080"), withEnv("address of the REST API and dashboard", "SPARKPACK_LISTEN"))
 	fs.StringVar(&c.databaseURL, "database-url", envDefault("SPARKPACK_DATABASE_URL", ""), withEnv("PostgreSQL URL, e.g. postgres://user:pass@host:5432/sparkpack?sslmode=disable (required)", "SPARKPACK_DATABASE_URL"))
-	fs.StringVar(&c.mesosMaster, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master, host:port or http(s)://host:port (the Mesos framework is not part of this version yet: the API and store run without it)", "SPARKPACK_MESOS_MASTER"))
+	fs.StringVar(&c.mesos.master, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master, host:port or http(s)://host:port; empty runs the API and store only (jobs are stored, not scheduled)", "SPARKPACK_MESOS_MASTER"))
+	fs.StringVar(&c.mesos.principal, "mesos-principal", envDefault("SPARKPACK_MESOS_PRINCIPAL", ""), withEnv("Mesos principal for the framework, reservations and quota (HTTP basic auth)", "SPARKPACK_MESOS_PRINCIPAL"))
+	fs.StringVar(&c.mesos.secretFile, "mesos-secret-file", envDefault("SPARKPACK_MESOS_SECRET_FILE", ""), withEnv("file holding the principal's secret", "SPARKPACK_MESOS_SECRET_FILE"))
+	fs.StringVar(&c.mesos.role, "mesos-role", envDefault("SPARKPACK_MESOS_ROLE", "sparkpack"), withEnv("role sparkpack's framework subscribes in; Spark drivers run there (each job's executors get role sparkpack-job-<id>)", "SPARKPACK_MESOS_ROLE"))
+	fs.StringVar(&c.mesos.sparkMaster, "spark-master", envDefault("SPARKPACK_SPARK_MASTER", ""), withEnv("master URL the Spark drivers use (default mesos://<the --mesos-master host:port>; e.g. mesos://zk://zk1:2181/mesos)", "SPARKPACK_SPARK_MASTER"))
+	fs.StringVar(&c.mesos.sparkSubmit, "spark-submit", envDefault("SPARKPACK_SPARK_SUBMIT", sparksubmit.DefaultSparkSubmit), withEnv("path of spark-submit on the Mesos agents", "SPARKPACK_SPARK_SUBMIT"))
+	fs.StringVar(&c.mesos.executorImage, "executor-docker-image", envDefault("SPARKPACK_EXECUTOR_DOCKER_IMAGE", ""), withEnv("Docker image for Spark executors (spark.mesos.executor.docker.image); empty runs them without Docker", "SPARKPACK_EXECUTOR_DOCKER_IMAGE"))
+	fs.StringVar(&c.mesos.prices, "prices", envDefault("SPARKPACK_PRICES", ""), withEnv("hourly prices of agents without a price attribute, by instance_type: m5.xlarge=0.192,m5.2xlarge=0.384", "SPARKPACK_PRICES"))
+	fs.StringVar(&c.mesos.admission, "admission", envDefault("SPARKPACK_ADMISSION", "reject"), withEnv("a deadline job that cannot make its deadline: reject, or accept-and-flag", "SPARKPACK_ADMISSION"))
+	fs.DurationVar(&c.mesos.promoteAfter, "promote-after", envDuration("SPARKPACK_PROMOTE_AFTER", scheduler.DefaultPromoteAfter), withEnv("a regular job skipped this long moves to the deadline queue (anti-starvation; negative disables)", "SPARKPACK_PROMOTE_AFTER"))
+	fs.DurationVar(&c.mesos.refresh, "agents-refresh", envDuration("SPARKPACK_AGENTS_REFRESH", 2*time.Second), withEnv("how often GET_AGENTS is read", "SPARKPACK_AGENTS_REFRESH"))
 	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
 	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line; when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
 	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token on reads too", "SPARKPACK_PROTECT_READS"))
@@ -62,6 +75,14 @@ func (c *serveConfig) validate() error {
 		if _, _, err := net.SplitHostPort(c.sparkRestListen); err != nil {
 			return fmt.Errorf("--spark-rest-listen %q: %w (use host:port, e.g. 0.0.0.0:7077, or leave it empty)", c.sparkRestListen, err)
 		}
+	}
+	switch scheduler.AdmissionMode(c.mesos.admission) {
+	case scheduler.AdmitReject, scheduler.AdmitFlag:
+	default:
+		return fmt.Errorf("--admission %q: use %s or %s", c.mesos.admission, scheduler.AdmitReject, scheduler.AdmitFlag)
+	}
+	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
+		return fmt.Errorf("--prices: %w", err)
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
@@ -106,14 +127,33 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return err
 	}
 	defer st.Close()
-	if c.mesosMaster != "" {
-		log.WithField("mesos_master", c.mesosMaster).Warn("--mesos-master is set, but this version has no Mesos framework yet: jobs are stored and queued, not launched")
-	}
 	broker := api.NewBroker()
 	m := metrics.New(st)
-	srv := api.New(api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log,
+	acfg := api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log,
 		Broker: broker, Dashboard: true,
-		Mount: func(r *mux.Router, _ *api.Server) { r.Handle("/metrics", m.Handler()).Methods(http.MethodGet) }})
+		Mount: func(r *mux.Router, _ *api.Server) { r.Handle("/metrics", m.Handler()).Methods(http.MethodGet) }}
+	liveCtx, stopLive := context.WithCancel(context.Background())
+	defer stopLive()
+	var lv *live
+	if c.mesos.master != "" {
+		log.WithField("mesos_master", c.mesos.master).Info("starting the scheduler and the Mesos framework")
+		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, log)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("start the scheduler: %w", err)
+		}
+		acfg.Notifier, acfg.Admit, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv, lv.driverCommand
+	} else {
+		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
+	}
+	stopAll := func() {
+		stopLive()
+		if lv != nil {
+			lv.wait()
+		}
+	}
+	defer stopAll()
+	srv := api.New(acfg)
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/sparksubmit"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// mesosConfig is how serve reaches Mesos and what Spark drivers get.
+type mesosConfig struct {
+	master        string
+	principal     string
+	secretFile    string
+	role          string
+	sparkMaster   string
+	sparkSubmit   string
+	executorImage string
+	prices        string
+	admission     string
+	promoteAfter  time.Duration
+	refresh       time.Duration
+	confirm       time.Duration
+}
+
+// live is the running scheduler: the core, the Mesos framework and the
+// cluster adapter, with the views the dashboard reads.
+type live struct {
+	core    *scheduler.Core
+	cluster *offers.Cluster
+	fw      *offers.Framework
+	st      *store.Store
+	submit  sparksubmit.Options
+	stats   *statRing
+	wg      sync.WaitGroup
+}
+
+// startLive connects the scheduler core to Mesos. Its goroutines end when
+// ctx does; wait() waits for them.
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, log *logrus.Logger) (*live, error) {
+	secret := ""
+	if mc.secretFile != "" {
+		b, err := os.ReadFile(mc.secretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--mesos-secret-file: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret)
+	if err != nil {
+		return nil, err
+	}
+	prices, err := offers.ParsePriceTable(mc.prices)
+	if err != nil {
+		return nil, fmt.Errorf("--prices: %w", err)
+	}
+	sparkMaster := mc.sparkMaster
+	if sparkMaster == "" {
+		sparkMaster = "mesos://" + ep.Host()
+	}
+	op := offers.NewOperator(ep)
+	l := &live{st: st, stats: newStatRing(600)}
+	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage, Principal: mc.principal}
+	flog := log.WithField("component", "framework")
+	sink := &lateSink{}
+	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal}, offers.NewSchedClient(ep, flog), st, sink, flog)
+	cluster := offers.NewCluster(offers.ClusterConfig{
+		Operator:  op,
+		Reserver:  &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm},
+		Framework: fw,
+		Store:     st,
+		Prices:    prices,
+		Submit:    l.submit,
+		Refresh:   mc.refresh,
+		Log:       log,
+	})
+	core, err := scheduler.New(scheduler.Config{
+		Policy:       policy,
+		Admission:    scheduler.AdmissionMode(mc.admission),
+		PromoteAfter: mc.promoteAfter,
+		Log:          log.WithField("component", "scheduler"),
+		OnChange: func(j scheduler.Job) {
+			broker.Publish("job", j)
+		},
+		OnPlacement: func(p scheduler.PlacementStat) {
+			l.stats.add(p)
+			broker.Publish("placement", p)
+		},
+	}, cluster, st, scheduler.SystemClock{})
+	if err != nil {
+		return nil, err
+	}
+	cluster.SetReporter(core)
+	sink.c = cluster
+	l.core, l.cluster, l.fw = core, cluster, fw
+	if err := cluster.Start(ctx); err != nil {
+		return nil, err
+	}
+	l.wg.Add(4)
+	go func() { defer l.wg.Done(); l.sample(ctx, 2*time.Second) }()
+	go func() {
+		defer l.wg.Done()
+		if err := core.Run(ctx); err != nil && ctx.Err() == nil {
+			log.WithError(err).Error("scheduler core stopped; restart sparkpack")
+		}
+	}()
+	go func() {
+		defer l.wg.Done()
+		if err := fw.Run(ctx, offers.RunOptions{}); err != nil && ctx.Err() == nil {
+			log.WithError(err).Error("Mesos framework stopped (was it torn down? remove the stored framework id to register anew)")
+		}
+	}()
+	go func() { defer l.wg.Done(); cluster.Wait() }()
+	return l, nil
+}
+
+func (l *live) wait() { l.wg.Wait() }
+
+// driverCommand is the spark-submit argument vector a job's driver runs.
+func (l *live) driverCommand(j scheduler.Job) []string {
+	argv, err := sparksubmit.Command(j, l.submit)
+	if err != nil {
+		return nil
+	}
+	return argv
+}
+
+// ---- api.Views ----------------------------------------------------------
+
+func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
+	agents := l.cluster.Agents()
+	names := map[string]string{}
+	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
+	for _, a := range agents {
+		v := api.AgentView{
+			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
+			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB,
+			PricePerHour: a.PricePerHour, InstanceType: a.Attributes["instance_type"],
+			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{},
+		}
+		if len(a.Holdings) > 0 {
+			v.State = "active"
+		}
+		for _, h := range a.Holdings {
+			name, ok := names[h.JobID]
+			if !ok {
+				if j, err := l.st.GetJob(ctx, h.JobID); err == nil {
+					name = j.Name
+				}
+				names[h.JobID] = name
+			}
+			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: name, Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+		}
+		out.Agents = append(out.Agents, v)
+	}
+	return out, nil
+}
+
+func (l *live) Queues(ctx context.Context) (api.QueuesView, error) {
+	q := l.core.Queues()
+	now := time.Now()
+	conv := func(in []scheduler.QueuedJob) []api.QueuedJobView {
+		out := make([]api.QueuedJobView, 0, len(in))
+		for _, j := range in {
+			v := api.QueuedJobView{Job: j.Job}
+			if j.DeadlineAt != nil {
+				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds
+				v.SlackSeconds = &s
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	return api.QueuesView{Deadline: conv(q.Deadline), Regular: conv(q.Regular)}, nil
+}
+
+func (l *live) Cost(ctx context.Context) (api.CostView, error) {
+	r := l.core.Cost()
+	v := api.CostView{TotalUSD: r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
+	for _, p := range r.Series {
+		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: p.TotalUSD})
+	}
+	return v, nil
+}
+
+// lateSink passes driver status to the cluster adapter, which is built
+// after the framework that needs the sink.
+type lateSink struct{ c *offers.Cluster }
+
+func (s *lateSink) DriverStatus(ctx context.Context, jobID string, st mesos.TaskStatus) error {
+	return s.c.DriverStatus(ctx, jobID, st)
+}
+
+// sample records queue lengths, active agents and the mean placement time
+// every interval, for the dashboard's small charts.
+func (l *live) sample(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		q := l.core.Queues()
+		active := 0
+		for _, a := range l.cluster.Agents() {
+			if len(a.Holdings) > 0 {
+				active++
+			}
+		}
+		l.stats.sample(len(q.Deadline), len(q.Regular), active)
+	}
+}
+
+// statRing keeps the recent scheduling statistics.
+type statRing struct {
+	mu      sync.Mutex
+	max     int
+	pts     []api.StatPoint
+	sumMs   float64
+	nPlaced int
+}
+
+func newStatRing(max int) *statRing { return &statRing{max: max} }
+
+// add runs with the core's lock held: it must not call the core.
+func (r *statRing) add(p scheduler.PlacementStat) {
+	r.mu.Lock()
+	r.sumMs += float64(p.Elapsed.Microseconds()) / 1000
+	r.nPlaced++
+	r.mu.Unlock()
+}
+
+func (r *statRing) sample(deadlineQ, regularQ, active int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := api.StatPoint{T: time.Now().UTC(), DeadlineQueue: deadlineQ, RegularQueue: regularQ, ActiveAgents: active}
+	if r.nPlaced > 0 {
+		p.PlacementMillis = r.sumMs / float64(r.nPlaced)
+	}
+	r.sumMs, r.nPlaced = 0, 0
+	r.pts = append(r.pts, p)
+	if len(r.pts) > r.max {
+		r.pts = append(r.pts[:0], r.pts[len(r.pts)-r.max:]...)
+	}
+}
+
+func (r *statRing) points() []api.StatPoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]api.StatPoint{}, r.pts...)
+}
+
+var _ api.Views = (*live)(nil)

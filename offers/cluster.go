@@ -1,0 +1,826 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/sparksubmit"
+)
+
+// JobStore is what the Mesos cluster adapter needs of the durable store
+// (package store implements it).
+type JobStore interface {
+	GetJob(ctx context.Context, id string) (scheduler.Job, error)
+	Unfinished(ctx context.Context) ([]scheduler.Job, error)
+	Plan(ctx context.Context, id string) (placement.Plan, error)
+	PutDriver(ctx context.Context, d scheduler.DriverRecord) error
+	Driver(ctx context.Context, jobID string) (scheduler.DriverRecord, error)
+	Note(ctx context.Context, id, reason string) error
+}
+
+// Reporter is the part of the scheduler core the adapter reports to.
+type Reporter interface {
+	Report(ctx context.Context, id string, to scheduler.State, reason string) error
+	ClusterChanged()
+}
+
+// maxLaunchAttempts bounds how often a driver that never started is
+// launched again before the job fails.
+const maxLaunchAttempts = 5
+
+// DurationLabel is the driver task label carrying the job's estimated
+// duration in seconds. Real Mesos ignores it; the emulator
+// (integration/mesossim) runs the simulated Spark driver that long.
+const DurationLabel = "sparkpack.sim/duration-seconds"
+
+// ClusterConfig configures the Mesos cluster adapter.
+type ClusterConfig struct {
+	Operator  *Operator
+	Reserver  *Reserver
+	Framework *Framework
+	Store     JobStore
+	// Prices gives the hourly price of agents without a price attribute.
+	Prices PriceTable
+	// Submit holds the cluster-wide parts of the spark-submit command
+	// (the Mesos master URL Spark connects to, paths, images).
+	Submit sparksubmit.Options
+	// Refresh is how often GET_AGENTS is read (default 2 s).
+	Refresh time.Duration
+	// Sweep is how often labelled reservations of ended jobs are looked
+	// for and released (default 30 s; also once at start).
+	Sweep time.Duration
+	// Retry is the pause before a failed step is tried again (default 1 s).
+	Retry time.Duration
+	Log   logrus.FieldLogger
+}
+
+// phase is where the adapter is with a job.
+type phase int
+
+const (
+	phaseReserving phase = iota
+	phaseLaunching
+	phaseRunning
+	phaseReleasing // the driver ended or the job was stopped: give back
+	phaseDone      // everything given back; the outcome was reported
+)
+
+// liveJob is a job the adapter is making real.
+type liveJob struct {
+	job      scheduler.Job
+	plan     placement.Plan
+	phase    phase
+	driver   scheduler.DriverRecord // zero until a driver task is named
+	kill     bool                   // a user asked to stop it
+	lost     string                 // an agent of the plan was lost
+	relaunch bool                   // Mesos does not know the driver task: launch a new attempt
+	outcome  scheduler.State        // set when phaseReleasing starts
+	reason   string
+	signal   chan struct{}
+	done     chan struct{} // closed when the follower ends
+	stop     context.CancelFunc
+}
+
+func (l *liveJob) poke() {
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Cluster is the Mesos side of the scheduler core (scheduler.Cluster and
+// scheduler.Killer) and the framework's StatusSink. For every plan it
+// follows the job through the steps of MESOS_PROTOCOL.md: quota limit,
+// labelled reservations confirmed by GET_AGENTS, the driver launched in
+// sparkpack's role, RUNNING, and, once the driver ended and Spark's
+// executors are gone, unreserve, quota cleared, the final state. Each step
+// is written to the store before the next, so a restart resumes (Start
+// reads the unfinished jobs) and a crash leaks nothing.
+type Cluster struct {
+	cfg ClusterConfig
+	log logrus.FieldLogger
+
+	repMu sync.RWMutex
+	rep   Reporter
+
+	mu       sync.Mutex
+	ctx      context.Context
+	agents   []Agent
+	loaded   bool
+	missing  map[string]int // agent id -> refreshes it has been missing
+	jobs     map[string]*liveJob
+	wg       sync.WaitGroup
+	kickCh   chan struct{}
+	sweeping bool
+}
+
+// NewCluster builds the adapter; SetReporter and Start must follow.
+func NewCluster(cfg ClusterConfig) *Cluster {
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = 2 * time.Second
+	}
+	if cfg.Sweep <= 0 {
+		cfg.Sweep = 30 * time.Second
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	return &Cluster{cfg: cfg, log: cfg.Log.WithField("component", "mesos-cluster"),
+		jobs: map[string]*liveJob{}, missing: map[string]int{}, kickCh: make(chan struct{}, 1)}
+}
+
+// SetReporter names the core that hears about job progress.
+func (c *Cluster) SetReporter(r Reporter) {
+	c.repMu.Lock()
+	c.rep = r
+	c.repMu.Unlock()
+}
+
+func (c *Cluster) reporter() Reporter {
+	c.repMu.RLock()
+	defer c.repMu.RUnlock()
+	return c.rep
+}
+
+// Start runs the adapter's loops until ctx ends (Wait waits for them): it
+// resumes the unfinished jobs of the store, refreshes the agents and
+// releases labelled reservations that belong to no unfinished job.
+func (c *Cluster) Start(ctx context.Context) error {
+	c.mu.Lock()
+	c.ctx = ctx
+	c.mu.Unlock()
+	if err := c.resume(ctx); err != nil {
+		return err
+	}
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); c.refreshLoop(ctx) }()
+	go func() { defer c.wg.Done(); c.sweepLoop(ctx) }()
+	return nil
+}
+
+// Wait returns when every goroutine of the adapter has ended (after the
+// context given to Start is done).
+func (c *Cluster) Wait() { c.wg.Wait() }
+
+// ---- scheduler.Cluster ----------------------------------------------------
+
+// Snapshot implements scheduler.Cluster: the agents as GET_AGENTS last
+// showed them, with every plan handed to Apply and not yet given back
+// counted as used even where its reservations are not made yet.
+func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
+	c.mu.Lock()
+	loaded := c.loaded
+	c.mu.Unlock()
+	if !loaded {
+		if err := c.refresh(ctx); err != nil {
+			return placement.Snapshot{}, fmt.Errorf("mesos cluster snapshot: %w", err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Snapshot(c.overlayLocked()), nil
+}
+
+// overlayLocked returns the agents with the resources of live plans that
+// GET_AGENTS does not show reserved yet taken out.
+func (c *Cluster) overlayLocked() []Agent {
+	out := make([]Agent, len(c.agents))
+	index := map[string]int{}
+	for i, a := range c.agents {
+		out[i] = a
+		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
+		index[a.ID] = i
+	}
+	for id, lj := range c.jobs {
+		if lj.phase == phaseDone {
+			continue
+		}
+		cpu1, mem1 := JobAmounts(lj.job)
+		for _, as := range lj.plan.Assignments {
+			i, ok := index[as.AgentID]
+			if !ok || as.Executors <= 0 {
+				continue
+			}
+			a := &out[i]
+			var haveC, haveM float64
+			for _, r := range a.Reservations {
+				if r.JobID == id {
+					haveC += r.CPUs
+					haveM += r.MemMB
+				}
+			}
+			needC, needM := cpu1*float64(as.Executors), mem1*float64(as.Executors)
+			dc, dm := math.Max(needC-haveC, 0), math.Max(needM-haveM, 0)
+			a.FreeCPUs = math.Max(a.FreeCPUs-dc, 0)
+			a.FreeMemMB = math.Max(a.FreeMemMB-dm, 0)
+			if dc > 0 || dm > 0 || haveC == 0 {
+				a.Reservations = append(a.Reservations, Reserved{AgentID: a.ID, JobID: id, Role: scheduler.Role(id), CPUs: dc, MemMB: dm})
+			}
+		}
+	}
+	return out
+}
+
+// Apply implements scheduler.Cluster: it starts following the job and
+// returns at once.
+func (c *Cluster) Apply(ctx context.Context, job scheduler.Job, plan placement.Plan) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		return errors.New("mesos cluster adapter not started")
+	}
+	prev := c.jobs[job.ID]
+	c.startLocked(job, plan, phaseReserving, scheduler.DriverRecord{}, prev)
+	return nil
+}
+
+// startLocked registers a live job and starts its follower, which first
+// waits for the previous generation of the same job (a retry) to be gone.
+func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph phase, drv scheduler.DriverRecord, prev *liveJob) *liveJob {
+	ctx, cancel := context.WithCancel(c.ctx)
+	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
+	c.jobs[job.ID] = lj
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(lj.done)
+		defer cancel()
+		if prev != nil {
+			select {
+			case <-prev.done:
+			case <-ctx.Done():
+				return
+			}
+		}
+		c.follow(ctx, lj)
+	}()
+	return lj
+}
+
+// Release implements scheduler.Cluster. When the adapter already gave the
+// job's resources back (the usual end), it forgets the job; otherwise it
+// starts giving them back and returns at once.
+func (c *Cluster) Release(ctx context.Context, jobID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lj := c.jobs[jobID]
+	if lj == nil {
+		if c.ctx == nil {
+			return nil
+		}
+		// Not followed (e.g. recovered without a plan): give back whatever
+		// Mesos shows for it.
+		lj = c.startLocked(scheduler.Job{Spec: scheduler.Spec{ID: jobID}}, placement.Plan{}, phaseReleasing, scheduler.DriverRecord{}, nil)
+		lj.outcome = "" // nothing to report
+		return nil
+	}
+	switch lj.phase {
+	case phaseDone:
+		delete(c.jobs, jobID)
+	case phaseReleasing:
+		// Already giving back; this is the core hearing the outcome.
+	default:
+		// The core let go of a job the adapter still follows.
+		lj.phase, lj.outcome = phaseReleasing, ""
+		lj.poke()
+	}
+	return nil
+}
+
+// Kill implements scheduler.Killer: the driver is killed (or its launch
+// withdrawn); the job ends KILLED once its resources are given back.
+func (c *Cluster) Kill(ctx context.Context, jobID string) error {
+	c.mu.Lock()
+	lj := c.jobs[jobID]
+	if lj == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("kill job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	lj.kill = true
+	lj.poke()
+	c.mu.Unlock()
+	return nil
+}
+
+// ---- StatusSink -----------------------------------------------------------
+
+// DriverStatus implements StatusSink: it records the driver's task state
+// before the update is acknowledged, reports RUNNING, and on a terminal
+// state lets the job's follower give its resources back.
+func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskStatus) error {
+	c.mu.Lock()
+	lj := c.jobs[jobID]
+	if lj == nil || lj.driver.TaskID != st.TaskID.Value || lj.driver.Ended {
+		c.mu.Unlock()
+		return nil // an old attempt or a job that is over: just acknowledge
+	}
+	state := st.GetState().String()
+	neverRan := st.GetState() == mesos.TASK_LOST || st.GetState() == mesos.TASK_DROPPED
+	if neverRan && lj.phase == phaseLaunching && !lj.kill && lj.driver.Attempt < maxLaunchAttempts {
+		// Mesos never ran the driver (we stopped before the launch went
+		// out, or the offer was rescinded meanwhile): launch a new attempt.
+		c.log.WithFields(logrus.Fields{"job": jobID, "task": st.TaskID.Value, "state": state}).Info("driver never started; launching it again")
+		lj.relaunch = true
+		lj.poke()
+		c.mu.Unlock()
+		return nil
+	}
+	rec := lj.driver
+	rec.State = state
+	rec.Message = st.GetMessage()
+	if st.AgentID != nil {
+		rec.AgentID = st.AgentID.Value
+	}
+	rec.Ended = isTerminal(st.State)
+	ph := lj.phase
+	c.mu.Unlock()
+
+	if err := c.cfg.Store.PutDriver(ctx, rec); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	lj.driver = rec
+	c.mu.Unlock()
+	switch {
+	case rec.Ended:
+		_ = c.cfg.Store.Note(ctx, jobID, fmt.Sprintf("driver %s: %s %s", rec.TaskID, state, rec.Message))
+		lj.poke()
+	case (st.GetState() == mesos.TASK_RUNNING || st.GetState() == mesos.TASK_STARTING) && ph == phaseLaunching:
+		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+rec.AgentID); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if lj.phase == phaseLaunching {
+			lj.phase = phaseRunning
+		}
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// report tells the core; a job already in that state counts as told.
+func (c *Cluster) report(ctx context.Context, id string, to scheduler.State, reason string) error {
+	rep := c.reporter()
+	if rep == nil {
+		return errors.New("mesos cluster adapter has no reporter")
+	}
+	err := rep.Report(ctx, id, to, reason)
+	if err == nil {
+		return nil
+	}
+	if j, gerr := c.cfg.Store.GetJob(ctx, id); gerr == nil && j.State == to {
+		return nil
+	}
+	return err
+}
+
+// ---- the follower ---------------------------------------------------------
+
+// follow drives one job until its resources are back and its end reported.
+func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
+	log := c.log.WithField("job", lj.job.ID)
+	for ctx.Err() == nil {
+		c.mu.Lock()
+		ph, kill, lost, relaunch := lj.phase, lj.kill, lj.lost, lj.relaunch
+		drv := lj.driver
+		c.mu.Unlock()
+
+		var err error
+		switch {
+		case ph == phaseDone:
+			return
+		case ph == phaseReleasing:
+			err = c.giveBack(ctx, lj)
+			if err == nil {
+				return
+			}
+		case kill && (ph == phaseReserving || (ph == phaseLaunching && drv.State == "")):
+			c.cfg.Framework.CancelLaunch(lj.job.ID)
+			c.toReleasing(lj, scheduler.Killed, "killed on request before the driver ran")
+			continue
+		case (kill || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
+			// Kill the driver; its terminal update moves the job on.
+			if err = c.cfg.Framework.Kill(ctx, drv.TaskID, drv.AgentID); err == nil {
+				log.WithField("task", drv.TaskID).Info("driver kill requested")
+				c.waitSignal(ctx, lj, 10*time.Second) // Mesos re-sends; kill again if nothing came
+				continue
+			}
+		case drv.Ended:
+			to, why := c.outcome(lj, drv)
+			c.toReleasing(lj, to, why)
+			continue
+		case ph == phaseReserving:
+			err = c.reserve(ctx, lj)
+		case ph == phaseLaunching && (drv.TaskID == "" || relaunch):
+			err = c.launch(ctx, lj, relaunch)
+		default:
+			// launching (sent) or running: wait for status updates.
+			c.waitSignal(ctx, lj, 0)
+			continue
+		}
+		if err != nil && ctx.Err() == nil {
+			log.WithError(err).Warn("step failed; retrying")
+			c.waitSignal(ctx, lj, c.cfg.Retry)
+		}
+	}
+}
+
+func (c *Cluster) waitSignal(ctx context.Context, lj *liveJob, d time.Duration) {
+	var t <-chan time.Time
+	if d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		t = timer.C
+	}
+	select {
+	case <-ctx.Done():
+	case <-lj.signal:
+	case <-t:
+	}
+}
+
+func (c *Cluster) toReleasing(lj *liveJob, to scheduler.State, why string) {
+	c.mu.Lock()
+	if lj.phase != phaseReleasing && lj.phase != phaseDone {
+		lj.phase, lj.outcome, lj.reason = phaseReleasing, to, why
+	}
+	c.mu.Unlock()
+}
+
+// outcome decides a job's final state from its driver's end.
+func (c *Cluster) outcome(lj *liveJob, drv scheduler.DriverRecord) (scheduler.State, string) {
+	c.mu.Lock()
+	kill, lost := lj.kill, lj.lost
+	c.mu.Unlock()
+	why := "driver " + drv.State
+	if drv.Message != "" {
+		why += ": " + drv.Message
+	}
+	switch {
+	case kill:
+		return scheduler.Killed, "killed on request (" + why + ")"
+	case drv.State == mesos.TASK_FINISHED.String() && lost == "":
+		return scheduler.Finished, why
+	case lost != "":
+		why = "agent " + lost + " was lost"
+	}
+	if drv.Attempt <= lj.job.Retries {
+		return scheduler.Queued, why + fmt.Sprintf("; retry %d of %d", drv.Attempt, lj.job.Retries)
+	}
+	return scheduler.Failed, why
+}
+
+// reserve makes the plan's reservations, then moves the job to LAUNCHING.
+func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
+	err := c.cfg.Reserver.Reserve(ctx, lj.job, lj.plan)
+	if errors.Is(err, ErrReserveConflict) {
+		// Reserve rolled back what it made; the core plans again.
+		c.toReleasing(lj, scheduler.Queued, "reservation refused ("+err.Error()+"); placing again")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reserve: %w", err)
+	}
+	_ = c.cfg.Store.Note(ctx, lj.job.ID, fmt.Sprintf("reserved %d executors on %d agents (quota limit set on role %s)",
+		lj.plan.Executors(), len(lj.plan.Assignments), scheduler.Role(lj.job.ID)))
+	c.kick()
+	if err := c.report(ctx, lj.job.ID, scheduler.Launching, "reservations confirmed; launching the driver"); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if lj.phase == phaseReserving {
+		lj.phase = phaseLaunching
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// launch names a new driver attempt durably, then queues its launch.
+func (c *Cluster) launch(ctx context.Context, lj *liveJob, again bool) error {
+	c.mu.Lock()
+	attempt := lj.driver.Attempt + 1
+	c.mu.Unlock()
+	argv, err := sparksubmit.Command(lj.job, c.cfg.Submit)
+	if err != nil {
+		return err
+	}
+	rec := scheduler.DriverRecord{JobID: lj.job.ID, Attempt: attempt, TaskID: DriverTaskID(lj.job.ID, attempt)}
+	if err := c.cfg.Store.PutDriver(ctx, rec); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	lj.driver, lj.relaunch = rec, false
+	c.mu.Unlock()
+	drv := lj.job.DriverOrDefault()
+	labels := map[string]string{LabelKey: lj.job.ID}
+	if d := lj.job.EstimatedDurationSeconds; d > 0 {
+		labels[DurationLabel] = strconv.FormatFloat(d, 'f', -1, 64)
+	}
+	jobID := lj.job.ID
+	c.cfg.Framework.Launch(ctx, &DriverLaunch{
+		JobID: jobID, TaskID: rec.TaskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
+		Argv: argv, Env: lj.job.App.Environment, Labels: labels,
+		Started: func(agentID string) {
+			c.mu.Lock()
+			if lj.driver.TaskID != rec.TaskID || lj.driver.State != "" {
+				c.mu.Unlock()
+				return
+			}
+			r := lj.driver
+			r.AgentID, r.State = agentID, "LAUNCH_SENT"
+			lj.driver = r
+			c.mu.Unlock()
+			if err := c.cfg.Store.PutDriver(ctx, r); err != nil {
+				c.log.WithError(err).WithField("job", jobID).Warn("could not record the driver launch")
+			}
+			_ = c.cfg.Store.Note(ctx, jobID, "driver task "+r.TaskID+" launched on agent "+agentID)
+		},
+	})
+	if again {
+		c.log.WithFields(logrus.Fields{"job": jobID, "attempt": attempt}).Info("Mesos does not know the driver task; launching it again")
+	}
+	return nil
+}
+
+// giveBack waits until Spark's executors are gone, unreserves exactly what
+// Mesos shows reserved for the job, clears its quota, then reports the
+// outcome (when there is one to report).
+func (c *Cluster) giveBack(ctx context.Context, lj *liveJob) error {
+	c.cfg.Framework.CancelLaunch(lj.job.ID)
+	c.mu.Lock()
+	drv := lj.driver
+	c.mu.Unlock()
+	if drv.TaskID != "" && drv.State != "" && !drv.Ended {
+		// The driver still runs (the core let go of the job): stop it, or
+		// its executors would hold the reservations forever.
+		if err := c.cfg.Framework.Kill(ctx, drv.TaskID, drv.AgentID); err != nil {
+			return fmt.Errorf("kill driver %s: %w", drv.TaskID, err)
+		}
+	}
+	if err := c.cfg.Reserver.Release(ctx, lj.job.ID); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	c.mu.Lock()
+	to, why := lj.outcome, lj.reason
+	c.mu.Unlock()
+	if to != "" {
+		_ = c.cfg.Store.Note(ctx, lj.job.ID, "reservations released and quota cleared")
+	}
+	c.kick()
+	if to != "" {
+		if err := c.report(ctx, lj.job.ID, to, why); err != nil {
+			if errors.Is(err, scheduler.ErrNotFound) || errors.Is(err, scheduler.ErrStale) || errors.Is(err, scheduler.ErrIllegalTransition) {
+				c.log.WithError(err).WithField("job", lj.job.ID).Warn("could not report the job's end; it is no longer active")
+			} else {
+				return err
+			}
+		}
+	}
+	c.mu.Lock()
+	lj.phase = phaseDone
+	if c.jobs[lj.job.ID] == lj {
+		delete(c.jobs, lj.job.ID) // the core has let go of it
+	}
+	c.mu.Unlock()
+	if rep := c.reporter(); rep != nil {
+		rep.ClusterChanged()
+	}
+	return nil
+}
+
+// ---- restart --------------------------------------------------------------
+
+// resume follows again every job the store shows holding resources.
+func (c *Cluster) resume(ctx context.Context) error {
+	jobs, err := c.cfg.Store.Unfinished(ctx)
+	if err != nil {
+		return fmt.Errorf("resume jobs: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, j := range jobs {
+		var ph phase
+		switch j.State {
+		case scheduler.Reserving:
+			ph = phaseReserving
+		case scheduler.Launching:
+			ph = phaseLaunching
+		case scheduler.Running:
+			ph = phaseRunning
+		default:
+			continue
+		}
+		plan, err := c.cfg.Store.Plan(ctx, j.ID)
+		if err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+			return fmt.Errorf("resume job %s: %w", j.ID, err)
+		}
+		drv, err := c.cfg.Store.Driver(ctx, j.ID)
+		if err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+			return fmt.Errorf("resume job %s: %w", j.ID, err)
+		}
+		c.startLocked(j, plan, ph, drv, nil)
+		if drv.TaskID != "" && !drv.Ended {
+			c.cfg.Framework.Track(drv.TaskID, j.ID) // reconciled on subscription
+		}
+		c.log.WithFields(logrus.Fields{"job": j.ID, "state": j.State, "driver": drv.State}).Info("resuming job after restart")
+	}
+	return nil
+}
+
+// ---- agents ---------------------------------------------------------------
+
+func (c *Cluster) kick() {
+	select {
+	case c.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+// refresh reads GET_AGENTS, notices lost agents and tells the core when
+// free capacity or the set of agents changed.
+func (c *Cluster) refresh(ctx context.Context) error {
+	raw, err := c.cfg.Operator.GetAgents(ctx)
+	if err != nil {
+		return err
+	}
+	agents, warnings := AgentsFromMesos(raw, c.cfg.Prices)
+	for _, w := range warnings {
+		c.log.Debug(w)
+	}
+	c.mu.Lock()
+	changed := !c.loaded || !sameCapacity(c.agents, agents)
+	present := map[string]bool{}
+	for _, a := range agents {
+		present[a.ID] = true
+		delete(c.missing, a.ID)
+	}
+	for _, a := range c.agents {
+		if !present[a.ID] {
+			c.missing[a.ID]++
+		}
+	}
+	c.agents, c.loaded = agents, true
+	for _, lj := range c.jobs {
+		if lj.phase != phaseRunning && lj.phase != phaseLaunching || lj.lost != "" {
+			continue
+		}
+		for _, as := range lj.plan.Assignments {
+			if !present[as.AgentID] && c.missing[as.AgentID] > 0 {
+				lj.lost = as.AgentID
+				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": as.AgentID}).Warn("an agent of the job's placement is gone")
+				lj.poke()
+				break
+			}
+		}
+	}
+	c.mu.Unlock()
+	if changed {
+		if rep := c.reporter(); rep != nil {
+			rep.ClusterChanged()
+		}
+	}
+	return nil
+}
+
+func sameCapacity(a, b []Agent) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || math.Abs(a[i].FreeCPUs-b[i].FreeCPUs) > 1e-9 || math.Abs(a[i].FreeMemMB-b[i].FreeMemMB) > 1e-9 || a[i].CPUs != b[i].CPUs {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cluster) refreshLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Refresh)
+	defer t.Stop()
+	for {
+		if err := c.refresh(ctx); err != nil && ctx.Err() == nil {
+			c.log.WithError(err).Warn("GET_AGENTS failed; the cluster view may be stale (is the Mesos master reachable?)")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.kickCh:
+		}
+	}
+}
+
+// sweepLoop releases reservations labelled for jobs that are over or unknown.
+func (c *Cluster) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Sweep)
+	defer t.Stop()
+	for {
+		if err := c.sweep(ctx); err != nil && ctx.Err() == nil {
+			c.log.WithError(err).Warn("looking for leaked reservations failed; will try again")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep releases every labelled reservation whose job is not followed and
+// not unfinished in the store.
+func (c *Cluster) sweep(ctx context.Context) error {
+	unfinished, err := c.cfg.Store.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, j := range unfinished {
+		keep[j.ID] = true
+	}
+	c.mu.Lock()
+	for id := range c.jobs {
+		keep[id] = true
+	}
+	c.mu.Unlock()
+	orphans, err := c.cfg.Reserver.Orphans(ctx, func(id string) bool { return keep[id] })
+	if err != nil {
+		return err
+	}
+	sort.Strings(orphans)
+	for _, id := range orphans {
+		c.log.WithField("job", id).Warn("releasing reservations of a job that is over (left by a crash or a lost agent)")
+		if err := c.cfg.Reserver.Release(ctx, id); err != nil {
+			c.log.WithError(err).WithField("job", id).Warn("releasing leaked reservations failed; will try again")
+		}
+	}
+	if len(orphans) > 0 {
+		c.kick()
+	}
+	return nil
+}
+
+// ---- views ----------------------------------------------------------------
+
+// AgentHolding is what one job holds on one agent.
+type AgentHolding struct {
+	JobID     string
+	Executors int
+	CPUs      float64
+	MemMB     float64
+}
+
+// AgentState is an agent with what sparkpack's jobs hold on it.
+type AgentState struct {
+	Agent
+	Holdings []AgentHolding
+}
+
+// Agents returns the agents as the core sees them (with plans in flight
+// counted) and, per agent, the jobs holding resources there.
+func (c *Cluster) Agents() []AgentState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	agents := c.overlayLocked()
+	out := make([]AgentState, len(agents))
+	for i, a := range agents {
+		out[i].Agent = a
+		per := map[string]*AgentHolding{}
+		var order []string
+		for _, r := range a.Reservations {
+			h := per[r.JobID]
+			if h == nil {
+				h = &AgentHolding{JobID: r.JobID}
+				per[r.JobID] = h
+				order = append(order, r.JobID)
+			}
+			h.CPUs += r.CPUs
+			h.MemMB += r.MemMB
+		}
+		for _, id := range order {
+			h := per[id]
+			if lj := c.jobs[id]; lj != nil {
+				for _, as := range lj.plan.Assignments {
+					if as.AgentID == a.ID {
+						h.Executors = as.Executors
+					}
+				}
+			}
+			out[i].Holdings = append(out[i].Holdings, *h)
+		}
+	}
+	return out
+}
