@@ -329,7 +329,10 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		return nil // an old attempt or a job that is over: just acknowledge
 	}
 	state := st.GetState().String()
-	neverRan := st.GetState() == mesos.TASK_LOST || st.GetState() == mesos.TASK_DROPPED
+	// TASK_UNKNOWN is how a master answers a partition-aware framework's
+	// reconciliation of a task it never saw (older masters say TASK_LOST).
+	gone := st.GetState() == mesos.TASK_UNKNOWN || st.GetState() == mesos.TASK_GONE
+	neverRan := gone || st.GetState() == mesos.TASK_LOST || st.GetState() == mesos.TASK_DROPPED
 	if neverRan && lj.phase == phaseLaunching && !lj.kill && lj.driver.Attempt < maxLaunchAttempts {
 		// Mesos never ran the driver (we stopped before the launch went
 		// out, or the offer was rescinded meanwhile): launch a new attempt.
@@ -345,7 +348,7 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 	if st.AgentID != nil {
 		rec.AgentID = st.AgentID.Value
 	}
-	rec.Ended = isTerminal(st.State)
+	rec.Ended = isTerminal(st.State) || gone
 	ph := lj.phase
 	c.mu.Unlock()
 

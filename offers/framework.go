@@ -71,6 +71,10 @@ type Framework struct {
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
+	lastOffer  time.Time
+	revivedAt  time.Time
+	// rsMu serialises REVIVE and SUPPRESS calls.
+	rsMu sync.Mutex
 }
 
 type heldOffer struct {
@@ -319,6 +323,7 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
 	now := time.Now()
 	f.mu.Lock()
+	f.lastOffer = now
 	for _, o := range offers {
 		f.offers[o.ID.Value] = heldOffer{offer: o, since: now}
 	}
@@ -474,20 +479,26 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.reviveOrSuppress(ctx)
 }
 
-// reviveOrSuppress keeps offers flowing only while a driver waits.
+// reviveOrSuppress keeps offers flowing only while a driver waits. Calls
+// are serialised and decided just before sending, so a SUPPRESS can never
+// overtake a later REVIVE.
 func (f *Framework) reviveOrSuppress(ctx context.Context) {
+	f.rsMu.Lock()
+	defer f.rsMu.Unlock()
 	f.mu.Lock()
 	want := len(f.pending) > 0
 	change := want == f.suppressed
-	if change {
-		f.suppressed = !want
-	}
 	f.mu.Unlock()
 	if !change {
 		return
 	}
-	t := scheduler.Call_SUPPRESS
+	f.sendReviveOrSuppress(ctx, want)
+}
+
+// sendReviveOrSuppress sends REVIVE (want) or SUPPRESS; f.rsMu is held.
+func (f *Framework) sendReviveOrSuppress(ctx context.Context, want bool) {
 	var err error
+	t := scheduler.Call_SUPPRESS
 	if want {
 		t = scheduler.Call_REVIVE
 		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Revive: &scheduler.Call_Revive{Roles: []string{f.cfg.Role}}})
@@ -495,10 +506,28 @@ func (f *Framework) reviveOrSuppress(ctx context.Context) {
 		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Suppress: &scheduler.Call_Suppress{Roles: []string{f.cfg.Role}}})
 	}
 	if err != nil {
-		f.mu.Lock()
-		f.suppressed = !f.suppressed // try again next time
-		f.mu.Unlock()
-		f.log.WithError(err).Debug(t.String() + " failed")
+		f.log.WithError(err).Debug(t.String() + " failed; trying again later")
+		return
+	}
+	f.mu.Lock()
+	f.suppressed = !want
+	if want {
+		f.revivedAt = time.Now()
+	}
+	f.mu.Unlock()
+}
+
+// reviveIfStarved revives again when drivers have waited for offers for a
+// while (a lost REVIVE, or filters the master kept), as Mesos advises.
+func (f *Framework) reviveIfStarved(ctx context.Context) {
+	f.rsMu.Lock()
+	defer f.rsMu.Unlock()
+	f.mu.Lock()
+	starved := len(f.pending) > 0 && f.connected && time.Since(f.lastOffer) > f.cfg.OfferHold && time.Since(f.revivedAt) > f.cfg.OfferHold
+	f.mu.Unlock()
+	if starved {
+		f.log.Debug("drivers wait and no offer came; reviving")
+		f.sendReviveOrSuppress(ctx, true)
 	}
 }
 
@@ -511,6 +540,7 @@ func (f *Framework) expireOffers(ctx context.Context) {
 			return
 		case <-t.C:
 			f.declineUnneeded(ctx, true)
+			f.reviveIfStarved(ctx)
 		}
 	}
 }

@@ -31,6 +31,7 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"demo":      {"run everything on an emulated Mesos cluster with a scratch PostgreSQL and a sample SWIM workload", runDemo},
 	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
 	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
 	"version":   {"print the version", runVersion},

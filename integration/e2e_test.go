@@ -1,0 +1,274 @@
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/integration/mesossim"
+)
+
+// plannedAgents remembers each job's placement as the API reports it.
+type plannedAgents struct {
+	mu  sync.Mutex
+	api string
+	m   map[string]map[string]bool
+}
+
+func (p *plannedAgents) get(jobID string) map[string]bool {
+	p.mu.Lock()
+	got, ok := p.m[jobID]
+	p.mu.Unlock()
+	if ok {
+		return got
+	}
+	v, err := getJob(p.api, jobID)
+	if err != nil || len(v.Placement) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, a := range v.Placement {
+		set[a.AgentID] = true
+	}
+	p.mu.Lock()
+	p.m[jobID] = set
+	p.mu.Unlock()
+	return set
+}
+
+// TestE2EJobsRunInsideTheirReservations submits jobs over REST and checks
+// the whole life: reservations on exactly the planned agents, executors
+// only inside them, jobs finished, everything given back.
+func TestE2EJobsRunInsideTheirReservations(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	plans := &plannedAgents{api: sp.API, m: map[string]map[string]bool{}}
+	watch := watchExecutors(emu.Master, plans.get)
+
+	// Reservations seen while jobs run, by job: agent -> cpus.
+	var resMu sync.Mutex
+	reserved := map[string]map[string]float64{}
+	stopRes := make(chan struct{})
+	resDone := make(chan struct{})
+	go func() {
+		defer close(resDone)
+		for {
+			select {
+			case <-stopRes:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			for _, r := range emu.Reservations() {
+				id := r.Labels["sparkpack-job"]
+				if id == "" {
+					continue
+				}
+				resMu.Lock()
+				if reserved[id] == nil {
+					reserved[id] = map[string]float64{}
+				}
+				if r.CPUs > reserved[id][r.AgentID] {
+					reserved[id][r.AgentID] = r.CPUs
+				}
+				resMu.Unlock()
+			}
+		}
+	}()
+
+	jobs := []map[string]any{
+		sparkJob("wordcount-a", 3, 2, 2048, 40),
+		sparkJob("sort-b", 4, 4, 4096, 30),
+		sparkJob("pagerank-c", 2, 8, 8192, 50),
+		sparkJob("pi-d", 1, 1, 1024, 20),
+	}
+	var ids []string
+	for _, j := range jobs {
+		ids = append(ids, submit(t, sp.API, j))
+	}
+	for i, id := range ids {
+		v := waitState(t, sp.API, id, 60*time.Second, "FINISHED", "FAILED", "KILLED", "REJECTED")
+		if v.State != "FINISHED" {
+			t.Fatalf("job %s ended %s, want FINISHED; events %+v", jobs[i]["name"], v.State, v.Events)
+		}
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	close(stopRes)
+	<-resDone
+	violations, executors := watch.finish()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	if executors == 0 {
+		t.Fatal("no Spark executor was seen running: the watch saw nothing")
+	}
+
+	for i, id := range ids {
+		v, err := getJob(sp.API, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]float64{}
+		n := 0
+		for _, a := range v.Placement {
+			want[a.AgentID] = float64(a.Executors * jobs[i]["executorCores"].(int))
+			n += a.Executors
+		}
+		if n != jobs[i]["executors"].(int) {
+			t.Errorf("job %s: placement has %d executors, want %d", v.Name, n, jobs[i]["executors"])
+		}
+		resMu.Lock()
+		got := reserved[id]
+		resMu.Unlock()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("job %s: Mesos reservations (cpus by agent) %v, placement %v", v.Name, got, want)
+		}
+		var reasons []string
+		for _, e := range v.Events {
+			reasons = append(reasons, e.To+": "+e.Reason)
+		}
+		joined := strings.Join(reasons, "\n")
+		for _, step := range []string{"RESERVING: reserved", "LAUNCHING: reservations confirmed", "RUNNING: driver running", "TASK_FINISHED", "reservations released", "FINISHED: driver TASK_FINISHED"} {
+			if !strings.Contains(joined, step) {
+				t.Errorf("job %s: no event %q in its timeline:\n%s", v.Name, step, joined)
+			}
+		}
+		if len(v.DriverCommand) == 0 || !strings.Contains(strings.Join(v.DriverCommand, " "), "spark.mesos.role=sparkpack-job-"+id) {
+			t.Errorf("job %s: driver command %q lacks its role", v.Name, v.DriverCommand)
+		}
+	}
+}
+
+// TestE2EDeadlineJobOvertakesAndBigJobWaits: on two 4-cpu agents, a job
+// holding both makes a regular two-agent job and a later one-agent
+// deadline job wait; when it ends the deadline job goes first and the big
+// regular job waits until capacity frees.
+func TestE2EDeadlineJobOvertakesAndBigJobWaits(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2)})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+
+	// Executors of 3 cpus: one per agent (the driver takes 1 cpu in
+	// sparkpack's role somewhere).
+	blocker := submit(t, sp.API, sparkJob("blocker", 2, 3, 2048, 40))
+	waitState(t, sp.API, blocker, 30*time.Second, "RUNNING")
+	regular := submit(t, sp.API, sparkJob("regular-big", 2, 3, 2048, 20))
+	dl := sparkJob("deadline-small", 1, 2, 2048, 20)
+	dl["deadline"] = 600
+	deadline := submit(t, sp.API, dl)
+
+	// While the blocker runs both wait, with a reason.
+	v := waitState(t, sp.API, regular, 10*time.Second, "QUEUED")
+	time.Sleep(300 * time.Millisecond)
+	if v, _ = getJob(sp.API, regular); v.State != "QUEUED" || v.WaitingReason == "" {
+		t.Fatalf("regular job is %s with reason %q while the cluster is full; want QUEUED with a reason", v.State, v.WaitingReason)
+	}
+	t.Logf("regular job waits: %s", v.WaitingReason)
+
+	d := waitState(t, sp.API, deadline, 60*time.Second, "RUNNING", "FINISHED")
+	r, _ := getJob(sp.API, regular)
+	if r.StartedAt != nil && d.StartedAt != nil && r.StartedAt.Before(*d.StartedAt) {
+		t.Fatalf("the regular job started (%s) before the deadline job (%s)", r.StartedAt, d.StartedAt)
+	}
+	for _, id := range []string{blocker, deadline, regular} {
+		if v := waitState(t, sp.API, id, 90*time.Second, "FINISHED", "FAILED", "KILLED"); v.State != "FINISHED" {
+			t.Fatalf("job %s ended %s", v.Name, v.State)
+		}
+	}
+	d, _ = getJob(sp.API, deadline)
+	r, _ = getJob(sp.API, regular)
+	if !d.StartedAt.Before(*r.StartedAt) {
+		t.Fatalf("deadline job started %s, regular job %s: the deadline job should go first", d.StartedAt, r.StartedAt)
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+}
+
+// TestE2EDeleteKillsARunningJob: DELETE on a running job kills its driver
+// and executors and gives back its reservations and quota.
+func TestE2EDeleteKillsARunningJob(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	id := submit(t, sp.API, sparkJob("long", 3, 2, 2048, 3600))
+	waitState(t, sp.API, id, 30*time.Second, "RUNNING")
+	// Wait for the executors, then kill.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := 0
+		for _, task := range emu.Tasks() {
+			if task.SparkExecutor != "" && task.Role == "sparkpack-job-"+id && task.State.String() == "TASK_RUNNING" {
+				n++
+			}
+		}
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d executors running, want 3", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, sp.API+"/api/v1/jobs/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	v := waitState(t, sp.API, id, 30*time.Second, "KILLED", "FAILED", "FINISHED")
+	if v.State != "KILLED" {
+		t.Fatalf("job ended %s, want KILLED", v.State)
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	for _, task := range emu.Tasks() {
+		if strings.Contains(task.Role, id) && task.State.String() == "TASK_RUNNING" {
+			t.Fatalf("task %s of the killed job still runs", task.TaskID)
+		}
+	}
+}
+
+// TestE2ESIGKILLAndRestartCompletesEveryJob kills sparkpack with SIGKILL
+// twice in the middle of a run and starts it again: every job finishes and
+// Mesos is left with no reservation and no quota of sparkpack's.
+func TestE2ESIGKILLAndRestartCompletesEveryJob(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{Cluster: clusterspec.Thesis14()})
+	db := e2eDB(t)
+	sp := startSparkpack(t, emu.URL, db)
+	var ids []string
+	for i := 0; i < 10; i++ {
+		ids = append(ids, submit(t, sp.API, sparkJob(fmt.Sprintf("job-%d", i), 2+i%4, 2+2*(i%3), 4096, float64(20+10*(i%4)))))
+	}
+	inFlight := 0
+	for round := 0; round < 2; round++ {
+		// Let some jobs get going, then crash.
+		time.Sleep(time.Duration(400+300*round) * time.Millisecond)
+		states := map[string]int{}
+		for _, id := range ids {
+			if v, err := getJob(sp.API, id); err == nil {
+				states[v.State]++
+			}
+		}
+		inFlight += states["RESERVING"] + states["LAUNCHING"] + states["RUNNING"]
+		sp.kill()
+		t.Logf("round %d: sparkpack killed with SIGKILL with jobs %v", round, states)
+		sp = startSparkpack(t, emu.URL, db)
+	}
+	if inFlight == 0 {
+		t.Fatal("no job was reserving, launching or running when sparkpack was killed: the test proves nothing")
+	}
+	for _, id := range ids {
+		v := waitState(t, sp.API, id, 120*time.Second, "FINISHED", "FAILED", "KILLED")
+		if v.State != "FINISHED" {
+			t.Errorf("job %s ended %s after the crashes: %+v", v.Name, v.State, v.Events)
+		}
+	}
+	waitNoLeftovers(t, emu.Master, 60*time.Second)
+	for _, task := range emu.Tasks() {
+		if task.State.String() == "TASK_RUNNING" || task.State.String() == "TASK_STAGING" {
+			t.Errorf("task %s (%s) still runs after every job ended", task.TaskID, task.Role)
+		}
+	}
+}
