@@ -1,7 +1,7 @@
 # sparkpack — the few targets a newcomer needs.
 .PHONY: demo test build bench clean
 
-demo:  ## run sparkpack on a scratch database (installs what it needs)
+demo:  ## run sparkpack on an emulated Mesos cluster and a scratch database (installs what it needs)
 	scripts/demo.sh
 
 test:  ## run every test against real PostgreSQL (installs what it needs)

@@ -272,3 +272,63 @@ func TestE2ESIGKILLAndRestartCompletesEveryJob(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns: an agent of
+// a running job powers off; the job is marked FAILED and what it held
+// elsewhere is given back; when the agent comes back with its
+// checkpointed reservation, the leak sweep releases that too.
+func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t), "--leak-sweep", "300ms")
+	// 4 executors of 4 cpus: bfd spreads them over at least two agents.
+	id := submit(t, sp.API, sparkJob("doomed", 4, 4, 4096, 3600))
+	v := waitState(t, sp.API, id, 30*time.Second, "RUNNING")
+	driverAgent := ""
+	for _, task := range emu.Tasks() {
+		if task.SparkDriver && strings.Contains(task.TaskID, id) {
+			driverAgent = task.AgentID
+		}
+	}
+	victim := ""
+	for _, a := range v.Placement {
+		if a.AgentID != driverAgent {
+			victim = a.AgentID
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no executor agent apart from the driver's (%s) in placement %+v", driverAgent, v.Placement)
+	}
+	if err := emu.PowerOff(victim); err != nil {
+		t.Fatal(err)
+	}
+	v = waitState(t, sp.API, id, 30*time.Second, "FAILED", "FINISHED", "KILLED")
+	if v.State != "FAILED" {
+		t.Fatalf("job ended %s after losing agent %s, want FAILED", v.State, victim)
+	}
+	last := v.Events[len(v.Events)-1]
+	if !strings.Contains(last.Reason, victim) {
+		t.Errorf("final event %q does not name the lost agent %s", last.Reason, victim)
+	}
+	// Nothing is held on the agents still present.
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	// The agent returns with its checkpointed reservation; the sweep frees it.
+	if err := emu.PowerOn(victim); err != nil {
+		t.Fatal(err)
+	}
+	back := false
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && !back {
+		for _, r := range emu.Reservations() {
+			back = back || (r.AgentID == victim && r.Labels["sparkpack-job"] == id)
+		}
+		if len(leftovers(emu.Master)) == 0 && !back {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	if !back {
+		t.Logf("the returning agent's reservation was released before this test saw it")
+	}
+}

@@ -326,9 +326,17 @@ func waitState(t *testing.T, api, id string, timeout time.Duration, states ...st
 
 // leftovers lists sparkpack-labelled reservations and job-role quotas the
 // emulated master still holds.
+// Reservations on powered-off agents are not counted.
 func leftovers(m *mesossim.Master) []string {
 	var out []string
+	off := map[string]bool{}
+	for _, a := range m.Agents() {
+		off[a.ID] = a.PoweredOff
+	}
 	for _, r := range m.Reservations() {
+		if off[r.AgentID] {
+			continue
+		}
 		if r.Labels["sparkpack-job"] != "" || strings.HasPrefix(r.Role, "sparkpack-job-") {
 			out = append(out, fmt.Sprintf("reservation %s on %s: %g cpus %g MiB", r.Role, r.AgentID, r.CPUs, r.MemMB))
 		}

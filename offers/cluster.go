@@ -681,10 +681,17 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		if lj.phase != phaseRunning && lj.phase != phaseLaunching || lj.lost != "" {
 			continue
 		}
+		agents := make([]string, 0, len(lj.plan.Assignments)+1)
 		for _, as := range lj.plan.Assignments {
-			if !present[as.AgentID] && c.missing[as.AgentID] > 0 {
-				lj.lost = as.AgentID
-				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": as.AgentID}).Warn("an agent of the job's placement is gone")
+			agents = append(agents, as.AgentID)
+		}
+		if lj.driver.AgentID != "" && !lj.driver.Ended {
+			agents = append(agents, lj.driver.AgentID)
+		}
+		for _, id := range agents {
+			if !present[id] && c.missing[id] > 0 {
+				lj.lost = id
+				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": id}).Warn("an agent of the job (executors or driver) is gone")
 				lj.poke()
 				break
 			}

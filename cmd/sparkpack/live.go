@@ -31,6 +31,7 @@ type mesosConfig struct {
 	admission     string
 	promoteAfter  time.Duration
 	refresh       time.Duration
+	sweep         time.Duration
 	confirm       time.Duration
 }
 
@@ -83,6 +84,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Prices:    prices,
 		Submit:    l.submit,
 		Refresh:   mc.refresh,
+		Sweep:     mc.sweep,
 		Log:       log,
 	})
 	core, err := scheduler.New(scheduler.Config{

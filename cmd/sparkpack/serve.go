@@ -54,6 +54,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.mesos.admission, "admission", envDefault("SPARKPACK_ADMISSION", "reject"), withEnv("a deadline job that cannot make its deadline: reject, or accept-and-flag", "SPARKPACK_ADMISSION"))
 	fs.DurationVar(&c.mesos.promoteAfter, "promote-after", envDuration("SPARKPACK_PROMOTE_AFTER", scheduler.DefaultPromoteAfter), withEnv("a regular job skipped this long moves to the deadline queue (anti-starvation; negative disables)", "SPARKPACK_PROMOTE_AFTER"))
 	fs.DurationVar(&c.mesos.refresh, "agents-refresh", envDuration("SPARKPACK_AGENTS_REFRESH", 2*time.Second), withEnv("how often GET_AGENTS is read", "SPARKPACK_AGENTS_REFRESH"))
+	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over (left by a crash or an agent that came back) are looked for and released", "SPARKPACK_LEAK_SWEEP"))
 	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
 	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line; when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
 	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token on reads too", "SPARKPACK_PROTECT_READS"))
