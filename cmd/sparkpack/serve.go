@@ -36,7 +36,9 @@ type serveConfig struct {
 	// sparkRestListen, when set, serves Spark's REST submission protocol
 	// (package sparkrest) there; empty disables it.
 	sparkRestListen string
-	mesos           mesosConfig
+	// sparkRestLn, if set, is the already open listener of sparkRestListen.
+	sparkRestLn net.Listener
+	mesos       mesosConfig
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -164,10 +166,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	errc := make(chan error, 2)
 	var sparkSrv *http.Server
 	if c.sparkRestListen != "" {
-		sln, err := net.Listen("tcp", c.sparkRestListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("--spark-rest-listen %s: %w", c.sparkRestListen, err)
+		sln := c.sparkRestLn
+		if sln == nil {
+			sln, err = net.Listen("tcp", c.sparkRestListen)
+			if err != nil {
+				ln.Close()
+				return fmt.Errorf("--spark-rest-listen %s: %w (choose another address, or empty to disable)", c.sparkRestListen, err)
+			}
 		}
 		sparkSrv = &http.Server{
 			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
