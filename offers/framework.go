@@ -28,6 +28,9 @@ type FrameworkConfig struct {
 	RefuseSeconds float64
 	// OfferHold is the longest an unused offer is kept before it is declined (default 5 s).
 	OfferHold time.Duration
+	// ReconcileEvery is how often the driver tasks are reconciled besides
+	// after every subscription (default 10 minutes).
+	ReconcileEvery time.Duration
 }
 
 // IDStore keeps the framework id durably (package store implements it).
@@ -102,6 +105,9 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 	if cfg.OfferHold <= 0 {
 		cfg.OfferHold = 5 * time.Second
 	}
+	if cfg.ReconcileEvery <= 0 {
+		cfg.ReconcileEvery = 10 * time.Minute
+	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
 		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, taskJob: map[string]string{}}
 }
@@ -144,10 +150,18 @@ func (f *Framework) Info(ctx context.Context) mesos.FrameworkInfo {
 	return info
 }
 
-// Run subscribes until ctx ends, holding offers no longer than OfferHold.
+// Run subscribes until ctx ends, holding offers no longer than OfferHold
+// and reconciling the driver tasks every ReconcileEvery.
 func (f *Framework) Run(ctx context.Context, o RunOptions) error {
-	go f.expireOffers(ctx)
-	return f.Sched.Run(ctx, func() mesos.FrameworkInfo { return f.Info(ctx) }, f, o)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); f.expireOffers(ctx) }()
+	err := f.Sched.Run(ctx, func() mesos.FrameworkInfo { return f.Info(ctx) }, f, o)
+	cancel()
+	wg.Wait()
+	return err
 }
 
 // Connected reports whether a subscription is open.
@@ -534,10 +548,23 @@ func (f *Framework) reviveIfStarved(ctx context.Context) {
 func (f *Framework) expireOffers(ctx context.Context) {
 	t := time.NewTicker(f.cfg.OfferHold / 2)
 	defer t.Stop()
+	rec := time.NewTicker(f.cfg.ReconcileEvery)
+	defer rec.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-rec.C:
+			if f.Connected() {
+				f.mu.Lock()
+				tasks := make([]string, 0, len(f.taskJob))
+				for t := range f.taskJob {
+					tasks = append(tasks, t)
+				}
+				f.mu.Unlock()
+				sort.Strings(tasks)
+				f.Reconcile(ctx, tasks)
+			}
 		case <-t.C:
 			f.declineUnneeded(ctx, true)
 			f.reviveIfStarved(ctx)

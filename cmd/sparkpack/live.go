@@ -20,19 +20,23 @@ import (
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
-	master        string
-	principal     string
-	secretFile    string
-	role          string
-	sparkMaster   string
-	sparkSubmit   string
-	executorImage string
-	prices        string
-	admission     string
-	promoteAfter  time.Duration
-	refresh       time.Duration
-	sweep         time.Duration
-	confirm       time.Duration
+	master          string
+	principal       string
+	secretFile      string
+	role            string
+	sparkMaster     string
+	sparkSubmit     string
+	executorImage   string
+	sparkPrincipal  string
+	sparkSecretFile string
+	sparkHome       string
+	prices          string
+	admission       string
+	promoteAfter    time.Duration
+	refresh         time.Duration
+	sweep           time.Duration
+	offerHold       time.Duration
+	confirm         time.Duration
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -72,10 +76,11 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	}
 	op := offers.NewOperator(ep)
 	l := &live{st: st, stats: newStatRing(600)}
-	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage, Principal: mc.principal}
+	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
+		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
 	sink := &lateSink{}
-	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal}, offers.NewSchedClient(ep, flog), st, sink, flog)
+	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold}, offers.NewSchedClient(ep, flog), st, sink, flog)
 	cluster := offers.NewCluster(offers.ClusterConfig{
 		Operator:  op,
 		Reserver:  &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm},
