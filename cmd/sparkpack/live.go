@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +50,7 @@ type live struct {
 	st      *store.Store
 	submit  sparksubmit.Options
 	stats   *statRing
+	broker  *api.Broker
 	wg      sync.WaitGroup
 }
 
@@ -75,7 +78,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		sparkMaster = "mesos://" + ep.Host()
 	}
 	op := offers.NewOperator(ep)
-	l := &live{st: st, stats: newStatRing(600)}
+	l := &live{st: st, stats: newStatRing(600), broker: broker}
 	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
@@ -171,7 +174,37 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		}
 		out.Agents = append(out.Agents, v)
 	}
+	sort.SliceStable(out.Agents, func(i, j int) bool { return naturalLess(out.Agents[i].Hostname, out.Agents[j].Hostname) })
 	return out, nil
+}
+
+// naturalLess orders "agent-2" before "agent-10".
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da != "" && db != "" {
+			na, _ := strconv.Atoi(da)
+			nb, _ := strconv.Atoi(db)
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 func (l *live) Queues(ctx context.Context) (api.QueuesView, error) {
@@ -214,6 +247,7 @@ func (s *lateSink) DriverStatus(ctx context.Context, jobID string, st mesos.Task
 func (l *live) sample(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	lastSig := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -222,12 +256,25 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 		}
 		q := l.core.Queues()
 		active := 0
+		var sig strings.Builder
 		for _, a := range l.cluster.Agents() {
 			if len(a.Holdings) > 0 {
 				active++
 			}
+			fmt.Fprintf(&sig, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
+			for _, h := range a.Holdings {
+				fmt.Fprintf(&sig, ",%s=%d", h.JobID, h.Executors)
+			}
+			sig.WriteByte(';')
 		}
 		l.stats.sample(len(q.Deadline), len(q.Regular), active)
+		if s := sig.String(); s != lastSig {
+			lastSig = s
+			l.broker.Publish("cluster", map[string]int{"activeAgents": active})
+		}
+		if active > 0 { // the bill grows only while agents are active
+			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
+		}
 	}
 }
 

@@ -113,3 +113,21 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func TestNaturalLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"agent-2", "agent-10", true},
+		{"agent-10", "agent-2", false},
+		{"agent-01", "agent-02", true},
+		{"a", "a", false},
+		{"a", "ab", true},
+		{"b1", "a2", false},
+	} {
+		if got := naturalLess(c.a, c.b); got != c.want {
+			t.Errorf("naturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

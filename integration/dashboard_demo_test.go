@@ -1,0 +1,95 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboardOnTheDemo drives the dashboard of a running `sparkpack
+// demo` in headless Chromium: the 14 agents of thesis14, a job that waits
+// in its queue (a blocker holds most of the cluster), then shows on its
+// agents, then finishes, all pushed live; its HTML/script name stays text.
+func TestDashboardOnTheDemo(t *testing.T) {
+	b := newBrowser(t)
+	d := startDemo(t, "--no-sample")
+	var agents int
+	b.run(t, 30*time.Second,
+		chromedp.Navigate(d.API+"/#/"),
+		chromedp.WaitVisible(`#live:not(.off)`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#cluster article.agent`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#cluster article.agent").length`, &agents),
+	)
+	if agents != 14 {
+		t.Fatalf("the dashboard shows %d agents, want the 14 of thesis14", agents)
+	}
+	b.screenshot(t, "demo-cluster-idle")
+
+	// 24 executors of 4 cpus hold 96 of the 100 cpus for a while.
+	blocker := submit(t, d.API, sparkJob("blocker", 24, 4, 1024, 12))
+	waitState(t, d.API, blocker, 30*time.Second, "RUNNING")
+	job := sparkJob(xssName, 4, 4, 1024, 2)
+	id := submit(t, d.API, job)
+
+	var queued, reason string
+	b.run(t, 30*time.Second,
+		chromedp.WaitVisible(`#queue-regular li[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Text(`#queue-regular li[data-job="`+id+`"] a`, &queued, chromedp.ByQuery),
+		chromedp.Text(`#queue-regular li[data-job="`+id+`"] .reason`, &reason, chromedp.ByQuery),
+	)
+	if queued != xssName || reason == "" {
+		t.Fatalf("queue shows the job as %q waiting for %q; want its name as text and a reason", queued, reason)
+	}
+	b.screenshot(t, "demo-queued")
+
+	// Then on its agents, from the live stream alone (no reload).
+	var blocks int
+	var label string
+	b.run(t, 60*time.Second,
+		chromedp.WaitVisible(`#cluster .block[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('#cluster .bar:first-of-type .block[data-job="`+id+`"]').length`, &blocks),
+		chromedp.AttributeValue(`#cluster .block[data-job="`+id+`"]`, "aria-label", &label, nil, chromedp.ByQuery),
+	)
+	v, err := getJob(d.API, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks != len(v.Placement) || !strings.Contains(label, xssName) {
+		t.Fatalf("%d cpu blocks for the job, placement on %d agents; block label %q", blocks, len(v.Placement), label)
+	}
+	b.screenshot(t, "demo-running")
+
+	// Finished: it leaves the agents and shows FINISHED in the jobs table.
+	var state string
+	b.run(t, 60*time.Second,
+		chromedp.WaitNotPresent(`#cluster .block[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
+		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
+	)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b.run(t, 10*time.Second, chromedp.Text(`tr[data-job="`+id+`"] td:nth-child(2)`, &state, chromedp.ByQuery))
+		if strings.Contains(state, "FINISHED") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(state, "FINISHED") {
+		t.Fatalf("jobs table shows the job as %q, want FINISHED", state)
+	}
+	var imgs int
+	var pwned bool
+	b.run(t, 10*time.Second,
+		chromedp.Evaluate(`document.querySelectorAll("main img").length`, &imgs),
+		chromedp.Evaluate(`window.__pwned !== undefined`, &pwned),
+	)
+	if imgs != 0 || pwned {
+		t.Fatalf("the job's name was rendered as HTML: %d img elements, payload ran: %v", imgs, pwned)
+	}
+	b.screenshot(t, "demo-finished")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
