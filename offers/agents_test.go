@@ -14,10 +14,10 @@ import (
 // titled title in a real Mesos 1.12 transcript under ../../shared.
 func transcriptBody(t *testing.T, file, title string) []byte {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "mesos-transcripts", file)
+	path := filepath.Join("..", "integration", "mesossim", "testdata", "transcripts", file)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("transcript %s not available: %v", path, err)
+		t.Fatalf("transcript %s: %v", path, err)
 	}
 	text := string(b)
 	i := strings.Index(text, "=== "+title)

@@ -45,7 +45,7 @@ type flags struct {
 func newFlagSet(f *flags) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned; --help goes to stdout
-	fs.StringVar(&f.trace, "trace", "", "SWIM trace file (TSV: job id, submit s, gap s, map input bytes, shuffle bytes, output bytes);\ndefault "+DefaultTrace+" relative to the repository root")
+	fs.StringVar(&f.trace, "trace", "", "SWIM trace file (TSV: job id, submit s, gap s, map input bytes, shuffle bytes, output bytes);\ndefault "+DefaultTrace+" relative to the repository root, else the copy built into sparkpack")
 	fs.IntVar(&f.hour, "hour", -1, "replay only the N-th one-hour sample, 0-23 (jobs submitted in [N h, N+1 h));\nexcludes --from/--to; default: the whole trace")
 	fs.StringVar(&f.from, "from", "", "replay jobs submitted at or after this offset into the trace: seconds (3600) or a duration (1h)")
 	fs.StringVar(&f.to, "to", "", "replay jobs submitted before this offset into the trace: seconds or a duration; default: the end")
@@ -129,18 +129,27 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("simulate: --cluster: %w", err)
 	}
+	var all []workload.TraceJob
 	tracePath, err := resolveTrace(f.trace)
-	if err != nil {
+	if err != nil && f.trace == "" {
+		// The copy built into the binary.
+		tracePath, err = "embedded "+workload.FB2009Name, nil
+		all, err = workload.FB2009()
+		if err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
-	}
-	file, err := os.Open(tracePath)
-	if err != nil {
-		return fmt.Errorf("simulate: --trace: %w", err)
-	}
-	all, err := workload.Parse(file)
-	file.Close()
-	if err != nil {
-		return fmt.Errorf("simulate: %s: %w", tracePath, err)
+	} else {
+		file, err := os.Open(tracePath)
+		if err != nil {
+			return fmt.Errorf("simulate: --trace: %w", err)
+		}
+		all, err = workload.Parse(file)
+		file.Close()
+		if err != nil {
+			return fmt.Errorf("simulate: %s: %w", tracePath, err)
+		}
 	}
 	jobs := Scale(workload.Window(all, from, to), f.scale)
 	progress := io.Discard

@@ -21,9 +21,9 @@ import (
 
 func tracePath(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(DefaultTrace))
+	p := filepath.Join(filepath.Dir(file), "..", "workload", "traces", workload.FB2009Name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("trace not available: %v", err)
+		t.Fatalf("trace: %v", err)
 	}
 	return p
 }
