@@ -1,0 +1,337 @@
+package mesossim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+)
+
+// subscribeRole subscribes a mesos-go framework in one role.
+func subscribeRole(t *testing.T, base, role string) *mgoFramework {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &mgoFramework{t: t, caller: newCaller(base, "protobuf"), events: make(chan *scheduler.Event, 4096), cancel: cancel, done: make(chan struct{})}
+	info := frameworkInfo("")
+	info.Roles = []string{role}
+	resp, err := f.caller.Call(ctx, calls.Subscribe(info))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(f.done)
+		defer resp.Close()
+		defer close(f.events)
+		for {
+			var ev scheduler.Event
+			if err := resp.Decode(&ev); err != nil {
+				return
+			}
+			select {
+			case f.events <- &ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	f.id = f.next(scheduler.Event_SUBSCRIBED, 5*time.Second).Subscribed.FrameworkID.Value
+	t.Cleanup(func() { cancel(); <-f.done })
+	return f
+}
+
+func offered(o mesos.Offer) (reserved, unreserved float64) {
+	for _, r := range o.Resources {
+		if r.Name != "cpus" {
+			continue
+		}
+		if len(r.Reservations) > 0 || (r.Role != nil && *r.Role != "*") {
+			reserved += r.Scalar.Value
+		} else {
+			unreserved += r.Scalar.Value
+		}
+	}
+	return
+}
+
+func postOperator(t *testing.T, base, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestQuotaLimitCapsOffersNotReservations: a role's limit cuts the
+// unreserved resources offered to it (reservations count as consumption),
+// while operator reservations beyond the limit are still accepted.
+func TestQuotaLimitCapsOffersNotReservations(t *testing.T) {
+	_, base := testMaster(t, Config{})
+	const role = "sparkpack-job-q"
+	if st := postOperator(t, base, `{"type":"UPDATE_QUOTA","update_quota":{"force":true,"quota_configs":[{"role":"`+role+`","limits":{"cpus":{"value":2},"mem":{"value":4096}}}]}}`); st != 200 {
+		t.Fatalf("UPDATE_QUOTA: %d", st)
+	}
+	f := subscribeRole(t, base, role)
+	var unres float64
+	ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
+	var ids []mesos.OfferID
+	for _, o := range ev.Offers.Offers {
+		_, u := offered(o)
+		unres += u
+		ids = append(ids, o.ID)
+	}
+	if unres > 2+1e-9 || unres == 0 {
+		t.Fatalf("offers to a role limited to 2 cpus hold %g unreserved cpus", unres)
+	}
+	f.call(calls.Decline(ids...).With(calls.RefuseSeconds(0)))
+
+	// Reserve 4 cpus (twice the limit): accepted, the limit does not cap it.
+	res := `[{"name":"cpus","type":"SCALAR","scalar":{"value":4},"reservations":[{"type":"DYNAMIC","role":"` + role + `"}]},
+	        {"name":"mem","type":"SCALAR","scalar":{"value":1024},"reservations":[{"type":"DYNAMIC","role":"` + role + `"}]}]`
+	if st := postOperator(t, base, `{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"thesis14-S12"},"resources":`+res+`}}`); st != http.StatusAccepted {
+		t.Fatalf("RESERVE_RESOURCES beyond the quota limit: %d, want 202 (limits do not cap reservations)", st)
+	}
+	// Now the role consumes 4 >= 2: only the reserved cpus are offered.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		ev := f.next(scheduler.Event_OFFERS, 3*time.Second)
+		var r, u float64
+		var ids []mesos.OfferID
+		for _, o := range ev.Offers.Offers {
+			rr, uu := offered(o)
+			r, u = r+rr, u+uu
+			ids = append(ids, o.ID)
+		}
+		f.call(calls.Decline(ids...).With(calls.RefuseSeconds(0)))
+		if r == 4 {
+			if u != 0 {
+				t.Fatalf("with 4 reserved cpus and a limit of 2, %g unreserved cpus were offered too", u)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no offer of the 4 reserved cpus (last: %g reserved, %g unreserved)", r, u)
+		}
+	}
+}
+
+// TestOperatorReserveConflictAndRescind: a reservation larger than the
+// unallocated resources is refused with 409; one that fits while the
+// resources are offered rescinds the offer to make room.
+func TestOperatorReserveConflictAndRescind(t *testing.T) {
+	_, base := testMaster(t, Config{Cluster: clusterspec.Cluster{Name: "one", Agents: []clusterspec.Agent{{ID: "a1", Hostname: "a1", CPUs: 4, MemMB: 8192, PricePerHour: 0.1}}}})
+	f := subscribeMGO(t, base, "")
+	f.next(scheduler.Event_OFFERS, 5*time.Second) // a1 is now offered to f
+	res := func(cpus string) string {
+		return `{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"a1"},"resources":[{"name":"cpus","type":"SCALAR","scalar":{"value":` + cpus + `},"reservations":[{"type":"DYNAMIC","role":"r1"}]}]}}`
+	}
+	if st := postOperator(t, base, res("5")); st != http.StatusConflict {
+		t.Fatalf("reserving 5 cpus on a 4-cpu agent: %d, want 409", st)
+	}
+	if st := postOperator(t, base, res("2")); st != http.StatusAccepted {
+		t.Fatalf("reserving 2 cpus of an offered agent: %d, want 202", st)
+	}
+	f.next(scheduler.Event_RESCIND, 3*time.Second)
+}
+
+// TestFaultInjection covers the Go API and the /sim/ admin endpoints:
+// failing a task, losing an agent, dropping the subscription and
+// restarting the master.
+func TestFaultInjection(t *testing.T) {
+	m, base := testMaster(t, Config{})
+	f := subscribeMGO(t, base, "")
+	launchOn := func(name string) string {
+		ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
+		o := ev.Offers.Offers[0]
+		shell := false
+		cmd := "/bin/sleep"
+		dur := "3600"
+		task := mesos.TaskInfo{Name: name, TaskID: mesos.TaskID{Value: name}, AgentID: o.AgentID,
+			Resources: []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)},
+			Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
+			Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+		f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
+		return o.AgentID.Value
+	}
+	waitState := func(task string, want mesos.TaskState) {
+		t.Helper()
+		for {
+			st := f.next(scheduler.Event_UPDATE, 5*time.Second).Update.Status
+			if len(st.UUID) > 0 {
+				f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+			}
+			if st.TaskID.Value == task && st.GetState() == want {
+				return
+			}
+		}
+	}
+
+	// Fail a task through the admin endpoint.
+	launchOn("doomed")
+	waitState("doomed", mesos.TASK_RUNNING)
+	resp, err := http.Post(base+"/sim/tasks/fail?task=doomed", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /sim/tasks/fail: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	waitState("doomed", mesos.TASK_FAILED)
+
+	// Lose the agent of a running task: TASK_LOST, and it leaves GET_AGENTS.
+	agent := launchOn("victim")
+	waitState("victim", mesos.TASK_RUNNING)
+	if err := m.LoseAgent(agent); err != nil {
+		t.Fatal(err)
+	}
+	waitState("victim", mesos.TASK_LOST)
+	if strings.Contains(string(mustJSON(t, operatorJSON(t, base, `{"type":"GET_AGENTS"}`))), `"`+agent+`"`) {
+		t.Fatalf("lost agent %s is still in GET_AGENTS", agent)
+	}
+
+	// Add an agent over HTTP; it is offered.
+	resp, err = http.Post(base+"/sim/agents", "application/json", strings.NewReader(`{"id":"new-1","hostname":"new-1","cpus":2,"memMB":4096,"pricePerHour":0.1}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /sim/agents: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if !strings.Contains(string(mustJSON(t, operatorJSON(t, base, `{"type":"GET_AGENTS"}`))), `"new-1"`) {
+		t.Fatal("added agent missing from GET_AGENTS")
+	}
+
+	// A task that must survive the drop and the restart below.
+	launchOn("survivor")
+	waitState("survivor", mesos.TASK_RUNNING)
+
+	// Drop the subscription: the stream ends; the framework can come back.
+	m.DropConnections()
+	deadline := time.After(3 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case _, ok := <-f.events:
+			ended = !ok
+		case <-deadline:
+			t.Fatal("the stream did not end after DropConnections")
+		}
+	}
+	f2 := subscribeMGO(t, base, f.id)
+	if f2.id != f.id {
+		t.Fatalf("re-subscribed as %s, want %s", f2.id, f.id)
+	}
+
+	// Restart the master: unavailable for the downtime, state kept.
+	m.Restart(300 * time.Millisecond)
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1", strings.NewReader(`{"type":"GET_HEALTH"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Log("GET_HEALTH answered 200 during the restart's downtime")
+		}
+	}
+	deadline2 := time.Now().Add(3 * time.Second)
+	for {
+		var tasks int
+		for _, ti := range m.Tasks() {
+			if ti.State == mesos.TASK_RUNNING {
+				tasks++
+			}
+		}
+		if tasks == 0 {
+			t.Fatal("running tasks vanished with the master restart")
+		}
+		st := postOperator(t, base, `{"type":"GET_HEALTH"}`)
+		if st == 200 {
+			break
+		}
+		if time.Now().After(deadline2) {
+			t.Fatalf("master not back 3 s after a 300 ms restart (GET_HEALTH %d)", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f4 := subscribeMGO(t, base, f.id)
+	if f4.id != f.id {
+		t.Fatalf("after the restart re-subscribed as %s, want %s", f4.id, f.id)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func discardLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+// FuzzCalls sends arbitrary bodies to both APIs: the emulator answers,
+// never panics, and only with statuses the real master uses.
+func FuzzCalls(f *testing.F) {
+	f.Add([]byte(fw1Subscribe), true, false)
+	f.Add([]byte(`{"type":"RECONCILE","framework_id":{"value":"x"},"reconcile":{"tasks":[]}}`), true, false)
+	f.Add([]byte(`{"type":"GET_AGENTS"}`), false, false)
+	f.Add([]byte(`{"type":"UPDATE_QUOTA","update_quota":{"quota_configs":[{"role":"x","limits":{"cpus":{"value":-1}}}]}}`), false, false)
+	f.Add([]byte(`{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"thesis14-S0"},"resources":[]}}`), false, false)
+	f.Add([]byte{0x08, 0x01}, true, true)
+	f.Add([]byte(`{"type":`), false, false)
+	m, err := New(Config{Logger: discardLogger()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	m.Start()
+	defer m.Close()
+	h := m.Handler()
+	f.Fuzz(func(t *testing.T, body []byte, sched, protobuf bool) {
+		path := "/api/v1"
+		if sched {
+			path = "/api/v1/scheduler"
+		}
+		media := "application/json"
+		if protobuf {
+			media = "application/x-protobuf"
+		}
+		// The parser itself, on both call types.
+		var sc scheduler.Call
+		schedErr := decodeCall(media, body, &sc, scheduler.Call_Type_value, schedPrefix)
+		var mc master.Call
+		masterErr := decodeCall(media, body, &mc, master.Call_Type_value, masterPrefix)
+		// SUBSCRIBE opens a stream that lives until the client goes: the
+		// lifecycle tests cover it; here it would only pile up streams.
+		if (sched && schedErr == nil && sc.GetType() == scheduler.Call_SUBSCRIBE) || (!sched && masterErr == nil && mc.GetType() == master.Call_SUBSCRIBE) {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)).WithContext(ctx)
+		req.Header.Set("Content-Type", media)
+		req.Header.Set("Accept", media)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 202, 400, 403, 404, 405, 406, 409, 415, 501, 503: // 501: calls the emulator does not emulate
+		default:
+			t.Fatalf("status %d for %q", rec.Code, body)
+		}
+	})
+}
