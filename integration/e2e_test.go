@@ -332,3 +332,26 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 		t.Logf("the returning agent's reservation was released before this test saw it")
 	}
 }
+
+// TestE2EFlakyMesos: status updates delayed, reordered and duplicated, the
+// subscription dropped and the master restarted mid-run: every job still
+// finishes and nothing is left in Mesos.
+func TestE2EFlakyMesos(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	emu.SetUpdateFaults(mesossim.UpdateFaults{DelayMax: 300 * time.Millisecond, DuplicateRate: 0.5})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	var ids []string
+	for i := 0; i < 6; i++ {
+		ids = append(ids, submit(t, sp.API, sparkJob(fmt.Sprintf("flaky-%d", i), 2+i%3, 2, 2048, 30)))
+	}
+	time.Sleep(500 * time.Millisecond)
+	emu.DropConnections()
+	time.Sleep(500 * time.Millisecond)
+	emu.Restart(time.Second)
+	for _, id := range ids {
+		if v := waitState(t, sp.API, id, 90*time.Second, "FINISHED", "FAILED", "KILLED"); v.State != "FINISHED" {
+			t.Errorf("job %s ended %s: %+v", v.Name, v.State, v.Events)
+		}
+	}
+	waitNoLeftovers(t, emu.Master, 30*time.Second)
+}

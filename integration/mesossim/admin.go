@@ -2,8 +2,10 @@ package mesossim
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
@@ -21,6 +23,7 @@ import (
 //	POST /sim/tasks/finish?task=T[&framework=F]
 //	POST /sim/drop-connections
 //	POST /sim/restart[?downtime=2s]
+//	POST /sim/faults/updates?delay-max=200ms&duplicate=0.3   (status update faults; no query turns them off)
 func (m *Master) registerAdmin(mux *http.ServeMux) {
 	getJSON := func(f func() any) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +95,26 @@ func (m *Master) registerAdmin(mux *http.ServeMux) {
 			}
 		}
 		m.Restart(d)
+		return nil
+	}))
+	mux.HandleFunc("/sim/faults/updates", post(func(r *http.Request) error {
+		var f UpdateFaults
+		q := r.URL.Query()
+		if s := q.Get("delay-max"); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				return fmt.Errorf("delay-max %q: want a duration such as 200ms", s)
+			}
+			f.DelayMax = d
+		}
+		if s := q.Get("duplicate"); s != "" {
+			p, err := strconv.ParseFloat(s, 64)
+			if err != nil || p < 0 || p > 1 {
+				return fmt.Errorf("duplicate %q: want a probability between 0 and 1", s)
+			}
+			f.DuplicateRate = p
+		}
+		m.SetUpdateFaults(f)
 		return nil
 	}))
 }

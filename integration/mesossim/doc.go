@@ -55,7 +55,9 @@
 //     time (also under /sim/).
 //   - Task durations from the sparkpack.sim/duration-seconds label or a
 //     pluggable DurationFunc; fault injection: failure and loss rates with a
-//     seed, FailTask, LoseAgent, DropConnections, Restart.
+//     seed, FailTask, LoseAgent, DropConnections, Restart, and status
+//     update faults (SetUpdateFaults: random delay, so updates of
+//     different tasks arrive reordered, and duplicates).
 //   - A simulated Spark 3.x coarse-grained driver for launched spark-submit
 //     commands (see spark.go).
 //

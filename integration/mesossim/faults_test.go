@@ -335,3 +335,47 @@ func FuzzCalls(f *testing.F) {
 		}
 	})
 }
+
+// TestUpdateFaultsDuplicateAndDelay: with update faults on, every update
+// still arrives (late), and duplicates carry the same uuid.
+func TestUpdateFaultsDuplicateAndDelay(t *testing.T) {
+	_, base := testMaster(t, Config{})
+	resp, err := http.Post(base+"/sim/faults/updates?delay-max=100ms&duplicate=1", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /sim/faults/updates: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if resp, _ := http.Post(base+"/sim/faults/updates?duplicate=7", "", nil); resp == nil || resp.StatusCode != 400 {
+		t.Fatalf("a probability of 7 was accepted")
+	}
+	f := subscribeMGO(t, base, "")
+	ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
+	o := ev.Offers.Offers[0]
+	shell := false
+	cmd := "/bin/true"
+	dur := "0.05"
+	task := mesos.TaskInfo{Name: "t", TaskID: mesos.TaskID{Value: "t"}, AgentID: o.AgentID,
+		Resources: []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)},
+		Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
+		Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+	f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
+	seen := map[string]int{}
+	var order []string
+	for !(seen["TASK_FINISHED"] >= 2) {
+		st := f.next(scheduler.Event_UPDATE, 5*time.Second).Update.Status
+		s := st.GetState().String()
+		if seen[s] == 0 {
+			order = append(order, s)
+		}
+		seen[s]++
+		f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+	}
+	if strings.Join(order, ",") != "TASK_STARTING,TASK_RUNNING,TASK_FINISHED" {
+		t.Fatalf("updates in order %v", order)
+	}
+	for s, n := range seen {
+		if n < 2 {
+			t.Errorf("%s arrived %d times with duplicate=1, want at least 2", s, n)
+		}
+	}
+}

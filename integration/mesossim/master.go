@@ -158,6 +158,7 @@ type Master struct {
 	opSubs       map[*opStream]bool
 	sparkJobs    map[*task]*sparkJob
 	unavailUntil time.Time
+	updateFaults UpdateFaults
 
 	timers timerHeap
 	seq    uint64

@@ -128,6 +128,46 @@ func cloneStatus(st *mesos.TaskStatus) *mesos.TaskStatus {
 	return &c
 }
 
+// UpdateFaults disturbs the delivery of status updates to (non-simulated)
+// frameworks, as a flaky network or master would: each update is held back
+// for a random time up to DelayMax (so updates of different tasks arrive
+// reordered), and sent twice with probability DuplicateRate.
+type UpdateFaults struct {
+	DelayMax      time.Duration
+	DuplicateRate float64
+}
+
+// SetUpdateFaults changes the status update faults (zero turns them off).
+func (m *Master) SetUpdateFaults(f UpdateFaults) {
+	m.mu.Lock()
+	m.updateFaults = f
+	m.mu.Unlock()
+}
+
+// sendUpdateLocked sends a status update through the configured faults.
+func (m *Master) sendUpdateLocked(fw *framework, st *mesos.TaskStatus) {
+	ev := &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}}
+	f := m.updateFaults
+	if fw.spark != nil || (f.DelayMax <= 0 && f.DuplicateRate <= 0) {
+		m.sendLocked(fw, ev)
+		return
+	}
+	send := func() {
+		if fw.removed {
+			return
+		}
+		m.sendLocked(fw, ev)
+		if m.rng.Float64() < f.DuplicateRate {
+			m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+		}
+	}
+	if f.DelayMax > 0 {
+		m.afterLocked(time.Duration(m.rng.Int63n(int64(f.DelayMax))), send)
+		return
+	}
+	send()
+}
+
 // forwardHeadLocked forwards the first pending update of t to its framework
 // and arms the re-send timer.
 func (m *Master) forwardHeadLocked(t *task) {
@@ -138,7 +178,7 @@ func (m *Master) forwardHeadLocked(t *task) {
 		m.releaseTaskLocked(t)
 	}
 	m.publishTaskUpdatedLocked(t)
-	m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+	m.sendUpdateLocked(t.fw, st)
 	if t.delay == 0 {
 		t.delay = m.cfg.StatusUpdateRetry
 	}
@@ -151,7 +191,7 @@ func (m *Master) armRetryLocked(t *task, uuid []byte) {
 		if len(t.pending) == 0 || !bytes.Equal(t.pending[0].UUID, uuid) || t.fw.removed {
 			return
 		}
-		m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(t.pending[0])}})
+		m.sendUpdateLocked(t.fw, t.pending[0])
 		t.delay *= 2
 		if t.delay > m.cfg.StatusUpdateRetryMax {
 			t.delay = m.cfg.StatusUpdateRetryMax
