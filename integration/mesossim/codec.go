@@ -280,3 +280,31 @@ func recordIO(b []byte) []byte {
 	out = append(out, '\n')
 	return append(out, b...)
 }
+
+// readCall checks the request's media types and the master's availability,
+// then decodes the call into msg. When it returns false it has written the
+// error response.
+func (m *Master) readCall(w http.ResponseWriter, r *http.Request, msg proto.Message, knownTypes map[string]int32, prefix string) (media string, ok bool) {
+	media, herr := requestMedia(r)
+	if herr != nil {
+		if herr.code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", "POST")
+		}
+		writeError(w, herr)
+		return "", false
+	}
+	if herr := m.unavailable(); herr != nil {
+		writeError(w, herr)
+		return "", false
+	}
+	body, herr := readBody(r)
+	if herr != nil {
+		writeError(w, herr)
+		return "", false
+	}
+	if herr := decodeCall(media, body, msg, knownTypes, prefix); herr != nil {
+		writeError(w, herr)
+		return "", false
+	}
+	return media, true
+}

@@ -154,6 +154,19 @@ func scalarRes(name string, v float64, role string, labels map[string]string) me
 	return r
 }
 
+// simTask is a task that runs dur simulated seconds on resources res
+// (1 cpu and 128 MiB unreserved in role sparkpack when res is nil).
+func simTask(name string, agent mesos.AgentID, dur string, res []mesos.Resource) mesos.TaskInfo {
+	if res == nil {
+		res = []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)}
+	}
+	shell := false
+	cmd := "/bin/sleep"
+	return mesos.TaskInfo{Name: name, TaskID: mesos.TaskID{Value: name}, AgentID: agent, Resources: res,
+		Command: &mesos.CommandInfo{Shell: &shell, Value: &cmd, Arguments: []string{"sleep", dur}},
+		Labels:  &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+}
+
 // operatorJSON posts a JSON operator call and decodes the answer.
 func operatorJSON(t *testing.T, base, body string) map[string]any {
 	t.Helper()
@@ -235,12 +248,7 @@ func TestMesosGoClientLifecycle(t *testing.T) {
 	// One ACCEPT: reserve (labelled) then launch a task on what was reserved.
 	labels := map[string]string{"owner": "conformance"}
 	reserved := []mesos.Resource{scalarRes("cpus", 1, "sparkpack", labels), scalarRes("mem", 256, "sparkpack", labels)}
-	shell := false
-	cmd := "/bin/true"
-	dur := "0.3"
-	task := mesos.TaskInfo{Name: "t1", TaskID: mesos.TaskID{Value: "t1"}, AgentID: offer.AgentID, Resources: reserved,
-		Command: &mesos.CommandInfo{Shell: &shell, Value: &cmd},
-		Labels:  &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+	task := simTask("t1", offer.AgentID, "0.3", reserved)
 	f.call(calls.Accept(calls.OfferOperations{calls.OpReserve(reserved...), calls.OpLaunch(task)}.WithOffers(offer.ID)))
 	if len(others) > 0 {
 		f.call(calls.Decline(others...).With(calls.RefuseSeconds(time.Second)))
@@ -353,13 +361,7 @@ func TestFailoverKeepsTasksWithinTimeout(t *testing.T) {
 	launch := func(f *mgoFramework, id string) {
 		ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
 		o := ev.Offers.Offers[0]
-		shell := false
-		cmd := "/bin/sleep"
-		dur := "3600"
-		task := mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID,
-			Resources: []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)},
-			Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
-			Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+		task := simTask(id, o.AgentID, "3600", nil)
 		f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
 		for {
 			st := f.next(scheduler.Event_UPDATE, 5*time.Second).Update.Status

@@ -160,13 +160,7 @@ func TestFaultInjection(t *testing.T) {
 	launchOn := func(name string) string {
 		ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
 		o := ev.Offers.Offers[0]
-		shell := false
-		cmd := "/bin/sleep"
-		dur := "3600"
-		task := mesos.TaskInfo{Name: name, TaskID: mesos.TaskID{Value: name}, AgentID: o.AgentID,
-			Resources: []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)},
-			Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
-			Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+		task := simTask(name, o.AgentID, "3600", nil)
 		f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
 		return o.AgentID.Value
 	}
@@ -351,13 +345,7 @@ func TestUpdateFaultsDuplicateAndDelay(t *testing.T) {
 	f := subscribeMGO(t, base, "")
 	ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
 	o := ev.Offers.Offers[0]
-	shell := false
-	cmd := "/bin/true"
-	dur := "0.05"
-	task := mesos.TaskInfo{Name: "t", TaskID: mesos.TaskID{Value: "t"}, AgentID: o.AgentID,
-		Resources: []mesos.Resource{scalarRes("cpus", 1, "sparkpack", nil), scalarRes("mem", 128, "sparkpack", nil)},
-		Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
-		Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
+	task := simTask("t", o.AgentID, "0.05", nil)
 	f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
 	seen := map[string]int{}
 	var order []string

@@ -24,26 +24,9 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	media, herr := requestMedia(r)
-	if herr != nil {
-		if herr.code == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", "POST")
-		}
-		writeError(w, herr)
-		return
-	}
-	if herr := m.unavailable(); herr != nil {
-		writeError(w, herr)
-		return
-	}
-	body, herr := readBody(r)
-	if herr != nil {
-		writeError(w, herr)
-		return
-	}
 	var call master.Call
-	if herr := decodeCall(media, body, &call, master.Call_Type_value, masterPrefix); herr != nil {
-		writeError(w, herr)
+	media, ok := m.readCall(w, r, &call, master.Call_Type_value, masterPrefix)
+	if !ok {
 		return
 	}
 	bad := func(field string) {

@@ -24,26 +24,9 @@ func (m *Master) unavailable() *httpError {
 }
 
 func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
-	media, herr := requestMedia(r)
-	if herr != nil {
-		if herr.code == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", "POST")
-		}
-		writeError(w, herr)
-		return
-	}
-	if herr := m.unavailable(); herr != nil {
-		writeError(w, herr)
-		return
-	}
-	body, herr := readBody(r)
-	if herr != nil {
-		writeError(w, herr)
-		return
-	}
 	var call scheduler.Call
-	if herr := decodeCall(media, body, &call, scheduler.Call_Type_value, schedPrefix); herr != nil {
-		writeError(w, herr)
+	media, ok := m.readCall(w, r, &call, scheduler.Call_Type_value, schedPrefix)
+	if !ok {
 		return
 	}
 	if call.Type == scheduler.Call_UNKNOWN {
