@@ -355,3 +355,41 @@ func TestE2EFlakyMesos(t *testing.T) {
 	}
 	waitNoLeftovers(t, emu.Master, 30*time.Second)
 }
+
+// TestE2EOfferModeReservations: with --reserve-mode offers, sparkpack
+// reserves through ACCEPT in the job's role (no operator reservations, no
+// quota), runs the jobs, and unreserves from offers at the end.
+func TestE2EOfferModeReservations(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t), "--reserve-mode", "offers")
+	var ids []string
+	for i := 0; i < 3; i++ {
+		ids = append(ids, submit(t, sp.API, sparkJob(fmt.Sprintf("offer-mode-%d", i), 2+i, 2, 2048, 30)))
+	}
+	for _, id := range ids {
+		v := waitState(t, sp.API, id, 60*time.Second, "FINISHED", "FAILED", "KILLED")
+		if v.State != "FINISHED" {
+			t.Fatalf("job %s ended %s: %+v", v.Name, v.State, v.Events)
+		}
+	}
+	waitNoLeftovers(t, emu.Master, 30*time.Second)
+	for role, q := range emu.Quotas() {
+		if strings.HasPrefix(role, "sparkpack-job-") && q != "" {
+			t.Errorf("offer mode set a quota on %s: %s", role, q)
+		}
+	}
+	if !strings.Contains(sp.logText(), `"mode":"offers"`) {
+		t.Fatal("no reservation was made from offers")
+	}
+	// The framework gave the job roles up again.
+	for _, fw := range emu.Frameworks() {
+		if fw.Simulated {
+			continue
+		}
+		for _, r := range fw.Roles {
+			if strings.HasPrefix(r, "sparkpack-job-") {
+				t.Errorf("framework %s still holds role %s", fw.ID, r)
+			}
+		}
+	}
+}

@@ -48,7 +48,11 @@ func sparkpackBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "sparkpack")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "./cmd/sparkpack")
+		args := []string{"build", "-o", binPath}
+		if os.Getenv("SPARKPACK_E2E_RACE") != "" {
+			args = append(args, "-race") // the race detector in the binary too
+		}
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, "./cmd/sparkpack")...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/sparkpack: %v\n%s", err, out)
@@ -184,6 +188,9 @@ func startSparkpack(t *testing.T, emuURL, dbURL string, extra ...string) *sparkp
 	}
 	t.Cleanup(func() {
 		p.stop()
+		if strings.Contains(p.logText(), "WARNING: DATA RACE") {
+			t.Errorf("the race detector fired in sparkpack (SPARKPACK_E2E_RACE)")
+		}
 		if t.Failed() {
 			t.Logf("sparkpack log (last 150 lines but requests):\n%s", tail(withoutRequests(p.logText()), 150))
 		}

@@ -46,8 +46,10 @@ const DurationLabel = "sparkpack.sim/duration-seconds"
 
 // ClusterConfig configures the Mesos cluster adapter.
 type ClusterConfig struct {
-	Operator  *Operator
-	Reserver  *Reserver
+	Operator *Operator
+	// Reserver makes the reservations: *Reserver (operator API, the
+	// default) or *OfferReserver (from offers).
+	Reserver  Pinner
 	Framework *Framework
 	Store     JobStore
 	// Prices gives the hourly price of agents without a price attribute.

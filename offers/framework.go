@@ -76,6 +76,9 @@ type Framework struct {
 	connected  bool
 	lastOffer  time.Time
 	revivedAt  time.Time
+	// extraRoles are job roles added for offer-mode reservations, with
+	// the handler that gets their offers and operation updates.
+	extraRoles map[string]RoleHandler
 	// rsMu serialises REVIVE and SUPPRESS calls.
 	rsMu sync.Mutex
 }
@@ -121,7 +124,7 @@ func (f *Framework) Info(ctx context.Context) mesos.FrameworkInfo {
 	info := mesos.FrameworkInfo{
 		User:            f.cfg.User,
 		Name:            f.cfg.Name,
-		Roles:           []string{f.cfg.Role},
+		Roles:           f.roles(),
 		Checkpoint:      &checkpoint,
 		FailoverTimeout: &fo,
 		Capabilities: []mesos.FrameworkInfo_Capability{
@@ -242,6 +245,15 @@ func (f *Framework) Event(ctx context.Context, ev *scheduler.Event) {
 	case scheduler.Event_UPDATE_OPERATION_STATUS:
 		if ev.UpdateOperationStatus != nil {
 			st := ev.UpdateOperationStatus.Status
+			f.mu.Lock()
+			var handlers []RoleHandler
+			for _, h := range f.extraRoles {
+				handlers = append(handlers, h)
+			}
+			f.mu.Unlock()
+			for _, h := range handlers {
+				h.OperationStatus(st)
+			}
 			if st.UUID != nil && st.AgentID != nil {
 				ack := &scheduler.Call_AcknowledgeOperationStatus{AgentID: st.AgentID, ResourceProviderID: st.ResourceProviderID, UUID: st.UUID.Value, OperationID: *st.OperationID}
 				_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: ack})
@@ -307,6 +319,100 @@ func jobOfTask(taskID string) string {
 	return rest[:36]
 }
 
+// RoleHandler receives what Mesos sends for a job role the framework took
+// on for offer-mode reservations. Offer returns the operations to ACCEPT
+// the offer with (none: it is declined). Both are called from the event
+// goroutine and must not block.
+type RoleHandler interface {
+	Offer(o mesos.Offer) []mesos.Offer_Operation
+	OperationStatus(st mesos.OperationStatus)
+}
+
+func (f *Framework) roles() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []string{f.cfg.Role}
+	for r := range f.extraRoles {
+		out = append(out, r)
+	}
+	sort.Strings(out[1:])
+	return out
+}
+
+// AddRole subscribes the framework to a job role too (UPDATE_FRAMEWORK),
+// sending that role's offers and operation updates to h, and revives it.
+func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) error {
+	f.mu.Lock()
+	if f.extraRoles == nil {
+		f.extraRoles = map[string]RoleHandler{}
+	}
+	f.extraRoles[role] = h
+	f.mu.Unlock()
+	if err := f.updateFramework(ctx); err != nil {
+		return err
+	}
+	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
+}
+
+// RemoveRole drops a job role from the framework (UPDATE_FRAMEWORK).
+func (f *Framework) RemoveRole(ctx context.Context, role string) error {
+	f.mu.Lock()
+	delete(f.extraRoles, role)
+	f.mu.Unlock()
+	return f.updateFramework(ctx)
+}
+
+func (f *Framework) updateFramework(ctx context.Context) error {
+	info := f.Info(ctx)
+	if info.ID == nil {
+		id := f.Sched.FrameworkID()
+		if id == "" {
+			return errors.New("not subscribed to Mesos yet")
+		}
+		info.ID = &mesos.FrameworkID{Value: id}
+	}
+	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_UPDATE_FRAMEWORK, UpdateFramework: &scheduler.Call_UpdateFramework{FrameworkInfo: info}})
+}
+
+// roleOffers hands offers of job roles to their handlers; it returns the
+// offers of sparkpack's own role.
+func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer) []mesos.Offer {
+	var own []mesos.Offer
+	var decline []mesos.OfferID
+	for _, o := range offers {
+		role := f.cfg.Role
+		if o.AllocationInfo != nil {
+			role = o.AllocationInfo.GetRole()
+		}
+		if role == f.cfg.Role {
+			own = append(own, o)
+			continue
+		}
+		f.mu.Lock()
+		h := f.extraRoles[role]
+		f.mu.Unlock()
+		var ops []mesos.Offer_Operation
+		if h != nil {
+			ops = h.Offer(o)
+		}
+		if len(ops) == 0 {
+			decline = append(decline, o.ID)
+			continue
+		}
+		refuse := 1.0
+		call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
+			OfferIDs: []mesos.OfferID{o.ID}, Operations: ops, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
+		if err := f.Sched.Call(ctx, call); err != nil {
+			f.log.WithError(err).WithField("role", role).Warn("ACCEPT in a job role failed; it will be retried with the next offer")
+		}
+	}
+	if len(decline) > 0 {
+		refuse := 1.0
+		_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: decline, Filters: &mesos.Filters{RefuseSeconds: &refuse}}})
+	}
+	return own
+}
+
 // Launch queues a driver launch; it is sent with the next offer in
 // sparkpack's role that holds the driver's cpus and memory.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
@@ -335,6 +441,7 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 }
 
 func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
+	offers = f.roleOffers(ctx, offers)
 	now := time.Now()
 	f.mu.Lock()
 	f.lastOffer = now

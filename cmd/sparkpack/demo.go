@@ -76,7 +76,7 @@ func (c *demoConfig) validate() error {
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c demoConfig
 	c.serve.mesos = mesosConfig{role: "sparkpack", sparkSubmit: "/opt/spark/bin/spark-submit", admission: string(scheduler.AdmitReject),
-		promoteAfter: scheduler.DefaultPromoteAfter, refresh: time.Second}
+		promoteAfter: scheduler.DefaultPromoteAfter, refresh: time.Second, reserveMode: "operator"}
 	c.serve.shutdownTimeout = 5 * time.Second
 	fs := demoFlags(stderr, &c)
 	if err := parseFlags(fs, args); err != nil {

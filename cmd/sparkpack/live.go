@@ -38,6 +38,7 @@ type mesosConfig struct {
 	refresh         time.Duration
 	sweep           time.Duration
 	offerHold       time.Duration
+	reserveMode     string
 	confirm         time.Duration
 }
 
@@ -84,9 +85,14 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	flog := log.WithField("component", "framework")
 	sink := &lateSink{}
 	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold}, offers.NewSchedClient(ep, flog), st, sink, flog)
+	var pinner offers.Pinner = &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm}
+	if mc.reserveMode == "offers" {
+		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
+		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
+	}
 	cluster := offers.NewCluster(offers.ClusterConfig{
 		Operator:  op,
-		Reserver:  &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm},
+		Reserver:  pinner,
 		Framework: fw,
 		Store:     st,
 		Prices:    prices,

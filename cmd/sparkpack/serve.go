@@ -59,6 +59,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.mesos.admission, "admission", envDefault("SPARKPACK_ADMISSION", "reject"), withEnv("a deadline job that cannot make its deadline: reject, or accept-and-flag", "SPARKPACK_ADMISSION"))
 	fs.DurationVar(&c.mesos.promoteAfter, "promote-after", envDuration("SPARKPACK_PROMOTE_AFTER", scheduler.DefaultPromoteAfter), withEnv("a regular job skipped this long moves to the deadline queue (anti-starvation; negative disables)", "SPARKPACK_PROMOTE_AFTER"))
 	fs.DurationVar(&c.mesos.refresh, "agents-refresh", envDuration("SPARKPACK_AGENTS_REFRESH", 2*time.Second), withEnv("how often GET_AGENTS is read", "SPARKPACK_AGENTS_REFRESH"))
+	fs.StringVar(&c.mesos.reserveMode, "reserve-mode", envDefault("SPARKPACK_RESERVE_MODE", "operator"), withEnv("how reservations are made: operator (operator API with a quota limit per job: executors stay inside the reservations) or offers (ACCEPT with RESERVE, for a principal without operator rights; no quota cap)", "SPARKPACK_RESERVE_MODE"))
 	fs.DurationVar(&c.mesos.offerHold, "offer-hold", envDuration("SPARKPACK_OFFER_HOLD", 5*time.Second), withEnv("longest time an unused offer is held before it is declined", "SPARKPACK_OFFER_HOLD"))
 	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over (left by a crash or an agent that came back) are looked for and released", "SPARKPACK_LEAK_SWEEP"))
 	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
@@ -87,6 +88,9 @@ func (c *serveConfig) validate() error {
 	case scheduler.AdmitReject, scheduler.AdmitFlag:
 	default:
 		return fmt.Errorf("--admission %q: use %s or %s", c.mesos.admission, scheduler.AdmitReject, scheduler.AdmitFlag)
+	}
+	if c.mesos.reserveMode != "operator" && c.mesos.reserveMode != "offers" {
+		return fmt.Errorf("--reserve-mode %q: use operator or offers", c.mesos.reserveMode)
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)

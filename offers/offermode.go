@@ -1,0 +1,282 @@
+package offers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// Pinner makes and releases a job's reservations. Reserver does it with
+// the operator API (the default); OfferReserver from offers, for masters
+// where sparkpack has no operator credentials.
+type Pinner interface {
+	Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error
+	Release(ctx context.Context, jobID string) error
+	Orphans(ctx context.Context, keep func(jobID string) bool) ([]string, error)
+}
+
+var (
+	_ Pinner = (*Reserver)(nil)
+	_ Pinner = (*OfferReserver)(nil)
+)
+
+// OfferReserver reserves from offers (MESOS_PROTOCOL.md, "without operator
+// credentials"): the framework takes on the job's role with
+// UPDATE_FRAMEWORK, ACCEPTs a labelled RESERVE with an operation id on each
+// planned agent's offer, waits for OPERATION_FINISHED, and gives the role
+// up again before the driver is launched; to release, it takes the role
+// again and UNRESERVEs from the offers that carry the reservation.
+//
+// Without operator credentials there is no quota limit either: Spark may
+// then be offered unreserved resources in the job's role beyond the
+// reservations (see docs/framework.md). GET_AGENTS (a read) is still used
+// to confirm and to find leaked reservations.
+type OfferReserver struct {
+	Framework *Framework
+	Op        *Operator // reads only (GET_AGENTS)
+	Journal   Journal
+	Principal string
+	Log       logrus.FieldLogger
+	// Timeout bounds one Reserve or Release (default 30 s): an agent whose
+	// offers never hold the planned amount is a conflict.
+	Timeout time.Duration
+	// reads reuse the operator-mode helpers
+	once  sync.Once
+	reads *Reserver
+}
+
+func (r *OfferReserver) timeout() time.Duration {
+	if r.Timeout <= 0 {
+		return 30 * time.Second
+	}
+	return r.Timeout
+}
+
+func (r *OfferReserver) reader() *Reserver {
+	r.once.Do(func() { r.reads = &Reserver{Op: r.Op, Journal: r.Journal, Log: r.Log} })
+	return r.reads
+}
+
+// roleWork is what is to be done in a job role's offers.
+type roleWork struct {
+	mu      sync.Mutex
+	role    string
+	jobID   string
+	princ   string
+	want    map[string][2]float64 // agent -> cpus, mem still to reserve
+	release bool                  // unreserve everything labelled for the job
+	pending map[string]string     // operation id -> agent
+	done    map[string]bool       // agents finished
+	failed  string
+	seq     int
+	changed chan struct{}
+}
+
+func (w *roleWork) poke() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Offer implements RoleHandler.
+func (w *roleWork) Offer(o mesos.Offer) []mesos.Offer_Operation {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	agent := o.AgentID.Value
+	for _, a := range w.pending {
+		if a == agent {
+			return nil // an operation on this agent is under way
+		}
+	}
+	w.seq++
+	opID := fmt.Sprintf("sparkpack-%s-%s-%d", map[bool]string{true: "unreserve", false: "reserve"}[w.release], agent, w.seq)
+	if w.release {
+		var res []mesos.Resource
+		for _, x := range o.Resources {
+			if id, _, ok := jobLabel(x); ok && id == w.jobID {
+				res = append(res, x) // as offered, with its allocation info
+			}
+		}
+		if len(res) == 0 {
+			return nil
+		}
+		w.pending[opID] = agent
+		return []mesos.Offer_Operation{{Type: mesos.Offer_Operation_UNRESERVE, ID: &mesos.OperationID{Value: opID},
+			Unreserve: &mesos.Offer_Operation_Unreserve{Resources: res}}}
+	}
+	need, ok := w.want[agent]
+	if !ok || w.done[agent] {
+		return nil
+	}
+	if unreserved(o.Resources, "cpus")+1e-9 < need[0] || unreserved(o.Resources, "mem")+1e-9 < need[1] {
+		return nil // not enough here now; a later offer may hold more
+	}
+	res := ReservationResources(w.role, w.princ, w.jobID, need[0], need[1])
+	for i := range res {
+		role := w.role
+		res[i].AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+	}
+	w.pending[opID] = agent
+	return []mesos.Offer_Operation{{Type: mesos.Offer_Operation_RESERVE, ID: &mesos.OperationID{Value: opID},
+		Reserve: &mesos.Offer_Operation_Reserve{Resources: res}}}
+}
+
+// OperationStatus implements RoleHandler.
+func (w *roleWork) OperationStatus(st mesos.OperationStatus) {
+	if st.OperationID == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	agent, ok := w.pending[st.OperationID.Value]
+	if !ok {
+		return
+	}
+	delete(w.pending, st.OperationID.Value)
+	switch st.GetState() {
+	case mesos.OPERATION_FINISHED:
+		w.done[agent] = true
+	case mesos.OPERATION_PENDING:
+		w.pending[st.OperationID.Value] = agent
+	default:
+		if !w.release {
+			w.failed = fmt.Sprintf("reserve on agent %s: %s %s", agent, st.GetState(), st.GetMessage())
+		}
+	}
+	w.poke()
+}
+
+// run takes on the role, waits until done() or the timeout, and gives the role up.
+func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) error {
+	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
+		return fmt.Errorf("take on role %s: %w", w.role, err)
+	}
+	defer func() {
+		if err := r.Framework.RemoveRole(context.WithoutCancel(ctx), w.role); err != nil {
+			r.Log.WithError(err).WithField("role", w.role).Warn("could not give up the job role; the next subscription will")
+		}
+	}()
+	deadline := time.NewTimer(r.timeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w.mu.Lock()
+		failed := w.failed
+		w.mu.Unlock()
+		if failed != "" {
+			return fmt.Errorf("%s: %w", failed, ErrReserveConflict)
+		}
+		if done() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("offers in role %s did not allow the operation within %s: %w", w.role, r.timeout(), ErrReserveConflict)
+		case <-w.changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// Reserve implements Pinner.
+func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error {
+	role := scheduler.Role(j.ID)
+	cpu1, mem1 := JobAmounts(j)
+	have, err := r.reader().jobReservations(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	w := &roleWork{role: role, jobID: j.ID, princ: r.Principal, want: map[string][2]float64{}, pending: map[string]string{},
+		done: map[string]bool{}, changed: make(chan struct{}, 1)}
+	full := map[string][2]float64{}
+	for _, a := range plan.Assignments {
+		if a.Executors <= 0 {
+			continue
+		}
+		c, m := cpu1*float64(a.Executors), mem1*float64(a.Executors)
+		full[a.AgentID] = [2]float64{c, m}
+		if err := r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: j.ID, AgentID: a.AgentID, Role: role, CPUs: c, MemMB: m, State: scheduler.ResReserving}); err != nil {
+			return err
+		}
+		dc, dm := math.Max(c-have[a.AgentID][0], 0), math.Max(m-have[a.AgentID][1], 0)
+		if dc > 1e-9 || dm > 1e-9 {
+			w.want[a.AgentID] = [2]float64{dc, dm}
+		}
+	}
+	if len(w.want) > 0 {
+		err := r.run(ctx, w, func() bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return len(w.done) == len(w.want)
+		})
+		if err != nil {
+			if rerr := r.Release(context.WithoutCancel(ctx), j.ID); rerr != nil {
+				return fmt.Errorf("%w (and rolling back failed: %v)", err, rerr)
+			}
+			return err
+		}
+	}
+	for agent, amt := range full {
+		if err := r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: j.ID, AgentID: agent, Role: role, CPUs: amt[0], MemMB: amt[1], State: scheduler.ResReserved}); err != nil {
+			return err
+		}
+	}
+	r.Log.WithFields(logrus.Fields{"job": j.ID, "agents": len(full), "mode": "offers"}).Info("reservations made from offers")
+	return nil
+}
+
+// Release implements Pinner: it unreserves, from the job role's offers,
+// whatever GET_AGENTS shows labelled for the job.
+func (r *OfferReserver) Release(ctx context.Context, jobID string) error {
+	have, err := r.reader().jobReservations(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	if len(have) > 0 {
+		w := &roleWork{role: scheduler.Role(jobID), jobID: jobID, release: true, pending: map[string]string{}, done: map[string]bool{}, changed: make(chan struct{}, 1)}
+		var last time.Time
+		var left map[string][2]float64
+		err := r.run(ctx, w, func() bool {
+			if time.Since(last) < 200*time.Millisecond {
+				return false
+			}
+			last = time.Now()
+			left, err = r.reader().jobReservations(ctx, jobID)
+			return err == nil && len(left) == 0
+		})
+		if err != nil {
+			return fmt.Errorf("release job %s from offers (%d agents left; Spark's executors may still hold them): %w", jobID, len(left), err)
+		}
+	}
+	recs, err := r.Journal.Reservations(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.State != scheduler.ResReleased {
+			rec.State = scheduler.ResReleased
+			if err := r.Journal.PutReservation(ctx, rec); err != nil {
+				return err
+			}
+		}
+	}
+	r.Log.WithFields(logrus.Fields{"job": jobID, "mode": "offers"}).Info("reservations released")
+	return nil
+}
+
+// Orphans implements Pinner (GET_AGENTS, a read).
+func (r *OfferReserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([]string, error) {
+	return r.reader().Orphans(ctx, keep)
+}
