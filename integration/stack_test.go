@@ -94,15 +94,25 @@ func startEmulator(t *testing.T, cfg mesossim.Config) *emulator {
 		l.SetLevel(logrus.DebugLevel)
 		cfg.Logger = l
 	}
+	var mp *mesossim.Master
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("emulator log (last 150 lines):\n%s", tail(logs.String(), 150))
+			if m := mp; m != nil {
+				for _, a := range m.Agents() {
+					t.Logf("emulator agent %s: used %g cpus, offered %s, tasks %d, off %v", a.ID, a.UsedCPUs, a.Offered, a.Tasks, a.PoweredOff)
+				}
+				for _, f := range m.Frameworks() {
+					t.Logf("emulator framework %s %q roles %v connected %v offers %d tasks %d", f.ID, f.Name, f.Roles, f.Connected, f.Offers, f.Tasks)
+				}
+			}
 		}
 	})
 	m, err := mesossim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mp = m
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)

@@ -64,7 +64,10 @@ type ClusterConfig struct {
 	Sweep time.Duration
 	// Retry is the pause before a failed step is tried again (default 1 s).
 	Retry time.Duration
-	Log   logrus.FieldLogger
+	// LaunchTimeout: a driver that found no offer with room for this long
+	// is withdrawn and the job placed again (default 2 minutes).
+	LaunchTimeout time.Duration
+	Log           logrus.FieldLogger
 }
 
 // phase is where the adapter is with a job.
@@ -87,6 +90,7 @@ type liveJob struct {
 	kill     bool                   // a user asked to stop it
 	lost     string                 // an agent of the plan was lost
 	relaunch bool                   // Mesos does not know the driver task: launch a new attempt
+	queuedAt time.Time              // when the current driver launch was queued
 	outcome  scheduler.State        // set when phaseReleasing starts
 	reason   string
 	signal   chan struct{}
@@ -138,6 +142,9 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
 	}
+	if cfg.LaunchTimeout <= 0 {
+		cfg.LaunchTimeout = 2 * time.Minute
+	}
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
@@ -167,6 +174,11 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.mu.Unlock()
 	if err := c.resume(ctx); err != nil {
 		return err
+	}
+	// A first look at the agents, so that views and the first placement
+	// see the cluster at once (refreshLoop keeps trying if it fails).
+	if err := c.refresh(ctx); err != nil {
+		c.log.WithError(err).Warn("GET_AGENTS failed at start; retrying in the background (is the Mesos master reachable?)")
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.refreshLoop(ctx) }()
@@ -234,6 +246,40 @@ func (c *Cluster) overlayLocked() []Agent {
 			}
 		}
 	}
+	// Room for the drivers not launched yet: without it, plans could
+	// reserve every cpu and leave the drivers of the reserved jobs nowhere
+	// to run. It is taken on the job's own agents when they have it.
+	ids := make([]string, 0, len(c.jobs))
+	for id := range c.jobs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		lj := c.jobs[id]
+		if (lj.phase != phaseReserving && lj.phase != phaseLaunching) || lj.driver.State != "" {
+			continue
+		}
+		d := lj.job.DriverOrDefault()
+		dc, dm := d.Cores, float64(d.MemoryMB)
+		best := -1
+		for _, as := range lj.plan.Assignments {
+			if i, ok := index[as.AgentID]; ok && out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm {
+				best = i
+				break
+			}
+		}
+		if best < 0 {
+			for i := range out {
+				if out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm && (best < 0 || out[i].FreeCPUs > out[best].FreeCPUs) {
+					best = i
+				}
+			}
+		}
+		if best >= 0 {
+			out[best].FreeCPUs -= dc
+			out[best].FreeMemMB -= dm
+		}
+	}
 	return out
 }
 
@@ -254,7 +300,7 @@ func (c *Cluster) Apply(ctx context.Context, job scheduler.Job, plan placement.P
 // waits for the previous generation of the same job (a retry) to be gone.
 func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph phase, drv scheduler.DriverRecord, prev *liveJob) *liveJob {
 	ctx, cancel := context.WithCancel(c.ctx)
-	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
+	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel, queuedAt: time.Now()}
 	c.jobs[job.ID] = lj
 	c.wg.Add(1)
 	go func() {
@@ -432,6 +478,18 @@ func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
 			err = c.reserve(ctx, lj)
 		case ph == phaseLaunching && (drv.TaskID == "" || relaunch):
 			err = c.launch(ctx, lj, relaunch)
+		case ph == phaseLaunching && drv.State == "":
+			// Queued with the framework, waiting for an offer with room.
+			c.mu.Lock()
+			waited := time.Since(lj.queuedAt)
+			c.mu.Unlock()
+			if waited >= c.cfg.LaunchTimeout {
+				c.cfg.Framework.CancelLaunch(lj.job.ID)
+				c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("no offer had room for the driver within %s; placing again", c.cfg.LaunchTimeout))
+				continue
+			}
+			c.waitSignal(ctx, lj, c.cfg.LaunchTimeout-waited)
+			continue
 		default:
 			// launching (sent) or running: wait for status updates.
 			c.waitSignal(ctx, lj, 0)
@@ -528,7 +586,7 @@ func (c *Cluster) launch(ctx context.Context, lj *liveJob, again bool) error {
 		return err
 	}
 	c.mu.Lock()
-	lj.driver, lj.relaunch = rec, false
+	lj.driver, lj.relaunch, lj.queuedAt = rec, false, time.Now()
 	c.mu.Unlock()
 	drv := lj.job.DriverOrDefault()
 	labels := map[string]string{LabelKey: lj.job.ID}
@@ -588,10 +646,12 @@ func (c *Cluster) giveBack(ctx context.Context, lj *liveJob) error {
 	c.kick()
 	if to != "" {
 		if err := c.report(ctx, lj.job.ID, to, why); err != nil {
-			if errors.Is(err, scheduler.ErrNotFound) || errors.Is(err, scheduler.ErrStale) || errors.Is(err, scheduler.ErrIllegalTransition) {
-				c.log.WithError(err).WithField("job", lj.job.ID).Warn("could not report the job's end; it is no longer active")
+			// Right after a restart the core may not know the job yet:
+			// try again, unless the job has ended meanwhile.
+			if j, gerr := c.cfg.Store.GetJob(ctx, lj.job.ID); gerr == nil && j.State.Terminal() {
+				c.log.WithError(err).WithFields(logrus.Fields{"job": lj.job.ID, "state": j.State}).Warn("the job ended meanwhile; its end was not reported again")
 			} else {
-				return err
+				return fmt.Errorf("report %s: %w", to, err)
 			}
 		}
 	}
