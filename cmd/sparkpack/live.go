@@ -39,6 +39,7 @@ type mesosConfig struct {
 	sweep           time.Duration
 	offerHold       time.Duration
 	reserveMode     string
+	launchTimeout   time.Duration
 	confirm         time.Duration
 }
 
@@ -91,15 +92,16 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
 	cluster := offers.NewCluster(offers.ClusterConfig{
-		Operator:  op,
-		Reserver:  pinner,
-		Framework: fw,
-		Store:     st,
-		Prices:    prices,
-		Submit:    l.submit,
-		Refresh:   mc.refresh,
-		Sweep:     mc.sweep,
-		Log:       log,
+		Operator:      op,
+		Reserver:      pinner,
+		Framework:     fw,
+		Store:         st,
+		Prices:        prices,
+		Submit:        l.submit,
+		Refresh:       mc.refresh,
+		Sweep:         mc.sweep,
+		LaunchTimeout: mc.launchTimeout,
+		Log:           log,
 	})
 	core, err := scheduler.New(scheduler.Config{
 		Policy:       policy,
