@@ -86,6 +86,10 @@ type Config struct {
 	// RetryBackoff is how long the loop waits after a store or cluster
 	// error before trying again; default 5 s.
 	RetryBackoff time.Duration
+	// DurationScale converts a job's estimatedDurationSeconds into wall
+	// time for admission, at-risk and timers (default 1). The demo sets it
+	// to 1/--sim-speed, because there a job's estimate is simulated time.
+	DurationScale float64
 	// Provisioner powers idle agents off and on; default NopProvisioner.
 	Provisioner Provisioner
 	// Log receives structured logs; default logrus.StandardLogger().
@@ -191,6 +195,9 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	}
 	if cfg.Provisioner == nil {
 		cfg.Provisioner = NopProvisioner{}
+	}
+	if cfg.DurationScale <= 0 {
+		cfg.DurationScale = 1
 	}
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
@@ -357,7 +364,9 @@ func (c *Core) dequeue(id string) *Entry {
 // accept-and-flag mode, the at-risk reason.
 func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	fits := c.executorFitsSomewhere(j)
-	r := Admit(j, now, fits)
+	scaled := *j
+	scaled.EstimatedDurationSeconds *= c.cfg.DurationScale
+	r := Admit(&scaled, now, fits)
 	if r == "" || !fits {
 		return r, ""
 	}
@@ -660,7 +669,7 @@ func (c *Core) atRisk(e *Entry, now time.Time) bool {
 	if dl == nil {
 		return false
 	}
-	if est := e.Job.EstimatedDuration(); est > 0 {
+	if est := c.estimate(&e.Job); est > 0 {
 		return now.Add(est).After(*dl)
 	}
 	return !now.Before(*dl)
@@ -682,6 +691,11 @@ func (c *Core) setWaiting(ctx context.Context, e *Entry, reason string, atRisk b
 	}
 	e.Job.WaitingReason, e.Job.AtRisk = reason, atRisk
 	return nil
+}
+
+// estimate is the job's estimated run time in wall time (see DurationScale).
+func (c *Core) estimate(j *Job) time.Duration {
+	return time.Duration(float64(j.EstimatedDuration()) * c.cfg.DurationScale)
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
@@ -834,7 +848,7 @@ func (c *Core) NextWake() (t time.Time, ok bool) {
 	}
 	for _, e := range c.dq.Entries() {
 		if dl := e.Job.DeadlineAt; dl != nil && !e.Job.AtRisk {
-			if est := e.Job.EstimatedDuration(); est > 0 {
+			if est := c.estimate(&e.Job); est > 0 {
 				consider(dl.Add(-est + time.Nanosecond))
 			} else {
 				consider(*dl)

@@ -607,3 +607,24 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestDurationScaleAdmission: with DurationScale 0.1 a job estimated at
+// 100 (simulated) seconds needs 10 s of wall time, so a 20 s deadline is
+// admitted; with the default scale it is rejected.
+func TestDurationScaleAdmission(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	dl := now.Add(20 * time.Second)
+	j := Job{Spec: Spec{ID: "j", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 512, EstimatedDurationSeconds: 100}, DeadlineAt: &dl}
+	for _, c := range []struct {
+		scale  float64
+		reject bool
+	}{{0, true}, {1, true}, {0.1, false}} {
+		core, err := New(Config{DurationScale: c.scale}, newTestCluster(agent("a", 4, 4096, 0.1)), newTestStore(), newManualClock(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := core.Admit(&j, now); (got != "") != c.reject {
+			t.Errorf("scale %g: Admit = %q, want rejected=%v", c.scale, got, c.reject)
+		}
+	}
+}

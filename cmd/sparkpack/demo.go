@@ -85,6 +85,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := c.validate(); err != nil {
 		return err
 	}
+	c.serve.mesos.durationScale = 1 / c.simSpeed
 	log, err := newLogger(stderr, c.serve.logLevel, c.serve.logFormat)
 	if err != nil {
 		return err
@@ -230,10 +231,9 @@ func sampleSpecs(c demoConfig) ([]map[string]any, []time.Duration, error) {
 			"labels":                   map[string]string{"source": "swim-fb2009", "hour": fmt.Sprint(c.sampleHour)},
 		}
 		if rng.Float64() < 1.0/3 {
-			// Twice the modelled run time. The scheduler plans with the
-			// estimate as wall-clock seconds; with --sim-speed above 1 the
-			// driver ends sooner than that, so the deadline is easier.
-			spec["deadline"] = 2 * ref
+			// Twice the modelled run time, in wall-clock seconds (the
+			// scheduler knows estimates are simulated time: DurationScale).
+			spec["deadline"] = 2 * ref / c.simSpeed
 		}
 		gap := time.Duration(float64(t.Submit-prev) / c.simSpeed)
 		if gap > c.maxGap || i == 0 {

@@ -40,7 +40,9 @@ type mesosConfig struct {
 	offerHold       time.Duration
 	reserveMode     string
 	launchTimeout   time.Duration
-	confirm         time.Duration
+	// durationScale turns job estimates into wall time (1/--sim-speed in the demo).
+	durationScale float64
+	confirm       time.Duration
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -104,10 +106,11 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Log:           log,
 	})
 	core, err := scheduler.New(scheduler.Config{
-		Policy:       policy,
-		Admission:    scheduler.AdmissionMode(mc.admission),
-		PromoteAfter: mc.promoteAfter,
-		Log:          log.WithField("component", "scheduler"),
+		Policy:        policy,
+		Admission:     scheduler.AdmissionMode(mc.admission),
+		PromoteAfter:  mc.promoteAfter,
+		DurationScale: mc.durationScale,
+		Log:           log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
 		},
