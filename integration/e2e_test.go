@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -311,6 +312,10 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 	}
 	// Nothing is held on the agents still present.
 	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	// The cluster view shows the agent as off.
+	if st := agentState(t, sp.API, victim); st != "off" {
+		t.Errorf("/api/v1/cluster shows powered-off agent %s as %q, want off", victim, st)
+	}
 	// The agent returns with its checkpointed reservation; the sweep frees it.
 	if err := emu.PowerOn(victim); err != nil {
 		t.Fatal(err)
@@ -328,6 +333,13 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 		break
 	}
 	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	deadline = time.Now().Add(5 * time.Second)
+	for agentState(t, sp.API, victim) == "off" {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent %s still shown off after it powered on", victim)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !back {
 		t.Logf("the returning agent's reservation was released before this test saw it")
 	}
@@ -392,4 +404,26 @@ func TestE2EOfferModeReservations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// agentState is an agent's state in GET /api/v1/cluster ("" when absent).
+func agentState(t *testing.T, api, id string) string {
+	t.Helper()
+	resp, err := http.Get(api + "/api/v1/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Agents []struct{ ID, State string } `json:"agents"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range v.Agents {
+		if a.ID == id {
+			return a.State
+		}
+	}
+	return ""
 }

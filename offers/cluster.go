@@ -125,6 +125,8 @@ type Cluster struct {
 	agents   []Agent
 	loaded   bool
 	missing  map[string]int // agent id -> refreshes it has been missing
+	seen     map[string]Agent
+	gone     map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
 	jobs     map[string]*liveJob
 	wg       sync.WaitGroup
 	kickCh   chan struct{}
@@ -149,7 +151,7 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 		cfg.Log = logrus.StandardLogger()
 	}
 	return &Cluster{cfg: cfg, log: cfg.Log.WithField("component", "mesos-cluster"),
-		jobs: map[string]*liveJob{}, missing: map[string]int{}, kickCh: make(chan struct{}, 1)}
+		jobs: map[string]*liveJob{}, missing: map[string]int{}, seen: map[string]Agent{}, gone: map[string]Agent{}, kickCh: make(chan struct{}, 1)}
 }
 
 // SetReporter names the core that hears about job progress.
@@ -739,6 +741,18 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 	}
 	c.agents, c.loaded = agents, true
+	if c.gone == nil {
+		c.gone = map[string]Agent{}
+	}
+	for _, a := range agents {
+		delete(c.gone, a.ID)
+		c.seen[a.ID] = a
+	}
+	for id, a := range c.seen {
+		if !present[id] {
+			c.gone[id] = a
+		}
+	}
 	for _, lj := range c.jobs {
 		if lj.phase != phaseRunning && lj.phase != phaseLaunching || lj.lost != "" {
 			continue
@@ -859,6 +873,9 @@ type AgentHolding struct {
 type AgentState struct {
 	Agent
 	Holdings []AgentHolding
+	// Gone is set for an agent seen before that GET_AGENTS no longer
+	// lists (powered off, or lost).
+	Gone bool
 }
 
 // Agents returns the agents as the core sees them (with plans in flight
@@ -867,7 +884,7 @@ func (c *Cluster) Agents() []AgentState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	agents := c.overlayLocked()
-	out := make([]AgentState, len(agents))
+	out := make([]AgentState, len(agents), len(agents)+len(c.gone))
 	for i, a := range agents {
 		out[i].Agent = a
 		per := map[string]*AgentHolding{}
@@ -893,6 +910,16 @@ func (c *Cluster) Agents() []AgentState {
 			}
 			out[i].Holdings = append(out[i].Holdings, *h)
 		}
+	}
+	ids := make([]string, 0, len(c.gone))
+	for id := range c.gone {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		a := c.gone[id]
+		a.FreeCPUs, a.FreeMemMB, a.Reservations = 0, 0, nil
+		out = append(out, AgentState{Agent: a, Gone: true})
 	}
 	return out
 }

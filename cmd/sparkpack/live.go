@@ -173,6 +173,9 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		if len(a.Holdings) > 0 {
 			v.State = "active"
 		}
+		if a.Gone {
+			v.State = "off"
+		}
 		for _, h := range a.Holdings {
 			name, ok := names[h.JobID]
 			if !ok {
