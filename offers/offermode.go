@@ -260,17 +260,8 @@ func (r *OfferReserver) Release(ctx context.Context, jobID string) error {
 			return fmt.Errorf("release job %s from offers (%d agents left; Spark's executors may still hold them): %w", jobID, len(left), err)
 		}
 	}
-	recs, err := r.Journal.Reservations(ctx, jobID)
-	if err != nil {
+	if err := markReleased(ctx, r.Journal, jobID); err != nil {
 		return err
-	}
-	for _, rec := range recs {
-		if rec.State != scheduler.ResReleased {
-			rec.State = scheduler.ResReleased
-			if err := r.Journal.PutReservation(ctx, rec); err != nil {
-				return err
-			}
-		}
 	}
 	r.Log.WithFields(logrus.Fields{"job": jobID, "mode": "offers"}).Info("reservations released")
 	return nil

@@ -207,17 +207,8 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 		case <-time.After(poll):
 		}
 	}
-	recs, err := r.Journal.Reservations(ctx, jobID)
-	if err != nil {
+	if err := markReleased(ctx, r.Journal, jobID); err != nil {
 		return err
-	}
-	for _, rec := range recs {
-		if rec.State != scheduler.ResReleased {
-			rec.State = scheduler.ResReleased
-			if err := r.Journal.PutReservation(ctx, rec); err != nil {
-				return err
-			}
-		}
 	}
 	if err := r.Op.ClearQuota(ctx, role); err != nil {
 		return err
@@ -247,4 +238,21 @@ func (r *Reserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([
 		}
 	}
 	return out, nil
+}
+
+// markReleased records every reservation of the job as released.
+func markReleased(ctx context.Context, j Journal, jobID string) error {
+	recs, err := j.Reservations(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.State != scheduler.ResReleased {
+			rec.State = scheduler.ResReleased
+			if err := j.PutReservation(ctx, rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
