@@ -83,12 +83,12 @@ type Entry struct {
 	Promoted   bool
 	PromotedAt time.Time
 
-	wait   waitState   // why it waits now (in memory, detailed)
-	stored storedWait  // what the store holds (coarse; written on change)
-	view   *QueuedJob  // published view; nil when out of date
-	queued bool        // in a queue now
-	inDQ   bool        // in the deadline queue (else the job queue)
-	fresh  bool        // entered a queue since the last pass
+	wait   waitState  // why it waits now (in memory, detailed)
+	stored storedWait // what the store holds (coarse; written on change)
+	view   *QueuedJob // published view; nil when out of date
+	queued bool       // in a queue now
+	inDQ   bool       // in the deadline queue (else the job queue)
+	fresh  bool       // entered a queue since the last pass
 }
 
 // NewEntry builds the queue entry of a job.

@@ -161,7 +161,10 @@ func TestReadersNeverWaitForAPass(t *testing.T) {
 		{"NextWake", func() error { h.core.NextWake(); return nil }},
 		{"Cost", func() error { h.core.Cost(); return nil }},
 		{"ActiveJobs", func() error { h.core.ActiveJobs(); return nil }},
-		{"JobSubmitted", func() error { h.core.JobSubmitted(h.store.add(mkJob("late", 1, 1, submittedAt(time.Minute)))); return nil }},
+		{"JobSubmitted", func() error {
+			h.core.JobSubmitted(h.store.add(mkJob("late", 1, 1, submittedAt(time.Minute))))
+			return nil
+		}},
 		{"JobCancelled", func() error { h.core.JobCancelled(h.store.get("w-000001"), false); return nil }},
 		{"ClusterChanged", func() error { h.core.ClusterChanged(); return nil }},
 		{"Report", func() error { return h.core.Report(context.Background(), "running", Running, "") }},

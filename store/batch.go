@@ -66,9 +66,9 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 		now := s.timestamp()
 		var (
 			uID, uState, uReason, evFrom, evTo, evReason, evID []string
-			uStarted, uFinished                              []sql.NullString
-			uRisk, uKill                                     []bool
-			uAttempt                                         []int64
+			uStarted, uFinished                                []sql.NullString
+			uRisk, uKill                                       []bool
+			uAttempt                                           []int64
 		)
 		written := make([]int, 0, len(changes))
 		slot := make(map[string]int, len(changes))
