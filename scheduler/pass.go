@@ -31,10 +31,17 @@ const cancelledMemory = 10 * time.Minute
 func (c *Core) Schedule(ctx context.Context) (int, error) {
 	c.passMu.Lock()
 	defer c.passMu.Unlock()
-	return c.pass(ctx, c.clock.Now())
+	t0 := time.Now()
+	st := PassStat{}
+	n, err := c.pass(ctx, c.clock.Now(), &st)
+	if c.cfg.OnPass != nil {
+		st.Elapsed, st.Started, st.Waiting = time.Since(t0), n, c.dq.Len()+c.jq.Len()
+		c.cfg.OnPass(st)
+	}
+	return n, err
 }
 
-func (c *Core) pass(ctx context.Context, now time.Time) (int, error) {
+func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, error) {
 	var firstErr error
 	note := func(err error) {
 		if err != nil && firstErr == nil {
@@ -42,9 +49,9 @@ func (c *Core) pass(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	c.takeInbox(ctx, now)
-	if _, err := c.intake(ctx, c.buffer.Drain(), now); err != nil {
-		note(err)
-	}
+	admitted, err := c.intake(ctx, c.buffer.Drain(), now)
+	note(err)
+	st.Admitted = len(admitted)
 	epoch := c.freeEpoch.Load()
 	snap, err := c.cluster.Snapshot(ctx)
 	if err != nil {
@@ -54,6 +61,7 @@ func (c *Core) pass(ctx context.Context, now time.Time) (int, error) {
 	}
 	c.observe(ctx, now, snap)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
+	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false
 		c.retryAt, c.wakeAt = time.Time{}, time.Time{}
