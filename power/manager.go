@@ -20,8 +20,9 @@ type State string
 const (
 	// StateOn: the agent runs and may be used (the default of every agent).
 	StateOn State = "on"
-	// StateDraining: DRAIN_AGENT was (or is about to be) sent so that
-	// nothing new lands there; the agent is powered off once drained.
+	// StateDraining: DEACTIVATE_AGENT was (or is about to be) sent so that
+	// nothing new lands there; the agent is powered off once Mesos shows
+	// it deactivated and still idle.
 	StateDraining State = "draining"
 	// StatePoweringOff: drained and idle; the provider is (being) asked to
 	// power it off.
@@ -51,6 +52,9 @@ type Record struct {
 	// AvoidUntil: a power-on that did not bring the agent back makes plans
 	// avoid it until then.
 	AvoidUntil time.Time
+	// RegisteredAt is the agent's last registration seen before it was
+	// powered off: a later one means it is back.
+	RegisteredAt time.Time
 }
 
 // Store keeps the records (package store implements it with PostgreSQL).
@@ -62,9 +66,10 @@ type Store interface {
 // Mesos is what power management asks of the Mesos master (package
 // offers implements it with the operator API).
 type Mesos interface {
-	// DrainAgent sends DRAIN_AGENT (no new offers; the agent reports
-	// DRAINED once no task runs). Sending it again is harmless.
-	DrainAgent(ctx context.Context, agentID string) error
+	// DeactivateAgent sends DEACTIVATE_AGENT: the master offers the
+	// agent's resources to no one (outstanding offers are rescinded) and
+	// kills nothing. Sending it again is harmless.
+	DeactivateAgent(ctx context.Context, agentID string) error
 	// ReactivateAgent sends REACTIVATE_AGENT; an agent that is not
 	// deactivated is not an error.
 	ReactivateAgent(ctx context.Context, agentID string) error
@@ -78,14 +83,21 @@ type Agent struct {
 	Attributes   map[string]string
 	CPUs, MemMB  float64
 	PricePerHour float64
-	// Registered: GET_AGENTS lists it as connected.
-	Registered bool
+	// Listed: GET_AGENTS lists it. A real master keeps listing an agent
+	// that went away (as inactive) until it is marked unreachable
+	// (75 s by default), so being listed does not mean it runs.
+	Listed bool
+	// Active: connected and not deactivated (GET_AGENTS' active).
+	Active bool
+	// Deactivated: GET_AGENTS' deactivated (by DEACTIVATE_AGENT or
+	// DRAIN_AGENT).
+	Deactivated bool
 	// Busy: any task of any framework, any reservation of any role, or a
 	// plan of sparkpack's not yet reserved: never power it off.
 	Busy bool
-	// Deactivated and Drained come from GET_AGENTS (drain_info).
-	Deactivated bool
-	Drained     bool
+	// RegisteredAt is the master's time of its last (re-)registration: an
+	// agent powered on again registers anew.
+	RegisteredAt time.Time
 }
 
 // Config configures a Manager.
@@ -98,8 +110,9 @@ type Config struct {
 	// PowerOnTimeout bounds the wait for a powered-on agent to register
 	// (default 5 minutes); it is then treated as off and avoided.
 	PowerOnTimeout time.Duration
-	// DrainTimeout: an agent that is not DRAINED this long after
-	// DRAIN_AGENT is reactivated and left on (default 2 minutes).
+	// DrainTimeout: an agent that Mesos does not show deactivated this
+	// long after DEACTIVATE_AGENT is reactivated and left on (default 2
+	// minutes).
 	DrainTimeout time.Duration
 	// AvoidFor is how long plans avoid an agent that did not come back
 	// (default 30 minutes).
@@ -254,7 +267,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	for _, a := range agents {
 		seen[a.ID] = a
 		r := m.record(a)
-		if a.Registered && !a.Deactivated && r.State == StateOn {
+		if a.Active && r.State == StateOn {
 			warm += a.CPUs
 		}
 	}
@@ -282,14 +295,14 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 }
 
 func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, present bool, warm *float64, wanted func(Agent) bool) error {
-	registered := present && a.Registered
+	listed := present && a.Listed
+	// back: the agent registered again after power management let it go.
+	back := listed && a.RegisteredAt.After(r.RegisteredAt)
 	switch r.State {
 	case StateOn:
-		if !registered {
-			m.clearIdle(r.AgentID)
-			return nil
-		}
-		if a.Busy {
+		if !listed || !a.Active || a.Busy {
+			// Gone, deactivated (by an operator: not ours to touch) or at
+			// work: not idle.
 			m.clearIdle(r.AgentID)
 			return nil
 		}
@@ -299,8 +312,6 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			return nil
 		case !m.cfg.Selector.Match(r.Hostname, r.Attributes):
 			return nil
-		case a.Deactivated:
-			return nil // drained or deactivated by an operator: not ours to touch
 		case wanted != nil && wanted(a):
 			return nil
 		case *warm-a.CPUs < m.cfg.MinWarmCPUs-1e-9:
@@ -311,19 +322,19 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 		}
 		*warm -= a.CPUs
 		m.clearIdle(r.AgentID)
-		return m.drain(ctx, now, r, a, registered)
+		return m.drain(ctx, now, r, a, listed)
 	case StateDraining:
-		return m.drain(ctx, now, r, a, registered)
+		return m.drain(ctx, now, r, a, listed)
 	case StatePoweringOff:
-		return m.powerOff(ctx, r, a, registered)
+		return m.powerOff(ctx, r, a, listed)
 	case StateOff:
-		if registered {
+		if back {
 			// It came back without us (someone powered it on): use it.
 			return m.backOn(ctx, r, a, "registered again while off")
 		}
 		return nil
 	case StateBooting:
-		if registered {
+		if back {
 			m.idleSince(r.AgentID, now) // a fresh idle timer from now
 			return m.backOn(ctx, r, a, "registered again")
 		}
@@ -375,37 +386,38 @@ func (m *Manager) backOn(ctx context.Context, r *Record, a Agent, why string) er
 	return m.to(ctx, r, StateOn, why)
 }
 
-// drain keeps an agent in StateDraining moving: DRAIN_AGENT until Mesos
-// shows it drained, then on to the power-off; back on when work came.
-func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, registered bool) error {
+// drain keeps an agent in StateDraining moving: DEACTIVATE_AGENT until
+// Mesos shows it deactivated, then (still idle) on to the power-off; back
+// on when work came.
+func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, listed bool) error {
 	switch {
-	case registered && a.Busy:
+	case listed && a.Busy:
 		return m.backOn(ctx, r, a, "work arrived while draining")
-	case !registered:
+	case !listed:
 		// Gone from Mesos while draining (its agent process stopped):
 		// nothing can run there; power the machine off.
 		if err := m.to(ctx, r, StatePoweringOff, "left Mesos while draining"); err != nil {
 			return err
 		}
-		return m.powerOff(ctx, r, a, registered)
+		return m.powerOff(ctx, r, a, listed)
 	case !a.Deactivated:
 		if now.Sub(r.Since) > m.cfg.DrainTimeout {
-			return m.backOn(ctx, r, a, fmt.Sprintf("not drained within %s", m.cfg.DrainTimeout))
+			return m.backOn(ctx, r, a, fmt.Sprintf("not deactivated within %s", m.cfg.DrainTimeout))
 		}
-		if err := m.mesos.DrainAgent(ctx, r.AgentID); err != nil {
-			return m.fail(ctx, r, fmt.Errorf("drain agent %s: %w", r.AgentID, err))
-		}
-		return nil
-	case !a.Drained:
-		if now.Sub(r.Since) > m.cfg.DrainTimeout {
-			return m.backOn(ctx, r, a, fmt.Sprintf("not drained within %s", m.cfg.DrainTimeout))
+		if err := m.mesos.DeactivateAgent(ctx, r.AgentID); err != nil {
+			return m.fail(ctx, r, fmt.Errorf("deactivate agent %s: %w", r.AgentID, err))
 		}
 		return nil
 	}
-	if err := m.to(ctx, r, StatePoweringOff, "drained and idle"); err != nil {
+	old := *r
+	r.RegisteredAt = a.RegisteredAt
+	if err := m.put(ctx, r, old); err != nil {
 		return err
 	}
-	return m.powerOff(ctx, r, a, registered)
+	if err := m.to(ctx, r, StatePoweringOff, "deactivated and idle"); err != nil {
+		return err
+	}
+	return m.powerOff(ctx, r, a, listed)
 }
 
 // fail counts a failed call in the current state; after MaxFailures the
@@ -430,8 +442,8 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 // powerOff asks the provider to power a drained, idle agent off. An agent
 // that shows any work is reactivated instead: power management never
 // powers off an agent that holds work.
-func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, registered bool) error {
-	if registered && a.Busy {
+func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool) error {
+	if listed && a.Busy {
 		return m.backOn(ctx, r, a, "work arrived before the power-off")
 	}
 	if err := m.cfg.Provider.PowerOff(ctx, targetOf(r)); err != nil {
@@ -494,27 +506,33 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 func (m *Manager) PowerOff(ctx context.Context, agentID string) error { return nil }
 
 // StandbyAgents are the agents that are off and may be powered on for a
-// plan: their whole capacity is free and they cost nothing until then.
-// Agents that did not come back recently, or outside the selector, are
-// left out.
+// plan (their whole capacity free; they cost nothing until then), and the
+// agents booting (nothing free yet, but they count when the core decides
+// whether a job could ever run). Agents that did not come back recently,
+// or outside the selector, are left out.
 func (m *Manager) StandbyAgents() []placement.Agent {
 	now := m.cfg.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []placement.Agent
 	for _, r := range m.recs {
-		if r.State != StateOff || now.Before(r.AvoidUntil) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
+		usable := r.State == StateOff && !now.Before(r.AvoidUntil)
+		if (!usable && r.State != StateBooting) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
 			continue
 		}
 		loc := placement.LocationCloud
 		if r.Attributes["location"] == string(placement.LocationLocal) {
 			loc = placement.LocationLocal
 		}
-		out = append(out, placement.Agent{
+		a := placement.Agent{
 			ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
 			CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
 			PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
-		})
+		}
+		if !usable {
+			a.FreeCPUs, a.FreeMemMB = 0, 0
+		}
+		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

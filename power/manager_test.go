@@ -57,7 +57,7 @@ type fakeMesos struct {
 	fail  error
 }
 
-func (f *fakeMesos) DrainAgent(_ context.Context, id string) error {
+func (f *fakeMesos) DeactivateAgent(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "drain "+id)
@@ -156,11 +156,17 @@ func (r *rig) tick(wanted func(Agent) bool, agents ...Agent) {
 }
 
 func idle(id string, cpus float64) Agent {
-	return Agent{ID: id, Hostname: "host-" + id, CPUs: cpus, MemMB: 16384, PricePerHour: 0.24, Registered: true,
-		Attributes: map[string]string{"location": "cloud"}}
+	return Agent{ID: id, Hostname: "host-" + id, CPUs: cpus, MemMB: 16384, PricePerHour: 0.24, Listed: true, Active: true,
+		Attributes: map[string]string{"location": "cloud"}, RegisteredAt: registered}
 }
 
-func drained(a Agent) Agent { a.Deactivated, a.Drained = true, true; return a }
+// registered is the master's registration time of the agents in the tests.
+var registered = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+
+func drained(a Agent) Agent { a.Deactivated, a.Active = true, false; return a }
+
+// rebooted is an agent that registered again (after a power-on).
+func rebooted(a Agent) Agent { a.RegisteredAt = a.RegisteredAt.Add(2 * time.Hour); return a }
 func busy(a Agent) Agent    { a.Busy = true; return a }
 
 // TestIdleAgentGoesOffAfterTimeout: drain -> drained -> power off -> off.
@@ -213,7 +219,7 @@ func TestHysteresis(t *testing.T) {
 		{"warm minimum keeps the last cpus on", Config{MinWarmCPUs: 6}, []Agent{idle("a1", 4), idle("a2", 4), idle("a3", 4)}, nil, []string{"a1"}},
 		{"waiting jobs that could use it", Config{}, []Agent{idle("a1", 4), idle("a2", 12)}, func(a Agent) bool { return a.CPUs >= 8 }, []string{"a1"}},
 		{"selector", Config{Selector: sel}, []Agent{idle("a1", 4), func() Agent { a := idle("a2", 4); a.Attributes = map[string]string{"location": "local"}; return a }()}, nil, []string{"a1"}},
-		{"deactivated by an operator", Config{}, []Agent{func() Agent { a := idle("a1", 4); a.Deactivated = true; return a }(), idle("a2", 4)}, nil, []string{"a2"}},
+		{"deactivated by an operator", Config{}, []Agent{drained(idle("a1", 4)), idle("a2", 4)}, nil, []string{"a2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, c.cfg)
@@ -309,7 +315,7 @@ func TestProviderFailures(t *testing.T) {
 func TestPowerOnAndBootTimeout(t *testing.T) {
 	r := newRig(t, Config{PowerOnTimeout: 5 * time.Minute, AvoidFor: 30 * time.Minute})
 	for _, id := range []string{"a1", "a2"} {
-		r.store.recs[id] = Record{AgentID: id, Hostname: "host-" + id, CPUs: 4, MemMB: 16384, State: StateOff, Since: r.now}
+		r.store.recs[id] = Record{AgentID: id, Hostname: "host-" + id, CPUs: 4, MemMB: 16384, State: StateOff, Since: r.now, RegisteredAt: registered}
 	}
 	r.restart()
 	ctx := context.Background()
@@ -335,18 +341,22 @@ func TestPowerOnAndBootTimeout(t *testing.T) {
 		t.Fatal("power-on requested twice")
 	}
 	r.now = r.now.Add(time.Minute)
-	r.tick(nil, drained(idle("a1", 4)))
+	r.tick(nil, drained(idle("a1", 4))) // still listed from before: not back
+	if r.mesos.took() != nil || r.store.state("a1") != StateBooting {
+		t.Fatalf("a1 counted as back before it registered again: %s", r.store.state("a1"))
+	}
+	r.tick(nil, rebooted(drained(idle("a1", 4))))
 	if got := r.mesos.took(); !slices.Equal(got, []string{"reactivate a1"}) || r.store.state("a1") != StateOn {
 		t.Fatalf("a1 back: %v %s", got, r.store.state("a1"))
 	}
 	// a1 came back with a fresh idle timer: not powered off at once.
 	r.now = r.now.Add(50 * time.Second)
-	r.tick(nil, idle("a1", 4))
+	r.tick(nil, rebooted(idle("a1", 4)))
 	if r.store.state("a1") != StateOn || r.mesos.took() != nil {
 		t.Fatal("a1 drained right after it booted")
 	}
 	r.now = r.now.Add(5 * time.Minute)
-	r.tick(nil, busy(idle("a1", 4)))
+	r.tick(nil, busy(rebooted(idle("a1", 4))))
 	if r.store.state("a2") != StateOff || !r.m.Failed("a2") {
 		t.Fatalf("a2 after the timeout: %s", r.store.state("a2"))
 	}
@@ -377,13 +387,15 @@ func TestCrashAtEachStep(t *testing.T) {
 		{"powering off, provider maybe not called", Record{State: StatePoweringOff}, ptr(drained(a)), nil, []string{"off a1"}, StateOff},
 		{"powering off, the machine went already", Record{State: StatePoweringOff}, nil, nil, []string{"off a1"}, StateOff},
 		{"booting, provider maybe not called", Record{State: StateBooting}, nil, nil, []string{"on a1"}, StateBooting},
-		{"booting, registered meanwhile", Record{State: StateBooting, Requested: true}, ptr(drained(a)), []string{"reactivate a1"}, nil, StateOn},
-		{"off, someone powered it on", Record{State: StateOff}, ptr(drained(a)), []string{"reactivate a1"}, nil, StateOn},
+		{"booting, registered meanwhile", Record{State: StateBooting, Requested: true}, ptr(rebooted(drained(a))), []string{"reactivate a1"}, nil, StateOn},
+		{"booting, registered after it was unreachable (not deactivated any more)", Record{State: StateBooting, Requested: true}, ptr(rebooted(a)), nil, nil, StateOn},
+		{"off, still listed after the power-off", Record{State: StateOff}, ptr(drained(a)), nil, nil, StateOff},
+		{"off, someone powered it on", Record{State: StateOff}, ptr(rebooted(drained(a))), []string{"reactivate a1"}, nil, StateOn},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, Config{})
 			rec := c.rec
-			rec.AgentID, rec.Hostname, rec.CPUs, rec.Since = "a1", "host-a1", 4, r.now
+			rec.AgentID, rec.Hostname, rec.CPUs, rec.Since, rec.RegisteredAt = "a1", "host-a1", 4, r.now, registered
 			r.store.recs["a1"] = rec
 			r.restart()
 			var agents []Agent

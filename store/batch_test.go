@@ -199,7 +199,8 @@ func TestPowerRecords(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	r := power.Record{AgentID: "S1", Hostname: "agent-1", Attributes: map[string]string{"location": "cloud"}, CPUs: 4, MemMB: 16384,
-		PricePerHour: 0.24, State: power.StateBooting, Since: now, Requested: true, Failures: 2, LastError: "x", AvoidUntil: now.Add(time.Hour)}
+		PricePerHour: 0.24, State: power.StateBooting, Since: now, Requested: true, Failures: 2, LastError: "x", AvoidUntil: now.Add(time.Hour),
+		RegisteredAt: now.Add(-time.Hour)}
 	if err := s.PutPowerRecord(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -14,5 +14,6 @@ CREATE TABLE agent_power (
     failures     integer NOT NULL DEFAULT 0,
     last_error   text NOT NULL DEFAULT '',
     avoid_until  timestamptz,
+    registered_at timestamptz,
     updated_at   timestamptz NOT NULL
 );
