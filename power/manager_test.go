@@ -167,7 +167,7 @@ func drained(a Agent) Agent { a.Deactivated, a.Active = true, false; return a }
 
 // rebooted is an agent that registered again (after a power-on).
 func rebooted(a Agent) Agent { a.RegisteredAt = a.RegisteredAt.Add(2 * time.Hour); return a }
-func busy(a Agent) Agent    { a.Busy = true; return a }
+func busy(a Agent) Agent     { a.Busy = true; return a }
 
 // TestIdleAgentGoesOffAfterTimeout: drain -> drained -> power off -> off.
 func TestIdleAgentGoesOffAfterTimeout(t *testing.T) {
