@@ -225,13 +225,13 @@ type AgentInfo struct {
 	// Deactivated by DEACTIVATE_AGENT or DRAIN_AGENT.
 	Deactivated bool
 	Attributes  map[string]string
-	CPUs       float64 // total
-	MemMB      float64
-	UsedCPUs   float64 // by tasks
-	UsedMemMB  float64
-	Offered    string // resources in outstanding offers (Mesos notation)
-	Total      string // total resources with reservations (Mesos notation)
-	Tasks      int
+	CPUs        float64 // total
+	MemMB       float64
+	UsedCPUs    float64 // by tasks
+	UsedMemMB   float64
+	Offered     string // resources in outstanding offers (Mesos notation)
+	Total       string // total resources with reservations (Mesos notation)
+	Tasks       int
 }
 
 // TaskInfo is a snapshot of a task the master knows.
@@ -273,7 +273,7 @@ func (m *Master) Agents() []AgentInfo {
 		out = append(out, AgentInfo{
 			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Booting: a.booting != nil, Deactivated: a.deactivated,
 			Attributes: a.spec.AllAttributes(),
-			CPUs: fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
+			CPUs:       fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
 			UsedCPUs: fromMilli(a.used.scalar("cpus")), UsedMemMB: fromMilli(a.used.scalar("mem")),
 			Offered: a.offered.String(), Total: a.total.String(), Tasks: len(a.tasks),
 		})
