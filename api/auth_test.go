@@ -267,7 +267,7 @@ func TestEveryMutatingEndpointRefuses(t *testing.T) {
 	}
 	id := m["id"].(string)
 	bodies := map[string]func() io.Reader{
-		"POST /api/v1/jobs":          func() io.Reader { return strings.NewReader(withField(goodJob, "id", uuid.NewString())) },
+		"POST /api/v1/jobs":         func() io.Reader { return strings.NewReader(withField(goodJob, "id", uuid.NewString())) },
 		"DELETE /api/v1/jobs/" + id: func() io.Reader { return nil },
 	}
 	for ep, body := range bodies {

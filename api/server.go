@@ -52,8 +52,8 @@ type Config struct {
 	// MaxWaitingPerToken, when positive, caps the jobs one token may have
 	// waiting (SUBMITTED or QUEUED): more are refused with 429.
 	MaxWaitingPerToken int
-	Log          logrus.FieldLogger
-	Now          func() time.Time
+	Log                logrus.FieldLogger
+	Now                func() time.Time
 	// DBTimeout bounds each request's database work (default 10 s).
 	DBTimeout time.Duration
 	// DriverCommand, if set, gives a job's spark-submit argument vector
