@@ -23,6 +23,10 @@ type Metrics struct {
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
+	// RequestsRefused counts requests refused by the access policy, by
+	// listener (api, spark-rest) and reason (no_credentials,
+	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
+	RequestsRefused *prometheus.CounterVec
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -56,9 +60,12 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkpack_requests_refused_total", Help: "Requests refused by authentication, scopes, the allowlist or the limits, by listener and reason."},
+			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
+		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
@@ -71,6 +78,13 @@ func New(jobs JobCounter) *Metrics {
 // cannot be collected (the database is down) is left out; the rest is served.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Refused counts one refused request (api.Guard's Refused hook).
+func (m *Metrics) Refused(listener, reason string) {
+	if m != nil {
+		m.RequestsRefused.WithLabelValues(listener, reason).Inc()
+	}
 }
 
 // ObservePlacement records one placement's duration.
