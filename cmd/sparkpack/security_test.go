@@ -30,6 +30,14 @@ const sparkCreate = `{"action":"CreateSubmissionRequest","appArgs":["100"],"appR
 // adjusts the configuration before it is validated.
 func secureServe(t *testing.T, mod func(*serveConfig)) (api, spark string) {
 	t.Helper()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	return secureServeLog(t, log, mod)
+}
+
+// secureServeLog is secureServe logging to log.
+func secureServeLog(t *testing.T, log *logrus.Logger, mod func(*serveConfig)) (api, spark string) {
+	t.Helper()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte(securityTokens), 0o600); err != nil {
@@ -54,8 +62,6 @@ func secureServe(t *testing.T, mod func(*serveConfig)) (api, spark string) {
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)

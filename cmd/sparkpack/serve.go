@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -241,11 +242,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	}
 	defer stopAll()
 	srv := api.New(acfg)
-	// net/http's own messages (TLS handshake failures of scanners, ...) go
-	// to the configured logger at debug level.
-	httpErrors := log.WriterLevel(logrus.DebugLevel)
-	defer httpErrors.Close()
-	httpErrLog := stdlog.New(httpErrors, "", 0)
+	// net/http's own messages go to the configured logger: a recovered
+	// handler panic as an error, the rest (TLS handshake failures of
+	// scanners, ...) at debug level.
+	httpErrLog := stdlog.New(httpErrorLog{log.WithField("component", "http")}, "", 0)
 	httpSrv := &http.Server{
 		ErrorLog:          httpErrLog,
 		Handler:           srv.Handler(),
@@ -332,4 +332,17 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// httpErrorLog writes net/http's log lines to logrus.
+type httpErrorLog struct{ log logrus.FieldLogger }
+
+func (h httpErrorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.Contains(msg, "panic") {
+		h.log.Error(msg)
+	} else {
+		h.log.Debug(msg)
+	}
+	return len(p), nil
 }
