@@ -256,3 +256,54 @@ func TestServeStartupChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestCertsAndHealth: sparkpack certs writes a CA and a server pair that
+// serve uses and clients trusting ca.pem accept; a second run keeps them;
+// sparkpack health probes the TLS listener as the image's HEALTHCHECK does.
+func TestCertsAndHealth(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "certs")
+	code, out, errOut := runCmd(t, "certs", "--dir", dir, "--hosts", "sparkpack,127.0.0.1", "--days", "2")
+	if code != 0 || !strings.Contains(out, "wrote") {
+		t.Fatalf("certs: %d %s %s", code, out, errOut)
+	}
+	for name, mode := range map[string]os.FileMode{"ca.pem": 0o644, "ca-key.pem": 0o600, "server.pem": 0o644, "server-key.pem": 0o600} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != mode {
+			t.Fatalf("%s: %v mode %v, want %v", name, err, st.Mode().Perm(), mode)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "server.pem"))
+	if code, out, _ := runCmd(t, "certs", "--dir", dir); code != 0 || !strings.Contains(out, "kept") {
+		t.Fatalf("second run: %d %s", code, out)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "server.pem"))
+	if string(before) != string(after) {
+		t.Fatal("a second run replaced the certificate")
+	}
+	os.Remove(filepath.Join(dir, "ca-key.pem"))
+	if code, _, errOut := runCmd(t, "certs", "--dir", dir); code != 1 || !strings.Contains(errOut, "--force") {
+		t.Fatalf("partial directory: %d %s", code, errOut)
+	}
+
+	addr, _ := secureServe(t, func(c *serveConfig) {
+		c.tlsCert, c.tlsKey = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
+	})
+	tc, err := tlsutil.ClientConfig(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 20 * time.Second}
+	if code, body, _ := send(t, client, "GET", "https://"+addr+"/healthz", "", ""); code != 200 {
+		t.Fatalf("healthz with the generated CA: %d %s", code, body)
+	}
+	t.Setenv("SPARKPACK_HEALTH_PORT", "")
+	t.Setenv("SPARKPACK_LISTEN", addr)
+	t.Setenv("SPARKPACK_TLS_CERT", filepath.Join(dir, "server.pem"))
+	if code, out, errOut := runCmd(t, "health", "--path", "/healthz"); code != 0 || !strings.Contains(out, "200") {
+		t.Fatalf("health over TLS: %d %s %s", code, out, errOut)
+	}
+	t.Setenv("SPARKPACK_TLS_CERT", "")
+	if code, _, _ := runCmd(t, "health"); code == 0 {
+		t.Fatal("health over plain http against the TLS listener succeeded")
+	}
+}
