@@ -194,6 +194,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	}
 	if tokens.Len() > 0 {
 		log.WithField("tokens", tokens.Names()).Info("bearer tokens loaded")
+	} else {
+		if c.protectReads {
+			log.Warn("--protect-reads has no effect without tokens (--tokens-file or SPARKPACK_TOKENS)")
+		}
+		if c.maxWaitingN > 0 {
+			log.Warn("--max-waiting-per-token has no effect without tokens: it counts per token")
+		}
 	}
 	var certs *tlsutil.Reloader
 	if c.tlsCert != "" {
