@@ -19,6 +19,7 @@ type Metrics struct {
 	Reservations     *prometheus.CounterVec // op=reserve|unreserve, result=ok|conflict|error
 	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
 	PlacementSeconds prometheus.Histogram
+	PassSeconds      *prometheus.HistogramVec // kind=full|incremental
 	OfferToAccept    prometheus.Histogram
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
@@ -51,6 +52,9 @@ func New(jobs JobCounter) *Metrics {
 		PlacementSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_placement_seconds", Help: "Time to compute one job's placement.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}),
+		PassSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sparkpack_scheduling_pass_seconds", Help: "Time of one scheduling pass; full passes look at every waiting job, incremental ones only at new jobs.",
+			Buckets: prometheus.ExponentialBuckets(1e-4, 2.5, 12)}, []string{"kind"}),
 		OfferToAccept: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
@@ -65,7 +69,7 @@ func New(jobs JobCounter) *Metrics {
 			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.RequestsRefused,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
@@ -85,6 +89,18 @@ func (m *Metrics) Refused(listener, reason string) {
 	if m != nil {
 		m.RequestsRefused.WithLabelValues(listener, reason).Inc()
 	}
+}
+
+// ObservePass records one scheduling pass's duration.
+func (m *Metrics) ObservePass(full bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	kind := "incremental"
+	if full {
+		kind = "full"
+	}
+	m.PassSeconds.WithLabelValues(kind).Observe(d.Seconds())
 }
 
 // ObservePlacement records one placement's duration.

@@ -91,6 +91,11 @@ type Config struct {
 	DurationScale float64
 	// Provisioner powers idle agents off and on; default NopProvisioner.
 	Provisioner Provisioner
+	// Standby, if set, gives the agents that are powered off but may be
+	// powered on for a plan. A job is placed on them only when it fits no
+	// other way (a powered-off agent must boot first); they also count
+	// when deciding whether a job could ever run here.
+	Standby Standby
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
 	// OnChange, if set, is called after every job state change the core
@@ -100,6 +105,24 @@ type Config struct {
 	// OnPlacement, if set, is called after every run of the placement
 	// policy, with the same restrictions as OnChange.
 	OnPlacement func(PlacementStat)
+	// OnPass, if set, is called after every scheduling pass, with the same
+	// restrictions as OnChange.
+	OnPass func(PassStat)
+}
+
+// PassStat describes one scheduling pass.
+type PassStat struct {
+	// Full is true when the pass looked at every waiting job (something
+	// was freed, a timer was due); otherwise it looked only at the jobs
+	// that entered a queue since the last pass.
+	Full bool
+	// Elapsed is the pass's wall-clock time, store and cluster calls included.
+	Elapsed time.Duration
+	// Admitted is how many jobs the pass moved from the intake to a queue
+	// or rejected; Started how many it started.
+	Admitted, Started int
+	// Waiting is the number of queued jobs after the pass.
+	Waiting int
 }
 
 // activeJob is a job that holds resources.
@@ -162,6 +185,8 @@ type Core struct {
 	fullDue       bool // the next pass must look at every waiting job
 	blocked       bool // regular jobs waited behind deadline jobs at the last pass
 	viewDirty     bool
+	publishedAt   time.Time // wall time of the last publish
+	standby       *standbyView
 	wakeAt        time.Time // next timer-driven change (at risk, promotion)
 
 	actMu  sync.Mutex
@@ -269,10 +294,11 @@ func (c *Core) wake() {
 	}
 }
 
-// JobSubmitted hands a job stored in state SUBMITTED to the core (the
-// api.Notifier hook). It does not block; the loop admits and queues it.
+// JobSubmitted hands a new job to the core (the api.Notifier hook): one
+// stored SUBMITTED, which the loop admits and queues, or one stored QUEUED
+// after Decide, which it queues. It does not block.
 func (c *Core) JobSubmitted(j Job) {
-	if j.State != Submitted && j.State != "" {
+	if j.State != Submitted && j.State != Queued && j.State != "" {
 		return
 	}
 	c.buffer.Push(j)
@@ -316,7 +342,7 @@ func (c *Core) Run(ctx context.Context) error {
 		if _, err := c.Schedule(ctx); err != nil && ctx.Err() == nil {
 			c.log.WithError(err).Warn("scheduling pass failed; retrying")
 		}
-		var timer <-chan time.Time
+		var timer, publish <-chan time.Time
 		if at, ok := c.NextWake(); ok {
 			d := at.Sub(c.clock.Now())
 			if d < time.Millisecond {
@@ -324,13 +350,27 @@ func (c *Core) Run(ctx context.Context) error {
 			}
 			timer = c.clock.After(d)
 		}
+		if c.publishPending() {
+			publish = time.After(publishEvery)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.kick:
 		case <-timer:
+		case <-publish:
+			c.passMu.Lock()
+			c.publish(c.clock.Now())
+			c.passMu.Unlock()
 		}
 	}
+}
+
+// publishPending reports whether a pass left the readers' view out of date.
+func (c *Core) publishPending() bool {
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
+	return c.viewDirty
 }
 
 // Recover rebuilds the core's state from Store.Unfinished: SUBMITTED jobs
@@ -488,6 +528,42 @@ func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	return r, ""
 }
 
+// Decision is the core's decision about a new job at submission.
+type Decision struct {
+	// Reject, when not empty, is why the job can never run (or, in
+	// AdmitReject mode, cannot make its deadline): store it REJECTED.
+	Reject string
+	// Queue: store the job QUEUED at once; the core takes it into its
+	// queue when told (JobSubmitted).
+	Queue bool
+	// AtRisk, with Queue in AdmitFlag mode, is why it risks its deadline.
+	AtRisk string
+}
+
+// Apply sets the state, waiting reason and at-risk flag of a job the core
+// queues at submission.
+func (d Decision) Apply(j *Job) {
+	if !d.Queue {
+		return
+	}
+	j.State, j.WaitingReason, j.AtRisk = Queued, ReasonQueued, false
+	if d.AtRisk != "" {
+		j.AtRisk, j.WaitingReason = true, "at risk: "+d.AtRisk
+	}
+}
+
+// Decide is the admission of a submission, made by the API before the job
+// is stored (its Config.Decide): rejected, or queued at once. A job the
+// core queues this way costs one database write; the core's own intake
+// (of SUBMITTED jobs) remains for jobs stored without a decision.
+func (c *Core) Decide(j *Job, now time.Time) Decision {
+	reject, risk := c.admission(j, now)
+	if reject != "" {
+		return Decision{Reject: reject}
+	}
+	return Decision{Queue: true, AtRisk: risk}
+}
+
 // Admit is the submission-time admission check for the API (its Config.
 // Admit): the reason to reject the job, or "". It rejects a job whose
 // executor is larger than every agent, and, in AdmitReject mode, a deadline
@@ -543,6 +619,28 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 	if len(jobs) == 0 {
 		return nil, nil
 	}
+	// Jobs queued at submission (Decide) need no store write.
+	var out []Job
+	var entries []*Entry
+	submitted := jobs[:0:0]
+	for i := range jobs {
+		j := &jobs[i]
+		if j.State != Queued {
+			submitted = append(submitted, *j)
+			continue
+		}
+		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil {
+			continue
+		}
+		out = append(out, *j)
+		entries = append(entries, NewEntry(j))
+	}
+	c.enqueueMany(entries, now)
+	if len(submitted) == 0 {
+		return out, nil
+	}
+	jobs = submitted
+	entries = nil
 	changes := make([]Change, len(jobs))
 	queue := make([]bool, len(jobs))
 	for i := range jobs {
@@ -570,11 +668,9 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 		for _, j := range jobs {
 			c.buffer.Push(j)
 		}
-		return nil, fmt.Errorf("scheduler: admit %d jobs: %w", len(jobs), err)
+		return out, fmt.Errorf("scheduler: admit %d jobs: %w", len(jobs), err)
 	}
-	var out []Job
 	var firstErr error
-	var entries []*Entry
 	for i, r := range res {
 		switch {
 		case r.Err == nil:

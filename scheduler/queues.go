@@ -138,32 +138,37 @@ func (s *sortedEntries) push(e *Entry, cmp func(a, b *Entry) int) {
 	s.entries = slices.Insert(s.entries, i, e)
 }
 
-// pushMany merges new entries into the sorted slice.
+// pushMany merges new entries into the sorted slice, in place and from
+// the back: each new entry's place is found by binary search in what is
+// left of the old entries, which move in blocks, so the cost is O(k log n)
+// comparisons and one pass of copying, however large the queue.
 func (s *sortedEntries) pushMany(es []*Entry, cmp func(a, b *Entry) int) {
 	if len(es) == 0 {
 		return
 	}
-	if len(es) < 8 {
-		for _, e := range es {
-			s.push(e, cmp)
-		}
+	if len(es) == 1 {
+		s.push(es[0], cmp)
 		return
 	}
 	slices.SortStableFunc(es, cmp)
-	out := make([]*Entry, 0, len(s.entries)+len(es))
-	i, j := 0, 0
-	for i < len(s.entries) && j < len(es) {
-		if cmp(es[j], s.entries[i]) < 0 {
-			out = append(out, es[j])
-			j++
-		} else {
-			out = append(out, s.entries[i])
-			i++
-		}
+	n := len(s.entries)
+	s.entries = slices.Grow(s.entries, len(es))[:n+len(es)]
+	all := s.entries
+	end := n // old entries still to place are all[:end]
+	for k := len(es) - 1; k >= 0; k-- {
+		e := es[k]
+		// First old entry that goes after e (ties: e after equal old ones).
+		i, _ := slices.BinarySearchFunc(all[:end], e, func(x, t *Entry) int {
+			if cmp(x, t) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		dst := i + k + 1 // where all[i:end] goes
+		copy(all[dst:dst+end-i], all[i:end])
+		all[i+k] = e
+		end = i
 	}
-	out = append(out, s.entries[i:]...)
-	out = append(out, es[j:]...)
-	s.entries = out
 }
 
 // index finds e (by identity) with a binary search on its key; -1 when absent.

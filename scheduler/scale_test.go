@@ -363,3 +363,35 @@ func BenchmarkQueuedJobMemory(b *testing.B) {
 		runtime.KeepAlive(c)
 	}
 }
+
+// TestPushManyKeepsOrder: merging batches into a queue gives the order of
+// inserting one by one.
+func TestPushManyKeepsOrder(t *testing.T) {
+	for seed := 0; seed < 50; seed++ {
+		var a, b JobQueue
+		n := 0
+		for round := 0; round < 5; round++ {
+			var batch []*Entry
+			for k := 0; k < (seed*7+round*13)%40; k++ {
+				j := mkJob(fmt.Sprintf("j%03d-%03d", seed, n), 1+(n*31+seed)%9, 1+(n*17)%4, submittedAt(time.Duration((n*7919)%100)*time.Second))
+				n++
+				e1, e2 := NewEntry(&j), NewEntry(&j)
+				e1.RD = placement.ResourceDemand(e1.Demand, 100, 409600, 0.8, 0.2)
+				e2.RD = e1.RD
+				a.Push(e1)
+				batch = append(batch, e2)
+			}
+			b.PushMany(batch)
+		}
+		var ga, gb []string
+		for _, e := range a.Entries() {
+			ga = append(ga, e.ID)
+		}
+		for _, e := range b.Entries() {
+			gb = append(gb, e.ID)
+		}
+		if !slices.Equal(ga, gb) {
+			t.Fatalf("seed %d: PushMany order %v, Push order %v", seed, gb, ga)
+		}
+	}
+}

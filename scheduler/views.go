@@ -74,11 +74,26 @@ type queueSnapshot struct {
 	at       time.Time
 }
 
-// publish makes the queues' current state the one readers see.
+// publishEvery bounds how often a large queue is copied for readers while
+// Run drives the core: copying 100,000 entries after every small pass
+// would cost more than the pass. Below publishSmall entries every pass
+// publishes.
+const (
+	publishEvery = 100 * time.Millisecond
+	publishSmall = 5000
+)
+
+// publish makes the queues' current state the one readers see. Under Run,
+// a large queue is published at most every publishEvery (maybePublish;
+// Run's loop comes back for a pending one).
 func (c *Core) publish(now time.Time) {
 	if !c.viewDirty && c.view.Load() != nil {
 		return
 	}
+	if c.async.Load() && c.dq.Len()+c.jq.Len() > publishSmall && time.Since(c.publishedAt) < publishEvery {
+		return // Run publishes it when publishEvery has passed
+	}
+	c.publishedAt = time.Now()
 	s := &queueSnapshot{
 		deadline: make([]*QueuedJob, 0, c.dq.Len()),
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),

@@ -105,7 +105,8 @@ func (s *Store) takeCreates() []*createReq {
 }
 
 // CreateJob stores a new job in state SUBMITTED (or straight on to
-// REJECTED when rejectReason is not empty) with its events, atomically,
+// REJECTED when rejectReason is not empty, or to QUEUED when j.State is
+// QUEUED: the core admitted it at submission) with its events, atomically,
 // and returns once it is committed. j.ID, j.Fingerprint and j.SubmittedAt
 // must be set.
 //
@@ -125,10 +126,14 @@ func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason str
 		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
 	}
 	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
-	j.State = scheduler.Submitted
-	if rejectReason != "" {
+	switch {
+	case rejectReason != "":
 		j.State = scheduler.Rejected
 		j.WaitingReason = rejectReason
+	case j.State == scheduler.Queued:
+		// Admitted by the scheduler core at submission (scheduler.Decide).
+	default:
+		j.State = scheduler.Submitted
 	}
 	req := &createReq{ctx: ctx, j: j, spec: string(spec), labels: string(labels), done: make(chan createResult, 1)}
 	if s.committers <= 0 {
@@ -207,7 +212,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 	n := len(rows)
 	ids, names, specs, fps, states := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	subs, fins, dls := make([]string, n), make([]*string, n), make([]*string, n)
-	reasons, labels := make([]string, n), make([]string, n)
+	reasons, labels, risks := make([]string, n), make([]string, n), make([]bool, n)
 	actors, clients := make([]string, n), make([]string, n)
 	finished := now.Format("2006-01-02T15:04:05.999999Z07:00")
 	for i, r := range rows {
@@ -221,17 +226,17 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 			t := tsText(j.DeadlineAt).String
 			dls[i] = &t
 		}
-		reasons[i], labels[i] = j.WaitingReason, r.labels
+		reasons[i], labels[i], risks[i] = j.WaitingReason, r.labels, j.AtRisk
 		a := ActorFrom(r.ctx)
 		actors[i], clients[i] = a.Name, a.Client
 	}
 	q, err := s.db.QueryContext(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
-				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::text[], $13::text[]) WITH ORDINALITY
-				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, actor, client, n)
+				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
+				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
 		), ins AS (
-			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, updated_at, submitted_by)
-			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, $11, actor
+			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
+			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
 			FROM input ORDER BY n
 			ON CONFLICT (id) DO NOTHING
 			RETURNING id
@@ -243,11 +248,14 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 				UNION ALL
 				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
+				UNION ALL
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
 		)
 		SELECT id FROM ins`,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
-		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(actors), pq.Array(clients))
+		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {
 		return fmt.Errorf("create %d jobs: %w", n, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -61,11 +62,12 @@ type live struct {
 	wg      sync.WaitGroup
 	// durationScale turns job estimates into wall time.
 	durationScale float64
+	metrics       *metrics.Metrics
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
 // ctx does; wait() waits for them.
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, log *logrus.Logger) (*live, error) {
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -98,7 +100,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		sparkMaster = "mesos://" + ep.Host()
 	}
 	op := offers.NewOperator(ep)
-	l := &live{st: st, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale}
+	l := &live{st: st, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
 	if l.durationScale <= 0 {
 		l.durationScale = 1
 	}
@@ -135,7 +137,15 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		},
 		OnPlacement: func(p scheduler.PlacementStat) {
 			l.stats.add(p)
+			m.ObservePlacement(p.Elapsed)
 			broker.Publish("placement", p)
+		},
+		OnPass: func(p scheduler.PassStat) {
+			m.ObservePass(p.Full, p.Elapsed)
+			if p.Elapsed > time.Second {
+				log.WithFields(logrus.Fields{"component": "scheduler", "full": p.Full, "elapsed": p.Elapsed.String(),
+					"admitted": p.Admitted, "started": p.Started, "waiting": p.Waiting}).Warn("slow scheduling pass")
+			}
 		},
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
@@ -304,6 +314,11 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			sig.WriteByte(';')
 		}
 		l.stats.sample(q.Deadline, q.Regular, active)
+		if l.metrics != nil {
+			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
+			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
+			l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
+		}
 		if s := sig.String(); s != lastSig {
 			lastSig = s
 			l.broker.Publish("cluster", map[string]int{"activeAgents": active})
