@@ -24,6 +24,7 @@ type Metrics struct {
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
+	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
 	// RequestsRefused counts requests refused by the access policy, by
 	// listener (api, spark-rest) and reason (no_credentials,
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
@@ -64,12 +65,14 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
 		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sparkpack_requests_refused_total", Help: "Requests refused by authentication, scopes, the allowlist or the limits, by listener and reason."},
 			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.RequestsRefused,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(

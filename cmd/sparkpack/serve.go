@@ -102,6 +102,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateLimit, "rate-limit", envDefault("SPARKPACK_RATE_LIMIT", "50"), withEnv("mutating requests (submit, cancel, kill) a second per token, or per client address without one; past it: 429 with Retry-After. 0 disables", "SPARKPACK_RATE_LIMIT"))
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
+	powerFlags(fs, &c.mesos.power)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -148,6 +149,9 @@ func (c *serveConfig) validate() error {
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)
+	}
+	if err := c.mesos.power.validate(); err != nil {
+		return err
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
