@@ -93,8 +93,9 @@ func TestMigrationsRerunAndConcurrent(t *testing.T) {
 		t.Fatalf("re-run applied %d migrations, err %v; want 0, nil", n, err)
 	}
 	var count int
-	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&count); err != nil || count != LatestVersion() {
-		t.Fatalf("schema_migrations has %d rows (err %v), want %d", count, err, LatestVersion())
+	ms, _ := migrations()
+	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&count); err != nil || count != len(ms) {
+		t.Fatalf("schema_migrations has %d rows (err %v), want %d", count, err, len(ms))
 	}
 }
 
