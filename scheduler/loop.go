@@ -37,6 +37,10 @@ const (
 	// in submission order that ignores deadlines; a job that does not fit is
 	// skipped and the next tried.
 	OrderFIFO Ordering = "fifo"
+	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
+	// jobs that can still meet their deadline are tried first (EDF), those
+	// that cannot any more (at risk) after them (EDF). See ordering.go.
+	OrderFeasibleEDF Ordering = "feasible-edf"
 )
 
 // Defaults of Config.
@@ -176,9 +180,9 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	switch cfg.Ordering {
 	case "":
 		cfg.Ordering = OrderAlgorithm3
-	case OrderAlgorithm3, OrderFIFO:
+	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
 	default:
-		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3 or fifo)", cfg.Ordering)
+		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
 	}
 	switch cfg.Admission {
 	case "":
@@ -345,7 +349,7 @@ func (c *Core) transition(ctx context.Context, id string, from, to State, reason
 func (c *Core) enqueue(j Job, now time.Time) *Entry {
 	e := &Entry{Job: j, Demand: DemandOf(&j), EnqueuedAt: now}
 	e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
-	if j.IsDeadlineJob() && c.cfg.Ordering == OrderAlgorithm3 {
+	if j.IsDeadlineJob() && c.cfg.Ordering != OrderFIFO {
 		c.dq.Push(e)
 	} else {
 		c.jq.Push(e)
@@ -610,7 +614,7 @@ func (c *Core) Schedule(ctx context.Context) (int, error) {
 	c.promote(now)
 
 	started := 0
-	for _, e := range slices.Clone(c.dq.Entries()) {
+	for _, e := range c.deadlineOrder(now) {
 		ok, err := c.try(ctx, now, &snap, e)
 		note(err)
 		if ok {
@@ -645,7 +649,7 @@ func (c *Core) Schedule(ctx context.Context) (int, error) {
 // promote moves regular jobs skipped for longer than PromoteAfter into the
 // deadline queue.
 func (c *Core) promote(now time.Time) {
-	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering != OrderAlgorithm3 {
+	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering == OrderFIFO {
 		return
 	}
 	for _, e := range slices.Clone(c.jq.Entries()) {
@@ -712,7 +716,7 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 		return false, nil
 	}
 	t0 := time.Now()
-	plan, err := c.policy.Place(*snap, e.Demand)
+	plan, err := c.policy.Place(*snap, c.demandAt(e, now))
 	elapsed := time.Since(t0)
 	if c.cfg.OnPlacement != nil {
 		c.cfg.OnPlacement(PlacementStat{JobID: e.Job.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
@@ -855,7 +859,7 @@ func (c *Core) NextWake() (t time.Time, ok bool) {
 			}
 		}
 	}
-	if c.cfg.PromoteAfter > 0 && c.cfg.Ordering == OrderAlgorithm3 {
+	if c.cfg.PromoteAfter > 0 && c.cfg.Ordering != OrderFIFO {
 		for _, e := range c.jq.Entries() {
 			if !e.SkippedSince.IsZero() {
 				consider(e.SkippedSince.Add(c.cfg.PromoteAfter))

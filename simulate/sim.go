@@ -16,6 +16,9 @@ import (
 	"github.com/sparkpack/sparkpack/workload"
 )
 
+// DebugStretch (temporary).
+var DebugStretch []float64
+
 // Epoch is the virtual time of the trace's second 0.
 var Epoch = time.Date(2009, 10, 1, 0, 0, 0, 0, time.UTC)
 
@@ -120,6 +123,10 @@ type Result struct {
 	// UtilisationPct is the cpu-seconds used by executors over the
 	// cpu-seconds of active agents: how well the paid-for agents are used.
 	UtilisationPct float64 `json:"utilisation_pct"`
+	// Stretch is how much longer jobs ran than their profiled (reference)
+	// duration, weighted by their cpus: sum(cpus x run) / sum(cpus x
+	// reference); 1 when every job ran as fast as packed alone on one agent.
+	Stretch float64 `json:"stretch"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
@@ -309,8 +316,24 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		for _, id := range cluster.TakeStarted() {
 			ji := info[id]
 			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
+			if DebugStretch != nil {
+				sh := cluster.Shares(id)
+				nc := make([]workload.AgentShare, len(sh))
+				for i := range sh {
+					nc[i] = sh[i]
+					nc[i].UsedCPUs = 0
+				}
+				c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
+				DebugStretch[0] += c * model.Reference(ji.profile).Seconds()
+				DebugStretch[1] += c * model.Duration(ji.profile, nc).Total().Seconds()
+				DebugStretch[2] += c * d.Seconds()
+				DebugStretch[3] += float64(len(sh))
+				DebugStretch[4]++
+			}
 			end := now.Add(d)
-			cluster.SetEnd(id, end)
+			// The agents' RemainingActive comes from what a live scheduler
+			// knows, the job's estimate, not from the simulated end.
+			cluster.SetEnd(id, now.Add(model.Reference(ji.profile)))
 			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 				return Result{}, err
 			}
@@ -335,17 +358,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
 	}
-	var paid, used float64
+	var paid, used, ref float64
 	for _, a := range core.Cost().Agents {
 		paid += a.ActiveSeconds * cpus[a.AgentID]
 	}
 	for _, j := range store.Jobs() { // a fixed order: float sums must not depend on map order
 		if ji := info[j.ID]; ji.done {
-			used += ji.end.Sub(ji.start).Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+			c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
+			used += ji.end.Sub(ji.start).Seconds() * c
+			ref += model.Reference(ji.profile).Seconds() * c
 		}
 	}
 	if paid > 0 {
 		r.UtilisationPct = 100 * used / paid
+	}
+	if ref > 0 {
+		r.Stretch = used / ref
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -60,11 +61,18 @@ var ThesisApps = []AppType{WordCount, Sort, PageRank}
 // Thesis builds the thesis-like workload: one job per arrival (its id and
 // submission time are kept, its sizes are ignored), each an application
 // type drawn uniformly from ThesisApps with sizes drawn uniformly from mix,
-// all with a generator seeded by seed (the same seed gives the same jobs).
+// all with a generator seeded by seed and the first arrival's id (the same
+// seed and window give the same jobs; other windows get other jobs).
 // The executor count follows the input (the graph for PageRank) as in
 // Profile: one executor up to BytesPerExecutorStep, one more per doubling.
 func (m Model) Thesis(arrivals []TraceJob, mix ThesisMix, seed uint64) []Job {
-	rng := rand.New(rand.NewPCG(seed, 0x7e515))
+	// The stream also depends on the first arrival, so that different
+	// windows of the trace get different jobs for the same seed.
+	h := fnv.New64a()
+	if len(arrivals) > 0 {
+		h.Write([]byte(arrivals[0].ID))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7e515^h.Sum64()))
 	const gb = 1e9
 	uniform := func(lo, hi float64) int64 {
 		v := lo

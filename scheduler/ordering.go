@@ -1,0 +1,34 @@
+package scheduler
+
+import (
+	"slices"
+	"time"
+)
+
+// deadlineOrder is the order in which one pass tries the deadline queue.
+// Algorithm 3 (and FIFO, whose deadline queue is empty) take it as it is:
+// earliest deadline first. OrderFeasibleEDF moves the jobs that can no
+// longer meet their deadline even if started now (atRisk: now + estimate >
+// deadline, or the deadline passed) behind those that still can, keeping
+// EDF order within both groups. Under overload this stops hopeless jobs
+// from taking the resources that jobs which can still make it need (EDF's
+// domino effect); the hopeless jobs still run, as soon as no feasible job
+// can use the resources. Promoted regular jobs (no deadline) count as
+// feasible. The result is a copy.
+func (c *Core) deadlineOrder(now time.Time) []*Entry {
+	entries := slices.Clone(c.dq.Entries())
+	if c.cfg.Ordering != OrderFeasibleEDF {
+		return entries
+	}
+	late := make([]*Entry, 0, len(entries))
+	n := 0
+	for _, e := range entries {
+		if c.atRisk(e, now) {
+			late = append(late, e)
+		} else {
+			entries[n] = e
+			n++
+		}
+	}
+	return append(entries[:n], late...)
+}
