@@ -65,7 +65,7 @@ func allPolicies(t testing.TB) map[string]Policy {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"bfd", "consolidate", "exact", "firstfit", "gio", "ilp", "morpheus", "spread"}
+	want := []string{"bfd", "consolidate", "dap", "exact", "firstfit", "gio", "ilp", "morpheus", "spread"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

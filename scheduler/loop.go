@@ -31,7 +31,7 @@ type Ordering string
 
 const (
 	// OrderAlgorithm3 is thesis Algorithm 3: an EDF queue for deadline jobs
-	// tried first, then regular jobs by descending resource demand (default).
+	// tried first, then regular jobs by descending resource demand.
 	OrderAlgorithm3 Ordering = "algorithm3"
 	// OrderFIFO is the FIFO baseline (Spark's default scheduler): one queue
 	// in submission order that ignores deadlines; a job that does not fit is
@@ -40,12 +40,18 @@ const (
 	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
 	// jobs that can still meet their deadline are tried first (EDF), those
 	// that cannot any more (at risk) after them (EDF). See ordering.go.
+	// It is the default.
 	OrderFeasibleEDF Ordering = "feasible-edf"
 )
 
 // Defaults of Config.
 const (
-	DefaultPolicy       = "bfd"
+	// DefaultPolicy is the placement policy of a core whose Config names
+	// none, and serve's --policy default: dap (docs/placement.md).
+	DefaultPolicy = "dap"
+	// DefaultOrdering is the queue discipline of a core whose Config names
+	// none (serve's --queue default).
+	DefaultOrdering     = OrderFeasibleEDF
 	DefaultPromoteAfter = 15 * time.Minute
 	DefaultRetryBackoff = 5 * time.Second
 )
@@ -69,14 +75,15 @@ type PlacementStat struct {
 
 // Config configures a Core. The zero value is usable.
 type Config struct {
-	// Policy names the placement policy (placement.Names); default "bfd".
+	// Policy names the placement policy (placement.Names); default
+	// DefaultPolicy.
 	Policy string
 	// PolicyOptions are passed to placement.New. Their Alpha/Beta (default
 	// 0.8/0.2) also weigh the regular queue's resource demand RD.
 	PolicyOptions placement.Options
 	// Placer, if set, is used instead of the named policy.
 	Placer placement.Policy
-	// Ordering is the queue discipline; default OrderAlgorithm3.
+	// Ordering is the queue discipline; default DefaultOrdering.
 	Ordering Ordering
 	// PromoteAfter: a regular job that has been skipped (did not fit, or
 	// deadline jobs came first) for this long is promoted into the deadline
@@ -179,7 +186,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	}
 	switch cfg.Ordering {
 	case "":
-		cfg.Ordering = OrderAlgorithm3
+		cfg.Ordering = DefaultOrdering
 	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
 	default:
 		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
@@ -611,6 +618,7 @@ func (c *Core) Schedule(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
+	c.annotateRemaining(&snap, now)
 	c.promote(now)
 
 	started := 0
@@ -810,6 +818,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 	}
 	*snap = s
 	c.observe(ctx, now, s)
+	c.annotateRemaining(snap, now)
 	return true, nil
 }
 

@@ -41,6 +41,7 @@ var Policies = []PolicySpec{
 	{"ilp", scheduler.OrderAlgorithm3, "ilp", "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
 	{"exact", scheduler.OrderAlgorithm3, "exact", "EDF/RD queues, exact min-cost DP"},
 	{"gio", scheduler.OrderAlgorithm3, "gio", "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+	{"dap", scheduler.OrderFeasibleEDF, "dap", "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
 }
 
 // LookupPolicy resolves a simulator policy name.
@@ -331,9 +332,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				DebugStretch[4]++
 			}
 			end := now.Add(d)
-			// The agents' RemainingActive comes from what a live scheduler
-			// knows, the job's estimate, not from the simulated end.
-			cluster.SetEnd(id, now.Add(model.Reference(ji.profile)))
+
 			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 				return Result{}, err
 			}
