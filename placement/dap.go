@@ -238,7 +238,10 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 
 	// Single agents that hold the whole job: the best-scoring one and the
 	// fastest one.
+	// (eval keeps its argument: the scratch slice is copied for the two
+	// kept candidates.)
 	var bestOne, fastOne dapCand
+	var bestAt, fastAt alloc
 	haveOne := false
 	one := make([]alloc, 1)
 	for i, k := range p.caps {
@@ -247,20 +250,17 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 		}
 		one[0] = alloc{i, E}
 		c := ev.eval(one)
-		if !haveOne {
-			bestOne, fastOne, haveOne = c, c, true
-			continue
+		if !haveOne || c.better(bestOne) {
+			bestOne, bestAt = c, one[0]
 		}
-		if c.better(bestOne) {
-			bestOne = c
+		if !haveOne || c.factor < fastOne.factor || c.factor == fastOne.factor && c.better(fastOne) {
+			fastOne, fastAt = c, one[0]
 		}
-		if c.factor < fastOne.factor || c.factor == fastOne.factor && c.better(fastOne) {
-			fastOne = c
-		}
+		haveOne = true
 	}
 	if haveOne {
-		bestOne.allocs = []alloc{bestOne.allocs[0]}
-		fastOne.allocs = []alloc{fastOne.allocs[0]}
+		bestOne.allocs = []alloc{bestAt}
+		fastOne.allocs = []alloc{fastAt}
 		cands = append(cands, bestOne, fastOne)
 	}
 
