@@ -16,9 +16,6 @@ import (
 	"github.com/sparkpack/sparkpack/workload"
 )
 
-// DebugStretch (temporary).
-var DebugStretch []float64
-
 // Epoch is the virtual time of the trace's second 0.
 var Epoch = time.Date(2009, 10, 1, 0, 0, 0, 0, time.UTC)
 
@@ -317,22 +314,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		for _, id := range cluster.TakeStarted() {
 			ji := info[id]
 			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
-			if DebugStretch != nil {
-				sh := cluster.Shares(id)
-				nc := make([]workload.AgentShare, len(sh))
-				for i := range sh {
-					nc[i] = sh[i]
-					nc[i].UsedCPUs = 0
-				}
-				c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
-				DebugStretch[0] += c * model.Reference(ji.profile).Seconds()
-				DebugStretch[1] += c * model.Duration(ji.profile, nc).Total().Seconds()
-				DebugStretch[2] += c * d.Seconds()
-				DebugStretch[3] += float64(len(sh))
-				DebugStretch[4]++
-			}
 			end := now.Add(d)
-
 			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 				return Result{}, err
 			}
