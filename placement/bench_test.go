@@ -41,7 +41,7 @@ func benchCases(n, e, k int) []benchCase {
 // BenchmarkPlace measures one placement per op and reports the median and
 // 99th percentile of the per-op wall times as p50-ns and p99-ns.
 func BenchmarkPlace(b *testing.B) {
-	for _, pol := range []string{"bfd", "ilp", "exact", "spread"} {
+	for _, pol := range []string{"dap", "bfd", "ilp", "exact", "spread"} {
 		for _, n := range []int{14, 100, 1000, 10000} {
 			for _, e := range []int{10, 50, 200} {
 				name := fmt.Sprintf("policy=%s/agents=%d/executors=%d", pol, n, e)

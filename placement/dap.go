@@ -1,5 +1,7 @@
 package placement
 
+import "slices"
+
 func init() {
 	Register("dap", func(Options) Policy { return dapPolicy{} })
 }
@@ -190,43 +192,45 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 	}
 	E := d.Executors
 
-	exact, exactKey := p.solveExact(p.pruned())
+	// Every multi-agent candidate is built from exact's pruned agents: per
+	// (capacity, active) class the ceil(E/k) that can matter (the cheapest
+	// idle ones, the first active ones), which is all a plan covering E
+	// needs from a class.
+	pruned := p.pruned()
+	exact, exactKey, idleOnly := p.solveExactIdle(pruned, true)
 	cands := []dapCand{ev.eval(sparse(exact))}
 
-	// The cheapest plan on idle agents only: the job gets fresh agents
-	// instead of the leftovers of busy ones.
-	idleCap := p.sum - p.activeSum
-	if idleCap >= E && p.activeSum > 0 {
-		q := *p
-		q.caps = make([]int, len(p.caps))
-		for i, k := range p.caps {
-			if !p.s.Agents[i].Active {
-				q.caps[i] = k
-			}
-		}
-		idle, _ := q.solveExact(q.pruned())
-		cands = append(cands, ev.eval(sparse(idle)))
+	// The cheapest plan on idle agents only, from the same DP: the job gets
+	// fresh agents instead of the leftovers of busy ones (exact's plan when
+	// it uses no active agent).
+	if idleOnly != nil && exactKey.idle < exactKey.n {
+		cands = append(cands, ev.eval(sparse(idleOnly)))
 	}
 
-	// The fewest agents: largest capacity first, active before idle, then
-	// cheaper.
-	idx := p.candidates()
-	sortStable(idx, func(i, j int) int {
+	// The fewest agents: largest capacity first, active before idle, idle
+	// ones cheaper first, then snapshot order.
+	order := slices.Clone(pruned)
+	slices.SortFunc(order, func(i, j int) int {
 		if c := p.caps[j] - p.caps[i]; c != 0 {
 			return c
 		}
-		ai, aj := p.s.Agents[i].Active, p.s.Agents[j].Active
-		if ai != aj {
-			if ai {
+		ai, aj := &p.s.Agents[i], &p.s.Agents[j]
+		if ai.Active != aj.Active {
+			if ai.Active {
 				return -1
 			}
 			return 1
 		}
-		return cmpInt64(p.s.Agents[i].PriceMicroUSDPerHour, p.s.Agents[j].PriceMicroUSDPerHour)
+		if !ai.Active {
+			if c := cmpInt64(ai.PriceMicroUSDPerHour, aj.PriceMicroUSDPerHour); c != 0 {
+				return c
+			}
+		}
+		return i - j
 	})
 	var fewest []alloc
 	left := E
-	for _, i := range idx {
+	for _, i := range order {
 		if left == 0 {
 			break
 		}
@@ -292,11 +296,20 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 			best = alt
 		}
 	}
-	counts := make([]int, len(p.caps))
-	for _, x := range cands[best].allocs {
-		counts[x.i] = x.n
+	// The plan in snapshot order, as p.plan makes it, without a dense
+	// count slice.
+	allocs := slices.Clone(cands[best].allocs)
+	slices.SortFunc(allocs, func(a, b alloc) int { return a.i - b.i })
+	pl := Plan{Policy: "dap", Outcome: OutcomeHeuristic}
+	for _, x := range allocs {
+		a := &p.s.Agents[x.i]
+		pl.Assignments = append(pl.Assignments, Assignment{AgentID: a.ID, Hostname: a.Hostname, Executors: x.n})
+		if !a.Active {
+			pl.Activated = append(pl.Activated, a.ID)
+			pl.CostMicroUSDPerHour += a.PriceMicroUSDPerHour
+		}
 	}
-	return p.plan("dap", OutcomeHeuristic, counts), nil
+	return pl, nil
 }
 
 // dapDeadlineLeft is the time left to the deadline in seconds, 0 when the

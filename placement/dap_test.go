@@ -231,3 +231,39 @@ func TestDAPUsesDemandHints(t *testing.T) {
 		}
 	}
 }
+
+// TestExactIdleOnly: the idle-only plan read from exact's DP is as cheap
+// as the exact DP run on the idle agents alone, and uses only idle agents.
+func TestExactIdleOnly(t *testing.T) {
+	for seed := range 2000 {
+		r := rand.New(rand.NewPCG(uint64(seed), 77))
+		s := genSnapshot(r, 1+r.IntN(30))
+		d := genDemand(r, 30)
+		p, err := prepare(s, d)
+		if err != nil {
+			continue
+		}
+		_, _, idle := p.solveExactIdle(p.pruned(), true)
+		q := *p
+		q.caps = slices.Clone(p.caps)
+		for i := range q.caps {
+			if s.Agents[i].Active {
+				q.caps[i] = 0
+			}
+		}
+		want, wantKey := q.solveExact(q.pruned())
+		fitsIdle := p.sum-p.activeSum >= d.Executors
+		if (idle != nil) != fitsIdle {
+			t.Fatalf("seed %d: idle-only plan %v, idle agents hold the job: %v", seed, idle, fitsIdle)
+		}
+		if idle == nil {
+			continue
+		}
+		if got := p.planKey(idle); got != wantKey || got.idle != got.n {
+			t.Fatalf("seed %d: idle-only key %+v, want %+v (%v vs %v)", seed, got, wantKey, idle, want)
+		}
+		if err := Check(s, d, p.plan("x", "", idle)); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
