@@ -179,7 +179,7 @@ func TestAggregateVerdict(t *testing.T) {
 			DeadlineMetPct: float64(10-missed) * 10}
 	}
 	run := func(seed uint64, d, c, b float64, dm, cm, bm int) RunResult {
-		return RunResult{Window: "hour 5", Hour: 5, Class: ClassLight, Seed: seed, Jobs: 10, Results: []Result{
+		return RunResult{Workload: WorkloadThesis, Window: "hour 5", Hour: 5, Class: ClassLight, Seed: seed, Jobs: 10, Results: []Result{
 			res("fifo-consolidate", c, cm), res("bfd", b, bm), res("dap", d, dm)}}
 	}
 	was := Aggregate([]RunResult{
