@@ -33,7 +33,12 @@ func benchCases(n, e, k int) []benchCase {
 		c = max(0.05, float64(int(c*20))/20) // multiples of 0.05 cpus
 		m := min(2048.0, freeM/2/float64(e))
 		m = max(64, float64(int(m/64))*64)
-		out[i] = benchCase{s, Demand{JobID: "bench", Executors: e, CPUs: c, MemMB: m, EstimatedDuration: 20 * time.Minute}}
+		// A Sort with a deadline a little beyond its estimate: dap scores
+		// its candidates and checks deadline mode (the other policies
+		// ignore these fields).
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		out[i] = benchCase{s, Demand{JobID: "bench", Executors: e, CPUs: c, MemMB: m, EstimatedDuration: 20 * time.Minute,
+			App: AppSort, Now: now, Deadline: now.Add(22 * time.Minute)}}
 	}
 	return out
 }
