@@ -384,8 +384,8 @@ func parseSeeds(s string) ([]uint64, error) {
 				return nil, fmt.Errorf("%q is not a range such as 1-5 (at most 1000 seeds)", part)
 			}
 		}
-		for x := a; x <= b; x++ {
-			out = append(out, x)
+		for k := uint64(0); k <= b-a; k++ { // (not x <= b: it wraps at the largest uint64)
+			out = append(out, a+k)
 		}
 	}
 	return out, nil

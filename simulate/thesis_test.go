@@ -227,3 +227,20 @@ func TestParseSeedsAndClasses(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSeeds: --seeds never panics, and what it accepts is at most
+// 1,000 seeds per range, each range ascending.
+func FuzzParseSeeds(f *testing.F) {
+	for _, s := range []string{"1-5", "1,2,7", "1-3,9", "", "x", "5-1", "0-999", "18446744073709551615", "1-18446744073709551615"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		seeds, err := parseSeeds(s)
+		if err != nil {
+			return
+		}
+		if len(seeds) == 0 || len(seeds) > 1000*(strings.Count(s, ",")+1) {
+			t.Fatalf("%q: %d seeds", s, len(seeds))
+		}
+	})
+}
