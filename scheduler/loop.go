@@ -30,17 +30,27 @@ type Ordering string
 
 const (
 	// OrderAlgorithm3 is thesis Algorithm 3: an EDF queue for deadline jobs
-	// tried first, then regular jobs by descending resource demand (default).
+	// tried first, then regular jobs by descending resource demand.
 	OrderAlgorithm3 Ordering = "algorithm3"
 	// OrderFIFO is the FIFO baseline (Spark's default scheduler): one queue
 	// in submission order that ignores deadlines; a job that does not fit is
 	// skipped and the next tried.
 	OrderFIFO Ordering = "fifo"
+	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
+	// jobs that can still meet their deadline are tried first (EDF), those
+	// that cannot any more (at risk) after them (EDF). See ordering.go.
+	// It is the default.
+	OrderFeasibleEDF Ordering = "feasible-edf"
 )
 
 // Defaults of Config.
 const (
-	DefaultPolicy       = "bfd"
+	// DefaultPolicy is the placement policy of a core whose Config names
+	// none, and serve's --policy default: dap (docs/placement.md).
+	DefaultPolicy = "dap"
+	// DefaultOrdering is the queue discipline of a core whose Config names
+	// none (serve's --queue default).
+	DefaultOrdering     = OrderFeasibleEDF
 	DefaultPromoteAfter = 15 * time.Minute
 	DefaultRetryBackoff = 5 * time.Second
 )
@@ -64,14 +74,15 @@ type PlacementStat struct {
 
 // Config configures a Core. The zero value is usable.
 type Config struct {
-	// Policy names the placement policy (placement.Names); default "bfd".
+	// Policy names the placement policy (placement.Names); default
+	// DefaultPolicy.
 	Policy string
 	// PolicyOptions are passed to placement.New. Their Alpha/Beta (default
 	// 0.8/0.2) also weigh the regular queue's resource demand RD.
 	PolicyOptions placement.Options
 	// Placer, if set, is used instead of the named policy.
 	Placer placement.Policy
-	// Ordering is the queue discipline; default OrderAlgorithm3.
+	// Ordering is the queue discipline; default DefaultOrdering.
 	Ordering Ordering
 	// PromoteAfter: a regular job that has been skipped (did not fit, or
 	// deadline jobs came first) for this long is promoted into the deadline
@@ -131,6 +142,10 @@ type activeJob struct {
 	job  Job
 	plan *placement.Plan // nil when recovered after a restart
 	gone bool            // it ended or went back to the queue
+	// Guarded by Core.actMu, for annotateRemaining: when it started
+	// running and its estimate in wall time.
+	startedAt *time.Time
+	estimate  time.Duration
 }
 
 type cancelNote struct {
@@ -226,10 +241,10 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	}
 	switch cfg.Ordering {
 	case "":
-		cfg.Ordering = OrderAlgorithm3
-	case OrderAlgorithm3, OrderFIFO:
+		cfg.Ordering = DefaultOrdering
+	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
 	default:
-		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3 or fifo)", cfg.Ordering)
+		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
 	}
 	switch cfg.Admission {
 	case "":
@@ -483,7 +498,7 @@ func (c *Core) enqueue(e *Entry, now time.Time) *Entry {
 	e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
 	e.view = nil
 	e.queued, e.fresh = true, true
-	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering == OrderAlgorithm3 {
+	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO {
 		e.inDQ = true
 		c.dq.Push(e)
 	} else {
@@ -711,7 +726,7 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 		}
 		e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
 		e.queued, e.fresh, e.view = true, true, nil
-		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering == OrderAlgorithm3
+		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO
 		if e.inDQ {
 			d = append(d, e)
 		} else {
@@ -792,6 +807,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 			return err
 		}
 		a.job = j
+		c.actMu.Lock()
+		a.startedAt = j.StartedAt
+		c.actMu.Unlock()
 		return nil
 	case Finished, Failed, Killed, Queued:
 	default:

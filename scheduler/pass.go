@@ -60,6 +60,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
+	c.annotateRemaining(&snap, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
 	st.Full = full
 	if full {
@@ -76,7 +77,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	c.standby = nil
 	started := 0
 
-	for _, e := range c.candidates(true, full) {
+	for _, e := range c.deadlineOrder(c.candidates(true, full), now) {
 		if !e.queued || !e.inDQ {
 			continue
 		}
@@ -190,7 +191,7 @@ func (c *Core) noteWake(e *Entry, now time.Time) {
 			consider(*e.DeadlineAt)
 		}
 	}
-	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering == OrderAlgorithm3 && !e.SkippedSince.IsZero() {
+	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering != OrderFIFO && !e.SkippedSince.IsZero() {
 		consider(e.SkippedSince.Add(c.cfg.PromoteAfter))
 	}
 }
@@ -267,7 +268,7 @@ func (c *Core) observeCost(ctx context.Context, now time.Time, snap placement.Sn
 // promote moves regular jobs skipped for longer than PromoteAfter into the
 // deadline queue.
 func (c *Core) promote(now time.Time) {
-	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering != OrderAlgorithm3 {
+	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering == OrderFIFO {
 		return
 	}
 	for _, e := range slices.Clone(c.jq.Entries()) {
@@ -330,16 +331,16 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 		return false, nil // no fresh snapshot after the last start: wait for the next pass
 	}
 	if nf := (*ix).Check(e.Demand); nf != nil {
-		if plan, ok := c.placeOnStandby(*snap, e); ok {
+		if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 			return c.start(ctx, now, snap, ix, e, plan)
 		}
 		return false, c.noFit(ctx, now, *snap, *ix, e, nf)
 	}
-	plan, err := c.place(*snap, e)
+	plan, err := c.place(now, *snap, e)
 	if err != nil {
 		var nf *placement.NoFit
 		if errors.As(err, &nf) {
-			if plan, ok := c.placeOnStandby(*snap, e); ok {
+			if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 				return c.start(ctx, now, snap, ix, e, plan)
 			}
 			return false, c.noFit(ctx, now, *snap, *ix, e, nf)
@@ -351,9 +352,9 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 }
 
 // place runs the placement policy, with its statistics.
-func (c *Core) place(snap placement.Snapshot, e *Entry) (placement.Plan, error) {
+func (c *Core) place(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, error) {
 	t0 := time.Now()
-	plan, err := c.policy.Place(snap, e.Demand)
+	plan, err := c.policy.Place(snap, c.demandAt(e, now))
 	elapsed := time.Since(t0)
 	if c.cfg.OnPlacement != nil {
 		c.cfg.OnPlacement(PlacementStat{JobID: e.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
@@ -398,12 +399,12 @@ func (c *Core) standbyOf(snap placement.Snapshot) *standbyView {
 
 // placeOnStandby places a job that fits no powered-on agent on the
 // cluster with the powered-off agents added (the plan activates them).
-func (c *Core) placeOnStandby(snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
+func (c *Core) placeOnStandby(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
 	v := c.standbyOf(snap)
 	if v.extra == 0 || v.ix.Check(e.Demand) != nil {
 		return placement.Plan{}, false
 	}
-	plan, err := c.place(v.snap, e)
+	plan, err := c.place(now, v.snap, e)
 	return plan, err == nil
 }
 
@@ -488,7 +489,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 		return requeue(Placing, "could not record the plan", err)
 	}
 	p := plan
-	a := &activeJob{job: j, plan: &p}
+	a := &activeJob{job: j, plan: &p, estimate: c.estimate(e)}
 	c.actMu.Lock()
 	c.active[id] = a
 	c.actMu.Unlock()
@@ -507,6 +508,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 		*ix = nil
 		return true, fmt.Errorf("scheduler: snapshot after start: %w", err)
 	}
+	c.annotateRemaining(&s, now)
 	*snap = s
 	*ix = placement.NewFitIndex(s)
 	c.standby = nil

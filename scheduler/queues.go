@@ -117,13 +117,18 @@ func (e *Entry) edfKey() time.Time {
 // DemandOf turns a job into the placement engine's demand: E executors of
 // ExecutorCores cpus and executor memory plus Spark's overhead each.
 func DemandOf(j *Job) placement.Demand {
-	return placement.Demand{
+	d := placement.Demand{
 		JobID:             j.ID,
 		Executors:         j.Executors,
 		CPUs:              float64(j.ExecutorCores),
 		MemMB:             float64(j.ExecutorTotalMemMB()),
 		EstimatedDuration: j.EstimatedDuration(),
+		App:               AppType(j),
 	}
+	if j.DeadlineAt != nil {
+		d.Deadline = *j.DeadlineAt
+	}
+	return d
 }
 
 // sortedEntries is a slice of entries kept in the order of cmp, with

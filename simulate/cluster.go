@@ -69,15 +69,13 @@ func (c *VirtualClock) Set(t time.Time) {
 type allocation struct {
 	plan       placement.Plan
 	cpus, mem  float64 // per executor
-	end        time.Time
-	endKnown   bool
 	agentIndex []int
 }
 
 // Cluster is a simulated cluster implementing scheduler.Cluster: plans
 // take effect at once, and an agent is active while any job holds
-// executors on it. Jobs' expected end times (SetEnd) feed the agents'
-// RemainingActive, which the gio policy uses.
+// executors on it. It leaves the agents' RemainingActive at zero: the
+// scheduler core fills it from its jobs' estimates, live and here alike.
 type Cluster struct {
 	mu      sync.Mutex
 	clock   scheduler.Clock
@@ -109,16 +107,10 @@ func NewCluster(spec clusterspec.Cluster, clock scheduler.Clock) *Cluster {
 func (c *Cluster) Snapshot(context.Context) (placement.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.clock.Now()
 	s := placement.Snapshot{Agents: slices.Clone(c.agents)}
 	for _, id := range c.sortedJobs() {
-		a := c.allocs[id]
-		for _, i := range a.agentIndex {
-			ag := &s.Agents[i]
-			ag.Active = true
-			if a.endKnown && a.end.After(now) {
-				ag.RemainingActive = max(ag.RemainingActive, a.end.Sub(now))
-			}
+		for _, i := range c.allocs[id].agentIndex {
+			s.Agents[i].Active = true
 		}
 	}
 	return s, nil
@@ -208,13 +200,4 @@ func (c *Cluster) Shares(jobID string) []workload.AgentShare {
 		out = append(out, workload.AgentShare{Executors: as.Executors, CPUs: ag.CPUs, UsedCPUs: ag.CPUs - ag.FreeCPUs})
 	}
 	return out
-}
-
-// SetEnd records when a placed job is expected to end.
-func (c *Cluster) SetEnd(jobID string, end time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if al, ok := c.allocs[jobID]; ok {
-		al.end, al.endKnown = end, true
-	}
 }

@@ -46,7 +46,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.StringVar(&c.serve.sparkRestListen, "spark-rest-listen", "127.0.0.1:7077", "address of Spark's REST submission protocol (spark-submit --master mesos://HOST:PORT --deploy-mode cluster); empty disables it")
 	fs.StringVar(&c.serve.databaseURL, "database-url", "", "PostgreSQL URL; empty starts a scratch server (needs Debian's postgresql package) and deletes it on exit")
 	fs.StringVar(&c.cluster, "cluster", "thesis14", "emulated agents: thesis14 or a cluster spec JSON file")
-	fs.StringVar(&c.serve.policy, "policy", "bfd", "placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
+	fs.StringVar(&c.serve.policy, "policy", scheduler.DefaultPolicy, "placement policy: dap (the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
 	fs.BoolVar(&c.noSample, "no-sample", false, "do not submit the sample workload")
 	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals)")
 	fs.IntVar(&c.sampleJobs, "sample-jobs", 12, "how many jobs of the SWIM trace the sample submits")

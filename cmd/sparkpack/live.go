@@ -40,6 +40,7 @@ type mesosConfig struct {
 	sparkHome       string
 	prices          string
 	admission       string
+	ordering        string
 	promoteAfter    time.Duration
 	refresh         time.Duration
 	sweep           time.Duration
@@ -154,6 +155,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	core, err := scheduler.New(scheduler.Config{
 		Policy:        policy,
 		Admission:     scheduler.AdmissionMode(mc.admission),
+		Ordering:      scheduler.Ordering(mc.ordering),
 		PromoteAfter:  mc.promoteAfter,
 		DurationScale: mc.durationScale,
 		Provisioner:   provisioner,
