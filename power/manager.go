@@ -600,3 +600,20 @@ func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx
 		_ = m.Tick(ctx, agents, wanted)
 	}
 }
+
+// NextIdleExpiry is the earliest time an agent on and idle now reaches
+// OffAfter (for a caller with a virtual clock, such as the simulator, that
+// must Tick at that moment); ok is false when no agent is idle.
+func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, since := range m.idle {
+		if r := m.recs[id]; r == nil || r.State != StateOn {
+			continue
+		}
+		if at := since.Add(m.cfg.OffAfter); !ok || at.Before(t) {
+			t, ok = at, true
+		}
+	}
+	return t, ok
+}

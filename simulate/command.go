@@ -40,7 +40,8 @@ type flags struct {
 	from, to                                string
 	fraction, slack, scale                  float64
 	seed                                    uint64
-	promoteAfter, ilpLimit                  time.Duration
+	promoteAfter, ilpLimit, powerOffAfter   time.Duration
+	bootTime                                time.Duration
 	quiet, compareDefault                   bool
 }
 
@@ -79,6 +80,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.chart, "chart", "", "also write an SVG chart (cost and deadline violations per policy, cumulative cost over time) to this file")
 	fs.DurationVar(&f.promoteAfter, "promote-after", 0, "anti-starvation age of the scheduler core: a regular job skipped this long is promoted\n(default 15m; negative disables)")
 	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "time limit per ILP solve (default 200ms)")
+	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
+	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -205,6 +208,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -474,7 +478,7 @@ func resolveTrace(p string) (string, error) {
 var csvHeader = []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 	"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
 	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
-	"admitted_violation_pct", "default"}
+	"admitted_violation_pct", "default", "bill_usd", "always_on_usd"}
 
 func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 	cw := csv.NewWriter(w)
@@ -492,7 +496,8 @@ func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 			row := []string{r.Policy, i(r.Jobs), g(r.TotalCostUSD), g(r.JCTMeanS), g(r.JCTP95S), i(r.DeadlineJobs),
 				g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
 				i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements),
-				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default)}
+				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default),
+				g(r.BillUSD), g(r.AlwaysOnUSD)}
 			if multi {
 				row = append(row, run.Window, strconv.FormatUint(run.Seed, 10))
 			}
@@ -515,14 +520,14 @@ func displayName(r Result) string {
 
 func writeTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\t")
+	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\talways-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\t")
 	for _, r := range rs {
 		rel := "-"
 		if rs[0].TotalCostUSD > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
-			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
+			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
 			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct)
 	}
 	return tw.Flush()

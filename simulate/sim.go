@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -83,6 +84,12 @@ type Options struct {
 	// Progress, if set, is called now and then with the virtual time and
 	// the number of jobs done.
 	Progress func(now time.Duration, done, total int)
+	// PowerOffAfter, when > 0, runs power management (package power, as
+	// `serve --power-off-after`): agents idle this long are powered off,
+	// and plans power them on again, their jobs waiting BootTime (default
+	// 60 s). The bill is kept either way.
+	PowerOffAfter time.Duration
+	BootTime      time.Duration
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -98,6 +105,12 @@ type Result struct {
 	SchedDelayMeanMS     float64 `json:"sched_delay_mean_ms"`
 	SchedDelayP99MS      float64 `json:"sched_delay_p99_ms"`
 	AgentActiveS         float64 `json:"agent_active_s"`
+
+	// BillUSD is what a cloud would bill for the run: every agent from
+	// power-on to power-off, idle or not (with power management off,
+	// always on). AlwaysOnUSD is the same cluster never powered off.
+	BillUSD     float64 `json:"bill_usd"`
+	AlwaysOnUSD float64 `json:"always_on_usd"`
 
 	// DeadlineMissed counts deadline jobs that did not end by their
 	// deadline, rejected and unfinished ones included.
@@ -233,7 +246,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	store := NewMemStore(clock)
 	cluster := NewCluster(o.Cluster, clock)
 	var delays []time.Duration
-	core, err := scheduler.New(scheduler.Config{
+	cfg := scheduler.Config{
 		Policy:        o.Policy.Placement,
 		PolicyOptions: o.PolicyOptions,
 		Ordering:      o.Policy.Ordering,
@@ -241,9 +254,32 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Admission:     scheduler.AdmitFlag,
 		Log:           scheduler.DiscardLogger(),
 		OnPlacement:   func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
-	}, cluster, store, clock)
+	}
+	var pm *power.Manager
+	if o.PowerOffAfter > 0 {
+		boot := o.BootTime
+		if boot <= 0 {
+			boot = 60 * time.Second
+		}
+		var err error
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+			return Result{}, err
+		}
+		cluster.unavailable = pm.Unavailable
+		cfg.Provisioner, cfg.Standby = pm, pm
+	}
+	core, err := scheduler.New(cfg, cluster, store, clock)
 	if err != nil {
 		return Result{}, err
+	}
+	tickPower := func() {
+		if pm == nil {
+			return
+		}
+		// Deactivate, then power off: two steps at the same instant.
+		for k := 0; k < 3; k++ {
+			_ = pm.Tick(ctx, cluster.powerAgents(), func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+		}
 	}
 	wl := o.Workload
 	if wl == nil {
@@ -277,14 +313,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if len(finishes) > 0 {
 			consider(finishes[0].at)
 		}
-		if t, ok := core.NextWake(); ok && (next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0) {
+		busy := next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0 || cluster.Pending()
+		if t, ok := core.NextWake(); ok && busy {
 			consider(t)
+		}
+		if pm != nil && busy {
+			if t, ok := cluster.NextBoot(); ok {
+				consider(t)
+			}
+			if t, ok := pm.NextIdleExpiry(); ok {
+				consider(t)
+			}
 		}
 		if !have {
 			break
 		}
 		clock.Set(at)
 		now := clock.Now()
+		if pm != nil && cluster.FinishBoots(now) {
+			tickPower() // reactivated
+			core.ClusterChanged()
+		}
 		for len(finishes) > 0 && !finishes[0].at.After(now) {
 			f := heap.Pop(&finishes).(finish)
 			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
@@ -307,6 +356,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if _, err := core.Schedule(ctx); err != nil {
 			return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
 		}
+		tickPower()
 		if checkInvariant != nil {
 			snap, _ := cluster.Snapshot(ctx)
 			checkInvariant(now, snap, core.Queues())
@@ -335,6 +385,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
