@@ -180,7 +180,7 @@ func (s *Store) SetWaitingMany(ctx context.Context, notes []scheduler.WaitingNot
 	for i, n := range notes {
 		ids[i], reasons[i], risks[i] = n.ID, n.Reason, n.AtRisk
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
+	err := s.exec(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
 		FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, reason, at_risk)
 		WHERE j.id = u.id AND j.state IN ('SUBMITTED','QUEUED') AND (j.waiting_reason <> u.reason OR j.at_risk <> u.at_risk)`,
 		pq.Array(ids), pq.Array(reasons), pq.Array(risks), s.timestamp())

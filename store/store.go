@@ -22,14 +22,22 @@ type Store struct {
 	log logrus.FieldLogger
 	now func() time.Time
 
-	// group commit of submissions (create.go)
+	// group commit of submissions (create.go), shared by fenced views
 	committers int
-	createMu   sync.Mutex
-	pending    []*createReq
-	closed     bool
-	createKick chan struct{}
-	stop       chan struct{}
-	wg         sync.WaitGroup
+	gc         *groupCommit
+	// fence, when not zero, is the leadership token the leader-only
+	// writes of this view check (leader.go).
+	fence int64
+}
+
+// groupCommit is the state of the submission committers.
+type groupCommit struct {
+	mu      sync.Mutex
+	pending []*createReq
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Option configures a Store.
@@ -51,7 +59,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters}
+	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters, gc: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -72,15 +80,15 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // Close stops the committers (submissions still pending fail) and closes
 // the connection pool.
 func (s *Store) Close() error {
-	s.createMu.Lock()
-	already := s.closed
-	s.closed = true
-	pending := s.pending
-	s.pending = nil
-	s.createMu.Unlock()
-	if !already && s.stop != nil {
-		close(s.stop)
-		s.wg.Wait()
+	s.gc.mu.Lock()
+	already := s.gc.closed
+	s.gc.closed = true
+	pending := s.gc.pending
+	s.gc.pending = nil
+	s.gc.mu.Unlock()
+	if !already && s.gc.stop != nil {
+		close(s.gc.stop)
+		s.gc.wg.Wait()
 	}
 	for _, r := range pending {
 		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
@@ -111,6 +119,10 @@ func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := s.fenceTx(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()
