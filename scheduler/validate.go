@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // FieldError is a validation error that names the offending field, in the
@@ -76,11 +79,21 @@ var (
 )
 
 // DecodeSpec reads one job spec from r strictly: unknown fields, wrong
-// types, trailing data and invalid values are *FieldError errors naming the
-// field. The returned spec is validated and its id, if any, lower-cased.
+// types, trailing data, invalid values, strings that are not valid UTF-8
+// or hold lone surrogates, and keys given twice are *FieldError errors
+// naming the field. The returned spec is validated and its id, if any,
+// lower-cased. An error reading r is returned wrapped, as it is (so that
+// *http.MaxBytesError stays visible).
 func DecodeSpec(r io.Reader) (Spec, error) {
 	var s Spec
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Spec{}, fmt.Errorf("read the job: %w", err)
+	}
+	if e := strictjson.Check(data, specStructs); e != nil {
+		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, decodeError(err)
@@ -93,6 +106,10 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	}
 	return s, nil
 }
+
+// specStructs are the objects of the job JSON that decode into structs,
+// whose keys encoding/json matches without regard to case.
+func specStructs(path string) bool { return path == "" || path == "app" || path == "driver" }
 
 func decodeError(err error) error {
 	var fe *FieldError

@@ -109,6 +109,14 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"bad env name", base(func(m map[string]any) { app(m)["environment"] = map[string]any{"1X": "x"} }), "app.environment"},
 		{"driver cores negative", base(func(m map[string]any) { m["driver"] = map[string]any{"cores": -1} }), "driver.cores"},
 		{"retries", base(func(m map[string]any) { m["retries"] = 99 }), "retries"},
+		{"invalid utf-8 in an arg", strings.Replace(validJob, `"/data/in"`, "\"/data/\xffin\"", 1), "app.args[0]"},
+		{"invalid utf-8 in a label", strings.Replace(validJob, `"analytics"`, "\"an\xc3alytics\"", 1), "labels.team"},
+		{"lone surrogate in the name", strings.Replace(validJob, `"wordcount-20g"`, `"word\ud83dcount"`, 1), "name"},
+		{"lone low surrogate in conf", strings.Replace(validJob, `"spark.eventLog.enabled": "true"`, `"spark.eventLog.enabled": "\udc00"`, 1), "app.sparkConf.spark.eventLog.enabled"},
+		{"duplicate top-level key", strings.Replace(validJob, `"executors": 4,`, `"executors": 4, "executors": 40,`, 1), "executors"},
+		{"duplicate key by case", strings.Replace(validJob, `"executors": 4,`, `"executors": 4, "Executors": 40,`, 1), "Executors"},
+		{"duplicate app key", strings.Replace(validJob, `"args": ["/data/in"],`, `"args": ["/data/in"], "args": ["/other"],`, 1), "app.args"},
+		{"duplicate label", strings.Replace(validJob, `{"team": "analytics"}`, `{"team": "analytics", "team": "ops"}`, 1), "labels.team"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,7 +125,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v (%T), want a *FieldError", err, err)
 			}
-			if !strings.HasPrefix(fe.Field, tc.field) || (tc.field == "" && fe.Field != "") {
+			if !strings.HasPrefix(fe.Field, tc.field) || (tc.field == "" && fe.Field != "") || (strings.ContainsAny(tc.field, ".[") && fe.Field != tc.field) {
 				t.Fatalf("field = %q, want %q (err %v)", fe.Field, tc.field, err)
 			}
 			if fe.Msg == "" {
