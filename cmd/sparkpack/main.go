@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"demo":      {"run everything on an emulated Mesos cluster with a scratch PostgreSQL and a sample SWIM workload", runDemo},
 	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
 	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"kill":      {"kill (or cancel) jobs of a running sparkpack: sparkpack kill JOB-ID...", runKill},
 	"version":   {"print the version", runVersion},
 	"simulate":  {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
 	"mesos-sim": {"run the EMULATED Mesos master with simulated agents and Spark (for tests and demos)", mesossim.Command},

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -168,6 +170,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	srv := api.New(acfg)
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(),
+		ErrorLog:          httpErrorLog(log, "api"),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -184,8 +187,11 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			}
 		}
 		sparkSrv = &http.Server{
-			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
+			// Submit and Cancel are the native API's own: both front ends
+			// validate, store, notify the scheduler and kill alike.
+			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
 				Log: log.WithField("listener", "spark-rest")}),
+			ErrorLog:          httpErrorLog(log, "spark-rest"),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			IdleTimeout:       120 * time.Second,
@@ -220,4 +226,18 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// httpErrorLog sends net/http's own messages (TLS handshake errors, panics
+// in handlers, ...) through the configured logger instead of the standard
+// library's plain-text default.
+func httpErrorLog(log logrus.FieldLogger, listener string) *stdlog.Logger {
+	return stdlog.New(logWriter{log.WithField("listener", listener)}, "", 0)
+}
+
+type logWriter struct{ log logrus.FieldLogger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
