@@ -92,7 +92,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	now := s.cfg.Now().UTC()
 	job := scheduler.Job{Spec: spec, SubmittedAt: now, Fingerprint: spec.Fingerprint()}
 	job.DeadlineAt = spec.ResolveDeadline(now)
-	reject := s.cfg.Admit(&job, now)
+	var reject string
+	if s.cfg.Decide != nil {
+		d := s.cfg.Decide(&job, now)
+		reject = d.Reject
+		if d.Queue {
+			d.Apply(&job)
+		}
+	} else {
+		reject = s.cfg.Admit(&job, now)
+	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
 	stored, created, err := s.cfg.Store.CreateJob(ctx, job, reject)

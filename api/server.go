@@ -42,6 +42,10 @@ type Config struct {
 	// the reason to reject it, or "". Nil uses scheduler.Admit assuming
 	// every executor fits some agent.
 	Admit func(j *scheduler.Job, now time.Time) string
+	// Decide, if set, replaces Admit: the scheduler core decides at
+	// submission, and a job it accepts is stored QUEUED at once (one
+	// write instead of two; the core then only puts it in its queue).
+	Decide func(j *scheduler.Job, now time.Time) scheduler.Decision
 	// Tokens, when not empty, are required on every mutating request (and
 	// on reads too when ProtectReads is set).
 	Tokens       *Tokens

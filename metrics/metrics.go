@@ -19,6 +19,7 @@ type Metrics struct {
 	Reservations     *prometheus.CounterVec // op=reserve|unreserve, result=ok|conflict|error
 	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
 	PlacementSeconds prometheus.Histogram
+	PassSeconds      *prometheus.HistogramVec // kind=full|incremental
 	OfferToAccept    prometheus.Histogram
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
@@ -47,6 +48,9 @@ func New(jobs JobCounter) *Metrics {
 		PlacementSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_placement_seconds", Help: "Time to compute one job's placement.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}),
+		PassSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sparkpack_scheduling_pass_seconds", Help: "Time of one scheduling pass; full passes look at every waiting job, incremental ones only at new jobs.",
+			Buckets: prometheus.ExponentialBuckets(1e-4, 2.5, 12)}, []string{"kind"}),
 		OfferToAccept: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
@@ -58,7 +62,7 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
@@ -71,6 +75,18 @@ func New(jobs JobCounter) *Metrics {
 // cannot be collected (the database is down) is left out; the rest is served.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ObservePass records one scheduling pass's duration.
+func (m *Metrics) ObservePass(full bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	kind := "incremental"
+	if full {
+		kind = "full"
+	}
+	m.PassSeconds.WithLabelValues(kind).Observe(d.Seconds())
 }
 
 // ObservePlacement records one placement's duration.

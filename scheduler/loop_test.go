@@ -94,7 +94,7 @@ func TestDeadlineQueueEDF(t *testing.T) {
 		j := mkJob(id, 1, 1, submittedAt(submit))
 		dl := t0.Add(deadline)
 		j.DeadlineAt = &dl
-		q.Push(&Entry{Job: j})
+		q.Push(NewEntry(&j))
 	}
 	add("late", 0, 300*time.Second)
 	add("tie-second", 20*time.Second, 100*time.Second)
@@ -103,7 +103,7 @@ func TestDeadlineQueueEDF(t *testing.T) {
 	add("tie-first-b", 10*time.Second, 100*time.Second) // same submit: by id
 	var got []string
 	for _, e := range q.Entries() {
-		got = append(got, e.Job.ID)
+		got = append(got, e.ID)
 	}
 	want := []string{"early", "tie-first", "tie-first-b", "tie-second", "late"}
 	if !slices.Equal(got, want) {
@@ -132,13 +132,13 @@ func TestJobQueueOrder(t *testing.T) {
 				mkJob("mid-b", 2, 2, submittedAt(3*time.Second)),
 			} {
 				_ = i
-				e := &Entry{Job: j, Demand: DemandOf(&j)}
+				e := NewEntry(&j)
 				e.RD = placement.ResourceDemand(e.Demand, 100, 409600, 0.8, 0.2)
 				q.Push(e)
 			}
 			var got []string
 			for _, e := range q.Entries() {
-				got = append(got, e.Job.ID)
+				got = append(got, e.ID)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("order %v, want %v", got, tc.want)
@@ -146,7 +146,7 @@ func TestJobQueueOrder(t *testing.T) {
 			q.Resort(50, 409600, 0.8, 0.2)
 			got = got[:0]
 			for _, e := range q.Entries() {
-				got = append(got, e.Job.ID)
+				got = append(got, e.ID)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("order after resort %v, want %v", got, tc.want)
@@ -302,11 +302,12 @@ func TestAlgorithm3(t *testing.T) {
 					t.Errorf("%s: atRisk %v, want %v", id, j.AtRisk, r)
 				}
 			}
-			// The queues view agrees with the store.
-			v := h.core.Queues()
-			for _, q := range append(v.Deadline, v.Regular...) {
-				if s := h.store.get(q.ID); s.WaitingReason != q.WaitingReason || s.State != Queued {
-					t.Errorf("queues view %s: %q/%s, store %q/%s", q.ID, q.WaitingReason, q.State, s.WaitingReason, s.State)
+			// The queues view agrees with the store: the store holds the
+			// coarse form of the view's detailed reason.
+			snap := h.core.snapshotView()
+			for _, q := range append(snap.deadline, snap.regular...) {
+				if s := h.store.get(q.ID); s.WaitingReason != q.storedReason || s.AtRisk != q.AtRisk || s.State != Queued {
+					t.Errorf("queues view %s: %q (stored %q)/%v, store %q/%v/%s", q.ID, q.out().WaitingReason, q.storedReason, q.AtRisk, s.WaitingReason, s.AtRisk, s.State)
 				}
 			}
 		})

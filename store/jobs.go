@@ -86,75 +86,6 @@ func appendEvent(ctx context.Context, tx *sql.Tx, id string, at time.Time, from 
 	return nil
 }
 
-// CreateJob stores a new job in state SUBMITTED (or straight on to
-// REJECTED when rejectReason is not empty) with its events, in one
-// transaction. j.ID, j.Fingerprint and j.SubmittedAt must be set.
-//
-// Idempotency: when a job with the same id exists, CreateJob returns it
-// with created=false if its fingerprint matches, and scheduler.ErrConflict
-// otherwise. Concurrent calls with one id create exactly one job.
-func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error) {
-	if j.ID == "" || j.Fingerprint == "" {
-		return j, false, fmt.Errorf("create job: id and fingerprint must be set")
-	}
-	spec, err := json.Marshal(&j.Spec)
-	if err != nil {
-		return j, false, fmt.Errorf("create job %s: encode spec: %w", j.ID, err)
-	}
-	labels, err := json.Marshal(nonNil(j.Labels))
-	if err != nil {
-		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
-	}
-	now := s.timestamp()
-	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
-	j.State = scheduler.Submitted
-	if rejectReason != "" {
-		j.State = scheduler.Rejected
-		j.FinishedAt = &now
-		j.WaitingReason = rejectReason
-	}
-	var out scheduler.Job
-	created := false
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var seq int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at,
-				deadline_at, waiting_reason, labels, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (id) DO NOTHING RETURNING seq`,
-			j.ID, j.Name, spec, j.Fingerprint, string(j.State), j.SubmittedAt, j.FinishedAt, j.DeadlineAt,
-			j.WaitingReason, labels, now).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			existing, _, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, j.ID))
-			if err != nil {
-				return fmt.Errorf("read existing job %s: %w", j.ID, err)
-			}
-			if existing.Fingerprint != j.Fingerprint {
-				return fmt.Errorf("job %s: %w", j.ID, scheduler.ErrConflict)
-			}
-			out = existing
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("insert job %s: %w", j.ID, err)
-		}
-		if err := appendEvent(ctx, tx, j.ID, now, nil, scheduler.Submitted, "submitted"); err != nil {
-			return err
-		}
-		if rejectReason != "" {
-			from := scheduler.Submitted
-			if err := appendEvent(ctx, tx, j.ID, now, &from, scheduler.Rejected, rejectReason); err != nil {
-				return err
-			}
-		}
-		out, created = j, true
-		return nil
-	})
-	if err != nil {
-		return scheduler.Job{}, false, err
-	}
-	return out, created, nil
-}
-
 func nonNil(m map[string]string) map[string]string {
 	if m == nil {
 		return map[string]string{}
@@ -330,20 +261,7 @@ func (s *Store) Transition(ctx context.Context, id string, from, to scheduler.St
 			return fmt.Errorf("job %s is %s, not %s: %w", id, j.State, from, scheduler.ErrStale)
 		}
 		now := s.timestamp()
-		j.State = to
-		if to != scheduler.Queued && to != scheduler.Submitted {
-			j.WaitingReason = ""
-		}
-		if mutate != nil {
-			mutate(&j)
-			j.ID, j.State = id, to // not the mutator's to change
-		}
-		if to == scheduler.Running && j.StartedAt == nil {
-			j.StartedAt = &now
-		}
-		if to.Terminal() && j.FinishedAt == nil {
-			j.FinishedAt = &now
-		}
+		j = applyTransition(j, id, to, now, mutate)
 		if err := updateJob(ctx, tx, j, now); err != nil {
 			return err
 		}

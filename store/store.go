@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lib/pq"
@@ -20,6 +21,15 @@ type Store struct {
 	db  *sql.DB
 	log logrus.FieldLogger
 	now func() time.Time
+
+	// group commit of submissions (create.go)
+	committers int
+	createMu   sync.Mutex
+	pending    []*createReq
+	closed     bool
+	createKick chan struct{}
+	stop       chan struct{}
+	wg         sync.WaitGroup
 }
 
 // Option configures a Store.
@@ -41,7 +51,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now}
+	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters}
 	for _, o := range opts {
 		o(s)
 	}
@@ -53,11 +63,30 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if s.committers > 0 {
+		s.startCommitters()
+	}
 	return s, nil
 }
 
-// Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the committers (submissions still pending fail) and closes
+// the connection pool.
+func (s *Store) Close() error {
+	s.createMu.Lock()
+	already := s.closed
+	s.closed = true
+	pending := s.pending
+	s.pending = nil
+	s.createMu.Unlock()
+	if !already && s.stop != nil {
+		close(s.stop)
+		s.wg.Wait()
+	}
+	for _, r := range pending {
+		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
+	}
+	return s.db.Close()
+}
 
 // DB exposes the pool for tests and tools.
 func (s *Store) DB() *sql.DB { return s.db }

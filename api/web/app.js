@@ -118,6 +118,14 @@ async function renderQueues() {
   const fill = (id, jobs, deadline) => $(id).replaceChildren(...(jobs && jobs.length ? jobs.map((j) => queueItem(j, deadline)) : [el("li", { class: "empty" }, "empty")]));
   fill("queue-deadline", q.deadline, true);
   fill("queue-regular", q.regular, false);
+  // The API sends the first page (100 jobs) and the full lengths.
+  const t = q.totals || { deadline: (q.deadline || []).length, regular: (q.regular || []).length, intake: 0 };
+  $("total-deadline").textContent = "(" + t.deadline + ")";
+  $("total-regular").textContent = "(" + t.regular + ")";
+  const shown = (q.deadline || []).length + (q.regular || []).length, total = t.deadline + t.regular;
+  const more = $("queue-more");
+  more.hidden = shown >= total && !t.intake;
+  more.textContent = "Showing the first " + shown + " of " + total + " waiting jobs" + (t.intake ? "; " + t.intake + " more being admitted" : "") + ".";
 }
 
 // ---- charts ----

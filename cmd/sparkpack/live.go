@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -56,11 +57,14 @@ type live struct {
 	stats   *statRing
 	broker  *api.Broker
 	wg      sync.WaitGroup
+	// durationScale turns job estimates into wall time.
+	durationScale float64
+	metrics       *metrics.Metrics
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
 // ctx does; wait() waits for them.
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, log *logrus.Logger) (*live, error) {
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -82,7 +86,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		sparkMaster = "mesos://" + ep.Host()
 	}
 	op := offers.NewOperator(ep)
-	l := &live{st: st, stats: newStatRing(600), broker: broker}
+	l := &live{st: st, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
+	if l.durationScale <= 0 {
+		l.durationScale = 1
+	}
 	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
@@ -116,7 +123,15 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		},
 		OnPlacement: func(p scheduler.PlacementStat) {
 			l.stats.add(p)
+			m.ObservePlacement(p.Elapsed)
 			broker.Publish("placement", p)
+		},
+		OnPass: func(p scheduler.PassStat) {
+			m.ObservePass(p.Full, p.Elapsed)
+			if p.Elapsed > time.Second {
+				log.WithFields(logrus.Fields{"component": "scheduler", "full": p.Full, "elapsed": p.Elapsed.String(),
+					"admitted": p.Admitted, "started": p.Started, "waiting": p.Waiting}).Warn("slow scheduling pass")
+			}
 		},
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
@@ -221,22 +236,25 @@ func digitsPrefix(s string) string {
 	return s[:i]
 }
 
-func (l *live) Queues(ctx context.Context) (api.QueuesView, error) {
-	q := l.core.Queues()
+func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, error) {
+	page, err := l.core.QueuePage(q.Limit, q.Cursor)
+	if err != nil {
+		return api.QueuesView{}, err
+	}
 	now := time.Now()
 	conv := func(in []scheduler.QueuedJob) []api.QueuedJobView {
 		out := make([]api.QueuedJobView, 0, len(in))
 		for _, j := range in {
-			v := api.QueuedJobView{Job: j.Job}
+			v := api.QueuedJobView{QueuedJob: j}
 			if j.DeadlineAt != nil {
-				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds
+				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds*l.durationScale
 				v.SlackSeconds = &s
 			}
 			out = append(out, v)
 		}
 		return out
 	}
-	return api.QueuesView{Deadline: conv(q.Deadline), Regular: conv(q.Regular)}, nil
+	return api.QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), Totals: page.Totals, Next: page.Next, At: page.At}, nil
 }
 
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {
@@ -268,7 +286,7 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		q := l.core.Queues()
+		q := l.core.Lengths()
 		active := 0
 		var sig strings.Builder
 		for _, a := range l.cluster.Agents() {
@@ -281,7 +299,12 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			}
 			sig.WriteByte(';')
 		}
-		l.stats.sample(len(q.Deadline), len(q.Regular), active)
+		l.stats.sample(q.Deadline, q.Regular, active)
+		if l.metrics != nil {
+			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
+			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
+			l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
+		}
 		if s := sig.String(); s != lastSig {
 			lastSig = s
 			l.broker.Publish("cluster", map[string]int{"activeAgents": active})

@@ -151,12 +151,12 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	var lv *live
 	if c.mesos.master != "" {
 		log.WithField("mesos_master", c.mesos.master).Info("starting the scheduler and the Mesos framework")
-		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, log)
+		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, m, log)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("start the scheduler: %w", err)
 		}
-		acfg.Notifier, acfg.Admit, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv, lv.driverCommand
+		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv.core.Decide, lv, lv.driverCommand
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
