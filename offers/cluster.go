@@ -410,7 +410,11 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 	// TASK_UNKNOWN is how a master answers a partition-aware framework's
 	// reconciliation of a task it does not know (older masters say TASK_LOST).
 	rec.Ended = isTerminal(st.State) || state == mesos.TASK_UNKNOWN
-	if rec.Ended && lostBeforeStart(rec) {
+	if rec.Ended && lostBeforeStart(rec) && st.GetReason() != mesos.REASON_INVALID_OFFERS {
+		// The launch may have reached an agent and been lost there. A
+		// launch the master refused because its offer was no longer
+		// valid (rescinded by a reservation on the agent, a failover)
+		// provably never ran: it is relaunched without being counted.
 		rec.LostLaunches++
 	}
 	ph := lj.phase
@@ -428,7 +432,7 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 	case rec.Ended:
 		note := fmt.Sprintf("driver %s: %s %s", rec.TaskID, rec.State, rec.Message)
 		if lostBeforeStart(rec) {
-			note = fmt.Sprintf("driver %s: %s before it started (Mesos lost the launch; %d of %d such launches) %s", rec.TaskID, rec.State, rec.LostLaunches, maxLostLaunches, rec.Message)
+			note = fmt.Sprintf("driver %s: %s before it started (Mesos lost the launch; launched again, %d of %d lost launches counted) %s", rec.TaskID, rec.State, rec.LostLaunches, maxLostLaunches, rec.Message)
 		}
 		_ = c.cfg.Store.Note(ctx, jobID, strings.TrimSpace(note))
 		lj.poke()
