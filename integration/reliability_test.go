@@ -7,9 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -125,6 +127,18 @@ func deleteJobState(t *testing.T, api, id string) (string, int) {
 	var v jobView
 	_ = json.NewDecoder(resp.Body).Decode(&v)
 	return v.State, resp.StatusCode
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive whole number", name, v)
+	}
+	return n
 }
 
 func timeline(v jobView) string {
@@ -393,19 +407,29 @@ func TestE2ERetriesAreExact(t *testing.T) {
 // TestE2ERestartsDuringLaunchingCostNothing: sparkpack SIGKILLed again and
 // again while jobs reserve and launch their drivers: every job still
 // finishes, none used a retry, and none failed without running.
+//
+// SPARKPACK_CRASHLOOP_JOBS, SPARKPACK_CRASHLOOP_KILLS and
+// SPARKPACK_CRASHLOOP_GAP_MS (longest pause between a restart and the
+// next SIGKILL) scale it up: scripts/crashloop.sh runs the 150
+// jobs and 30 kills.
 func TestE2ERestartsDuringLaunchingCostNothing(t *testing.T) {
+	nJobs, nKills := envInt(t, "SPARKPACK_CRASHLOOP_JOBS", 40), envInt(t, "SPARKPACK_CRASHLOOP_KILLS", 25)
 	emu := startEmulator(t, mesossim.Config{})
 	db := e2eDB(t)
 	sp := startSparkpack(t, emu.URL, db)
 	var ids []string
-	for i := 0; i < 40; i++ {
+	for i := 0; i < nJobs; i++ {
 		ids = append(ids, submit(t, sp.API, sparkJob(fmt.Sprintf("crashloop-%d", i), 1+i%3, 1+i%2, 1024, 30)))
 	}
 	rng := rand.New(rand.NewPCG(4, 21))
 	kills, launching := 0, 0
 	start := time.Now()
-	for kills < 25 {
-		time.Sleep(time.Duration(80+rng.IntN(170)) * time.Millisecond)
+	for kills < nKills {
+		gap := time.Duration(80+rng.IntN(170)) * time.Millisecond
+		if g := envInt(t, "SPARKPACK_CRASHLOOP_GAP_MS", 0); g > 0 {
+			gap = time.Duration(rng.IntN(g)) * time.Millisecond
+		}
+		time.Sleep(gap)
 		if kills%5 == 0 {
 			for _, id := range ids {
 				if v, err := getJob(sp.API, id); err == nil && (v.State == "LAUNCHING" || v.State == "RESERVING") {
@@ -421,9 +445,12 @@ func TestE2ERestartsDuringLaunchingCostNothing(t *testing.T) {
 	if launching == 0 {
 		t.Fatal("no job was reserving or launching at any sampled SIGKILL: the test proves nothing")
 	}
+	ended := map[string]int{}
+	defer func() { t.Logf("%d jobs after %d SIGKILLs: %v", nJobs, kills, ended) }()
 	for _, id := range ids {
 		v := waitState(t, sp.API, id, 120*time.Second, "FINISHED", "FAILED", "KILLED")
 		rv := getRelJob(t, sp.API, id)
+		ended[v.State]++
 		if v.State != "FINISHED" || rv.FailedRuns != 0 || rv.Attempt != 1 {
 			t.Errorf("job %s ended %s with %d failed runs and %d runs after the restarts, want FINISHED after 1 run:%s", v.Name, v.State, rv.FailedRuns, rv.Attempt, timeline(v))
 		}
