@@ -27,7 +27,10 @@ type AgentView struct {
 	InstanceType string            `json:"instanceType,omitempty"`
 	Location     string            `json:"location"`
 	// State is idle, active or off.
-	State        string                 `json:"state"`
+	State string `json:"state"`
+	// Power is power management's state of the agent: on, draining,
+	// powering-off, off or booting (empty when power management is off).
+	Power        string                 `json:"power,omitempty"`
 	Reservations []AgentReservationView `json:"reservations"`
 }
 
@@ -92,6 +95,17 @@ type CostView struct {
 	BurnRateUSDPerHour float64     `json:"burnRateUSDPerHour"`
 	Series             []CostPoint `json:"series"`
 	Stats              []StatPoint `json:"stats"`
+	// Bill is what the cloud billed (every agent while powered on), when
+	// sparkpack can read it (the Mesos emulator's /sim/bill); nil otherwise.
+	Bill *BillView `json:"bill,omitempty"`
+}
+
+// BillView is the provider's bill next to sparkpack's own meter.
+type BillView struct {
+	TotalUSD    float64 `json:"totalUSD"`
+	AlwaysOnUSD float64 `json:"alwaysOnUSD"`
+	// Seconds is the billed period (simulated seconds on the emulator).
+	Seconds float64 `json:"seconds"`
 }
 
 // Views supplies the read-only panels of the dashboard; the live scheduler

@@ -24,6 +24,7 @@ type Metrics struct {
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
+	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -60,9 +61,11 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(

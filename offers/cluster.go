@@ -79,7 +79,18 @@ type ClusterConfig struct {
 	// LaunchTimeout: a driver that found no offer with room for this long
 	// is withdrawn and the job placed again (default 2 minutes).
 	LaunchTimeout time.Duration
-	Log           logrus.FieldLogger
+	// AgentWait bounds how long a plan waits for one of its agents to be
+	// registered with Mesos (an agent being powered on) before the job is
+	// placed again without it (default 5 minutes).
+	AgentWait time.Duration
+	// Unavailable, if set, names agents that new plans must not use
+	// (power management is taking them out of service): the snapshot
+	// shows them with nothing free.
+	Unavailable func(agentID string) bool
+	// AgentFailed, if set, reports that an agent a plan waits for will not
+	// come (its power-on was given up): the job is placed again at once.
+	AgentFailed func(agentID string) bool
+	Log         logrus.FieldLogger
 }
 
 // phase is where the adapter is with a job.
@@ -106,6 +117,7 @@ type liveJob struct {
 	queued   bool
 	sending  bool
 	queuedAt time.Time       // when the current driver launch was queued
+	waitFrom time.Time       // when the plan started waiting for an unregistered agent
 	outcome  scheduler.State // set when phaseReleasing starts
 	reason   string
 	signal   chan struct{}
@@ -138,6 +150,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	agents   []Agent
+	statuses []AgentStatus // every agent GET_AGENTS lists, whatever its state
 	loaded   bool
 	missing  map[string]int // agent id -> refreshes it has been missing
 	seen     map[string]Agent
@@ -161,6 +174,9 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 	}
 	if cfg.LaunchTimeout <= 0 {
 		cfg.LaunchTimeout = 2 * time.Minute
+	}
+	if cfg.AgentWait <= 0 {
+		cfg.AgentWait = 5 * time.Minute
 	}
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
@@ -223,7 +239,55 @@ func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Snapshot(c.overlayLocked()), nil
+	snap := Snapshot(c.overlayLocked())
+	if c.cfg.Unavailable != nil {
+		for i := range snap.Agents {
+			if c.cfg.Unavailable(snap.Agents[i].ID) {
+				snap.Agents[i].FreeCPUs, snap.Agents[i].FreeMemMB = 0, 0
+			}
+		}
+	}
+	return snap, nil
+}
+
+// AgentStatuses is every agent GET_AGENTS last listed, whatever its state,
+// for power management. An agent counts as busy while GET_AGENTS shows a
+// task or reservation of anyone there, or while a plan of sparkpack's
+// still counts on it (its reservations may not be made yet).
+func (c *Cluster) AgentStatuses() []AgentStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	planned := map[string]bool{}
+	for _, lj := range c.jobs {
+		if lj.phase == phaseDone {
+			continue
+		}
+		for _, as := range lj.plan.Assignments {
+			planned[as.AgentID] = true
+		}
+		if lj.driver.AgentID != "" && !lj.driver.Ended {
+			planned[lj.driver.AgentID] = true
+		}
+	}
+	out := make([]AgentStatus, len(c.statuses))
+	for i, st := range c.statuses {
+		out[i] = st
+		out[i].Reservations = append([]Reserved(nil), st.Reservations...)
+		if planned[st.ID] {
+			out[i].Busy = true
+		}
+	}
+	return out
+}
+
+// registeredLocked reports whether GET_AGENTS lists the agent as active.
+func (c *Cluster) registeredLocked(id string) bool {
+	for _, a := range c.agents {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // overlayLocked returns the agents with the resources of live plans that
@@ -638,8 +702,36 @@ func (c *Cluster) outcome(ctx context.Context, lj *liveJob, drv scheduler.Driver
 }
 
 // reserve makes the plan's reservations, names the driver task, then moves
-// the job to LAUNCHING.
+// the job to LAUNCHING. It first waits for every agent of the plan to be
+// registered (an agent being powered on), at most AgentWait.
 func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
+	c.mu.Lock()
+	missing := ""
+	for _, as := range lj.plan.Assignments {
+		if !c.registeredLocked(as.AgentID) {
+			missing = as.AgentID
+			break
+		}
+	}
+	if missing == "" {
+		lj.waitFrom = time.Time{}
+	} else if lj.waitFrom.IsZero() {
+		lj.waitFrom = time.Now()
+	}
+	waited := time.Since(lj.waitFrom)
+	c.mu.Unlock()
+	if missing != "" {
+		if c.cfg.AgentFailed != nil && c.cfg.AgentFailed(missing) {
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", missing))
+			return nil
+		}
+		if waited >= c.cfg.AgentWait {
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s did not register with Mesos within %s; placing again", missing, c.cfg.AgentWait))
+			return nil
+		}
+		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
+		return nil
+	}
 	err := c.cfg.Reserver.Reserve(ctx, lj.job, lj.plan)
 	if errors.Is(err, ErrReserveConflict) {
 		// Reserve rolled back what it made; the core plans again.
@@ -886,7 +978,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	for _, w := range warnings {
 		c.log.Debug(w)
 	}
+	statuses := StatusesFromMesos(raw, c.cfg.Prices)
 	c.mu.Lock()
+	c.statuses = statuses
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
 	present := map[string]bool{}
 	for _, a := range agents {

@@ -95,6 +95,11 @@ type Config struct {
 	DurationScale float64
 	// Provisioner powers idle agents off and on; default NopProvisioner.
 	Provisioner Provisioner
+	// Standby, if set, gives the agents that are powered off but may be
+	// powered on for a plan. A job is placed on them only when it fits no
+	// other way (a powered-off agent must boot first); they also count
+	// when deciding whether a job could ever run here.
+	Standby Standby
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
 	// OnChange, if set, is called after every job state change the core
@@ -185,6 +190,7 @@ type Core struct {
 	blocked       bool // regular jobs waited behind deadline jobs at the last pass
 	viewDirty     bool
 	publishedAt   time.Time // wall time of the last publish
+	standby       *standbyView
 	wakeAt        time.Time // next timer-driven change (at risk, promotion)
 
 	actMu  sync.Mutex

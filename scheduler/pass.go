@@ -73,6 +73,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		}
 	}
 	ix := placement.NewFitIndex(snap)
+	c.standby = nil
 	started := 0
 
 	for _, e := range c.candidates(true, full) {
@@ -273,8 +274,12 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 		}
 		c.viewDirty, c.fullDue = true, true
 	}
+	capacity := slices.Clone(snap.Agents)
+	if c.cfg.Standby != nil {
+		capacity = append(capacity, c.cfg.Standby.StandbyAgents()...)
+	}
 	c.capMu.Lock()
-	c.capacity = slices.Clone(snap.Agents)
+	c.capacity = capacity
 	c.capMu.Unlock()
 	c.observeCost(ctx, now, snap)
 }
@@ -354,17 +359,18 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 		return false, nil // no fresh snapshot after the last start: wait for the next pass
 	}
 	if nf := (*ix).Check(e.Demand); nf != nil {
+		if plan, ok := c.placeOnStandby(*snap, e); ok {
+			return c.start(ctx, now, snap, ix, e, plan)
+		}
 		return false, c.noFit(ctx, now, *snap, *ix, e, nf)
 	}
-	t0 := time.Now()
-	plan, err := c.policy.Place(*snap, e.Demand)
-	elapsed := time.Since(t0)
-	if c.cfg.OnPlacement != nil {
-		c.cfg.OnPlacement(PlacementStat{JobID: e.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
-	}
+	plan, err := c.place(*snap, e)
 	if err != nil {
 		var nf *placement.NoFit
 		if errors.As(err, &nf) {
+			if plan, ok := c.placeOnStandby(*snap, e); ok {
+				return c.start(ctx, now, snap, ix, e, plan)
+			}
 			return false, c.noFit(ctx, now, *snap, *ix, e, nf)
 		}
 		// An invalid demand: it can never run.
@@ -373,14 +379,77 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 	return c.start(ctx, now, snap, ix, e, plan)
 }
 
-// noFit handles a job that does not fit now: it waits with the reason, or
-// is rejected when it could never run on this cluster.
-func (c *Core) noFit(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
-	if len(snap.Agents) > 0 {
-		if nf.Never {
-			return c.reject(ctx, now, e, nf.Error())
+// place runs the placement policy, with its statistics.
+func (c *Core) place(snap placement.Snapshot, e *Entry) (placement.Plan, error) {
+	t0 := time.Now()
+	plan, err := c.policy.Place(snap, e.Demand)
+	elapsed := time.Since(t0)
+	if c.cfg.OnPlacement != nil {
+		c.cfg.OnPlacement(PlacementStat{JobID: e.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
+	}
+	return plan, err
+}
+
+// standbyView is the snapshot with the powered-off agents added, built at
+// most once per snapshot.
+type standbyView struct {
+	snap  placement.Snapshot
+	ix    *placement.FitIndex
+	extra int // powered-off agents added
+}
+
+func (c *Core) standbyOf(snap placement.Snapshot) *standbyView {
+	if c.standby != nil {
+		return c.standby
+	}
+	v := &standbyView{snap: snap}
+	if c.cfg.Standby != nil {
+		if extra := c.cfg.Standby.StandbyAgents(); len(extra) > 0 {
+			live := make(map[string]bool, len(snap.Agents))
+			for _, a := range snap.Agents {
+				live[a.ID] = true
+			}
+			ag := make([]placement.Agent, 0, len(snap.Agents)+len(extra))
+			ag = append(ag, snap.Agents...)
+			for _, a := range extra {
+				if !live[a.ID] { // registered again already: it is in the snapshot
+					ag = append(ag, a)
+					v.extra++
+				}
+			}
+			v.snap = placement.Snapshot{Agents: ag}
 		}
-		if !ix.FitsEmpty(e.Demand) {
+	}
+	v.ix = placement.NewFitIndex(v.snap)
+	c.standby = v
+	return v
+}
+
+// placeOnStandby places a job that fits no powered-on agent on the
+// cluster with the powered-off agents added (the plan activates them).
+func (c *Core) placeOnStandby(snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
+	v := c.standbyOf(snap)
+	if v.extra == 0 || v.ix.Check(e.Demand) != nil {
+		return placement.Plan{}, false
+	}
+	plan, err := c.place(v.snap, e)
+	return plan, err == nil
+}
+
+// noFit handles a job that does not fit now: it waits with the reason, or
+// is rejected when it could never run on this cluster (powered-off agents
+// included).
+func (c *Core) noFit(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
+	v := c.standbyOf(snap)
+	if len(v.snap.Agents) > 0 {
+		whole := nf
+		if v.extra > 0 {
+			whole = v.ix.Check(e.Demand)
+		}
+		if whole != nil && whole.Never {
+			return c.reject(ctx, now, e, whole.Error())
+		}
+		if !v.ix.FitsEmpty(e.Demand) {
 			return c.reject(ctx, now, e, fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
 				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB))
 		}
@@ -469,6 +538,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 	}
 	*snap = s
 	*ix = placement.NewFitIndex(s)
+	c.standby = nil
 	c.observeCost(ctx, now, s)
 	return true, nil
 }

@@ -72,6 +72,8 @@ type queueSnapshot struct {
 	regular  []*QueuedJob
 	fifo     bool
 	at       time.Time
+	// shapes are the distinct executor sizes (cpus, MiB) of waiting jobs.
+	shapes [][2]float64
 }
 
 // publishEvery bounds how often a large queue is copied for readers while
@@ -99,11 +101,17 @@ func (c *Core) publish(now time.Time) {
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
 		fifo:     c.jq.FIFO, at: now,
 	}
+	seen := map[[2]float64]bool{}
 	for _, e := range c.dq.Entries() {
 		s.deadline = append(s.deadline, c.viewOf(e))
+		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
 	}
 	for _, e := range c.jq.Entries() {
 		s.regular = append(s.regular, c.viewOf(e))
+		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
+	}
+	for k := range seen {
+		s.shapes = append(s.shapes, k)
 	}
 	c.view.Store(s)
 	c.viewDirty = false
@@ -114,6 +122,18 @@ func (c *Core) snapshotView() *queueSnapshot {
 		return s
 	}
 	return &queueSnapshot{}
+}
+
+// CouldUse reports whether a job waiting now (as of the last pass) has
+// executors that fit an agent of this capacity: power management keeps
+// such an agent on.
+func (c *Core) CouldUse(cpus, memMB float64) bool {
+	for _, sh := range c.snapshotView().shapes {
+		if sh[0] <= cpus+1e-9 && sh[1] <= memMB+1e-9 {
+			return true
+		}
+	}
+	return false
 }
 
 // QueuesView is the waiting jobs in the order they will be tried. Jobs

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -187,5 +190,34 @@ func TestTransitionMany(t *testing.T) {
 	}
 	if j, _ := s.GetJob(ctx, ids[3]); j.WaitingReason == "must not be written" || j.AtRisk {
 		t.Errorf("ended job got a waiting reason: %q %v", j.WaitingReason, j.AtRisk)
+	}
+}
+
+// TestPowerRecords: power records survive a reopen, with every field.
+func TestPowerRecords(t *testing.T) {
+	s, url := openStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	r := power.Record{AgentID: "S1", Hostname: "agent-1", Attributes: map[string]string{"location": "cloud"}, CPUs: 4, MemMB: 16384,
+		PricePerHour: 0.24, State: power.StateBooting, Since: now, Requested: true, Failures: 2, LastError: "x", AvoidUntil: now.Add(time.Hour),
+		RegisteredAt: now.Add(-time.Hour)}
+	if err := s.PutPowerRecord(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.State = power.StateOn
+	if err := s.PutPowerRecord(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPowerRecord(ctx, power.Record{AgentID: "S2", State: "sideways", Since: now}); err == nil {
+		t.Fatal("an unknown state was stored")
+	}
+	s2, err := Open(ctx, url, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.PowerRecords(ctx)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], r) {
+		t.Fatalf("read back %+v %v, want %+v", got, err, r)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
@@ -44,6 +46,7 @@ type mesosConfig struct {
 	// durationScale turns job estimates into wall time (1/--sim-speed in the demo).
 	durationScale float64
 	confirm       time.Duration
+	power         powerConfig
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -60,6 +63,8 @@ type live struct {
 	// durationScale turns job estimates into wall time.
 	durationScale float64
 	metrics       *metrics.Metrics
+	power         *power.Manager // nil when power management is off
+	bill          *billSource    // the emulator's bill, when its provider is in use
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -100,7 +105,12 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
-	cluster := offers.NewCluster(offers.ClusterConfig{
+	pm, err := startPower(ctx, mc.power, mc.master, op, st, log)
+	if err != nil {
+		return nil, fmt.Errorf("power management: %w", err)
+	}
+	l.power = pm
+	ccfg := offers.ClusterConfig{
 		Operator:      op,
 		Reserver:      pinner,
 		Framework:     fw,
@@ -110,13 +120,30 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Refresh:       mc.refresh,
 		Sweep:         mc.sweep,
 		LaunchTimeout: mc.launchTimeout,
+		AgentWait:     mc.power.onTimeout,
 		Log:           log,
-	})
+	}
+	var provisioner scheduler.Provisioner
+	var standby scheduler.Standby
+	if pm != nil {
+		ccfg.Unavailable, ccfg.AgentFailed = pm.Unavailable, pm.Failed
+		provisioner, standby = pm, pm
+		if mc.power.provider == "emulator" {
+			base := mc.power.emulatorURL
+			if base == "" {
+				base = ep.Base()
+			}
+			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}}
+		}
+	}
+	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
 		Policy:        policy,
 		Admission:     scheduler.AdmissionMode(mc.admission),
 		PromoteAfter:  mc.promoteAfter,
 		DurationScale: mc.durationScale,
+		Provisioner:   provisioner,
+		Standby:       standby,
 		Log:           log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
@@ -158,6 +185,15 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		}
 	}()
 	go func() { defer l.wg.Done(); cluster.Wait() }()
+	if pm != nil {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			pm.Run(ctx, mc.power.tick, func(context.Context) ([]power.Agent, error) {
+				return powerAgents(cluster.AgentStatuses()), nil
+			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+		}()
+	}
 	return l, nil
 }
 
@@ -190,6 +226,12 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		}
 		if a.Gone {
 			v.State = "off"
+		}
+		if l.power != nil {
+			v.Power = string(l.power.StateOf(a.ID))
+			if a.Gone && v.Power == string(power.StateOn) {
+				v.Power = "" // gone without power management (lost)
+			}
 		}
 		for _, h := range a.Holdings {
 			name, ok := names[h.JobID]
@@ -260,6 +302,9 @@ func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, e
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {
 	r := l.core.Cost()
 	v := api.CostView{TotalUSD: r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
+	if b := l.bill.get(ctx); b != nil {
+		v.Bill = &api.BillView{TotalUSD: b.TotalUSD, AlwaysOnUSD: b.AlwaysOnUSD, Seconds: b.Seconds}
+	}
 	for _, p := range r.Series {
 		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: p.TotalUSD})
 	}
@@ -300,6 +345,15 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			sig.WriteByte(';')
 		}
 		l.stats.sample(q.Deadline, q.Regular, active)
+		if l.metrics != nil && l.power != nil {
+			counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
+			for _, r := range l.power.Records() {
+				counts[r.State]++
+			}
+			for s, n := range counts {
+				l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
+			}
+		}
 		if l.metrics != nil {
 			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
 			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))

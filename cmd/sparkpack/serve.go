@@ -71,6 +71,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
 	fs.StringVar(&c.logFormat, "log-format", envDefault("SPARKPACK_LOG_FORMAT", "auto"), withEnv("auto (JSON unless stderr is a terminal), json or text", "SPARKPACK_LOG_FORMAT"))
 	fs.StringVar(&c.sparkRestListen, "spark-rest-listen", envDefault("SPARKPACK_SPARK_REST_LISTEN", ""), withEnv("address of Spark's REST submission protocol, for spark-submit --master mesos://HOST:PORT --deploy-mode cluster (7077 by convention, e.g. 0.0.0.0:7077; no authentication: trusted networks only); empty disables it", "SPARKPACK_SPARK_REST_LISTEN"))
+	powerFlags(fs, &c.mesos.power)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -97,6 +98,9 @@ func (c *serveConfig) validate() error {
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)
+	}
+	if err := c.mesos.power.validate(); err != nil {
+		return err
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())

@@ -48,33 +48,6 @@ func (m *Master) LoseAgent(agentID string) error {
 	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED, "Agent lost")
 }
 
-// PowerOff turns an agent's VM off: its tasks are lost and it disappears
-// from GET_AGENTS, but it keeps its id and checkpointed reservations for
-// PowerOn.
-func (m *Master) PowerOff(agentID string) error {
-	return m.dropAgent(agentID, true, mesos.REASON_AGENT_DISCONNECTED, "Agent powered off")
-}
-
-// PowerOn brings a powered-off agent back.
-func (m *Master) PowerOn(agentID string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.agents[agentID]
-	if a == nil {
-		return fmt.Errorf("mesossim: no agent %q", agentID)
-	}
-	if !a.poweredOff {
-		return nil
-	}
-	a.poweredOff = false
-	a.registered = time.Now()
-	a.used = nil
-	m.publishAgentLocked(a, true)
-	m.log.WithField("agent", agentID).Info("agent powered on")
-	m.kickAllocator()
-	return nil
-}
-
 func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatus_Reason, msg string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,9 +79,12 @@ func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatu
 		}
 	}
 	a.used = nil
+	now := time.Now()
 	if powerOff {
-		a.poweredOff = true
+		a.poweredOff, a.offAt, a.unreachable = true, now, false
+		m.billCloseLocked(agentID, now, false)
 	} else {
+		m.billCloseLocked(agentID, now, true)
 		delete(m.agents, agentID)
 		for i, id := range m.agentOrder {
 			if id == agentID {
@@ -244,14 +220,18 @@ type AgentInfo struct {
 	ID         string
 	Hostname   string
 	PoweredOff bool
-	Attributes map[string]string
-	CPUs       float64 // total
-	MemMB      float64
-	UsedCPUs   float64 // by tasks
-	UsedMemMB  float64
-	Offered    string // resources in outstanding offers (Mesos notation)
-	Total      string // total resources with reservations (Mesos notation)
-	Tasks      int
+	// Booting: powered on, not registered again yet.
+	Booting bool
+	// Deactivated by DEACTIVATE_AGENT or DRAIN_AGENT.
+	Deactivated bool
+	Attributes  map[string]string
+	CPUs        float64 // total
+	MemMB       float64
+	UsedCPUs    float64 // by tasks
+	UsedMemMB   float64
+	Offered     string // resources in outstanding offers (Mesos notation)
+	Total       string // total resources with reservations (Mesos notation)
+	Tasks       int
 }
 
 // TaskInfo is a snapshot of a task the master knows.
@@ -291,8 +271,9 @@ func (m *Master) Agents() []AgentInfo {
 	var out []AgentInfo
 	for _, a := range m.sortedAgentsLocked() {
 		out = append(out, AgentInfo{
-			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Attributes: a.spec.AllAttributes(),
-			CPUs: fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
+			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Booting: a.booting != nil, Deactivated: a.deactivated,
+			Attributes: a.spec.AllAttributes(),
+			CPUs:       fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
 			UsedCPUs: fromMilli(a.used.scalar("cpus")), UsedMemMB: fromMilli(a.used.scalar("mem")),
 			Offered: a.offered.String(), Total: a.total.String(), Tasks: len(a.tasks),
 		})

@@ -26,6 +26,13 @@ type agent struct {
 	attrs      []mesos.Attribute
 	registered time.Time
 	poweredOff bool
+	// Power and deactivation (power.go).
+	reregistered time.Time
+	offAt        time.Time // when its machine stopped
+	unreachable  bool      // off longer than UnreachableAfter: not listed
+	booting      *timerEntry
+	deactivated  bool
+	drain        *mesos.DrainInfo
 }
 
 func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }
@@ -84,6 +91,7 @@ func (m *Master) addAgentLocked(spec clusterspec.Agent) *agent {
 		registered: time.Now(),
 	}
 	a.total = a.base.clone()
+	m.billOpenLocked(a, a.registered)
 	m.agents[a.id] = a
 	m.agentOrder = append(m.agentOrder, a.id)
 	sort.Strings(m.agentOrder)
