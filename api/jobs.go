@@ -104,6 +104,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
+	if p, _ := PrincipalFrom(r.Context()); s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
+		unlock := s.submitLocks.Lock(p.Name)
+		defer unlock()
+		if !s.underWaitingCap(ctx, w, r, p, spec.ID) {
+			return scheduler.Job{}, false, false
+		}
+	}
 	stored, created, err := s.cfg.Store.CreateJob(ctx, job, reject)
 	switch {
 	case errors.Is(err, scheduler.ErrConflict):
@@ -141,6 +148,44 @@ func (s *Server) Cancel(ctx context.Context, id, reason string) (scheduler.Job, 
 	}
 	s.publish("job", map[string]any{"id": job.ID, "state": job.State, "killRequested": job.KillRequested})
 	return job, outcome, nil
+}
+
+// waitingCounter is what the waiting cap needs of the store (package store
+// implements it).
+type waitingCounter interface {
+	CountWaitingBy(ctx context.Context, name string) (int, error)
+}
+
+// underWaitingCap checks --max-waiting-per-token for p. A resubmission of
+// a job that exists already (same id) is let through: it creates nothing.
+// On refusal it has answered.
+func (s *Server) underWaitingCap(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, id string) bool {
+	wc, ok := s.cfg.Store.(waitingCounter)
+	if !ok {
+		return true
+	}
+	n, err := wc.CountWaitingBy(ctx, p.Name)
+	if err != nil {
+		writeStoreError(w, r, "count waiting jobs", err)
+		return false
+	}
+	if n < s.cfg.MaxWaitingPerToken {
+		return true
+	}
+	if id != "" {
+		if _, err := s.cfg.Store.GetJob(ctx, id); err == nil {
+			return true
+		}
+	}
+	s.guard.Count(r, p.Listener, RefusedTooManyWaiting)
+	who := fmt.Sprintf("token %q", p.Name)
+	if p.Via == "allowlist" {
+		who = "clients of --spark-rest-allow"
+	}
+	writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf(
+		"%s already has %d jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token %d); submit again when some have started, or cancel some",
+		who, n, s.cfg.MaxWaitingPerToken))
+	return false
 }
 
 func (s *Server) jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -288,6 +333,10 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, scheduler.ErrNotFound):
 		writeError(w, http.StatusNotFound, "id", "no job with id "+id)
+		return
+	case errors.Is(err, store.ErrNotOwner):
+		s.guard.Count(r, ListenerAPI, RefusedNotOwner)
+		writeError(w, http.StatusForbidden, "id", fmt.Sprintf("job %s was submitted by another token; only that token or one with the admin scope may cancel it", id))
 		return
 	case errors.Is(err, store.ErrTerminal):
 		writeError(w, http.StatusConflict, "state", fmt.Sprintf("job %s has already ended (%s)", id, job.State))

@@ -24,7 +24,8 @@ func TestQueueAtScale(t *testing.T) {
 	const n = 5000
 	emu := startEmulator(t, mesossim.Config{})
 	dbURL := e2eDB(t)
-	sp := startSparkpack(t, emu.URL, dbURL, "--log-level", "info")
+	// One address submits thousands of jobs a second: no rate limit.
+	sp := startSparkpack(t, emu.URL, dbURL, "--log-level", "info", "--rate-limit", "0")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c := loadgen.NewClient(sp.API, "", 40)

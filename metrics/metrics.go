@@ -25,6 +25,10 @@ type Metrics struct {
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
 	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
+	// RequestsRefused counts requests refused by the access policy, by
+	// listener (api, spark-rest) and reason (no_credentials,
+	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
+	RequestsRefused *prometheus.CounterVec
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -63,9 +67,12 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
 		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
+		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkpack_requests_refused_total", Help: "Requests refused by authentication, scopes, the allowlist or the limits, by listener and reason."},
+			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
@@ -78,6 +85,13 @@ func New(jobs JobCounter) *Metrics {
 // cannot be collected (the database is down) is left out; the rest is served.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Refused counts one refused request (api.Guard's Refused hook).
+func (m *Metrics) Refused(listener, reason string) {
+	if m != nil {
+		m.RequestsRefused.WithLabelValues(listener, reason).Inc()
+	}
 }
 
 // ObservePass records one scheduling pass's duration.

@@ -3,6 +3,7 @@ package offers
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,31 +32,68 @@ type Endpoint struct {
 	client    *http.Client
 }
 
+// EndpointOption configures an Endpoint.
+type EndpointOption func(*endpointOptions)
+
+type endpointOptions struct {
+	tls *tls.Config
+}
+
+// WithTLS sets the TLS configuration for an https:// master (typically
+// one trusting the master's CA: tlsutil.ClientConfig(--mesos-ca-file)).
+// A master given as host:port is then reached over https.
+func WithTLS(cfg *tls.Config) EndpointOption {
+	return func(o *endpointOptions) { o.tls = cfg }
+}
+
 // NewEndpoint parses the master address: host:port, http://host:port or
 // https://host:port. Principal and secret, when set, are sent with HTTP
 // basic authentication.
-func NewEndpoint(master, principal, secret string) (*Endpoint, error) {
+func NewEndpoint(master, principal, secret string, opts ...EndpointOption) (*Endpoint, error) {
+	var o endpointOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	if master == "" {
 		return nil, errors.New("no Mesos master address (set --mesos-master, e.g. http://127.0.0.1:5050)")
 	}
 	if !strings.Contains(master, "://") {
-		master = "http://" + master
+		scheme := "http://"
+		if o.tls != nil {
+			scheme = "https://"
+		}
+		master = scheme + master
 	}
 	u, err := url.Parse(master)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("Mesos master %q: want host:port or http(s)://host:port", master)
 	}
+	if o.tls != nil && u.Scheme != "https" {
+		return nil, fmt.Errorf("Mesos master %q: a CA file is set (--mesos-ca-file) but the master is http://; write https://%s", master, u.Host)
+	}
 	u.Path = ""
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if o.tls != nil {
+		transport.TLSClientConfig = o.tls.Clone()
+	}
 	return &Endpoint{
 		base:      u,
 		principal: principal,
 		secret:    secret,
 		client: &http.Client{
+			Transport: transport,
 			// Redirects are followed by hand: Mesos answers 307 with a
 			// Location of the leading master, and the body must be resent.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}, nil
+}
+
+// TLS reports whether the master is reached over https.
+func (e *Endpoint) TLS() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.base.Scheme == "https"
 }
 
 // Base returns the current master URL.

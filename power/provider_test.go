@@ -179,3 +179,52 @@ func FuzzParseSelector(f *testing.F) {
 		}
 	})
 }
+
+// TestExampleScripts runs the example power programs of docs/power through
+// the exec provider with a stand-in aws command that records its
+// arguments (no AWS here): the right calls, with the instance id taken
+// from the agent's attribute.
+func TestExampleScripts(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "aws.log")
+	fake := filepath.Join(dir, "aws")
+	// Answers describe-auto-scaling-instances with the state in $ASG_STATE.
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$*\" >> "+log+"\ncase \"$*\" in *describe-auto-scaling-instances*) echo \"$ASG_STATE\";; esac\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tgt := Target{AgentID: "S3", Hostname: "ip-10-0-0-3", Attributes: map[string]string{"instance_id": "i-0abc", "location": "cloud"}}
+	run := func(script string, args []string, on bool, state string) []string {
+		t.Helper()
+		os.Remove(log)
+		t.Setenv("ASG_STATE", state)
+		p, err := NewExecProvider(filepath.Join("..", "docs", "power", script), args, time.Minute, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on {
+			err = p.PowerOn(context.Background(), tgt)
+		} else {
+			err = p.PowerOff(context.Background(), tgt)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		b, _ := os.ReadFile(log)
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	if got := run("aws-ec2.sh", nil, false, ""); len(got) != 1 || got[0] != "ec2 stop-instances --instance-ids i-0abc --output text" {
+		t.Fatalf("ec2 off: %q", got)
+	}
+	if got := run("aws-ec2.sh", nil, true, ""); len(got) != 1 || got[0] != "ec2 start-instances --instance-ids i-0abc --output text" {
+		t.Fatalf("ec2 on: %q", got)
+	}
+	got := run("aws-asg.sh", []string{"spark-agents"}, false, "InService")
+	if len(got) != 3 || !strings.Contains(got[1], "enter-standby --auto-scaling-group-name spark-agents --instance-ids i-0abc") || !strings.HasPrefix(got[2], "ec2 stop-instances") {
+		t.Fatalf("asg off: %q", got)
+	}
+	got = run("aws-asg.sh", []string{"spark-agents"}, true, "Standby")
+	if len(got) != 3 || !strings.HasPrefix(got[0], "ec2 start-instances") || !strings.Contains(got[2], "exit-standby --auto-scaling-group-name spark-agents") {
+		t.Fatalf("asg on: %q", got)
+	}
+}

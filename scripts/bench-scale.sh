@@ -80,7 +80,7 @@ bin/sparkpack mesos-sim --listen "127.0.0.1:$mport" --cluster thesis14 --offer-i
   --log-level warn > "$workdir/mesos-sim.log" 2>&1 &
 pids+=($!)
 say "starting sparkpack serve on 127.0.0.1:$aport"
-bin/sparkpack serve --listen "127.0.0.1:$aport" --database-url "$dburl" --mesos-master "http://127.0.0.1:$mport" \
+bin/sparkpack serve --listen "127.0.0.1:$aport" --database-url "$dburl" --mesos-master "http://127.0.0.1:$mport" --rate-limit 0 \
   --log-level warn --log-format json > "$workdir/serve.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 150); do

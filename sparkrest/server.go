@@ -55,6 +55,10 @@ type Config struct {
 	// DBTimeout bounds the database work of a status or kill (default 10 s).
 	DBTimeout time.Duration
 	Log       logrus.FieldLogger
+	// Guard, if set, is the access policy ((*api.Server).Guard(), with
+	// the allowlist): create needs the submit scope, kill cancel, status
+	// read (under --protect-reads). Nil admits everything.
+	Guard *api.Guard
 }
 
 // DefaultSparkVersion is the Spark release the deployment ships (docker/.env).
@@ -111,6 +115,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.cfg.Log.WithFields(logrus.Fields{"request_id": id, "front_end": "spark-rest"})
 	r = r.WithContext(api.WithLogger(r.Context(), log))
 	sw := &statusWriter{ResponseWriter: w}
+	r, note := api.WithAuthNote(r)
 	h.route(sw, r)
 	if sw.status == 0 {
 		sw.status = http.StatusOK
@@ -119,6 +124,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"method": r.Method, "path": r.URL.Path, "status": sw.status,
 		"duration": time.Since(start).Round(time.Microsecond).String(), "remote": r.RemoteAddr,
 	})
+	if note.Principal != "" {
+		entry = entry.WithField("principal", note.Principal)
+	}
+	if note.Refused != "" {
+		entry = entry.WithField("refused", note.Refused)
+	}
 	if sw.status >= 500 {
 		entry.Warn("request")
 	} else {
@@ -141,11 +152,17 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 		switch parts[2] {
 		case "create":
 			if h.method(w, r, http.MethodPost) {
-				h.create(w, r)
+				if r, ok := h.admit(w, r, api.ScopeSubmit); ok {
+					h.create(w, r)
+				}
 			}
 			return
 		case "status":
 			if h.method(w, r, http.MethodGet) {
+				r, ok := h.admit(w, r, api.ScopeRead)
+				if !ok {
+					return
+				}
 				if id == "" {
 					h.error(w, http.StatusBadRequest, "Submission ID is missing in status request.")
 					return
@@ -155,6 +172,10 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 			return
 		case "kill":
 			if h.method(w, r, http.MethodPost) {
+				r, ok := h.admit(w, r, api.ScopeCancel)
+				if !ok {
+					return
+				}
 				if id == "" {
 					h.error(w, http.StatusBadRequest, "Submission ID is missing in kill request.")
 					return
@@ -178,6 +199,21 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.error(w, http.StatusBadRequest, "Missing an action: please specify one of /create, /kill, or /status."+hint)
 	}
+}
+
+// admit applies the guard; on refusal it answers an ErrorResponse with the
+// refusal's status (401, 403 or 429: Spark's client prints the message).
+func (h *handler) admit(w http.ResponseWriter, r *http.Request, need api.Scope) (*http.Request, bool) {
+	if h.cfg.Guard == nil {
+		return r, true
+	}
+	r, rf := h.cfg.Guard.Check(r, api.ListenerSparkREST, need)
+	if rf != nil {
+		rf.SetHeaders(w.Header())
+		h.error(w, rf.Status, "Refused by sparkpack: "+rf.Message)
+		return r, false
+	}
+	return r, true
 }
 
 func (h *handler) method(w http.ResponseWriter, r *http.Request, want string) bool {
@@ -327,6 +363,15 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 	if rec.status >= 400 && rec.status < 500 {
 		status = http.StatusBadRequest
 	}
+	if rec.status == http.StatusTooManyRequests {
+		// --max-waiting-per-token: keep the status so that the client
+		// sees it is a limit, not a bad request.
+		if ra := rec.header.Get("Retry-After"); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
+		h.error(w, http.StatusTooManyRequests, "Refused by sparkpack: "+msg)
+		return
+	}
 	if status == http.StatusBadRequest {
 		h.error(w, status, "Invalid request: "+msg)
 		return
@@ -401,6 +446,12 @@ func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 	case errors.Is(err, scheduler.ErrNotFound):
 		resp.Message = "Cannot find driver " + id
 		h.write(w, http.StatusOK, resp)
+		return
+	case errors.Is(err, store.ErrNotOwner):
+		if h.cfg.Guard != nil {
+			h.cfg.Guard.Count(r, api.ListenerSparkREST, api.RefusedNotOwner)
+		}
+		h.error(w, http.StatusForbidden, fmt.Sprintf("Refused by sparkpack: driver %s was submitted by another token; only that token or one with the admin scope may kill it", id))
 		return
 	case errors.Is(err, store.ErrTerminal):
 		resp.SubmissionID = job.ID

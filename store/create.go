@@ -213,6 +213,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 	ids, names, specs, fps, states := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	subs, fins, dls := make([]string, n), make([]*string, n), make([]*string, n)
 	reasons, labels, risks := make([]string, n), make([]string, n), make([]bool, n)
+	actors, clients := make([]string, n), make([]string, n)
 	finished := now.Format("2006-01-02T15:04:05.999999Z07:00")
 	for i, r := range rows {
 		j := &r.j
@@ -226,33 +227,35 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 			dls[i] = &t
 		}
 		reasons[i], labels[i], risks[i] = j.WaitingReason, r.labels, j.AtRisk
+		a := ActorFrom(r.ctx)
+		actors[i], clients[i] = a.Name, a.Client
 	}
 	q, err := s.db.QueryContext(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
-				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[]) WITH ORDINALITY
-				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, n)
+				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
+				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
 		), ins AS (
-			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at)
-			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11
+			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
+			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
 			FROM input ORDER BY n
 			ON CONFLICT (id) DO NOTHING
 			RETURNING id
 		), ev AS (
-			INSERT INTO job_events (job_id, at, from_state, to_state, reason)
-			SELECT x.id, $11, x.from_state, x.to_state, x.reason FROM (
-				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason
+			INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client)
+			SELECT x.id, $11, x.from_state, x.to_state, x.reason, x.actor, x.client FROM (
+				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason, i.actor, i.client
 					FROM ins JOIN input i ON i.id = ins.id
 				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
 				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued'
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
 		)
 		SELECT id FROM ins`,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
-		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks))
+		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {
 		return fmt.Errorf("create %d jobs: %w", n, err)
 	}

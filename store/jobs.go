@@ -32,6 +32,11 @@ type Event struct {
 	From   *scheduler.State `json:"from,omitempty"`
 	To     scheduler.State  `json:"to"`
 	Reason string           `json:"reason,omitempty"`
+	// Actor is the name of the token whose request caused the event and
+	// Client the address it came from (both empty for the scheduler's
+	// own steps and when no tokens are configured, Actor only).
+	Actor  string `json:"actor,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
@@ -78,8 +83,9 @@ func appendEvent(ctx context.Context, tx *sql.Tx, id string, at time.Time, from 
 	if from != nil {
 		f = string(*from)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)`,
-		id, at, f, string(to), reason)
+	a := ActorFrom(ctx)
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, at, f, string(to), reason, a.Name, a.Client)
 	if err != nil {
 		return fmt.Errorf("append event for job %s: %w", id, err)
 	}
@@ -197,7 +203,7 @@ func decodeCursor(c string) (int64, error) {
 
 // Events returns a job's history, oldest first.
 func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason FROM job_events WHERE job_id = $1 ORDER BY id`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason, actor, client FROM job_events WHERE job_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
 	}
@@ -207,7 +213,7 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 		var e Event
 		var from sql.NullString
 		var to string
-		if err := rows.Scan(&e.ID, &e.At, &from, &to, &e.Reason); err != nil {
+		if err := rows.Scan(&e.ID, &e.At, &from, &to, &e.Reason, &e.Actor, &e.Client); err != nil {
 			return nil, fmt.Errorf("read events of job %s: %w", id, err)
 		}
 		e.At = e.At.UTC()
@@ -287,7 +293,9 @@ const (
 // Cancel stops a job on a user's request: a waiting job becomes CANCELLED
 // at once; a job that already holds resources is marked kill-requested
 // (the framework kills its driver, releases its reservations and moves it
-// to KILLED). A job that has ended gives ErrTerminal.
+// to KILLED). A job that has ended gives ErrTerminal. When ctx carries an
+// Actor limited to its own jobs (OwnOnly), a job another token submitted
+// gives ErrNotOwner and is not changed.
 func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, CancelOutcome, error) {
 	var out scheduler.Job
 	var outcome CancelOutcome
@@ -295,6 +303,16 @@ func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, C
 		j, err := lockJob(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		if a := ActorFrom(ctx); a.OwnOnly {
+			var by string
+			if err := tx.QueryRowContext(ctx, `SELECT submitted_by FROM jobs WHERE id = $1`, id).Scan(&by); err != nil {
+				return fmt.Errorf("read submitter of job %s: %w", id, err)
+			}
+			if by != a.Name {
+				out = j
+				return fmt.Errorf("job %s: %w", id, ErrNotOwner)
+			}
 		}
 		now := s.timestamp()
 		from := j.State

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
@@ -25,7 +26,9 @@ import (
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
-	master          string
+	master string
+	// caFile, if set, holds the CA certificates of an https:// master.
+	caFile          string
 	principal       string
 	secretFile      string
 	role            string
@@ -78,9 +81,20 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		}
 		secret = strings.TrimSpace(string(b))
 	}
-	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret)
+	var epOpts []offers.EndpointOption
+	if mc.caFile != "" || strings.HasPrefix(mc.master, "https://") {
+		tc, err := tlsutil.ClientConfig(mc.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--mesos-ca-file: %w", err)
+		}
+		epOpts = append(epOpts, offers.WithTLS(tc))
+	}
+	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
 		return nil, err
+	}
+	if !ep.TLS() && mc.principal != "" {
+		log.WithField("mesos_master", ep.Base()).Warn("the Mesos principal's secret goes to the master over plain http; use an https:// --mesos-master (with --mesos-ca-file) where the network is not trusted")
 	}
 	prices, err := offers.ParsePriceTable(mc.prices)
 	if err != nil {

@@ -230,7 +230,11 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ag := m.agents[agentID]
-	if ag == nil || ag.poweredOff {
+	now := time.Now()
+	m.markUnreachableLocked(now)
+	// A real master accepts (202) and applies reservations on an agent that
+	// is disconnected but not yet unreachable (still listed).
+	if ag == nil || !m.listedLocked(ag, now) {
 		return errorf(http.StatusBadRequest, "No agent found with specified ID")
 	}
 	required := p.res

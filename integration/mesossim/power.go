@@ -30,7 +30,9 @@ import (
 //     answered 409 "Agent removed while processing the call" to a
 //     REACTIVATE_AGENT while it was unreachable and let it come back
 //     active; that path is not emulated.)
-//   - A reservation on a deactivated agent is accepted (202).
+//   - A reservation on a deactivated agent is accepted (202); so are
+//     RESERVE and UNRESERVE on an agent that is disconnected but still
+//     listed (checked by hand on the real master).
 //
 // The bill is the emulator's own (not Mesos): every agent costs its price
 // from power-on to power-off, in simulated time (wall time / TimeScale),
