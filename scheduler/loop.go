@@ -56,6 +56,10 @@ const (
 )
 
 // Reasons stored as a waiting job's reason besides placement's NoFit text.
+// reasonKillWhileWaiting ends a job whose kill was requested while it held
+// resources and that went back to the queue before the kill was carried out.
+const reasonKillWhileWaiting = "kill requested: the job had gone back to the queue; it is not run again"
+
 const (
 	ReasonDeadlineFirst = "deadline jobs first"
 	ReasonQueued        = "queued"
@@ -405,11 +409,17 @@ func (c *Core) Recover(ctx context.Context) error {
 		switch j.State {
 		case Submitted:
 			c.buffer.Push(j)
-		case Queued:
-			c.enqueue(NewEntry(&j), now)
-		case Placing:
-			back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
-				Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
+		case Queued, Placing:
+			if j.KillRequested {
+				// A kill asked for while the job held resources, which it
+				// gave back before the kill was carried out: never run it again.
+				back = append(back, Change{ID: j.ID, From: j.State, To: Cancelled, Reason: reasonKillWhileWaiting})
+			} else if j.State == Queued {
+				c.enqueue(NewEntry(&j), now)
+			} else {
+				back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
+					Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
+			}
 		default:
 			if j.State.Active() {
 				c.actMu.Lock()
@@ -427,7 +437,9 @@ func (c *Core) Recover(ctx context.Context) error {
 			if r.Err != nil {
 				return fmt.Errorf("scheduler: recover job %s: %w", back[i].ID, r.Err)
 			}
-			c.enqueue(NewEntry(&r.Job), now)
+			if back[i].To == Queued {
+				c.enqueue(NewEntry(&r.Job), now)
+			}
 		}
 	}
 	c.fullDue = true
@@ -798,6 +810,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	switch to {
 	case Launching, Running:
 		j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+			if to == Running {
+				x.Attempt++ // one more run of the application started
+			}
 			if to == Running && x.StartedAt == nil {
 				t := now
 				x.StartedAt = &t

@@ -208,6 +208,16 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 		if _, gone := c.cancelled[j.ID]; gone {
 			continue
 		}
+		if j.KillRequested {
+			// The kill was asked for while the job gave its resources back
+			// for a retry: it ends instead of running again.
+			if !c.cancelKilled(ctx, j.ID, now) {
+				c.inboxMu.Lock()
+				c.requeues = append(c.requeues, *j) // tried again at the next pass
+				c.inboxMu.Unlock()
+			}
+			continue
+		}
 		entries = append(entries, NewEntry(j))
 	}
 	c.enqueueMany(entries, now)
@@ -219,6 +229,12 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 						c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
 					}
 				}
+			} else if e := c.byID[n.job.ID]; e != nil {
+				// It went back to the queue before the kill reached the core.
+				c.dequeueEntry(e)
+				if !c.cancelKilled(ctx, n.job.ID, now) {
+					c.enqueue(e, e.EnqueuedAt)
+				}
 			}
 			continue
 		}
@@ -228,6 +244,19 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 		c.buffer.Remove(n.job.ID)
 		c.cancelled[n.job.ID] = now
 	}
+}
+
+// cancelKilled ends a queued job whose kill was requested (QUEUED ->
+// CANCELLED); false when it could not be written (the job stays queued and
+// its kill request stays stored, so the next restart ends it).
+func (c *Core) cancelKilled(ctx context.Context, id string, now time.Time) bool {
+	_, err := c.transition(ctx, id, Queued, Cancelled, reasonKillWhileWaiting, nil)
+	if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) {
+		c.log.WithError(err).WithField("job", id).Warn("could not cancel a queued job whose kill was requested")
+		return false
+	}
+	c.cancelled[id] = now
+	return true
 }
 
 // observe updates capacity, totals and cost from a snapshot and powers off

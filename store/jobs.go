@@ -40,7 +40,7 @@ type Event struct {
 }
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
-	waiting_reason, at_risk, kill_requested, attempt, seq`
+	waiting_reason, at_risk, kill_requested, attempt, failed_runs, seq`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -54,7 +54,7 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 		id                          string
 	)
 	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
-		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &seq)
+		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &j.FailedRuns, &seq)
 	if err != nil {
 		return j, 0, err
 	}

@@ -297,7 +297,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 		sparkSrv = &http.Server{
 			ErrorLog: httpErrLog,
-			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
+			// Submit and Cancel are the native API's own: both front ends
+			// validate, store, notify the scheduler and kill alike.
+			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
 				Log: log.WithField("listener", "spark-rest"), Guard: guard}),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
