@@ -253,7 +253,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
 		)
-		SELECT id FROM ins`,
+		SELECT ins.id FROM ins CROSS JOIN LATERAL (SELECT pg_notify('`+JobsChannel+`', 's:' || ins.id::text)) AS n`,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
 		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {

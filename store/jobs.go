@@ -336,7 +336,16 @@ func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, C
 			}
 		}
 		out = j
-		return updateJob(ctx, tx, j, now)
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		// The leader, wherever it runs, hears of it at commit (notify.go).
+		kill := "0"
+		if outcome == KillRequested {
+			kill = "1"
+		}
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "c:"+id+":"+kill)
+		return err
 	})
 	return out, outcome, err
 }
