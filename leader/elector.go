@@ -29,9 +29,10 @@ var ErrLost = errors.New("leadership lost")
 
 // Store keeps the lease (package store implements it with one row).
 type Store interface {
-	// TryAcquire takes the lease for instance when nobody holds it or it
-	// expired, with a new token; ok is false when someone else holds it
-	// (lease then names the holder).
+	// TryAcquire takes the lease for instance when nobody holds it, it
+	// expired, or instance holds it already (a restart of the same
+	// instance), always with a new token; ok is false when someone else
+	// holds it (lease then names the holder).
 	TryAcquire(ctx context.Context, instance, url string, ttl time.Duration) (lease Lease, ok bool, err error)
 	// Renew extends the lease if instance still holds it with token;
 	// otherwise it fails with ErrLost.
@@ -200,15 +201,15 @@ func (e *Elector) serve(ctx context.Context, lease Lease, acquiredAt time.Time, 
 		defer close(done)
 		lead(lctx, lease)
 	}()
-	reason := e.keep(lctx, lease)
+	reason := e.keep(lctx, lease, done)
 	cancel()
 	e.mu.Lock()
 	e.held = false
 	e.mu.Unlock()
 	<-done
-	if ctx.Err() != nil {
-		// Shutting down: give the lease up so another instance takes over
-		// at once instead of after the lease time.
+	if ctx.Err() != nil || reason == reasonStopped {
+		// Shutting down, or the leader's work gave up: give the lease up
+		// so another instance takes over at once, not after the lease time.
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if err := e.store.Release(rctx, e.cfg.Instance, lease.Token); err != nil {
 			e.log.WithError(err).Warn("could not release the leadership lease; another instance takes over when it expires")
@@ -221,8 +222,11 @@ func (e *Elector) serve(ctx context.Context, lease Lease, acquiredAt time.Time, 
 	}
 }
 
-// keep renews the lease until it cannot, and returns why it stopped.
-func (e *Elector) keep(ctx context.Context, lease Lease) string {
+const reasonStopped = "the leader's work stopped"
+
+// keep renews the lease until it cannot or the leader's work ends (done),
+// and returns why it stopped.
+func (e *Elector) keep(ctx context.Context, lease Lease, done <-chan struct{}) string {
 	t := time.NewTicker(e.cfg.Renew)
 	defer t.Stop()
 	for {
@@ -234,6 +238,9 @@ func (e *Elector) keep(ctx context.Context, lease Lease) string {
 		case <-ctx.Done():
 			expiry.Stop()
 			return "stopping"
+		case <-done:
+			expiry.Stop()
+			return reasonStopped
 		case <-expiry.C:
 			return "the lease ran out before it could be renewed"
 		case <-t.C:

@@ -27,7 +27,7 @@ func (m *memStore) TryAcquire(_ context.Context, instance, url string, ttl time.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	if m.lease.Instance != "" && now.Before(m.lease.Expires) {
+	if m.lease.Instance != "" && m.lease.Instance != instance && now.Before(m.lease.Expires) {
 		l := m.lease
 		l.Live = true
 		return l, false, nil

@@ -22,7 +22,7 @@ func (s *Store) TryAcquire(ctx context.Context, instance, url string, ttl time.D
 			VALUES (1, $1, $2, 1, now(), now() + $3::interval)
 		ON CONFLICT (id) DO UPDATE SET instance = $1, url = $2, token = leader_lease.token + 1, since = now(),
 			expires_at = now() + $3::interval
-			WHERE leader_lease.expires_at < now()
+			WHERE leader_lease.expires_at < now() OR leader_lease.instance = $1
 		RETURNING instance, url, token, since, expires_at`, instance, url, interval(ttl)).
 		Scan(&l.Instance, &l.URL, &l.Token, &l.Since, &l.Expires)
 	if errors.Is(err, sql.ErrNoRows) {

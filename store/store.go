@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,7 +54,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // Open connects to the database at url, checks it answers and applies
 // pending migrations.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	db, err := sql.Open("postgres", url)
+	db, err := sql.Open("postgres", withSessionDefaults(url))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w (check --database-url)", err)
 	}
@@ -75,6 +77,32 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		s.startCommitters()
 	}
 	return s, nil
+}
+
+// IdleTxTimeout is the idle_in_transaction_session_timeout of sparkpack's
+// sessions: PostgreSQL ends a session that sits inside a transaction
+// doing nothing this long. sparkpack's transactions issue their statements
+// back to back, so only a stalled process (stopped, or cut off from the
+// database) is ever ended this way, which releases its locks: a stalled
+// leader's fenced transaction (leader.go) cannot hold the leadership lease
+// for longer than this.
+const IdleTxTimeout = 5 * time.Second
+
+// withSessionDefaults adds IdleTxTimeout to the connection settings,
+// unless they set it already (a URL or a key=value string).
+func withSessionDefaults(dsn string) string {
+	const key = "idle_in_transaction_session_timeout"
+	if strings.Contains(dsn, key) {
+		return dsn
+	}
+	ms := strconv.FormatInt(IdleTxTimeout.Milliseconds(), 10)
+	if u, err := neturl.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set(key, ms)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " " + key + "=" + ms
 }
 
 // Close stops the committers (submissions still pending fail) and closes

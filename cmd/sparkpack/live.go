@@ -73,7 +73,9 @@ type live struct {
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
 // ctx does; wait() waits for them.
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*live, error) {
+// guard, if set, is asked before every call to Mesos and every power
+// provider call (the leadership check of package leader).
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger, guard func() error) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -89,6 +91,9 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 			return nil, fmt.Errorf("--mesos-ca-file: %w", err)
 		}
 		epOpts = append(epOpts, offers.WithTLS(tc))
+	}
+	if guard != nil {
+		epOpts = append(epOpts, offers.WithGuard(guard))
 	}
 	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
@@ -120,7 +125,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
-	pm, err := startPower(ctx, mc.power, mc.master, op, st, log)
+	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
 	}

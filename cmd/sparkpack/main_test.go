@@ -38,6 +38,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://x", "--policy", "nope"}, 1, "--policy"},
 		{[]string{"serve", "--database-url", "postgres://x", "--listen", "nohost"}, 1, "--listen"},
 		{[]string{"serve", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "--database-url", "postgres://x", "--queue", "lifo"}, 1, "--queue"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m"}, 1, "--power-provider"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "ipmi"}, 1, "--power-provider"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "exec"}, 1, "--power-exec"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "webhook"}, 1, "--power-webhook-url"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "emulator", "--power-selector", "hostname=["}, 1, "--power-selector"},
 		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
 		{[]string{"version"}, 0, ""},
 		{[]string{"kill"}, 2, "name at least one job id"},
@@ -141,5 +147,17 @@ func TestNaturalLess(t *testing.T) {
 		if got := naturalLess(c.a, c.b); got != c.want {
 			t.Errorf("naturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestServeRefusesAMissingPowerProgram: a power program that does not
+// exist is an error at start, naming it, not a failure of every
+// leadership term later.
+func TestServeRefusesAMissingPowerProgram(t *testing.T) {
+	code, _, errOut := runCmd(t, "serve", "--database-url", pgtest.URL(t), "--listen", "127.0.0.1:0",
+		"--mesos-master", "http://127.0.0.1:1", "--power-off-after", "1m", "--power-provider", "exec",
+		"--power-exec", "/nonexistent/power-program")
+	if code != 1 || !strings.Contains(errOut, "/nonexistent/power-program") {
+		t.Fatalf("%d %q: want an error naming the program", code, errOut)
 	}
 }

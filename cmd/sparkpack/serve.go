@@ -63,6 +63,7 @@ type serveConfig struct {
 	rate                             float64
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
+	ha                               haConfig
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -104,6 +105,11 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
 	powerFlags(fs, &c.mesos.power)
+	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
+	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
+	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
+	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", 2*time.Second), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
+	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", time.Second), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -239,23 +245,44 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
-	var lv *live
+	var haWG sync.WaitGroup
 	if c.mesos.master != "" {
-		log.WithField("mesos_master", c.mesos.master).Info("starting the scheduler and the Mesos framework")
-		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, m, log)
+		scheme := "http"
+		if certs != nil {
+			scheme = "https"
+		}
+		if c.ha.instance == "" {
+			c.ha.instance = defaultInstance(ln.Addr().String())
+		}
+		if c.ha.advertise == "" {
+			c.ha.advertise = defaultAdvertise(scheme, ln.Addr().String())
+		}
+		if err := preflight(c.mesos, log); err != nil {
+			ln.Close()
+			return err
+		}
+		ha, err := newLeadership(c, st, broker, m, log)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("start the scheduler: %w", err)
+			return fmt.Errorf("leadership: %w", err)
 		}
-		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv.core.Decide, lv, lv.driverCommand
+		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
+		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
+		if certs != nil && c.mesos.caFile != "" {
+			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
+				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
+			}
+		}
+		log.WithFields(logrus.Fields{"mesos_master": c.mesos.master, "instance": c.ha.instance, "advertise": c.ha.advertise}).
+			Info("campaigning for leadership: the leader runs the scheduler and the Mesos framework")
+		haWG.Add(1)
+		go func() { defer haWG.Done(); ha.run(liveCtx) }()
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
 	stopAll := func() {
 		stopLive()
-		if lv != nil {
-			lv.wait()
-		}
+		haWG.Wait()
 	}
 	defer stopAll()
 	srv := api.New(acfg)

@@ -322,6 +322,19 @@ func (m *Master) Reservations() []ReservationInfo {
 	return out
 }
 
+// Launches returns how many times each task was launched, by
+// "frameworkID/taskID" (a framework that launches a task id twice shows
+// a count above 1).
+func (m *Master) Launches() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.launches))
+	for k, v := range m.launches {
+		out[k] = v
+	}
+	return out
+}
+
 // Tasks returns the tasks the master knows (live ones and terminal ones
 // whose last update is not acknowledged yet), sorted by framework and id.
 func (m *Master) Tasks() []TaskInfo {

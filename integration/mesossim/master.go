@@ -189,6 +189,9 @@ type Master struct {
 
 	bill   map[string]*billEntry // power.go
 	bornAt time.Time
+	// launches counts the tasks launched, by framework/task id (tests
+	// check that no task was launched twice).
+	launches map[string]int
 }
 
 // New creates a Master; call Start (or ListenAndServe) to run it.
@@ -214,6 +217,7 @@ func New(cfg Config) (*Master, error) {
 		ctx:        ctx,
 		cancel:     cancel,
 		bill:       map[string]*billEntry{},
+		launches:   map[string]int{},
 		bornAt:     time.Now(),
 	}
 	for _, a := range cfg.Cluster.Agents {

@@ -19,6 +19,7 @@ func (m *Master) launchTaskLocked(t *task) {
 	ag.used = ag.used.plus(t.res)
 	ag.tasks[t] = true
 	t.fw.tasks[t.id] = t
+	m.launches[t.fw.id+"/"+t.id]++
 	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "agent": ag.id, "resources": t.res.String()}).Info("task launched")
 	m.publishTaskLocked(t)
 	if job := m.sparkDriverFor(t); job != nil {
