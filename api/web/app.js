@@ -247,7 +247,18 @@ function route() {
   else if (h === "#/jobs") loadJobs(false);
   else refreshOverview();
 }
-function refreshOverview() { renderCluster(); renderQueues(); renderCost(); }
+function refreshOverview() { renderCluster(); renderQueues(); renderCost(); renderLeader(); }
+
+// ---- leadership (several instances: one leads) ----
+async function renderLeader() {
+  let s;
+  try { s = await getJSON("/api/v1/leader"); } catch (e) { $("leader").hidden = true; return; }
+  const box = $("leader");
+  box.hidden = false;
+  const who = s.leaderInstance || "none";
+  box.title = "this page is served by " + s.instance;
+  $("leader-name").textContent = s.leader ? who + " (this instance)" : who;
+}
 
 let pending = null;
 function scheduleRefresh() {
@@ -266,6 +277,7 @@ function connect() {
   es.onopen = () => { live.textContent = "live"; live.classList.remove("off"); scheduleRefresh(); };
   es.onerror = () => { live.textContent = "reconnecting…"; live.classList.add("off"); };
   for (const name of ["job", "cluster", "queues", "cost", "resync"]) es.addEventListener(name, scheduleRefresh);
+  es.addEventListener("leader", renderLeader);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
