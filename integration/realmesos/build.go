@@ -46,9 +46,11 @@ func GoBuild(pkg, out string, extra ...string) error {
 	return nil
 }
 
-// BuildFakeSpark builds the Spark stand-in (package fakespark) into dir.
+// BuildFakeSpark builds the Spark stand-in (package fakespark) into
+// dir/spark-submit: the name a driver command has (the emulator, too,
+// plays a Spark driver for commands named spark-submit).
 func BuildFakeSpark(dir string) (string, error) {
-	out := filepath.Join(dir, "fakespark")
+	out := filepath.Join(dir, "spark-submit")
 	return out, GoBuild("./integration/realmesos/fakespark", out)
 }
 

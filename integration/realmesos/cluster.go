@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -260,14 +262,19 @@ func (c *Cluster) run(name, path string, args []string) (*daemon, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// SIGKILL when the test process dies, even by a panic or a timeout
+	// (the executors of a dead agent end by themselves: see
+	// --recovery_timeout). Pdeathsig is bound to the thread that forks,
+	// so all daemons are forked by one thread that lives as long as the
+	// process (see spawn).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "MESOS_") || strings.HasPrefix(kv, "LIBPROCESS_") {
 			continue
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("realmesos: start %s: %w", name, err)
 	}
@@ -515,6 +522,33 @@ func processesUnder(dir string) []int {
 		}
 	}
 	return out
+}
+
+var spawner struct {
+	once sync.Once
+	reqs chan spawnReq
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	errc chan error
+}
+
+// spawn starts cmd from a goroutine locked to its own OS thread for the
+// life of the process, so that Pdeathsig fires only when the process dies.
+func spawn(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives on
+			for r := range spawner.reqs {
+				r.errc <- r.cmd.Start()
+			}
+		}()
+	})
+	errc := make(chan error, 1)
+	spawner.reqs <- spawnReq{cmd: cmd, errc: errc}
+	return <-errc
 }
 
 func freePort() (int, error) {
