@@ -417,8 +417,8 @@ func (c *Cluster) Close(ctx context.Context) error {
 	if c.master != nil {
 		c.master.stop(syscall.SIGTERM, 15*time.Second)
 	}
-	if n := killUnder(c.Dir); n > 0 {
-		c.opts.Logf("realmesos: killed %d processes left in %s", n, c.Dir)
+	if names := killUnder(c.Dir); len(names) > 0 {
+		c.opts.Logf("realmesos: killed %d processes left in %s: %s", len(names), c.Dir, strings.Join(names, ", "))
 	}
 	if err := os.RemoveAll(c.Dir); err != nil {
 		errs = append(errs, err)
@@ -467,10 +467,10 @@ func CleanStale(logf func(string, ...any)) {
 		if err != nil || pid <= 0 || processAlive(pid) {
 			continue
 		}
-		n := killUnder(dir)
+		names := killUnder(dir)
 		_ = os.RemoveAll(dir)
 		if logf != nil {
-			logf("realmesos: cleaned up %s left by process %d (%d processes killed)", dir, pid, n)
+			logf("realmesos: cleaned up %s left by process %d (killed: %s)", dir, pid, strings.Join(names, ", "))
 		}
 	}
 }
@@ -482,17 +482,19 @@ func processAlive(pid int) bool {
 
 // killUnder kills (SIGKILL) every process whose working directory or
 // command line lies in dir: the cluster's daemons and the executors and
-// tasks the agents started. It repeats until none is left.
-func killUnder(dir string) int {
-	killed := 0
+// tasks the agents started. It repeats until none is left and returns
+// the names of the processes killed.
+func killUnder(dir string) []string {
+	var killed []string
 	for round := 0; round < 20; round++ {
 		pids := processesUnder(dir)
 		if len(pids) == 0 {
 			return killed
 		}
 		for _, pid := range pids {
+			name, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed = append(killed, fmt.Sprintf("%s[%d]", strings.TrimSpace(string(name)), pid))
 			}
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		}
 		cancel()
 	}
+	if bins.dir != "" {
+		_ = os.RemoveAll(bins.dir)
+	}
 	os.Exit(code)
 }
 
