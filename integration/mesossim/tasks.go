@@ -38,6 +38,7 @@ func (m *Master) launchTaskLocked(t *task) {
 		if t.executor != nil {
 			return // executors run until their driver kills them
 		}
+		t.finishAt = time.Now().Add(wall)
 		t.timers = append(t.timers, m.afterLocked(wall, func() { m.finishTaskLocked(t) }))
 	}))
 }
@@ -62,17 +63,40 @@ func (m *Master) taskDurationLocked(t *task) time.Duration {
 	return m.cfg.DefaultTaskDuration
 }
 
-// finishTaskLocked ends a task normally, or with a failure or a loss under
-// fault injection.
+// ExitCodeLabel is the task label that sets the exit status of a task's
+// simulated command: a non-zero status ends it TASK_FAILED, as the command
+// executor reports a command that exits that way.
+const ExitCodeLabel = "sparkpack.sim/exit-code"
+
+// exitCodeLocked is the task's simulated exit status (ExitCodeLabel).
+func exitCode(info *mesos.TaskInfo) int {
+	if info.Labels != nil {
+		for _, l := range info.Labels.Labels {
+			if l.Key == ExitCodeLabel {
+				if n, err := strconv.Atoi(l.GetValue()); err == nil && n >= 0 && n < 256 {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// finishTaskLocked ends a task normally (or as its ExitCodeLabel says),
+// or with a failure or a loss under fault injection. The texts are the
+// command executor's; a failed command carries no reason.
 func (m *Master) finishTaskLocked(t *task) {
 	if isTerminal(t.actual) {
+		return
+	}
+	if code := exitCode(&t.info); code != 0 {
+		m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status "+strconv.Itoa(code))
 		return
 	}
 	x := m.rng.Float64()
 	switch {
 	case x < m.cfg.TaskFailureRate:
-		r := mesos.REASON_COMMAND_EXECUTOR_FAILED
-		m.agentUpdateLocked(t, mesos.TASK_FAILED, &r, "Command exited with status 1 (simulated failure)")
+		m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status 1")
 	case x < m.cfg.TaskFailureRate+m.cfg.TaskLostRate:
 		r := mesos.REASON_EXECUTOR_TERMINATED
 		m.agentUpdateLocked(t, mesos.TASK_LOST, &r, "Simulated task loss")
@@ -102,6 +126,7 @@ func (m *Master) agentUpdateLocked(t *task, state mesos.TaskState, reason *mesos
 		UUID:       newUUIDBytes(),
 		ContainerStatus: &mesos.ContainerStatus{
 			ContainerID: &mesos.ContainerID{Value: t.containerID},
+			ExecutorPID: &t.executorPID,
 			NetworkInfos: []mesos.NetworkInfo{{IPAddresses: []mesos.NetworkInfo_IPAddress{{
 				Protocol: mesos.IPv4.Enum(), IPAddress: strPtr("127.0.0.1")}}}},
 		},
@@ -174,6 +199,9 @@ func (m *Master) forwardHeadLocked(t *task) {
 	st := t.pending[0]
 	t.state = st.GetState()
 	t.status = st
+	if n := len(t.statuses); n == 0 || !bytes.Equal(t.statuses[n-1].UUID, st.UUID) {
+		t.statuses = append(t.statuses, *cloneStatus(st))
+	}
 	if isTerminal(t.state) && !t.released {
 		m.releaseTaskLocked(t)
 	}
@@ -262,9 +290,16 @@ func (m *Master) forgetTaskLocked(t *task) {
 	t.retry.cancel()
 	if t.fw.tasks[t.id] == t {
 		delete(t.fw.tasks, t.id)
+		t.fw.completedTasks = append(t.fw.completedTasks, t)
+		if len(t.fw.completedTasks) > maxCompletedTasks {
+			t.fw.completedTasks = t.fw.completedTasks[len(t.fw.completedTasks)-maxCompletedTasks:]
+		}
 	}
 	delete(t.agent.tasks, t)
 }
+
+// maxCompletedTasks is Mesos' default --max_completed_tasks_per_framework.
+const maxCompletedTasks = 1000
 
 // removeTaskLocked drops a task without further updates (framework removal).
 func (m *Master) removeTaskLocked(t *task) {
@@ -307,6 +342,12 @@ func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) {
 
 func (m *Master) killTaskLocked(t *task) {
 	if isTerminal(t.actual) {
+		return
+	}
+	if t.unreachable {
+		// A real master cannot reach the agent: the kill is retried when
+		// the agent re-registers.
+		t.killAfterReturn = true
 		return
 	}
 	var r *mesos.TaskStatus_Reason

@@ -13,12 +13,13 @@ import (
 
 // ThreeAgents is the cluster the real-Mesos tests run: three agents of
 // different sizes, prices, instance types and locations. The emulator
-// tests that compare against recordings of the real master use it too.
+// tests that compare against recordings of the real master use it too
+// (the IDs are the emulator's agent ids; a real master makes its own).
 func ThreeAgents() clusterspec.Cluster {
 	return clusterspec.Cluster{Name: "realmesos", Agents: []clusterspec.Agent{
-		{ID: "rm-a1", Hostname: "rm-a1", CPUs: 4, MemMB: 16384, DiskMB: 10240, PricePerHour: 0.24, InstanceType: "m1.large", Location: "local"},
-		{ID: "rm-a2", Hostname: "rm-a2", CPUs: 8, MemMB: 32768, DiskMB: 10240, PricePerHour: 0.48, InstanceType: "m1.xlarge", Location: "cloud"},
-		{ID: "rm-a3", Hostname: "rm-a3", CPUs: 4, MemMB: 8192, DiskMB: 10240, PricePerHour: 0.17, InstanceType: "c1.xlarge", Location: "cloud"},
+		{ID: "rm-S0", Hostname: "rm-a1", CPUs: 4, MemMB: 16384, DiskMB: 10240, PricePerHour: 0.24, InstanceType: "m1.large", Location: "local"},
+		{ID: "rm-S1", Hostname: "rm-a2", CPUs: 8, MemMB: 32768, DiskMB: 10240, PricePerHour: 0.48, InstanceType: "m1.xlarge", Location: "cloud"},
+		{ID: "rm-S2", Hostname: "rm-a3", CPUs: 4, MemMB: 8192, DiskMB: 10240, PricePerHour: 0.17, InstanceType: "c1.xlarge", Location: "cloud"},
 	}}
 }
 

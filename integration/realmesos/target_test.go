@@ -27,8 +27,9 @@ type target struct {
 	// hosts maps agent ids to hostnames (kept when an agent is gone).
 	hosts map[string]string
 	// loseAgent makes an agent disappear as a crash would (real: SIGKILL
-	// of the agent process; emulator: PowerOff); returnAgent brings it
-	// back with its work directory (checkpointed reservations).
+	// of the agent process; emulator: CrashAgent); returnAgent brings it
+	// back with its work directory (checkpointed reservations, surviving
+	// executors).
 	loseAgent   func(t *testing.T, host string)
 	returnAgent func(t *testing.T, host string)
 	// logs returns the master's recent log lines, for failure reports.
@@ -100,12 +101,12 @@ func emulatorTarget(t *testing.T) *target {
 		tg.hosts[a.ID] = a.Hostname
 	}
 	tg.loseAgent = func(t *testing.T, host string) {
-		if err := m.PowerOff(tg.agentID(host)); err != nil {
+		if err := m.CrashAgent(tg.agentID(host)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tg.returnAgent = func(t *testing.T, host string) {
-		if err := m.PowerOn(tg.agentID(host)); err != nil {
+		if err := m.RestartAgent(tg.agentID(host)); err != nil {
 			t.Fatal(err)
 		}
 	}
