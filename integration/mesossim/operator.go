@@ -20,7 +20,7 @@ const masterPrefix = "master::Call"
 var startTime = time.Now()
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1" && r.URL.Path != "/api/v1/" {
+	if r.URL.Path != "/api/v1" && r.URL.Path != "/api/v1/" && r.URL.Path != "/master/api/v1" {
 		http.NotFound(w, r)
 		return
 	}

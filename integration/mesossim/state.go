@@ -97,6 +97,7 @@ type framework struct {
 	multiRole      bool
 	refinement     bool
 	partitionAware bool
+	killingState   bool // TASK_KILLING_STATE: kills go through TASK_KILLING
 
 	stream       *stream
 	connected    bool
@@ -149,7 +150,7 @@ func (fw *framework) setInfo(fi mesos.FrameworkInfo) {
 		fi.FailoverTimeout = &z
 	}
 	fw.info = fi
-	fw.multiRole, fw.refinement, fw.partitionAware = false, false, false
+	fw.multiRole, fw.refinement, fw.partitionAware, fw.killingState = false, false, false, false
 	for _, c := range fi.Capabilities {
 		switch c.Type {
 		case mesos.FrameworkInfo_Capability_MULTI_ROLE:
@@ -158,6 +159,8 @@ func (fw *framework) setInfo(fi mesos.FrameworkInfo) {
 			fw.refinement = true
 		case mesos.FrameworkInfo_Capability_PARTITION_AWARE:
 			fw.partitionAware = true
+		case mesos.FrameworkInfo_Capability_TASK_KILLING_STATE:
+			fw.killingState = true
 		}
 	}
 	if fw.multiRole {

@@ -2,6 +2,7 @@ package mesossim
 
 import (
 	"bytes"
+	"path"
 	"sort"
 	"strconv"
 	"time"
@@ -30,7 +31,12 @@ func (m *Master) launchTaskLocked(t *task) {
 		if t.actual != mesos.TASK_STAGING {
 			return
 		}
-		m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
+		// The command and default executors say TASK_STARTING first; a
+		// custom executor (mesos-go's example executor, for one) goes
+		// straight to TASK_RUNNING.
+		if !t.customExecutor() {
+			m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
+		}
 		m.agentUpdateLocked(t, mesos.TASK_RUNNING, nil, "")
 		if t.spark != nil {
 			m.sparkDriverRunningLocked(t.spark)
@@ -43,8 +49,16 @@ func (m *Master) launchTaskLocked(t *task) {
 	}))
 }
 
+// customExecutor: the task was launched with its own ExecutorInfo (not a
+// task group, whose default executor behaves like the command executor).
+func (t *task) customExecutor() bool {
+	return t.info.Executor != nil && t.info.Executor.GetType() != mesos.ExecutorInfo_DEFAULT
+}
+
 // taskDurationLocked returns the simulated duration of a task: the
-// DurationLabel, else Config.DurationFunc, else DefaultTaskDuration.
+// DurationLabel, else Config.DurationFunc, else the N of a command that is
+// just "sleep N" (as third-party frameworks such as mesos-execute send),
+// else DefaultTaskDuration.
 func (m *Master) taskDurationLocked(t *task) time.Duration {
 	if t.info.Labels != nil {
 		for _, l := range t.info.Labels.Labels {
@@ -58,6 +72,15 @@ func (m *Master) taskDurationLocked(t *task) time.Duration {
 	if m.cfg.DurationFunc != nil {
 		if d := m.cfg.DurationFunc(&t.info, t.agent.spec); d >= 0 {
 			return d
+		}
+	}
+	w := commandWords(t.info.Command)
+	if c := t.info.Command; c != nil && c.Shell != nil && !*c.Shell && len(c.Arguments) > 0 {
+		w = c.Arguments // argv: arguments[0] is the program's name
+	}
+	if len(w) == 2 && path.Base(w[0]) == "sleep" {
+		if f, err := strconv.ParseFloat(w[1], 64); err == nil && f >= 0 && f < 1e9 {
+			return time.Duration(f * float64(time.Second))
 		}
 	}
 	return m.cfg.DefaultTaskDuration
@@ -354,6 +377,10 @@ func (m *Master) killTaskLocked(t *task) {
 	if t.actual == mesos.TASK_STAGING {
 		x := mesos.REASON_TASK_KILLED_DURING_LAUNCH
 		r = &x
+	} else if t.fw.killingState && t.actual != mesos.TASK_KILLING {
+		// The command executor says TASK_KILLING first to frameworks
+		// that understand it.
+		m.agentUpdateLocked(t, mesos.TASK_KILLING, nil, "")
 	}
 	m.agentUpdateLocked(t, mesos.TASK_KILLED, r, "Command terminated with signal Terminated")
 }

@@ -27,6 +27,12 @@ var bins struct {
 	err       error
 }
 
+// bins0 returns the test run's binary directory (building the binaries).
+func bins0(t *testing.T) string {
+	binaries(t)
+	return bins.dir
+}
+
 func binaries(t *testing.T) (sparkpack, fakespark string) {
 	t.Helper()
 	bins.once.Do(func() {

@@ -80,7 +80,8 @@ func emulatorTarget(t *testing.T) *target {
 	l := logrus.New()
 	l.SetOutput(logs)
 	l.SetLevel(logrus.InfoLevel)
-	m, err := mesossim.New(mesossim.Config{Cluster: ThreeAgents(), Logger: l, TaskStartDelay: 500 * time.Millisecond})
+	m, err := mesossim.New(mesossim.Config{Cluster: ThreeAgents(), Logger: l, TaskStartDelay: 500 * time.Millisecond,
+		DefaultTaskDuration: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
