@@ -579,6 +579,15 @@ func (c *Cluster) launch(ctx context.Context, lj *liveJob, again bool) error {
 	c.mu.Lock()
 	attempt := lj.driver.Attempt + 1
 	c.mu.Unlock()
+	if attempt == 1 {
+		// A retry starts a new generation of the job with an empty driver
+		// record: continue the numbering from the stored one, so that the
+		// retry gets a new task id and counts against job.Retries (found
+		// by integration/realmesos: attempt 1 forever, retried endlessly).
+		if prev, err := c.cfg.Store.Driver(ctx, lj.job.ID); err == nil && prev.Attempt > 0 {
+			attempt = prev.Attempt + 1
+		}
+	}
 	argv, err := sparksubmit.Command(lj.job, c.cfg.Submit)
 	if err != nil {
 		return err

@@ -586,3 +586,11 @@ func agentTotal(cpus, memMB, diskMB float64) Res {
 	r = append(r, rent{k: rkey{name: "ports"}, ranges: true, rng: []span{{31000, 32000}}})
 	return r.compact()
 }
+
+// scalarKey is the value (milli) of one exact resource key.
+func (r Res) scalarKey(k rkey) int64 {
+	if i := r.find(k); i >= 0 && !r[i].ranges {
+		return r[i].v
+	}
+	return 0
+}

@@ -112,7 +112,11 @@ func (m *Master) finishTaskLocked(t *task) {
 	if isTerminal(t.actual) {
 		return
 	}
-	if code := exitCode(&t.info); code != 0 {
+	code := exitCode(&t.info)
+	if t.spark != nil && code == 0 {
+		code = sparkExitCode(t.info.Command)
+	}
+	if code != 0 {
 		m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status "+strconv.Itoa(code))
 		return
 	}

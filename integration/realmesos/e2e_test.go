@@ -390,3 +390,25 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 		return out
 	})
 }
+
+// TestE2EFailingDriverIsRetriedThenFails: a driver that exits non-zero
+// (fakespark with FAKESPARK_EXIT_CODE in the job's environment; the
+// emulator's Spark honours it too) fails its attempt; the job is placed
+// again once (retries: 1), fails again and ends FAILED, with everything
+// given back.
+func TestE2EFailingDriverIsRetriedThenFails(t *testing.T) {
+	onBoth(t, func(t *testing.T, tg *target) runOutcome {
+		sp := startSparkpack(t, tg.url, pgtest.URL(t))
+		body := sparkJob("failing", 2, 1, 1024, 3)
+		body["retries"] = 1
+		body["app"].(map[string]any)["environment"] = map[string]string{"FAKESPARK_EXIT_CODE": "3"}
+		id := submit(t, sp.API, body)
+		v := waitState(t, sp.API, id, 2*time.Minute, "FAILED", "FINISHED", "KILLED")
+		if v.State != "FAILED" {
+			t.Fatalf("%s: job ended %s, want FAILED: %+v", tg.name, v.State, v.Events)
+		}
+		requireSteps(t, tg, v, "TASK_FAILED", "retry 1 of 1")
+		tg.waitNoLeftovers(t, 30*time.Second)
+		return runOutcome{Jobs: []jobOutcome{{Name: v.Name, State: v.State, States: eventStates(v)}}, Leftovers: tg.leftovers(t)}
+	})
+}
