@@ -20,6 +20,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -601,13 +602,17 @@ func tasksOf(gt obj) []any {
 	return out
 }
 
-// Marshal renders the record as indented JSON.
+// Marshal renders the record as indented JSON (placeholders such as
+// <agent:rm-a1> left readable).
 func (r *Record) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(r); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Load reads a record written by Marshal.
