@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -23,7 +24,7 @@ func Compare(want, got *Record) []string {
 			out = append(out, fmt.Sprintf("step %q: missing", w.Name))
 			continue
 		}
-		if d := diffLines(pretty(w.Events), pretty(g.Events)); d != "" {
+		if d := diffLines(pretty(canonical(w.Events)), pretty(canonical(g.Events))); d != "" {
 			out = append(out, fmt.Sprintf("step %q differs (- want, + got):\n%s", w.Name, d))
 		}
 	}
@@ -33,6 +34,49 @@ func Compare(want, got *Record) []string {
 		}
 	}
 	return out
+}
+
+// resourceLists name the lists of resources whose order is not compared:
+// a real master's order depends on the history of the agent (a
+// reservation made and removed moves entries around).
+var resourceLists = map[string]bool{"resources": true, "total_resources": true, "allocated_resources": true,
+	"offered_resources": true, "used_resources": true, "unreserved_resources": true, "reserved_resources_full": true}
+
+// canonical sorts the resource lists of a decoded JSON value.
+func canonical(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			c := canonical(val)
+			if list, ok := c.([]any); ok && resourceLists[k] {
+				keys := make([]string, len(list))
+				for i, e := range list {
+					b, _ := json.Marshal(e)
+					keys[i] = string(b)
+				}
+				idx := make([]int, len(list))
+				for i := range idx {
+					idx[i] = i
+				}
+				sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+				sorted := make([]any, len(list))
+				for i, j := range idx {
+					sorted[i] = list[j]
+				}
+				c = sorted
+			}
+			out[k] = c
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = canonical(x[i])
+		}
+		return out
+	}
+	return v
 }
 
 func pretty(v any) []string {

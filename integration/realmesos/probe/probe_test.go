@@ -47,6 +47,22 @@ func TestCompareShowsTheDifferingLines(t *testing.T) {
 	}
 }
 
+func TestCompareIgnoresTheOrderOfResources(t *testing.T) {
+	r := func(key string, names ...string) *Record {
+		var list []any
+		for _, n := range names {
+			list = append(list, map[string]any{"name": n})
+		}
+		return &Record{Steps: []Step{{Name: "s", Events: []any{map[string]any{key: list}}}}}
+	}
+	if d := Compare(r("total_resources", "cpus", "ports"), r("total_resources", "ports", "cpus")); len(d) != 0 {
+		t.Errorf("the order of resources is compared: %v", d)
+	}
+	if d := Compare(r("attributes", "cpus", "ports"), r("attributes", "ports", "cpus")); len(d) != 1 {
+		t.Errorf("the order of attributes is not compared: %v", d)
+	}
+}
+
 // FuzzRecordIO: the event stream reader never panics and never returns
 // an event that is not a JSON object.
 func FuzzRecordIO(f *testing.F) {
