@@ -191,7 +191,7 @@ func (m *Master) agentBack(agentID, why string) error {
 		return nil
 	}
 	a.poweredOff = false
-	a.registered = time.Now()
+	a.reregistered = time.Now() // registered_time stays the first one
 	a.used = nil
 	tasks := make([]*task, 0, len(a.tasks))
 	for t := range a.tasks {
@@ -286,7 +286,7 @@ func (m *Master) publishAgentLocked(a *agent, added bool) {
 		pid := a.pid()
 		m.publishLocked(&master.Event{Type: master.Event_AGENT_ADDED, AgentAdded: &master.Event_AgentAdded{Agent: master.Response_GetAgents_Agent{
 			AgentInfo: m.agentInfoLocked(a), Active: true, Deactivated: &f, Version: Version, PID: &pid,
-			RegisteredTime: timeInfo(a.registered), TotalResources: a.total.proto(fmtEndpoint, ""),
+			RegisteredTime: timeInfo(a.registered), ReregisteredTime: timeInfo(a.reregistered), TotalResources: a.total.proto(fmtEndpoint, ""),
 			Capabilities: append([]mesos.AgentInfo_Capability(nil), agentCapabilities...)}}})
 		return
 	}

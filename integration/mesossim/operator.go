@@ -512,6 +512,7 @@ func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 			Version:            Version,
 			PID:                &pid,
 			RegisteredTime:     timeInfo(a.registered),
+			ReregisteredTime:   timeInfo(a.reregistered),
 			TotalResources:     a.total.proto(fmtEndpoint, ""),
 			AllocatedResources: protoByRole(allocatedByRole(a)),
 			OfferedResources:   protoByRole(offered),

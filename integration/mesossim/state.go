@@ -15,17 +15,18 @@ import (
 const agentPort = 5051
 
 type agent struct {
-	spec       clusterspec.Agent
-	id         string
-	base       Res // the agent's own resources (agent_info.resources)
-	total      Res // base with reservations applied
-	used       Res // held by tasks and executors
-	offered    Res
-	tasks      map[*task]bool
-	offers     map[string]*offer
-	attrs      []mesos.Attribute
-	registered time.Time
-	poweredOff bool
+	spec         clusterspec.Agent
+	id           string
+	base         Res // the agent's own resources (agent_info.resources)
+	total        Res // base with reservations applied
+	used         Res // held by tasks and executors
+	offered      Res
+	tasks        map[*task]bool
+	offers       map[string]*offer
+	attrs        []mesos.Attribute
+	registered   time.Time
+	reregistered time.Time // when it came back after a crash or power-off
+	poweredOff   bool
 }
 
 func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }

@@ -31,7 +31,8 @@ func runProbe(t *testing.T, tg *target) *probe.Record {
 }
 
 // TestProbeRealMasterAgainstRecordingAndEmulator runs the probe session
-// against the real master and the emulator: the real master must match
+// against a fresh real cluster of its own and the emulator: the real
+// master must match
 // its recording (with REALMESOS_RECORD=1 the recording is written
 // again), and the emulator must match the real master.
 func TestProbeRealMasterAgainstRecordingAndEmulator(t *testing.T) {
@@ -40,7 +41,7 @@ func TestProbeRealMasterAgainstRecordingAndEmulator(t *testing.T) {
 	t.Run("group", func(t *testing.T) {
 		t.Run("real", func(t *testing.T) {
 			t.Parallel()
-			real = runProbe(t, realTarget(t))
+			real = runProbe(t, privateTarget(t))
 		})
 		t.Run("emulator", func(t *testing.T) {
 			t.Parallel()

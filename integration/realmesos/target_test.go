@@ -52,8 +52,27 @@ func (tg *target) agentID(host string) string {
 	return ""
 }
 
-func realTarget(t *testing.T) *target {
-	c := realCluster(t)
+func realTarget(t *testing.T) *target { return clusterTarget(realCluster(t)) }
+
+// privateTarget starts a cluster of its own for the test (a fresh one:
+// the shared cluster carries the history of earlier tests).
+func privateTarget(t *testing.T) *target {
+	bin := mesosBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Bin: bin, Cluster: ThreeAgents(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("closing the cluster: %v", err)
+		}
+	})
+	return clusterTarget(c)
+}
+
+func clusterTarget(c *Cluster) *target {
 	tg := &target{name: "real", url: c.URL, obs: c.Observer(), hosts: map[string]string{}}
 	for _, h := range c.Agents() {
 		tg.hosts[c.AgentID(h)] = h

@@ -341,7 +341,7 @@ func (p *prober) legacy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.add("operator GET_TASKS after the legacy framework's tasks ended", tasksOf(gt)...)
+	p.add("operator GET_TASKS after the legacy framework's tasks ended", p.tasksOf(gt)...)
 
 	if err := f.call(ctx, "TEARDOWN", nil); err != nil {
 		return err
@@ -363,7 +363,7 @@ func (p *prober) legacy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.add("operator GET_TASKS after the TEARDOWN", tasksOf(gt)...)
+	p.add("operator GET_TASKS after the TEARDOWN", p.tasksOf(gt)...)
 	if _, err := p.operator(ctx, obj{"type": "UNRESERVE_RESOURCES", "unreserve_resources": obj{"agent_id": obj{"value": a2}, "resources": reserve}}); err != nil {
 		return err
 	}
@@ -511,7 +511,7 @@ func (p *prober) agentLoss(ctx context.Context) error {
 	var a3Back []any
 	for _, a := range anySlice(get(ga, "get_agents", "agents")) {
 		if str(a, "agent_info", "hostname") == "rm-a3" {
-			a3Back = append(a3Back, obj{"active": get(a, "active"), "total_resources": get(a, "total_resources")})
+			a3Back = append(a3Back, a)
 		}
 	}
 	p.add("agent back: its GET_AGENTS entry (reservations are checkpointed)", a3Back...)
@@ -583,8 +583,13 @@ func sortUpdates(evs []obj) {
 	})
 }
 
-// tasksOf lists GET_TASKS' tasks by list name, sorted by task id.
-func tasksOf(gt obj) []any {
+// tasksOf lists the probe's tasks in GET_TASKS by list name, sorted by
+// task id.
+func (p *prober) tasksOf(gt obj) []any {
+	mine := map[string]bool{}
+	for _, id := range p.frameworks {
+		mine[id] = true
+	}
 	var out []any
 	lists, _ := get(gt, "get_tasks").(obj)
 	names := make([]string, 0, len(lists))
@@ -596,7 +601,9 @@ func tasksOf(gt obj) []any {
 		ts := anySlice(lists[k])
 		sort.SliceStable(ts, func(i, j int) bool { return str(ts[i], "task_id", "value") < str(ts[j], "task_id", "value") })
 		for _, t := range ts {
-			out = append(out, obj{"list": k, "task": t})
+			if mine[str(t, "framework_id", "value")] {
+				out = append(out, obj{"list": k, "task": t})
+			}
 		}
 	}
 	return out
