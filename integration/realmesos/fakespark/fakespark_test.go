@@ -79,7 +79,9 @@ func TestSettingsDefaultsAndOverrides(t *testing.T) {
 		{[]string{"--executor-memory", "8g", "--conf", "spark.executor.memory=1g"}, func(s *Settings) bool { return s.ExecutorMemMB == 8192+819 }, "--executor-memory wins over --conf, 10% overhead"},
 		{[]string{"--total-executor-cores", "7", "--executor-cores", "2"}, func(s *Settings) bool { return s.MaxCores == 6 }, "cores.max rounded down to whole executors"},
 		{[]string{"--conf", "spark.mesos.rejectOfferDuration=2min", "--conf", "spark.mesos.rejectOfferDurationForUnmetConstraints=7s"},
-			func(s *Settings) bool { return s.RejectReachedMax == 2*time.Minute && s.RejectUnmetConstr == 7*time.Second }, "reject durations"},
+			func(s *Settings) bool {
+				return s.RejectReachedMax == 2*time.Minute && s.RejectUnmetConstr == 7*time.Second
+			}, "reject durations"},
 		{[]string{"--conf", "spark.mesos.constraints=location:cloud;price:0.2,0.4;gpu"},
 			func(s *Settings) bool {
 				return fmt.Sprint(s.Constraints) == "map[gpu:[] location:[cloud] price:[0.2 0.4]]"
