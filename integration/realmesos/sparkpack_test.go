@@ -109,6 +109,8 @@ func startSparkpack(t *testing.T, masterURL, dbURL string, extra ...string) *spa
 		p.stop()
 		if t.Failed() {
 			t.Logf("sparkpack log (last 120 lines but requests):\n%s", tail(withoutRequests(p.logText()), 120))
+		} else if os.Getenv("REALMESOS_LOGS") != "" {
+			t.Logf("sparkpack log (warnings and errors):\n%s", warnings(p.logText()))
 		}
 	})
 	return p
@@ -141,6 +143,17 @@ func (p *sparkpackProc) stop() {
 	case <-time.After(20 * time.Second):
 		p.kill()
 	}
+}
+
+// warnings keeps the log lines of level warning or error.
+func warnings(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, `"level":"warning"`) || strings.Contains(l, `"level":"error"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func withoutRequests(s string) string {
