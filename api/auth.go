@@ -4,49 +4,188 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
+	"regexp"
 	"strings"
 )
 
-// Tokens is a set of accepted bearer tokens, kept as SHA-256 digests so
-// that comparisons take constant time and no token sits in memory dumps
-// verbatim longer than needed.
-type Tokens struct {
-	digests [][32]byte
+// Scope is a set of permissions a token carries.
+type Scope uint8
+
+// The scopes. Admin implies all others; read implies metrics.
+const (
+	// ScopeSubmit: POST /api/v1/jobs and the Spark REST create.
+	ScopeSubmit Scope = 1 << iota
+	// ScopeCancel: DELETE /api/v1/jobs/{id} and the Spark REST kill, of
+	// the jobs this token submitted.
+	ScopeCancel
+	// ScopeRead: every GET when --protect-reads is set (and /metrics).
+	ScopeRead
+	// ScopeMetrics: GET /metrics only (a Prometheus scrape token).
+	ScopeMetrics
+	// ScopeAdmin: everything, including cancelling any token's jobs.
+	ScopeAdmin
+)
+
+// AllScopes is what a token without scopes (a bare line of the tokens
+// file) may do: everything, as before scopes existed.
+const AllScopes = ScopeSubmit | ScopeCancel | ScopeRead | ScopeMetrics | ScopeAdmin
+
+var scopeNames = []struct {
+	name  string
+	scope Scope
+}{{"submit", ScopeSubmit}, {"cancel", ScopeCancel}, {"read", ScopeRead}, {"metrics", ScopeMetrics}, {"admin", ScopeAdmin}}
+
+// ParseScopes reads a comma-separated scope list such as "submit,cancel".
+func ParseScopes(list string) (Scope, error) {
+	var s Scope
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, sn := range scopeNames {
+			if sn.name == name {
+				s |= sn.scope
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("unknown scope %q (use submit, cancel, read, metrics or admin, separated by commas)", name)
+		}
+	}
+	return s, nil
 }
 
-// ParseTokens reads one token per line; blank lines and lines starting
-// with # are skipped. Tokens must be at least 16 characters.
+func (s Scope) String() string {
+	var names []string
+	for _, sn := range scopeNames {
+		if s&sn.scope != 0 {
+			names = append(names, sn.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// Allows reports whether a holder of s may do what need asks.
+func (s Scope) Allows(need Scope) bool {
+	if s&ScopeAdmin != 0 {
+		return true
+	}
+	if need == ScopeMetrics && s&ScopeRead != 0 {
+		return true
+	}
+	return need != 0 && s&need == need
+}
+
+// MinTokenLength is the shortest token accepted.
+const MinTokenLength = 16
+
+var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// scopeListRE is what the third field of a name:token:scopes line looks
+// like (a bare token never ends like this in practice).
+var scopeListRE = regexp.MustCompile(`^[a-z]+(,[a-z]+)*$`)
+
+type tokenEntry struct {
+	name   string
+	scopes Scope
+	digest [32]byte
+}
+
+// Tokens is the set of accepted bearer tokens, kept as SHA-256 digests so
+// that comparisons take constant time and no token sits in memory dumps
+// verbatim longer than needed. Each token has a name (what the logs and
+// the job events show; never the token) and scopes.
+type Tokens struct {
+	entries  []tokenEntry
+	warnings []string
+}
+
+// ParseTokens reads a tokens file. Each line is either
+//
+//	name:token:scope,scope,...   a named token with scopes, e.g. ci:3f9a...:submit,cancel,read
+//	token                        a bare token (the old format): every scope, named token-<8 hex digits of its SHA-256>
+//
+// Blank lines and lines starting with # are skipped. Tokens must be at
+// least 16 characters without spaces; names are letters, digits, '.',
+// '_' and '-' (at most 64); names and tokens must be unique.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	t := &Tokens{}
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	line := 0
+	names := map[string]int{}
+	digests := map[[32]byte]int{}
 	for sc.Scan() {
 		line++
 		s := strings.TrimSpace(sc.Text())
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		if len(s) < 16 || strings.ContainsAny(s, " \t") {
-			return nil, fmt.Errorf("line %d: a token must be at least 16 characters without spaces", line)
+		e, warn, err := parseTokenLine(s)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		t.digests = append(t.digests, sha256.Sum256([]byte(s)))
+		if warn != "" {
+			t.warnings = append(t.warnings, fmt.Sprintf("tokens line %d: %s", line, warn))
+		}
+		if prev, dup := digests[e.digest]; dup {
+			return nil, fmt.Errorf("line %d: the same token is on line %d; give every client its own token", line, prev)
+		}
+		if prev, dup := names[e.name]; dup {
+			return nil, fmt.Errorf("line %d: the name %q is used on line %d too; names must be unique", line, e.name, prev)
+		}
+		digests[e.digest], names[e.name] = line, line
+		t.entries = append(t.entries, e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if len(t.digests) == 0 {
-		return nil, fmt.Errorf("no tokens found (one token per line)")
+	if len(t.entries) == 0 {
+		return nil, fmt.Errorf("no tokens found (one a line: name:token:scopes, or a bare token)")
 	}
 	return t, nil
 }
 
+func parseTokenLine(s string) (tokenEntry, string, error) {
+	if parts := strings.Split(s, ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+		scopes, err := ParseScopes(parts[2])
+		if err != nil {
+			return tokenEntry{}, "", err
+		}
+		if err := checkToken(parts[1]); err != nil {
+			return tokenEntry{}, "", fmt.Errorf("token %q: %w", parts[0], err)
+		}
+		return tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}, "", nil
+	}
+	if err := checkToken(s); err != nil {
+		return tokenEntry{}, "", err
+	}
+	d := sha256.Sum256([]byte(s))
+	e := tokenEntry{name: "token-" + hex.EncodeToString(d[:4]), scopes: AllScopes, digest: d}
+	warn := ""
+	if strings.Contains(s, ":") {
+		warn = "taken as one bare token with every scope (the whole line is the token); to name it and limit it, write name:token:scopes, e.g. ci:TOKEN:submit,cancel"
+	}
+	return e, warn, nil
+}
+
+func checkToken(s string) error {
+	if len(s) < MinTokenLength || strings.ContainsAny(s, " \t") {
+		return fmt.Errorf("a token must be at least %d characters without spaces", MinTokenLength)
+	}
+	return nil
+}
+
 // LoadTokens reads tokens from a file, or from a comma-separated list when
-// the file name is empty and list is not. It returns nil (no auth) when
-// both are empty.
+// the file name is empty and list is not (SPARKPACK_TOKENS; scopes inside
+// an entry keep their commas: a:TOKEN:submit,read,b:TOKEN2:admin). It
+// returns nil (no auth) when both are empty.
 func LoadTokens(file, list string) (*Tokens, error) {
 	switch {
 	case file != "":
@@ -61,7 +200,7 @@ func LoadTokens(file, list string) (*Tokens, error) {
 		}
 		return t, nil
 	case list != "":
-		t, err := ParseTokens(strings.NewReader(strings.ReplaceAll(list, ",", "\n")))
+		t, err := ParseTokens(strings.NewReader(strings.Join(splitTokenList(list), "\n")))
 		if err != nil {
 			return nil, fmt.Errorf("SPARKPACK_TOKENS: %w", err)
 		}
@@ -70,44 +209,64 @@ func LoadTokens(file, list string) (*Tokens, error) {
 	return nil, nil
 }
 
+// splitTokenList splits SPARKPACK_TOKENS at commas, joining a scope name
+// back onto the name:token:scopes entry before it (a scope name is too
+// short to be a token, so this is unambiguous).
+func splitTokenList(list string) []string {
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		if n := len(out); n > 0 && strings.Count(out[n-1], ":") == 2 {
+			if _, err := ParseScopes(p); err == nil {
+				out[n-1] += "," + p
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // Len is the number of tokens.
 func (t *Tokens) Len() int {
 	if t == nil {
 		return 0
 	}
-	return len(t.digests)
+	return len(t.entries)
 }
 
-func (t *Tokens) valid(token string) bool {
+// Names lists the token names with their scopes, for the start-up log.
+func (t *Tokens) Names() []string {
+	if t == nil {
+		return nil
+	}
+	out := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		out[i] = e.name + " (" + e.scopes.String() + ")"
+	}
+	return out
+}
+
+// Warnings are remarks about lines that parsed but may not mean what the
+// operator intended.
+func (t *Tokens) Warnings() []string {
+	if t == nil {
+		return nil
+	}
+	return t.warnings
+}
+
+// lookup finds the token's entry, comparing against every digest in
+// constant time.
+func (t *Tokens) lookup(token string) (tokenEntry, bool) {
 	d := sha256.Sum256([]byte(token))
+	var found tokenEntry
 	ok := 0
-	for _, x := range t.digests {
-		ok |= subtle.ConstantTimeCompare(d[:], x[:])
+	for _, e := range t.entries {
+		if subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
+			found = e
+			ok = 1
+		}
 	}
-	return ok == 1
-}
-
-// authorize checks the bearer token when tokens are configured: a missing
-// token is 401, an unknown one 403. It returns false after answering.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
-	if s.cfg.Tokens.Len() == 0 {
-		return true
-	}
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sparkpack"`)
-		writeError(w, http.StatusUnauthorized, "Authorization", "a bearer token is required: send the header Authorization: Bearer <token>")
-		return false
-	}
-	scheme, token, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sparkpack", error="invalid_request"`)
-		writeError(w, http.StatusUnauthorized, "Authorization", "the Authorization header must be: Bearer <token>")
-		return false
-	}
-	if !s.cfg.Tokens.valid(strings.TrimSpace(token)) {
-		writeError(w, http.StatusForbidden, "Authorization", "this token is not allowed; ask the operator for a token listed in the tokens file")
-		return false
-	}
-	return true
+	return found, ok == 1
 }

@@ -92,9 +92,25 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	now := s.cfg.Now().UTC()
 	job := scheduler.Job{Spec: spec, SubmittedAt: now, Fingerprint: spec.Fingerprint()}
 	job.DeadlineAt = spec.ResolveDeadline(now)
-	reject := s.cfg.Admit(&job, now)
+	var reject string
+	if s.cfg.Decide != nil {
+		d := s.cfg.Decide(&job, now)
+		reject = d.Reject
+		if d.Queue {
+			d.Apply(&job)
+		}
+	} else {
+		reject = s.cfg.Admit(&job, now)
+	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
+	if p, _ := PrincipalFrom(r.Context()); s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
+		unlock := s.submitLocks.Lock(p.Name)
+		defer unlock()
+		if !s.underWaitingCap(ctx, w, r, p, spec.ID) {
+			return scheduler.Job{}, false, false
+		}
+	}
 	stored, created, err := s.cfg.Store.CreateJob(ctx, job, reject)
 	switch {
 	case errors.Is(err, scheduler.ErrConflict):
@@ -105,13 +121,71 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		return stored, false, false
 	}
 	if created {
-		loggerFrom(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
+		s.logFor(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
 		if s.cfg.Notifier != nil {
 			s.cfg.Notifier.JobSubmitted(stored)
 		}
 		s.publish("job", map[string]any{"id": stored.ID, "state": stored.State})
 	}
 	return stored, created, true
+}
+
+// Cancel stops a job on a user's request: the store cancels a waiting job
+// (CANCELLED) or durably marks one that holds resources kill-requested,
+// then the notifier (the scheduler core, which has the cluster kill the
+// driver) and the dashboard hear of it. DELETE /api/v1/jobs/{id} and every
+// other front end that kills jobs (Spark's REST protocol, through
+// sparkrest.Config.Cancel) call it, so that every kill takes this one path.
+// Errors are the store's (scheduler.ErrNotFound, store.ErrTerminal, ...).
+func (s *Server) Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error) {
+	job, outcome, err := s.cfg.Store.Cancel(ctx, id, reason)
+	if err != nil {
+		return job, outcome, err
+	}
+	s.logFor(ctx).WithFields(map[string]any{"job": job.ID, "state": job.State, "kill_requested": outcome == store.KillRequested}).Info("job cancelled: " + reason)
+	if s.cfg.Notifier != nil {
+		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
+	}
+	s.publish("job", map[string]any{"id": job.ID, "state": job.State, "killRequested": job.KillRequested})
+	return job, outcome, nil
+}
+
+// waitingCounter is what the waiting cap needs of the store (package store
+// implements it).
+type waitingCounter interface {
+	CountWaitingBy(ctx context.Context, name string) (int, error)
+}
+
+// underWaitingCap checks --max-waiting-per-token for p. A resubmission of
+// a job that exists already (same id) is let through: it creates nothing.
+// On refusal it has answered.
+func (s *Server) underWaitingCap(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, id string) bool {
+	wc, ok := s.cfg.Store.(waitingCounter)
+	if !ok {
+		return true
+	}
+	n, err := wc.CountWaitingBy(ctx, p.Name)
+	if err != nil {
+		writeStoreError(w, r, "count waiting jobs", err)
+		return false
+	}
+	if n < s.cfg.MaxWaitingPerToken {
+		return true
+	}
+	if id != "" {
+		if _, err := s.cfg.Store.GetJob(ctx, id); err == nil {
+			return true
+		}
+	}
+	s.guard.Count(r, p.Listener, RefusedTooManyWaiting)
+	who := fmt.Sprintf("token %q", p.Name)
+	if p.Via == "allowlist" {
+		who = "clients of --spark-rest-allow"
+	}
+	writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf(
+		"%s already has %d jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token %d); submit again when some have started, or cancel some",
+		who, n, s.cfg.MaxWaitingPerToken))
+	return false
 }
 
 func (s *Server) jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -255,10 +329,14 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
-	job, outcome, err := s.cfg.Store.Cancel(ctx, id, "cancelled through the API")
+	job, outcome, err := s.Cancel(ctx, id, "cancelled through the API")
 	switch {
 	case errors.Is(err, scheduler.ErrNotFound):
 		writeError(w, http.StatusNotFound, "id", "no job with id "+id)
+		return
+	case errors.Is(err, store.ErrNotOwner):
+		s.guard.Count(r, ListenerAPI, RefusedNotOwner)
+		writeError(w, http.StatusForbidden, "id", fmt.Sprintf("job %s was submitted by another token; only that token or one with the admin scope may cancel it", id))
 		return
 	case errors.Is(err, store.ErrTerminal):
 		writeError(w, http.StatusConflict, "state", fmt.Sprintf("job %s has already ended (%s)", id, job.State))
@@ -267,10 +345,6 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "cancel job", err)
 		return
 	}
-	if s.cfg.Notifier != nil {
-		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
-	}
-	s.publish("job", map[string]any{"id": job.ID, "state": job.State})
 	status := http.StatusOK
 	if outcome == store.KillRequested {
 		status = http.StatusAccepted

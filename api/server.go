@@ -42,12 +42,22 @@ type Config struct {
 	// the reason to reject it, or "". Nil uses scheduler.Admit assuming
 	// every executor fits some agent.
 	Admit func(j *scheduler.Job, now time.Time) string
+	// Decide, if set, replaces Admit: the scheduler core decides at
+	// submission, and a job it accepts is stored QUEUED at once (one
+	// write instead of two; the core then only puts it in its queue).
+	Decide func(j *scheduler.Job, now time.Time) scheduler.Decision
 	// Tokens, when not empty, are required on every mutating request (and
-	// on reads too when ProtectReads is set).
+	// on reads too when ProtectReads is set). Ignored when Guard is set.
 	Tokens       *Tokens
 	ProtectReads bool
-	Log          logrus.FieldLogger
-	Now          func() time.Time
+	// Guard, if set, is the access policy (shared with the Spark REST
+	// listener); nil builds one from Tokens and ProtectReads.
+	Guard *Guard
+	// MaxWaitingPerToken, when positive, caps the jobs one token may have
+	// waiting (SUBMITTED or QUEUED): more are refused with 429.
+	MaxWaitingPerToken int
+	Log                logrus.FieldLogger
+	Now                func() time.Time
 	// DBTimeout bounds each request's database work (default 10 s).
 	DBTimeout time.Duration
 	// DriverCommand, if set, gives a job's spark-submit argument vector
@@ -67,7 +77,11 @@ type Config struct {
 // Server serves the REST API.
 type Server struct {
 	cfg    Config
+	guard  *Guard
 	router *mux.Router
+	// submitLocks serialise, per token, the count of its waiting jobs and
+	// the creation of a new one, so that the cap holds under concurrency.
+	submitLocks keyedMutex
 }
 
 // MaxBodyBytes is the largest request body accepted (1 MiB).
@@ -87,7 +101,10 @@ func New(cfg Config) *Server {
 	if cfg.Admit == nil {
 		cfg.Admit = func(j *scheduler.Job, now time.Time) string { return scheduler.Admit(j, now, true) }
 	}
-	s := &Server{cfg: cfg, router: mux.NewRouter()}
+	if cfg.Guard == nil {
+		cfg.Guard = &Guard{Tokens: cfg.Tokens, ProtectReads: cfg.ProtectReads}
+	}
+	s := &Server{cfg: cfg, guard: cfg.Guard, router: mux.NewRouter()}
 	r := s.router
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
@@ -97,10 +114,10 @@ func New(cfg Config) *Server {
 	})
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc("/api/v1/jobs", s.mutating(s.createJob)).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/jobs", s.require(ScopeSubmit, s.createJob)).Methods(http.MethodPost)
 	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/jobs/{id}", s.mutating(s.deleteJob)).Methods(http.MethodDelete)
+	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, s.deleteJob)).Methods(http.MethodDelete)
 	if cfg.Views != nil || cfg.Broker != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
@@ -123,28 +140,49 @@ func (s *Server) publish(name string, data any) {
 	}
 }
 
-// Authorize exposes the token check to routes mounted from other packages.
+// Guard returns the access policy, to share with the Spark REST listener.
+func (s *Server) Guard() *Guard { return s.guard }
+
+// Authorize exposes the token check to routes mounted from other packages:
+// mutating needs the submit scope, reads the read scope (under
+// ProtectReads). On refusal it has answered. Prefer Require, which also
+// passes the principal on to the handler.
 func (s *Server) Authorize(w http.ResponseWriter, r *http.Request, mutating bool) bool {
-	if !mutating && !s.cfg.ProtectReads {
-		return true
+	need := ScopeRead
+	if mutating {
+		need = ScopeSubmit
 	}
-	return s.authorize(w, r)
+	_, rf := s.guard.Check(r, ListenerAPI, need)
+	if rf != nil {
+		writeRefusal(w, rf)
+		return false
+	}
+	return true
 }
 
-func (s *Server) mutating(h http.HandlerFunc) http.HandlerFunc {
+// Require wraps h so that it runs only for requests the guard admits for need.
+func (s *Server) Require(need Scope, h http.Handler) http.Handler {
+	return s.require(need, h.ServeHTTP)
+}
+
+func (s *Server) require(need Scope, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.authorize(w, r) {
-			h(w, r)
+		r, rf := s.guard.Check(r, ListenerAPI, need)
+		if rf != nil {
+			writeRefusal(w, rf)
+			return
 		}
+		h(w, r)
 	}
 }
 
-func (s *Server) reading(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.cfg.ProtectReads || s.authorize(w, r) {
-			h(w, r)
-		}
-	}
+func (s *Server) reading(h http.HandlerFunc) http.HandlerFunc { return s.require(ScopeRead, h) }
+
+// writeRefusal answers a refused request: its status, headers and
+// {"error", "field"}.
+func writeRefusal(w http.ResponseWriter, rf *Refusal) {
+	rf.SetHeaders(w.Header())
+	writeError(w, rf.Status, rf.Field, rf.Message)
 }
 
 type loggerKey struct{}
@@ -196,6 +234,7 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		log := s.cfg.Log.WithField("request_id", id)
 		rec := &statusRecorder{ResponseWriter: w}
+		r, note := WithAuthNote(r)
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
 		if rec.status == 0 {
 			rec.status = http.StatusOK
@@ -208,6 +247,12 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 			"duration": time.Since(start).Round(time.Microsecond).String(),
 			"remote":   r.RemoteAddr,
 		})
+		if note.Principal != "" {
+			entry = entry.WithField("principal", note.Principal)
+		}
+		if note.Refused != "" {
+			entry = entry.WithField("refused", note.Refused)
+		}
 		switch {
 		case rec.status >= 500:
 			entry.Warn("request")

@@ -2,7 +2,11 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -23,7 +27,10 @@ type AgentView struct {
 	InstanceType string            `json:"instanceType,omitempty"`
 	Location     string            `json:"location"`
 	// State is idle, active or off.
-	State        string                 `json:"state"`
+	State string `json:"state"`
+	// Power is power management's state of the agent: on, draining,
+	// powering-off, off or booting (empty when power management is off).
+	Power        string                 `json:"power,omitempty"`
 	Reservations []AgentReservationView `json:"reservations"`
 }
 
@@ -43,16 +50,28 @@ type ClusterView struct {
 
 // QueuedJobView is a waiting job in GET /api/v1/queues.
 type QueuedJobView struct {
-	scheduler.Job
+	scheduler.QueuedJob
 	// SlackSeconds is the time left before the deadline minus the
 	// estimated duration (deadline jobs only).
 	SlackSeconds *float64 `json:"slackSeconds,omitempty"`
 }
 
-// QueuesView is GET /api/v1/queues: waiting jobs in the order they will be tried.
+// QueuesView is GET /api/v1/queues: one page of the waiting jobs in the
+// order they will be tried (deadline queue first, then the regular queue),
+// the queues' full lengths, and the cursor of the next page.
 type QueuesView struct {
-	Deadline []QueuedJobView `json:"deadline"`
-	Regular  []QueuedJobView `json:"regular"`
+	Deadline []QueuedJobView        `json:"deadline"`
+	Regular  []QueuedJobView        `json:"regular"`
+	Totals   scheduler.QueueLengths `json:"totals"`
+	Next     string                 `json:"next"`
+	// At is when the scheduling pass that this view shows ran.
+	At time.Time `json:"at"`
+}
+
+// QueuesQuery selects a page of GET /api/v1/queues.
+type QueuesQuery struct {
+	Limit  int    // 1..1000; 0 means the default (100)
+	Cursor string // the Next of the previous page; "" for the first
 }
 
 // CostPoint is one point of the cumulative cost series.
@@ -76,13 +95,27 @@ type CostView struct {
 	BurnRateUSDPerHour float64     `json:"burnRateUSDPerHour"`
 	Series             []CostPoint `json:"series"`
 	Stats              []StatPoint `json:"stats"`
+	// Bill is what the cloud billed (every agent while powered on), when
+	// sparkpack can read it (the Mesos emulator's /sim/bill); nil otherwise.
+	Bill *BillView `json:"bill,omitempty"`
+}
+
+// BillView is the provider's bill next to sparkpack's own meter.
+type BillView struct {
+	TotalUSD    float64 `json:"totalUSD"`
+	AlwaysOnUSD float64 `json:"alwaysOnUSD"`
+	// Seconds is the billed period (simulated seconds on the emulator).
+	Seconds float64 `json:"seconds"`
 }
 
 // Views supplies the read-only panels of the dashboard; the live scheduler
 // and the Mesos adapter implement it.
 type Views interface {
 	Cluster(ctx context.Context) (ClusterView, error)
-	Queues(ctx context.Context) (QueuesView, error)
+	// Queues returns a page of the queues; an unknown cursor is an error
+	// wrapping scheduler.ErrBadQueueCursor. It must not wait for a
+	// scheduling pass.
+	Queues(ctx context.Context, q QueuesQuery) (QueuesView, error)
 	Cost(ctx context.Context) (CostView, error)
 }
 
@@ -103,10 +136,51 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 	}
 	if v != nil {
 		get("/api/v1/cluster", func(ctx context.Context) (any, error) { return v.Cluster(ctx) })
-		get("/api/v1/queues", func(ctx context.Context) (any, error) { return v.Queues(ctx) })
+		r.HandleFunc("/api/v1/queues", s.reading(func(w http.ResponseWriter, r *http.Request) {
+			q, field, err := parseQueuesQuery(r.URL.Query())
+			if err != nil {
+				writeError(w, http.StatusBadRequest, field, err.Error())
+				return
+			}
+			out, err := v.Queues(r.Context(), q)
+			if errors.Is(err, scheduler.ErrBadQueueCursor) {
+				writeError(w, http.StatusBadRequest, "cursor", "unknown cursor; use the 'next' value of a previous page")
+				return
+			}
+			if err != nil {
+				writeStoreError(w, r, "read /api/v1/queues", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+		})).Methods(http.MethodGet)
 		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
 	}
 	if b != nil {
 		r.Handle("/api/v1/events", s.reading(b.ServeHTTP)).Methods(http.MethodGet)
 	}
+}
+
+func parseQueuesQuery(q url.Values) (QueuesQuery, string, error) {
+	var o QueuesQuery
+	for k := range q {
+		if k != "limit" && k != "cursor" {
+			return o, k, fmt.Errorf("unknown query parameter %q (use limit, cursor)", k)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > scheduler.MaxQueuePageLimit {
+			return o, "limit", fmt.Errorf("limit must be a whole number from 1 to %d, got %q", scheduler.MaxQueuePageLimit, truncateQuery(v))
+		}
+		o.Limit = n
+	}
+	o.Cursor = q.Get("cursor")
+	return o, "", nil
+}
+
+func truncateQuery(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }

@@ -1,6 +1,6 @@
 // Package docker holds sparkpack's container image (Dockerfile) and its
 // docker-compose deployment on a real Apache Mesos cluster
-// (docker-compose.yml, .env, mesos/). It has no Go code of its own: its
+// (docker-compose.yml, .env, mesos/, sparkpack/tokens). It has no Go code of its own: its
 // tests check those files where no Docker engine runs, inside `make test`:
 //
 //   - TestComposeConfig: `docker-compose config -q` accepts the stack, and
@@ -14,6 +14,11 @@
 //     wrapper downloads from GitHub releases). The rules are listed there.
 //   - TestMesosConfig: the ACL and credential files parse, the secret files
 //     match the credentials, and the ACLs grant sparkpack what it needs.
+//   - TestComposeSecurity: TLS (the certs service, sparkpack's API over
+//     TLS, https to the master with the generated CA, libprocess TLS on the
+//     master and agents), the tokens file parses, the Spark REST allowlist
+//     stays inside the compose network, every SPARKPACK_* variable is one
+//     serve reads.
 //   - TestSparkSubmitUsesSpark35Options: the spark-submit command sparkpack
 //     builds (package sparksubmit) uses only options and properties that
 //     exist in Spark 3.5.

@@ -13,7 +13,7 @@ import (
 // does on real agents) is retried once as attempt 2 with a new driver task
 // id, then ends FAILED. (Each retry used to start again at attempt 1 with
 // the same task id and was retried for ever; integration/realmesos found
-// it.)
+// it, and the reliability work numbers launches from the stored record.)
 func TestE2EFailingDriverIsRetriedWithANewTaskID(t *testing.T) {
 	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2)})
 	sp := startSparkpack(t, emu.URL, e2eDB(t))

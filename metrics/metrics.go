@@ -19,10 +19,16 @@ type Metrics struct {
 	Reservations     *prometheus.CounterVec // op=reserve|unreserve, result=ok|conflict|error
 	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
 	PlacementSeconds prometheus.Histogram
+	PassSeconds      *prometheus.HistogramVec // kind=full|incremental
 	OfferToAccept    prometheus.Histogram
 	ClusterCostUSD   prometheus.Gauge
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
+	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
+	// RequestsRefused counts requests refused by the access policy, by
+	// listener (api, spark-rest) and reason (no_credentials,
+	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
+	RequestsRefused *prometheus.CounterVec
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -47,6 +53,9 @@ func New(jobs JobCounter) *Metrics {
 		PlacementSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_placement_seconds", Help: "Time to compute one job's placement.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}),
+		PassSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sparkpack_scheduling_pass_seconds", Help: "Time of one scheduling pass; full passes look at every waiting job, incremental ones only at new jobs.",
+			Buckets: prometheus.ExponentialBuckets(1e-4, 2.5, 12)}, []string{"kind"}),
 		OfferToAccept: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
@@ -56,9 +65,14 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
+		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sparkpack_requests_refused_total", Help: "Requests refused by authentication, scopes, the allowlist or the limits, by listener and reason."},
+			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
@@ -71,6 +85,25 @@ func New(jobs JobCounter) *Metrics {
 // cannot be collected (the database is down) is left out; the rest is served.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Refused counts one refused request (api.Guard's Refused hook).
+func (m *Metrics) Refused(listener, reason string) {
+	if m != nil {
+		m.RequestsRefused.WithLabelValues(listener, reason).Inc()
+	}
+}
+
+// ObservePass records one scheduling pass's duration.
+func (m *Metrics) ObservePass(full bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	kind := "incremental"
+	if full {
+		kind = "full"
+	}
+	m.PassSeconds.WithLabelValues(kind).Observe(d.Seconds())
 }
 
 // ObservePlacement records one placement's duration.

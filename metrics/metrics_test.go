@@ -38,6 +38,9 @@ func TestScrape(t *testing.T) {
 	m.Reservations.WithLabelValues("reserve", "ok").Inc()
 	m.QueueLength.WithLabelValues("deadline").Set(4)
 	m.ObservePlacement(3 * time.Millisecond)
+	m.Refused("spark-rest", "no_credentials")
+	m.Refused("spark-rest", "no_credentials")
+	m.Refused("api", "rate_limited")
 	code, body := scrape(t, m)
 	for _, want := range []string{
 		"sparkpack_offers_received_total 3",
@@ -47,6 +50,8 @@ func TestScrape(t *testing.T) {
 		`sparkpack_jobs{state="RUNNING"} 2`,
 		"sparkpack_placement_seconds_count 1",
 		"go_goroutines",
+		`sparkpack_requests_refused_total{listener="spark-rest",reason="no_credentials"} 2`,
+		`sparkpack_requests_refused_total{listener="api",reason="rate_limited"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("scrape lacks %q", want)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
@@ -86,42 +87,100 @@ func AgentsFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) ([
 		if !a.Active || a.GetDeactivated() {
 			continue
 		}
-		info := a.AgentInfo
-		id := ""
-		if info.ID != nil {
-			id = info.ID.Value
+		ag, warn := convertAgent(a, prices)
+		if warn != "" {
+			warnings = append(warnings, warn)
 		}
-		attrs := attributes(info.Attributes)
-		ag := Agent{
-			ID:         id,
-			Hostname:   info.Hostname,
-			Attributes: attrs,
-			CPUs:       scalar(a.TotalResources, "cpus"),
-			MemMB:      scalar(a.TotalResources, "mem"),
-			Location:   placement.LocationCloud,
-		}
-		if ag.CPUs == 0 && ag.MemMB == 0 {
-			ag.CPUs, ag.MemMB = scalar(info.Resources, "cpus"), scalar(info.Resources, "mem")
-		}
-		if attrs["location"] == string(placement.LocationLocal) {
-			ag.Location = placement.LocationLocal
-		}
-		if p, err := strconv.ParseFloat(attrs["price"], 64); err == nil && p >= 0 {
-			ag.PricePerHour = p
-		} else if p, ok := prices[attrs["instance_type"]]; ok {
-			ag.PricePerHour = p
-		} else {
-			warnings = append(warnings, fmt.Sprintf("agent %s (%s) has no price attribute and its instance_type %q is not in the price table; counting it as free", id, info.Hostname, attrs["instance_type"]))
-		}
-		// Unreserved capacity not allocated to tasks. Offered resources are
-		// not in use: the master rescinds offers to make room for a reserve.
-		ag.FreeCPUs = math.Max(0, unreserved(a.TotalResources, "cpus")-unreserved(a.AllocatedResources, "cpus"))
-		ag.FreeMemMB = math.Max(0, unreserved(a.TotalResources, "mem")-unreserved(a.AllocatedResources, "mem"))
-		ag.Reservations = LabelledReservations(id, a.TotalResources)
 		out = append(out, ag)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, warnings
+}
+
+func convertAgent(a master.Response_GetAgents_Agent, prices PriceTable) (Agent, string) {
+	info := a.AgentInfo
+	id := ""
+	if info.ID != nil {
+		id = info.ID.Value
+	}
+	attrs := attributes(info.Attributes)
+	ag := Agent{
+		ID:         id,
+		Hostname:   info.Hostname,
+		Attributes: attrs,
+		CPUs:       scalar(a.TotalResources, "cpus"),
+		MemMB:      scalar(a.TotalResources, "mem"),
+		Location:   placement.LocationCloud,
+	}
+	if ag.CPUs == 0 && ag.MemMB == 0 {
+		ag.CPUs, ag.MemMB = scalar(info.Resources, "cpus"), scalar(info.Resources, "mem")
+	}
+	if attrs["location"] == string(placement.LocationLocal) {
+		ag.Location = placement.LocationLocal
+	}
+	warn := ""
+	if p, err := strconv.ParseFloat(attrs["price"], 64); err == nil && p >= 0 {
+		ag.PricePerHour = p
+	} else if p, ok := prices[attrs["instance_type"]]; ok {
+		ag.PricePerHour = p
+	} else {
+		warn = fmt.Sprintf("agent %s (%s) has no price attribute and its instance_type %q is not in the price table; counting it as free", id, info.Hostname, attrs["instance_type"])
+	}
+	// Unreserved capacity not allocated to tasks. Offered resources are
+	// not in use: the master rescinds offers to make room for a reserve.
+	ag.FreeCPUs = math.Max(0, unreserved(a.TotalResources, "cpus")-unreserved(a.AllocatedResources, "cpus"))
+	ag.FreeMemMB = math.Max(0, unreserved(a.TotalResources, "mem")-unreserved(a.AllocatedResources, "mem"))
+	ag.Reservations = LabelledReservations(id, a.TotalResources)
+	return ag, warn
+}
+
+// AgentStatus is everything GET_AGENTS shows of an agent, whatever its
+// state: what power management needs.
+type AgentStatus struct {
+	Agent
+	// Active: connected and not deactivated (GET_AGENTS' active).
+	Active bool
+	// Deactivated and Drained come from deactivated and drain_info.
+	Deactivated bool
+	Drained     bool
+	// Busy: any reserved resource of any role, or resources allocated to
+	// tasks (of any framework).
+	Busy bool
+	// RegisteredAt is the master's time of the agent's last
+	// (re-)registration: it moves when a powered-off agent comes back.
+	RegisteredAt time.Time
+}
+
+// StatusesFromMesos converts every agent of a GET_AGENTS answer.
+func StatusesFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) []AgentStatus {
+	out := make([]AgentStatus, 0, len(in))
+	for _, a := range in {
+		ag, _ := convertAgent(a, prices)
+		st := AgentStatus{Agent: ag, Active: a.Active && !a.GetDeactivated(), Deactivated: a.GetDeactivated()}
+		if di := a.GetDrainInfo(); di != nil && di.State == mesos.DrainState_DRAINED {
+			st.Drained = true
+		}
+		for _, r := range a.TotalResources {
+			if len(r.Reservations) > 0 || (r.Role != nil && *r.Role != "*" && *r.Role != "") {
+				st.Busy = true
+			}
+		}
+		for _, r := range a.AllocatedResources {
+			if r.Scalar != nil && r.Scalar.Value > 0 && (r.Name == "cpus" || r.Name == "mem") {
+				st.Busy = true
+			}
+		}
+		for _, t := range []*mesos.TimeInfo{a.GetRegisteredTime(), a.GetReregisteredTime()} {
+			if t != nil {
+				if at := time.Unix(0, t.Nanoseconds).UTC(); at.After(st.RegisteredAt) {
+					st.RegisteredAt = at
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Snapshot converts agents to the placement engine's view. An agent is

@@ -2,10 +2,12 @@ package offers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
@@ -143,3 +145,37 @@ func (o *Operator) GetTasks(ctx context.Context) (*master.Response_GetTasks, err
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// DeactivateAgent sends DEACTIVATE_AGENT: the master offers the agent's
+// resources to no one (its outstanding offers are rescinded) and kills
+// nothing. Power management uses it rather than DRAIN_AGENT: on an idle
+// agent both stop new work, but DRAIN_AGENT would also kill a task that
+// landed between the idle check and the call. Sending it again is
+// harmless (200).
+func (o *Operator) DeactivateAgent(ctx context.Context, agentID string) error {
+	_, err := o.Call(ctx, &master.Call{
+		Type:            master.Call_DEACTIVATE_AGENT,
+		DeactivateAgent: &master.Call_DeactivateAgent{AgentID: mesos.AgentID{Value: agentID}},
+	})
+	if err != nil {
+		return fmt.Errorf("deactivate agent %s: %w", agentID, err)
+	}
+	return nil
+}
+
+// ReactivateAgent sends REACTIVATE_AGENT. An agent that is not deactivated
+// (Mesos answers 400 "Agent is not deactivated") counts as done.
+func (o *Operator) ReactivateAgent(ctx context.Context, agentID string) error {
+	_, err := o.Call(ctx, &master.Call{
+		Type:            master.Call_REACTIVATE_AGENT,
+		ReactivateAgent: &master.Call_ReactivateAgent{AgentID: mesos.AgentID{Value: agentID}},
+	})
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Body, "not deactivated") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reactivate agent %s: %w", agentID, err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package offers
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -29,33 +30,80 @@ type Endpoint struct {
 	principal string
 	secret    string
 	client    *http.Client
+	guard     func() error
+}
+
+// EndpointOption configures an Endpoint.
+type EndpointOption func(*endpointOptions)
+
+type endpointOptions struct {
+	tls   *tls.Config
+	guard func() error
+}
+
+// WithGuard makes every call to the master first ask guard, and fail with
+// its error instead of being sent: a sparkpack instance that is no longer
+// sure it leads (package leader) sends nothing to Mesos.
+func WithGuard(guard func() error) EndpointOption {
+	return func(o *endpointOptions) { o.guard = guard }
+}
+
+// WithTLS sets the TLS configuration for an https:// master (typically
+// one trusting the master's CA: tlsutil.ClientConfig(--mesos-ca-file)).
+// A master given as host:port is then reached over https.
+func WithTLS(cfg *tls.Config) EndpointOption {
+	return func(o *endpointOptions) { o.tls = cfg }
 }
 
 // NewEndpoint parses the master address: host:port, http://host:port or
 // https://host:port. Principal and secret, when set, are sent with HTTP
 // basic authentication.
-func NewEndpoint(master, principal, secret string) (*Endpoint, error) {
+func NewEndpoint(master, principal, secret string, opts ...EndpointOption) (*Endpoint, error) {
+	var o endpointOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	if master == "" {
 		return nil, errors.New("no Mesos master address (set --mesos-master, e.g. http://127.0.0.1:5050)")
 	}
 	if !strings.Contains(master, "://") {
-		master = "http://" + master
+		scheme := "http://"
+		if o.tls != nil {
+			scheme = "https://"
+		}
+		master = scheme + master
 	}
 	u, err := url.Parse(master)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("Mesos master %q: want host:port or http(s)://host:port", master)
 	}
+	if o.tls != nil && u.Scheme != "https" {
+		return nil, fmt.Errorf("Mesos master %q: a CA file is set (--mesos-ca-file) but the master is http://; write https://%s", master, u.Host)
+	}
 	u.Path = ""
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if o.tls != nil {
+		transport.TLSClientConfig = o.tls.Clone()
+	}
 	return &Endpoint{
 		base:      u,
 		principal: principal,
 		secret:    secret,
+		guard:     o.guard,
 		client: &http.Client{
+			Transport: transport,
 			// Redirects are followed by hand: Mesos answers 307 with a
 			// Location of the leading master, and the body must be resent.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}, nil
+}
+
+// TLS reports whether the master is reached over https.
+func (e *Endpoint) TLS() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.base.Scheme == "https"
 }
 
 // Base returns the current master URL.
@@ -97,6 +145,11 @@ func IsConflict(err error) bool {
 // post sends one protobuf call to path and returns the response, following
 // up to 5 leader redirects. The caller closes the body.
 func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message, accept string, header http.Header) (*http.Response, error) {
+	if e.guard != nil {
+		if err := e.guard(); err != nil {
+			return nil, fmt.Errorf("Mesos %s not sent: %w", callName, err)
+		}
+	}
 	body, err := msg.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", callName, err)

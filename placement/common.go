@@ -101,21 +101,26 @@ func prepare(s Snapshot, d Demand) (*prep, error) {
 
 // noFit builds the structured reason for a job that does not fit now.
 func (p *prep) noFit() *NoFit {
-	d := p.d
-	nf := &NoFit{Placeable: min(p.sum, d.Executors)}
-	var freeC, freeM, capC, capM float64
+	var freeC, freeM float64
+	maxPer := 0
 	never := len(p.s.Agents) > 0
 	for i, a := range p.s.Agents {
-		nf.MaxPerAgent = max(nf.MaxPerAgent, p.caps[i])
+		maxPer = max(maxPer, p.caps[i])
 		freeC += max(a.FreeCPUs, 0)
 		freeM += max(a.FreeMemMB, 0)
-		capC = max(capC, a.CPUs)
-		capM = max(capM, a.MemMB)
-		if fitCount(a.CPUs, a.MemMB, d.CPUs, d.MemMB, 1) >= 1 {
+		if fitCount(a.CPUs, a.MemMB, p.d.CPUs, p.d.MemMB, 1) >= 1 {
 			never = false
 		}
 	}
-	nf.Never = never
+	return p.noFitFrom(p.sum, maxPer, never, freeC, freeM)
+}
+
+// noFitFrom builds the reason from cluster-wide figures: how many
+// executors fit in all, the most on one agent, whether one could fit on
+// an empty agent, and the summed free cpus and memory.
+func (p *prep) noFitFrom(placeable, maxPerAgent int, never bool, freeC, freeM float64) *NoFit {
+	d := p.d
+	nf := &NoFit{Placeable: min(placeable, d.Executors), MaxPerAgent: min(maxPerAgent, d.Executors), Never: never}
 	needC := float64(d.Executors) * d.CPUs
 	needM := float64(d.Executors) * d.MemMB
 	shortC, shortM := needC-freeC, needM-freeM

@@ -228,10 +228,20 @@ func (m *CostMeter) Report(t time.Time) CostReport {
 
 // Provisioner powers idle agents off and on again (for example by stopping
 // and starting cloud VMs). The Core calls PowerOn for the agents a plan
-// activates before applying it, and PowerOff for agents that became idle.
+// activates before applying it (it must return quickly: the plan waits
+// for the agent, not the core), and PowerOff for agents that became idle
+// (a hint: a provisioner may wait for its own idle timer).
 type Provisioner interface {
 	PowerOn(ctx context.Context, agentID string) error
 	PowerOff(ctx context.Context, agentID string) error
+}
+
+// Standby gives the agents that are powered off and may be powered on for
+// a plan (with their whole capacity free), and those being powered on
+// (with nothing free yet: they count only when deciding whether a job
+// could ever run here). Package power implements it.
+type Standby interface {
+	StandbyAgents() []placement.Agent
 }
 
 // NopProvisioner leaves agents as they are (the default): idle agents are

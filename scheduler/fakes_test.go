@@ -17,10 +17,15 @@ type testStore struct {
 	events []string // "id:from->to:reason"
 	plans  map[string]placement.Plan
 	failOn State // Transition into this state fails (once) when set
+	// calls counts the store calls by method.
+	calls map[string]int
+	// hold, when set, is called (without the store's lock) at the start
+	// of every Transition; a test blocks in it to catch the core mid-call.
+	hold func(id string, to State)
 }
 
 func newTestStore() *testStore {
-	return &testStore{jobs: map[string]*Job{}, plans: map[string]placement.Plan{}}
+	return &testStore{jobs: map[string]*Job{}, plans: map[string]placement.Plan{}, calls: map[string]int{}}
 }
 
 func (s *testStore) add(j Job) Job {
@@ -40,7 +45,23 @@ func (s *testStore) get(id string) Job {
 	return *s.jobs[id]
 }
 
+func (s *testStore) count(method string) {
+	s.mu.Lock()
+	s.calls[method]++
+	s.mu.Unlock()
+}
+
+func (s *testStore) callCount(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
 func (s *testStore) Transition(_ context.Context, id string, from, to State, reason string, mutate func(*Job)) (Job, error) {
+	s.count("Transition")
+	if s.hold != nil {
+		s.hold(id, to)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[id]
@@ -81,6 +102,7 @@ func (s *testStore) Unfinished(context.Context) ([]Job, error) {
 }
 
 func (s *testStore) SetWaiting(_ context.Context, id, reason string, atRisk bool) error {
+	s.count("SetWaiting")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[id]
@@ -92,9 +114,38 @@ func (s *testStore) SetWaiting(_ context.Context, id, reason string, atRisk bool
 }
 
 func (s *testStore) SavePlacement(_ context.Context, id string, p placement.Plan) error {
+	s.count("SavePlacement")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.plans[id] = p
+	return nil
+}
+
+// batchStore adds the BatchStore methods to testStore, counting batches.
+type batchStore struct{ *testStore }
+
+func (b batchStore) TransitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
+	b.count("TransitionMany")
+	out := make([]ChangeResult, len(changes))
+	for i, ch := range changes {
+		b.mu.Lock()
+		b.calls["Transition"]-- // counted as part of the batch
+		b.mu.Unlock()
+		j, err := b.testStore.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
+		out[i] = ChangeResult{Job: j, Err: err}
+	}
+	return out, nil
+}
+
+func (b batchStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error {
+	b.count("SetWaitingMany")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range notes {
+		if j, ok := b.jobs[n.ID]; ok && j.State.Waiting() {
+			j.WaitingReason, j.AtRisk = n.Reason, n.AtRisk
+		}
+	}
 	return nil
 }
 

@@ -100,6 +100,11 @@ type Job struct {
 	KillRequested bool `json:"killRequested,omitempty"`
 	// Attempt counts how often the job was started (retries add one).
 	Attempt int `json:"attempt,omitempty"`
+	// FailedRuns counts the runs of the job's application that failed;
+	// the job goes back to the queue while FailedRuns <= Retries, so it
+	// runs at most Retries+1 times. Launches that Mesos lost before the
+	// driver started are not runs (see DriverRecord.LostLaunches).
+	FailedRuns int `json:"failedRuns,omitempty"`
 	// Fingerprint identifies the submitted body, for idempotent resubmission.
 	Fingerprint string `json:"-"`
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,22 +30,36 @@ type Ordering string
 
 const (
 	// OrderAlgorithm3 is thesis Algorithm 3: an EDF queue for deadline jobs
-	// tried first, then regular jobs by descending resource demand (default).
+	// tried first, then regular jobs by descending resource demand.
 	OrderAlgorithm3 Ordering = "algorithm3"
 	// OrderFIFO is the FIFO baseline (Spark's default scheduler): one queue
 	// in submission order that ignores deadlines; a job that does not fit is
 	// skipped and the next tried.
 	OrderFIFO Ordering = "fifo"
+	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
+	// jobs that can still meet their deadline are tried first (EDF), those
+	// that cannot any more (at risk) after them (EDF). See ordering.go.
+	// It is the default.
+	OrderFeasibleEDF Ordering = "feasible-edf"
 )
 
 // Defaults of Config.
 const (
-	DefaultPolicy       = "bfd"
+	// DefaultPolicy is the placement policy of a core whose Config names
+	// none, and serve's --policy default: dap (docs/placement.md).
+	DefaultPolicy = "dap"
+	// DefaultOrdering is the queue discipline of a core whose Config names
+	// none (serve's --queue default).
+	DefaultOrdering     = OrderFeasibleEDF
 	DefaultPromoteAfter = 15 * time.Minute
 	DefaultRetryBackoff = 5 * time.Second
 )
 
 // Reasons stored as a waiting job's reason besides placement's NoFit text.
+// reasonKillWhileWaiting ends a job whose kill was requested while it held
+// resources and that went back to the queue before the kill was carried out.
+const reasonKillWhileWaiting = "kill requested: the job had gone back to the queue; it is not run again"
+
 const (
 	ReasonDeadlineFirst = "deadline jobs first"
 	ReasonQueued        = "queued"
@@ -65,14 +78,15 @@ type PlacementStat struct {
 
 // Config configures a Core. The zero value is usable.
 type Config struct {
-	// Policy names the placement policy (placement.Names); default "bfd".
+	// Policy names the placement policy (placement.Names); default
+	// DefaultPolicy.
 	Policy string
 	// PolicyOptions are passed to placement.New. Their Alpha/Beta (default
 	// 0.8/0.2) also weigh the regular queue's resource demand RD.
 	PolicyOptions placement.Options
 	// Placer, if set, is used instead of the named policy.
 	Placer placement.Policy
-	// Ordering is the queue discipline; default OrderAlgorithm3.
+	// Ordering is the queue discipline; default DefaultOrdering.
 	Ordering Ordering
 	// PromoteAfter: a regular job that has been skipped (did not fit, or
 	// deadline jobs came first) for this long is promoted into the deadline
@@ -92,20 +106,50 @@ type Config struct {
 	DurationScale float64
 	// Provisioner powers idle agents off and on; default NopProvisioner.
 	Provisioner Provisioner
+	// Standby, if set, gives the agents that are powered off but may be
+	// powered on for a plan. A job is placed on them only when it fits no
+	// other way (a powered-off agent must boot first); they also count
+	// when deciding whether a job could ever run here.
+	Standby Standby
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
 	// OnChange, if set, is called after every job state change the core
-	// makes (with the job as stored). It runs with the core's lock held: it
+	// makes (with the job as stored), from the goroutine that made it. It
 	// must be quick and must not call the Core.
 	OnChange func(Job)
-	// OnPlacement, if set, is called after every placement decision, with
-	// the same restrictions as OnChange.
+	// OnPlacement, if set, is called after every run of the placement
+	// policy, with the same restrictions as OnChange.
 	OnPlacement func(PlacementStat)
+	// OnPass, if set, is called after every scheduling pass, with the same
+	// restrictions as OnChange.
+	OnPass func(PassStat)
 }
 
+// PassStat describes one scheduling pass.
+type PassStat struct {
+	// Full is true when the pass looked at every waiting job (something
+	// was freed, a timer was due); otherwise it looked only at the jobs
+	// that entered a queue since the last pass.
+	Full bool
+	// Elapsed is the pass's wall-clock time, store and cluster calls included.
+	Elapsed time.Duration
+	// Admitted is how many jobs the pass moved from the intake to a queue
+	// or rejected; Started how many it started.
+	Admitted, Started int
+	// Waiting is the number of queued jobs after the pass.
+	Waiting int
+}
+
+// activeJob is a job that holds resources.
 type activeJob struct {
+	mu   sync.Mutex // serialises the reports on this job
 	job  Job
 	plan *placement.Plan // nil when recovered after a restart
+	gone bool            // it ended or went back to the queue
+	// Guarded by Core.actMu, for annotateRemaining: when it started
+	// running and its estimate in wall time.
+	startedAt *time.Time
+	estimate  time.Duration
 }
 
 type cancelNote struct {
@@ -117,6 +161,15 @@ type cancelNote struct {
 // over a Cluster, a Store and a Clock. Live, Run drives it from events;
 // the simulator calls Submit, Schedule and Report itself on a virtual clock.
 // All methods are safe for concurrent use.
+//
+// Concurrency: the queues belong to the scheduling pass. passMu only
+// serialises passes (Schedule, Submit, Cancel, Recover); no reader and no
+// event source ever waits for it. Events reach the pass through inboxes
+// (JobSubmitted, JobCancelled, the retries of Report) and ClusterChanged's
+// counter; readers (Queues, QueuePage, Lengths, NextWake, Cost) read what
+// the last pass published. Report writes a job's progress to the store
+// without any core-wide lock. No lock that a reader or an event source
+// takes is ever held across a store or cluster call.
 type Core struct {
 	cfg     Config
 	policy  placement.Policy
@@ -127,31 +180,48 @@ type Core struct {
 	clock   Clock
 	log     logrus.FieldLogger
 
-	buffer JobBuffer
-	kick   chan struct{}
+	// Inboxes, filled from any goroutine and drained by the pass.
+	buffer   JobBuffer
+	inboxMu  sync.Mutex
+	cancels  []cancelNote
+	requeues []Job // jobs that Report sent back to QUEUED
+	kick     chan struct{}
 	// freeEpoch counts the events that may have freed resources (job ends,
-	// retries, cluster changes); it is atomic so that ClusterChanged never
-	// waits for the core's lock.
+	// retries, cluster changes).
 	freeEpoch atomic.Uint64
-	// passEpoch is freeEpoch as read just before the snapshot in use was
-	// taken (guarded by mu): a NoFit on that snapshot is valid until
-	// freeEpoch moves past it.
-	passEpoch uint64
-	inboxMu   sync.Mutex
-	cancels   []cancelNote
 
-	// capacity of the agents, for admission without the lock.
+	// Owned by the pass (guarded by passMu).
+	passMu        sync.Mutex
+	dq            DeadlineQueue
+	jq            JobQueue
+	byID          map[string]*Entry
+	fresh         []*Entry // entered a queue since the last pass
+	cancelled     map[string]time.Time
+	totalCPU      float64
+	totalMem      float64
+	retryAt       time.Time
+	lastFullEpoch uint64
+	fullDue       bool // the next pass must look at every waiting job
+	blocked       bool // regular jobs waited behind deadline jobs at the last pass
+	viewDirty     bool
+	publishedAt   time.Time // wall time of the last publish
+	standby       *standbyView
+	wakeAt        time.Time // next timer-driven change (at risk, promotion)
+
+	actMu  sync.Mutex
+	active map[string]*activeJob
+
+	// capacity of the agents, for admission from the API.
 	capMu    sync.RWMutex
 	capacity []placement.Agent
 
-	mu       sync.Mutex
-	dq       DeadlineQueue
-	jq       JobQueue
-	active   map[string]*activeJob
-	totalCPU float64
-	totalMem float64
-	retryAt  time.Time
-	cost     *CostMeter
+	view    atomic.Pointer[queueSnapshot]
+	wakeMu  sync.Mutex
+	nextAt  time.Time
+	nextOK  bool
+	waiting *waitingWriter
+	async   atomic.Bool // Run's writer stores waiting reasons
+	cost    *CostMeter
 }
 
 // New builds a core. Nothing runs until Run (live) or Schedule (simulation).
@@ -175,10 +245,10 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	}
 	switch cfg.Ordering {
 	case "":
-		cfg.Ordering = OrderAlgorithm3
-	case OrderAlgorithm3, OrderFIFO:
+		cfg.Ordering = DefaultOrdering
+	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
 	default:
-		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3 or fifo)", cfg.Ordering)
+		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
 	}
 	switch cfg.Admission {
 	case "":
@@ -214,11 +284,16 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	c := &Core{
 		cfg: cfg, policy: pol, alpha: alpha, beta: beta,
 		cluster: cluster, store: store, clock: clock, log: cfg.Log,
-		kick:   make(chan struct{}, 1),
-		active: map[string]*activeJob{},
-		cost:   NewCostMeter(clock.Now()),
+		kick:      make(chan struct{}, 1),
+		byID:      map[string]*Entry{},
+		cancelled: map[string]time.Time{},
+		active:    map[string]*activeJob{},
+		waiting:   newWaitingWriter(),
+		cost:      NewCostMeter(clock.Now()),
+		fullDue:   true,
 	}
 	c.jq.FIFO = cfg.Ordering == OrderFIFO
+	c.publish(clock.Now())
 	return c, nil
 }
 
@@ -238,10 +313,11 @@ func (c *Core) wake() {
 	}
 }
 
-// JobSubmitted hands a job stored in state SUBMITTED to the core (the
-// api.Notifier hook). It does not block; the loop admits and queues it.
+// JobSubmitted hands a new job to the core (the api.Notifier hook): one
+// stored SUBMITTED, which the loop admits and queues, or one stored QUEUED
+// after Decide, which it queues. It does not block.
 func (c *Core) JobSubmitted(j Job) {
-	if j.State != Submitted && j.State != "" {
+	if j.State != Submitted && j.State != Queued && j.State != "" {
 		return
 	}
 	c.buffer.Push(j)
@@ -269,16 +345,23 @@ func (c *Core) ClusterChanged() {
 // Run recovers the queues from the store, then schedules on every event
 // (submission, cancellation, job end, cluster change) and on timers (at
 // risk, promotion, retry) until ctx is done. It returns ctx.Err(), or the
-// recovery error. It starts no goroutine of its own.
+// recovery error. Its one helper goroutine, which stores waiting reasons
+// in batches, ends before Run returns.
 func (c *Core) Run(ctx context.Context) error {
 	if err := c.Recover(ctx); err != nil {
 		return err
 	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	c.async.Store(true)
+	go func() { defer wg.Done(); c.writeWaiting(wctx) }()
+	defer func() { stop(); wg.Wait(); c.async.Store(false) }()
 	for {
 		if _, err := c.Schedule(ctx); err != nil && ctx.Err() == nil {
 			c.log.WithError(err).Warn("scheduling pass failed; retrying")
 		}
-		var timer <-chan time.Time
+		var timer, publish <-chan time.Time
 		if at, ok := c.NextWake(); ok {
 			d := at.Sub(c.clock.Now())
 			if d < time.Millisecond {
@@ -286,13 +369,27 @@ func (c *Core) Run(ctx context.Context) error {
 			}
 			timer = c.clock.After(d)
 		}
+		if c.publishPending() {
+			publish = time.After(publishEvery)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.kick:
 		case <-timer:
+		case <-publish:
+			c.passMu.Lock()
+			c.publish(c.clock.Now())
+			c.passMu.Unlock()
 		}
 	}
+}
+
+// publishPending reports whether a pass left the readers' view out of date.
+func (c *Core) publishPending() bool {
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
+	return c.viewDirty
 }
 
 // Recover rebuilds the core's state from Store.Unfinished: SUBMITTED jobs
@@ -304,28 +401,50 @@ func (c *Core) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: recover: %w", err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
 	now := c.clock.Now()
+	var back []Change
 	for _, j := range jobs {
 		switch j.State {
 		case Submitted:
 			c.buffer.Push(j)
-		case Queued:
-			c.enqueue(j, now)
-		case Placing:
-			nj, err := c.transition(ctx, j.ID, Placing, Queued, "restart: placement was not applied", func(x *Job) { x.WaitingReason = ReasonQueued })
-			if err != nil {
-				return fmt.Errorf("scheduler: recover job %s: %w", j.ID, err)
+		case Queued, Placing:
+			if j.KillRequested {
+				// A kill asked for while the job held resources, which it
+				// gave back before the kill was carried out: never run it again.
+				back = append(back, Change{ID: j.ID, From: j.State, To: Cancelled, Reason: reasonKillWhileWaiting})
+			} else if j.State == Queued {
+				c.enqueue(NewEntry(&j), now)
+			} else {
+				back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
+					Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
 			}
-			c.enqueue(nj, now)
 		default:
 			if j.State.Active() {
+				c.actMu.Lock()
 				c.active[j.ID] = &activeJob{job: j}
+				c.actMu.Unlock()
 			}
 		}
 	}
+	if len(back) > 0 {
+		res, err := c.transitionMany(ctx, back)
+		if err != nil {
+			return fmt.Errorf("scheduler: recover: %w", err)
+		}
+		for i, r := range res {
+			if r.Err != nil {
+				return fmt.Errorf("scheduler: recover job %s: %w", back[i].ID, r.Err)
+			}
+			if back[i].To == Queued {
+				c.enqueue(NewEntry(&r.Job), now)
+			}
+		}
+	}
+	c.fullDue = true
 	c.freeEpoch.Add(1)
+	c.publish(now)
 	c.wake()
 	return nil
 }
@@ -342,22 +461,82 @@ func (c *Core) transition(ctx context.Context, id string, from, to State, reason
 	return j, nil
 }
 
-func (c *Core) enqueue(j Job, now time.Time) *Entry {
-	e := &Entry{Job: j, Demand: DemandOf(&j), EnqueuedAt: now}
+// transitionMany writes a batch of changes: in one round trip when the
+// store can, else one by one.
+func (c *Core) transitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
+	var res []ChangeResult
+	if bs, ok := c.store.(BatchStore); ok && len(changes) > 1 {
+		r, err := bs.TransitionMany(ctx, changes)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+	} else {
+		res = make([]ChangeResult, len(changes))
+		for i, ch := range changes {
+			j, err := c.store.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
+			if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrIllegalTransition) {
+				if i == 0 {
+					return nil, err
+				}
+				// The rest was not tried: report them as failed alike.
+				for k := i; k < len(changes); k++ {
+					res[k] = ChangeResult{Err: err}
+				}
+				break
+			}
+			res[i] = ChangeResult{Job: j, Err: err}
+		}
+	}
+	for i, r := range res {
+		if r.Err == nil {
+			c.log.WithFields(logrus.Fields{"job": changes[i].ID, "from": changes[i].From, "to": changes[i].To}).Debug(changes[i].Reason)
+			if c.cfg.OnChange != nil {
+				c.cfg.OnChange(r.Job)
+			}
+		}
+	}
+	return res, nil
+}
+
+// enqueue puts an entry into its queue (owned by the pass).
+func (c *Core) enqueue(e *Entry, now time.Time) *Entry {
+	if old := c.byID[e.ID]; old != nil {
+		c.dequeueEntry(old)
+	}
+	if e.EnqueuedAt.IsZero() {
+		e.EnqueuedAt = now
+	}
 	e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
-	if j.IsDeadlineJob() && c.cfg.Ordering == OrderAlgorithm3 {
+	e.view = nil
+	e.queued, e.fresh = true, true
+	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO {
+		e.inDQ = true
 		c.dq.Push(e)
 	} else {
+		e.inDQ = false
 		c.jq.Push(e)
 	}
+	c.byID[e.ID] = e
+	c.fresh = append(c.fresh, e)
+	c.viewDirty = true
 	return e
 }
 
-func (c *Core) dequeue(id string) *Entry {
-	if e := c.dq.Remove(id); e != nil {
-		return e
+// dequeueEntry takes an entry out of its queue.
+func (c *Core) dequeueEntry(e *Entry) {
+	if !e.queued {
+		return
 	}
-	return c.jq.Remove(id)
+	if e.inDQ {
+		c.dq.RemoveEntry(e)
+	} else {
+		c.jq.RemoveEntry(e)
+	}
+	e.queued = false
+	delete(c.byID, e.ID)
+	c.waiting.drop(e.ID)
+	c.viewDirty = true
 }
 
 // admission decides about a new job: reject reason ("" to accept) and, in
@@ -374,6 +553,42 @@ func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 		return "", r
 	}
 	return r, ""
+}
+
+// Decision is the core's decision about a new job at submission.
+type Decision struct {
+	// Reject, when not empty, is why the job can never run (or, in
+	// AdmitReject mode, cannot make its deadline): store it REJECTED.
+	Reject string
+	// Queue: store the job QUEUED at once; the core takes it into its
+	// queue when told (JobSubmitted).
+	Queue bool
+	// AtRisk, with Queue in AdmitFlag mode, is why it risks its deadline.
+	AtRisk string
+}
+
+// Apply sets the state, waiting reason and at-risk flag of a job the core
+// queues at submission.
+func (d Decision) Apply(j *Job) {
+	if !d.Queue {
+		return
+	}
+	j.State, j.WaitingReason, j.AtRisk = Queued, ReasonQueued, false
+	if d.AtRisk != "" {
+		j.AtRisk, j.WaitingReason = true, "at risk: "+d.AtRisk
+	}
+}
+
+// Decide is the admission of a submission, made by the API before the job
+// is stored (its Config.Decide): rejected, or queued at once. A job the
+// core queues this way costs one database write; the core's own intake
+// (of SUBMITTED jobs) remains for jobs stored without a decision.
+func (c *Core) Decide(j *Job, now time.Time) Decision {
+	reject, risk := c.admission(j, now)
+	if reject != "" {
+		return Decision{Reject: reject}
+	}
+	return Decision{Queue: true, AtRisk: risk}
 }
 
 // Admit is the submission-time admission check for the API (its Config.
@@ -404,59 +619,159 @@ func (c *Core) executorFitsSomewhere(j *Job) bool {
 // rejects it), synchronously; it returns the job as stored. Live, the API
 // uses JobSubmitted instead; the simulator calls Submit.
 func (c *Core) Submit(ctx context.Context, j Job) (Job, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.intake(ctx, j, c.clock.Now())
-}
-
-func (c *Core) intake(ctx context.Context, j Job, now time.Time) (Job, error) {
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
 	if j.State == "" {
 		j.State = Submitted
 	}
 	if j.State != Submitted {
 		return j, fmt.Errorf("scheduler: submit job %s: state is %s, want %s", j.ID, j.State, Submitted)
 	}
-	reject, risk := c.admission(&j, now)
-	if reject != "" {
-		return c.transition(ctx, j.ID, Submitted, Rejected, reject, func(x *Job) {
-			x.WaitingReason = reject
-			t := now
-			x.FinishedAt = &t
-		})
-	}
-	nj, err := c.transition(ctx, j.ID, Submitted, Queued, "queued", func(x *Job) {
-		x.WaitingReason = ReasonQueued
-		if risk != "" {
-			x.AtRisk = true
-			x.WaitingReason = "at risk: " + risk
-		}
-	})
+	now := c.clock.Now()
+	out, err := c.intake(ctx, []Job{j}, now)
+	c.publish(now)
 	if err != nil {
-		return nj, err
+		return j, err
 	}
-	c.enqueue(nj, now)
-	return nj, nil
+	if len(out) == 0 {
+		return j, fmt.Errorf("scheduler: submit job %s: %w", j.ID, ErrStale)
+	}
+	return out[0], nil
+}
+
+// intake admits buffered jobs: each is queued or rejected, all in one
+// store batch. It returns the jobs as stored; a job whose write failed for
+// a reason that may pass is put back into the buffer.
+func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	// Jobs queued at submission (Decide) need no store write.
+	var out []Job
+	var entries []*Entry
+	submitted := jobs[:0:0]
+	for i := range jobs {
+		j := &jobs[i]
+		if j.State != Queued {
+			submitted = append(submitted, *j)
+			continue
+		}
+		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil {
+			continue
+		}
+		out = append(out, *j)
+		entries = append(entries, NewEntry(j))
+	}
+	c.enqueueMany(entries, now)
+	if len(submitted) == 0 {
+		return out, nil
+	}
+	jobs = submitted
+	entries = nil
+	changes := make([]Change, len(jobs))
+	queue := make([]bool, len(jobs))
+	for i := range jobs {
+		j := &jobs[i]
+		reject, risk := c.admission(j, now)
+		if reject != "" {
+			changes[i] = Change{ID: j.ID, From: Submitted, To: Rejected, Reason: reject, Mutate: func(x *Job) {
+				x.WaitingReason = reject
+				t := now
+				x.FinishedAt = &t
+			}}
+			continue
+		}
+		queue[i] = true
+		changes[i] = Change{ID: j.ID, From: Submitted, To: Queued, Reason: "queued", Mutate: func(x *Job) {
+			x.WaitingReason = ReasonQueued
+			if risk != "" {
+				x.AtRisk = true
+				x.WaitingReason = "at risk: " + risk
+			}
+		}}
+	}
+	res, err := c.transitionMany(ctx, changes)
+	if err != nil {
+		for _, j := range jobs {
+			c.buffer.Push(j)
+		}
+		return out, fmt.Errorf("scheduler: admit %d jobs: %w", len(jobs), err)
+	}
+	var firstErr error
+	for i, r := range res {
+		switch {
+		case r.Err == nil:
+			out = append(out, r.Job)
+			if queue[i] {
+				e := NewEntry(&r.Job)
+				entries = append(entries, e)
+			}
+		case errors.Is(r.Err, ErrStale) || errors.Is(r.Err, ErrNotFound):
+			// Cancelled (or gone) before it was admitted.
+		default:
+			c.log.WithError(r.Err).WithField("job", jobs[i].ID).Warn("admission failed; will retry")
+			c.buffer.Push(jobs[i])
+			if firstErr == nil {
+				firstErr = r.Err
+			}
+		}
+	}
+	c.enqueueMany(entries, now)
+	return out, firstErr
+}
+
+// enqueueMany queues new entries, merging them into the queues at once.
+func (c *Core) enqueueMany(es []*Entry, now time.Time) {
+	if len(es) < 8 {
+		for _, e := range es {
+			c.enqueue(e, now)
+		}
+		return
+	}
+	var d, r []*Entry
+	for _, e := range es {
+		if old := c.byID[e.ID]; old != nil {
+			c.dequeueEntry(old)
+		}
+		if e.EnqueuedAt.IsZero() {
+			e.EnqueuedAt = now
+		}
+		e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
+		e.queued, e.fresh, e.view = true, true, nil
+		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO
+		if e.inDQ {
+			d = append(d, e)
+		} else {
+			r = append(r, e)
+		}
+		c.byID[e.ID] = e
+		c.fresh = append(c.fresh, e)
+	}
+	c.dq.PushMany(d)
+	c.jq.PushMany(r)
+	c.viewDirty = true
 }
 
 // Cancel withdraws a waiting job (QUEUED -> CANCELLED), or asks the cluster
 // to kill one that holds resources (when it implements Killer).
 func (c *Core) Cancel(ctx context.Context, id, reason string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.dequeue(id); e != nil {
-		now := c.clock.Now()
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
+	now := c.clock.Now()
+	defer c.publish(now)
+	if e := c.byID[id]; e != nil {
+		c.dequeueEntry(e)
 		_, err := c.transition(ctx, id, Queued, Cancelled, reason, func(x *Job) { x.FinishedAt = &now })
-		if err != nil {
-			c.enqueue(e.Job, e.EnqueuedAt)
+		if err != nil && !errors.Is(err, ErrStale) {
+			c.enqueue(e, e.EnqueuedAt)
 		}
 		return err
 	}
 	if c.buffer.Remove(id) {
-		now := c.clock.Now()
 		_, err := c.transition(ctx, id, Submitted, Cancelled, reason, func(x *Job) { x.FinishedAt = &now })
 		return err
 	}
-	if _, ok := c.active[id]; ok {
+	if a := c.activeJob(id); a != nil {
 		k, ok := c.cluster.(Killer)
 		if !ok {
 			return fmt.Errorf("scheduler: job %s holds resources and the cluster cannot kill jobs", id)
@@ -466,15 +781,25 @@ func (c *Core) Cancel(ctx context.Context, id, reason string) error {
 	return fmt.Errorf("scheduler: cancel job %s: %w", id, ErrNotFound)
 }
 
+func (c *Core) activeJob(id string) *activeJob {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	return c.active[id]
+}
+
 // Report tells the core about a job that holds resources: it moves to
 // LAUNCHING or RUNNING, it ended (FINISHED, FAILED, KILLED: its resources
 // are released), or it goes back to QUEUED for a retry (released and
-// queued again). The transition is stored; waiting jobs are then tried.
+// queued again at the next pass). The transition is stored; waiting jobs
+// are then tried. Report takes no core-wide lock.
 func (c *Core) Report(ctx context.Context, id string, to State, reason string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	a := c.active[id]
+	a := c.activeJob(id)
 	if a == nil {
+		return fmt.Errorf("scheduler: report on job %s: not active: %w", id, ErrNotFound)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gone {
 		return fmt.Errorf("scheduler: report on job %s: not active: %w", id, ErrNotFound)
 	}
 	from := a.job.State
@@ -485,6 +810,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	switch to {
 	case Launching, Running:
 		j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+			if to == Running {
+				x.Attempt++ // one more run of the application started
+			}
 			if to == Running && x.StartedAt == nil {
 				t := now
 				x.StartedAt = &t
@@ -494,6 +822,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 			return err
 		}
 		a.job = j
+		c.actMu.Lock()
+		a.startedAt = j.StartedAt
+		c.actMu.Unlock()
 		return nil
 	case Finished, Failed, Killed, Queued:
 	default:
@@ -510,17 +841,23 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	if err != nil {
 		return err
 	}
+	a.gone = true
+	c.actMu.Lock()
 	delete(c.active, id)
+	c.actMu.Unlock()
 	relErr := c.cluster.Release(ctx, id)
 	if relErr != nil {
 		c.log.WithError(relErr).WithField("job", id).Warn("release failed")
 	}
-	c.freeEpoch.Add(1)
 	if to == Queued {
-		c.enqueue(j, now)
+		c.inboxMu.Lock()
+		c.requeues = append(c.requeues, j)
+		c.inboxMu.Unlock()
 	}
+	c.freeEpoch.Add(1)
+	// The bill stops when the job lets go of its agents, not at the next pass.
 	if snap, err := c.cluster.Snapshot(ctx); err == nil {
-		c.observe(ctx, now, snap)
+		c.observeCost(ctx, now, snap)
 	}
 	c.wake()
 	return relErr
@@ -536,378 +873,26 @@ func (c *Core) JobFailed(ctx context.Context, id, reason string) error {
 	return c.Report(ctx, id, Failed, reason)
 }
 
-func (c *Core) processCancels(ctx context.Context) {
-	c.inboxMu.Lock()
-	notes := c.cancels
-	c.cancels = nil
-	c.inboxMu.Unlock()
-	for _, n := range notes {
-		if n.kill {
-			if _, ok := c.active[n.job.ID]; ok {
-				if k, ok := c.cluster.(Killer); ok {
-					if err := k.Kill(ctx, n.job.ID); err != nil {
-						c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
-					}
-				}
-			}
-			continue
-		}
-		c.dequeue(n.job.ID)
-		c.buffer.Remove(n.job.ID)
-	}
-}
-
-// observe updates capacity, totals and cost from a snapshot and powers off
-// agents that went idle.
-func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapshot) {
-	tc, tm := snap.Totals()
-	if tc != c.totalCPU || tm != c.totalMem {
-		c.totalCPU, c.totalMem = tc, tm
-		c.jq.Resort(tc, tm, c.alpha, c.beta)
-	}
-	c.capMu.Lock()
-	c.capacity = slices.Clone(snap.Agents)
-	c.capMu.Unlock()
-	idle, _ := c.cost.Observe(now, snap)
-	for _, id := range idle {
-		if err := c.cfg.Provisioner.PowerOff(ctx, id); err != nil {
-			c.log.WithError(err).WithField("agent", id).Warn("power off failed")
-		}
-	}
-}
-
-// Schedule runs one pass of thesis Algorithm 3 and returns how many jobs it
-// started: buffered jobs are admitted and queued; regular jobs skipped for
-// longer than PromoteAfter are promoted; deadline jobs are tried in EDF
-// order; only if no deadline job is left waiting are regular jobs tried, by
-// descending RD, a job that does not fit being skipped and the next tried.
-// Every waiting job's reason and at-risk flag are brought up to date.
-func (c *Core) Schedule(ctx context.Context) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clock.Now()
-	c.processCancels(ctx)
-	var firstErr error
-	note := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	for _, j := range c.buffer.Drain() {
-		if _, err := c.intake(ctx, j, now); err != nil && !errors.Is(err, ErrStale) {
-			c.log.WithError(err).WithField("job", j.ID).Warn("admission failed; will retry")
-			c.buffer.Push(j)
-			note(err)
-		}
-	}
-	c.passEpoch = c.freeEpoch.Load()
-	snap, err := c.cluster.Snapshot(ctx)
-	if err != nil {
-		c.retryAt = now.Add(c.cfg.RetryBackoff)
-		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
-	}
-	c.observe(ctx, now, snap)
-	c.promote(now)
-
-	started := 0
-	for _, e := range slices.Clone(c.dq.Entries()) {
-		ok, err := c.try(ctx, now, &snap, e)
-		note(err)
-		if ok {
-			started++
-		}
-	}
-	if c.dq.Len() == 0 {
-		for _, e := range slices.Clone(c.jq.Entries()) {
-			ok, err := c.try(ctx, now, &snap, e)
-			note(err)
-			if ok {
-				started++
-			}
-		}
-	} else {
-		for _, e := range slices.Clone(c.jq.Entries()) {
-			if e.SkippedSince.IsZero() {
-				e.SkippedSince = now
-			}
-			note(c.setWaiting(ctx, e, ReasonDeadlineFirst, c.atRisk(e, now)))
-		}
-	}
-	for _, e := range slices.Clone(c.dq.Entries()) {
-		note(c.setWaiting(ctx, e, e.Job.WaitingReason, c.atRisk(e, now)))
-	}
-	if firstErr != nil {
-		c.retryAt = now.Add(c.cfg.RetryBackoff)
-	}
-	return started, firstErr
-}
-
-// promote moves regular jobs skipped for longer than PromoteAfter into the
-// deadline queue.
-func (c *Core) promote(now time.Time) {
-	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering != OrderAlgorithm3 {
-		return
-	}
-	for _, e := range slices.Clone(c.jq.Entries()) {
-		if e.SkippedSince.IsZero() || now.Sub(e.SkippedSince) < c.cfg.PromoteAfter {
-			continue
-		}
-		c.jq.Remove(e.Job.ID)
-		e.Promoted = true
-		e.PromotedAt = e.SkippedSince.Add(c.cfg.PromoteAfter)
-		e.noFitValid = false
-		c.dq.Push(e)
-		c.log.WithField("job", e.Job.ID).Info("regular job promoted after waiting too long")
-	}
-}
-
-// atRisk: a waiting deadline job is at risk when, started now, it would
-// end after its deadline (with its estimated duration), or when its
-// deadline has passed.
-func (c *Core) atRisk(e *Entry, now time.Time) bool {
-	dl := e.Job.DeadlineAt
-	if dl == nil {
-		return false
-	}
-	if est := c.estimate(&e.Job); est > 0 {
-		return now.Add(est).After(*dl)
-	}
-	return !now.Before(*dl)
-}
-
-func (c *Core) setWaiting(ctx context.Context, e *Entry, reason string, atRisk bool) error {
-	if e.Promoted && reason != "" && !hasPrefix(reason, "promoted") {
-		reason = fmt.Sprintf("promoted (skipped for over %s): %s", c.cfg.PromoteAfter, reason)
-	}
-	if e.Job.WaitingReason == reason && e.Job.AtRisk == atRisk {
-		return nil
-	}
-	if err := c.store.SetWaiting(ctx, e.Job.ID, reason, atRisk); err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrStale) {
-			c.dequeue(e.Job.ID)
-			return nil
-		}
-		return err
-	}
-	e.Job.WaitingReason, e.Job.AtRisk = reason, atRisk
-	return nil
-}
-
-// estimate is the job's estimated run time in wall time (see DurationScale).
-func (c *Core) estimate(j *Job) time.Duration {
-	return time.Duration(float64(j.EstimatedDuration()) * c.cfg.DurationScale)
-}
-
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
-
-// try places one waiting job on snap and starts it. It reports whether the
-// job started; snap is refreshed after a start.
-func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot, e *Entry) (bool, error) {
-	if e.noFitValid && e.noFitEpoch == c.freeEpoch.Load() && e.noFitEpoch == c.passEpoch {
-		// Nothing was freed since it last did not fit: starting other jobs
-		// only takes resources, so it still does not fit.
-		if !e.Job.IsDeadlineJob() && !e.Promoted && e.SkippedSince.IsZero() {
-			e.SkippedSince = now
-		}
-		return false, nil
-	}
-	t0 := time.Now()
-	plan, err := c.policy.Place(*snap, e.Demand)
-	elapsed := time.Since(t0)
-	if c.cfg.OnPlacement != nil {
-		c.cfg.OnPlacement(PlacementStat{JobID: e.Job.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
-	}
-	if err != nil {
-		var nf *placement.NoFit
-		isNoFit := errors.As(err, &nf)
-		if isNoFit && len(snap.Agents) == 0 {
-			// No agent known yet (a restart, a partition): wait, never reject.
-			nf.Never = false
-		}
-		if isNoFit && !nf.Never && len(snap.Agents) > 0 && !fitsEmpty(*snap, e.Demand) {
-			err = fmt.Errorf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB", e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB)
-		} else if nf != nil && !nf.Never {
-			e.noFitEpoch, e.noFitValid = c.passEpoch, true
-			if e.SkippedSince.IsZero() {
-				e.SkippedSince = now
-			}
-			return false, c.setWaiting(ctx, e, nf.Error(), c.atRisk(e, now))
-		}
-		// It can never run here (an executor larger than every agent, or
-		// an invalid demand).
-		c.dequeue(e.Job.ID)
-		_, terr := c.transition(ctx, e.Job.ID, Queued, Rejected, err.Error(), func(x *Job) {
-			x.WaitingReason = err.Error()
-			x.FinishedAt = &now
-		})
-		if terr != nil && !errors.Is(terr, ErrStale) {
-			c.enqueue(e.Job, e.EnqueuedAt)
-			return false, terr
-		}
-		return false, nil
-	}
-	return c.start(ctx, now, snap, e, plan)
-}
-
-func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapshot, e *Entry, plan placement.Plan) (bool, error) {
-	id := e.Job.ID
-	j, err := c.transition(ctx, id, Queued, Placing, "placing with "+plan.Policy, func(x *Job) {
-		x.WaitingReason = ""
-		x.AtRisk = c.atRisk(e, now)
-	})
-	if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
-		c.dequeue(id) // cancelled meanwhile
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	c.dequeue(id)
-	requeue := func(from State, why string, cause error) (bool, error) {
-		nj, terr := c.transition(ctx, id, from, Queued, why, func(x *Job) { x.WaitingReason = why })
-		if terr != nil {
-			c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue")
-			return false, errors.Join(cause, terr)
-		}
-		ne := c.enqueue(nj, e.EnqueuedAt)
-		ne.SkippedSince, ne.Promoted, ne.PromotedAt = e.SkippedSince, e.Promoted, e.PromotedAt
-		if e.Promoted {
-			c.jq.Remove(id)
-			c.dq.Remove(id)
-			c.dq.Push(ne)
-		}
-		return false, cause
-	}
-	if err := c.store.SavePlacement(ctx, id, plan); err != nil {
-		return requeue(Placing, "could not save the placement", err)
-	}
-	for _, ag := range plan.Activated {
-		if err := c.cfg.Provisioner.PowerOn(ctx, ag); err != nil {
-			return requeue(Placing, "could not power on agent "+ag, err)
-		}
-	}
-	j, err = c.transition(ctx, id, Placing, Reserving, describePlan(plan), nil)
-	if err != nil {
-		return requeue(Placing, "could not record the plan", err)
-	}
-	if err := c.cluster.Apply(ctx, j, plan); err != nil {
-		if rerr := c.cluster.Release(ctx, id); rerr != nil {
-			c.log.WithError(rerr).WithField("job", id).Warn("release after failed apply")
-		}
-		c.freeEpoch.Add(1)
-		return requeue(Reserving, "applying the plan failed: "+err.Error(), err)
-	}
-	p := plan
-	c.active[id] = &activeJob{job: j, plan: &p}
-	c.passEpoch = c.freeEpoch.Load()
-	s, err := c.cluster.Snapshot(ctx)
-	if err != nil {
-		return true, fmt.Errorf("scheduler: snapshot after start: %w", err)
-	}
-	*snap = s
-	c.observe(ctx, now, s)
-	return true, nil
-}
-
-// fitsEmpty reports whether d fits the snapshot's agents when all of them
-// are entirely free.
-func fitsEmpty(s placement.Snapshot, d placement.Demand) bool {
-	n := 0
-	for _, a := range s.Agents {
-		a.FreeCPUs, a.FreeMemMB = a.CPUs, a.MemMB
-		n += placement.FitsOn(a, d)
-		if n >= d.Executors {
-			return true
-		}
-	}
-	return false
-}
-
-func describePlan(p placement.Plan) string {
-	return fmt.Sprintf("plan (%s, %s): %d executors on %d agents, %d activated (+$%.4f/h)",
-		p.Policy, p.Outcome, p.Executors(), len(p.Assignments), len(p.Activated), float64(p.CostMicroUSDPerHour)/1e6)
-}
-
 // NextWake is the next time something changes without an event: a waiting
 // deadline job becomes at risk, a skipped regular job is due for promotion,
 // or an error backoff ends. ok is false when nothing is due.
 func (c *Core) NextWake() (t time.Time, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clock.Now()
-	consider := func(x time.Time) {
-		if !x.After(now) {
-			return // handled by the last pass (or by the retry backoff)
-		}
-		if !ok || x.Before(t) {
-			t, ok = x, true
-		}
-	}
-	if !c.retryAt.IsZero() {
-		consider(c.retryAt)
-	}
-	for _, e := range c.dq.Entries() {
-		if dl := e.Job.DeadlineAt; dl != nil && !e.Job.AtRisk {
-			if est := c.estimate(&e.Job); est > 0 {
-				consider(dl.Add(-est + time.Nanosecond))
-			} else {
-				consider(*dl)
-			}
-		}
-	}
-	if c.cfg.PromoteAfter > 0 && c.cfg.Ordering == OrderAlgorithm3 {
-		for _, e := range c.jq.Entries() {
-			if !e.SkippedSince.IsZero() {
-				consider(e.SkippedSince.Add(c.cfg.PromoteAfter))
-			}
-		}
-	}
-	return t, ok
+	c.wakeMu.Lock()
+	defer c.wakeMu.Unlock()
+	return c.nextAt, c.nextOK
 }
 
-// QueuedJob is a waiting job as the API shows it.
-type QueuedJob struct {
-	Job
-	// Promoted marks a regular job moved to the deadline queue because it
-	// waited too long.
-	Promoted bool `json:"promoted,omitempty"`
-	// ResourceDemand is the job's RD (the regular queue's key).
-	ResourceDemand float64 `json:"resourceDemand"`
-}
-
-// QueuesView is the waiting jobs in the order they will be tried
-// (GET /api/v1/queues). Jobs still in the intake buffer (not yet admitted)
-// are not shown.
-type QueuesView struct {
-	Deadline []QueuedJob `json:"deadline"`
-	Regular  []QueuedJob `json:"regular"`
-}
-
-// Queues returns a copy of both queues in order, with waiting reasons.
-func (c *Core) Queues() QueuesView {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v := QueuesView{Deadline: []QueuedJob{}, Regular: []QueuedJob{}}
-	for _, e := range c.dq.Entries() {
-		v.Deadline = append(v.Deadline, QueuedJob{Job: e.Job, Promoted: e.Promoted, ResourceDemand: e.RD})
-	}
-	for _, e := range c.jq.Entries() {
-		v.Regular = append(v.Regular, QueuedJob{Job: e.Job, ResourceDemand: e.RD})
-	}
-	return v
-}
-
-// Waiting is the number of jobs in the queues and the intake buffer.
+// Waiting is the number of jobs in the queues, the intake buffer and on
+// their way back to a queue.
 func (c *Core) Waiting() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.dq.Len() + c.jq.Len() + c.buffer.Len()
+	l := c.Lengths()
+	return l.Deadline + l.Regular + l.Intake
 }
 
 // ActiveJobs is the number of jobs holding resources.
 func (c *Core) ActiveJobs() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
 	return len(c.active)
 }
 

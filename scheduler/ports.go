@@ -48,3 +48,42 @@ type SystemClock struct{}
 
 func (SystemClock) Now() time.Time                         { return time.Now() }
 func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Change is one state change of a batch (see BatchStore).
+type Change struct {
+	ID       string
+	From, To State
+	Reason   string
+	// Mutate, if not nil, changes the job's other fields before it is
+	// written, as in Store.Transition.
+	Mutate func(*Job)
+}
+
+// ChangeResult is the outcome of one Change: the job as stored, or the
+// error of that change alone (ErrStale, ErrNotFound, an illegal move).
+type ChangeResult struct {
+	Job Job
+	Err error
+}
+
+// WaitingNote is a waiting job's reason and at-risk flag, to be stored.
+type WaitingNote struct {
+	ID     string
+	Reason string
+	AtRisk bool
+}
+
+// BatchStore is implemented by stores that can write many changes in one
+// round trip (the PostgreSQL store). The core uses it, when present, to
+// admit a burst of submissions and to record waiting reasons without one
+// database call per job; otherwise it falls back to Store's one-job calls.
+type BatchStore interface {
+	// TransitionMany applies every change in one transaction. A change
+	// that fails on its own (stale state, unknown job) is reported in its
+	// result and does not affect the others; err is for the whole batch
+	// (nothing was written).
+	TransitionMany(ctx context.Context, changes []Change) (results []ChangeResult, err error)
+	// SetWaitingMany records several waiting reasons at once; jobs that no
+	// longer wait are left alone.
+	SetWaitingMany(ctx context.Context, notes []WaitingNote) error
+}

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 // JobBuffer is the intake of thesis Algorithm 3: jobs announced by the
 // outside (the API, a restart) wait here until the loop moves them into the
 // DeadlineQueue or the JobQueue. It is safe for concurrent use; the queues
-// are not (the Core guards them).
+// are not (the pass that owns them guards them).
 type JobBuffer struct {
 	mu   sync.Mutex
 	jobs []Job
@@ -54,9 +53,21 @@ func (b *JobBuffer) Remove(id string) bool {
 	return false
 }
 
-// Entry is a waiting job with the bookkeeping the queues and the loop need.
+// Entry is a waiting job as the queues keep it: only what ordering,
+// placement and the views need, not the job's whole spec (a queued job
+// costs a few hundred bytes; the spec is read back from the store when the
+// job starts).
 type Entry struct {
-	Job Job
+	ID          string
+	Name        string
+	SubmittedAt time.Time
+	DeadlineAt  *time.Time
+	// EstimatedDurationSeconds is the job's estimate as submitted (zero
+	// when unknown); the core scales it with Config.DurationScale.
+	EstimatedDurationSeconds float64
+	// ExecutorMemoryMB is the executor memory without overhead (for views;
+	// Demand.MemMB includes the overhead).
+	ExecutorMemoryMB int
 	// Demand is what the job asks of the placement engine.
 	Demand placement.Demand
 	// RD is the job's resource demand (JobQueue key), recomputed when the
@@ -71,17 +82,34 @@ type Entry struct {
 	// the deadline queue (anti-starvation); PromotedAt is its EDF key there.
 	Promoted   bool
 	PromotedAt time.Time
-	// noFitEpoch is the cluster's free-resource epoch at the last NoFit;
-	// the job is not retried until resources were freed since.
-	noFitEpoch uint64
-	noFitValid bool
+
+	wait   waitState  // why it waits now (in memory, detailed)
+	stored storedWait // what the store holds (coarse; written on change)
+	view   *QueuedJob // published view; nil when out of date
+	queued bool       // in a queue now
+	inDQ   bool       // in the deadline queue (else the job queue)
+	fresh  bool       // entered a queue since the last pass
 }
+
+// NewEntry builds the queue entry of a job.
+func NewEntry(j *Job) *Entry {
+	return &Entry{
+		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
+		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
+		Demand: DemandOf(j),
+		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
+		wait:   waitState{text: j.WaitingReason, atRisk: j.AtRisk},
+	}
+}
+
+// IsDeadlineJob reports whether the entry's job carries a deadline.
+func (e *Entry) IsDeadlineJob() bool { return e.DeadlineAt != nil }
 
 // edfKey is the time the deadline queue orders by: the deadline, or the
 // promotion time of a promoted regular job.
 func (e *Entry) edfKey() time.Time {
-	if e.Job.DeadlineAt != nil {
-		return *e.Job.DeadlineAt
+	if e.DeadlineAt != nil {
+		return *e.DeadlineAt
 	}
 	return e.PromotedAt
 }
@@ -89,96 +117,162 @@ func (e *Entry) edfKey() time.Time {
 // DemandOf turns a job into the placement engine's demand: E executors of
 // ExecutorCores cpus and executor memory plus Spark's overhead each.
 func DemandOf(j *Job) placement.Demand {
-	return placement.Demand{
+	d := placement.Demand{
 		JobID:             j.ID,
 		Executors:         j.Executors,
 		CPUs:              float64(j.ExecutorCores),
 		MemMB:             float64(j.ExecutorTotalMemMB()),
 		EstimatedDuration: j.EstimatedDuration(),
+		App:               AppType(j),
 	}
+	if j.DeadlineAt != nil {
+		d.Deadline = *j.DeadlineAt
+	}
+	return d
+}
+
+// sortedEntries is a slice of entries kept in the order of cmp, with
+// O(log n) lookup of an entry's position and O(n + k log k) insertion of
+// k entries at once.
+type sortedEntries struct {
+	entries []*Entry
+}
+
+func (s *sortedEntries) push(e *Entry, cmp func(a, b *Entry) int) {
+	i, _ := slices.BinarySearchFunc(s.entries, e, cmp)
+	s.entries = slices.Insert(s.entries, i, e)
+}
+
+// pushMany merges new entries into the sorted slice, in place and from
+// the back: each new entry's place is found by binary search in what is
+// left of the old entries, which move in blocks, so the cost is O(k log n)
+// comparisons and one pass of copying, however large the queue.
+func (s *sortedEntries) pushMany(es []*Entry, cmp func(a, b *Entry) int) {
+	if len(es) == 0 {
+		return
+	}
+	if len(es) == 1 {
+		s.push(es[0], cmp)
+		return
+	}
+	slices.SortStableFunc(es, cmp)
+	n := len(s.entries)
+	s.entries = slices.Grow(s.entries, len(es))[:n+len(es)]
+	all := s.entries
+	end := n // old entries still to place are all[:end]
+	for k := len(es) - 1; k >= 0; k-- {
+		e := es[k]
+		// First old entry that goes after e (ties: e after equal old ones).
+		i, _ := slices.BinarySearchFunc(all[:end], e, func(x, t *Entry) int {
+			if cmp(x, t) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		dst := i + k + 1 // where all[i:end] goes
+		copy(all[dst:dst+end-i], all[i:end])
+		all[i+k] = e
+		end = i
+	}
+}
+
+// index finds e (by identity) with a binary search on its key; -1 when absent.
+func (s *sortedEntries) index(e *Entry, cmp func(a, b *Entry) int) int {
+	i, _ := slices.BinarySearchFunc(s.entries, e, cmp)
+	for k := i; k < len(s.entries) && cmp(s.entries[k], e) == 0; k++ {
+		if s.entries[k] == e {
+			return k
+		}
+	}
+	// Keys compare equal only for the same job (ties end at the id), so
+	// this is reached only when e is absent or its key changed in place.
+	for k, x := range s.entries {
+		if x == e {
+			return k
+		}
+	}
+	return -1
+}
+
+func (s *sortedEntries) remove(e *Entry, cmp func(a, b *Entry) int) bool {
+	i := s.index(e, cmp)
+	if i < 0 {
+		return false
+	}
+	s.entries = slices.Delete(s.entries, i, i+1)
+	return true
+}
+
+func (s *sortedEntries) removeID(id string) *Entry {
+	for i, e := range s.entries {
+		if e.ID == id {
+			s.entries = slices.Delete(s.entries, i, i+1)
+			return e
+		}
+	}
+	return nil
 }
 
 // DeadlineQueue holds deadline jobs (and promoted regular jobs) in EDF
 // order: earliest deadline first, ties by submission time, then job id.
-type DeadlineQueue struct{ entries []*Entry }
+type DeadlineQueue struct{ s sortedEntries }
 
 func edfLess(a, b *Entry) int {
-	if c := a.edfKey().Compare(b.edfKey()); c != 0 {
-		return c
-	}
-	if c := a.Job.SubmittedAt.Compare(b.Job.SubmittedAt); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Job.ID, b.Job.ID)
+	return cmpEDF(a.edfKey(), a.SubmittedAt, a.ID, b.edfKey(), b.SubmittedAt, b.ID)
 }
 
 // Push inserts e in EDF order.
-func (q *DeadlineQueue) Push(e *Entry) {
-	i, _ := slices.BinarySearchFunc(q.entries, e, edfLess)
-	q.entries = slices.Insert(q.entries, i, e)
-}
+func (q *DeadlineQueue) Push(e *Entry) { q.s.push(e, edfLess) }
+
+// PushMany inserts several entries at once.
+func (q *DeadlineQueue) PushMany(es []*Entry) { q.s.pushMany(es, edfLess) }
 
 // Entries returns the queue in order (the slice is the queue's own; do not modify).
-func (q *DeadlineQueue) Entries() []*Entry { return q.entries }
+func (q *DeadlineQueue) Entries() []*Entry { return q.s.entries }
 
 // Len is the number of waiting jobs.
-func (q *DeadlineQueue) Len() int { return len(q.entries) }
+func (q *DeadlineQueue) Len() int { return len(q.s.entries) }
 
-// Remove drops the job with this id and returns its entry, or nil.
-func (q *DeadlineQueue) Remove(id string) *Entry { return removeID(&q.entries, id) }
+// Remove drops the job with this id and returns its entry, or nil (O(n)).
+func (q *DeadlineQueue) Remove(id string) *Entry { return q.s.removeID(id) }
+
+// RemoveEntry drops e, found by binary search; it reports whether it was there.
+func (q *DeadlineQueue) RemoveEntry(e *Entry) bool { return q.s.remove(e, edfLess) }
 
 // JobQueue holds regular jobs by descending resource demand RD = E *
 // (alpha*c/CPU_total + beta*m/MEM_total); ties by submission time, then id.
 // With FIFO set it keeps submission order instead (the FIFO baselines).
 type JobQueue struct {
-	entries []*Entry
-	FIFO    bool
+	s    sortedEntries
+	FIFO bool
 }
 
 func (q *JobQueue) less(a, b *Entry) int {
-	if !q.FIFO {
-		switch {
-		case a.RD > b.RD:
-			return -1
-		case a.RD < b.RD:
-			return 1
-		}
-	}
-	if c := a.Job.SubmittedAt.Compare(b.Job.SubmittedAt); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Job.ID, b.Job.ID)
+	return cmpRegular(q.FIFO, a.RD, a.SubmittedAt, a.ID, b.RD, b.SubmittedAt, b.ID)
 }
 
 // Push inserts e in order.
-func (q *JobQueue) Push(e *Entry) {
-	i, _ := slices.BinarySearchFunc(q.entries, e, q.less)
-	q.entries = slices.Insert(q.entries, i, e)
-}
+func (q *JobQueue) Push(e *Entry) { q.s.push(e, q.less) }
+
+// PushMany inserts several entries at once.
+func (q *JobQueue) PushMany(es []*Entry) { q.s.pushMany(es, q.less) }
 
 // Entries returns the queue in order (the slice is the queue's own; do not modify).
-func (q *JobQueue) Entries() []*Entry { return q.entries }
+func (q *JobQueue) Entries() []*Entry { return q.s.entries }
 
 // Len is the number of waiting jobs.
-func (q *JobQueue) Len() int { return len(q.entries) }
+func (q *JobQueue) Len() int { return len(q.s.entries) }
 
-// Remove drops the job with this id and returns its entry, or nil.
-func (q *JobQueue) Remove(id string) *Entry { return removeID(&q.entries, id) }
+// Remove drops the job with this id and returns its entry, or nil (O(n)).
+func (q *JobQueue) Remove(id string) *Entry { return q.s.removeID(id) }
+
+// RemoveEntry drops e, found by binary search; it reports whether it was there.
+func (q *JobQueue) RemoveEntry(e *Entry) bool { return q.s.remove(e, q.less) }
 
 // Resort recomputes every RD for new cluster totals and restores the order.
 func (q *JobQueue) Resort(totalCPUs, totalMemMB, alpha, beta float64) {
-	for _, e := range q.entries {
+	for _, e := range q.s.entries {
 		e.RD = placement.ResourceDemand(e.Demand, totalCPUs, totalMemMB, alpha, beta)
 	}
-	slices.SortStableFunc(q.entries, q.less)
-}
-
-func removeID(s *[]*Entry, id string) *Entry {
-	for i, e := range *s {
-		if e.Job.ID == id {
-			*s = slices.Delete(*s, i, i+1)
-			return e
-		}
-	}
-	return nil
+	slices.SortStableFunc(q.s.entries, q.less)
 }

@@ -9,6 +9,9 @@
 #   scripts/scratch-pg.sh resume DIR  start a killed server again on the same port
 #   scripts/scratch-pg.sh url DIR     print the URL of a started server
 #
+# SCRATCH_PG_DURABLE=1 at start keeps PostgreSQL's durable defaults (fsync,
+# full_page_writes on), for benchmarks of durable writes; tests run without.
+#
 # When the PostgreSQL server binaries are missing it installs Debian's
 # postgresql package (as root, or with sudo); otherwise it prints the command
 # to run. initdb refuses to run as root, so as root the server runs as the
@@ -77,10 +80,12 @@ url_of() { # DIR
 start_server() { # DIR [retry]
   local dir=$1 retry=${2:-} bindir port attempt
   bindir=$(cat "$dir/bindir")
+  local durability="-c fsync=off -c full_page_writes=off"
+  [ -f "$dir/durable" ] && durability=""
   for attempt in 1 2 3 4 5; do
     port=$(cat "$dir/port")
     if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200" \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $durability -c max_connections=200" \
       start >&2; then
       return 0
     fi
@@ -109,6 +114,7 @@ start)
     chmod 0755 "$dir"
   fi
   echo "$bindir" > "$dir/bindir"
+  [ "${SCRATCH_PG_DURABLE:-}" = 1 ] && touch "$dir/durable"
   say "initdb in $dir/data"
   as_owner "$bindir/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; die "initdb failed; see the log above"; }

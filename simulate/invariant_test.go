@@ -37,7 +37,7 @@ func TestAlgorithm3Invariants(t *testing.T) {
 						}
 						continue
 					}
-					d := scheduler.DemandOf(&j.Job)
+					d := j.Demand()
 					n := 0
 					for _, a := range s.Agents {
 						n += placement.FitsOn(a, d)

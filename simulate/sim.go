@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -38,6 +39,7 @@ var Policies = []PolicySpec{
 	{"ilp", scheduler.OrderAlgorithm3, "ilp", "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
 	{"exact", scheduler.OrderAlgorithm3, "exact", "EDF/RD queues, exact min-cost DP"},
 	{"gio", scheduler.OrderAlgorithm3, "gio", "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+	{"dap", scheduler.OrderFeasibleEDF, "dap", "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
 }
 
 // LookupPolicy resolves a simulator policy name.
@@ -59,8 +61,11 @@ func LookupPolicy(name string) (PolicySpec, error) {
 
 // Options configure one simulation run.
 type Options struct {
-	// Jobs are the trace jobs to replay (already cut to the window).
+	// Jobs are the trace jobs to replay (already cut to the window), sized
+	// with the model's Profile; ignored when Workload is set.
 	Jobs []workload.TraceJob
+	// Workload, if set, are the jobs to run (e.g. workload.Model.Thesis).
+	Workload []workload.Job
 	// From is the start of the window; the virtual clock starts there.
 	From    time.Duration
 	Cluster clusterspec.Cluster
@@ -79,6 +84,12 @@ type Options struct {
 	// Progress, if set, is called now and then with the virtual time and
 	// the number of jobs done.
 	Progress func(now time.Duration, done, total int)
+	// PowerOffAfter, when > 0, runs power management (package power, as
+	// `serve --power-off-after`): agents idle this long are powered off,
+	// and plans power them on again, their jobs waiting BootTime (default
+	// 60 s). The bill is kept either way.
+	PowerOffAfter time.Duration
+	BootTime      time.Duration
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -95,17 +106,40 @@ type Result struct {
 	SchedDelayP99MS      float64 `json:"sched_delay_p99_ms"`
 	AgentActiveS         float64 `json:"agent_active_s"`
 
-	DeadlineMissed int     `json:"deadline_missed"`
-	Completed      int     `json:"completed"`
-	Rejected       int     `json:"rejected"`
-	Unfinished     int     `json:"unfinished"`
-	WaitMeanS      float64 `json:"wait_mean_s"`
-	WaitP95S       float64 `json:"wait_p95_s"`
-	MakespanS      float64 `json:"makespan_s"`
-	Placements     int     `json:"placements"`
+	// BillUSD is what a cloud would bill for the run: every agent from
+	// power-on to power-off, idle or not (with power management off,
+	// always on). AlwaysOnUSD is the same cluster never powered off.
+	BillUSD     float64 `json:"bill_usd"`
+	AlwaysOnUSD float64 `json:"always_on_usd"`
+
+	// DeadlineMissed counts deadline jobs that did not end by their
+	// deadline, rejected and unfinished ones included.
+	DeadlineMissed int `json:"deadline_missed"`
+	// DeadlineMetPct is the share of ALL deadline jobs that ended by their
+	// deadline: a rejected (or unfinished) job counts as not met, so a
+	// policy cannot look better by turning jobs away.
+	DeadlineMetPct float64 `json:"deadline_met_pct"`
+	// DeadlineRejected counts deadline jobs rejected (at submission or
+	// later); AdmittedViolationPct is the share of the admitted deadline
+	// jobs that missed.
+	DeadlineRejected     int     `json:"deadline_rejected"`
+	AdmittedViolationPct float64 `json:"admitted_violation_pct"`
+	Completed            int     `json:"completed"`
+	Rejected             int     `json:"rejected"`
+	Unfinished           int     `json:"unfinished"`
+	WaitMeanS            float64 `json:"wait_mean_s"`
+	WaitP95S             float64 `json:"wait_p95_s"`
+	MakespanS            float64 `json:"makespan_s"`
+	Placements           int     `json:"placements"`
 	// UtilisationPct is the cpu-seconds used by executors over the
 	// cpu-seconds of active agents: how well the paid-for agents are used.
 	UtilisationPct float64 `json:"utilisation_pct"`
+	// Stretch is how much longer jobs ran than their profiled (reference)
+	// duration, weighted by their cpus: sum(cpus x run) / sum(cpus x
+	// reference); 1 when every job ran as fast as packed alone on one agent.
+	Stretch float64 `json:"stretch"`
+	// Default marks the policy `sparkpack serve` uses by default.
+	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
 	// start), for the chart.
 	Series []SeriesPoint `json:"-"`
@@ -154,21 +188,29 @@ func (h *finishHeap) Pop() any {
 	return x
 }
 
-// BuildJobs turns trace jobs into scheduler jobs with their profiles: the
-// same for every policy of a run. A DeadlineFraction of them, chosen by a
-// generator seeded with seed, get deadline = submission + reference
-// duration x slack; every job carries its reference duration as estimate.
+// BuildJobs turns trace jobs into scheduler jobs with their profiles
+// (BuildWorkload of m.FromTrace(trace)).
 func BuildJobs(trace []workload.TraceJob, m workload.Model, fraction, slack float64, seed uint64) ([]scheduler.Job, map[string]workload.Profile) {
+	return BuildWorkload(m.FromTrace(trace), m, fraction, slack, seed)
+}
+
+// BuildWorkload turns workload jobs into scheduler jobs with their
+// profiles: the same for every policy of a run. A fraction of them, chosen
+// by a generator seeded with seed, get deadline = submission + reference
+// duration x slack; every job carries its reference duration as estimate
+// and its application's Spark example class as main class (from which the
+// scheduler infers the application type, as it does for live jobs).
+func BuildWorkload(wl []workload.Job, m workload.Model, fraction, slack float64, seed uint64) ([]scheduler.Job, map[string]workload.Profile) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	jobs := make([]scheduler.Job, 0, len(trace))
-	profiles := make(map[string]workload.Profile, len(trace))
-	for _, t := range trace {
-		p := m.Profile(t)
+	jobs := make([]scheduler.Job, 0, len(wl))
+	profiles := make(map[string]workload.Profile, len(wl))
+	for _, w := range wl {
+		p := w.Profile
 		ref := m.Reference(p)
-		submit := Epoch.Add(t.Submit)
+		submit := Epoch.Add(w.Submit)
 		j := scheduler.Job{
 			Spec: scheduler.Spec{
-				ID: t.ID, Name: string(p.App) + "-" + t.ID,
+				ID: p.JobID, Name: string(p.App) + "-" + p.JobID,
 				App:       scheduler.App{AppResource: "local:///opt/spark/examples/jars/spark-examples.jar", MainClass: p.MainClass()},
 				Executors: p.Executors, ExecutorCores: p.ExecutorCores, ExecutorMemoryMB: p.ExecutorMemoryMB,
 				EstimatedDurationSeconds: ref.Seconds(),
@@ -204,7 +246,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	store := NewMemStore(clock)
 	cluster := NewCluster(o.Cluster, clock)
 	var delays []time.Duration
-	core, err := scheduler.New(scheduler.Config{
+	cfg := scheduler.Config{
 		Policy:        o.Policy.Placement,
 		PolicyOptions: o.PolicyOptions,
 		Ordering:      o.Policy.Ordering,
@@ -212,11 +254,38 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Admission:     scheduler.AdmitFlag,
 		Log:           scheduler.DiscardLogger(),
 		OnPlacement:   func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
-	}, cluster, store, clock)
+	}
+	var pm *power.Manager
+	if o.PowerOffAfter > 0 {
+		boot := o.BootTime
+		if boot <= 0 {
+			boot = 60 * time.Second
+		}
+		var err error
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+			return Result{}, err
+		}
+		cluster.unavailable = pm.Unavailable
+		cfg.Provisioner, cfg.Standby = pm, pm
+	}
+	core, err := scheduler.New(cfg, cluster, store, clock)
 	if err != nil {
 		return Result{}, err
 	}
-	jobs, profiles := BuildJobs(o.Jobs, model, o.DeadlineFraction, o.Slack, o.Seed)
+	tickPower := func() {
+		if pm == nil {
+			return
+		}
+		// Deactivate, then power off: two steps at the same instant.
+		for k := 0; k < 3; k++ {
+			_ = pm.Tick(ctx, cluster.powerAgents(), func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+		}
+	}
+	wl := o.Workload
+	if wl == nil {
+		wl = model.FromTrace(o.Jobs)
+	}
+	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
 	info := make(map[string]*jobInfo, len(jobs))
 	for _, j := range jobs {
 		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt}
@@ -244,14 +313,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if len(finishes) > 0 {
 			consider(finishes[0].at)
 		}
-		if t, ok := core.NextWake(); ok && (next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0) {
+		busy := next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0 || cluster.Pending()
+		if t, ok := core.NextWake(); ok && busy {
 			consider(t)
+		}
+		if pm != nil && busy {
+			if t, ok := cluster.NextBoot(); ok {
+				consider(t)
+			}
+			if t, ok := pm.NextIdleExpiry(); ok {
+				consider(t)
+			}
 		}
 		if !have {
 			break
 		}
 		clock.Set(at)
 		now := clock.Now()
+		if pm != nil && cluster.FinishBoots(now) {
+			tickPower() // reactivated
+			core.ClusterChanged()
+		}
 		for len(finishes) > 0 && !finishes[0].at.After(now) {
 			f := heap.Pop(&finishes).(finish)
 			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
@@ -274,6 +356,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if _, err := core.Schedule(ctx); err != nil {
 			return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
 		}
+		tickPower()
 		if checkInvariant != nil {
 			snap, _ := cluster.Snapshot(ctx)
 			checkInvariant(now, snap, core.Queues())
@@ -282,7 +365,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			ji := info[id]
 			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
 			end := now.Add(d)
-			cluster.SetEnd(id, end)
 			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 				return Result{}, err
 			}
@@ -303,21 +385,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
 	}
-	var paid, used float64
+	var paid, used, ref float64
 	for _, a := range core.Cost().Agents {
 		paid += a.ActiveSeconds * cpus[a.AgentID]
 	}
 	for _, j := range store.Jobs() { // a fixed order: float sums must not depend on map order
 		if ji := info[j.ID]; ji.done {
-			used += ji.end.Sub(ji.start).Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+			c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
+			used += ji.end.Sub(ji.start).Seconds() * c
+			ref += model.Reference(ji.profile).Seconds() * c
 		}
 	}
 	if paid > 0 {
 		r.UtilisationPct = 100 * used / paid
+	}
+	if ref > 0 {
+		r.Stretch = used / ref
 	}
 	return r, nil
 }
@@ -340,6 +428,9 @@ func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost sc
 		}
 		if ji.deadline != nil {
 			r.DeadlineJobs++
+			if j.State == scheduler.Rejected {
+				r.DeadlineRejected++
+			}
 			if !ji.done || ji.end.After(*ji.deadline) {
 				r.DeadlineMissed++
 			}
@@ -347,6 +438,10 @@ func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost sc
 	}
 	if r.DeadlineJobs > 0 {
 		r.DeadlineViolationPct = 100 * float64(r.DeadlineMissed) / float64(r.DeadlineJobs)
+		r.DeadlineMetPct = 100 * float64(r.DeadlineJobs-r.DeadlineMissed) / float64(r.DeadlineJobs)
+	}
+	if admitted := r.DeadlineJobs - r.DeadlineRejected; admitted > 0 {
+		r.AdmittedViolationPct = 100 * float64(r.DeadlineMissed-r.DeadlineRejected) / float64(admitted)
 	}
 	r.JCTMeanS, r.JCTP95S = meanP(jct, 95)
 	r.WaitMeanS, r.WaitP95S = meanP(wait, 95)

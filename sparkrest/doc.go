@@ -81,6 +81,22 @@
 // its submissionId and the reason, so that spark-submit reports a failed
 // submission.
 //
+// # Kills and logging
+//
+// A kill goes through Config.Cancel, the native API's own Cancel (serve
+// passes (*api.Server).Cancel): the job is cancelled or durably marked
+// kill-requested and the scheduler core is told, exactly as for
+// DELETE /api/v1/jobs/{id}. Every request gets a request id (the client's
+// X-Request-Id when it is sane, else a new one, answered in X-Request-Id)
+// and logs through Config.Log with it, including what the native API's
+// Submit and Cancel log for it.
+//
+// Request bodies are read strictly (package internal/strictjson): strings
+// that are not valid UTF-8 or hold a lone surrogate escape, and keys given
+// twice, are a 400 naming the field. The application resource, the main
+// class and the name are checked as by the native API: none may make
+// spark-submit read a value as one of its options.
+//
 // # Driver states
 //
 //	SUBMITTED, QUEUED, PLACING, RESERVING  QUEUED
@@ -92,7 +108,19 @@
 //
 // # Security
 //
-// Spark's client cannot send a bearer token, so this listener has no
-// authentication, like Spark's own dispatcher. Bind it to a trusted network
-// only (serve's --spark-rest-listen is empty, i.e. off, by default).
+// The listener follows the REST API's policy (api.Guard, Config.Guard).
+// With tokens configured, create needs a token with the submit scope, kill
+// one with cancel (a token without admin kills only the jobs it
+// submitted), status one with read under --protect-reads. Spark 3.5's
+// RestSubmissionClient cannot send a token (it sends no Authorization
+// header, and speaks plain http only), so a request WITHOUT Authorization
+// from an address in --spark-rest-allow is admitted as "spark-rest-allow"
+// (submit, kill what allowlisted clients submitted, status); a request that
+// does send Authorization is judged by its token. serve refuses to start
+// the listener with tokens configured and no --spark-rest-allow (the value
+// "none" admits token-carrying clients only). Without tokens the listener
+// is open, as Spark's own dispatcher is, except that a --spark-rest-allow
+// list still limits create and kill. Refusals are ErrorResponses with
+// status 401, 403 or 429 (Retry-After), whose message Spark's client
+// prints. docs/deploy.md discusses the trade-off.
 package sparkrest

@@ -32,10 +32,15 @@ type Event struct {
 	From   *scheduler.State `json:"from,omitempty"`
 	To     scheduler.State  `json:"to"`
 	Reason string           `json:"reason,omitempty"`
+	// Actor is the name of the token whose request caused the event and
+	// Client the address it came from (both empty for the scheduler's
+	// own steps and when no tokens are configured, Actor only).
+	Actor  string `json:"actor,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
-	waiting_reason, at_risk, kill_requested, attempt, seq`
+	waiting_reason, at_risk, kill_requested, attempt, failed_runs, seq`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -49,7 +54,7 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 		id                          string
 	)
 	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
-		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &seq)
+		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &j.FailedRuns, &seq)
 	if err != nil {
 		return j, 0, err
 	}
@@ -78,81 +83,13 @@ func appendEvent(ctx context.Context, tx *sql.Tx, id string, at time.Time, from 
 	if from != nil {
 		f = string(*from)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)`,
-		id, at, f, string(to), reason)
+	a := ActorFrom(ctx)
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, at, f, string(to), reason, a.Name, a.Client)
 	if err != nil {
 		return fmt.Errorf("append event for job %s: %w", id, err)
 	}
 	return nil
-}
-
-// CreateJob stores a new job in state SUBMITTED (or straight on to
-// REJECTED when rejectReason is not empty) with its events, in one
-// transaction. j.ID, j.Fingerprint and j.SubmittedAt must be set.
-//
-// Idempotency: when a job with the same id exists, CreateJob returns it
-// with created=false if its fingerprint matches, and scheduler.ErrConflict
-// otherwise. Concurrent calls with one id create exactly one job.
-func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error) {
-	if j.ID == "" || j.Fingerprint == "" {
-		return j, false, fmt.Errorf("create job: id and fingerprint must be set")
-	}
-	spec, err := json.Marshal(&j.Spec)
-	if err != nil {
-		return j, false, fmt.Errorf("create job %s: encode spec: %w", j.ID, err)
-	}
-	labels, err := json.Marshal(nonNil(j.Labels))
-	if err != nil {
-		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
-	}
-	now := s.timestamp()
-	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
-	j.State = scheduler.Submitted
-	if rejectReason != "" {
-		j.State = scheduler.Rejected
-		j.FinishedAt = &now
-		j.WaitingReason = rejectReason
-	}
-	var out scheduler.Job
-	created := false
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var seq int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at,
-				deadline_at, waiting_reason, labels, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (id) DO NOTHING RETURNING seq`,
-			j.ID, j.Name, spec, j.Fingerprint, string(j.State), j.SubmittedAt, j.FinishedAt, j.DeadlineAt,
-			j.WaitingReason, labels, now).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			existing, _, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, j.ID))
-			if err != nil {
-				return fmt.Errorf("read existing job %s: %w", j.ID, err)
-			}
-			if existing.Fingerprint != j.Fingerprint {
-				return fmt.Errorf("job %s: %w", j.ID, scheduler.ErrConflict)
-			}
-			out = existing
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("insert job %s: %w", j.ID, err)
-		}
-		if err := appendEvent(ctx, tx, j.ID, now, nil, scheduler.Submitted, "submitted"); err != nil {
-			return err
-		}
-		if rejectReason != "" {
-			from := scheduler.Submitted
-			if err := appendEvent(ctx, tx, j.ID, now, &from, scheduler.Rejected, rejectReason); err != nil {
-				return err
-			}
-		}
-		out, created = j, true
-		return nil
-	})
-	if err != nil {
-		return scheduler.Job{}, false, err
-	}
-	return out, created, nil
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -266,7 +203,7 @@ func decodeCursor(c string) (int64, error) {
 
 // Events returns a job's history, oldest first.
 func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason FROM job_events WHERE job_id = $1 ORDER BY id`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason, actor, client FROM job_events WHERE job_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
 	}
@@ -276,7 +213,7 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 		var e Event
 		var from sql.NullString
 		var to string
-		if err := rows.Scan(&e.ID, &e.At, &from, &to, &e.Reason); err != nil {
+		if err := rows.Scan(&e.ID, &e.At, &from, &to, &e.Reason, &e.Actor, &e.Client); err != nil {
 			return nil, fmt.Errorf("read events of job %s: %w", id, err)
 		}
 		e.At = e.At.UTC()
@@ -330,20 +267,7 @@ func (s *Store) Transition(ctx context.Context, id string, from, to scheduler.St
 			return fmt.Errorf("job %s is %s, not %s: %w", id, j.State, from, scheduler.ErrStale)
 		}
 		now := s.timestamp()
-		j.State = to
-		if to != scheduler.Queued && to != scheduler.Submitted {
-			j.WaitingReason = ""
-		}
-		if mutate != nil {
-			mutate(&j)
-			j.ID, j.State = id, to // not the mutator's to change
-		}
-		if to == scheduler.Running && j.StartedAt == nil {
-			j.StartedAt = &now
-		}
-		if to.Terminal() && j.FinishedAt == nil {
-			j.FinishedAt = &now
-		}
+		j = applyTransition(j, id, to, now, mutate)
 		if err := updateJob(ctx, tx, j, now); err != nil {
 			return err
 		}
@@ -369,7 +293,9 @@ const (
 // Cancel stops a job on a user's request: a waiting job becomes CANCELLED
 // at once; a job that already holds resources is marked kill-requested
 // (the framework kills its driver, releases its reservations and moves it
-// to KILLED). A job that has ended gives ErrTerminal.
+// to KILLED). A job that has ended gives ErrTerminal. When ctx carries an
+// Actor limited to its own jobs (OwnOnly), a job another token submitted
+// gives ErrNotOwner and is not changed.
 func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, CancelOutcome, error) {
 	var out scheduler.Job
 	var outcome CancelOutcome
@@ -377,6 +303,16 @@ func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, C
 		j, err := lockJob(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		if a := ActorFrom(ctx); a.OwnOnly {
+			var by string
+			if err := tx.QueryRowContext(ctx, `SELECT submitted_by FROM jobs WHERE id = $1`, id).Scan(&by); err != nil {
+				return fmt.Errorf("read submitter of job %s: %w", id, err)
+			}
+			if by != a.Name {
+				out = j
+				return fmt.Errorf("job %s: %w", id, ErrNotOwner)
+			}
 		}
 		now := s.timestamp()
 		from := j.State
@@ -400,7 +336,16 @@ func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, C
 			}
 		}
 		out = j
-		return updateJob(ctx, tx, j, now)
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		// The leader, wherever it runs, hears of it at commit (notify.go).
+		kill := "0"
+		if outcome == KillRequested {
+			kill = "1"
+		}
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "c:"+id+":"+kill)
+		return err
 	})
 	return out, outcome, err
 }
@@ -427,7 +372,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]scheduler.Job, error) {
 // SetWaiting implements scheduler.Store. It changes nothing for a job
 // that is no longer waiting.
 func (s *Store) SetWaiting(ctx context.Context, id, reason string, atRisk bool) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
+	err := s.exec(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
 		WHERE id = $1 AND state IN ('SUBMITTED','QUEUED') AND (waiting_reason <> $2 OR at_risk <> $3)`,
 		id, reason, atRisk, s.timestamp())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lib/pq"
@@ -20,6 +21,23 @@ type Store struct {
 	db  *sql.DB
 	log logrus.FieldLogger
 	now func() time.Time
+
+	// group commit of submissions (create.go), shared by fenced views
+	committers int
+	gc         *groupCommit
+	// fence, when not zero, is the leadership token the leader-only
+	// writes of this view check (leader.go).
+	fence int64
+}
+
+// groupCommit is the state of the submission committers.
+type groupCommit struct {
+	mu      sync.Mutex
+	pending []*createReq
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Option configures a Store.
@@ -41,7 +59,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now}
+	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters, gc: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -53,11 +71,30 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if s.committers > 0 {
+		s.startCommitters()
+	}
 	return s, nil
 }
 
-// Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the committers (submissions still pending fail) and closes
+// the connection pool.
+func (s *Store) Close() error {
+	s.gc.mu.Lock()
+	already := s.gc.closed
+	s.gc.closed = true
+	pending := s.gc.pending
+	s.gc.pending = nil
+	s.gc.mu.Unlock()
+	if !already && s.gc.stop != nil {
+		close(s.gc.stop)
+		s.gc.wg.Wait()
+	}
+	for _, r := range pending {
+		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
+	}
+	return s.db.Close()
+}
 
 // DB exposes the pool for tests and tools.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -82,6 +119,10 @@ func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := s.fenceTx(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()

@@ -89,13 +89,18 @@ async function renderCluster() {
       return b;
     };
     const st = a.state || "idle";
-    return el("article", { class: "agent " + st, role: "listitem", "data-agent": a.id, "aria-label": "agent " + a.hostname + ", " + st },
-      el("header", {}, el("span", { class: "host", title: a.id }, a.hostname), el("span", { class: "badge " + st }, st)),
+    // Power management's state (on, draining, powering-off, off, booting)
+    // shows when it differs from what the agent's work says.
+    const pw = a.power && a.power !== "on" ? a.power : "";
+    const label = pw || st;
+    return el("article", { class: "agent " + st + (pw ? " power-" + pw : ""), role: "listitem", "data-agent": a.id, "data-power": a.power || "", "aria-label": "agent " + a.hostname + ", " + label },
+      el("header", {}, el("span", { class: "host", title: a.id }, a.hostname), el("span", { class: "badge " + (pw ? "power-" + pw : st) }, label)),
       el("div", { class: "bars" }, bar("cpus", a.cpus), bar("mem", a.memMB)),
       el("footer", {}, (a.instanceType || (a.attributes || {}).instance_type || "") + " · " + a.cpus + " cpu · " + Math.round(a.memMB / 1024) + " GiB · $" + (a.pricePerHour || 0) + "/h · " + (a.location || "")));
   });
   box.replaceChildren(...cards);
-  $("cluster-summary").textContent = agents.length + " agents, " + active + " active";
+  const off = agents.filter((a) => a.power === "off").length;
+  $("cluster-summary").textContent = agents.length + " agents, " + active + " active" + (agents.some((a) => a.power) ? ", " + off + " powered off" : "");
 }
 
 // ---- queues ----
@@ -118,6 +123,14 @@ async function renderQueues() {
   const fill = (id, jobs, deadline) => $(id).replaceChildren(...(jobs && jobs.length ? jobs.map((j) => queueItem(j, deadline)) : [el("li", { class: "empty" }, "empty")]));
   fill("queue-deadline", q.deadline, true);
   fill("queue-regular", q.regular, false);
+  // The API sends the first page (100 jobs) and the full lengths.
+  const t = q.totals || { deadline: (q.deadline || []).length, regular: (q.regular || []).length, intake: 0 };
+  $("total-deadline").textContent = "(" + t.deadline + ")";
+  $("total-regular").textContent = "(" + t.regular + ")";
+  const shown = (q.deadline || []).length + (q.regular || []).length, total = t.deadline + t.regular;
+  const more = $("queue-more");
+  more.hidden = shown >= total && !t.intake;
+  more.textContent = "Showing the first " + shown + " of " + total + " waiting jobs" + (t.intake ? "; " + t.intake + " more being admitted" : "") + ".";
 }
 
 // ---- charts ----
@@ -145,6 +158,10 @@ async function renderCost() {
   try { c = await getJSON("/api/v1/cost"); } catch (e) { return; }
   $("total-cost").textContent = fmtUSD(c.totalUSD);
   $("burn-rate").textContent = fmtUSD(c.burnRateUSDPerHour) + "/h";
+  // The provider's bill (the emulator's, in the demo) next to the meter.
+  const bill = $("bill");
+  bill.hidden = !c.bill;
+  if (c.bill) $("bill-total").textContent = fmtUSD(c.bill.totalUSD) + " (always on: " + fmtUSD(c.bill.alwaysOnUSD) + ")";
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
   lineChart($("chart-cost"), [{ points: pts, colour: "#0b63c4" }], { fmt: fmtUSD });
   const st = c.stats || [];

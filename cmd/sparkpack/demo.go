@@ -34,6 +34,9 @@ type demoConfig struct {
 	sampleHour  int
 	maxGap      time.Duration
 	seed        uint64
+	// powerOffAfter and bootTime are simulated time.
+	powerOffAfter time.Duration
+	bootTime      time.Duration
 }
 
 func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
@@ -43,13 +46,15 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.StringVar(&c.serve.sparkRestListen, "spark-rest-listen", "127.0.0.1:7077", "address of Spark's REST submission protocol (spark-submit --master mesos://HOST:PORT --deploy-mode cluster); empty disables it")
 	fs.StringVar(&c.serve.databaseURL, "database-url", "", "PostgreSQL URL; empty starts a scratch server (needs Debian's postgresql package) and deletes it on exit")
 	fs.StringVar(&c.cluster, "cluster", "thesis14", "emulated agents: thesis14 or a cluster spec JSON file")
-	fs.StringVar(&c.serve.policy, "policy", "bfd", "placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
+	fs.StringVar(&c.serve.policy, "policy", scheduler.DefaultPolicy, "placement policy: dap (the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
 	fs.BoolVar(&c.noSample, "no-sample", false, "do not submit the sample workload")
 	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals)")
 	fs.IntVar(&c.sampleJobs, "sample-jobs", 12, "how many jobs of the SWIM trace the sample submits")
 	fs.IntVar(&c.sampleHour, "sample-hour", 16, "which hourly sample of the SWIM FB-2009 trace (0-23) the jobs come from")
 	fs.DurationVar(&c.maxGap, "sample-max-gap", 5*time.Second, "longest wall-clock pause between two sample submissions")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed choosing which sample jobs get deadlines")
+	fs.DurationVar(&c.powerOffAfter, "power-off-after", 30*time.Second, "power management: an agent idle this long (simulated time) is powered off through the emulator; 0 keeps every agent on")
+	fs.DurationVar(&c.bootTime, "boot-time", 60*time.Second, "simulated time an emulated agent takes to boot after a power-on")
 	fs.StringVar(&c.serve.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text or json")
 	return fs
@@ -58,6 +63,9 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 func (c *demoConfig) validate() error {
 	if c.simSpeed <= 0 {
 		return fmt.Errorf("--sim-speed must be > 0, got %g", c.simSpeed)
+	}
+	if c.powerOffAfter < 0 || c.bootTime <= 0 {
+		return fmt.Errorf("--power-off-after must be >= 0 and --boot-time > 0")
 	}
 	if c.sampleJobs < 0 {
 		return fmt.Errorf("--sample-jobs must be >= 0")
@@ -86,6 +94,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	c.serve.mesos.durationScale = 1 / c.simSpeed
+	c.serve.mesos.power = powerConfig{offAfter: time.Duration(float64(c.powerOffAfter) / c.simSpeed), provider: "emulator",
+		onTimeout: 5 * time.Minute, tick: time.Second}
 	log, err := newLogger(stderr, c.serve.logLevel, c.serve.logFormat)
 	if err != nil {
 		return err
@@ -108,7 +118,7 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 		return fmt.Errorf("--cluster: %w", err)
 	}
 	// 1. The emulated Mesos master.
-	m, err := mesossim.New(mesossim.Config{Cluster: cl, TimeScale: 1 / c.simSpeed, Logger: log.WithField("component", "mesos-emulator")})
+	m, err := mesossim.New(mesossim.Config{Cluster: cl, TimeScale: 1 / c.simSpeed, BootTime: c.bootTime, Logger: log.WithField("component", "mesos-emulator")})
 	if err != nil {
 		return err
 	}

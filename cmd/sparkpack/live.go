@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
@@ -22,7 +26,9 @@ import (
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
-	master          string
+	master string
+	// caFile, if set, holds the CA certificates of an https:// master.
+	caFile          string
 	principal       string
 	secretFile      string
 	role            string
@@ -34,6 +40,7 @@ type mesosConfig struct {
 	sparkHome       string
 	prices          string
 	admission       string
+	ordering        string
 	promoteAfter    time.Duration
 	refresh         time.Duration
 	sweep           time.Duration
@@ -43,6 +50,7 @@ type mesosConfig struct {
 	// durationScale turns job estimates into wall time (1/--sim-speed in the demo).
 	durationScale float64
 	confirm       time.Duration
+	power         powerConfig
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -56,11 +64,16 @@ type live struct {
 	stats   *statRing
 	broker  *api.Broker
 	wg      sync.WaitGroup
+	// durationScale turns job estimates into wall time.
+	durationScale float64
+	metrics       *metrics.Metrics
+	power         *power.Manager // nil when power management is off
+	bill          *billSource    // the emulator's bill, when its provider is in use
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
 // ctx does; wait() waits for them.
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, log *logrus.Logger) (*live, error) {
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -69,9 +82,20 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		}
 		secret = strings.TrimSpace(string(b))
 	}
-	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret)
+	var epOpts []offers.EndpointOption
+	if mc.caFile != "" || strings.HasPrefix(mc.master, "https://") {
+		tc, err := tlsutil.ClientConfig(mc.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--mesos-ca-file: %w", err)
+		}
+		epOpts = append(epOpts, offers.WithTLS(tc))
+	}
+	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
 		return nil, err
+	}
+	if !ep.TLS() && mc.principal != "" {
+		log.WithField("mesos_master", ep.Base()).Warn("the Mesos principal's secret goes to the master over plain http; use an https:// --mesos-master (with --mesos-ca-file) where the network is not trusted")
 	}
 	prices, err := offers.ParsePriceTable(mc.prices)
 	if err != nil {
@@ -82,7 +106,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		sparkMaster = "mesos://" + ep.Host()
 	}
 	op := offers.NewOperator(ep)
-	l := &live{st: st, stats: newStatRing(600), broker: broker}
+	l := &live{st: st, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
+	if l.durationScale <= 0 {
+		l.durationScale = 1
+	}
 	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
@@ -93,7 +120,12 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
-	cluster := offers.NewCluster(offers.ClusterConfig{
+	pm, err := startPower(ctx, mc.power, mc.master, op, st, log)
+	if err != nil {
+		return nil, fmt.Errorf("power management: %w", err)
+	}
+	l.power = pm
+	ccfg := offers.ClusterConfig{
 		Operator:      op,
 		Reserver:      pinner,
 		Framework:     fw,
@@ -103,20 +135,46 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Refresh:       mc.refresh,
 		Sweep:         mc.sweep,
 		LaunchTimeout: mc.launchTimeout,
+		AgentWait:     mc.power.onTimeout,
 		Log:           log,
-	})
+	}
+	var provisioner scheduler.Provisioner
+	var standby scheduler.Standby
+	if pm != nil {
+		ccfg.Unavailable, ccfg.AgentFailed = pm.Unavailable, pm.Failed
+		provisioner, standby = pm, pm
+		if mc.power.provider == "emulator" {
+			base := mc.power.emulatorURL
+			if base == "" {
+				base = ep.Base()
+			}
+			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}}
+		}
+	}
+	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
 		Policy:        policy,
 		Admission:     scheduler.AdmissionMode(mc.admission),
+		Ordering:      scheduler.Ordering(mc.ordering),
 		PromoteAfter:  mc.promoteAfter,
 		DurationScale: mc.durationScale,
+		Provisioner:   provisioner,
+		Standby:       standby,
 		Log:           log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
 		},
 		OnPlacement: func(p scheduler.PlacementStat) {
 			l.stats.add(p)
+			m.ObservePlacement(p.Elapsed)
 			broker.Publish("placement", p)
+		},
+		OnPass: func(p scheduler.PassStat) {
+			m.ObservePass(p.Full, p.Elapsed)
+			if p.Elapsed > time.Second {
+				log.WithFields(logrus.Fields{"component": "scheduler", "full": p.Full, "elapsed": p.Elapsed.String(),
+					"admitted": p.Admitted, "started": p.Started, "waiting": p.Waiting}).Warn("slow scheduling pass")
+			}
 		},
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
@@ -143,6 +201,15 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		}
 	}()
 	go func() { defer l.wg.Done(); cluster.Wait() }()
+	if pm != nil {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			pm.Run(ctx, mc.power.tick, func(context.Context) ([]power.Agent, error) {
+				return powerAgents(cluster.AgentStatuses()), nil
+			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+		}()
+	}
 	return l, nil
 }
 
@@ -175,6 +242,12 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		}
 		if a.Gone {
 			v.State = "off"
+		}
+		if l.power != nil {
+			v.Power = string(l.power.StateOf(a.ID))
+			if a.Gone && v.Power == string(power.StateOn) {
+				v.Power = "" // gone without power management (lost)
+			}
 		}
 		for _, h := range a.Holdings {
 			name, ok := names[h.JobID]
@@ -221,27 +294,33 @@ func digitsPrefix(s string) string {
 	return s[:i]
 }
 
-func (l *live) Queues(ctx context.Context) (api.QueuesView, error) {
-	q := l.core.Queues()
+func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, error) {
+	page, err := l.core.QueuePage(q.Limit, q.Cursor)
+	if err != nil {
+		return api.QueuesView{}, err
+	}
 	now := time.Now()
 	conv := func(in []scheduler.QueuedJob) []api.QueuedJobView {
 		out := make([]api.QueuedJobView, 0, len(in))
 		for _, j := range in {
-			v := api.QueuedJobView{Job: j.Job}
+			v := api.QueuedJobView{QueuedJob: j}
 			if j.DeadlineAt != nil {
-				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds
+				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds*l.durationScale
 				v.SlackSeconds = &s
 			}
 			out = append(out, v)
 		}
 		return out
 	}
-	return api.QueuesView{Deadline: conv(q.Deadline), Regular: conv(q.Regular)}, nil
+	return api.QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), Totals: page.Totals, Next: page.Next, At: page.At}, nil
 }
 
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {
 	r := l.core.Cost()
 	v := api.CostView{TotalUSD: r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
+	if b := l.bill.get(ctx); b != nil {
+		v.Bill = &api.BillView{TotalUSD: b.TotalUSD, AlwaysOnUSD: b.AlwaysOnUSD, Seconds: b.Seconds}
+	}
 	for _, p := range r.Series {
 		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: p.TotalUSD})
 	}
@@ -268,7 +347,7 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		q := l.core.Queues()
+		q := l.core.Lengths()
 		active := 0
 		var sig strings.Builder
 		for _, a := range l.cluster.Agents() {
@@ -281,7 +360,21 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			}
 			sig.WriteByte(';')
 		}
-		l.stats.sample(len(q.Deadline), len(q.Regular), active)
+		l.stats.sample(q.Deadline, q.Regular, active)
+		if l.metrics != nil && l.power != nil {
+			counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
+			for _, r := range l.power.Records() {
+				counts[r.State]++
+			}
+			for s, n := range counts {
+				l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
+			}
+		}
+		if l.metrics != nil {
+			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
+			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
+			l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
+		}
 		if s := sig.String(); s != lastSig {
 			lastSig = s
 			l.broker.Publish("cluster", map[string]int{"activeAgents": active})

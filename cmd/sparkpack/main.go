@@ -34,7 +34,10 @@ var commands = map[string]command{
 	"demo":      {"run everything on an emulated Mesos cluster with a scratch PostgreSQL and a sample SWIM workload", runDemo},
 	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
 	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"kill":      {"kill (or cancel) jobs of a running sparkpack: sparkpack kill JOB-ID...", runKill},
 	"version":   {"print the version", runVersion},
+	"certs":     {"write a CA and a server certificate for TLS (used by the compose deployment; for tests and demos)", runCerts},
+	"health":    {"probe the local sparkpack's /healthz (the container's HEALTHCHECK; follows SPARKPACK_LISTEN and SPARKPACK_TLS_CERT)", runHealth},
 	"simulate":  {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
 	"mesos-sim": {"run the EMULATED Mesos master with simulated agents and Spark (for tests and demos)", mesossim.Command},
 }

@@ -2,19 +2,28 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/placement"
@@ -38,7 +47,22 @@ type serveConfig struct {
 	sparkRestListen string
 	// sparkRestLn, if set, is the already open listener of sparkRestListen.
 	sparkRestLn net.Listener
-	mesos       mesosConfig
+	// sparkRestAllow is --spark-rest-allow as given ("" unset, "none" or
+	// CIDRs); allow is its parsed form.
+	sparkRestAllow string
+	allow          []netip.Prefix
+	// sparkRestPlaintext keeps the Spark REST listener on http when TLS is on.
+	sparkRestPlaintext bool
+	// tlsCert and tlsKey, when set, serve both listeners over TLS.
+	tlsCert, tlsKey string
+	// tlsReload is how often the TLS files are checked for changes.
+	tlsReload time.Duration
+	// rateLimit, rateBurst and maxWaiting as given; rate, burst and
+	// maxWaitingN parsed.
+	rateLimit, rateBurst, maxWaiting string
+	rate                             float64
+	burst, maxWaitingN               int
+	mesos                            mesosConfig
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -63,12 +87,23 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.mesos.launchTimeout, "launch-timeout", envDuration("SPARKPACK_LAUNCH_TIMEOUT", 2*time.Minute), withEnv("a driver that finds no offer with room this long is withdrawn and its job placed again", "SPARKPACK_LAUNCH_TIMEOUT"))
 	fs.DurationVar(&c.mesos.offerHold, "offer-hold", envDuration("SPARKPACK_OFFER_HOLD", 5*time.Second), withEnv("longest time an unused offer is held before it is declined", "SPARKPACK_OFFER_HOLD"))
 	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over (left by a crash or an agent that came back) are looked for and released", "SPARKPACK_LEAK_SWEEP"))
-	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
-	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line; when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
-	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token on reads too", "SPARKPACK_PROTECT_READS"))
+	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", scheduler.DefaultPolicy), withEnv("placement policy: dap (deadline-aware packing, the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
+	fs.StringVar(&c.mesos.ordering, "queue", envDefault("SPARKPACK_QUEUE", string(scheduler.DefaultOrdering)), withEnv("queue discipline: feasible-edf (EDF, jobs that can no longer make their deadline after those that can; the default), algorithm3 (thesis Algorithm 3) or fifo", "SPARKPACK_QUEUE"))
+	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line: name:token:scopes (scopes from submit, cancel, read, metrics, admin) or a bare token (every scope); when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
+	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token with the read scope on reads too, and read or metrics on /metrics", "SPARKPACK_PROTECT_READS"))
 	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
 	fs.StringVar(&c.logFormat, "log-format", envDefault("SPARKPACK_LOG_FORMAT", "auto"), withEnv("auto (JSON unless stderr is a terminal), json or text", "SPARKPACK_LOG_FORMAT"))
-	fs.StringVar(&c.sparkRestListen, "spark-rest-listen", envDefault("SPARKPACK_SPARK_REST_LISTEN", ""), withEnv("address of Spark's REST submission protocol, for spark-submit --master mesos://HOST:PORT --deploy-mode cluster (7077 by convention, e.g. 0.0.0.0:7077; no authentication: trusted networks only); empty disables it", "SPARKPACK_SPARK_REST_LISTEN"))
+	fs.StringVar(&c.sparkRestListen, "spark-rest-listen", envDefault("SPARKPACK_SPARK_REST_LISTEN", ""), withEnv("address of Spark's REST submission protocol, for spark-submit --master mesos://HOST:PORT --deploy-mode cluster (7077 by convention, e.g. 0.0.0.0:7077); empty disables it. With tokens it needs --spark-rest-allow", "SPARKPACK_SPARK_REST_LISTEN"))
+	fs.StringVar(&c.sparkRestAllow, "spark-rest-allow", envDefault("SPARKPACK_SPARK_REST_ALLOW", ""), withEnv("client networks allowed to create and kill through the Spark REST listener WITHOUT a token (Spark 3.5's spark-submit cannot send one): CIDRs or addresses, comma-separated, e.g. 10.1.0.0/16,192.168.5.7; 'none' accepts only clients sending Authorization: Bearer <token>. Required with tokens and --spark-rest-listen", "SPARKPACK_SPARK_REST_ALLOW"))
+	fs.BoolVar(&c.sparkRestPlaintext, "spark-rest-plaintext", envBool("SPARKPACK_SPARK_REST_PLAINTEXT", false), withEnv("serve the Spark REST listener over plain http even with --tls-cert (Spark 3.5's spark-submit speaks http only; keep --spark-rest-allow tight)", "SPARKPACK_SPARK_REST_PLAINTEXT"))
+	fs.StringVar(&c.tlsCert, "tls-cert", envDefault("SPARKPACK_TLS_CERT", ""), withEnv("PEM certificate (chain) for TLS on the API and the Spark REST listener; reloaded on SIGHUP and when the file changes", "SPARKPACK_TLS_CERT"))
+	fs.StringVar(&c.tlsKey, "tls-key", envDefault("SPARKPACK_TLS_KEY", ""), withEnv("PEM private key of --tls-cert", "SPARKPACK_TLS_KEY"))
+	fs.DurationVar(&c.tlsReload, "tls-reload-interval", envDuration("SPARKPACK_TLS_RELOAD_INTERVAL", 5*time.Second), withEnv("how often --tls-cert and --tls-key are checked for new contents", "SPARKPACK_TLS_RELOAD_INTERVAL"))
+	fs.StringVar(&c.mesos.caFile, "mesos-ca-file", envDefault("SPARKPACK_MESOS_CA_FILE", ""), withEnv("PEM CA certificates that sign the Mesos master's TLS certificate (with an https:// --mesos-master; default: the system's roots)", "SPARKPACK_MESOS_CA_FILE"))
+	fs.StringVar(&c.rateLimit, "rate-limit", envDefault("SPARKPACK_RATE_LIMIT", "50"), withEnv("mutating requests (submit, cancel, kill) a second per token, or per client address without one; past it: 429 with Retry-After. 0 disables", "SPARKPACK_RATE_LIMIT"))
+	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
+	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
+	powerFlags(fs, &c.mesos.power)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -85,6 +120,26 @@ func (c *serveConfig) validate() error {
 			return fmt.Errorf("--spark-rest-listen %q: %w (use host:port, e.g. 0.0.0.0:7077, or leave it empty)", c.sparkRestListen, err)
 		}
 	}
+	allow, err := api.ParseAllowlist(c.sparkRestAllow)
+	if err != nil {
+		return fmt.Errorf("--spark-rest-allow: %w", err)
+	}
+	c.allow = allow
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together: set both (a PEM certificate and its key) or neither")
+	}
+	if c.rate, err = strconv.ParseFloat(c.rateLimit, 64); err != nil || c.rate < 0 || c.rate > 1e6 {
+		return fmt.Errorf("--rate-limit %q: want requests a second, e.g. 50 or 0.5 (0 disables)", c.rateLimit)
+	}
+	if c.burst, err = strconv.Atoi(c.rateBurst); err != nil || c.burst < 1 {
+		return fmt.Errorf("--rate-burst %q: want a whole number of at least 1", c.rateBurst)
+	}
+	if c.maxWaitingN, err = strconv.Atoi(c.maxWaiting); err != nil || c.maxWaitingN < 0 {
+		return fmt.Errorf("--max-waiting-per-token %q: want a whole number (0: no cap)", c.maxWaiting)
+	}
+	if c.mesos.caFile != "" && c.mesos.master == "" {
+		return fmt.Errorf("--mesos-ca-file is set but --mesos-master is not")
+	}
 	switch scheduler.AdmissionMode(c.mesos.admission) {
 	case scheduler.AdmitReject, scheduler.AdmitFlag:
 	default:
@@ -95,6 +150,14 @@ func (c *serveConfig) validate() error {
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)
+	}
+	switch o := scheduler.Ordering(c.mesos.ordering); o {
+	case "", scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO:
+	default:
+		return fmt.Errorf("--queue %q: use %s, %s or %s", c.mesos.ordering, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO)
+	}
+	if err := c.mesos.power.validate(); err != nil {
+		return err
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
@@ -130,6 +193,32 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		ln.Close()
 		return err
 	}
+	if tokens.Len() > 0 && c.sparkRestListen != "" && c.sparkRestAllow == "" {
+		ln.Close()
+		return fmt.Errorf("--spark-rest-listen with tokens configured needs --spark-rest-allow: Spark 3.5's spark-submit sends no token, " +
+			"so list the client networks that may submit without one (e.g. --spark-rest-allow 10.1.0.0/16, env SPARKPACK_SPARK_REST_ALLOW), " +
+			"or set --spark-rest-allow none to accept only clients that send Authorization: Bearer <token>; see docs/deploy.md")
+	}
+	for _, w := range tokens.Warnings() {
+		log.Warn(w)
+	}
+	if tokens.Len() > 0 {
+		log.WithField("tokens", tokens.Names()).Info("bearer tokens loaded")
+	} else {
+		if c.protectReads {
+			log.Warn("--protect-reads has no effect without tokens (--tokens-file or SPARKPACK_TOKENS)")
+		}
+		if c.maxWaitingN > 0 {
+			log.Warn("--max-waiting-per-token has no effect without tokens: it counts per token")
+		}
+	}
+	var certs *tlsutil.Reloader
+	if c.tlsCert != "" {
+		if certs, err = tlsutil.NewReloader(c.tlsCert, c.tlsKey, log.WithField("component", "tls")); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	log.WithField("database", redactURL(c.databaseURL)).Info("connecting to PostgreSQL")
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	st, err := store.Open(openCtx, c.databaseURL, store.WithLogger(log))
@@ -141,20 +230,24 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	defer st.Close()
 	broker := api.NewBroker()
 	m := metrics.New(st)
-	acfg := api.Config{Store: st, Tokens: tokens, ProtectReads: c.protectReads, Log: log,
+	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
+		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
+	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log,
 		Broker: broker, Dashboard: true,
-		Mount: func(r *mux.Router, _ *api.Server) { r.Handle("/metrics", m.Handler()).Methods(http.MethodGet) }}
+		Mount: func(r *mux.Router, s *api.Server) {
+			r.Handle("/metrics", s.Require(api.ScopeMetrics, m.Handler())).Methods(http.MethodGet)
+		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
 	var lv *live
 	if c.mesos.master != "" {
 		log.WithField("mesos_master", c.mesos.master).Info("starting the scheduler and the Mesos framework")
-		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, log)
+		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, m, log)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("start the scheduler: %w", err)
 		}
-		acfg.Notifier, acfg.Admit, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv, lv.driverCommand
+		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv.core.Decide, lv, lv.driverCommand
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
@@ -166,13 +259,32 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	}
 	defer stopAll()
 	srv := api.New(acfg)
+	// net/http's own messages go to the configured logger: a recovered
+	// handler panic as an error, the rest (TLS handshake failures of
+	// scanners, ...) at debug level.
+	httpErrLog := stdlog.New(httpErrorLog{log.WithField("component", "http")}, "", 0)
 	httpSrv := &http.Server{
+		ErrorLog:          httpErrLog,
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
 	errc := make(chan error, 2)
+	// TLS: one reloading pair for both listeners, checked until serve ends.
+	var tlsWG sync.WaitGroup
+	scheme := "http"
+	if certs != nil {
+		scheme = "https"
+		tlsCtx, stopTLS := context.WithCancel(context.Background())
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		tlsWG.Add(1)
+		go func() { defer tlsWG.Done(); certs.Run(tlsCtx, c.tlsReload, hup) }()
+		defer func() { signal.Stop(hup); stopTLS(); tlsWG.Wait() }()
+		httpSrv.TLSConfig = certs.ServerConfig()
+		ln = tls.NewListener(ln, httpSrv.TLSConfig)
+	}
 	var sparkSrv *http.Server
 	if c.sparkRestListen != "" {
 		sln := c.sparkRestLn
@@ -184,18 +296,37 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			}
 		}
 		sparkSrv = &http.Server{
-			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
-				Log: log.WithField("listener", "spark-rest")}),
+			ErrorLog: httpErrLog,
+			// Submit and Cancel are the native API's own: both front ends
+			// validate, store, notify the scheduler and kill alike.
+			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
+				Log: log.WithField("listener", "spark-rest"), Guard: guard}),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			IdleTimeout:       120 * time.Second,
 		}
+		sparkScheme := "http"
+		if certs != nil && !c.sparkRestPlaintext {
+			sparkScheme = "https"
+			sparkSrv.TLSConfig = certs.ServerConfig()
+			sln = tls.NewListener(sln, sparkSrv.TLSConfig)
+		}
 		go func() { errc <- sparkSrv.Serve(sln) }()
-		log.WithField("spark_rest_listen", sln.Addr().String()).Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
+		sl := log.WithFields(logrus.Fields{"spark_rest_listen": sln.Addr().String(), "scheme": sparkScheme, "allow": c.sparkRestAllow})
+		switch {
+		case sparkScheme == "https":
+			sl.Warn("Spark REST listener over TLS: Spark 3.5's spark-submit speaks plain http only; use a client that speaks https, or --spark-rest-plaintext")
+		case tokens.Len() == 0 && len(c.allow) == 0:
+			sl.Warn("Spark REST listener without authentication: anyone who reaches it can run code on the cluster; configure tokens and --spark-rest-allow, or bind it to a trusted network")
+		default:
+			sl.Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
+		}
 	}
 	go func() { errc <- httpSrv.Serve(ln) }()
 	addr := ln.Addr().String()
-	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0}).Info("sparkpack is serving: API at http://" + addr + "/api/v1/jobs")
+	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0, "tls": certs != nil,
+		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
+		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
 	if ready != nil {
 		ready <- addr
 	}
@@ -220,4 +351,17 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// httpErrorLog writes net/http's log lines to logrus.
+type httpErrorLog struct{ log logrus.FieldLogger }
+
+func (h httpErrorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.Contains(msg, "panic") {
+		h.log.Error(msg)
+	} else {
+		h.log.Debug(msg)
+	}
+	return len(p), nil
 }

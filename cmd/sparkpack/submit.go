@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -38,6 +39,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type submitConfig struct {
 	server, token, file, name, appResource, mainClass, deadline string
+	caFile                                                      string
+	client                                                      *http.Client
 	executors, cores, memMB, overheadMB                         int
 	duration                                                    float64
 	follow                                                      bool
@@ -51,6 +54,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("submit", stderr)
 	fs.StringVar(&c.server, "server", envDefault("SPARKPACK_SERVER", "http://127.0.0.1:8080"), withEnv("sparkpack API base URL", "SPARKPACK_SERVER"))
 	fs.StringVar(&c.token, "token", "", "bearer token (default: env SPARKPACK_TOKEN)")
+	fs.StringVar(&c.caFile, "ca-file", envDefault("SPARKPACK_CA_FILE", ""), withEnv("PEM CA certificates to trust for an https:// --server (default: the system's roots)", "SPARKPACK_CA_FILE"))
 	fs.StringVar(&c.file, "f", "", "job JSON file ('-' for standard input); other job flags override its fields")
 	fs.StringVar(&c.name, "name", "", "job name")
 	fs.StringVar(&c.appResource, "app-resource", "", "application jar or file, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
@@ -74,11 +78,18 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if c.token == "" {
 		c.token = os.Getenv("SPARKPACK_TOKEN")
 	}
+	tc, err := tlsutil.ClientConfig(c.caFile)
+	if err != nil {
+		return fmt.Errorf("--ca-file: %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	c.client = &http.Client{Transport: tr}
 	body, err := c.jobBody()
 	if err != nil {
 		return err
 	}
-	job, err := postJob(ctx, c.server, c.token, body, stderr)
+	job, err := postJob(ctx, c.client, c.server, c.token, body, stderr)
 	if err != nil {
 		return err
 	}
@@ -172,45 +183,51 @@ type apiError struct {
 }
 
 // postJob submits the job, retrying with the same body (and id) while the
-// server is unreachable or answers 503: the id makes retries safe.
-func postJob(ctx context.Context, server, token string, body []byte, stderr io.Writer) (scheduler.Job, error) {
+// server is unreachable, answers 503, or 429 with Retry-After (the rate
+// limit): the id makes retries safe.
+func postJob(ctx context.Context, client *http.Client, server, token string, body []byte, stderr io.Writer) (scheduler.Job, error) {
 	backoff := 500 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		job, retry, err := postOnce(ctx, server, token, body)
+		job, retry, wait, err := postOnce(ctx, client, server, token, body)
 		if err == nil || !retry || attempt == 6 {
 			return job, err
 		}
-		fmt.Fprintf(stderr, "submit: %v; retrying in %s (attempt %d of 6)\n", err, backoff, attempt)
+		if wait < backoff {
+			wait = backoff
+		}
+		fmt.Fprintf(stderr, "submit: %v; retrying in %s (attempt %d of 6)\n", err, wait, attempt)
 		select {
 		case <-ctx.Done():
 			return job, ctx.Err()
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
 		backoff *= 2
 	}
 }
 
-func postOnce(ctx context.Context, server, token string, body []byte) (scheduler.Job, bool, error) {
+// postOnce posts once; it reports whether a retry may help and, for a
+// 429 with Retry-After, how long to wait first (at most a minute).
+func postOnce(ctx context.Context, client *http.Client, server, token string, body []byte) (scheduler.Job, bool, time.Duration, error) {
 	var job scheduler.Job
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(server, "/")+"/api/v1/jobs", bytes.NewReader(body))
 	if err != nil {
-		return job, false, fmt.Errorf("--server %q: %w", server, err)
+		return job, false, 0, fmt.Errorf("--server %q: %w", server, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return job, true, fmt.Errorf("cannot reach %s: %w", server, err)
+		return job, true, 0, fmt.Errorf("cannot reach %s: %w", server, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(b, &job); err != nil {
-			return job, false, fmt.Errorf("unreadable answer from %s: %w", server, err)
+			return job, false, 0, fmt.Errorf("unreadable answer from %s: %w", server, err)
 		}
-		return job, false, nil
+		return job, false, 0, nil
 	}
 	var e apiError
 	_ = json.Unmarshal(b, &e)
@@ -222,7 +239,15 @@ func postOnce(ctx context.Context, server, token string, body []byte) (scheduler
 		msg = e.Field + ": " + msg
 	}
 	retry := resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway
-	return job, retry, fmt.Errorf("server answered %s: %s", resp.Status, msg)
+	var wait time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests {
+		// The rate limit says when to come back; the waiting cap does not
+		// (retrying would not help until jobs start).
+		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+			retry, wait = true, min(time.Duration(n)*time.Second, time.Minute)
+		}
+	}
+	return job, retry, wait, fmt.Errorf("server answered %s: %s", resp.Status, msg)
 }
 
 // followJob prints the job's state whenever it changes until it ends; the
@@ -258,7 +283,7 @@ func followJob(ctx context.Context, c submitConfig, job scheduler.Job, stderr io
 		if c.token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.token)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.client.Do(req)
 		if err != nil {
 			fmt.Fprintf(stderr, "follow: %v (retrying)\n", err)
 			continue

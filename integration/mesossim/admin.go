@@ -17,10 +17,11 @@ import (
 //	POST /sim/agents                   body: a clusterspec agent (JSON)
 //	POST /sim/agents/remove?id=A       remove for good
 //	POST /sim/agents/lose?id=A         crash, tasks TASK_LOST
-//	POST /sim/agents/power-off?id=A
-//	POST /sim/agents/power-on?id=A
-//	POST /sim/agents/crash?id=A      (the agent process dies; executors survive)
-//	POST /sim/agents/restart?id=A
+//	POST /sim/agents/power-off?id=A    stop its machine (idempotent)
+//	POST /sim/agents/power-on?id=A     start it; it registers after the boot time (idempotent)
+//	POST /sim/agents/crash?id=A        the agent process dies (SIGKILL); executors survive
+//	POST /sim/agents/restart?id=A      the crashed agent starts again on its work directory
+//	GET  /sim/bill                     what every agent cost while powered on (simulated time)
 //	POST /sim/tasks/fail?task=T[&framework=F]
 //	POST /sim/tasks/finish?task=T[&framework=F]
 //	POST /sim/drop-connections
@@ -76,6 +77,7 @@ func (m *Master) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("/sim/frameworks", getJSON(func() any { return m.Frameworks() }))
 	mux.HandleFunc("/sim/reservations", getJSON(func() any { return m.Reservations() }))
 	mux.HandleFunc("/sim/quotas", getJSON(func() any { return m.Quotas() }))
+	mux.HandleFunc("/sim/bill", getJSON(func() any { return m.Bill() }))
 	id := func(r *http.Request) string { return r.URL.Query().Get("id") }
 	mux.HandleFunc("/sim/agents/remove", post(func(r *http.Request) error { return m.RemoveAgent(id(r)) }))
 	mux.HandleFunc("/sim/agents/lose", post(func(r *http.Request) error { return m.LoseAgent(id(r)) }))

@@ -74,7 +74,7 @@ func (m *Master) allocateLocked() {
 	}
 	perFw := map[*framework][]*offer{}
 	for _, a := range m.sortedAgentsLocked() {
-		if a.poweredOff {
+		if a.poweredOff || a.deactivated {
 			continue
 		}
 		avail := a.available()

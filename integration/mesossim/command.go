@@ -33,6 +33,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		lostRate    = fs.Float64("fault-lost-rate", 0, "probability that a task ends TASK_LOST (fault injection)")
 		seed        = fs.Int64("fault-seed", 1, "seed of the fault injection random choices")
 		noSpark     = fs.Bool("no-spark", false, "do not simulate Spark for launched spark-submit tasks")
+		bootTime    = fs.Duration("boot-time", 60*time.Second, "simulated time from POST /sim/agents/power-on to the agent registering again")
+		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		showVersion = fs.Bool("version", false, "print the emulated Mesos version and exit")
 	)
@@ -42,8 +44,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 Runs an EMULATED Apache Mesos %s master with simulated agents (not a real
 Mesos, not for production): the v1 scheduler API (POST /api/v1/scheduler), the
 v1 operator API (POST /api/v1), JSON and protobuf, plus admin endpoints under
-/sim/ (agents, tasks, fault injection). Tasks run for simulated durations; a
-launched spark-submit with spark.mesos.role is played as a Spark driver.
+/sim/ (agents, tasks, fault injection, power, the bill). Tasks run for
+simulated durations; a launched spark-submit with spark.mesos.role is played
+as a Spark driver. Every agent is billed at its price while powered on
+(GET /sim/bill, in simulated time).
 
 Flags:
 `, Version)
@@ -85,7 +89,7 @@ Flags:
 		Cluster: cl, Hostname: host, OfferInterval: *offerIvl, HeartbeatInterval: *heartbeat,
 		StatusUpdateRetry: *retry, TaskStartDelay: *startDelay, DefaultTaskDuration: *defaultDur,
 		TimeScale: *timeScale, TaskFailureRate: *failRate, TaskLostRate: *lostRate, Seed: *seed,
-		DisableSpark: *noSpark, Logger: log,
+		DisableSpark: *noSpark, Logger: log, BootTime: *bootTime, UnreachableAfter: *unreachable,
 	})
 	if err != nil {
 		return err

@@ -80,7 +80,8 @@
 //   - Agents from package clusterspec (attributes instance_type, price,
 //     location); AddAgent, RemoveAgent, LoseAgent, CrashAgent and
 //     RestartAgent (the agent process dies and returns; executors live
-//     on), PowerOff and PowerOn (the machine; tasks die) at run time (also
+//     on), PowerOff and PowerOn (the machine; tasks die, see power.go) at
+//     run time (also
 //     under /sim/). A crash looks as on a real master: tasks of
 //     non-checkpointing frameworks TASK_LOST "Agent <host> disconnected",
 //     of partition-aware ones TASK_UNREACHABLE "health check timed out"
@@ -99,8 +100,12 @@
 //
 // The emulator marks a crashed agent unreachable at once (a real master
 // after its ping timeouts: 75 s by default, ~4 s in the real-Mesos tests);
-// what a real agent reports for the tasks of a rebooted machine (PowerOn)
-// is not emulated (they are forgotten); protobuf answers lack the Mesos
+// PowerOff reports every task on the machine lost at once ("Agent powered
+// off"; a real master would say TASK_LOST "Agent <host> disconnected" at
+// once only for frameworks that do not checkpoint, and TASK_UNREACHABLE /
+// TASK_LOST "health check timed out" for the others when the agent turns
+// unreachable); what a real agent reports for the tasks of a rebooted
+// machine (PowerOn) is not emulated (they are forgotten); protobuf answers lack the Mesos
 // 1.12 fields mesos-go v0.0.11 does not know (AgentInfo.checkpoint, a
 // framework's offer_constraints: JSON answers have them); a real master's
 // order of resources depends on the agent's history (the emulator always

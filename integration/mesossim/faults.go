@@ -39,28 +39,14 @@ func (m *Master) AddAgent(spec clusterspec.Agent) error {
 // RemoveAgent removes an agent for good: its tasks are lost, its
 // reservations disappear with it.
 func (m *Master) RemoveAgent(agentID string) error {
-	return m.dropAgent(agentID, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, "Agent removed by operator")
+	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, "Agent removed by operator")
 }
 
 // LoseAgent simulates an agent that crashes and never comes back: its tasks
 // go TASK_LOST (TASK_UNREACHABLE for PARTITION_AWARE frameworks) and it is
 // removed with its reservations.
 func (m *Master) LoseAgent(agentID string) error {
-	return m.dropAgent(agentID, mesos.REASON_AGENT_REMOVED, "Agent lost")
-}
-
-// PowerOff turns an agent's VM off: the master sees the agent go away as
-// a real master sees a crashed agent (see CrashAgent for the updates), and
-// every task on it is gone; the agent keeps its id and checkpointed
-// reservations for PowerOn. (What a real agent reports for the tasks of a
-// rebooted machine is not emulated: they are simply forgotten.)
-func (m *Master) PowerOff(agentID string) error {
-	return m.agentGone(agentID, false)
-}
-
-// PowerOn brings a powered-off agent back, with its reservations.
-func (m *Master) PowerOn(agentID string) error {
-	return m.agentBack(agentID, "agent powered on")
+	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED, "Agent lost")
 }
 
 // CrashAgent kills an agent's process, as SIGKILL would; its executors
@@ -87,9 +73,10 @@ func (m *Master) RestartAgent(agentID string) error {
 	return m.agentBack(agentID, "agent restarted")
 }
 
-// agentGone takes an agent away; with survive its executors live on (a
-// crashed agent process) and the unreachable tasks of partition-aware
-// frameworks come back with it.
+// agentGone takes an agent away at once, as a real master sees an agent
+// process that died (after its ping timeouts); with survive its executors
+// live on and the unreachable tasks of partition-aware frameworks come
+// back with it.
 func (m *Master) agentGone(agentID string, survive bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -141,7 +128,9 @@ func (m *Master) agentGone(agentID string, survive bool) error {
 		}
 	}
 	a.used = nil
-	a.poweredOff = true
+	// Gone from GET_AGENTS at once (marked unreachable); its machine runs
+	// on, so it is still billed.
+	a.poweredOff, a.unreachable, a.offAt = true, true, now
 	for _, fw := range m.sortedFrameworksLocked() {
 		if fw.connected {
 			m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: a.id}}})
@@ -190,7 +179,10 @@ func (m *Master) agentBack(agentID, why string) error {
 	if !a.poweredOff {
 		return nil
 	}
-	a.poweredOff = false
+	if !a.unreachable || a.booting != nil {
+		return fmt.Errorf("mesossim: agent %q did not crash (use PowerOn for a powered-off one)", agentID)
+	}
+	a.poweredOff, a.unreachable = false, false
 	a.reregistered = time.Now() // registered_time stays the first one
 	a.used = nil
 	tasks := make([]*task, 0, len(a.tasks))
@@ -233,11 +225,11 @@ func (m *Master) agentBack(agentID, why string) error {
 	return nil
 }
 
-func (m *Master) dropAgent(agentID string, reason mesos.TaskStatus_Reason, msg string) error {
+func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatus_Reason, msg string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agents[agentID]
-	if a == nil {
+	if a == nil || (a.poweredOff && powerOff) {
 		return fmt.Errorf("mesossim: no running agent %q", agentID)
 	}
 	for _, id := range sortedOfferIDs(a.offers) {
@@ -264,11 +256,18 @@ func (m *Master) dropAgent(agentID string, reason mesos.TaskStatus_Reason, msg s
 		}
 	}
 	a.used = nil
-	delete(m.agents, agentID)
-	for i, id := range m.agentOrder {
-		if id == agentID {
-			m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
-			break
+	now := time.Now()
+	if powerOff {
+		a.poweredOff, a.offAt, a.unreachable = true, now, false
+		m.billCloseLocked(agentID, now, false)
+	} else {
+		m.billCloseLocked(agentID, now, true)
+		delete(m.agents, agentID)
+		for i, id := range m.agentOrder {
+			if id == agentID {
+				m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
+				break
+			}
 		}
 	}
 	m.publishAgentLocked(a, false)
@@ -286,7 +285,7 @@ func (m *Master) publishAgentLocked(a *agent, added bool) {
 		pid := a.pid()
 		m.publishLocked(&master.Event{Type: master.Event_AGENT_ADDED, AgentAdded: &master.Event_AgentAdded{Agent: master.Response_GetAgents_Agent{
 			AgentInfo: m.agentInfoLocked(a), Active: true, Deactivated: &f, Version: Version, PID: &pid,
-			RegisteredTime: timeInfo(a.registered), ReregisteredTime: timeInfo(a.reregistered), TotalResources: a.total.proto(fmtEndpoint, ""),
+			RegisteredTime: timeInfo(a.registered), ReregisteredTime: optTimeInfo(a.reregistered), TotalResources: a.total.proto(fmtEndpoint, ""),
 			Capabilities: append([]mesos.AgentInfo_Capability(nil), agentCapabilities...)}}})
 		return
 	}
@@ -399,14 +398,18 @@ type AgentInfo struct {
 	ID         string
 	Hostname   string
 	PoweredOff bool
-	Attributes map[string]string
-	CPUs       float64 // total
-	MemMB      float64
-	UsedCPUs   float64 // by tasks
-	UsedMemMB  float64
-	Offered    string // resources in outstanding offers (Mesos notation)
-	Total      string // total resources with reservations (Mesos notation)
-	Tasks      int
+	// Booting: powered on, not registered again yet.
+	Booting bool
+	// Deactivated by DEACTIVATE_AGENT or DRAIN_AGENT.
+	Deactivated bool
+	Attributes  map[string]string
+	CPUs        float64 // total
+	MemMB       float64
+	UsedCPUs    float64 // by tasks
+	UsedMemMB   float64
+	Offered     string // resources in outstanding offers (Mesos notation)
+	Total       string // total resources with reservations (Mesos notation)
+	Tasks       int
 }
 
 // TaskInfo is a snapshot of a task the master knows.
@@ -446,8 +449,9 @@ func (m *Master) Agents() []AgentInfo {
 	var out []AgentInfo
 	for _, a := range m.sortedAgentsLocked() {
 		out = append(out, AgentInfo{
-			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Attributes: a.spec.AllAttributes(),
-			CPUs: fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
+			ID: a.id, Hostname: a.spec.Hostname, PoweredOff: a.poweredOff, Booting: a.booting != nil, Deactivated: a.deactivated,
+			Attributes: a.spec.AllAttributes(),
+			CPUs:       fromMilli(a.total.scalar("cpus")), MemMB: fromMilli(a.total.scalar("mem")),
 			UsedCPUs: fromMilli(a.used.scalar("cpus")), UsedMemMB: fromMilli(a.used.scalar("mem")),
 			Offered: a.offered.String(), Total: a.total.String(), Tasks: len(a.tasks),
 		})

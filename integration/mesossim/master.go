@@ -84,6 +84,14 @@ type Config struct {
 	// after TASK_RUNNING before it subscribes its framework (default 200ms).
 	SparkExecutorStartDelay time.Duration
 
+	// BootTime is the simulated time from PowerOn to the agent registering
+	// again (default 60s; wall time is BootTime x TimeScale).
+	BootTime time.Duration
+	// UnreachableAfter is how long a stopped agent stays listed (inactive)
+	// by GET_AGENTS before it is marked unreachable (a real master:
+	// agent_ping_timeout 15s x max_agent_ping_timeouts 5 = 75s; wall time).
+	UnreachableAfter time.Duration
+
 	// Logger receives the emulator's logs (default: logrus standard logger).
 	Logger logrus.FieldLogger
 }
@@ -127,6 +135,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.SparkExecutorStartDelay <= 0 {
 		c.SparkExecutorStartDelay = 200 * time.Millisecond
+	}
+	if c.BootTime <= 0 {
+		c.BootTime = 60 * time.Second
+	}
+	if c.UnreachableAfter <= 0 {
+		c.UnreachableAfter = 75 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = logrus.StandardLogger()
@@ -172,6 +186,9 @@ type Master struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	started   bool
+
+	bill   map[string]*billEntry // power.go
+	bornAt time.Time
 }
 
 // New creates a Master; call Start (or ListenAndServe) to run it.
@@ -196,6 +213,8 @@ func New(cfg Config) (*Master, error) {
 		kick:       make(chan struct{}, 1),
 		ctx:        ctx,
 		cancel:     cancel,
+		bill:       map[string]*billEntry{},
+		bornAt:     time.Now(),
 	}
 	for _, a := range cfg.Cluster.Agents {
 		if _, dup := m.agents[a.ID]; dup {

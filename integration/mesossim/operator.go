@@ -144,6 +144,33 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		m.removeFrameworkLocked(fw, "operator teardown")
 		m.mu.Unlock()
 		writeEmpty(w, http.StatusOK)
+	case master.Call_DEACTIVATE_AGENT, master.Call_DRAIN_AGENT, master.Call_REACTIVATE_AGENT:
+		var id *mesos.AgentID
+		switch {
+		case call.Type == master.Call_DEACTIVATE_AGENT && call.DeactivateAgent != nil:
+			id = &call.DeactivateAgent.AgentID
+		case call.Type == master.Call_DRAIN_AGENT && call.DrainAgent != nil:
+			id = &call.DrainAgent.AgentID
+		case call.Type == master.Call_REACTIVATE_AGENT && call.ReactivateAgent != nil:
+			id = &call.ReactivateAgent.AgentID
+		}
+		if id == nil {
+			bad(strings.ToLower(call.Type.String()))
+			return
+		}
+		m.mu.Lock()
+		var herr *httpError
+		if call.Type == master.Call_REACTIVATE_AGENT {
+			herr = m.reactivateLocked(id.Value)
+		} else {
+			herr = m.deactivateLocked(id.Value, call.Type == master.Call_DRAIN_AGENT)
+		}
+		m.mu.Unlock()
+		if herr != nil {
+			writeError(w, herr)
+			return
+		}
+		writeEmpty(w, http.StatusOK)
 	case master.Call_SUBSCRIBE:
 		m.operatorSubscribe(w, r, media)
 	default:
@@ -230,7 +257,11 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ag := m.agents[agentID]
-	if ag == nil || ag.poweredOff {
+	now := time.Now()
+	m.markUnreachableLocked(now)
+	// A real master accepts (202) and applies reservations on an agent that
+	// is disconnected but not yet unreachable (still listed).
+	if ag == nil || !m.listedLocked(ag, now) {
 		return errorf(http.StatusBadRequest, "No agent found with specified ID")
 	}
 	required := p.res
@@ -495,11 +526,14 @@ func protoByRole(byRole map[string]Res) []mesos.Resource {
 
 func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 	ga := &master.Response_GetAgents{}
+	now := time.Now()
+	m.markUnreachableLocked(now)
 	for _, a := range m.sortedAgentsLocked() {
-		if a.poweredOff {
+		if !m.listedLocked(a, now) {
 			continue
 		}
-		f := false
+		m.updateDrainLocked(a)
+		deactivated := a.deactivated
 		pid := a.pid()
 		offered := map[string]Res{}
 		for _, o := range a.offers {
@@ -507,12 +541,13 @@ func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 		}
 		ga.Agents = append(ga.Agents, master.Response_GetAgents_Agent{
 			AgentInfo:          m.agentInfoLocked(a),
-			Active:             true,
-			Deactivated:        &f,
+			Active:             !a.poweredOff && !a.deactivated,
+			Deactivated:        &deactivated,
+			DrainInfo:          cloneDrain(a.drain),
 			Version:            Version,
 			PID:                &pid,
 			RegisteredTime:     timeInfo(a.registered),
-			ReregisteredTime:   timeInfo(a.reregistered),
+			ReregisteredTime:   optTimeInfo(a.reregistered),
 			TotalResources:     a.total.proto(fmtEndpoint, ""),
 			AllocatedResources: protoByRole(allocatedByRole(a)),
 			OfferedResources:   protoByRole(offered),

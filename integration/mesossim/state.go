@@ -15,18 +15,24 @@ import (
 const agentPort = 5051
 
 type agent struct {
-	spec         clusterspec.Agent
-	id           string
-	base         Res // the agent's own resources (agent_info.resources)
-	total        Res // base with reservations applied
-	used         Res // held by tasks and executors
-	offered      Res
-	tasks        map[*task]bool
-	offers       map[string]*offer
-	attrs        []mesos.Attribute
-	registered   time.Time
-	reregistered time.Time // when it came back after a crash or power-off
-	poweredOff   bool
+	spec       clusterspec.Agent
+	id         string
+	base       Res // the agent's own resources (agent_info.resources)
+	total      Res // base with reservations applied
+	used       Res // held by tasks and executors
+	offered    Res
+	tasks      map[*task]bool
+	offers     map[string]*offer
+	attrs      []mesos.Attribute
+	registered time.Time
+	poweredOff bool
+	// Power and deactivation (power.go).
+	reregistered time.Time
+	offAt        time.Time // when its machine stopped
+	unreachable  bool      // off longer than UnreachableAfter: not listed
+	booting      *timerEntry
+	deactivated  bool
+	drain        *mesos.DrainInfo
 }
 
 func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }
@@ -85,6 +91,7 @@ func (m *Master) addAgentLocked(spec clusterspec.Agent) *agent {
 		registered: time.Now(),
 	}
 	a.total = a.base.clone()
+	m.billOpenLocked(a, a.registered)
 	m.agents[a.id] = a
 	m.agentOrder = append(m.agentOrder, a.id)
 	sort.Strings(m.agentOrder)

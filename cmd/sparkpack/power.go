@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/power"
+)
+
+// powerConfig is power management's part of serve's flags.
+type powerConfig struct {
+	offAfter         time.Duration
+	minWarmCPUs      float64
+	onTimeout        time.Duration
+	provider         string
+	execProgram      string
+	execArgs         []string
+	execTimeout      time.Duration
+	webhookURL       string
+	webhookTokenFile string
+	emulatorURL      string
+	selector         string
+	tick             time.Duration
+}
+
+// powerFlags adds the --power-* flags.
+func powerFlags(fs *flag.FlagSet, c *powerConfig) {
+	fs.DurationVar(&c.offAfter, "power-off-after", envDuration("SPARKPACK_POWER_OFF_AFTER", 0), withEnv("power management: an agent idle this long (no task and no reservation of anyone) is deactivated in Mesos and powered off; 0 (the default) turns power management off", "SPARKPACK_POWER_OFF_AFTER"))
+	fs.Float64Var(&c.minWarmCPUs, "power-min-warm-cpus", envFloat("SPARKPACK_POWER_MIN_WARM_CPUS", 0), withEnv("never power off an agent if the cpus of the agents left on would drop below this", "SPARKPACK_POWER_MIN_WARM_CPUS"))
+	fs.DurationVar(&c.onTimeout, "power-on-timeout", envDuration("SPARKPACK_POWER_ON_TIMEOUT", 5*time.Minute), withEnv("how long a plan waits for a powered-on agent to register with Mesos before it is placed again without it", "SPARKPACK_POWER_ON_TIMEOUT"))
+	fs.StringVar(&c.provider, "power-provider", envDefault("SPARKPACK_POWER_PROVIDER", ""), withEnv("what powers agents off and on: exec (--power-exec), webhook (--power-webhook-url) or emulator (the Mesos emulator's /sim API)", "SPARKPACK_POWER_PROVIDER"))
+	fs.StringVar(&c.execProgram, "power-exec", envDefault("SPARKPACK_POWER_EXEC", ""), withEnv("program the exec provider runs as: PROGRAM [--power-exec-arg ...] on|off AGENT_ID HOSTNAME (an argument vector, no shell; attributes in SPARKPACK_AGENT_ATTR_*)", "SPARKPACK_POWER_EXEC"))
+	fs.Func("power-exec-arg", "an argument placed before the action for --power-exec (repeat for several)", func(s string) error {
+		c.execArgs = append(c.execArgs, s)
+		return nil
+	})
+	fs.DurationVar(&c.execTimeout, "power-exec-timeout", envDuration("SPARKPACK_POWER_EXEC_TIMEOUT", 2*time.Minute), withEnv("time limit of one run of --power-exec", "SPARKPACK_POWER_EXEC_TIMEOUT"))
+	fs.StringVar(&c.webhookURL, "power-webhook-url", envDefault("SPARKPACK_POWER_WEBHOOK_URL", ""), withEnv(`URL the webhook provider POSTs {"action":"on"|"off","agent":{...}} to`, "SPARKPACK_POWER_WEBHOOK_URL"))
+	fs.StringVar(&c.webhookTokenFile, "power-webhook-token-file", envDefault("SPARKPACK_POWER_WEBHOOK_TOKEN_FILE", ""), withEnv("file holding the webhook's bearer token", "SPARKPACK_POWER_WEBHOOK_TOKEN_FILE"))
+	fs.StringVar(&c.emulatorURL, "power-emulator-url", envDefault("SPARKPACK_POWER_EMULATOR_URL", ""), withEnv("the Mesos emulator's URL for the emulator provider (default: --mesos-master)", "SPARKPACK_POWER_EMULATOR_URL"))
+	fs.StringVar(&c.selector, "power-selector", envDefault("SPARKPACK_POWER_SELECTOR", ""), withEnv("only agents matching every term are powered off, e.g. location=cloud,hostname=worker-* (others, such as on-premises agents, are never touched)", "SPARKPACK_POWER_SELECTOR"))
+	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
+}
+
+func envFloat(env string, def float64) float64 {
+	if v := os.Getenv(env); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	return def
+}
+
+// validate checks the flags when power management is on.
+func (c *powerConfig) validate() error {
+	if c.offAfter < 0 {
+		return fmt.Errorf("--power-off-after must be >= 0 (0 turns power management off)")
+	}
+	if c.offAfter == 0 {
+		return nil
+	}
+	if c.minWarmCPUs < 0 {
+		return fmt.Errorf("--power-min-warm-cpus must be >= 0")
+	}
+	if c.onTimeout <= 0 || c.tick <= 0 {
+		return fmt.Errorf("--power-on-timeout and --power-tick must be positive")
+	}
+	if _, err := power.ParseSelector(c.selector); err != nil {
+		return fmt.Errorf("--power-selector: %w", err)
+	}
+	switch c.provider {
+	case "exec":
+		if c.execProgram == "" {
+			return fmt.Errorf("--power-provider exec needs --power-exec PROGRAM")
+		}
+	case "webhook":
+		if c.webhookURL == "" {
+			return fmt.Errorf("--power-provider webhook needs --power-webhook-url")
+		}
+	case "emulator":
+	case "":
+		return fmt.Errorf("--power-off-after is set: choose --power-provider exec, webhook or emulator")
+	default:
+		return fmt.Errorf("--power-provider %q is unknown: use exec, webhook or emulator", c.provider)
+	}
+	return nil
+}
+
+// provider builds the configured provider; a missing program or a bad URL
+// is an error at start.
+func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (power.Provider, error) {
+	switch c.provider {
+	case "exec":
+		return power.NewExecProvider(c.execProgram, c.execArgs, c.execTimeout, log)
+	case "webhook":
+		token := ""
+		if c.webhookTokenFile != "" {
+			b, err := os.ReadFile(c.webhookTokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("--power-webhook-token-file: %w", err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		return power.NewWebhookProvider(c.webhookURL, token, 30*time.Second)
+	case "emulator":
+		u := c.emulatorURL
+		if u == "" {
+			u = mesosMaster
+			if !strings.Contains(u, "://") {
+				u = "http://" + u
+			}
+		}
+		return power.NewEmulatorProvider(u)
+	}
+	return nil, fmt.Errorf("--power-provider %q is unknown", c.provider)
+}
+
+// startPower builds power management (nil when it is off).
+func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger) (*power.Manager, error) {
+	if c.offAfter <= 0 {
+		return nil, nil
+	}
+	plog := log.WithField("component", "power")
+	prov, err := c.newProvider(mesosMaster, plog)
+	if err != nil {
+		return nil, err
+	}
+	sel, _ := power.ParseSelector(c.selector)
+	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
+		Selector: sel, Provider: prov, Log: plog}, st, op)
+	if err != nil {
+		return nil, err
+	}
+	if err := pm.Load(ctx); err != nil {
+		return nil, err
+	}
+	plog.WithFields(logrus.Fields{"off_after": c.offAfter.String(), "min_warm_cpus": c.minWarmCPUs, "provider": prov.Name(),
+		"selector": sel.String()}).Info("power management is on: idle agents are deactivated in Mesos and powered off")
+	return pm, nil
+}
+
+// powerAgents converts the adapter's view of the agents for power management.
+func powerAgents(in []offers.AgentStatus) []power.Agent {
+	out := make([]power.Agent, len(in))
+	for i, a := range in {
+		out[i] = power.Agent{ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes, CPUs: a.CPUs, MemMB: a.MemMB,
+			PricePerHour: a.PricePerHour, Listed: true, Active: a.Active, Deactivated: a.Deactivated, Busy: a.Busy,
+			RegisteredAt: a.RegisteredAt}
+	}
+	return out
+}
+
+// billSource reads the emulator's bill (GET /sim/bill) for the cost view,
+// at most every few seconds; it is nil on a real cluster.
+type billSource struct {
+	url    string
+	client *http.Client
+	mu     sync.Mutex
+	at     time.Time
+	last   *emulatorBill
+}
+
+type emulatorBill struct {
+	TotalUSD    float64 `json:"totalUSD"`
+	AlwaysOnUSD float64 `json:"alwaysOnUSD"`
+	Seconds     float64 `json:"seconds"`
+}
+
+func (b *billSource) get(ctx context.Context) *emulatorBill {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.at) < 2*time.Second {
+		return b.last
+	}
+	b.at = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.url, nil)
+	if err != nil {
+		return b.last
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return b.last
+	}
+	defer resp.Body.Close()
+	var eb emulatorBill
+	if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&eb) == nil {
+		b.last = &eb
+	}
+	return b.last
+}

@@ -1,0 +1,93 @@
+package placement
+
+// FitIndex answers "could this job fit the snapshot now?" for many jobs in
+// a row without running a policy for each: every policy places a job
+// exactly when the sum over agents of the executors that fit reaches E
+// (see prepare), and that sum depends only on the executor's size, so it
+// is computed once per distinct executor size and remembered. The
+// scheduling loop uses it to skip, in O(1), the thousands of waiting jobs
+// that cannot fit, and to give each one the same NoFit reason a policy
+// would.
+//
+// A FitIndex belongs to one snapshot: build a new one when the snapshot
+// changes. It is not safe for concurrent use.
+type FitIndex struct {
+	s      Snapshot
+	shapes map[[2]float64]shapeFit
+	freeC  float64 // summed free cpus (negative free counts as 0)
+	freeM  float64
+}
+
+type shapeFit struct {
+	placeable   int  // executors of this size the whole cluster holds now
+	maxPerAgent int  // the most any single agent holds
+	never       bool // no agent could hold one even when empty
+	// emptyPlaceable is how many the cluster would hold with every agent free.
+	emptyPlaceable int
+}
+
+// NewFitIndex indexes a snapshot. It keeps s (not a copy): the caller must
+// not change it while the index is in use.
+func NewFitIndex(s Snapshot) *FitIndex {
+	ix := &FitIndex{s: s, shapes: map[[2]float64]shapeFit{}}
+	for _, a := range s.Agents {
+		ix.freeC += max(a.FreeCPUs, 0)
+		ix.freeM += max(a.FreeMemMB, 0)
+	}
+	return ix
+}
+
+// Snapshot is the snapshot the index was built on.
+func (ix *FitIndex) Snapshot() Snapshot { return ix.s }
+
+// Shapes is how many distinct executor sizes were looked at so far.
+func (ix *FitIndex) Shapes() int { return len(ix.shapes) }
+
+func (ix *FitIndex) shape(c, m float64) shapeFit {
+	key := [2]float64{c, m}
+	if f, ok := ix.shapes[key]; ok {
+		return f
+	}
+	const unbounded = 1 << 30
+	f := shapeFit{never: len(ix.s.Agents) > 0}
+	for _, a := range ix.s.Agents {
+		k := fitCount(a.FreeCPUs, a.FreeMemMB, c, m, unbounded)
+		f.placeable = min(f.placeable+k, unbounded)
+		f.maxPerAgent = max(f.maxPerAgent, k)
+		e := fitCount(a.CPUs, a.MemMB, c, m, unbounded)
+		if e >= 1 {
+			f.never = false
+		}
+		f.emptyPlaceable = min(f.emptyPlaceable+e, unbounded)
+	}
+	ix.shapes[key] = f
+	return f
+}
+
+// Check returns nil when d could be placed on the snapshot by any policy
+// (the cluster holds d.Executors executors of its size), and otherwise the
+// *NoFit that a policy's Place would return for it. An invalid demand is
+// reported as fitting, so that the policy rejects it with its own error.
+func (ix *FitIndex) Check(d Demand) *NoFit {
+	if validate(d) != nil {
+		return nil
+	}
+	f := ix.shape(d.CPUs, d.MemMB)
+	if f.placeable >= d.Executors {
+		return nil
+	}
+	// The same reason as prep.noFit: when the job does not fit, no agent
+	// holds E executors, so the per-agent counts capped at E are the
+	// uncapped ones.
+	p := &prep{s: ix.s, d: d}
+	return p.noFitFrom(f.placeable, f.maxPerAgent, f.never, ix.freeC, ix.freeM)
+}
+
+// FitsEmpty reports whether d would fit if every agent of the snapshot
+// were entirely free (false means the job can never run on this cluster).
+func (ix *FitIndex) FitsEmpty(d Demand) bool {
+	if validate(d) != nil {
+		return false
+	}
+	return ix.shape(d.CPUs, d.MemMB).emptyPlaceable >= d.Executors
+}

@@ -1,0 +1,632 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// State is where power management is with one agent.
+type State string
+
+const (
+	// StateOn: the agent runs and may be used (the default of every agent).
+	StateOn State = "on"
+	// StateDraining: DEACTIVATE_AGENT was (or is about to be) sent so that
+	// nothing new lands there; the agent is powered off once Mesos shows
+	// it deactivated and still idle.
+	StateDraining State = "draining"
+	// StatePoweringOff: drained and idle; the provider is (being) asked to
+	// power it off.
+	StatePoweringOff State = "powering-off"
+	// StateOff: the provider powered it off.
+	StateOff State = "off"
+	// StateBooting: a plan needs it; the provider is (being) asked to power
+	// it on, and sparkpack waits for it to register with Mesos again.
+	StateBooting State = "booting"
+)
+
+// Record is what the store keeps of one agent.
+type Record struct {
+	AgentID      string
+	Hostname     string
+	Attributes   map[string]string
+	CPUs, MemMB  float64
+	PricePerHour float64
+	State        State
+	// Since is when the agent entered State.
+	Since time.Time
+	// Requested: in StateBooting, the provider accepted the power-on.
+	Requested bool
+	// Failures counts failed provider or Mesos calls in the current state.
+	Failures  int
+	LastError string
+	// AvoidUntil: a power-on that did not bring the agent back makes plans
+	// avoid it until then.
+	AvoidUntil time.Time
+	// RegisteredAt is the agent's last registration seen before it was
+	// powered off: a later one means it is back.
+	RegisteredAt time.Time
+}
+
+// Store keeps the records (package store implements it with PostgreSQL).
+type Store interface {
+	PowerRecords(ctx context.Context) ([]Record, error)
+	PutPowerRecord(ctx context.Context, r Record) error
+}
+
+// Mesos is what power management asks of the Mesos master (package
+// offers implements it with the operator API).
+type Mesos interface {
+	// DeactivateAgent sends DEACTIVATE_AGENT: the master offers the
+	// agent's resources to no one (outstanding offers are rescinded) and
+	// kills nothing. Sending it again is harmless.
+	DeactivateAgent(ctx context.Context, agentID string) error
+	// ReactivateAgent sends REACTIVATE_AGENT; an agent that is not
+	// deactivated is not an error.
+	ReactivateAgent(ctx context.Context, agentID string) error
+}
+
+// Agent is what Mesos (and sparkpack's own plans) show of one agent at a
+// Tick.
+type Agent struct {
+	ID           string
+	Hostname     string
+	Attributes   map[string]string
+	CPUs, MemMB  float64
+	PricePerHour float64
+	// Listed: GET_AGENTS lists it. A real master keeps listing an agent
+	// that went away (as inactive) until it is marked unreachable
+	// (75 s by default), so being listed does not mean it runs.
+	Listed bool
+	// Active: connected and not deactivated (GET_AGENTS' active).
+	Active bool
+	// Deactivated: GET_AGENTS' deactivated (by DEACTIVATE_AGENT or
+	// DRAIN_AGENT).
+	Deactivated bool
+	// Busy: any task of any framework, any reservation of any role, or a
+	// plan of sparkpack's not yet reserved: never power it off.
+	Busy bool
+	// RegisteredAt is the master's time of its last (re-)registration: an
+	// agent powered on again registers anew.
+	RegisteredAt time.Time
+}
+
+// Config configures a Manager.
+type Config struct {
+	// OffAfter: an agent idle this long is powered off (required, > 0).
+	OffAfter time.Duration
+	// MinWarmCPUs: never power off an agent if the cpus of the agents left
+	// on would drop below this.
+	MinWarmCPUs float64
+	// PowerOnTimeout bounds the wait for a powered-on agent to register
+	// (default 5 minutes); it is then treated as off and avoided.
+	PowerOnTimeout time.Duration
+	// DrainTimeout: an agent that Mesos does not show deactivated this
+	// long after DEACTIVATE_AGENT is reactivated and left on (default 2
+	// minutes).
+	DrainTimeout time.Duration
+	// AvoidFor is how long plans avoid an agent that did not come back
+	// (default 30 minutes).
+	AvoidFor time.Duration
+	// MaxFailures: after this many failed provider calls in a row the
+	// step is given up (a power-off: the agent is reactivated and counts
+	// as on; a power-on: it counts as off and is avoided). Default 5.
+	MaxFailures int
+	Selector    Selector
+	Provider    Provider
+	Log         logrus.FieldLogger
+	Now         func() time.Time
+	// OnChange, if set, is called after every state change (for metrics
+	// and the dashboard); it must be quick.
+	OnChange func(Record)
+	// Guard, if set, is asked right before every provider call: an
+	// instance that is no longer sure it leads powers nothing off or on.
+	Guard func() error
+}
+
+// Manager is power management's state machine. Its methods are safe for
+// concurrent use; Tick calls are serialised.
+type Manager struct {
+	cfg   Config
+	store Store
+	mesos Mesos
+	log   logrus.FieldLogger
+
+	tickMu sync.Mutex // one Tick at a time (it calls the provider)
+	mu     sync.Mutex
+	recs   map[string]*Record
+	idle   map[string]time.Time // agent -> idle since (in memory: a restart starts the timer again)
+	kick   chan struct{}
+}
+
+// NewManager checks the configuration and builds a manager; Load must
+// follow.
+func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
+	if cfg.OffAfter <= 0 {
+		return nil, errors.New("power: the idle time before power-off must be positive (--power-off-after)")
+	}
+	if cfg.Provider == nil {
+		return nil, errors.New("power: no provider (--power-provider exec, webhook or emulator)")
+	}
+	if store == nil || mesos == nil {
+		return nil, errors.New("power: NewManager needs a store and a Mesos client")
+	}
+	if cfg.MinWarmCPUs < 0 || math.IsNaN(cfg.MinWarmCPUs) {
+		return nil, fmt.Errorf("power: --power-min-warm-cpus must be >= 0, got %v", cfg.MinWarmCPUs)
+	}
+	if cfg.PowerOnTimeout <= 0 {
+		cfg.PowerOnTimeout = 5 * time.Minute
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 2 * time.Minute
+	}
+	if cfg.AvoidFor <= 0 {
+		cfg.AvoidFor = 30 * time.Minute
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 5
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	return &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
+		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1)}, nil
+}
+
+// Load reads the persisted records: a restart resumes every agent at its
+// step.
+func (m *Manager) Load(ctx context.Context) error {
+	rs, err := m.store.PowerRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("power: read agent power states: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range rs {
+		r := rs[i]
+		m.recs[r.AgentID] = &r
+	}
+	return nil
+}
+
+// Kicked is signalled when a power-on was requested (Run's loop ticks at once).
+func (m *Manager) Kicked() <-chan struct{} { return m.kick }
+
+func (m *Manager) record(a Agent) *Record {
+	r := m.recs[a.ID]
+	if r == nil {
+		r = &Record{AgentID: a.ID, State: StateOn}
+		m.recs[a.ID] = r
+	}
+	if a.Hostname != "" {
+		r.Hostname, r.Attributes = a.Hostname, a.Attributes
+	}
+	if a.CPUs > 0 || a.MemMB > 0 {
+		r.CPUs, r.MemMB, r.PricePerHour = a.CPUs, a.MemMB, a.PricePerHour
+	}
+	return r
+}
+
+// put persists r's new state; on failure the old record is restored and
+// the error returned (the step is tried again at the next Tick).
+func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
+	if err := m.store.PutPowerRecord(ctx, *r); err != nil {
+		*r = old
+		return fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
+	}
+	if m.cfg.OnChange != nil && old.State != r.State {
+		m.cfg.OnChange(*r)
+	}
+	return nil
+}
+
+// to moves r to state s (persisted first).
+func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error {
+	old := *r
+	r.State, r.Since, r.Failures = s, m.cfg.Now(), 0
+	if s != StateBooting {
+		r.Requested = false
+	}
+	if why != "" {
+		r.LastError = why
+	}
+	if err := m.put(ctx, r, old); err != nil {
+		return err
+	}
+	m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}).Info("agent power: " + string(s) + reasonSuffix(why))
+	return nil
+}
+
+func reasonSuffix(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (" + why + ")"
+}
+
+// Tick moves every agent one step, given what Mesos shows now. wanted
+// reports whether a waiting job could use an agent (it is then kept on).
+// Errors of single agents are logged and retried at the next Tick; the
+// returned error is the first of them.
+func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) bool) error {
+	m.tickMu.Lock()
+	defer m.tickMu.Unlock()
+	now := m.cfg.Now()
+	m.mu.Lock()
+	seen := make(map[string]Agent, len(agents))
+	warm := 0.0
+	for _, a := range agents {
+		seen[a.ID] = a
+		r := m.record(a)
+		if a.Active && r.State == StateOn {
+			warm += a.CPUs
+		}
+	}
+	ids := make([]string, 0, len(m.recs))
+	for id := range m.recs {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	sort.Strings(ids)
+	var firstErr error
+	for _, id := range ids {
+		m.mu.Lock()
+		r := m.recs[id]
+		m.mu.Unlock()
+		a, present := seen[id]
+		err := m.step(ctx, now, r, a, present, &warm, wanted)
+		if err != nil {
+			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, present bool, warm *float64, wanted func(Agent) bool) error {
+	listed := present && a.Listed
+	// back: the agent registered again after power management let it go.
+	back := listed && a.RegisteredAt.After(r.RegisteredAt)
+	switch r.State {
+	case StateOn:
+		if !listed || !a.Active || a.Busy {
+			// Gone, deactivated (by an operator: not ours to touch) or at
+			// work: not idle.
+			m.clearIdle(r.AgentID)
+			return nil
+		}
+		since := m.idleSince(r.AgentID, now)
+		switch {
+		case now.Sub(since) < m.cfg.OffAfter:
+			return nil
+		case !m.cfg.Selector.Match(r.Hostname, r.Attributes):
+			return nil
+		case wanted != nil && wanted(a):
+			return nil
+		case *warm-a.CPUs < m.cfg.MinWarmCPUs-1e-9:
+			return nil
+		}
+		if err := m.to(ctx, r, StateDraining, fmt.Sprintf("idle for %s", now.Sub(since).Round(time.Second))); err != nil {
+			return err
+		}
+		*warm -= a.CPUs
+		m.clearIdle(r.AgentID)
+		return m.drain(ctx, now, r, a, listed)
+	case StateDraining:
+		return m.drain(ctx, now, r, a, listed)
+	case StatePoweringOff:
+		return m.powerOff(ctx, r, a, listed)
+	case StateOff:
+		if back {
+			// It came back without us (someone powered it on): use it.
+			return m.backOn(ctx, r, a, "registered again while off")
+		}
+		return nil
+	case StateBooting:
+		if back {
+			m.idleSince(r.AgentID, now) // a fresh idle timer from now
+			return m.backOn(ctx, r, a, "registered again")
+		}
+		if now.Sub(r.Since) > m.cfg.PowerOnTimeout {
+			old := *r
+			r.State, r.Since, r.Requested, r.Failures = StateOff, now, false, 0
+			r.LastError = fmt.Sprintf("did not register within %s of the power-on; avoided until %s", m.cfg.PowerOnTimeout, now.Add(m.cfg.AvoidFor).Format(time.RFC3339))
+			r.AvoidUntil = now.Add(m.cfg.AvoidFor)
+			if err := m.put(ctx, r, old); err != nil {
+				return err
+			}
+			m.log.WithField("agent", r.AgentID).Warn("agent power: " + r.LastError)
+			return nil
+		}
+		if !r.Requested {
+			return m.powerOn(ctx, r)
+		}
+		return nil
+	}
+	return fmt.Errorf("power: agent %s has unknown state %q", r.AgentID, r.State)
+}
+
+func (m *Manager) idleSince(id string, now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.idle[id]
+	if !ok {
+		m.idle[id] = now
+		return now
+	}
+	return t
+}
+
+func (m *Manager) clearIdle(id string) {
+	m.mu.Lock()
+	delete(m.idle, id)
+	m.mu.Unlock()
+}
+
+// backOn reactivates an agent that power management had drained and marks
+// it on.
+func (m *Manager) backOn(ctx context.Context, r *Record, a Agent, why string) error {
+	if a.Deactivated {
+		if err := m.mesos.ReactivateAgent(ctx, r.AgentID); err != nil {
+			return fmt.Errorf("reactivate agent %s: %w", r.AgentID, err)
+		}
+	}
+	r.AvoidUntil = time.Time{}
+	return m.to(ctx, r, StateOn, why)
+}
+
+// drain keeps an agent in StateDraining moving: DEACTIVATE_AGENT until
+// Mesos shows it deactivated, then (still idle) on to the power-off; back
+// on when work came.
+func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, listed bool) error {
+	switch {
+	case listed && a.Busy:
+		return m.backOn(ctx, r, a, "work arrived while draining")
+	case !listed:
+		// Gone from Mesos while draining (its agent process stopped):
+		// nothing can run there; power the machine off.
+		if err := m.to(ctx, r, StatePoweringOff, "left Mesos while draining"); err != nil {
+			return err
+		}
+		return m.powerOff(ctx, r, a, listed)
+	case !a.Deactivated:
+		if now.Sub(r.Since) > m.cfg.DrainTimeout {
+			return m.backOn(ctx, r, a, fmt.Sprintf("not deactivated within %s", m.cfg.DrainTimeout))
+		}
+		if err := m.mesos.DeactivateAgent(ctx, r.AgentID); err != nil {
+			return m.fail(ctx, r, fmt.Errorf("deactivate agent %s: %w", r.AgentID, err))
+		}
+		return nil
+	}
+	old := *r
+	r.RegisteredAt = a.RegisteredAt
+	if err := m.put(ctx, r, old); err != nil {
+		return err
+	}
+	if err := m.to(ctx, r, StatePoweringOff, "deactivated and idle"); err != nil {
+		return err
+	}
+	return m.powerOff(ctx, r, a, listed)
+}
+
+// fail counts a failed call in the current state; after MaxFailures the
+// agent goes back on.
+func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
+	old := *r
+	r.Failures++
+	r.LastError = err.Error()
+	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
+		m.log.WithError(err).WithField("agent", r.AgentID).Warn("agent power: giving up powering it off; it stays on")
+		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		r.State, r.Since, r.Failures = StateOn, m.cfg.Now(), 0
+	}
+	if perr := m.put(ctx, r, old); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
+}
+
+// powerOff asks the provider to power a drained, idle agent off. An agent
+// that shows any work is reactivated instead: power management never
+// powers off an agent that holds work.
+func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool) error {
+	if listed && a.Busy {
+		return m.backOn(ctx, r, a, "work arrived before the power-off")
+	}
+	if m.cfg.Guard != nil {
+		if err := m.cfg.Guard(); err != nil {
+			return fmt.Errorf("power off agent %s not attempted: %w", r.AgentID, err)
+		}
+	}
+	if err := m.cfg.Provider.PowerOff(ctx, targetOf(r)); err != nil {
+		return m.fail(ctx, r, fmt.Errorf("power off agent %s with %s: %w", r.AgentID, m.cfg.Provider.Name(), err))
+	}
+	return m.to(ctx, r, StateOff, "powered off by "+m.cfg.Provider.Name())
+}
+
+func (m *Manager) powerOn(ctx context.Context, r *Record) error {
+	if m.cfg.Guard != nil {
+		if err := m.cfg.Guard(); err != nil {
+			return fmt.Errorf("power on agent %s not attempted: %w", r.AgentID, err)
+		}
+	}
+	if err := m.cfg.Provider.PowerOn(ctx, targetOf(r)); err != nil {
+		old := *r
+		r.Failures++
+		r.LastError = fmt.Sprintf("power on with %s: %v", m.cfg.Provider.Name(), err)
+		if r.Failures >= m.cfg.MaxFailures {
+			now := m.cfg.Now()
+			r.State, r.Since, r.Failures, r.AvoidUntil = StateOff, now, 0, now.Add(m.cfg.AvoidFor)
+		}
+		if perr := m.put(ctx, r, old); perr != nil {
+			return errors.Join(err, perr)
+		}
+		return fmt.Errorf("power on agent %s: %w", r.AgentID, err)
+	}
+	old := *r
+	r.Requested = true
+	return m.put(ctx, r, old)
+}
+
+func targetOf(r *Record) Target {
+	return Target{AgentID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes}
+}
+
+// PowerOn is the scheduler core's Provisioner call for an agent a plan
+// activates: an agent that is off is marked booting (persisted) and the
+// provider is called by the next Tick (Kicked is signalled); any other
+// agent is left as it is. It does not wait for the agent.
+func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
+	m.mu.Lock()
+	r := m.recs[agentID]
+	m.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	m.tickMu.Lock()
+	defer m.tickMu.Unlock()
+	if r.State != StateOff {
+		return nil
+	}
+	if err := m.to(ctx, r, StateBooting, "a plan needs it"); err != nil {
+		return err
+	}
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// PowerOff is the scheduler core's hint that an agent went idle; the
+// manager powers agents off on its own idle timer, so it does nothing.
+func (m *Manager) PowerOff(ctx context.Context, agentID string) error { return nil }
+
+// StandbyAgents are the agents that are off and may be powered on for a
+// plan (their whole capacity free; they cost nothing until then), and the
+// agents booting (nothing free yet, but they count when the core decides
+// whether a job could ever run). Agents that did not come back recently,
+// or outside the selector, are left out.
+func (m *Manager) StandbyAgents() []placement.Agent {
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []placement.Agent
+	for _, r := range m.recs {
+		usable := r.State == StateOff && !now.Before(r.AvoidUntil)
+		if (!usable && r.State != StateBooting) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
+			continue
+		}
+		loc := placement.LocationCloud
+		if r.Attributes["location"] == string(placement.LocationLocal) {
+			loc = placement.LocationLocal
+		}
+		a := placement.Agent{
+			ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
+			CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
+			PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
+		}
+		if !usable {
+			a.FreeCPUs, a.FreeMemMB = 0, 0
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Unavailable reports whether plans must not use an agent now: it is
+// being drained or powered off, is off, or is booting.
+func (m *Manager) Unavailable(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[agentID]
+	return r != nil && r.State != StateOn
+}
+
+// Failed reports whether a power-on of the agent was given up (it is off
+// again): a job waiting for it should be placed elsewhere.
+func (m *Manager) Failed(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[agentID]
+	return r != nil && r.State == StateOff
+}
+
+// Records returns a copy of every record, by agent id.
+func (m *Manager) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Record, 0, len(m.recs))
+	for _, r := range m.recs {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AgentID < out[j].AgentID })
+	return out
+}
+
+// StateOf is an agent's power state (StateOn when unknown).
+func (m *Manager) StateOf(agentID string) State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.recs[agentID]; r != nil {
+		return r.State
+	}
+	return StateOn
+}
+
+// Run ticks every interval (and at once after a power-on request) until
+// ctx ends; observe gives the agents and wanted as for Tick.
+func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx context.Context) ([]Agent, error), wanted func(Agent) bool) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.kick:
+		}
+		agents, err := observe(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.WithError(err).Warn("power management: cannot read the agents; not changing anything this tick")
+			}
+			continue
+		}
+		_ = m.Tick(ctx, agents, wanted)
+	}
+}
+
+// NextIdleExpiry is the earliest time an agent on and idle now reaches
+// OffAfter (for a caller with a virtual clock, such as the simulator, that
+// must Tick at that moment); ok is false when no agent is idle.
+func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, since := range m.idle {
+		if r := m.recs[id]; r == nil || r.State != StateOn {
+			continue
+		}
+		if at := since.Add(m.cfg.OffAfter); !ok || at.Before(t) {
+			t, ok = at, true
+		}
+	}
+	return t, ok
+}

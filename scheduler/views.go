@@ -1,0 +1,312 @@
+package scheduler
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// QueuedJob is a waiting job as the views show it: what the queue keeps of
+// a job, with the reason it waits.
+type QueuedJob struct {
+	ID                       string     `json:"id"`
+	Name                     string     `json:"name,omitempty"`
+	State                    State      `json:"state"`
+	Executors                int        `json:"executors"`
+	ExecutorCores            int        `json:"executorCores"`
+	ExecutorMemoryMB         int        `json:"executorMemoryMB"`
+	SubmittedAt              time.Time  `json:"submittedAt"`
+	DeadlineAt               *time.Time `json:"deadlineAt,omitempty"`
+	EstimatedDurationSeconds float64    `json:"estimatedDurationSeconds,omitempty"`
+	WaitingReason            string     `json:"waitingReason,omitempty"`
+	AtRisk                   bool       `json:"atRisk"`
+	// Promoted marks a regular job moved to the deadline queue because it
+	// waited too long.
+	Promoted bool `json:"promoted,omitempty"`
+	// ResourceDemand is the job's RD (the regular queue's key).
+	ResourceDemand float64 `json:"resourceDemand"`
+
+	// The reason is formatted when the view is read (a pass only records
+	// the figures); storedReason is what the store holds.
+	wait         waitState
+	promoteAfter time.Duration
+	storedReason string
+	edfKey       time.Time
+	demand       placement.Demand
+}
+
+// Demand is what the job asks of the placement engine.
+func (q *QueuedJob) Demand() placement.Demand { return q.demand }
+
+// out is the view as handed to a reader, with its reason formatted.
+func (q *QueuedJob) out() QueuedJob {
+	v := *q
+	v.WaitingReason = q.wait.detail(q.Promoted, q.promoteAfter)
+	return v
+}
+
+func (c *Core) viewOf(e *Entry) *QueuedJob {
+	if e.view == nil {
+		e.view = &QueuedJob{
+			ID: e.ID, Name: e.Name, State: Queued,
+			Executors: e.Demand.Executors, ExecutorCores: int(e.Demand.CPUs), ExecutorMemoryMB: e.ExecutorMemoryMB,
+			SubmittedAt: e.SubmittedAt, DeadlineAt: e.DeadlineAt, EstimatedDurationSeconds: e.EstimatedDurationSeconds,
+			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,
+			wait: e.wait, promoteAfter: c.cfg.PromoteAfter, storedReason: e.stored.reason, edfKey: e.edfKey(),
+			demand: e.Demand,
+		}
+	}
+	return e.view
+}
+
+// queueSnapshot is an immutable copy of the queues, published after every
+// pass that changed them: readers never wait for a pass.
+type queueSnapshot struct {
+	deadline []*QueuedJob
+	regular  []*QueuedJob
+	fifo     bool
+	at       time.Time
+	// shapes are the distinct executor sizes (cpus, MiB) of waiting jobs.
+	shapes [][2]float64
+}
+
+// publishEvery bounds how often a large queue is copied for readers while
+// Run drives the core: copying 100,000 entries after every small pass
+// would cost more than the pass. Below publishSmall entries every pass
+// publishes.
+const (
+	publishEvery = 100 * time.Millisecond
+	publishSmall = 5000
+)
+
+// publish makes the queues' current state the one readers see. Under Run,
+// a large queue is published at most every publishEvery (maybePublish;
+// Run's loop comes back for a pending one).
+func (c *Core) publish(now time.Time) {
+	if !c.viewDirty && c.view.Load() != nil {
+		return
+	}
+	if c.async.Load() && c.dq.Len()+c.jq.Len() > publishSmall && time.Since(c.publishedAt) < publishEvery {
+		return // Run publishes it when publishEvery has passed
+	}
+	c.publishedAt = time.Now()
+	s := &queueSnapshot{
+		deadline: make([]*QueuedJob, 0, c.dq.Len()),
+		regular:  make([]*QueuedJob, 0, c.jq.Len()),
+		fifo:     c.jq.FIFO, at: now,
+	}
+	seen := map[[2]float64]bool{}
+	for _, e := range c.dq.Entries() {
+		s.deadline = append(s.deadline, c.viewOf(e))
+		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
+	}
+	for _, e := range c.jq.Entries() {
+		s.regular = append(s.regular, c.viewOf(e))
+		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
+	}
+	for k := range seen {
+		s.shapes = append(s.shapes, k)
+	}
+	c.view.Store(s)
+	c.viewDirty = false
+}
+
+func (c *Core) snapshotView() *queueSnapshot {
+	if s := c.view.Load(); s != nil {
+		return s
+	}
+	return &queueSnapshot{}
+}
+
+// CouldUse reports whether a job waiting now (as of the last pass) has
+// executors that fit an agent of this capacity: power management keeps
+// such an agent on.
+func (c *Core) CouldUse(cpus, memMB float64) bool {
+	for _, sh := range c.snapshotView().shapes {
+		if sh[0] <= cpus+1e-9 && sh[1] <= memMB+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// QueuesView is the waiting jobs in the order they will be tried. Jobs
+// still in the intake buffer (not yet admitted) are not shown.
+type QueuesView struct {
+	Deadline []QueuedJob `json:"deadline"`
+	Regular  []QueuedJob `json:"regular"`
+}
+
+// Queues returns both queues in order, with waiting reasons, as of the
+// last scheduling pass. It copies every waiting job: the API uses
+// QueuePage.
+func (c *Core) Queues() QueuesView {
+	s := c.snapshotView()
+	v := QueuesView{Deadline: make([]QueuedJob, 0, len(s.deadline)), Regular: make([]QueuedJob, 0, len(s.regular))}
+	for _, q := range s.deadline {
+		v.Deadline = append(v.Deadline, q.out())
+	}
+	for _, q := range s.regular {
+		v.Regular = append(v.Regular, q.out())
+	}
+	return v
+}
+
+// QueueLengths is how many jobs wait: in the deadline queue, in the
+// regular queue, and not yet admitted (intake buffer and retries on their
+// way back), as of the last pass (the intake count is current).
+type QueueLengths struct {
+	Deadline int `json:"deadline"`
+	Regular  int `json:"regular"`
+	Intake   int `json:"intake"`
+}
+
+// Lengths returns the queue lengths without copying any job.
+func (c *Core) Lengths() QueueLengths {
+	s := c.snapshotView()
+	c.inboxMu.Lock()
+	rq := len(c.requeues)
+	c.inboxMu.Unlock()
+	return QueueLengths{Deadline: len(s.deadline), Regular: len(s.regular), Intake: c.buffer.Len() + rq}
+}
+
+// DefaultQueuePageLimit and MaxQueuePageLimit bound a page of QueuePage.
+const (
+	DefaultQueuePageLimit = 100
+	MaxQueuePageLimit     = 1000
+)
+
+// ErrBadQueueCursor is returned for a cursor QueuePage did not hand out.
+var ErrBadQueueCursor = errors.New("invalid queue cursor")
+
+// QueuePage is one page of the queues: the jobs in the order they will be
+// tried, deadline queue first, then the regular queue.
+type QueuePage struct {
+	Deadline []QueuedJob `json:"deadline"`
+	Regular  []QueuedJob `json:"regular"`
+	// Totals are the full lengths, not the page's.
+	Totals QueueLengths `json:"totals"`
+	// Next is the cursor of the following page; empty on the last one.
+	Next string `json:"next"`
+	// At is when the scheduling pass that produced this view ran.
+	At time.Time `json:"at"`
+}
+
+// queueCursor points just after a job of one queue, by that queue's sort
+// key, so that it stays meaningful while jobs come and go.
+type queueCursor struct {
+	Queue     string    `json:"q"` // "d" or "r"
+	Key       time.Time `json:"k,omitzero"`
+	RD        float64   `json:"rd,omitempty"`
+	Submitted time.Time `json:"s"`
+	ID        string    `json:"id"`
+}
+
+func encodeQueueCursor(q string, j *QueuedJob) string {
+	c := queueCursor{Queue: q, Submitted: j.SubmittedAt, ID: j.ID}
+	if q == "d" {
+		c.Key = j.edfKey
+	} else {
+		c.RD = j.ResourceDemand
+	}
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeQueueCursor(s string) (queueCursor, error) {
+	var c queueCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > 512 {
+		return c, ErrBadQueueCursor
+	}
+	if err := json.Unmarshal(b, &c); err != nil || (c.Queue != "d" && c.Queue != "r") || c.ID == "" {
+		return c, ErrBadQueueCursor
+	}
+	return c, nil
+}
+
+// QueuePage returns up to limit waiting jobs (DefaultQueuePageLimit when
+// limit <= 0, at most MaxQueuePageLimit) after cursor ("" for the first
+// page), from the view of the last pass. It never waits for a pass.
+func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
+	if limit <= 0 {
+		limit = DefaultQueuePageLimit
+	}
+	limit = min(limit, MaxQueuePageLimit)
+	s := c.snapshotView()
+	p := QueuePage{Deadline: []QueuedJob{}, Regular: []QueuedJob{}, Totals: c.Lengths(), At: s.at}
+	p.Totals.Deadline, p.Totals.Regular = len(s.deadline), len(s.regular)
+	di, ri := 0, 0
+	if cursor != "" {
+		cur, err := decodeQueueCursor(cursor)
+		if err != nil {
+			return p, err
+		}
+		if cur.Queue == "d" {
+			di, _ = slices.BinarySearchFunc(s.deadline, cur, func(q *QueuedJob, k queueCursor) int {
+				return cmpEDF(q.edfKey, q.SubmittedAt, q.ID, k.Key, k.Submitted, k.ID)
+			})
+			if di < len(s.deadline) && s.deadline[di].ID == cur.ID {
+				di++
+			}
+		} else {
+			di = len(s.deadline)
+			ri, _ = slices.BinarySearchFunc(s.regular, cur, func(q *QueuedJob, k queueCursor) int {
+				return cmpRegular(s.fifo, q.ResourceDemand, q.SubmittedAt, q.ID, k.RD, k.Submitted, k.ID)
+			})
+			if ri < len(s.regular) && s.regular[ri].ID == cur.ID {
+				ri++
+			}
+		}
+	}
+	var last *QueuedJob
+	lastQ := ""
+	for ; di < len(s.deadline) && len(p.Deadline) < limit; di++ {
+		last, lastQ = s.deadline[di], "d"
+		p.Deadline = append(p.Deadline, last.out())
+	}
+	for ; ri < len(s.regular) && len(p.Deadline)+len(p.Regular) < limit; ri++ {
+		last, lastQ = s.regular[ri], "r"
+		p.Regular = append(p.Regular, last.out())
+	}
+	if last != nil && (di < len(s.deadline) || ri < len(s.regular)) {
+		p.Next = encodeQueueCursor(lastQ, last)
+	}
+	return p, nil
+}
+
+func cmpEDF(aKey, aSub time.Time, aID string, bKey, bSub time.Time, bID string) int {
+	if c := aKey.Compare(bKey); c != 0 {
+		return c
+	}
+	if c := aSub.Compare(bSub); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
+}
+
+func cmpRegular(fifo bool, aRD float64, aSub time.Time, aID string, bRD float64, bSub time.Time, bID string) int {
+	if !fifo {
+		switch {
+		case aRD > bRD:
+			return -1
+		case aRD < bRD:
+			return 1
+		}
+	}
+	if c := aSub.Compare(bSub); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
+}
+
+// String describes the lengths for logs.
+func (l QueueLengths) String() string {
+	return fmt.Sprintf("%d deadline, %d regular, %d in intake", l.Deadline, l.Regular, l.Intake)
+}

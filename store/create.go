@@ -1,0 +1,341 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// Group commit of submissions. With fsync on, a transaction costs a WAL
+// flush; a client per submission each waiting for its own flush made the
+// API a fraction of what the database can commit. CreateJob hands its job
+// to a few committer goroutines, which write whatever submissions are
+// pending at that moment in ONE statement (jobs and their events, with
+// array parameters), so concurrent submissions share a round trip and a
+// flush. A submission's answer still waits for its own commit: a 2xx is
+// only ever given for a durable job.
+
+// maxCreateBatch bounds the jobs of one group commit.
+const maxCreateBatch = 512
+
+// DefaultCommitters is how many group commits may be under way at once.
+const DefaultCommitters = 2
+
+type createReq struct {
+	ctx    context.Context
+	j      scheduler.Job
+	spec   string
+	labels string
+	done   chan createResult
+}
+
+type createResult struct {
+	job     scheduler.Job
+	created bool
+	err     error
+}
+
+// WithCommitters sets how many group commits of submissions may run at
+// once (default DefaultCommitters; 0 writes every submission on its own,
+// in the caller's goroutine).
+func WithCommitters(n int) Option { return func(s *Store) { s.committers = n } }
+
+// startCommitters runs the committer goroutines until Close.
+func (s *Store) startCommitters() {
+	s.gc.kick = make(chan struct{}, 1)
+	s.gc.stop = make(chan struct{})
+	for i := 0; i < s.committers; i++ {
+		s.gc.wg.Add(1)
+		go func() {
+			defer s.gc.wg.Done()
+			s.commitLoop()
+		}()
+	}
+}
+
+func (s *Store) commitLoop() {
+	for {
+		select {
+		case <-s.gc.stop:
+			return
+		case <-s.gc.kick:
+		}
+		for {
+			batch := s.takeCreates()
+			if len(batch) == 0 {
+				break
+			}
+			// Others may take what arrives meanwhile.
+			if s.pendingCreates() > 0 {
+				s.kickCommitters()
+			}
+			s.commitCreates(batch)
+		}
+	}
+}
+
+func (s *Store) kickCommitters() {
+	select {
+	case s.gc.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Store) pendingCreates() int {
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	return len(s.gc.pending)
+}
+
+func (s *Store) takeCreates() []*createReq {
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	n := min(len(s.gc.pending), maxCreateBatch)
+	batch := s.gc.pending[:n:n]
+	s.gc.pending = s.gc.pending[n:]
+	if len(s.gc.pending) == 0 {
+		s.gc.pending = nil
+	}
+	return batch
+}
+
+// CreateJob stores a new job in state SUBMITTED (or straight on to
+// REJECTED when rejectReason is not empty, or to QUEUED when j.State is
+// QUEUED: the core admitted it at submission) with its events, atomically,
+// and returns once it is committed. j.ID, j.Fingerprint and j.SubmittedAt
+// must be set.
+//
+// Idempotency: when a job with the same id exists, CreateJob returns it
+// with created=false if its fingerprint matches, and scheduler.ErrConflict
+// otherwise. Concurrent calls with one id create exactly one job.
+func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error) {
+	if j.ID == "" || j.Fingerprint == "" {
+		return j, false, fmt.Errorf("create job: id and fingerprint must be set")
+	}
+	spec, err := json.Marshal(&j.Spec)
+	if err != nil {
+		return j, false, fmt.Errorf("create job %s: encode spec: %w", j.ID, err)
+	}
+	labels, err := json.Marshal(nonNil(j.Labels))
+	if err != nil {
+		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
+	}
+	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
+	switch {
+	case rejectReason != "":
+		j.State = scheduler.Rejected
+		j.WaitingReason = rejectReason
+	case j.State == scheduler.Queued:
+		// Admitted by the scheduler core at submission (scheduler.Decide).
+	default:
+		j.State = scheduler.Submitted
+	}
+	req := &createReq{ctx: ctx, j: j, spec: string(spec), labels: string(labels), done: make(chan createResult, 1)}
+	if s.committers <= 0 {
+		s.commitCreates([]*createReq{req})
+		r := <-req.done
+		return r.job, r.created, r.err
+	}
+	s.gc.mu.Lock()
+	if s.gc.closed {
+		s.gc.mu.Unlock()
+		return j, false, fmt.Errorf("create job %s: %w", j.ID, errClosed)
+	}
+	s.gc.pending = append(s.gc.pending, req)
+	s.gc.mu.Unlock()
+	s.kickCommitters()
+	select {
+	case r := <-req.done:
+		return r.job, r.created, r.err
+	case <-ctx.Done():
+		// It may still be committed: a retry with the same id finds it.
+		return j, false, fmt.Errorf("create job %s: %w", j.ID, context.Cause(ctx))
+	}
+}
+
+// commitCreates writes a batch of submissions in one statement and answers
+// each. Should the batch fail for a reason other than the database being
+// unreachable, each submission is tried on its own, so that one bad row
+// fails only its own request.
+func (s *Store) commitCreates(batch []*createReq) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, context.Cause(r.ctx))}
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := s.insertJobs(ctx, live)
+	if err == nil {
+		return
+	}
+	if len(live) > 1 && !IsUnavailable(err) {
+		s.log.WithError(err).WithField("jobs", len(live)).Warn("group commit of submissions failed; writing them one by one")
+		for _, r := range live {
+			s.commitCreates([]*createReq{r})
+		}
+		return
+	}
+	for _, r := range live {
+		r.done <- createResult{job: r.j, err: err}
+	}
+}
+
+// insertJobs inserts the batch (jobs and events) in one statement, then
+// answers every request: created, the identical job that existed, or a
+// conflict. It returns an error (and answers nobody) when the statement
+// failed.
+func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
+	now := s.timestamp()
+	// One row per id: later requests for an id already in the batch are
+	// answered from the first one.
+	first := make(map[string]*createReq, len(batch))
+	var rows []*createReq
+	for _, r := range batch {
+		if _, dup := first[r.j.ID]; dup {
+			continue
+		}
+		first[r.j.ID] = r
+		rows = append(rows, r)
+	}
+	n := len(rows)
+	ids, names, specs, fps, states := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	subs, fins, dls := make([]string, n), make([]*string, n), make([]*string, n)
+	reasons, labels, risks := make([]string, n), make([]string, n), make([]bool, n)
+	actors, clients := make([]string, n), make([]string, n)
+	finished := now.Format("2006-01-02T15:04:05.999999Z07:00")
+	for i, r := range rows {
+		j := &r.j
+		ids[i], names[i], specs[i], fps[i], states[i] = j.ID, j.Name, r.spec, j.Fingerprint, string(j.State)
+		subs[i] = j.SubmittedAt.Format("2006-01-02T15:04:05.999999Z07:00")
+		if j.State == scheduler.Rejected {
+			fins[i] = &finished
+		}
+		if j.DeadlineAt != nil {
+			t := tsText(j.DeadlineAt).String
+			dls[i] = &t
+		}
+		reasons[i], labels[i], risks[i] = j.WaitingReason, r.labels, j.AtRisk
+		a := ActorFrom(r.ctx)
+		actors[i], clients[i] = a.Name, a.Client
+	}
+	q, err := s.db.QueryContext(ctx, `WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
+				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
+				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
+		), ins AS (
+			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
+			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
+			FROM input ORDER BY n
+			ON CONFLICT (id) DO NOTHING
+			RETURNING id
+		), ev AS (
+			INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client)
+			SELECT x.id, $11, x.from_state, x.to_state, x.reason, x.actor, x.client FROM (
+				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason, i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id
+				UNION ALL
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
+				UNION ALL
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
+			) x ORDER BY x.n, x.k
+		)
+		SELECT ins.id FROM ins CROSS JOIN LATERAL (SELECT pg_notify('`+JobsChannel+`', 's:' || ins.id::text)) AS n`,
+		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
+		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
+	if err != nil {
+		return fmt.Errorf("create %d jobs: %w", n, err)
+	}
+	created := make(map[string]bool, n)
+	for q.Next() {
+		var id string
+		if err := q.Scan(&id); err != nil {
+			q.Close()
+			return fmt.Errorf("create %d jobs: %w", n, err)
+		}
+		created[id] = true
+	}
+	if err := q.Close(); err != nil {
+		return fmt.Errorf("create %d jobs: %w", n, err)
+	}
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("create %d jobs: %w", n, err)
+	}
+	// Ids that existed before: read them to compare bodies.
+	var existed []string
+	for _, r := range rows {
+		if !created[r.j.ID] {
+			existed = append(existed, r.j.ID)
+		}
+	}
+	stored := map[string]scheduler.Job{}
+	if len(existed) > 0 {
+		er, err := s.db.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ANY($1::uuid[])`, pq.Array(existed))
+		if err == nil {
+			for er.Next() {
+				j, _, serr := scanJob(er)
+				if serr != nil {
+					err = serr
+					break
+				}
+				stored[j.ID] = j
+			}
+			er.Close()
+		}
+		if err != nil {
+			// The created ones are committed: answer them; the others fail.
+			for _, r := range batch {
+				if created[r.j.ID] && first[r.j.ID] == r {
+					r.done <- createResult{job: withCreated(r.j, now), created: true}
+				} else {
+					r.done <- createResult{job: r.j, err: fmt.Errorf("read existing job %s: %w", r.j.ID, err)}
+				}
+			}
+			return nil
+		}
+	}
+	for _, r := range batch {
+		id := r.j.ID
+		if created[id] && first[id] == r {
+			r.done <- createResult{job: withCreated(r.j, now), created: true}
+			continue
+		}
+		var existing scheduler.Job
+		if created[id] {
+			existing = withCreated(first[id].j, now)
+		} else if ex, ok := stored[id]; ok {
+			existing = ex
+		} else {
+			r.done <- createResult{job: r.j, err: fmt.Errorf("job %s: neither created nor found", id)}
+			continue
+		}
+		if existing.Fingerprint != r.j.Fingerprint {
+			r.done <- createResult{job: existing, err: fmt.Errorf("job %s: %w", id, scheduler.ErrConflict)}
+			continue
+		}
+		r.done <- createResult{job: existing}
+	}
+	return nil
+}
+
+// withCreated is the job as insertJobs stored it.
+func withCreated(j scheduler.Job, now time.Time) scheduler.Job {
+	if j.State == scheduler.Rejected {
+		t := now
+		j.FinishedAt = &t
+	}
+	return j
+}
