@@ -268,6 +268,10 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/api/v1/scheduler", m.handleScheduler)
 	mux.HandleFunc("/api/v1", m.handleOperator)
 	mux.HandleFunc("/api/v1/", m.handleOperator)
+	// libprocess serves the master's endpoints under its process id too;
+	// Mesos' own v1 scheduler library (mesos-execute) uses these paths.
+	mux.HandleFunc("/master/api/v1/scheduler", m.handleScheduler)
+	mux.HandleFunc("/master/api/v1", m.handleOperator)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { writeEmpty(w, http.StatusOK) })
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
