@@ -36,6 +36,12 @@ func writeError(w http.ResponseWriter, status int, field, msg string) {
 // callers before they get here.
 func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	log := loggerFrom(r.Context())
+	if errors.Is(err, ErrNoScheduler) {
+		log.WithError(err).Info(what + ": no scheduler to answer")
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "", err.Error()+"; retry in a few seconds")
+		return
+	}
 	if store.IsUnavailable(err) || errors.Is(err, errDBTimeout) {
 		log.WithError(err).Warn(what + ": database unavailable")
 		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; retry shortly (resending a job with the same id never creates it twice)")
@@ -46,6 +52,10 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 }
 
 var errDBTimeout = errors.New("database did not answer in time")
+
+// ErrNoScheduler is wrapped by the views' errors when no scheduler can
+// answer now (no instance leads yet, or the leader is starting): 503.
+var ErrNoScheduler = errors.New("the scheduler is not available")
 
 // WithLogger returns a context whose requests log through log (with its
 // fields, such as a request id). Other front ends that call Submit or

@@ -648,6 +648,7 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 	}
 	// Jobs queued at submission (Decide) need no store write.
 	var out []Job
+	seen := map[string]bool{}
 	var entries []*Entry
 	submitted := jobs[:0:0]
 	for i := range jobs {
@@ -656,9 +657,10 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 			submitted = append(submitted, *j)
 			continue
 		}
-		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil {
+		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil || seen[j.ID] {
 			continue
 		}
+		seen[j.ID] = true
 		out = append(out, *j)
 		entries = append(entries, NewEntry(j))
 	}
@@ -728,8 +730,17 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 		}
 		return
 	}
+	// The same job twice in one batch (announced by the API and by the
+	// database's notification): the last one counts.
+	last := make(map[string]int, len(es))
+	for i, e := range es {
+		last[e.ID] = i
+	}
 	var d, r []*Entry
-	for _, e := range es {
+	for i, e := range es {
+		if last[e.ID] != i {
+			continue
+		}
 		if old := c.byID[e.ID]; old != nil {
 			c.dequeueEntry(old)
 		}

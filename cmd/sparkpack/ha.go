@@ -201,21 +201,49 @@ func (h *leadership) Cluster(ctx context.Context) (api.ClusterView, error) {
 	if lv := h.cur.Load(); lv != nil {
 		return lv.Cluster(ctx)
 	}
-	return api.ClusterView{}, fmt.Errorf("this instance (%s) does not lead; ask the leader (GET /api/v1/leader)", h.c.ha.instance)
+	return api.ClusterView{}, h.notLeading()
 }
 
 func (h *leadership) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, error) {
 	if lv := h.cur.Load(); lv != nil {
 		return lv.Queues(ctx, q)
 	}
-	return api.QueuesView{}, fmt.Errorf("this instance (%s) does not lead; ask the leader (GET /api/v1/leader)", h.c.ha.instance)
+	return api.QueuesView{}, h.notLeading()
 }
 
 func (h *leadership) Cost(ctx context.Context) (api.CostView, error) {
 	if lv := h.cur.Load(); lv != nil {
 		return lv.Cost(ctx)
 	}
-	return api.CostView{}, fmt.Errorf("this instance (%s) does not lead; ask the leader (GET /api/v1/leader)", h.c.ha.instance)
+	return api.CostView{}, h.notLeading()
+}
+
+// notLeading is the views' error on an instance that does not lead and
+// knows no leader to forward to (an election or the leader's start-up).
+func (h *leadership) notLeading() error {
+	return fmt.Errorf("%w: this instance (%s) does not lead and no other instance leads yet; an election takes up to --leader-lease (see GET /api/v1/leader)",
+		api.ErrNoScheduler, h.c.ha.instance)
+}
+
+// settle waits, at most max, until this instance leads with its
+// scheduler started or another live instance leads.
+func (h *leadership) settle(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if h.cur.Load() != nil {
+			return
+		}
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		l, err := h.st.Current(qctx)
+		cancel()
+		if err == nil && l.Live && l.Instance != h.c.ha.instance {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Forward names the leader to forward the views to, nil on the leader.

@@ -246,6 +246,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
 	var haWG sync.WaitGroup
+	var ha *leadership
 	if c.mesos.master != "" {
 		scheme := "http"
 		if certs != nil {
@@ -261,7 +262,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			ln.Close()
 			return err
 		}
-		ha, err := newLeadership(c, st, broker, m, log)
+		ha, err = newLeadership(c, st, broker, m, log)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("leadership: %w", err)
@@ -355,6 +356,11 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
 		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
 	if ready != nil {
+		if ha != nil {
+			// Tests and the demo start using the scheduler's views at once:
+			// wait until this instance leads or another one does.
+			ha.settle(ctx, 30*time.Second)
+		}
 		ready <- addr
 	}
 	select {
