@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,26 @@ type Config struct {
 	// OnPass, if set, is called after every scheduling pass, with the same
 	// restrictions as OnChange.
 	OnPass func(PassStat)
+
+	// Preemption is the eviction policy for waiting deadline jobs that
+	// would miss their deadline waiting (see preempt.go): PreemptNone
+	// (default), PreemptMDF, PreemptMLF or PreemptSRT. Any but none needs
+	// a Cluster that is a Preempter and a Store that is a PreemptionStore.
+	Preemption PreemptionPolicy
+	// PreemptProtect: a running job expected to end within this is never
+	// evicted (default DefaultPreemptProtect; negative: no protection).
+	PreemptProtect time.Duration
+	// PreemptMaxShare: at most this share of the running jobs' cpus is
+	// evicted per minute (default DefaultPreemptMaxShare).
+	PreemptMaxShare float64
+	// MaxPreemptions: a job evicted this often is not evicted again
+	// (default DefaultMaxPreemptions).
+	MaxPreemptions int
+	// OnPreempt, if set, is called when the core decides an eviction;
+	// OnPreempted when an evicted job is back in the queue, with the run
+	// time it lost. Same restrictions as OnChange.
+	OnPreempt   func(PreemptStat)
+	OnPreempted func(j Job, lost time.Duration)
 }
 
 // PassStat describes one scheduling pass.
@@ -146,10 +167,31 @@ type activeJob struct {
 	job  Job
 	plan *placement.Plan // nil when recovered after a restart
 	gone bool            // it ended or went back to the queue
-	// Guarded by Core.actMu, for annotateRemaining: when it started
-	// running and its estimate in wall time.
-	startedAt *time.Time
-	estimate  time.Duration
+	// Guarded by Core.actMu, for annotateRemaining and preemption: when
+	// its current run started, its state, whether it is being evicted.
+	startedAt  *time.Time
+	state      State
+	preempting bool
+	// Set when it becomes active, then unchanged: its estimate in wall
+	// time, deadline, executor size and past evictions.
+	estimate    time.Duration
+	deadline    *time.Time
+	demand      placement.Demand
+	preemptions int
+}
+
+// newActiveJob follows a job that holds resources (plan nil when unknown).
+func (c *Core) newActiveJob(j Job, plan *placement.Plan) *activeJob {
+	a := &activeJob{job: j, plan: plan, state: j.State, preempting: j.PreemptRequested != "",
+		deadline: j.DeadlineAt, demand: DemandOf(&j), preemptions: j.Preemptions,
+		estimate: time.Duration(j.EstimatedDurationSeconds * float64(time.Second) * c.cfg.DurationScale)}
+	if j.State == Running {
+		a.startedAt = j.LastStartedAt
+		if a.startedAt == nil {
+			a.startedAt = j.StartedAt
+		}
+	}
+	return a
 }
 
 type cancelNote struct {
@@ -207,6 +249,12 @@ type Core struct {
 	publishedAt   time.Time // wall time of the last publish
 	standby       *standbyView
 	wakeAt        time.Time // next timer-driven change (at risk, promotion)
+	// Preemption (owned by the pass).
+	preempter      Preempter
+	preemptStore   PreemptionStore
+	room           *roomProfile // expected ends on the current snapshot
+	evictLog       []evictRecord
+	preemptScanned int
 
 	actMu  sync.Mutex
 	active map[string]*activeJob
@@ -272,6 +320,37 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
+	pre, err := ParsePreemption(string(cfg.Preemption))
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	cfg.Preemption = pre
+	if cfg.PreemptProtect == 0 {
+		cfg.PreemptProtect = DefaultPreemptProtect
+	}
+	if cfg.PreemptMaxShare == 0 {
+		cfg.PreemptMaxShare = DefaultPreemptMaxShare
+	}
+	if cfg.PreemptMaxShare < 0 || cfg.PreemptMaxShare > 1 || math.IsNaN(cfg.PreemptMaxShare) {
+		return nil, fmt.Errorf("scheduler: preemption share %g not in (0, 1]", cfg.PreemptMaxShare)
+	}
+	if cfg.MaxPreemptions == 0 {
+		cfg.MaxPreemptions = DefaultMaxPreemptions
+	}
+	if cfg.MaxPreemptions < 0 {
+		return nil, fmt.Errorf("scheduler: max preemptions %d must be >= 1", cfg.MaxPreemptions)
+	}
+	var preempter Preempter
+	var preemptStore PreemptionStore
+	if pre != PreemptNone {
+		var ok bool
+		if preempter, ok = cluster.(Preempter); !ok {
+			return nil, fmt.Errorf("scheduler: preemption %s needs a cluster that can evict jobs (%T cannot)", pre, cluster)
+		}
+		if preemptStore, ok = store.(PreemptionStore); !ok {
+			return nil, fmt.Errorf("scheduler: preemption %s needs a store that records evictions (%T does not)", pre, store)
+		}
+	}
 	alpha, beta := cfg.PolicyOptions.Alpha, cfg.PolicyOptions.Beta
 	switch {
 	case alpha == 0 && beta == 0:
@@ -291,6 +370,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		waiting:   newWaitingWriter(),
 		cost:      NewCostMeter(clock.Now()),
 		fullDue:   true,
+		preempter: preempter, preemptStore: preemptStore,
 	}
 	c.jq.FIFO = cfg.Ordering == OrderFIFO
 	c.publish(clock.Now())
@@ -422,8 +502,15 @@ func (c *Core) Recover(ctx context.Context) error {
 			}
 		default:
 			if j.State.Active() {
+				var plan *placement.Plan
+				if pr, ok := c.store.(PlanReader); ok && j.State != Placing {
+					if p, err := pr.Plan(ctx, j.ID); err == nil && len(p.Assignments) > 0 {
+						plan = &p
+					}
+				}
+				a := c.newActiveJob(j, plan)
 				c.actMu.Lock()
-				c.active[j.ID] = &activeJob{job: j}
+				c.active[j.ID] = a
 				c.actMu.Unlock()
 			}
 		}
@@ -823,10 +910,11 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 		j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
 			if to == Running {
 				x.Attempt++ // one more run of the application started
-			}
-			if to == Running && x.StartedAt == nil {
 				t := now
-				x.StartedAt = &t
+				x.LastStartedAt = &t
+				if x.StartedAt == nil {
+					x.StartedAt = &t
+				}
 			}
 		})
 		if err != nil {
@@ -834,14 +922,32 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 		}
 		a.job = j
 		c.actMu.Lock()
-		a.startedAt = j.StartedAt
+		a.state = j.State
+		if to == Running {
+			a.startedAt = j.LastStartedAt
+		}
 		c.actMu.Unlock()
 		return nil
 	case Finished, Failed, Killed, Queued:
 	default:
 		return fmt.Errorf("scheduler: report on job %s: %w: %s -> %s", id, ErrIllegalTransition, from, to)
 	}
+	var lost time.Duration
+	evicted := false
 	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+		pre := x.PreemptRequested
+		x.PreemptRequested = ""
+		if to == Queued && pre != "" {
+			// An eviction: the run so far is lost (Spark cannot resume it).
+			evicted = true
+			x.Preemptions++
+			if x.LastStartedAt != nil && from == Running {
+				lost = max(now.Sub(*x.LastStartedAt), 0)
+				x.LostWorkSeconds += lost.Seconds()
+			}
+			x.WaitingReason = "preempted: " + pre
+			return
+		}
 		if to == Queued {
 			x.WaitingReason = "retry: " + reason
 			return
@@ -851,6 +957,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	})
 	if err != nil {
 		return err
+	}
+	if evicted && c.cfg.OnPreempted != nil {
+		c.cfg.OnPreempted(j, lost)
 	}
 	a.gone = true
 	c.actMu.Lock()

@@ -74,7 +74,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		}
 	}
 	ix := placement.NewFitIndex(snap)
-	c.standby = nil
+	c.standby, c.room, c.preemptScanned = nil, nil, 0
 	started := 0
 
 	for _, e := range c.deadlineOrder(c.candidates(true, full), now) {
@@ -363,7 +363,7 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 		if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 			return c.start(ctx, now, snap, ix, e, plan)
 		}
-		return false, c.noFit(ctx, now, *snap, *ix, e, nf)
+		return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
 	}
 	plan, err := c.place(now, *snap, e)
 	if err != nil {
@@ -372,7 +372,7 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 			if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 				return c.start(ctx, now, snap, ix, e, plan)
 			}
-			return false, c.noFit(ctx, now, *snap, *ix, e, nf)
+			return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
 		}
 		// An invalid demand: it can never run.
 		return false, c.reject(ctx, now, e, err.Error())
@@ -437,6 +437,17 @@ func (c *Core) placeOnStandby(now time.Time, snap placement.Snapshot, e *Entry) 
 	return plan, err == nil
 }
 
+// waitOrEvict handles a job that does not fit now (noFit), then, for a
+// deadline job, looks at whether it will miss its deadline waiting and
+// evicts running jobs for it (considerPreemption).
+func (c *Core) waitOrEvict(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
+	err := c.noFit(ctx, now, snap, ix, e, nf)
+	if err != nil || !e.queued || e.DeadlineAt == nil {
+		return err
+	}
+	return c.considerPreemption(ctx, now, snap, e)
+}
+
 // noFit handles a job that does not fit now: it waits with the reason, or
 // is rejected when it could never run on this cluster (powered-off agents
 // included).
@@ -461,7 +472,8 @@ func (c *Core) noFit(ctx context.Context, now time.Time, snap placement.Snapshot
 	if !e.IsDeadlineJob() && !e.Promoted && e.SkippedSince.IsZero() {
 		e.SkippedSince = now
 	}
-	c.setWait(e, waitState{kind: waitNoFit, nf: w, atRisk: c.atRisk(e, now)})
+	// A deadline job keeps its preemption view; considerPreemption updates it.
+	c.setWait(e, waitState{kind: waitNoFit, nf: w, atRisk: c.atRisk(e, now), pre: e.wait.pre})
 	return nil
 }
 
@@ -518,7 +530,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 		return requeue(Placing, "could not record the plan", err)
 	}
 	p := plan
-	a := &activeJob{job: j, plan: &p, estimate: c.estimate(e)}
+	a := c.newActiveJob(j, &p)
 	c.actMu.Lock()
 	c.active[id] = a
 	c.actMu.Unlock()
@@ -540,7 +552,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 	c.annotateRemaining(&s, now)
 	*snap = s
 	*ix = placement.NewFitIndex(s)
-	c.standby = nil
+	c.standby, c.room = nil, nil
 	c.observeCost(ctx, now, s)
 	return true, nil
 }

@@ -83,6 +83,8 @@ type Cluster struct {
 	index   map[string]int
 	allocs  map[string]*allocation
 	started []string
+	// preempted are the jobs the core asked to evict, in order.
+	preempted []string
 	// Power management (power.go): per agent, indexed like agents.
 	power []agentPower
 	// unavailable names agents power management is taking out of
@@ -192,6 +194,29 @@ func (c *Cluster) Release(_ context.Context, jobID string) error {
 	}
 	delete(c.allocs, jobID)
 	return nil
+}
+
+// Preempt implements scheduler.Preempter: the job is evicted at once (the
+// simulation loop reports it back to the queue; TakePreempted).
+func (c *Cluster) Preempt(_ context.Context, jobID, _ string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.allocs[jobID]; !ok {
+		return fmt.Errorf("simulated cluster: evict job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	if !slices.Contains(c.preempted, jobID) {
+		c.preempted = append(c.preempted, jobID)
+	}
+	return nil
+}
+
+// TakePreempted returns the jobs evicted since the last call, in order.
+func (c *Cluster) TakePreempted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.preempted
+	c.preempted = nil
+	return out
 }
 
 // TakeStarted returns the jobs applied since the last call whose agents

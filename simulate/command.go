@@ -19,6 +19,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -43,6 +44,10 @@ type flags struct {
 	promoteAfter, ilpLimit, powerOffAfter   time.Duration
 	bootTime                                time.Duration
 	quiet, compareDefault                   bool
+	preemption                              string
+	preemptProtect                          time.Duration
+	preemptMaxShare                         float64
+	maxPreemptions                          int
 }
 
 // Workload modes of --workload.
@@ -82,6 +87,10 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "time limit per ILP solve (default 200ms)")
 	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
 	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
+	fs.StringVar(&f.preemption, "preemption", "none", "eviction policy for deadline jobs that would miss their deadline waiting, as serve's --preemption:\nnone, mdf (furthest deadline first), mlf (largest laxity first), srt (longest remaining first), or a\ncomma-separated list to compare (each policy of --policies runs once per entry, named e.g. dap+mdf)")
+	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
+	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
+	fs.IntVar(&f.maxPreemptions, "max-preemptions", 0, "with --preemption: a job evicted this often is not evicted again (default 3)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -156,6 +165,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !(f.scale > 0) || math.IsInf(f.scale, 0) {
 		return fmt.Errorf("simulate: --scale %g must be > 0", f.scale)
 	}
+	if f.preemptMaxShare < 0 || f.preemptMaxShare > 1 || math.IsNaN(f.preemptMaxShare) {
+		return fmt.Errorf("simulate: --preempt-max-share %g not in (0, 1]", f.preemptMaxShare)
+	}
+	if f.maxPreemptions < 0 {
+		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
+	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
@@ -209,6 +224,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
 					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
+					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -245,13 +261,19 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "csv":
 		return writeCSV(stdout, runs, multi)
 	case "markdown":
-		return writeMarkdown(stdout, Aggregate(runs), f.compareDefault)
+		if err := writeMarkdown(stdout, Aggregate(runs), f.compareDefault); err != nil {
+			return err
+		}
+		return writePreemption(stdout, Aggregate(runs), true)
 	}
 	if !multi {
 		if err := writeTable(stdout, runs[0].Results); err != nil {
 			return err
 		}
 	} else if err := writeAggregateTable(stdout, Aggregate(runs)); err != nil {
+		return err
+	}
+	if err := writePreemption(stdout, Aggregate(runs), false); err != nil {
 		return err
 	}
 	if f.compareDefault {
@@ -296,7 +318,30 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 	if len(specs) == 0 {
 		return nil, errors.New("simulate: --policies is empty")
 	}
-	return specs, nil
+	var pres []scheduler.PreemptionPolicy
+	for _, name := range strings.Split(f.preemption, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		p, err := scheduler.ParsePreemption(name)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: --preemption: %w", err)
+		}
+		if !slices.Contains(pres, p) {
+			pres = append(pres, p)
+		}
+	}
+	if len(pres) == 0 {
+		return nil, errors.New("simulate: --preemption is empty (none, mdf, mlf or srt)")
+	}
+	var out []PolicySpec
+	for _, sp := range specs {
+		for _, p := range pres {
+			out = append(out, sp.WithPreemption(p))
+		}
+	}
+	return out, nil
 }
 
 // readTrace reads --trace, or the default trace, or the embedded copy.
@@ -478,7 +523,7 @@ func resolveTrace(p string) (string, error) {
 var csvHeader = []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 	"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
 	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
-	"admitted_violation_pct", "default", "bill_usd", "always_on_usd"}
+	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s"}
 
 func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 	cw := csv.NewWriter(w)
@@ -497,7 +542,7 @@ func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 				g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
 				i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements),
 				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default),
-				g(r.BillUSD), g(r.AlwaysOnUSD)}
+				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS)}
 			if multi {
 				row = append(row, run.Window, strconv.FormatUint(run.Seed, 10))
 			}
@@ -520,15 +565,15 @@ func displayName(r Result) string {
 
 func writeTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\talways-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\t")
+	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\talways-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\tevicted\tlost work h\t")
 	for _, r := range rs {
 		rel := "-"
 		if rs[0].TotalCostUSD > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
 			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
-			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct)
+			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
 	}
 	return tw.Flush()
 }

@@ -98,6 +98,8 @@ type PolicyAggregate struct {
 	// AdmittedViolationPct (% of admitted deadline jobs), JCT mean and p95 (s).
 	Cost, Missed, MetPct, AdmittedViolationPct, JCTMean, JCTP95, SchedP99MS Stat
 	Rejected                                                                int
+	// Evicted counts evictions, LostWorkS the run time they lost (s).
+	Evicted, LostWorkS Stat
 }
 
 // Verdict compares the default policy with the baselines on one window.
@@ -162,7 +164,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 		}
 		for _, name := range names {
 			pa := PolicyAggregate{Policy: name}
-			var cost, missed, met, adm, jm, jp, sp []float64
+			var cost, missed, met, adm, jm, jp, sp, ev, lw []float64
 			for _, r := range g {
 				for _, x := range r.Results {
 					if x.Policy != name {
@@ -178,10 +180,13 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 					jm = append(jm, x.JCTMeanS)
 					jp = append(jp, x.JCTP95S)
 					sp = append(sp, x.SchedDelayP99MS)
+					ev = append(ev, float64(x.Preemptions))
+					lw = append(lw, x.LostWorkS)
 				}
 			}
 			pa.Cost, pa.Missed, pa.MetPct, pa.AdmittedViolationPct = statOf(cost), statOf(missed), statOf(met), statOf(adm)
 			pa.JCTMean, pa.JCTP95, pa.SchedP99MS = statOf(jm), statOf(jp), statOf(sp)
+			pa.Evicted, pa.LostWorkS = statOf(ev), statOf(lw)
 			out[i].Policies = append(out[i].Policies, pa)
 		}
 		out[i].Verdict = verdict(g, out[i])
@@ -375,4 +380,82 @@ func writeMarkdown(w io.Writer, was []WindowAggregate, verdicts bool) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// Preemption targets of issue 16: at least 30% fewer missed deadlines than
+// the same policy without preemption, at no more than 10% extra cost (on
+// the means over the seeds of a window).
+const (
+	PreemptionMissTarget = 0.70
+	PreemptionCostTarget = 1.10
+)
+
+// PreemptionRow compares a policy with preemption ("dap+mdf") with the
+// same policy without it ("dap") on one window.
+type PreemptionRow struct {
+	Window, Class, Policy, Base string
+	Runs                        int
+	// MissesBase and Misses are mean missed deadlines; MissesChangePct and
+	// CostChangePct the relative changes of the means.
+	MissesBase, Misses, MissesChangePct, CostChangePct float64
+	Evicted, LostWorkH                                 float64
+	TargetMet                                          bool
+}
+
+// PreemptionRows pairs every "<base>+<policy>" with its "<base>".
+func PreemptionRows(was []WindowAggregate) []PreemptionRow {
+	var out []PreemptionRow
+	for _, wa := range was {
+		byName := map[string]PolicyAggregate{}
+		for _, p := range wa.Policies {
+			byName[p.Policy] = p
+		}
+		for _, p := range wa.Policies {
+			base, _, ok := strings.Cut(p.Policy, "+")
+			b, found := byName[base]
+			if !ok || !found {
+				continue
+			}
+			r := PreemptionRow{Window: wa.Window, Class: wa.Class, Policy: p.Policy, Base: base, Runs: p.Runs,
+				MissesBase: b.Missed.Mean, Misses: p.Missed.Mean, Evicted: p.Evicted.Mean, LostWorkH: p.LostWorkS.Mean / 3600}
+			if b.Missed.Mean > 0 {
+				r.MissesChangePct = 100 * (p.Missed.Mean/b.Missed.Mean - 1)
+			}
+			if b.Cost.Mean > 0 {
+				r.CostChangePct = 100 * (p.Cost.Mean/b.Cost.Mean - 1)
+			}
+			r.TargetMet = p.Missed.Mean <= PreemptionMissTarget*b.Missed.Mean+1e-9 && p.Cost.Mean <= PreemptionCostTarget*b.Cost.Mean+1e-9
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writePreemption prints the preemption comparison (nothing when no
+// policy ran with preemption next to itself without).
+func writePreemption(w io.Writer, was []WindowAggregate, markdown bool) error {
+	rows := PreemptionRows(was)
+	if len(rows) == 0 {
+		return nil
+	}
+	if markdown {
+		fmt.Fprintln(w, "Preemption against the same policy without it (means over the seeds; target: misses at most 70%, cost at most 110%):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| window | class | policy | missed (without → with) | misses change | cost change | evictions | lost work h | target met |")
+		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---|")
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f → %.1f | %+.0f%% | %+.1f%% | %.1f | %.2f | %s |\n", r.Window, r.Class, r.Policy,
+				r.MissesBase, r.Misses, r.MissesChangePct, r.CostChangePct, r.Evicted, r.LostWorkH, yesNo(r.TargetMet))
+		}
+		fmt.Fprintln(w)
+		return nil
+	}
+	fmt.Fprintln(w, "\npreemption against the same policy without it (means; target: misses -30% or better, cost +10% or less)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "window\tclass\tpolicy\tmissed without -> with\tmisses\tcost\tevictions\tlost work h\ttarget met\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f -> %.1f\t%+.0f%%\t%+.1f%%\t%.1f\t%.2f\t%s\t\n", r.Window, r.Class, r.Policy,
+			r.MissesBase, r.Misses, r.MissesChangePct, r.CostChangePct, r.Evicted, r.LostWorkH, yesNo(r.TargetMet))
+	}
+	return tw.Flush()
 }

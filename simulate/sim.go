@@ -26,20 +26,34 @@ type PolicySpec struct {
 	Ordering  scheduler.Ordering
 	Placement string
 	About     string
+	// Preemption is the eviction policy (none when empty); WithPreemption
+	// names the combination.
+	Preemption scheduler.PreemptionPolicy
+}
+
+// WithPreemption is p with eviction policy pre, named "<name>+<pre>"
+// (p itself for none).
+func (p PolicySpec) WithPreemption(pre scheduler.PreemptionPolicy) PolicySpec {
+	if pre == "" || pre == scheduler.PreemptNone {
+		return p
+	}
+	p.Preemption = pre
+	p.Name += "+" + string(pre)
+	return p
 }
 
 // Policies are the simulator's policies, in the order of the thesis'
 // comparison. Any other placement policy name (placement.Names) also works
 // and runs under Algorithm 3.
 var Policies = []PolicySpec{
-	{"fifo-spread", scheduler.OrderFIFO, "spread", "Spark's default: FIFO queue, executors spread round-robin"},
-	{"fifo-consolidate", scheduler.OrderFIFO, "consolidate", "FIFO queue, Spark's spreadOut=false"},
-	{"morpheus", scheduler.OrderAlgorithm3, "morpheus", "EDF/RD queues, Morpheus-style low-cost packing"},
-	{"bfd", scheduler.OrderAlgorithm3, "bfd", "EDF/RD queues, Best-Fit-Decreasing (thesis Algorithm 5)"},
-	{"ilp", scheduler.OrderAlgorithm3, "ilp", "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
-	{"exact", scheduler.OrderAlgorithm3, "exact", "EDF/RD queues, exact min-cost DP"},
-	{"gio", scheduler.OrderAlgorithm3, "gio", "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
-	{"dap", scheduler.OrderFeasibleEDF, "dap", "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
+	{Name: "fifo-spread", Ordering: scheduler.OrderFIFO, Placement: "spread", About: "Spark's default: FIFO queue, executors spread round-robin"},
+	{Name: "fifo-consolidate", Ordering: scheduler.OrderFIFO, Placement: "consolidate", About: "FIFO queue, Spark's spreadOut=false"},
+	{Name: "morpheus", Ordering: scheduler.OrderAlgorithm3, Placement: "morpheus", About: "EDF/RD queues, Morpheus-style low-cost packing"},
+	{Name: "bfd", Ordering: scheduler.OrderAlgorithm3, Placement: "bfd", About: "EDF/RD queues, Best-Fit-Decreasing (thesis Algorithm 5)"},
+	{Name: "ilp", Ordering: scheduler.OrderAlgorithm3, Placement: "ilp", About: "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
+	{Name: "exact", Ordering: scheduler.OrderAlgorithm3, Placement: "exact", About: "EDF/RD queues, exact min-cost DP"},
+	{Name: "gio", Ordering: scheduler.OrderAlgorithm3, Placement: "gio", About: "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+	{Name: "dap", Ordering: scheduler.OrderFeasibleEDF, Placement: "dap", About: "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
 }
 
 // LookupPolicy resolves a simulator policy name.
@@ -90,6 +104,11 @@ type Options struct {
 	// 60 s). The bill is kept either way.
 	PowerOffAfter time.Duration
 	BootTime      time.Duration
+	// Preemption settings of the core (zero: its defaults); the policy
+	// is Policy.Preemption.
+	PreemptProtect  time.Duration
+	PreemptMaxShare float64
+	MaxPreemptions  int
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -138,6 +157,11 @@ type Result struct {
 	// duration, weighted by their cpus: sum(cpus x run) / sum(cpus x
 	// reference); 1 when every job ran as fast as packed alone on one agent.
 	Stretch float64 `json:"stretch"`
+	// Preemptions counts evictions; LostWorkS is the run time the evicted
+	// runs had done (job-seconds) and LostCPUS the cpu-seconds of it.
+	Preemptions int     `json:"preemptions"`
+	LostWorkS   float64 `json:"lost_work_s"`
+	LostCPUS    float64 `json:"lost_cpu_s"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
@@ -162,12 +186,14 @@ type jobInfo struct {
 	start    time.Time
 	end      time.Time
 	done     bool
+	run      int // runs started (an eviction ends one)
 }
 
 type finish struct {
 	at  time.Time
 	seq int
 	id  string
+	run int
 }
 
 type finishHeap []finish
@@ -247,13 +273,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	cluster := NewCluster(o.Cluster, clock)
 	var delays []time.Duration
 	cfg := scheduler.Config{
-		Policy:        o.Policy.Placement,
-		PolicyOptions: o.PolicyOptions,
-		Ordering:      o.Policy.Ordering,
-		PromoteAfter:  o.PromoteAfter,
-		Admission:     scheduler.AdmitFlag,
-		Log:           scheduler.DiscardLogger(),
-		OnPlacement:   func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
+		Policy:         o.Policy.Placement,
+		PolicyOptions:  o.PolicyOptions,
+		Ordering:       o.Policy.Ordering,
+		PromoteAfter:   o.PromoteAfter,
+		Admission:      scheduler.AdmitFlag,
+		Preemption:     o.Policy.Preemption,
+		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
+		Log:         scheduler.DiscardLogger(),
+		OnPlacement: func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
 	}
 	var pm *power.Manager
 	if o.PowerOffAfter > 0 {
@@ -294,6 +322,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
+	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
 	lastProgress := -1
 	for {
 		if err := ctx.Err(); err != nil {
@@ -336,6 +365,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		for len(finishes) > 0 && !finishes[0].at.After(now) {
 			f := heap.Pop(&finishes).(finish)
+			if f.run != info[f.id].run {
+				continue // that run was evicted
+			}
 			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
 				return Result{}, fmt.Errorf("finish %s: %w", f.id, err)
 			}
@@ -353,27 +385,47 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			next++
 		}
-		if _, err := core.Schedule(ctx); err != nil {
-			return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
-		}
-		tickPower()
-		if checkInvariant != nil {
-			snap, _ := cluster.Snapshot(ctx)
-			checkInvariant(now, snap, core.Queues())
-		}
-		for _, id := range cluster.TakeStarted() {
-			ji := info[id]
-			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
-			end := now.Add(d)
-			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
-				return Result{}, err
+		// Passes at this instant until no eviction is left to carry out:
+		// an evicted job's room goes to the next pass.
+		for {
+			if _, err := core.Schedule(ctx); err != nil {
+				return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
 			}
-			if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
-				return Result{}, err
+			tickPower()
+			if checkInvariant != nil {
+				snap, _ := cluster.Snapshot(ctx)
+				checkInvariant(now, snap, core.Queues())
 			}
-			ji.start = now
-			heap.Push(&finishes, finish{at: end, seq: seq, id: id})
-			seq++
+			for _, id := range cluster.TakeStarted() {
+				ji := info[id]
+				d := model.Duration(ji.profile, cluster.Shares(id)).Total()
+				end := now.Add(d)
+				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
+					return Result{}, err
+				}
+				if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
+					return Result{}, err
+				}
+				ji.start = now
+				ji.run++
+				heap.Push(&finishes, finish{at: end, seq: seq, id: id, run: ji.run})
+				seq++
+			}
+			evicted := cluster.TakePreempted()
+			if len(evicted) == 0 {
+				break
+			}
+			for _, id := range evicted {
+				ji := info[id]
+				ran := now.Sub(ji.start)
+				preemptions++
+				lostWork += ran.Seconds()
+				lostCPU += ran.Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+				ji.run++ // its pending end no longer counts
+				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {
+					return Result{}, fmt.Errorf("evict %s: %w", id, err)
+				}
+			}
 		}
 		if o.Progress != nil && done/50 != lastProgress {
 			lastProgress = done / 50
@@ -386,6 +438,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
+	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
