@@ -31,6 +31,7 @@ type Metrics struct {
 	// listener (api, spark-rest) and reason (no_credentials,
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
 	RequestsRefused *prometheus.CounterVec
+	preemptionMetrics
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -80,6 +81,7 @@ func New(jobs JobCounter) *Metrics {
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
 		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.Leader, m.LeaderChanges, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registerPreemption()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
 			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})

@@ -111,7 +111,10 @@ type liveJob struct {
 	phase  phase
 	driver scheduler.DriverRecord // this generation's driver task; zero until named
 	kill   bool                   // a user asked to stop it (durable: the job's KillRequested)
-	lost   string                 // an agent of the plan was lost
+	// preempt, when not empty, is why the core evicts the job (durable:
+	// the job's PreemptRequested): stop it and send it back to the queue.
+	preempt string
+	lost    string // an agent of the plan was lost
 	// queued: the driver's launch is queued with the framework in this
 	// process; sending: its ACCEPT is on the way (decisions wait for it).
 	queued   bool
@@ -381,7 +384,7 @@ func (c *Cluster) Apply(ctx context.Context, job scheduler.Job, plan placement.P
 // waits for the previous generation of the same job (a retry) to be gone.
 func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph phase, drv scheduler.DriverRecord, prev *liveJob) *liveJob {
 	ctx, cancel := context.WithCancel(c.ctx)
-	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, kill: job.KillRequested,
+	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, kill: job.KillRequested, preempt: job.PreemptRequested,
 		signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel, queuedAt: time.Now()}
 	c.jobs[job.ID] = lj
 	c.wg.Add(1)
@@ -443,6 +446,25 @@ func (c *Cluster) Kill(ctx context.Context, jobID string) error {
 	lj.kill = true
 	lj.poke()
 	c.mu.Unlock()
+	return nil
+}
+
+// Preempt implements scheduler.Preempter: the job's driver is killed (or
+// its launch withdrawn), its reservations and quota given back, and the
+// job reported back to QUEUED, to run again from scratch. A user's kill
+// wins over an eviction; a driver that finishes meanwhile ends the job
+// FINISHED.
+func (c *Cluster) Preempt(ctx context.Context, jobID, reason string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lj := c.jobs[jobID]
+	if lj == nil || lj.phase == phaseReleasing || lj.phase == phaseDone {
+		return fmt.Errorf("preempt job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	if lj.preempt == "" {
+		lj.preempt = reason
+	}
+	lj.poke()
 	return nil
 }
 
@@ -551,8 +573,10 @@ func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
 	for ctx.Err() == nil {
 		c.mu.Lock()
 		ph, kill, lost, queued, sending := lj.phase, lj.kill, lj.lost, lj.queued, lj.sending
+		preempt := lj.preempt
 		drv := lj.driver
 		c.mu.Unlock()
+		stop := kill || preempt != "" // the driver must not run (on)
 
 		var err error
 		switch {
@@ -574,18 +598,22 @@ func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
 			c.toReleasing(lj, scheduler.Killed, "killed on request before the driver ran")
 			c.cfg.Framework.CancelLaunch(lj.job.ID)
 			continue
+		case preempt != "" && (ph == phaseReserving || (ph == phaseLaunching && drv.State == "")):
+			c.toReleasing(lj, scheduler.Queued, "preempted before the driver ran: "+preempt)
+			c.cfg.Framework.CancelLaunch(lj.job.ID)
+			continue
 		case lost != "" && ph == phaseLaunching && drv.State == "":
 			c.toReleasing(lj, scheduler.Queued, "agent "+lost+" was lost before the driver was launched; placing again")
 			c.cfg.Framework.CancelLaunch(lj.job.ID)
 			continue
-		case (kill || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
+		case (stop || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
 			// Kill the driver; its terminal update moves the job on.
 			if err = c.cfg.Framework.Kill(ctx, drv.TaskID, drv.AgentID); err == nil {
 				log.WithField("task", drv.TaskID).Info("driver kill requested")
 				c.waitSignal(ctx, lj, 10*time.Second) // Mesos re-sends; kill again if nothing came
 				continue
 			}
-		case drv.Ended && !kill && lost == "" && lostBeforeStart(drv) && drv.LostLaunches < maxLostLaunches:
+		case drv.Ended && !stop && lost == "" && lostBeforeStart(drv) && drv.LostLaunches < maxLostLaunches:
 			err = c.relaunch(ctx, lj)
 		case drv.Ended:
 			var to scheduler.State
@@ -658,7 +686,7 @@ func (c *Cluster) toReleasing(lj *liveJob, to scheduler.State, why string) {
 // back to the queue while the job has retries left.
 func (c *Cluster) outcome(ctx context.Context, lj *liveJob, drv scheduler.DriverRecord) (scheduler.State, string, error) {
 	c.mu.Lock()
-	kill, lost := lj.kill, lj.lost
+	kill, lost, preempt := lj.kill, lj.lost, lj.preempt
 	c.mu.Unlock()
 	why := "driver " + drv.State
 	if drv.Message != "" {
@@ -669,18 +697,23 @@ func (c *Cluster) outcome(ctx context.Context, lj *liveJob, drv scheduler.Driver
 		if err != nil {
 			return "", "", fmt.Errorf("read job: %w", err)
 		}
+		c.mu.Lock()
 		if j.KillRequested {
-			kill = true
-			c.mu.Lock()
-			lj.kill = true
-			c.mu.Unlock()
+			kill, lj.kill = true, true
 		}
+		if preempt == "" && j.PreemptRequested != "" {
+			preempt, lj.preempt = j.PreemptRequested, j.PreemptRequested
+		}
+		c.mu.Unlock()
 	}
 	switch {
 	case kill:
 		return scheduler.Killed, "killed on request (" + why + ")", nil
 	case drv.State == mesos.TASK_FINISHED.String() && lost == "":
 		return scheduler.Finished, why, nil
+	case preempt != "":
+		// Not a failed run: the application restarts from scratch.
+		return scheduler.Queued, "preempted: " + preempt + " (" + why + ")", nil
 	case lost != "" && !drv.Started:
 		return scheduler.Queued, "agent " + lost + " was lost before the driver started (" + why + "); placing again", nil
 	case lostBeforeStart(drv):
@@ -831,7 +864,7 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) error {
 			c.mu.Lock()
 			d := lj.driver
 			if d.TaskID != taskID || d.Ended || (d.State != "" && d.State != LaunchSent) ||
-				lj.kill || lj.lost != "" || lj.phase != phaseLaunching {
+				lj.kill || lj.preempt != "" || lj.lost != "" || lj.phase != phaseLaunching {
 				c.mu.Unlock()
 				return ErrLaunchWithdrawn
 			}
@@ -948,12 +981,12 @@ func (c *Cluster) resume(ctx context.Context) error {
 			// confirmed: a record here is an earlier generation's.
 			drv = scheduler.DriverRecord{}
 		}
-		c.startLocked(j, plan, ph, drv, nil) // with the job's durable kill request
+		c.startLocked(j, plan, ph, drv, nil) // with the job's durable kill and eviction requests
 		if drv.TaskID != "" && drv.State != "" && !drv.Ended {
 			c.cfg.Framework.Track(drv.TaskID, j.ID) // reconciled on subscription
 		}
 		c.log.WithFields(logrus.Fields{"job": j.ID, "state": j.State, "driver": drv.State, "task": drv.TaskID,
-			"kill_requested": j.KillRequested}).Info("resuming job after restart")
+			"kill_requested": j.KillRequested, "preempt_requested": j.PreemptRequested}).Info("resuming job after restart")
 	}
 	return nil
 }

@@ -95,3 +95,39 @@ func (s *Store) Plan(ctx context.Context, id string) (placement.Plan, error) {
 	}
 	return p, nil
 }
+
+// RequestPreemption implements scheduler.PreemptionStore: it marks job id,
+// which holds resources, for eviction with the reason and appends an
+// event, in one (fenced) transaction. A job that waits or has ended gives
+// scheduler.ErrStale; asking twice records it once.
+func (s *Store) RequestPreemption(ctx context.Context, id, reason string) (scheduler.Job, error) {
+	if reason == "" {
+		return scheduler.Job{}, fmt.Errorf("request preemption of job %s: no reason", id)
+	}
+	var out scheduler.Job
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		out = j
+		if j.State.Waiting() || j.State.Terminal() {
+			return fmt.Errorf("preempt job %s: it is %s, holding nothing: %w", id, j.State, scheduler.ErrStale)
+		}
+		if j.PreemptRequested != "" {
+			return nil
+		}
+		now := s.timestamp()
+		j.PreemptRequested = reason
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		st := j.State
+		if err := appendEvent(ctx, tx, id, now, &st, st, "preemption requested: "+reason); err != nil {
+			return err
+		}
+		out = j
+		return nil
+	})
+	return out, err
+}

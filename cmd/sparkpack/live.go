@@ -51,6 +51,7 @@ type mesosConfig struct {
 	durationScale float64
 	confirm       time.Duration
 	power         powerConfig
+	preempt       preemptConfig
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -158,14 +159,18 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	}
 	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
-		Policy:        policy,
-		Admission:     scheduler.AdmissionMode(mc.admission),
-		Ordering:      scheduler.Ordering(mc.ordering),
-		PromoteAfter:  mc.promoteAfter,
-		DurationScale: mc.durationScale,
-		Provisioner:   provisioner,
-		Standby:       standby,
-		Log:           log.WithField("component", "scheduler"),
+		Policy:         policy,
+		Admission:      scheduler.AdmissionMode(mc.admission),
+		Ordering:       scheduler.Ordering(mc.ordering),
+		PromoteAfter:   mc.promoteAfter,
+		DurationScale:  mc.durationScale,
+		Preemption:     scheduler.PreemptionPolicy(mc.preempt.policy),
+		PreemptProtect: mc.preempt.protect, PreemptMaxShare: mc.preempt.maxShare, MaxPreemptions: mc.preempt.max,
+		OnPreempt:   func(p scheduler.PreemptStat) { m.Preempted(string(p.Policy)) },
+		OnPreempted: func(_ scheduler.Job, lost time.Duration) { m.LostWork(lost) },
+		Provisioner: provisioner,
+		Standby:     standby,
+		Log:         log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
 		},

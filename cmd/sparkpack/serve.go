@@ -105,6 +105,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
 	powerFlags(fs, &c.mesos.power)
+	preemptFlags(fs, &c.mesos.preempt)
 	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
 	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
 	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
@@ -161,6 +162,9 @@ func (c *serveConfig) validate() error {
 	case "", scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO:
 	default:
 		return fmt.Errorf("--queue %q: use %s, %s or %s", c.mesos.ordering, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO)
+	}
+	if err := c.mesos.preempt.validate(); err != nil {
+		return err
 	}
 	if err := c.mesos.power.validate(); err != nil {
 		return err
