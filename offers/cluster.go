@@ -857,9 +857,13 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) error {
 		labels[DurationLabel] = strconv.FormatFloat(d, 'f', -1, 64)
 	}
 	jobID, taskID := lj.job.ID, rec.TaskID
+	prefer := make([]string, 0, len(lj.plan.Assignments))
+	for _, as := range lj.plan.Assignments {
+		prefer = append(prefer, as.AgentID) // where the overlay kept room for the driver
+	}
 	c.cfg.Framework.Launch(ctx, &DriverLaunch{
 		JobID: jobID, TaskID: taskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
-		Argv: argv, Env: lj.job.App.Environment, Labels: labels,
+		Argv: argv, Env: lj.job.App.Environment, Labels: labels, Prefer: prefer,
 		Sending: func(agentID string) error {
 			c.mu.Lock()
 			d := lj.driver

@@ -28,6 +28,12 @@ type FrameworkConfig struct {
 	RefuseSeconds float64
 	// OfferHold is the longest an unused offer is kept before it is declined (default 5 s).
 	OfferHold time.Duration
+	// OfferStock is how many unused offers with room for a driver are
+	// kept (each at most OfferHold) beyond one per waiting launch, so that
+	// the next driver starts at once; the others are declined with
+	// RefuseSeconds as they come (default 4). On a cluster of thousands of
+	// agents a REVIVE brings an offer from nearly every agent.
+	OfferStock int
 	// ReconcileEvery is how often the driver tasks are reconciled besides
 	// after every subscription (default 10 minutes).
 	ReconcileEvery time.Duration
@@ -55,6 +61,9 @@ type DriverLaunch struct {
 	Argv   []string
 	Env    map[string]string
 	Labels map[string]string
+	// Prefer lists agents to launch on when an offer there has room (the
+	// job's own agents, where the cluster kept room for the driver).
+	Prefer []string
 	// Sending, if set, is called with the chosen agent just before the
 	// ACCEPT with the LAUNCH goes out; it records that the launch may reach
 	// Mesos from now on. An error keeps the launch queued (and the offer
@@ -98,6 +107,9 @@ type Framework struct {
 type heldOffer struct {
 	offer mesos.Offer
 	since time.Time
+	// cpus and mem a driver may take from it (unreserved, in
+	// sparkpack's role), computed once when it arrives.
+	cpus, mem float64
 }
 
 // NewFramework builds the framework on a scheduler API client.
@@ -119,6 +131,9 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 	}
 	if cfg.OfferHold <= 0 {
 		cfg.OfferHold = 5 * time.Second
+	}
+	if cfg.OfferStock <= 0 {
+		cfg.OfferStock = 4
 	}
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = 10 * time.Minute
@@ -434,8 +449,8 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	f.mu.Lock()
 	f.pending[l.JobID] = l
 	f.mu.Unlock()
-	f.reviveOrSuppress(ctx)
-	f.tryLaunch(ctx)
+	f.tryLaunch(ctx) // an offer kept in stock may have room
+	f.reviveIfWaiting(ctx)
 }
 
 // CancelLaunch forgets a queued launch (the job was killed first).
@@ -460,11 +475,89 @@ func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
 	f.mu.Lock()
 	f.lastOffer = now
 	for _, o := range offers {
-		f.offers[o.ID.Value] = heldOffer{offer: o, since: now}
+		ho := heldOffer{offer: o, since: now}
+		ho.cpus, ho.mem = f.driverRoom(o)
+		f.offers[o.ID.Value] = ho
 	}
 	f.mu.Unlock()
 	f.tryLaunch(ctx)
 	f.declineUnneeded(ctx, false)
+}
+
+// driverRoom is what a driver may take from an offer: unreserved cpus and
+// mem allocated to sparkpack's role.
+func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
+	for _, r := range o.Resources {
+		if r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil ||
+			r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
+			continue
+		}
+		switch r.Name {
+		case "cpus":
+			cpus += r.Scalar.Value
+		case "mem":
+			mem += r.Scalar.Value
+		}
+	}
+	return cpus, mem
+}
+
+// pickLocked chooses the first waiting launch (by job id) that a held
+// offer has room for, and the offer: one on an agent the launch prefers,
+// else the one with the most cpus free. f.mu is held.
+func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
+	if len(f.pending) == 0 || len(f.offers) == 0 {
+		return nil, heldOffer{}, false
+	}
+	ids := make([]string, 0, len(f.pending))
+	for id := range f.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	fits := func(ho heldOffer, l *DriverLaunch) bool {
+		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB
+	}
+	for _, id := range ids {
+		l := f.pending[id]
+		if len(l.Prefer) > 0 {
+			prefer := make(map[string]bool, len(l.Prefer))
+			for _, a := range l.Prefer {
+				prefer[a] = true
+			}
+			var best heldOffer
+			found := false
+			for _, ho := range f.offers {
+				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
+					best, found = ho, true
+				}
+			}
+			if found {
+				return l, best, true
+			}
+		}
+		var best heldOffer
+		found := false
+		for _, ho := range f.offers {
+			if fits(ho, l) && (!found || roomier(ho, best)) {
+				best, found = ho, true
+			}
+		}
+		if found {
+			return l, best, true
+		}
+	}
+	return nil, heldOffer{}, false
+}
+
+// roomier orders offers by cpus, then mem, then id (deterministic).
+func roomier(a, b heldOffer) bool {
+	if a.cpus != b.cpus {
+		return a.cpus > b.cpus
+	}
+	if a.mem != b.mem {
+		return a.mem > b.mem
+	}
+	return a.offer.ID.Value < b.offer.ID.Value
 }
 
 // driverResources picks cpus and mem for a driver from an offer's
@@ -496,27 +589,12 @@ func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.R
 func (f *Framework) tryLaunch(ctx context.Context) {
 	for {
 		f.mu.Lock()
-		var l *DriverLaunch
-		ids := make([]string, 0, len(f.pending))
-		for id := range f.pending {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var chosen heldOffer
+		l, chosen, ok := f.pickLocked()
 		var res []mesos.Resource
-		for _, id := range ids {
-			cand := f.pending[id]
-			for _, ho := range f.offers {
-				if r, ok := f.driverResources(ho.offer, cand.CPUs, cand.MemMB); ok {
-					l, chosen, res = cand, ho, r
-					break
-				}
-			}
-			if l != nil {
-				break
-			}
+		if ok {
+			res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
 		}
-		if l == nil {
+		if !ok {
 			f.mu.Unlock()
 			return
 		}
@@ -613,21 +691,30 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 	return nil
 }
 
-// declineUnneeded declines the offers no pending launch can use; with all
-// set, also those held longer than OfferHold.
+// declineUnneeded declines the offers held longer than OfferHold and, unless
+// expiredOnly, those beyond the stock: one per waiting launch plus
+// OfferStock, keeping the roomiest. Declines carry a RefuseSeconds filter,
+// so that the master does not offer the same resources again at once; a
+// REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
 func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.mu.Lock()
 	var ids []mesos.OfferID
 	now := time.Now()
+	var keep []heldOffer
 	for id, ho := range f.offers {
-		if len(f.pending) > 0 && now.Sub(ho.since) < f.cfg.OfferHold {
+		if now.Sub(ho.since) >= f.cfg.OfferHold || ho.cpus <= 0 || ho.mem <= 0 {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
 			continue
 		}
-		if expiredOnly && now.Sub(ho.since) < f.cfg.OfferHold {
-			continue
+		keep = append(keep, ho)
+	}
+	if stock := len(f.pending) + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
+		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
+		for _, ho := range keep[stock:] {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, ho.offer.ID.Value)
 		}
-		ids = append(ids, ho.offer.ID)
-		delete(f.offers, id)
 	}
 	f.mu.Unlock()
 	if len(ids) == 0 {
@@ -679,22 +766,26 @@ func (f *Framework) sendReviveOrSuppress(ctx context.Context, want bool) {
 	f.mu.Unlock()
 }
 
-// reviveIfStarved revives again when drivers have waited for offers for a
-// while (a lost REVIVE, or filters the master kept), as Mesos advises.
-func (f *Framework) reviveIfStarved(ctx context.Context) {
+// reviveEvery bounds how often REVIVE is sent while drivers wait for room.
+const reviveEvery = time.Second
+
+// reviveIfWaiting sends REVIVE when a driver waits and no held offer has
+// room, at most every reviveEvery: it also clears the decline filters of
+// sparkpack's role, so every agent with room is offered again (a lost
+// REVIVE or filters the master kept are covered too, as Mesos advises).
+func (f *Framework) reviveIfWaiting(ctx context.Context) {
 	f.rsMu.Lock()
 	defer f.rsMu.Unlock()
 	f.mu.Lock()
-	starved := len(f.pending) > 0 && f.connected && time.Since(f.lastOffer) > f.cfg.OfferHold && time.Since(f.revivedAt) > f.cfg.OfferHold
+	waiting := len(f.pending) > 0 && f.connected && (f.suppressed || time.Since(f.revivedAt) >= reviveEvery)
 	f.mu.Unlock()
-	if starved {
-		f.log.Debug("drivers wait and no offer came; reviving")
+	if waiting {
 		f.sendReviveOrSuppress(ctx, true)
 	}
 }
 
 func (f *Framework) expireOffers(ctx context.Context) {
-	t := time.NewTicker(f.cfg.OfferHold / 2)
+	t := time.NewTicker(min(f.cfg.OfferHold/2, reviveEvery/2))
 	defer t.Stop()
 	rec := time.NewTicker(f.cfg.ReconcileEvery)
 	defer rec.Stop()
@@ -715,7 +806,7 @@ func (f *Framework) expireOffers(ctx context.Context) {
 			}
 		case <-t.C:
 			f.declineUnneeded(ctx, true)
-			f.reviveIfStarved(ctx)
+			f.reviveIfWaiting(ctx)
 		}
 	}
 }

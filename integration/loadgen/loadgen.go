@@ -79,6 +79,18 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 	return json.Unmarshal(b, out)
 }
 
+// GetRaw reads path and returns the size of the body (an error unless 200).
+func (c *Client) GetRaw(ctx context.Context, path string) (int, error) {
+	code, b, err := c.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: HTTP %d: %s", path, code, truncate(b))
+	}
+	return len(b), nil
+}
+
 // Submit posts one job; it returns the HTTP status.
 func (c *Client) Submit(ctx context.Context, job map[string]any) (int, error) {
 	b, err := json.Marshal(job)

@@ -33,6 +33,10 @@ type agent struct {
 	booting      *timerEntry
 	deactivated  bool
 	drain        *mesos.DrainInfo
+	// Renderings kept for GET_AGENTS (operator.go).
+	info     *mesos.AgentInfo
+	totalSrc Res
+	totalPB  []mesos.Resource
 }
 
 func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }
@@ -122,7 +126,7 @@ type framework struct {
 	completedTasks []*task
 	offers         map[string]*offer
 	suppressed     map[string]bool
-	filters        []*filter
+	filters        filterSet
 	failover       *timerEntry
 	opUpdates      []*opStatus
 
