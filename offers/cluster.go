@@ -153,6 +153,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	agents   []Agent
+	index    map[string]int // agent id -> position in agents
 	statuses []AgentStatus // every agent GET_AGENTS lists, whatever its state
 	loaded   bool
 	missing  map[string]int // agent id -> refreshes it has been missing
@@ -285,23 +286,18 @@ func (c *Cluster) AgentStatuses() []AgentStatus {
 
 // registeredLocked reports whether GET_AGENTS lists the agent as active.
 func (c *Cluster) registeredLocked(id string) bool {
-	for _, a := range c.agents {
-		if a.ID == id {
-			return true
-		}
-	}
-	return false
+	_, ok := c.index[id]
+	return ok
 }
 
 // overlayLocked returns the agents with the resources of live plans that
 // GET_AGENTS does not show reserved yet taken out.
 func (c *Cluster) overlayLocked() []Agent {
 	out := make([]Agent, len(c.agents))
-	index := map[string]int{}
+	index := c.index // agent id -> position, kept by refresh
 	for i, a := range c.agents {
 		out[i] = a
 		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
-		index[a.ID] = i
 	}
 	for id, lj := range c.jobs {
 		if lj.phase == phaseDone {
@@ -765,6 +761,13 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
 		return nil
 	}
+	if c.cfg.Framework != nil {
+		agents := make([]string, 0, len(lj.plan.Assignments))
+		for _, as := range lj.plan.Assignments {
+			agents = append(agents, as.AgentID)
+		}
+		c.cfg.Framework.Expect(ctx, lj.job.ID, agents) // offers kept for the driver once reserved
+	}
 	err := c.cfg.Reserver.Reserve(ctx, lj.job, lj.plan)
 	if errors.Is(err, ErrReserveConflict) {
 		// Reserve rolled back what it made; the core plans again.
@@ -1030,6 +1033,10 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 	}
 	c.agents, c.loaded = agents, true
+	c.index = make(map[string]int, len(agents))
+	for i, a := range agents {
+		c.index[a.ID] = i
+	}
 	if c.gone == nil {
 		c.gone = map[string]Agent{}
 	}
@@ -1086,7 +1093,12 @@ func sameCapacity(a, b []Agent) bool {
 func (c *Cluster) refreshLoop(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Refresh)
 	defer t.Stop()
+	// Kicks (reservations made or given back) come in bursts when many
+	// jobs start or end at once; on a large cluster every GET_AGENTS is
+	// megabytes, so kicked refreshes are at least this far apart.
+	gap := min(c.cfg.Refresh/4, 500*time.Millisecond)
 	for {
+		last := time.Now()
 		if err := c.refresh(ctx); err != nil && ctx.Err() == nil {
 			c.log.WithError(err).Warn("GET_AGENTS failed; the cluster view may be stale (is the Mesos master reachable?)")
 		}
@@ -1095,6 +1107,13 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-c.kickCh:
+			if wait := gap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		}
 	}
 }

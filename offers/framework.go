@@ -92,6 +92,9 @@ type Framework struct {
 	mu         sync.Mutex
 	offers     map[string]heldOffer // by offer id
 	pending    map[string]*DriverLaunch
+	// expected are jobs whose driver launch comes soon (reserving):
+	// offers are kept in stock for them.
+	expected map[string]expectation
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
@@ -139,7 +142,7 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 		cfg.ReconcileEvery = 10 * time.Minute
 	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
-		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, taskJob: map[string]string{}}
+		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, taskJob: map[string]string{}}
 }
 
 // Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
@@ -448,6 +451,7 @@ func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer) []meso
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	f.mu.Lock()
 	f.pending[l.JobID] = l
+	delete(f.expected, l.JobID)
 	f.mu.Unlock()
 	f.tryLaunch(ctx) // an offer kept in stock may have room
 	f.reviveIfWaiting(ctx)
@@ -457,7 +461,57 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 func (f *Framework) CancelLaunch(jobID string) {
 	f.mu.Lock()
 	delete(f.pending, jobID)
+	delete(f.expected, jobID)
 	f.mu.Unlock()
+}
+
+// expectFor bounds how long an announced launch keeps offers in stock.
+const expectFor = 2 * time.Minute
+
+type expectation struct {
+	at     time.Time
+	agents []string
+}
+
+// Expect announces that a job's driver launch comes soon (its reservations
+// are being made on agents): offers stay unsuppressed, offers on those
+// agents are kept (they are where the cluster keeps room for the driver;
+// declining them would filter them out until a REVIVE), and a few others
+// are kept in stock, so that the driver starts as soon as Launch is
+// called. Launch or CancelLaunch ends the announcement.
+func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
+	f.mu.Lock()
+	f.expected[jobID] = expectation{at: time.Now(), agents: agents}
+	f.mu.Unlock()
+	f.reviveOrSuppress(ctx)
+}
+
+// waitingLocked counts the launches offers are wanted for: queued and
+// announced ones. f.mu is held.
+func (f *Framework) waitingLocked() int {
+	for id, e := range f.expected {
+		if time.Since(e.at) > expectFor {
+			delete(f.expected, id)
+		}
+	}
+	return len(f.pending) + len(f.expected)
+}
+
+// wantedAgentsLocked are the agents that waiting or announced launches
+// prefer. f.mu is held.
+func (f *Framework) wantedAgentsLocked() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range f.pending {
+		for _, a := range l.Prefer {
+			out[a] = true
+		}
+	}
+	for _, e := range f.expected {
+		for _, a := range e.agents {
+			out[a] = true
+		}
+	}
+	return out
 }
 
 // Kill asks Mesos to kill a task.
@@ -693,7 +747,8 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 
 // declineUnneeded declines the offers held longer than OfferHold and, unless
 // expiredOnly, those beyond the stock: one per waiting launch plus
-// OfferStock, keeping the roomiest. Declines carry a RefuseSeconds filter,
+// OfferStock, keeping the roomiest. Offers on agents a waiting or announced
+// launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
 // so that the master does not offer the same resources again at once; a
 // REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
 func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
@@ -701,15 +756,24 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	var ids []mesos.OfferID
 	now := time.Now()
 	var keep []heldOffer
+	wanted := f.wantedAgentsLocked()
 	for id, ho := range f.offers {
-		if now.Sub(ho.since) >= f.cfg.OfferHold || ho.cpus <= 0 || ho.mem <= 0 {
+		if ho.cpus <= 0 || ho.mem <= 0 {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
+			continue
+		}
+		if wanted[ho.offer.AgentID.Value] && now.Sub(ho.since) < expectFor {
+			continue // kept for the launch that prefers its agent
+		}
+		if now.Sub(ho.since) >= f.cfg.OfferHold {
 			ids = append(ids, ho.offer.ID)
 			delete(f.offers, id)
 			continue
 		}
 		keep = append(keep, ho)
 	}
-	if stock := len(f.pending) + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
+	if stock := f.waitingLocked() + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
 		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
 		for _, ho := range keep[stock:] {
 			ids = append(ids, ho.offer.ID)
@@ -728,14 +792,15 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.reviveOrSuppress(ctx)
 }
 
-// reviveOrSuppress keeps offers flowing only while a driver waits. Calls
+// reviveOrSuppress keeps offers flowing only while a driver waits or is
+// expected (Expect). Calls
 // are serialised and decided just before sending, so a SUPPRESS can never
 // overtake a later REVIVE.
 func (f *Framework) reviveOrSuppress(ctx context.Context) {
 	f.rsMu.Lock()
 	defer f.rsMu.Unlock()
 	f.mu.Lock()
-	want := len(f.pending) > 0
+	want := f.waitingLocked() > 0
 	change := want == f.suppressed
 	f.mu.Unlock()
 	if !change {
@@ -777,7 +842,10 @@ func (f *Framework) reviveIfWaiting(ctx context.Context) {
 	f.rsMu.Lock()
 	defer f.rsMu.Unlock()
 	f.mu.Lock()
-	waiting := len(f.pending) > 0 && f.connected && (f.suppressed || time.Since(f.revivedAt) >= reviveEvery)
+	since := time.Since(f.revivedAt)
+	waiting := f.connected && (len(f.pending) > 0 && (f.suppressed || since >= reviveEvery) ||
+		// announced launches get a fresh stock once the last one was declined
+		f.waitingLocked() > 0 && len(f.offers) == 0 && (f.suppressed || since >= f.cfg.OfferHold))
 	f.mu.Unlock()
 	if waiting {
 		f.sendReviveOrSuppress(ctx, true)

@@ -117,6 +117,10 @@ for n in "${sizes[@]}"; do
     bin/sparkpack-clusterload --api "http://127.0.0.1:$aport" --agents "$n" --jobs "$jobs" --timeout "$timeout" \
       --serve-pid "$servepid" --emulator-pid "$simpid" --json > "$workdir/result-$tag.json" \
       || { tail -30 "$workdir/serve-$tag.log" >&2; say "the scenario failed (logs in $workdir)"; KEEP=1; exit 1; }
+    if [ "${PPROF:-}" = 1 ]; then
+      curl -fsS "http://${serveflags[1]}/debug/pprof/heap" -o "$workdir/serve-$tag.heap.pprof" || true
+      curl -fsS "http://${simflags[1]}/debug/pprof/heap" -o "$workdir/sim-$tag.heap.pprof" || true
+    fi
     wait_jobs=$(jobs -p | grep -v -e "^$simpid\$" -e "^$servepid\$" || true)
     [ -z "$wait_jobs" ] || wait $wait_jobs 2>/dev/null || true
     stop_all
@@ -126,7 +130,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"bench-cluster: {r['agents']} agents: {r['finished']}/{r['jobs']} finished ({r['finishedInWindow']} within {r['windowSec']:.0f} s), "
       f"launch p99 {r['launchP99Ms']:.0f} ms max {r['launchMaxMs']:.0f} ms, cluster p99 {r['clusterP99Ms']:.0f} ms, "
-      f"serve {r['serveRSSMiB']:.0f} MiB {r['serveCPU']:.2f} cores, emulator {r['emulatorRSSMiB']:.0f} MiB {r['emulatorCPU']:.2f} cores")
+      f"serve {r['serveRSSMiB']:.0f} MiB {r['serveCPU']:.2f} cores, emulator {r['emulatorRSSMiB']:.0f} MiB {r['emulatorCPU']:.2f} cores, "
+      f"placement p99 {r['placementEventsP99Ms']:.2f} ms")
 PY
   done
 done
@@ -135,7 +140,7 @@ python3 - "${results[@]}" <<'PY'
 import json, sys
 rows = [json.load(open(p)) for p in sys.argv[1:]]
 hdr = ["agents", "finished", "in 45 s", "all ended s", "launch p50/p99/max ms", "cluster p50/p99 ms", "cluster KiB",
-       "serve MiB", "serve cores avg/peak", "emu MiB", "emu cores", "placement p99 ms"]
+       "serve MiB", "serve cores avg/peak", "emu MiB", "emu cores", "placement p50/p99 ms"]
 print(" | ".join(hdr))
 print(" | ".join("---" for _ in hdr))
 for r in rows:
@@ -144,5 +149,5 @@ for r in rows:
         f"{r['launchP50Ms']:.0f} / {r['launchP99Ms']:.0f} / {r['launchMaxMs']:.0f}",
         f"{r['clusterP50Ms']:.1f} / {r['clusterP99Ms']:.1f}", f"{r['clusterBytes']//1024}",
         f"{r['serveRSSMiB']:.0f}", f"{r['serveCPU']:.2f} / {r['serveCPUPeak']:.2f}", f"{r['emulatorRSSMiB']:.0f}",
-        f"{r['emulatorCPU']:.2f}", f"{r['placementP99Ms']:.2f}"]))
+        f"{r['emulatorCPU']:.2f}", f"{r['placementEventsP50Ms']:.2f} / {r['placementEventsP99Ms']:.2f}"]))
 PY

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +69,8 @@ type live struct {
 	metrics       *metrics.Metrics
 	power         *power.Manager // nil when power management is off
 	bill          *billSource    // the emulator's bill, when its provider is in use
+	names         jobNames       // job names for the cluster view
+	hosts         hostOrder      // the cluster view's order
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -238,7 +239,6 @@ func (l *live) driverCommand(j scheduler.Job) []string {
 
 func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	agents := l.cluster.Agents()
-	names := map[string]string{}
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
 	for _, a := range agents {
 		v := api.AgentView{
@@ -260,18 +260,12 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			}
 		}
 		for _, h := range a.Holdings {
-			name, ok := names[h.JobID]
-			if !ok {
-				if j, err := l.st.GetJob(ctx, h.JobID); err == nil {
-					name = j.Name
-				}
-				names[h.JobID] = name
-			}
+			name := l.names.get(ctx, l.st, h.JobID)
 			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: name, Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
 		}
 		out.Agents = append(out.Agents, v)
 	}
-	sort.SliceStable(out.Agents, func(i, j int) bool { return naturalLess(out.Agents[i].Hostname, out.Agents[j].Hostname) })
+	out.Agents = l.hosts.sorted(out.Agents)
 	return out, nil
 }
 

@@ -493,3 +493,38 @@ func (c *Client) HistogramQuantile(ctx context.Context, name, label string, q fl
 	}
 	return math.NaN(), count, nil
 }
+
+// Events reads the server-sent event stream /api/v1/events until ctx ends
+// or the stream closes, calling fn with each event's name and data.
+func (c *Client) Events(ctx context.Context, fn func(name string, data []byte)) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.API+"/api/v1/events", nil)
+	if err != nil {
+		return err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := (&http.Client{Transport: c.HTTP.Transport}).Do(req) // no overall timeout: a stream
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /api/v1/events: HTTP %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var name string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			fn(name, []byte(strings.TrimPrefix(line, "data: ")))
+		case line == "":
+			name = ""
+		}
+	}
+	return sc.Err()
+}
