@@ -154,7 +154,7 @@ type Cluster struct {
 	ctx      context.Context
 	agents   []Agent
 	index    map[string]int // agent id -> position in agents
-	statuses []AgentStatus // every agent GET_AGENTS lists, whatever its state
+	statuses []AgentStatus  // every agent GET_AGENTS lists, whatever its state
 	loaded   bool
 	missing  map[string]int // agent id -> refreshes it has been missing
 	seen     map[string]Agent

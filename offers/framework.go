@@ -89,12 +89,12 @@ type Framework struct {
 	sink  StatusSink
 	log   logrus.FieldLogger
 
-	mu         sync.Mutex
-	offers     map[string]heldOffer // by offer id
-	pending    map[string]*DriverLaunch
+	mu      sync.Mutex
+	offers  map[string]heldOffer // by offer id
+	pending map[string]*DriverLaunch
 	// expected are jobs whose driver launch comes soon (reserving):
 	// offers are kept in stock for them.
-	expected map[string]expectation
+	expected   map[string]expectation
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool

@@ -109,34 +109,34 @@ type results struct {
 	FirstRunningSec float64 `json:"firstRunningSec"`
 	// Reservations confirmed (LAUNCHING) -> driver launched (the note
 	// written when the ACCEPT with the LAUNCH returned).
-	LaunchP50Ms   float64 `json:"launchP50Ms"`
-	LaunchP99Ms   float64 `json:"launchP99Ms"`
-	LaunchMaxMs   float64 `json:"launchMaxMs"`
-	LaunchCount   int     `json:"launchCount"`
-	ClusterP50Ms  float64 `json:"clusterP50Ms"`
-	ClusterP99Ms  float64 `json:"clusterP99Ms"`
-	ClusterMaxMs  float64 `json:"clusterMaxMs"`
-	ClusterGets   int     `json:"clusterGets"`
-	ClusterBytes  int     `json:"clusterBytes"`
-	ServeRSSMiB   float64 `json:"serveRSSMiB"`
-	ServeCPU      float64 `json:"serveCPU"` // cores, average over the run
-	ServeCPUPeak  float64 `json:"serveCPUPeak"`
-	EmuRSSMiB     float64 `json:"emulatorRSSMiB"`
-	EmuCPU        float64 `json:"emulatorCPU"`
-	PlaceP99Ms    float64 `json:"placementP99Ms"` // histogram bucket bound
-	PlaceCount    float64 `json:"placementCount"`
+	LaunchP50Ms  float64 `json:"launchP50Ms"`
+	LaunchP99Ms  float64 `json:"launchP99Ms"`
+	LaunchMaxMs  float64 `json:"launchMaxMs"`
+	LaunchCount  int     `json:"launchCount"`
+	ClusterP50Ms float64 `json:"clusterP50Ms"`
+	ClusterP99Ms float64 `json:"clusterP99Ms"`
+	ClusterMaxMs float64 `json:"clusterMaxMs"`
+	ClusterGets  int     `json:"clusterGets"`
+	ClusterBytes int     `json:"clusterBytes"`
+	ServeRSSMiB  float64 `json:"serveRSSMiB"`
+	ServeCPU     float64 `json:"serveCPU"` // cores, average over the run
+	ServeCPUPeak float64 `json:"serveCPUPeak"`
+	EmuRSSMiB    float64 `json:"emulatorRSSMiB"`
+	EmuCPU       float64 `json:"emulatorCPU"`
+	PlaceP99Ms   float64 `json:"placementP99Ms"` // histogram bucket bound
+	PlaceCount   float64 `json:"placementCount"`
 	// From the placement events of /api/v1/events (each placement's own time).
 	PlaceEvP50Ms float64 `json:"placementEventsP50Ms"`
 	PlaceEvP99Ms float64 `json:"placementEventsP99Ms"`
 	PlaceEvMaxMs float64 `json:"placementEventsMaxMs"`
 	PlaceEvCount int     `json:"placementEvents"`
-	RunSec        float64 `json:"runSec"`
-	StatesAtWin   string  `json:"statesAtWindow"`
-	StatesAtEnd   string  `json:"statesAtEnd"`
+	RunSec       float64 `json:"runSec"`
+	StatesAtWin  string  `json:"statesAtWindow"`
+	StatesAtEnd  string  `json:"statesAtEnd"`
 	// SlowestLaunch is the timeline of the job whose driver launch took
 	// longest after its reservations were confirmed (for diagnosis).
 	SlowestLaunch []string `json:"slowestLaunch,omitempty"`
-	FirstNotEnded string  `json:"firstNotEnded,omitempty"`
+	FirstNotEnded string   `json:"firstNotEnded,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
