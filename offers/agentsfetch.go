@@ -39,10 +39,6 @@ func (o *Operator) GetAgents(ctx context.Context) ([]master.Response_GetAgents_A
 func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Response_GetAgents_Agent, time.Time, error) {
 	for {
 		o.agentsMu.Lock()
-		if l := o.lastAgents; l != nil && !l.start.Before(t) {
-			o.agentsMu.Unlock()
-			return l.agents, l.start, nil
-		}
 		if f := o.agentsInFlight; f != nil {
 			o.agentsMu.Unlock()
 			select {
@@ -50,8 +46,13 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 			case <-ctx.Done():
 				return nil, time.Time{}, ctx.Err()
 			}
-			if f.err != nil && !f.start.Before(t) && !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
-				return nil, f.start, f.err
+			if !f.start.Before(t) {
+				if f.err == nil {
+					return f.agents, f.start, nil
+				}
+				if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+					return nil, f.start, f.err
+				}
 			}
 			continue // its answer is too old for us, or its caller gave up: go again
 		}
@@ -60,10 +61,7 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 		o.agentsMu.Unlock()
 		f.agents, f.err = o.getAgents(ctx)
 		o.agentsMu.Lock()
-		o.agentsInFlight = nil
-		if f.err == nil {
-			o.lastAgents = f
-		}
+		o.agentsInFlight = nil // answers are not kept: a view is megabytes
 		o.agentsMu.Unlock()
 		close(f.done)
 		return f.agents, f.start, f.err
