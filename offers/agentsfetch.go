@@ -9,6 +9,10 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 )
 
+// keepAgents is how long the last GET_AGENTS answer is kept for callers
+// that accept a view that old (AgentsSince with t in the past).
+const keepAgents = 2 * time.Second
+
 // agentsFetch is one GET_AGENTS call, shared by every caller that can use
 // its answer.
 type agentsFetch struct {
@@ -39,6 +43,10 @@ func (o *Operator) GetAgents(ctx context.Context) ([]master.Response_GetAgents_A
 func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Response_GetAgents_Agent, time.Time, error) {
 	for {
 		o.agentsMu.Lock()
+		if l := o.lastAgents; l != nil && !l.start.Before(t) {
+			o.agentsMu.Unlock()
+			return l.agents, l.start, nil
+		}
 		if f := o.agentsInFlight; f != nil {
 			o.agentsMu.Unlock()
 			select {
@@ -61,7 +69,19 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 		o.agentsMu.Unlock()
 		f.agents, f.err = o.getAgents(ctx)
 		o.agentsMu.Lock()
-		o.agentsInFlight = nil // answers are not kept: a view is megabytes
+		o.agentsInFlight = nil
+		if f.err == nil {
+			// Kept briefly for callers that accept a slightly older view
+			// (a view is megabytes on a large cluster).
+			o.lastAgents = f
+			time.AfterFunc(keepAgents, func() {
+				o.agentsMu.Lock()
+				if o.lastAgents == f {
+					o.lastAgents = nil
+				}
+				o.agentsMu.Unlock()
+			})
+		}
 		o.agentsMu.Unlock()
 		close(f.done)
 		return f.agents, f.start, f.err

@@ -90,6 +90,12 @@ func TestAgentsSinceSharesCalls(t *testing.T) {
 	if err != nil || !seen2.After(seen) || calls.Load() != before+2 {
 		t.Fatalf("newer view: %v, sent %s after %s, %d calls", err, seen2, seen, calls.Load()-before)
 	}
+	// A caller that accepts a view sent up to a second ago gets the last
+	// one without a call.
+	before = calls.Load()
+	if _, seen3, err := op.AgentsSince(ctx, time.Now().Add(-time.Second)); err != nil || !seen3.Equal(seen2) || calls.Load() != before {
+		t.Fatalf("older view accepted: %v, got the view sent at %s (last %s), %d calls", err, seen3, seen2, calls.Load()-before)
+	}
 	// Errors reach every caller that waited for the failed call.
 	fail.Store(true)
 	var werr sync.WaitGroup

@@ -21,6 +21,7 @@ type Operator struct {
 	// GET_AGENTS calls are shared (agentsfetch.go).
 	agentsMu       sync.Mutex
 	agentsInFlight *agentsFetch
+	lastAgents     *agentsFetch
 }
 
 // NewOperator returns an operator API client on the endpoint.

@@ -176,6 +176,9 @@ func (r *Reserver) waitFor(ctx context.Context, jobID string, done func(map[stri
 	}
 }
 
+// releaseLookback is how old a view Release's first look may use.
+const releaseLookback = time.Second
+
 // Release unreserves everything Mesos shows reserved with the job's label
 // (exactly what was reserved, as GET_AGENTS reports it), retrying while
 // tasks still use it (409), confirms it is gone, then clears the role's
@@ -184,13 +187,20 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 	role := scheduler.Role(jobID)
 	timeout, poll := r.timeouts()
 	deadline := time.Now().Add(timeout)
-	since := time.Now()
+	// The first look may be a view up to releaseLookback old, shared with
+	// other callers (jobs often end together); only a view sent after the
+	// release began can show that nothing is left.
+	began := time.Now()
+	since := began.Add(-releaseLookback)
 	for {
 		agents, seen, err := r.Op.AgentsSince(ctx, since)
 		if err != nil {
 			return err
 		}
 		since = seen.Add(time.Nanosecond) // the next look needs a newer view
+		if since.Before(began) {
+			since = began
+		}
 		pending := 0
 		for _, a := range agents {
 			if a.AgentInfo.ID == nil || !a.Active {
@@ -212,8 +222,11 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 				}
 			}
 		}
-		if pending == 0 {
+		if pending == 0 && !seen.Before(began) {
 			break
+		}
+		if pending == 0 {
+			continue // an older view showed nothing: look at a fresh one at once
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("release job %s: reservations still present after %s (tasks still running on them?)", jobID, timeout)
