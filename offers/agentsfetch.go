@@ -74,9 +74,11 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 			// Kept briefly for callers that accept a slightly older view
 			// (a view is megabytes on a large cluster).
 			o.lastAgents = f
+			o.lastSeq++
+			seq := o.lastSeq // not f: the timer must not keep the answer alive
 			time.AfterFunc(keepAgents, func() {
 				o.agentsMu.Lock()
-				if o.lastAgents == f {
+				if o.lastSeq == seq {
 					o.lastAgents = nil
 				}
 				o.agentsMu.Unlock()

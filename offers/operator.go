@@ -22,6 +22,7 @@ type Operator struct {
 	agentsMu       sync.Mutex
 	agentsInFlight *agentsFetch
 	lastAgents     *agentsFetch
+	lastSeq        uint64
 }
 
 // NewOperator returns an operator API client on the endpoint.
