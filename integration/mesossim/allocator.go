@@ -184,17 +184,24 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		if avail.isEmpty() {
 			continue
 		}
-		reservedRoles := map[string]bool{}
+		var reservedRoles map[string]bool // nil: no reservations here
 		for _, e := range avail {
 			if e.k.reserved() {
+				if reservedRoles == nil {
+					reservedRoles = map[string]bool{}
+				}
 				reservedRoles[e.k.role] = true
 			}
 		}
-		unresAll := avail.unreserved()
+		var unresAll Res
+		unresDone, offered := false, false
 		for ci := 0; ci < len(cands); ci++ {
 			c := cands[ci]
 			if !reservedRoles[c.role] && !headroom(c.role) {
 				continue // nothing here for it: no reservation, quota reached
+			}
+			if !unresDone {
+				unresAll, unresDone = avail.unreserved(), true
 			}
 			var res Res
 			if reservedRoles[c.role] {
@@ -225,8 +232,9 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 			a.offers[o.id] = o
 			a.offered = a.offered.plus(res)
 			avail = avail.minus(res)
-			unresAll = avail.unreserved()
+			unresAll, unresDone = nil, false
 			perFw[c.fw] = append(perFw[c.fw], o)
+			offered = true
 			if consumed[c.role] == nil {
 				consumed[c.role] = map[string]int64{}
 			}
@@ -244,7 +252,7 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		}
 		// The shares changed: keep the order for the next agent (an
 		// insertion sort, as only a few candidates moved).
-		for i := 1; i < len(cands); i++ {
+		for i := 1; offered && i < len(cands); i++ {
 			for j := i; j > 0 && less(cands[j], cands[j-1]); j-- {
 				cands[j], cands[j-1] = cands[j-1], cands[j]
 			}

@@ -39,7 +39,12 @@ type agent struct {
 	totalPB  []mesos.Resource
 }
 
-func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }
+func (a *agent) available() Res {
+	if len(a.used) == 0 && len(a.offered) == 0 {
+		return a.total // an idle agent, the common case in a large cluster (shared: Res values are never modified in place)
+	}
+	return a.total.minus(a.used).minus(a.offered)
+}
 
 // unallocated is what an operator may (un)reserve: resources not used by
 // tasks (offers are rescinded to make room).
