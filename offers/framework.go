@@ -94,7 +94,12 @@ type Framework struct {
 	pending map[string]*DriverLaunch
 	// expected are jobs whose driver launch comes soon (reserving):
 	// offers are kept in stock for them.
-	expected   map[string]expectation
+	expected map[string]expectation
+	// touched: when a reservation was last started on an agent. An offer
+	// on that agent received before is about to be rescinded (the master
+	// takes the resources of a reserve out of outstanding offers): a
+	// launch from it would be dropped ("offer no longer valid").
+	touched    map[string]time.Time
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
@@ -142,7 +147,7 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 		cfg.ReconcileEvery = 10 * time.Minute
 	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
-		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, taskJob: map[string]string{}}
+		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, touched: map[string]time.Time{}, taskJob: map[string]string{}}
 }
 
 // Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
@@ -449,9 +454,16 @@ func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer) []meso
 // The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
 // cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
+	now := time.Now()
 	f.mu.Lock()
 	f.pending[l.JobID] = l
 	delete(f.expected, l.JobID)
+	// The job's reservations were just made on its agents: offers there
+	// received until now may be rescinded for them (and the RESCIND not
+	// read yet); only later offers there are used.
+	for _, a := range l.Prefer {
+		f.touched[a] = now
+	}
 	f.mu.Unlock()
 	f.tryLaunch(ctx) // an offer kept in stock may have room
 	f.reviveIfWaiting(ctx)
@@ -480,8 +492,17 @@ type expectation struct {
 // are kept in stock, so that the driver starts as soon as Launch is
 // called. Launch or CancelLaunch ends the announcement.
 func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
+	now := time.Now()
 	f.mu.Lock()
-	f.expected[jobID] = expectation{at: time.Now(), agents: agents}
+	f.expected[jobID] = expectation{at: now, agents: agents}
+	for _, a := range agents {
+		f.touched[a] = now
+	}
+	for a, at := range f.touched {
+		if now.Sub(at) > expectFor {
+			delete(f.touched, a)
+		}
+	}
 	f.mu.Unlock()
 	f.reviveOrSuppress(ctx)
 }
@@ -569,7 +590,7 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 	}
 	sort.Strings(ids)
 	fits := func(ho heldOffer, l *DriverLaunch) bool {
-		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB
+		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
 	}
 	for _, id := range ids {
 		l := f.pending[id]
