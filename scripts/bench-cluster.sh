@@ -139,14 +139,14 @@ done
 python3 - "${results[@]}" <<'PY'
 import json, sys
 rows = [json.load(open(p)) for p in sys.argv[1:]]
-hdr = ["agents", "finished", "in 45 s", "all ended s", "launch p50/p99/max ms", "cluster p50/p99 ms", "cluster KiB",
+hdr = ["agents", "finished", "in 45 s", "all ended s", "launch p50/p99/max ms", "dropped", "cluster p50/p99 ms", "cluster KiB",
        "serve MiB", "serve cores avg/peak", "emu MiB", "emu cores", "placement p50/p99 ms"]
 print(" | ".join(hdr))
 print(" | ".join("---" for _ in hdr))
 for r in rows:
     print(" | ".join([
         f"{r['agents']:,}", f"{r['finished']}/{r['jobs']}", str(r['finishedInWindow']), f"{r['allEndedSec']:.1f}",
-        f"{r['launchP50Ms']:.0f} / {r['launchP99Ms']:.0f} / {r['launchMaxMs']:.0f}",
+        f"{r['launchP50Ms']:.0f} / {r['launchP99Ms']:.0f} / {r['launchMaxMs']:.0f}", str(r['droppedLaunches']),
         f"{r['clusterP50Ms']:.1f} / {r['clusterP99Ms']:.1f}", f"{r['clusterBytes']//1024}",
         f"{r['serveRSSMiB']:.0f}", f"{r['serveCPU']:.2f} / {r['serveCPUPeak']:.2f}", f"{r['emulatorRSSMiB']:.0f}",
         f"{r['emulatorCPU']:.2f}", f"{r['placementEventsP50Ms']:.2f} / {r['placementEventsP99Ms']:.2f}"]))
