@@ -18,6 +18,7 @@
 #
 # Environment: RUNS (default 1), JOBS (default 51), TIMEOUT (default 180s),
 # OFFER_INTERVAL (default 1s), EXTRA_SERVE / EXTRA_SIM (more flags),
+# SERVE_GOMEMLIMIT (Go's soft memory limit for serve only, e.g. 400MiB),
 # PPROF=1 (serve on :6060+, emulator on :6061+ profiles kept in the workdir),
 # KEEP=1 keeps logs and profiles in $workdir.
 set -euo pipefail
@@ -100,7 +101,7 @@ for n in "${sizes[@]}"; do
     simpid=$!; pids+=($simpid)
     say "starting sparkpack serve on 127.0.0.1:$aport"
     # shellcheck disable=SC2086
-    bin/sparkpack serve --listen "127.0.0.1:$aport" --database-url "$dburl" --mesos-master "http://127.0.0.1:$mport" \
+    env ${SERVE_GOMEMLIMIT:+GOMEMLIMIT=$SERVE_GOMEMLIMIT} bin/sparkpack serve --listen "127.0.0.1:$aport" --database-url "$dburl" --mesos-master "http://127.0.0.1:$mport" \
       --rate-limit 0 --log-level warn --log-format json "${serveflags[@]}" ${EXTRA_SERVE:-} > "$workdir/serve-$tag.log" 2>&1 &
     servepid=$!; pids+=($servepid)
     for _ in $(seq 1 300); do
