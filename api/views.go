@@ -26,12 +26,24 @@ type AgentView struct {
 	PricePerHour float64           `json:"pricePerHour"`
 	InstanceType string            `json:"instanceType,omitempty"`
 	Location     string            `json:"location"`
-	// State is idle, active or off.
+	// State is idle, active (a reservation or a driver of sparkpack's is
+	// there) or off.
 	State string `json:"state"`
 	// Power is power management's state of the agent: on, draining,
 	// powering-off, off or booting (empty when power management is off).
 	Power        string                 `json:"power,omitempty"`
 	Reservations []AgentReservationView `json:"reservations"`
+	// Drivers are sparkpack's Spark drivers running on the agent (on
+	// unreserved resources): an agent with only a driver is active too.
+	Drivers []AgentDriverView `json:"drivers"`
+}
+
+// AgentDriverView is one of sparkpack's drivers on an agent.
+type AgentDriverView struct {
+	JobID   string  `json:"jobId"`
+	JobName string  `json:"jobName,omitempty"`
+	CPUs    float64 `json:"cpus"`
+	MemMB   float64 `json:"memMB"`
 }
 
 // AgentReservationView is what one job holds on an agent.

@@ -312,14 +312,15 @@ func (c *Cluster) overlayLocked() []Agent {
 			}
 		}
 	}
-	// Room for the drivers not launched yet: without it, plans could
-	// reserve every cpu and leave the drivers of the reserved jobs nowhere
-	// to run. It is taken on the job's own agents when they have it.
 	ids := make([]string, 0, len(c.jobs))
 	for id := range c.jobs {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	c.overlayDriversLocked(out, index, ids)
+	// Room for the drivers not launched yet: without it, plans could
+	// reserve every cpu and leave the drivers of the reserved jobs nowhere
+	// to run. It is taken on the job's own agents when they have it.
 	for _, id := range ids {
 		lj := c.jobs[id]
 		if (lj.phase != phaseReserving && lj.phase != phaseLaunching) || lj.driver.State != "" {
@@ -347,6 +348,44 @@ func (c *Cluster) overlayLocked() []Agent {
 		}
 	}
 	return out
+}
+
+// overlayDriversLocked lists on each agent the drivers launched there that
+// have not ended, and takes from its free resources what GET_AGENTS does
+// not show allocated to sparkpack's role yet (a launch sent since the last
+// refresh).
+func (c *Cluster) overlayDriversLocked(out []Agent, index map[string]int, ids []string) {
+	role := "sparkpack"
+	if c.cfg.Framework != nil {
+		role = c.cfg.Framework.cfg.Role
+	}
+	for _, id := range ids {
+		lj := c.jobs[id]
+		drv := lj.driver
+		if lj.phase == phaseDone || drv.AgentID == "" || drv.State == "" || drv.Ended {
+			continue
+		}
+		i, ok := index[drv.AgentID]
+		if !ok {
+			continue
+		}
+		d := lj.job.DriverOrDefault()
+		out[i].Drivers = append(out[i].Drivers, DriverTask{JobID: id, TaskID: drv.TaskID, CPUs: d.Cores, MemMB: float64(d.MemoryMB)})
+	}
+	for i := range out {
+		a := &out[i]
+		if len(a.Drivers) == 0 {
+			continue
+		}
+		var needC, needM float64
+		for _, d := range a.Drivers {
+			needC += d.CPUs
+			needM += d.MemMB
+		}
+		have := a.allocByRole[role]
+		a.FreeCPUs = math.Max(a.FreeCPUs-math.Max(needC-have[0], 0), 0)
+		a.FreeMemMB = math.Max(a.FreeMemMB-math.Max(needM-have[1], 0), 0)
+	}
 }
 
 // Apply implements scheduler.Cluster: it starts following the job and

@@ -228,14 +228,24 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	agents := l.cluster.Agents()
 	names := map[string]string{}
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
+	jobName := func(id string) string {
+		name, ok := names[id]
+		if !ok {
+			if j, err := l.st.GetJob(ctx, id); err == nil {
+				name = j.Name
+			}
+			names[id] = name
+		}
+		return name
+	}
 	for _, a := range agents {
 		v := api.AgentView{
 			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
 			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB,
 			PricePerHour: a.PricePerHour, InstanceType: a.Attributes["instance_type"],
-			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{},
+			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{}, Drivers: []api.AgentDriverView{},
 		}
-		if len(a.Holdings) > 0 {
+		if a.HasOurWork() {
 			v.State = "active"
 		}
 		if a.Gone {
@@ -248,14 +258,10 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			}
 		}
 		for _, h := range a.Holdings {
-			name, ok := names[h.JobID]
-			if !ok {
-				if j, err := l.st.GetJob(ctx, h.JobID); err == nil {
-					name = j.Name
-				}
-				names[h.JobID] = name
-			}
-			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: name, Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: jobName(h.JobID), Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+		}
+		for _, d := range a.Drivers {
+			v.Drivers = append(v.Drivers, api.AgentDriverView{JobID: d.JobID, JobName: jobName(d.JobID), CPUs: d.CPUs, MemMB: d.MemMB})
 		}
 		out.Agents = append(out.Agents, v)
 	}
@@ -349,12 +355,15 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 		active := 0
 		var sig strings.Builder
 		for _, a := range l.cluster.Agents() {
-			if len(a.Holdings) > 0 {
+			if a.HasOurWork() {
 				active++
 			}
 			fmt.Fprintf(&sig, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
 			for _, h := range a.Holdings {
 				fmt.Fprintf(&sig, ",%s=%d", h.JobID, h.Executors)
+			}
+			for _, d := range a.Drivers {
+				fmt.Fprintf(&sig, ",driver:%s", d.JobID)
 			}
 			sig.WriteByte(';')
 		}
