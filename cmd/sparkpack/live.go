@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -113,12 +115,13 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
 	sink := &lateSink{}
-	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold}, offers.NewSchedClient(ep, flog), st, sink, flog)
+	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold, Observer: m}, offers.NewSchedClient(ep, flog), st, sink, flog)
 	var pinner offers.Pinner = &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm}
 	if mc.reserveMode == "offers" {
 		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
+	pinner = countingPinner{Pinner: pinner, m: m}
 	pm, err := startPower(ctx, mc.power, mc.master, op, st, log)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
@@ -181,6 +184,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster.SetReporter(core)
 	sink.c = cluster
 	l.core, l.cluster, l.fw = core, cluster, fw
+	m.OnScrape(l.refreshGauges)
 	if err := cluster.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -368,20 +372,7 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			sig.WriteByte(';')
 		}
 		l.stats.sample(q.Deadline, q.Regular, active)
-		if l.metrics != nil && l.power != nil {
-			counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
-			for _, r := range l.power.Records() {
-				counts[r.State]++
-			}
-			for s, n := range counts {
-				l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
-			}
-		}
-		if l.metrics != nil {
-			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
-			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
-			l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
-		}
+		l.refreshGauges()
 		if s := sig.String(); s != lastSig {
 			lastSig = s
 			l.broker.Publish("cluster", map[string]int{"activeAgents": active})
@@ -390,6 +381,60 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
 		}
 	}
+}
+
+// refreshGauges sets the metrics whose values other parts own: the
+// queues' lengths, the cost meter's total, burn rate and active agents,
+// and power management's counts. It runs at every scrape and every sample.
+func (l *live) refreshGauges() {
+	if l.metrics == nil {
+		return
+	}
+	q := l.core.Lengths()
+	l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
+	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
+	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
+	r := l.core.Cost()
+	l.metrics.SetCost(r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	if l.power != nil {
+		counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
+		for _, r := range l.power.Records() {
+			counts[r.State]++
+		}
+		for s, n := range counts {
+			l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
+		}
+	}
+}
+
+// countingPinner counts reserve and unreserve outcomes in the metrics.
+type countingPinner struct {
+	offers.Pinner
+	m *metrics.Metrics
+}
+
+func (p countingPinner) Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error {
+	err := p.Pinner.Reserve(ctx, j, plan)
+	switch {
+	case err == nil:
+		p.m.ObserveReservation("reserve", "ok")
+	case errors.Is(err, offers.ErrReserveConflict):
+		p.m.ObserveReservation("reserve", "conflict")
+	case ctx.Err() == nil:
+		p.m.ObserveReservation("reserve", "error")
+	}
+	return err
+}
+
+func (p countingPinner) Release(ctx context.Context, jobID string) error {
+	err := p.Pinner.Release(ctx, jobID)
+	switch {
+	case err == nil:
+		p.m.ObserveReservation("unreserve", "ok")
+	case ctx.Err() == nil:
+		p.m.ObserveReservation("unreserve", "error")
+	}
+	return err
 }
 
 // statRing keeps the recent scheduling statistics.
