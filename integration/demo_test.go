@@ -195,7 +195,7 @@ func TestDemoRunsTheSampleAndSparkSubmit(t *testing.T) {
 	if cost.TotalUSD <= 0 {
 		t.Fatalf("cost after 5 jobs is %g, want > 0", cost.TotalUSD)
 	}
-	if out := d.output(); !strings.Contains(out, "demo: submitted 4/4") {
+	if out := d.output(); !strings.Contains(out, "demo: the sample's 4 jobs are submitted") {
 		t.Fatalf("the demo did not report its sample submissions:\n%s", out)
 	}
 }

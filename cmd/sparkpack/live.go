@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"sort"
@@ -70,6 +71,11 @@ type live struct {
 	metrics       *metrics.Metrics
 	power         *power.Manager // nil when power management is off
 	bill          *billSource    // the emulator's bill, when its provider is in use
+
+	// agentsMu guards a short-lived copy of the agents for jobCost.
+	agentsMu sync.Mutex
+	agentsAt time.Time
+	agentsBy map[string]offers.Agent
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -224,6 +230,49 @@ func (l *live) driverCommand(j scheduler.Job) []string {
 		return nil
 	}
 	return argv
+}
+
+// jobCost is a job's share of what its agents cost while it ran: on each
+// agent of its placement, the agent's hourly price times the larger of the
+// shares of its cpus and memory the job's executors reserved there, times
+// the time from RUNNING to the end (or now). The driver's agent and the
+// time spent reserving and releasing are not counted, so the jobs' shares
+// add up to less than the cost meter's total.
+func (l *live) jobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
+	if j.StartedAt == nil || len(pl) == 0 {
+		return nil
+	}
+	end := time.Now()
+	if j.FinishedAt != nil {
+		end = *j.FinishedAt
+	}
+	hours := max(end.Sub(*j.StartedAt).Hours(), 0)
+	agents := l.agentIndex()
+	cpu1, mem1 := offers.JobAmounts(j)
+	usd := 0.0
+	for _, p := range pl {
+		a, ok := agents[p.AgentID]
+		if !ok || a.CPUs <= 0 || a.MemMB <= 0 {
+			continue
+		}
+		share := math.Max(cpu1*float64(p.Executors)/a.CPUs, mem1*float64(p.Executors)/a.MemMB)
+		usd += a.PricePerHour * math.Min(share, 1) * hours
+	}
+	return &usd
+}
+
+// agentIndex is the agents by id (those gone too), at most 2 s old.
+func (l *live) agentIndex() map[string]offers.Agent {
+	l.agentsMu.Lock()
+	defer l.agentsMu.Unlock()
+	if l.agentsBy == nil || time.Since(l.agentsAt) > 2*time.Second {
+		m := map[string]offers.Agent{}
+		for _, a := range l.cluster.Agents() {
+			m[a.ID] = a.Agent
+		}
+		l.agentsBy, l.agentsAt = m, time.Now()
+	}
+	return l.agentsBy
 }
 
 // ---- api.Views ----------------------------------------------------------

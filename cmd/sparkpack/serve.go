@@ -63,6 +63,17 @@ type serveConfig struct {
 	rate                             float64
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
+	// started, if set, is called once the server accepts requests (the
+	// demo watches jobs through it).
+	started func(serveRuntime)
+}
+
+// serveRuntime is what a running serve hands to its started hook.
+type serveRuntime struct {
+	API    *api.Server
+	Broker *api.Broker
+	Store  *store.Store
+	Live   *live // nil without --mesos-master
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -242,6 +253,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			return fmt.Errorf("start the scheduler: %w", err)
 		}
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv.core.Decide, lv, lv.driverCommand
+		acfg.JobCost = lv.jobCost
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
@@ -308,8 +320,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		switch {
 		case sparkScheme == "https":
 			sl.Warn("Spark REST listener over TLS: Spark 3.5's spark-submit speaks plain http only; use a client that speaks https, or --spark-rest-plaintext")
-		case tokens.Len() == 0 && len(c.allow) == 0:
+		case tokens.Len() == 0 && len(c.allow) == 0 && !isLoopback(sln.Addr()):
 			sl.Warn("Spark REST listener without authentication: anyone who reaches it can run code on the cluster; configure tokens and --spark-rest-allow, or bind it to a trusted network")
+		case tokens.Len() == 0 && len(c.allow) == 0:
+			sl.Info("Spark REST listener without authentication on a loopback address: only clients on this machine reach it")
 		default:
 			sl.Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
 		}
@@ -319,6 +333,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0, "tls": certs != nil,
 		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
 		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
+	if c.started != nil {
+		c.started(serveRuntime{API: srv, Broker: broker, Store: st, Live: lv})
+	}
 	if ready != nil {
 		ready <- addr
 	}
@@ -343,6 +360,12 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// isLoopback reports whether a listener's address is a loopback address.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // httpErrorLog writes net/http's log lines to logrus.
