@@ -25,7 +25,6 @@ type Event struct {
 	Data []byte
 }
 
-
 // NewBroker returns an empty broker.
 func NewBroker() *Broker { return &Broker{clients: map[chan Event]struct{}{}} }
 
