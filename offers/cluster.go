@@ -265,6 +265,22 @@ func (c *Cluster) AgentStatuses() []AgentStatus {
 	return out
 }
 
+// AgentName is the name people know an agent by: its hostname, or its
+// Mesos id when the agent was never seen. Events and logs use it, as the
+// dashboard and the CLI do.
+func (c *Cluster) AgentName(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nameLocked(id)
+}
+
+func (c *Cluster) nameLocked(id string) string {
+	if a, ok := c.seen[id]; ok && a.Hostname != "" {
+		return a.Hostname
+	}
+	return id
+}
+
 // registeredLocked reports whether GET_AGENTS lists the agent as active.
 func (c *Cluster) registeredLocked(id string) bool {
 	for _, a := range c.agents {
@@ -516,7 +532,7 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		_ = c.cfg.Store.Note(ctx, jobID, fmt.Sprintf("driver %s: %s %s", rec.TaskID, state, rec.Message))
 		lj.poke()
 	case (st.GetState() == mesos.TASK_RUNNING || st.GetState() == mesos.TASK_STARTING) && ph == phaseLaunching:
-		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+rec.AgentID); err != nil {
+		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+c.AgentName(rec.AgentID)); err != nil {
 			return err
 		}
 		c.mu.Lock()
@@ -644,7 +660,7 @@ func (c *Cluster) outcome(lj *liveJob, drv scheduler.DriverRecord) (scheduler.St
 	case drv.State == mesos.TASK_FINISHED.String() && lost == "":
 		return scheduler.Finished, why
 	case lost != "":
-		why = "agent " + lost + " was lost"
+		why = "agent " + c.AgentName(lost) + " was lost"
 	}
 	if drv.Attempt <= lj.job.Retries {
 		return scheduler.Queued, why + fmt.Sprintf("; retry %d of %d", drv.Attempt, lj.job.Retries)
@@ -673,11 +689,11 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	c.mu.Unlock()
 	if missing != "" {
 		if c.cfg.AgentFailed != nil && c.cfg.AgentFailed(missing) {
-			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", missing))
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", c.AgentName(missing)))
 			return nil
 		}
 		if waited >= c.cfg.AgentWait {
-			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s did not register with Mesos within %s; placing again", missing, c.cfg.AgentWait))
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s did not register with Mesos within %s; placing again", c.AgentName(missing), c.cfg.AgentWait))
 			return nil
 		}
 		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
@@ -744,7 +760,7 @@ func (c *Cluster) launch(ctx context.Context, lj *liveJob, again bool) error {
 			if err := c.cfg.Store.PutDriver(ctx, r); err != nil {
 				c.log.WithError(err).WithField("job", jobID).Warn("could not record the driver launch")
 			}
-			_ = c.cfg.Store.Note(ctx, jobID, "driver task "+r.TaskID+" launched on agent "+agentID)
+			_ = c.cfg.Store.Note(ctx, jobID, "driver task "+r.TaskID+" launched on agent "+c.AgentName(agentID))
 		},
 	})
 	if again {
@@ -901,7 +917,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		for _, id := range agents {
 			if !present[id] && c.missing[id] > 0 {
 				lj.lost = id
-				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": id}).Warn("an agent of the job (executors or driver) is gone")
+				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": c.nameLocked(id), "agent_id": id}).Warn("an agent of the job (executors or driver) is gone")
 				lj.poke()
 				break
 			}

@@ -598,9 +598,9 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 		Filters:    &mesos.Filters{RefuseSeconds: &refuse},
 	}}
 	if err := f.Sched.Call(ctx, call); err != nil {
-		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.AgentID.Value, err)
+		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.Hostname, err)
 	}
-	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.Hostname, "agent_id": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
 	return nil
 }
 
