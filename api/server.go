@@ -85,6 +85,8 @@ type Server struct {
 	// submitLocks serialise, per token, the count of its waiting jobs and
 	// the creation of a new one, so that the cap holds under concurrency.
 	submitLocks keyedMutex
+	// tickets let the dashboard's EventSource in (see tickets.go).
+	tickets tickets
 }
 
 // MaxBodyBytes is the largest request body accepted (1 MiB).
@@ -107,7 +109,7 @@ func New(cfg Config) *Server {
 	if cfg.Guard == nil {
 		cfg.Guard = &Guard{Tokens: cfg.Tokens, ProtectReads: cfg.ProtectReads}
 	}
-	s := &Server{cfg: cfg, guard: cfg.Guard, router: mux.NewRouter()}
+	s := &Server{cfg: cfg, guard: cfg.Guard, router: mux.NewRouter(), tickets: tickets{now: cfg.Now}}
 	r := s.router
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)

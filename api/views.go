@@ -131,8 +131,9 @@ type Views interface {
 	Cost(ctx context.Context) (CostView, error)
 }
 
-// MountViews adds GET /api/v1/cluster, /api/v1/queues, /api/v1/cost and
-// the event stream /api/v1/events to the router.
+// MountViews adds GET /api/v1/cluster, /api/v1/queues, /api/v1/cost, the
+// event stream /api/v1/events and its tickets (POST
+// /api/v1/events/ticket) to the router.
 func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 	get := func(path string, f func(ctx context.Context) (any, error)) {
 		r.HandleFunc(path, s.reading(func(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +169,8 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
 	}
 	if b != nil {
-		r.Handle("/api/v1/events", s.reading(b.ServeHTTP)).Methods(http.MethodGet)
+		r.Handle("/api/v1/events", s.streamAuth(b.ServeHTTP)).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/events/ticket", s.reading(s.issueTicket)).Methods(http.MethodPost)
 	}
 }
 
