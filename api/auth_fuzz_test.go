@@ -21,6 +21,14 @@ func FuzzParseTokens(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// Names operators chose (named lines) may be anything, even
+		// another line's bare token: only derived names are checked.
+		chosen := map[string]bool{}
+		for _, line := range strings.Split(file, "\n") {
+			if parts := strings.Split(strings.TrimSpace(line), ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+				chosen[parts[0]] = true
+			}
+		}
 		for _, line := range strings.Split(file, "\n") {
 			line = strings.TrimSpace(line)
 			if line == "" || strings.HasPrefix(line, "#") {
@@ -42,7 +50,7 @@ func FuzzParseTokens(f *testing.F) {
 			if bare {
 				for _, n := range tk.Names() {
 					name, _, _ := strings.Cut(n, " (")
-					if strings.Contains(name, token) {
+					if !chosen[name] && strings.Contains(name, token) {
 						t.Fatalf("name %q shows the token", n)
 					}
 				}

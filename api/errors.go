@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -35,6 +36,12 @@ func writeError(w http.ResponseWriter, status int, field, msg string) {
 // callers before they get here.
 func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	log := loggerFrom(r.Context())
+	if errors.Is(err, ErrNoScheduler) {
+		log.WithError(err).Info(what + ": no scheduler to answer")
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "", err.Error()+"; retry in a few seconds")
+		return
+	}
 	if store.IsUnavailable(err) || errors.Is(err, errDBTimeout) {
 		log.WithError(err).Warn(what + ": database unavailable")
 		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; retry shortly (resending a job with the same id never creates it twice)")
@@ -45,6 +52,29 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 }
 
 var errDBTimeout = errors.New("database did not answer in time")
+
+// ErrNoScheduler is wrapped by the views' errors when no scheduler can
+// answer now (no instance leads yet, or the leader is starting): 503.
+var ErrNoScheduler = errors.New("the scheduler is not available")
+
+// WithLogger returns a context whose requests log through log (with its
+// fields, such as a request id). Other front ends that call Submit or
+// Cancel (package sparkrest) put their request's logger there, so that
+// what the API logs for them goes through the configured logger too.
+func WithLogger(ctx context.Context, log logrus.FieldLogger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, log)
+}
+
+// LoggerFrom is the logger WithLogger put in ctx, or def when there is none.
+func LoggerFrom(ctx context.Context, def logrus.FieldLogger) logrus.FieldLogger {
+	if l, ok := ctx.Value(loggerKey{}).(logrus.FieldLogger); ok {
+		return l
+	}
+	return def
+}
+
+// logFor is the request's logger, or the server's when the request has none.
+func (s *Server) logFor(ctx context.Context) logrus.FieldLogger { return LoggerFrom(ctx, s.cfg.Log) }
 
 func loggerFrom(ctx interface{ Value(any) any }) logrus.FieldLogger {
 	if l, ok := ctx.Value(loggerKey{}).(logrus.FieldLogger); ok {

@@ -124,13 +124,33 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		return stored, false, false
 	}
 	if created {
-		loggerFrom(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
+		s.logFor(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
 		if s.cfg.Notifier != nil {
 			s.cfg.Notifier.JobSubmitted(stored)
 		}
 		s.publish("job", map[string]any{"id": stored.ID, "state": stored.State})
 	}
 	return stored, created, true
+}
+
+// Cancel stops a job on a user's request: the store cancels a waiting job
+// (CANCELLED) or durably marks one that holds resources kill-requested,
+// then the notifier (the scheduler core, which has the cluster kill the
+// driver) and the dashboard hear of it. DELETE /api/v1/jobs/{id} and every
+// other front end that kills jobs (Spark's REST protocol, through
+// sparkrest.Config.Cancel) call it, so that every kill takes this one path.
+// Errors are the store's (scheduler.ErrNotFound, store.ErrTerminal, ...).
+func (s *Server) Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error) {
+	job, outcome, err := s.cfg.Store.Cancel(ctx, id, reason)
+	if err != nil {
+		return job, outcome, err
+	}
+	s.logFor(ctx).WithFields(map[string]any{"job": job.ID, "state": job.State, "kill_requested": outcome == store.KillRequested}).Info("job cancelled: " + reason)
+	if s.cfg.Notifier != nil {
+		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
+	}
+	s.publish("job", map[string]any{"id": job.ID, "state": job.State, "killRequested": job.KillRequested})
+	return job, outcome, nil
 }
 
 // waitingCounter is what the waiting cap needs of the store (package store
@@ -319,7 +339,7 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
-	job, outcome, err := s.cfg.Store.Cancel(ctx, id, "cancelled through the API")
+	job, outcome, err := s.Cancel(ctx, id, "cancelled through the API")
 	switch {
 	case errors.Is(err, scheduler.ErrNotFound):
 		writeError(w, http.StatusNotFound, "id", "no job with id "+id)
@@ -335,10 +355,6 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "cancel job", err)
 		return
 	}
-	if s.cfg.Notifier != nil {
-		s.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
-	}
-	s.publish("job", map[string]any{"id": job.ID, "state": job.State})
 	status := http.StatusOK
 	if outcome == store.KillRequested {
 		status = http.StatusAccepted

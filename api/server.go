@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -71,6 +72,15 @@ type Config struct {
 	Broker *Broker
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
+	// Forward, if set, names the instance to forward the views and the
+	// event stream to (the leader, when this instance follows); nil
+	// serves them here.
+	Forward func() *url.URL
+	// ForwardTransport is the transport Forward uses (TLS to the leader);
+	// nil is http.DefaultTransport.
+	ForwardTransport http.RoundTripper
+	// Leader, if set, answers GET /api/v1/leader.
+	Leader func(ctx context.Context) (any, error)
 	// Dashboard serves the web dashboard at /.
 	Dashboard bool
 	// Mount, if set, adds more routes (dashboard, cluster views) to the router.
@@ -123,7 +133,7 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, s.deleteJob)).Methods(http.MethodDelete)
-	if cfg.Views != nil || cfg.Broker != nil {
+	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
 	if cfg.Dashboard {

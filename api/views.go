@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"time"
@@ -135,8 +136,22 @@ type Views interface {
 // event stream /api/v1/events and its tickets (POST
 // /api/v1/events/ticket) to the router.
 func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
+	// With several instances (package leader) only the leader has the
+	// scheduler's views and live events: a follower forwards these
+	// requests to it (Config.Forward), credentials and all.
+	forward := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if s.cfg.Forward != nil {
+				if target := s.cfg.Forward(); target != nil {
+					s.proxy(target).ServeHTTP(w, r)
+					return
+				}
+			}
+			h(w, r)
+		}
+	}
 	get := func(path string, f func(ctx context.Context) (any, error)) {
-		r.HandleFunc(path, s.reading(func(w http.ResponseWriter, r *http.Request) {
+		r.HandleFunc(path, s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := s.dbContext(r)
 			defer cancel()
 			out, err := f(ctx)
@@ -145,11 +160,11 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, out)
-		})).Methods(http.MethodGet)
+		}))).Methods(http.MethodGet)
 	}
 	if v != nil {
 		get("/api/v1/cluster", func(ctx context.Context) (any, error) { return v.Cluster(ctx) })
-		r.HandleFunc("/api/v1/queues", s.reading(func(w http.ResponseWriter, r *http.Request) {
+		r.HandleFunc("/api/v1/queues", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
 			q, field, err := parseQueuesQuery(r.URL.Query())
 			if err != nil {
 				writeError(w, http.StatusBadRequest, field, err.Error())
@@ -165,13 +180,41 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, out)
-		})).Methods(http.MethodGet)
+		}))).Methods(http.MethodGet)
 		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
 	}
 	if b != nil {
-		r.Handle("/api/v1/events", s.streamAuth(b.ServeHTTP)).Methods(http.MethodGet)
-		r.HandleFunc("/api/v1/events/ticket", s.reading(s.issueTicket)).Methods(http.MethodPost)
+		// The leader authenticates a forwarded stream (it redeems the
+		// ticket it issued: tickets are forwarded to it too).
+		r.Handle("/api/v1/events", forward(s.streamAuth(b.ServeHTTP))).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/events/ticket", s.reading(forward(s.issueTicket))).Methods(http.MethodPost)
 	}
+	if s.cfg.Leader != nil {
+		r.HandleFunc("/api/v1/leader", s.reading(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := s.dbContext(r)
+			defer cancel()
+			out, err := s.cfg.Leader(ctx)
+			if err != nil {
+				writeStoreError(w, r, "read the leadership", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+		})).Methods(http.MethodGet)
+	}
+}
+
+// proxy forwards a request to another instance (streaming: SSE flushes).
+func (s *Server) proxy(target *url.URL) http.Handler {
+	p := httputil.NewSingleHostReverseProxy(target)
+	p.FlushInterval = -1
+	if s.cfg.ForwardTransport != nil {
+		p.Transport = s.cfg.ForwardTransport
+	}
+	p.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		loggerFrom(r.Context()).WithError(err).Warn("forwarding to the leader failed")
+		writeError(w, http.StatusServiceUnavailable, "", "the leading sparkpack instance ("+target.Host+") does not answer; try again in a few seconds")
+	}
+	return p
 }
 
 func parseQueuesQuery(q url.Values) (QueuesQuery, string, error) {

@@ -324,6 +324,28 @@ func TestComposeConfig(t *testing.T) {
 		t.Errorf("sparkpack is not built from docker/Dockerfile: %s", sp.Build)
 	}
 
+	// High availability: a second instance on the same database and
+	// master, with its own name, address and ports.
+	sp2, ok := cf.Services["sparkpack-2"]
+	if !ok {
+		t.Fatal("no second sparkpack instance (sparkpack-2)")
+	}
+	for _, k := range []string{"SPARKPACK_DATABASE_URL", "SPARKPACK_MESOS_MASTER", "SPARKPACK_TOKENS_FILE", "SPARKPACK_TLS_CERT"} {
+		if str(sp2.Environment[k]) != str(sp.Environment[k]) {
+			t.Errorf("sparkpack-2 %s %q differs from sparkpack's %q", k, sp2.Environment[k], sp.Environment[k])
+		}
+	}
+	id1, id2 := str(sp.Environment["SPARKPACK_INSTANCE_ID"]), str(sp2.Environment["SPARKPACK_INSTANCE_ID"])
+	if id1 == "" || id1 == id2 {
+		t.Errorf("instance ids %q and %q: want two distinct ones", id1, id2)
+	}
+	if !strings.Contains(str(sp2.Environment["SPARKPACK_ADVERTISE_URL"]), "sparkpack-2:8080") {
+		t.Errorf("sparkpack-2 advertises %q", sp2.Environment["SPARKPACK_ADVERTISE_URL"])
+	}
+	if string(sp2.Ports[0]) == string(sp.Ports[0]) {
+		t.Errorf("both instances publish %s", sp.Ports[0])
+	}
+
 	// spark-dist copies the pinned Spark 3.5 image.
 	if img := cf.Services["spark-dist"].Image; img != env["SPARK_IMAGE"] {
 		t.Errorf("spark-dist image %q, want SPARK_IMAGE %q", img, env["SPARK_IMAGE"])

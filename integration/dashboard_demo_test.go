@@ -96,21 +96,27 @@ func TestDashboardOnTheDemo(t *testing.T) {
 
 // TestDashboardShowsPower: with power management on (as in the demo),
 // idle agents show as powered off on their cards, and the emulator's bill
-// shows next to sparkpack's own cost meter.
+// shows next to sparkpack's own cost meter; the header names the leading
+// instance.
 func TestDashboardShowsPower(t *testing.T) {
 	b := newBrowser(t)
 	d := startDemo(t, "--no-sample", "--power-off-after", "2s")
 	var off int
-	var bill string
+	var bill, leader string
 	b.run(t, 60*time.Second,
 		chromedp.Navigate(d.API+"/#/"),
 		chromedp.WaitVisible(`#cluster article.agent[data-power="off"] .badge.power-off`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#bill`, chromedp.ByQuery),
 		chromedp.Text(`#bill-total`, &bill, chromedp.ByQuery),
+		chromedp.WaitVisible(`#leader`, chromedp.ByQuery),
+		chromedp.Text(`#leader-name`, &leader, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll('#cluster article.agent[data-power="off"]').length`, &off),
 	)
 	if off == 0 || !strings.Contains(bill, "$") || !strings.Contains(bill, "always on") {
 		t.Fatalf("%d agents shown off, bill %q", off, bill)
+	}
+	if !strings.Contains(leader, "(this instance)") {
+		t.Fatalf("the header shows the leader as %q; the demo's one instance leads", leader)
 	}
 	b.screenshot(t, "demo-power-off")
 	if errs := b.consoleErrors(); len(errs) > 0 {

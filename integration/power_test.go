@@ -41,10 +41,10 @@ func watchPower(m *mesossim.Master) *agentWatch {
 	go func() {
 		defer close(w.done)
 		prev := map[string]mesossim.AgentInfo{}
-		for {
+		for last := false; !last; {
 			select {
 			case <-w.stop:
-				return
+				last = true // one more look, then stop
 			case <-time.After(5 * time.Millisecond):
 			}
 			held := map[string]bool{}
@@ -110,7 +110,9 @@ func allOff(m *mesossim.Master, want int) bool {
 func TestE2EPowerManagement(t *testing.T) {
 	emu := startEmulator(t, mesossim.Config{Cluster: powerCluster(), BootTime: 20 * time.Second, UnreachableAfter: 2 * time.Second})
 	watch := watchPower(emu.Master)
-	sp := startSparkpack(t, emu.URL, e2eDB(t), "--power-off-after", "1s", "--power-provider", "emulator",
+	// exact: the plan of least hourly price, so "the cheapest suitable
+	// agents" is well defined.
+	sp := startSparkpack(t, emu.URL, e2eDB(t), "--policy", "exact", "--power-off-after", "1s", "--power-provider", "emulator",
 		"--power-tick", "100ms", "--power-on-timeout", "60s")
 
 	waitUntil(t, 30*time.Second, "every idle agent to be powered off", func() bool { return allOff(emu.Master, 4) })

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,6 +160,11 @@ func startSparkpack(t *testing.T, emuURL, dbURL string, extra ...string) *sparkp
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", dbURL, "--mesos-master", emuURL,
 		"--log-format", "json", "--log-level", "debug", "--agents-refresh", "200ms"}, extra...)
+	if !slices.Contains(extra, "--instance-id") {
+		// One instance per test, the same across its restarts: a restarted
+		// process takes its own leadership lease back at once.
+		args = append(args, "--instance-id", "e2e-"+t.Name())
+	}
 	cmd := exec.Command(sparkpackBinary(t), args...)
 	cmd.Env = append(os.Environ(), "SPARKPACK_TOKENS=")
 	stderr, err := cmd.StderrPipe()

@@ -28,10 +28,13 @@ type Metrics struct {
 	BurnRateUSD      prometheus.Gauge
 	ActiveAgents     prometheus.Gauge
 	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
+	Leader           prometheus.Gauge
+	LeaderChanges    prometheus.Counter
 	// RequestsRefused counts requests refused by the access policy, by
 	// listener (api, spark-rest) and reason (no_credentials,
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
 	RequestsRefused *prometheus.CounterVec
+	preemptionMetrics
 
 	mu       sync.Mutex
 	onScrape []func()
@@ -73,6 +76,10 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or driver."}),
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sparkpack_leader", Help: "1 while this instance leads (runs the scheduler and the Mesos framework), else 0."}),
+		LeaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sparkpack_leadership_changes_total", Help: "Times this instance became or stopped being the leader."}),
 		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
 		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -80,8 +87,10 @@ func New(jobs JobCounter) *Metrics {
 			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.DriverLaunches, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.RequestsRefused,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
+		m.Leader, m.LeaderChanges, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registerPreemption()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
 			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})
@@ -162,10 +171,36 @@ func (m *Metrics) SetCost(totalUSD, burnUSDPerHour float64, activeAgents int) {
 	}
 }
 
+// NotLeading zeroes the gauges only the leader knows (queues, cost, burn
+// rate, active agents, power counts): an instance that does not lead has
+// no scheduler to read them from.
+func (m *Metrics) NotLeading() {
+	if m == nil {
+		return
+	}
+	m.QueueLength.Reset()
+	m.SetCost(0, 0, 0)
+	m.AgentsByPower.Reset()
+}
+
 // Refused counts one refused request (api.Guard's Refused hook).
 func (m *Metrics) Refused(listener, reason string) {
 	if m != nil {
 		m.RequestsRefused.WithLabelValues(listener, reason).Inc()
+	}
+}
+
+// Leadership records that this instance became (true) or stopped being
+// the leader.
+func (m *Metrics) Leadership(lead bool) {
+	if m == nil {
+		return
+	}
+	m.LeaderChanges.Inc()
+	if lead {
+		m.Leader.Set(1)
+	} else {
+		m.Leader.Set(0)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,9 @@ type JobStore interface {
 	Plan(ctx context.Context, id string) (placement.Plan, error)
 	PutDriver(ctx context.Context, d scheduler.DriverRecord) error
 	Driver(ctx context.Context, jobID string) (scheduler.DriverRecord, error)
+	// CountFailedRun counts a failed application run once per driver task
+	// and returns the job's failed runs so far.
+	CountFailedRun(ctx context.Context, jobID, taskID string) (int, error)
 	Note(ctx context.Context, id, reason string) error
 }
 
@@ -35,9 +39,17 @@ type Reporter interface {
 	ClusterChanged()
 }
 
-// maxLaunchAttempts bounds how often a driver that never started is
-// launched again before the job fails.
-const maxLaunchAttempts = 5
+// maxLostLaunches bounds how often, in one application attempt, a driver
+// launch that Mesos lost before the driver started (TASK_UNKNOWN,
+// TASK_LOST, TASK_DROPPED, TASK_GONE) is launched again before the job
+// fails. Such relaunches never use up the job's retries, and a launch that
+// provably never reached Mesos (recorded before its ACCEPT was sent) is
+// not counted at all.
+const maxLostLaunches = 5
+
+// LaunchSent is the driver state recorded just before the ACCEPT with the
+// driver's LAUNCH goes out: from then on the launch may have reached Mesos.
+const LaunchSent = "LAUNCH_SENT"
 
 // DurationLabel is the driver task label carrying the job's estimated
 // duration in seconds. Real Mesos ignores it; the emulator
@@ -94,16 +106,22 @@ const (
 
 // liveJob is a job the adapter is making real.
 type liveJob struct {
-	job      scheduler.Job
-	plan     placement.Plan
-	phase    phase
-	driver   scheduler.DriverRecord // zero until a driver task is named
-	kill     bool                   // a user asked to stop it
-	lost     string                 // an agent of the plan was lost
-	relaunch bool                   // Mesos does not know the driver task: launch a new attempt
-	queuedAt time.Time              // when the current driver launch was queued
-	waitFrom time.Time              // when the plan started waiting for an unregistered agent
-	outcome  scheduler.State        // set when phaseReleasing starts
+	job    scheduler.Job
+	plan   placement.Plan
+	phase  phase
+	driver scheduler.DriverRecord // this generation's driver task; zero until named
+	kill   bool                   // a user asked to stop it (durable: the job's KillRequested)
+	// preempt, when not empty, is why the core evicts the job (durable:
+	// the job's PreemptRequested): stop it and send it back to the queue.
+	preempt string
+	lost    string // an agent of the plan was lost
+	// queued: the driver's launch is queued with the framework in this
+	// process; sending: its ACCEPT is on the way (decisions wait for it).
+	queued   bool
+	sending  bool
+	queuedAt time.Time       // when the current driver launch was queued
+	waitFrom time.Time       // when the plan started waiting for an unregistered agent
+	outcome  scheduler.State // set when phaseReleasing starts
 	reason   string
 	signal   chan struct{}
 	done     chan struct{} // closed when the follower ends
@@ -421,7 +439,8 @@ func (c *Cluster) Apply(ctx context.Context, job scheduler.Job, plan placement.P
 // waits for the previous generation of the same job (a retry) to be gone.
 func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph phase, drv scheduler.DriverRecord, prev *liveJob) *liveJob {
 	ctx, cancel := context.WithCancel(c.ctx)
-	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel, queuedAt: time.Now()}
+	lj := &liveJob{job: job, plan: plan, phase: ph, driver: drv, kill: job.KillRequested, preempt: job.PreemptRequested,
+		signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel, queuedAt: time.Now()}
 	c.jobs[job.ID] = lj
 	c.wg.Add(1)
 	go func() {
@@ -485,39 +504,60 @@ func (c *Cluster) Kill(ctx context.Context, jobID string) error {
 	return nil
 }
 
+// Preempt implements scheduler.Preempter: the job's driver is killed (or
+// its launch withdrawn), its reservations and quota given back, and the
+// job reported back to QUEUED, to run again from scratch. A user's kill
+// wins over an eviction; a driver that finishes meanwhile ends the job
+// FINISHED.
+func (c *Cluster) Preempt(ctx context.Context, jobID, reason string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lj := c.jobs[jobID]
+	if lj == nil || lj.phase == phaseReleasing || lj.phase == phaseDone {
+		return fmt.Errorf("preempt job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	if lj.preempt == "" {
+		lj.preempt = reason
+	}
+	lj.poke()
+	return nil
+}
+
 // ---- StatusSink -----------------------------------------------------------
 
 // DriverStatus implements StatusSink: it records the driver's task state
 // before the update is acknowledged, reports RUNNING, and on a terminal
-// state lets the job's follower give its resources back.
+// state lets the job's follower decide: relaunch (Mesos lost the launch
+// before the driver started), retry, or end the job.
 func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskStatus) error {
 	c.mu.Lock()
 	lj := c.jobs[jobID]
-	if lj == nil || lj.driver.TaskID != st.TaskID.Value || lj.driver.Ended {
-		c.mu.Unlock()
-		return nil // an old attempt or a job that is over: just acknowledge
-	}
-	state := st.GetState().String()
-	// TASK_UNKNOWN is how a master answers a partition-aware framework's
-	// reconciliation of a task it never saw (older masters say TASK_LOST).
-	gone := st.GetState() == mesos.TASK_UNKNOWN || st.GetState() == mesos.TASK_GONE
-	neverRan := gone || st.GetState() == mesos.TASK_LOST || st.GetState() == mesos.TASK_DROPPED
-	if neverRan && lj.phase == phaseLaunching && !lj.kill && lj.driver.Attempt < maxLaunchAttempts {
-		// Mesos never ran the driver (we stopped before the launch went
-		// out, or the offer was rescinded meanwhile): launch a new attempt.
-		c.log.WithFields(logrus.Fields{"job": jobID, "task": st.TaskID.Value, "state": state}).Info("driver never started; launching it again")
-		lj.relaunch = true
-		lj.poke()
+	if lj == nil || lj.driver.TaskID != st.TaskID.Value || lj.driver.Ended || lj.driver.State == "" {
+		// An older launch, a job that is over, or a task whose ACCEPT was
+		// never sent (Mesos cannot know it): just acknowledge.
 		c.mu.Unlock()
 		return nil
 	}
+	state := st.GetState()
 	rec := lj.driver
-	rec.State = state
+	rec.State = state.String()
 	rec.Message = st.GetMessage()
 	if st.AgentID != nil {
 		rec.AgentID = st.AgentID.Value
 	}
-	rec.Ended = isTerminal(st.State) || gone
+	if state == mesos.TASK_STARTING || state == mesos.TASK_RUNNING {
+		rec.Started = true
+	}
+	// TASK_UNKNOWN is how a master answers a partition-aware framework's
+	// reconciliation of a task it does not know (older masters say TASK_LOST).
+	rec.Ended = isTerminal(st.State) || state == mesos.TASK_UNKNOWN
+	if rec.Ended && lostBeforeStart(rec) && st.GetReason() != mesos.REASON_INVALID_OFFERS {
+		// The launch may have reached an agent and been lost there. A
+		// launch the master refused because its offer was no longer
+		// valid (rescinded by a reservation on the agent, a failover)
+		// provably never ran: it is relaunched without being counted.
+		rec.LostLaunches++
+	}
 	ph := lj.phase
 	c.mu.Unlock()
 
@@ -525,13 +565,19 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		return err
 	}
 	c.mu.Lock()
-	lj.driver = rec
+	if lj.driver.TaskID == rec.TaskID {
+		lj.driver = rec
+	}
 	c.mu.Unlock()
 	switch {
 	case rec.Ended:
-		_ = c.cfg.Store.Note(ctx, jobID, fmt.Sprintf("driver %s: %s %s", rec.TaskID, state, rec.Message))
+		note := fmt.Sprintf("driver %s: %s %s", rec.TaskID, rec.State, rec.Message)
+		if lostBeforeStart(rec) {
+			note = fmt.Sprintf("driver %s: %s before it started (Mesos lost the launch; launched again, %d of %d lost launches counted) %s", rec.TaskID, rec.State, rec.LostLaunches, maxLostLaunches, rec.Message)
+		}
+		_ = c.cfg.Store.Note(ctx, jobID, strings.TrimSpace(note))
 		lj.poke()
-	case (st.GetState() == mesos.TASK_RUNNING || st.GetState() == mesos.TASK_STARTING) && ph == phaseLaunching:
+	case rec.Started && ph == phaseLaunching:
 		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+c.AgentName(rec.AgentID)); err != nil {
 			return err
 		}
@@ -542,6 +588,20 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		c.mu.Unlock()
 	}
 	return nil
+}
+
+// lostBeforeStart: the driver ended without ever starting because Mesos
+// lost, dropped or does not know its launch.
+func lostBeforeStart(d scheduler.DriverRecord) bool {
+	if !d.Ended || d.Started {
+		return false
+	}
+	switch d.State {
+	case mesos.TASK_UNKNOWN.String(), mesos.TASK_LOST.String(), mesos.TASK_DROPPED.String(),
+		mesos.TASK_GONE.String(), mesos.TASK_GONE_BY_OPERATOR.String():
+		return true
+	}
+	return false
 }
 
 // report tells the core; a job already in that state counts as told.
@@ -567,46 +627,74 @@ func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
 	log := c.log.WithField("job", lj.job.ID)
 	for ctx.Err() == nil {
 		c.mu.Lock()
-		ph, kill, lost, relaunch := lj.phase, lj.kill, lj.lost, lj.relaunch
+		ph, kill, lost, queued, sending := lj.phase, lj.kill, lj.lost, lj.queued, lj.sending
+		preempt := lj.preempt
 		drv := lj.driver
 		c.mu.Unlock()
+		stop := kill || preempt != "" // the driver must not run (on)
 
 		var err error
 		switch {
 		case ph == phaseDone:
 			return
+		case sending:
+			// The driver's ACCEPT is on its way: whatever comes next (a
+			// kill, a release) must know whether it went out.
+			c.waitSignal(ctx, lj, time.Second)
+			continue
 		case ph == phaseReleasing:
 			err = c.giveBack(ctx, lj)
 			if err == nil {
 				return
 			}
 		case kill && (ph == phaseReserving || (ph == phaseLaunching && drv.State == "")):
-			c.cfg.Framework.CancelLaunch(lj.job.ID)
+			// Releasing first: a launch the framework is about to send
+			// then withdraws itself (DriverLaunch.Sending).
 			c.toReleasing(lj, scheduler.Killed, "killed on request before the driver ran")
+			c.cfg.Framework.CancelLaunch(lj.job.ID)
 			continue
-		case (kill || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
+		case preempt != "" && (ph == phaseReserving || (ph == phaseLaunching && drv.State == "")):
+			c.toReleasing(lj, scheduler.Queued, "preempted before the driver ran: "+preempt)
+			c.cfg.Framework.CancelLaunch(lj.job.ID)
+			continue
+		case lost != "" && ph == phaseLaunching && drv.State == "":
+			c.toReleasing(lj, scheduler.Queued, "agent "+c.AgentName(lost)+" was lost before the driver was launched; placing again")
+			c.cfg.Framework.CancelLaunch(lj.job.ID)
+			continue
+		case (stop || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
 			// Kill the driver; its terminal update moves the job on.
 			if err = c.cfg.Framework.Kill(ctx, drv.TaskID, drv.AgentID); err == nil {
 				log.WithField("task", drv.TaskID).Info("driver kill requested")
 				c.waitSignal(ctx, lj, 10*time.Second) // Mesos re-sends; kill again if nothing came
 				continue
 			}
+		case drv.Ended && !stop && lost == "" && lostBeforeStart(drv) && drv.LostLaunches < maxLostLaunches:
+			err = c.relaunch(ctx, lj)
 		case drv.Ended:
-			to, why := c.outcome(lj, drv)
-			c.toReleasing(lj, to, why)
-			continue
+			var to scheduler.State
+			var why string
+			if to, why, err = c.outcome(ctx, lj, drv); err == nil {
+				c.toReleasing(lj, to, why)
+				continue
+			}
 		case ph == phaseReserving:
 			err = c.reserve(ctx, lj)
-		case ph == phaseLaunching && (drv.TaskID == "" || relaunch):
-			err = c.launch(ctx, lj, relaunch)
+		case ph == phaseLaunching && drv.TaskID == "":
+			// No driver named in this generation (a job left LAUNCHING by
+			// an older sparkpack): name one now.
+			_, err = c.nameDriver(ctx, lj, 0)
+		case ph == phaseLaunching && drv.State == "" && !queued:
+			// Named but never sent (or sent by a process that is gone
+			// before its ACCEPT went out): queue it; this costs no attempt.
+			err = c.queueLaunch(ctx, lj)
 		case ph == phaseLaunching && drv.State == "":
 			// Queued with the framework, waiting for an offer with room.
 			c.mu.Lock()
 			waited := time.Since(lj.queuedAt)
 			c.mu.Unlock()
 			if waited >= c.cfg.LaunchTimeout {
-				c.cfg.Framework.CancelLaunch(lj.job.ID)
 				c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("no offer had room for the driver within %s; placing again", c.cfg.LaunchTimeout))
+				c.cfg.Framework.CancelLaunch(lj.job.ID)
 				continue
 			}
 			c.waitSignal(ctx, lj, c.cfg.LaunchTimeout-waited)
@@ -645,32 +733,65 @@ func (c *Cluster) toReleasing(lj *liveJob, to scheduler.State, why string) {
 	c.mu.Unlock()
 }
 
-// outcome decides a job's final state from its driver's end.
-func (c *Cluster) outcome(lj *liveJob, drv scheduler.DriverRecord) (scheduler.State, string) {
+// outcome decides what follows the driver's end: KILLED when a kill was
+// requested (in this process or, durably, in the store), FINISHED, back to
+// the queue without using a retry when the plan's agent was lost before
+// the driver started, FAILED when Mesos lost too many launches, and
+// otherwise a failed run: counted once per driver task, it sends the job
+// back to the queue while the job has retries left.
+func (c *Cluster) outcome(ctx context.Context, lj *liveJob, drv scheduler.DriverRecord) (scheduler.State, string, error) {
 	c.mu.Lock()
-	kill, lost := lj.kill, lj.lost
+	kill, lost, preempt := lj.kill, lj.lost, lj.preempt
 	c.mu.Unlock()
 	why := "driver " + drv.State
 	if drv.Message != "" {
 		why += ": " + drv.Message
 	}
+	if !kill {
+		j, err := c.cfg.Store.GetJob(ctx, lj.job.ID)
+		if err != nil {
+			return "", "", fmt.Errorf("read job: %w", err)
+		}
+		c.mu.Lock()
+		if j.KillRequested {
+			kill, lj.kill = true, true
+		}
+		if preempt == "" && j.PreemptRequested != "" {
+			preempt, lj.preempt = j.PreemptRequested, j.PreemptRequested
+		}
+		c.mu.Unlock()
+	}
 	switch {
 	case kill:
-		return scheduler.Killed, "killed on request (" + why + ")"
+		return scheduler.Killed, "killed on request (" + why + ")", nil
 	case drv.State == mesos.TASK_FINISHED.String() && lost == "":
-		return scheduler.Finished, why
+		return scheduler.Finished, why, nil
+	case preempt != "":
+		// Not a failed run: the application restarts from scratch.
+		return scheduler.Queued, "preempted: " + preempt + " (" + why + ")", nil
+	case lost != "" && !drv.Started:
+		return scheduler.Queued, "agent " + c.AgentName(lost) + " was lost before the driver started (" + why + "); placing again", nil
+	case lostBeforeStart(drv):
+		return scheduler.Failed, fmt.Sprintf("Mesos lost %d launches of the driver before it started (last: %s)", drv.LostLaunches, why), nil
 	case lost != "":
-		why = "agent " + c.AgentName(lost) + " was lost"
+		why = "agent " + c.AgentName(lost) + " was lost (" + why + ")"
 	}
-	if drv.Attempt <= lj.job.Retries {
-		return scheduler.Queued, why + fmt.Sprintf("; retry %d of %d", drv.Attempt, lj.job.Retries)
+	n, err := c.cfg.Store.CountFailedRun(ctx, lj.job.ID, drv.TaskID)
+	if err != nil {
+		return "", "", err
 	}
-	return scheduler.Failed, why
+	if n <= lj.job.Retries {
+		return scheduler.Queued, why + fmt.Sprintf("; retry %d of %d", n, lj.job.Retries), nil
+	}
+	if lj.job.Retries > 0 {
+		why += fmt.Sprintf(" (run %d of %d: no retry left)", n, lj.job.Retries+1)
+	}
+	return scheduler.Failed, why, nil
 }
 
-// reserve makes the plan's reservations, then moves the job to LAUNCHING.
-// It first waits for every agent of the plan to be registered (an agent
-// being powered on), at most AgentWait.
+// reserve makes the plan's reservations, names the driver task, then moves
+// the job to LAUNCHING. It first waits for every agent of the plan to be
+// registered (an agent being powered on), at most AgentWait.
 func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	c.mu.Lock()
 	missing := ""
@@ -711,6 +832,17 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	_ = c.cfg.Store.Note(ctx, lj.job.ID, fmt.Sprintf("reserved %d executors on %d agents (quota limit set on role %s)",
 		lj.plan.Executors(), len(lj.plan.Assignments), scheduler.Role(lj.job.ID)))
 	c.kick()
+	// The driver task is named before the job is LAUNCHING, so that the
+	// stored driver record of a LAUNCHING job is always its own
+	// generation's (a restart resumes exactly that launch).
+	c.mu.Lock()
+	named := lj.driver.TaskID != ""
+	c.mu.Unlock()
+	if !named {
+		if _, err := c.nameDriver(ctx, lj, 0); err != nil {
+			return err
+		}
+	}
 	if err := c.report(ctx, lj.job.ID, scheduler.Launching, "reservations confirmed; launching the driver"); err != nil {
 		return err
 	}
@@ -722,50 +854,102 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	return nil
 }
 
-// launch names a new driver attempt durably, then queues its launch.
-func (c *Cluster) launch(ctx context.Context, lj *liveJob, again bool) error {
+// nameDriver durably names a new driver task: the next launch number of
+// the job (numbers only grow, so every launch has its own task id),
+// carrying lost launches of this application attempt.
+func (c *Cluster) nameDriver(ctx context.Context, lj *liveJob, lost int) (scheduler.DriverRecord, error) {
+	last, err := c.cfg.Store.Driver(ctx, lj.job.ID)
+	if err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+		return scheduler.DriverRecord{}, err
+	}
 	c.mu.Lock()
-	attempt := lj.driver.Attempt + 1
+	n := max(last.Attempt, lj.driver.Attempt) + 1
 	c.mu.Unlock()
-	argv, err := sparksubmit.Command(lj.job, c.cfg.Submit)
+	rec := scheduler.DriverRecord{JobID: lj.job.ID, Attempt: n, TaskID: DriverTaskID(lj.job.ID, n), LostLaunches: lost}
+	if err := c.cfg.Store.PutDriver(ctx, rec); err != nil {
+		return scheduler.DriverRecord{}, err
+	}
+	c.mu.Lock()
+	lj.driver, lj.queued = rec, false
+	c.mu.Unlock()
+	return rec, nil
+}
+
+// relaunch names a new driver task after Mesos lost the last launch before
+// the driver started; the follower then queues it.
+func (c *Cluster) relaunch(ctx context.Context, lj *liveJob) error {
+	c.mu.Lock()
+	old := lj.driver
+	c.mu.Unlock()
+	rec, err := c.nameDriver(ctx, lj, old.LostLaunches)
 	if err != nil {
 		return err
 	}
-	rec := scheduler.DriverRecord{JobID: lj.job.ID, Attempt: attempt, TaskID: DriverTaskID(lj.job.ID, attempt)}
-	if err := c.cfg.Store.PutDriver(ctx, rec); err != nil {
+	c.log.WithFields(logrus.Fields{"job": lj.job.ID, "lost_task": old.TaskID, "state": old.State, "task": rec.TaskID,
+		"lost_launches": old.LostLaunches}).Info("Mesos lost the driver launch before it started; launching it again (no retry used)")
+	return nil
+}
+
+// queueLaunch queues the named driver task's launch with the framework.
+func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) error {
+	argv, err := sparksubmit.Command(lj.job, c.cfg.Submit)
+	var fe *scheduler.FieldError
+	if errors.As(err, &fe) {
+		// Stored under older rules and refused by today's: never run it.
+		c.toReleasing(lj, scheduler.Failed, "the driver command cannot be built: "+err.Error())
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	lj.driver, lj.relaunch, lj.queuedAt = rec, false, time.Now()
+	rec := lj.driver
+	lj.queued, lj.queuedAt = true, time.Now()
 	c.mu.Unlock()
 	drv := lj.job.DriverOrDefault()
 	labels := map[string]string{LabelKey: lj.job.ID}
 	if d := lj.job.EstimatedDurationSeconds; d > 0 {
 		labels[DurationLabel] = strconv.FormatFloat(d, 'f', -1, 64)
 	}
-	jobID := lj.job.ID
+	jobID, taskID := lj.job.ID, rec.TaskID
 	c.cfg.Framework.Launch(ctx, &DriverLaunch{
-		JobID: jobID, TaskID: rec.TaskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
+		JobID: jobID, TaskID: taskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
 		Argv: argv, Env: lj.job.App.Environment, Labels: labels,
-		Started: func(agentID string) {
+		Sending: func(agentID string) error {
 			c.mu.Lock()
-			if lj.driver.TaskID != rec.TaskID || lj.driver.State != "" {
+			d := lj.driver
+			if d.TaskID != taskID || d.Ended || (d.State != "" && d.State != LaunchSent) ||
+				lj.kill || lj.preempt != "" || lj.lost != "" || lj.phase != phaseLaunching {
 				c.mu.Unlock()
-				return
+				return ErrLaunchWithdrawn
 			}
-			r := lj.driver
-			r.AgentID, r.State = agentID, "LAUNCH_SENT"
-			lj.driver = r
+			d.AgentID, d.State = agentID, LaunchSent
+			lj.sending = true
 			c.mu.Unlock()
-			if err := c.cfg.Store.PutDriver(ctx, r); err != nil {
-				c.log.WithError(err).WithField("job", jobID).Warn("could not record the driver launch")
+			if err := c.cfg.Store.PutDriver(ctx, d); err != nil {
+				c.mu.Lock()
+				lj.sending = false
+				c.mu.Unlock()
+				lj.poke()
+				return err
 			}
-			_ = c.cfg.Store.Note(ctx, jobID, "driver task "+r.TaskID+" launched on agent "+c.AgentName(agentID))
+			c.mu.Lock()
+			if lj.driver.TaskID == taskID && !lj.driver.Ended {
+				lj.driver = d
+			}
+			c.mu.Unlock()
+			return nil
+		},
+		Sent: func(agentID string, err error) {
+			c.mu.Lock()
+			lj.sending = false
+			c.mu.Unlock()
+			lj.poke()
+			if err == nil {
+				_ = c.cfg.Store.Note(ctx, jobID, "driver task "+taskID+" launched on agent "+c.AgentName(agentID))
+			}
 		},
 	})
-	if again {
-		c.log.WithFields(logrus.Fields{"job": jobID, "attempt": attempt}).Info("Mesos does not know the driver task; launching it again")
-	}
 	return nil
 }
 
@@ -847,11 +1031,17 @@ func (c *Cluster) resume(ctx context.Context) error {
 		if err != nil && !errors.Is(err, scheduler.ErrNotFound) {
 			return fmt.Errorf("resume job %s: %w", j.ID, err)
 		}
-		c.startLocked(j, plan, ph, drv, nil)
-		if drv.TaskID != "" && !drv.Ended {
+		if ph == phaseReserving {
+			// The driver is named only once the reservations are
+			// confirmed: a record here is an earlier generation's.
+			drv = scheduler.DriverRecord{}
+		}
+		c.startLocked(j, plan, ph, drv, nil) // with the job's durable kill and eviction requests
+		if drv.TaskID != "" && drv.State != "" && !drv.Ended {
 			c.cfg.Framework.Track(drv.TaskID, j.ID) // reconciled on subscription
 		}
-		c.log.WithFields(logrus.Fields{"job": j.ID, "state": j.State, "driver": drv.State}).Info("resuming job after restart")
+		c.log.WithFields(logrus.Fields{"job": j.ID, "state": j.State, "driver": drv.State, "task": drv.TaskID,
+			"kill_requested": j.KillRequested, "preempt_requested": j.PreemptRequested}).Info("resuming job after restart")
 	}
 	return nil
 }

@@ -70,15 +70,27 @@ type StatusSink interface {
 
 // DriverLaunch asks for a driver task for a job.
 type DriverLaunch struct {
-	JobID   string
-	TaskID  string
-	CPUs    float64
-	MemMB   float64
-	Argv    []string
-	Env     map[string]string
-	Labels  map[string]string
-	Started func(agentID string) // called once the ACCEPT with the LAUNCH was sent
+	JobID  string
+	TaskID string
+	CPUs   float64
+	MemMB  float64
+	Argv   []string
+	Env    map[string]string
+	Labels map[string]string
+	// Sending, if set, is called with the chosen agent just before the
+	// ACCEPT with the LAUNCH goes out; it records that the launch may reach
+	// Mesos from now on. An error keeps the launch queued (and the offer
+	// held); ErrLaunchWithdrawn drops the launch (the job no longer wants
+	// it: killed, withdrawn, placed again).
+	Sending func(agentID string) error
+	// Sent, if set, is called once the ACCEPT call has returned, with its
+	// error (the launch is then queued again for the next offer).
+	Sent func(agentID string, err error)
 }
+
+// ErrLaunchWithdrawn is what DriverLaunch.Sending returns when the launch
+// must not go out any more.
+var ErrLaunchWithdrawn = errors.New("driver launch withdrawn")
 
 // Framework is sparkpack's Mesos scheduler: it holds the subscription,
 // launches drivers from offers in its own role, declines and suppresses
@@ -305,7 +317,7 @@ func (f *Framework) handleUpdate(ctx context.Context, st mesos.TaskStatus) {
 			return
 		}
 	}
-	if isTerminal(st.State) {
+	if isTerminal(st.State) || st.GetState() == mesos.TASK_UNKNOWN {
 		f.mu.Lock()
 		delete(f.taskJob, st.TaskID.Value)
 		f.mu.Unlock()
@@ -444,10 +456,12 @@ func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer, receiv
 
 // Launch queues a driver launch; it is sent with the next offer in
 // sparkpack's role that holds the driver's cpus and memory.
+//
+// The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
+// cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	f.mu.Lock()
 	f.pending[l.JobID] = l
-	f.taskJob[l.TaskID] = l.JobID
 	f.mu.Unlock()
 	f.reviveOrSuppress(ctx)
 	f.tryLaunch(ctx)
@@ -539,17 +553,44 @@ func (f *Framework) tryLaunch(ctx context.Context) {
 		delete(f.pending, l.JobID)
 		delete(f.offers, chosen.offer.ID.Value)
 		f.mu.Unlock()
-		if err := f.acceptLaunch(ctx, chosen.offer, l, res); err != nil {
+		agent := chosen.offer.AgentID.Value
+		if l.Sending != nil {
+			if err := l.Sending(agent); err != nil {
+				f.mu.Lock()
+				f.offers[chosen.offer.ID.Value] = chosen // declined in time like any unused offer
+				if !errors.Is(err, ErrLaunchWithdrawn) {
+					if _, again := f.pending[l.JobID]; !again {
+						f.pending[l.JobID] = l
+					}
+				}
+				f.mu.Unlock()
+				if errors.Is(err, ErrLaunchWithdrawn) {
+					continue
+				}
+				f.log.WithError(err).WithField("job", l.JobID).Warn("could not record the driver launch; it waits for the next offer")
+				return
+			}
+		}
+		err := f.acceptLaunch(ctx, chosen.offer, l, res)
+		if err == nil {
+			f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
+			f.cfg.Observer.ObserveDriverLaunch()
+			f.mu.Lock()
+			f.taskJob[l.TaskID] = l.JobID
+			f.mu.Unlock()
+		} else {
 			f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
 			f.mu.Lock()
-			f.pending[l.JobID] = l
+			if _, again := f.pending[l.JobID]; !again {
+				f.pending[l.JobID] = l
+			}
 			f.mu.Unlock()
-			return
 		}
-		f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
-		f.cfg.Observer.ObserveDriverLaunch()
-		if l.Started != nil {
-			l.Started(chosen.offer.AgentID.Value)
+		if l.Sent != nil {
+			l.Sent(agent, err)
+		}
+		if err != nil {
+			return
 		}
 	}
 }

@@ -179,7 +179,10 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 		}
 		pending := 0
 		for _, a := range agents {
-			if a.AgentInfo.ID == nil {
+			if a.AgentInfo.ID == nil || !a.Active {
+				// A disconnected agent (powered off, lost) cannot be
+				// unreserved now; what it keeps comes back with it and
+				// the leak sweep releases it then.
 				continue
 			}
 			for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
@@ -227,8 +230,8 @@ func (r *Reserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range agents {
-		if a.AgentInfo.ID == nil {
-			continue
+		if a.AgentInfo.ID == nil || !a.Active {
+			continue // released when the agent is back (see Release)
 		}
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
 			if !seen[res.JobID] && !keep(res.JobID) {

@@ -30,13 +30,22 @@ type Endpoint struct {
 	principal string
 	secret    string
 	client    *http.Client
+	guard     func() error
 }
 
 // EndpointOption configures an Endpoint.
 type EndpointOption func(*endpointOptions)
 
 type endpointOptions struct {
-	tls *tls.Config
+	tls   *tls.Config
+	guard func() error
+}
+
+// WithGuard makes every call to the master first ask guard, and fail with
+// its error instead of being sent: a sparkpack instance that is no longer
+// sure it leads (package leader) sends nothing to Mesos.
+func WithGuard(guard func() error) EndpointOption {
+	return func(o *endpointOptions) { o.guard = guard }
 }
 
 // WithTLS sets the TLS configuration for an https:// master (typically
@@ -80,6 +89,7 @@ func NewEndpoint(master, principal, secret string, opts ...EndpointOption) (*End
 		base:      u,
 		principal: principal,
 		secret:    secret,
+		guard:     o.guard,
 		client: &http.Client{
 			Transport: transport,
 			// Redirects are followed by hand: Mesos answers 307 with a
@@ -135,6 +145,11 @@ func IsConflict(err error) bool {
 // post sends one protobuf call to path and returns the response, following
 // up to 5 leader redirects. The caller closes the body.
 func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message, accept string, header http.Header) (*http.Response, error) {
+	if e.guard != nil {
+		if err := e.guard(); err != nil {
+			return nil, fmt.Errorf("Mesos %s not sent: %w", callName, err)
+		}
+	}
 	body, err := msg.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", callName, err)

@@ -33,7 +33,12 @@ func benchCases(n, e, k int) []benchCase {
 		c = max(0.05, float64(int(c*20))/20) // multiples of 0.05 cpus
 		m := min(2048.0, freeM/2/float64(e))
 		m = max(64, float64(int(m/64))*64)
-		out[i] = benchCase{s, Demand{JobID: "bench", Executors: e, CPUs: c, MemMB: m, EstimatedDuration: 20 * time.Minute}}
+		// A Sort with a deadline a little beyond its estimate: dap scores
+		// its candidates and checks deadline mode (the other policies
+		// ignore these fields).
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		out[i] = benchCase{s, Demand{JobID: "bench", Executors: e, CPUs: c, MemMB: m, EstimatedDuration: 20 * time.Minute,
+			App: AppSort, Now: now, Deadline: now.Add(22 * time.Minute)}}
 	}
 	return out
 }
@@ -41,7 +46,7 @@ func benchCases(n, e, k int) []benchCase {
 // BenchmarkPlace measures one placement per op and reports the median and
 // 99th percentile of the per-op wall times as p50-ns and p99-ns.
 func BenchmarkPlace(b *testing.B) {
-	for _, pol := range []string{"bfd", "ilp", "exact", "spread"} {
+	for _, pol := range []string{"dap", "bfd", "ilp", "exact", "spread"} {
 		for _, n := range []int{14, 100, 1000, 10000} {
 			for _, e := range []int{10, 50, 200} {
 				name := fmt.Sprintf("policy=%s/agents=%d/executors=%d", pol, n, e)

@@ -197,6 +197,14 @@ func cmpInt64(a, b int64) int {
 // "E or more"); the answer is the best combination of a prefix of the
 // active agents with an idle cover of the rest.
 func (p *prep) solveExact(items []int) ([]int, dpKey) {
+	counts, key, _ := p.solveExactIdle(items, false)
+	return counts, key
+}
+
+// solveExactIdle is solveExact that can also return, from the same DP,
+// the cheapest plan on the idle agents alone (nil when they cannot hold
+// the job or wantIdle is false).
+func (p *prep) solveExactIdle(items []int, wantIdle bool) ([]int, dpKey, []int) {
 	E := p.d.Executors
 	var active, idle []int
 	for _, i := range items {
@@ -268,23 +276,31 @@ func (p *prep) solveExact(items []int) ([]int, dpKey) {
 		}
 	}
 	if bestJ < 0 {
-		return make([]int, len(p.caps)), dpInf
+		return make([]int, len(p.caps)), dpInf, nil
 	}
-	chosen := slices.Clone(active[:bestJ])
-	// Walk the idle DP back from bestW.
-	w := bestW
-	for t := len(idle) - 1; t >= 0 && w > 0; t-- {
-		if take[t*words+w>>6]&(1<<(w&63)) == 0 {
-			continue
+	// walk collects the idle agents of the DP's cover of w.
+	walk := func(chosen []int, w int) []int {
+		for t := len(idle) - 1; t >= 0 && w > 0; t-- {
+			if take[t*words+w>>6]&(1<<(w&63)) == 0 {
+				continue
+			}
+			i := idle[t]
+			chosen = append(chosen, i)
+			if w == E {
+				w = int(srcE[t])
+			} else {
+				w -= p.caps[i]
+			}
 		}
-		i := idle[t]
-		chosen = append(chosen, i)
-		if w == E {
-			w = int(srcE[t])
-		} else {
-			w -= p.caps[i]
-		}
+		return chosen
 	}
+	var idleOnly []int
+	if wantIdle && dp[E].cost != math.MaxInt64 {
+		ch := walk(nil, E)
+		sortStable(ch, func(i, j int) int { return p.caps[j] - p.caps[i] })
+		idleOnly = p.fillInOrder(ch)
+	}
+	chosen := walk(slices.Clone(active[:bestJ]), bestW)
 	// Fill the chosen agents: active first, then larger capacity first.
 	sortStable(chosen, func(i, j int) int {
 		ai, aj := p.s.Agents[i].Active, p.s.Agents[j].Active
@@ -296,5 +312,5 @@ func (p *prep) solveExact(items []int) ([]int, dpKey) {
 		}
 		return p.caps[j] - p.caps[i]
 	})
-	return p.fillInOrder(chosen), best
+	return p.fillInOrder(chosen), best, idleOnly
 }

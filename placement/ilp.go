@@ -68,6 +68,14 @@ func (pol ilpPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 	}
 	items := p.pruned()
 	dpCounts, dpk := p.solveExact(items)
+	if dpk.cost == 0 || d.Executors == 1 {
+		// Nothing for CBC to prove: no plan is cheaper than free, and with
+		// one executor the DP's cheapest single agent is the optimum. CBC
+		// 2.10.8 is not called on these degenerate models, on which it
+		// once aborted the whole process (an assertion in
+		// OsiClpSolverInterface::crunch) under load.
+		return p.plan("ilp", OutcomeOptimal, dpCounts), nil
+	}
 	m, ncol := p.buildMILP(items, pol.timeLimit.Seconds(), pol.gap)
 	if !pol.noWarmStart {
 		for t, i := range items {

@@ -65,7 +65,7 @@ func allPolicies(t testing.TB) map[string]Policy {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"bfd", "consolidate", "exact", "firstfit", "gio", "ilp", "morpheus", "spread"}
+	want := []string{"bfd", "consolidate", "dap", "exact", "firstfit", "gio", "ilp", "morpheus", "spread"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -281,15 +281,43 @@ func TestILPOutcomes(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	var s Snapshot
 	var d Demand
+	var trivial struct {
+		s Snapshot
+		d Demand
+	}
 	for {
 		s, d = genSnapshot(r, 20), genDemand(r, 30)
-		if _, err := prepare(s, d); err == nil {
+		if _, err := prepare(s, d); err != nil {
+			continue
+		}
+		// A model CBC is asked about: the job needs an idle agent.
+		if pl, _ := (exactPolicy{}).Place(s, d); pl.CostMicroUSDPerHour > 0 && d.Executors > 1 {
 			break
 		}
+		trivial.s, trivial.d = s, d
 	}
 	bfdPlan, _ := bfdPolicy{alpha: 0.8, beta: 0.2}.Place(s, d)
 	exactPlan, _ := exactPolicy{}.Place(s, d)
 	base := ilpPolicy{timeLimit: DefaultILPTimeLimit, gap: 0.01, alpha: 0.8, beta: 0.2}
+
+	// Trivial models (free on active agents, or one executor) never reach
+	// CBC: the DP's plan is optimal.
+	one := Snapshot{Agents: []Agent{{ID: "a", CPUs: 4, MemMB: 4096, FreeCPUs: 4, FreeMemMB: 4096, PriceMicroUSDPerHour: 1}}}
+	for _, tc := range []struct {
+		s Snapshot
+		d Demand
+	}{{trivial.s, trivial.d}, {one, Demand{Executors: 1, CPUs: 1, MemMB: 1}}} {
+		if tc.s.Agents == nil {
+			t.Fatal("the generator gave no trivial instance")
+		}
+		pol := base
+		pol.solve = func(*milp) milpResult { t.Fatal("CBC called on a trivial model"); return milpResult{} }
+		pl, err := pol.Place(tc.s, tc.d)
+		ex, _ := exactPolicy{}.Place(tc.s, tc.d)
+		if err != nil || pl.Outcome != OutcomeOptimal || !reflect.DeepEqual(pl.Assignments, ex.Assignments) {
+			t.Fatalf("trivial model: %+v %v, want exact's %+v", pl, err, ex)
+		}
+	}
 
 	check := func(name string, solve func(*milp) milpResult, wantOutcome string, want Plan) {
 		t.Helper()

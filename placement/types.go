@@ -51,7 +51,23 @@ type Demand struct {
 	MemMB     float64 // per executor, including Spark's memory overhead
 	// EstimatedDuration is the job's expected run time; zero when unknown.
 	EstimatedDuration time.Duration
+	// App is the job's application type when known (AppWordCount, AppSort,
+	// AppPageRank); "" when unknown. Policies that use it fall back to a
+	// safe choice for unknown types.
+	App string
+	// Deadline is when the job must have ended; zero when it has none.
+	Deadline time.Time
+	// Now is the instant of the placement decision (the scheduler's clock,
+	// passed in so that policies stay pure); zero when unknown.
+	Now time.Time
 }
+
+// Application types of Demand.App.
+const (
+	AppWordCount = "wordcount" // map-heavy, CPU-bound, little shuffle
+	AppSort      = "sort"      // shuffles about what it reads
+	AppPageRank  = "pagerank"  // iterative: CPU and shuffle every iteration
+)
 
 // Assignment places Executors executors of the job on one agent.
 type Assignment struct {

@@ -128,6 +128,9 @@ type Config struct {
 	// OnChange, if set, is called after every state change (for metrics
 	// and the dashboard); it must be quick.
 	OnChange func(Record)
+	// Guard, if set, is asked right before every provider call: an
+	// instance that is no longer sure it leads powers nothing off or on.
+	Guard func() error
 }
 
 // Manager is power management's state machine. Its methods are safe for
@@ -446,6 +449,11 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 	if listed && a.Busy {
 		return m.backOn(ctx, r, a, "work arrived before the power-off")
 	}
+	if m.cfg.Guard != nil {
+		if err := m.cfg.Guard(); err != nil {
+			return fmt.Errorf("power off agent %s not attempted: %w", r.AgentID, err)
+		}
+	}
 	if err := m.cfg.Provider.PowerOff(ctx, targetOf(r)); err != nil {
 		return m.fail(ctx, r, fmt.Errorf("power off agent %s with %s: %w", r.AgentID, m.cfg.Provider.Name(), err))
 	}
@@ -453,6 +461,11 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 }
 
 func (m *Manager) powerOn(ctx context.Context, r *Record) error {
+	if m.cfg.Guard != nil {
+		if err := m.cfg.Guard(); err != nil {
+			return fmt.Errorf("power on agent %s not attempted: %w", r.AgentID, err)
+		}
+	}
 	if err := m.cfg.Provider.PowerOn(ctx, targetOf(r)); err != nil {
 		old := *r
 		r.Failures++
@@ -599,4 +612,21 @@ func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx
 		}
 		_ = m.Tick(ctx, agents, wanted)
 	}
+}
+
+// NextIdleExpiry is the earliest time an agent on and idle now reaches
+// OffAfter (for a caller with a virtual clock, such as the simulator, that
+// must Tick at that moment); ok is false when no agent is idle.
+func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, since := range m.idle {
+		if r := m.recs[id]; r == nil || r.State != StateOn {
+			continue
+		}
+		if at := since.Add(m.cfg.OffAfter); !ok || at.Before(t) {
+			t, ok = at, true
+		}
+	}
+	return t, ok
 }

@@ -40,3 +40,12 @@ type Cluster interface {
 type Killer interface {
 	Kill(ctx context.Context, jobID string) error
 }
+
+// Preempter is implemented by clusters that can evict a running job to
+// make room for a deadline job (required when Config.Preemption is not
+// none): the job's driver is stopped, its resources given back, and the
+// job reported back to the queue with Core.Report(..., Queued, ...). The
+// core has stored the decision (PreemptionStore) before it calls Preempt.
+type Preempter interface {
+	Preempt(ctx context.Context, jobID, reason string) error
+}

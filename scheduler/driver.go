@@ -8,15 +8,25 @@ import "time"
 // Mesos and before it acknowledges a status update, so that a restart
 // resumes where it stopped.
 type DriverRecord struct {
-	JobID   string `json:"jobId"`
+	JobID string `json:"jobId"`
+	// Attempt is the launch number: 1 for the job's first driver task, one
+	// more for every launch after it (relaunches and retries alike), so
+	// that each launch has its own task id.
 	Attempt int    `json:"attempt"`
 	TaskID  string `json:"taskId"`
 	AgentID string `json:"agentId,omitempty"`
 	// State is the last Mesos task state seen (e.g. TASK_RUNNING), or
-	// LAUNCH_SENT after the ACCEPT with the LAUNCH went out, or "" before.
+	// LAUNCH_SENT once the ACCEPT with the LAUNCH is about to go out
+	// (written before it is sent), or "" before: a launch recorded with ""
+	// provably never reached Mesos.
 	State   string `json:"state"`
 	Message string `json:"message,omitempty"`
 	// Ended is true once a terminal task state was recorded.
-	Ended     bool      `json:"ended"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Ended bool `json:"ended"`
+	// Started is true once the driver reached TASK_STARTING or TASK_RUNNING.
+	Started bool `json:"started,omitempty"`
+	// LostLaunches counts the launches of the current application attempt
+	// that Mesos lost before the driver started (relaunched, not retried).
+	LostLaunches int       `json:"lostLaunches,omitempty"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }

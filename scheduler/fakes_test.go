@@ -151,13 +151,14 @@ func (b batchStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error
 
 // testCluster holds agents and applies plans exactly.
 type testCluster struct {
-	mu      sync.Mutex
-	agents  []placement.Agent
-	held    map[string]placement.Plan
-	cpus    map[string]float64 // per-executor size by job
-	mem     map[string]float64
-	applied []string
-	killed  []string
+	mu        sync.Mutex
+	agents    []placement.Agent
+	held      map[string]placement.Plan
+	cpus      map[string]float64 // per-executor size by job
+	mem       map[string]float64
+	applied   []string
+	killed    []string
+	preempted []string
 }
 
 func newTestCluster(agents ...placement.Agent) *testCluster {
@@ -284,4 +285,38 @@ func (c *manualClock) Advance(d time.Duration) {
 		}
 	}
 	c.waiters = kept
+}
+
+// Preempt implements Preempter: it records the eviction; the test reports
+// the job back (as the framework does once the driver is gone).
+func (c *testCluster) Preempt(_ context.Context, id, reason string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.preempted = append(c.preempted, id)
+	return nil
+}
+
+func (c *testCluster) takePreempted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.preempted
+	c.preempted = nil
+	return out
+}
+
+// RequestPreemption implements PreemptionStore.
+func (s *testStore) RequestPreemption(_ context.Context, id, reason string) (Job, error) {
+	s.count("RequestPreemption")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return Job{}, ErrNotFound
+	}
+	if !j.State.Active() {
+		return *j, ErrStale
+	}
+	j.PreemptRequested = reason
+	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:preemption requested: %s", id, j.State, j.State, reason))
+	return *j, nil
 }

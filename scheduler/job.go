@@ -100,6 +100,23 @@ type Job struct {
 	KillRequested bool `json:"killRequested,omitempty"`
 	// Attempt counts how often the job was started (retries add one).
 	Attempt int `json:"attempt,omitempty"`
+	// FailedRuns counts the runs of the job's application that failed;
+	// the job goes back to the queue while FailedRuns <= Retries, so it
+	// runs at most Retries+1 times. Launches that Mesos lost before the
+	// driver started are not runs (see DriverRecord.LostLaunches).
+	FailedRuns int `json:"failedRuns,omitempty"`
+	// LastStartedAt is when the job's current (or last) run started
+	// RUNNING; StartedAt is its first run's.
+	LastStartedAt *time.Time `json:"lastStartedAt,omitempty"`
+	// Preemptions counts how often the job was evicted to make room for a
+	// deadline job (it went back to the queue and ran again from scratch).
+	Preemptions int `json:"preemptions,omitempty"`
+	// LostWorkSeconds is the run time its evicted runs had done, lost.
+	LostWorkSeconds float64 `json:"lostWorkSeconds,omitempty"`
+	// PreemptRequested, when not empty, is why the core decided to evict
+	// the job: the framework kills its driver and sends it back to the
+	// queue. Durable, so that a restart finishes the eviction.
+	PreemptRequested string `json:"preemptRequested,omitempty"`
 	// Fingerprint identifies the submitted body, for idempotent resubmission.
 	Fingerprint string `json:"-"`
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,22 +31,36 @@ type Ordering string
 
 const (
 	// OrderAlgorithm3 is thesis Algorithm 3: an EDF queue for deadline jobs
-	// tried first, then regular jobs by descending resource demand (default).
+	// tried first, then regular jobs by descending resource demand.
 	OrderAlgorithm3 Ordering = "algorithm3"
 	// OrderFIFO is the FIFO baseline (Spark's default scheduler): one queue
 	// in submission order that ignores deadlines; a job that does not fit is
 	// skipped and the next tried.
 	OrderFIFO Ordering = "fifo"
+	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
+	// jobs that can still meet their deadline are tried first (EDF), those
+	// that cannot any more (at risk) after them (EDF). See ordering.go.
+	// It is the default.
+	OrderFeasibleEDF Ordering = "feasible-edf"
 )
 
 // Defaults of Config.
 const (
-	DefaultPolicy       = "bfd"
+	// DefaultPolicy is the placement policy of a core whose Config names
+	// none, and serve's --policy default: dap (docs/placement.md).
+	DefaultPolicy = "dap"
+	// DefaultOrdering is the queue discipline of a core whose Config names
+	// none (serve's --queue default).
+	DefaultOrdering     = OrderFeasibleEDF
 	DefaultPromoteAfter = 15 * time.Minute
 	DefaultRetryBackoff = 5 * time.Second
 )
 
 // Reasons stored as a waiting job's reason besides placement's NoFit text.
+// reasonKillWhileWaiting ends a job whose kill was requested while it held
+// resources and that went back to the queue before the kill was carried out.
+const reasonKillWhileWaiting = "kill requested: the job had gone back to the queue; it is not run again"
+
 const (
 	ReasonDeadlineFirst = "deadline jobs first"
 	ReasonQueued        = "queued"
@@ -64,14 +79,15 @@ type PlacementStat struct {
 
 // Config configures a Core. The zero value is usable.
 type Config struct {
-	// Policy names the placement policy (placement.Names); default "bfd".
+	// Policy names the placement policy (placement.Names); default
+	// DefaultPolicy.
 	Policy string
 	// PolicyOptions are passed to placement.New. Their Alpha/Beta (default
 	// 0.8/0.2) also weigh the regular queue's resource demand RD.
 	PolicyOptions placement.Options
 	// Placer, if set, is used instead of the named policy.
 	Placer placement.Policy
-	// Ordering is the queue discipline; default OrderAlgorithm3.
+	// Ordering is the queue discipline; default DefaultOrdering.
 	Ordering Ordering
 	// PromoteAfter: a regular job that has been skipped (did not fit, or
 	// deadline jobs came first) for this long is promoted into the deadline
@@ -108,6 +124,26 @@ type Config struct {
 	// OnPass, if set, is called after every scheduling pass, with the same
 	// restrictions as OnChange.
 	OnPass func(PassStat)
+
+	// Preemption is the eviction policy for waiting deadline jobs that
+	// would miss their deadline waiting (see preempt.go): PreemptNone
+	// (default), PreemptMDF, PreemptMLF or PreemptSRT. Any but none needs
+	// a Cluster that is a Preempter and a Store that is a PreemptionStore.
+	Preemption PreemptionPolicy
+	// PreemptProtect: a running job expected to end within this is never
+	// evicted (default DefaultPreemptProtect; negative: no protection).
+	PreemptProtect time.Duration
+	// PreemptMaxShare: at most this share of the running jobs' cpus is
+	// evicted per minute (default DefaultPreemptMaxShare).
+	PreemptMaxShare float64
+	// MaxPreemptions: a job evicted this often is not evicted again
+	// (default DefaultMaxPreemptions).
+	MaxPreemptions int
+	// OnPreempt, if set, is called when the core decides an eviction;
+	// OnPreempted when an evicted job is back in the queue, with the run
+	// time it lost. Same restrictions as OnChange.
+	OnPreempt   func(PreemptStat)
+	OnPreempted func(j Job, lost time.Duration)
 }
 
 // PassStat describes one scheduling pass.
@@ -131,6 +167,31 @@ type activeJob struct {
 	job  Job
 	plan *placement.Plan // nil when recovered after a restart
 	gone bool            // it ended or went back to the queue
+	// Guarded by Core.actMu, for annotateRemaining and preemption: when
+	// its current run started, its state, whether it is being evicted.
+	startedAt  *time.Time
+	state      State
+	preempting bool
+	// Set when it becomes active, then unchanged: its estimate in wall
+	// time, deadline, executor size and past evictions.
+	estimate    time.Duration
+	deadline    *time.Time
+	demand      placement.Demand
+	preemptions int
+}
+
+// newActiveJob follows a job that holds resources (plan nil when unknown).
+func (c *Core) newActiveJob(j Job, plan *placement.Plan) *activeJob {
+	a := &activeJob{job: j, plan: plan, state: j.State, preempting: j.PreemptRequested != "",
+		deadline: j.DeadlineAt, demand: DemandOf(&j), preemptions: j.Preemptions,
+		estimate: time.Duration(j.EstimatedDurationSeconds * float64(time.Second) * c.cfg.DurationScale)}
+	if j.State == Running {
+		a.startedAt = j.LastStartedAt
+		if a.startedAt == nil {
+			a.startedAt = j.StartedAt
+		}
+	}
+	return a
 }
 
 type cancelNote struct {
@@ -188,6 +249,12 @@ type Core struct {
 	publishedAt   time.Time // wall time of the last publish
 	standby       *standbyView
 	wakeAt        time.Time // next timer-driven change (at risk, promotion)
+	// Preemption (owned by the pass).
+	preempter      Preempter
+	preemptStore   PreemptionStore
+	room           *roomProfile // expected ends on the current snapshot
+	evictLog       []evictRecord
+	preemptScanned int
 
 	actMu  sync.Mutex
 	active map[string]*activeJob
@@ -226,10 +293,10 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	}
 	switch cfg.Ordering {
 	case "":
-		cfg.Ordering = OrderAlgorithm3
-	case OrderAlgorithm3, OrderFIFO:
+		cfg.Ordering = DefaultOrdering
+	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
 	default:
-		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3 or fifo)", cfg.Ordering)
+		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
 	}
 	switch cfg.Admission {
 	case "":
@@ -253,6 +320,37 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
+	pre, err := ParsePreemption(string(cfg.Preemption))
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	cfg.Preemption = pre
+	if cfg.PreemptProtect == 0 {
+		cfg.PreemptProtect = DefaultPreemptProtect
+	}
+	if cfg.PreemptMaxShare == 0 {
+		cfg.PreemptMaxShare = DefaultPreemptMaxShare
+	}
+	if cfg.PreemptMaxShare < 0 || cfg.PreemptMaxShare > 1 || math.IsNaN(cfg.PreemptMaxShare) {
+		return nil, fmt.Errorf("scheduler: preemption share %g not in (0, 1]", cfg.PreemptMaxShare)
+	}
+	if cfg.MaxPreemptions == 0 {
+		cfg.MaxPreemptions = DefaultMaxPreemptions
+	}
+	if cfg.MaxPreemptions < 0 {
+		return nil, fmt.Errorf("scheduler: max preemptions %d must be >= 1", cfg.MaxPreemptions)
+	}
+	var preempter Preempter
+	var preemptStore PreemptionStore
+	if pre != PreemptNone {
+		var ok bool
+		if preempter, ok = cluster.(Preempter); !ok {
+			return nil, fmt.Errorf("scheduler: preemption %s needs a cluster that can evict jobs (%T cannot)", pre, cluster)
+		}
+		if preemptStore, ok = store.(PreemptionStore); !ok {
+			return nil, fmt.Errorf("scheduler: preemption %s needs a store that records evictions (%T does not)", pre, store)
+		}
+	}
 	alpha, beta := cfg.PolicyOptions.Alpha, cfg.PolicyOptions.Beta
 	switch {
 	case alpha == 0 && beta == 0:
@@ -272,6 +370,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		waiting:   newWaitingWriter(),
 		cost:      NewCostMeter(clock.Now()),
 		fullDue:   true,
+		preempter: preempter, preemptStore: preemptStore,
 	}
 	c.jq.FIFO = cfg.Ordering == OrderFIFO
 	c.publish(clock.Now())
@@ -390,15 +489,28 @@ func (c *Core) Recover(ctx context.Context) error {
 		switch j.State {
 		case Submitted:
 			c.buffer.Push(j)
-		case Queued:
-			c.enqueue(NewEntry(&j), now)
-		case Placing:
-			back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
-				Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
+		case Queued, Placing:
+			if j.KillRequested {
+				// A kill asked for while the job held resources, which it
+				// gave back before the kill was carried out: never run it again.
+				back = append(back, Change{ID: j.ID, From: j.State, To: Cancelled, Reason: reasonKillWhileWaiting})
+			} else if j.State == Queued {
+				c.enqueue(NewEntry(&j), now)
+			} else {
+				back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
+					Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
+			}
 		default:
 			if j.State.Active() {
+				var plan *placement.Plan
+				if pr, ok := c.store.(PlanReader); ok && j.State != Placing {
+					if p, err := pr.Plan(ctx, j.ID); err == nil && len(p.Assignments) > 0 {
+						plan = &p
+					}
+				}
+				a := c.newActiveJob(j, plan)
 				c.actMu.Lock()
-				c.active[j.ID] = &activeJob{job: j}
+				c.active[j.ID] = a
 				c.actMu.Unlock()
 			}
 		}
@@ -412,7 +524,9 @@ func (c *Core) Recover(ctx context.Context) error {
 			if r.Err != nil {
 				return fmt.Errorf("scheduler: recover job %s: %w", back[i].ID, r.Err)
 			}
-			c.enqueue(NewEntry(&r.Job), now)
+			if back[i].To == Queued {
+				c.enqueue(NewEntry(&r.Job), now)
+			}
 		}
 	}
 	c.fullDue = true
@@ -483,7 +597,7 @@ func (c *Core) enqueue(e *Entry, now time.Time) *Entry {
 	e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
 	e.view = nil
 	e.queued, e.fresh = true, true
-	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering == OrderAlgorithm3 {
+	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO {
 		e.inDQ = true
 		c.dq.Push(e)
 	} else {
@@ -621,6 +735,7 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 	}
 	// Jobs queued at submission (Decide) need no store write.
 	var out []Job
+	seen := map[string]bool{}
 	var entries []*Entry
 	submitted := jobs[:0:0]
 	for i := range jobs {
@@ -629,9 +744,10 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 			submitted = append(submitted, *j)
 			continue
 		}
-		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil {
+		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil || seen[j.ID] {
 			continue
 		}
+		seen[j.ID] = true
 		out = append(out, *j)
 		entries = append(entries, NewEntry(j))
 	}
@@ -701,8 +817,17 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 		}
 		return
 	}
+	// The same job twice in one batch (announced by the API and by the
+	// database's notification): the last one counts.
+	last := make(map[string]int, len(es))
+	for i, e := range es {
+		last[e.ID] = i
+	}
 	var d, r []*Entry
-	for _, e := range es {
+	for i, e := range es {
+		if last[e.ID] != i {
+			continue
+		}
 		if old := c.byID[e.ID]; old != nil {
 			c.dequeueEntry(old)
 		}
@@ -711,7 +836,7 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 		}
 		e.RD = placement.ResourceDemand(e.Demand, c.totalCPU, c.totalMem, c.alpha, c.beta)
 		e.queued, e.fresh, e.view = true, true, nil
-		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering == OrderAlgorithm3
+		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO
 		if e.inDQ {
 			d = append(d, e)
 		} else {
@@ -783,21 +908,46 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	switch to {
 	case Launching, Running:
 		j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
-			if to == Running && x.StartedAt == nil {
+			if to == Running {
+				x.Attempt++ // one more run of the application started
 				t := now
-				x.StartedAt = &t
+				x.LastStartedAt = &t
+				if x.StartedAt == nil {
+					x.StartedAt = &t
+				}
 			}
 		})
 		if err != nil {
 			return err
 		}
 		a.job = j
+		c.actMu.Lock()
+		a.state = j.State
+		if to == Running {
+			a.startedAt = j.LastStartedAt
+		}
+		c.actMu.Unlock()
 		return nil
 	case Finished, Failed, Killed, Queued:
 	default:
 		return fmt.Errorf("scheduler: report on job %s: %w: %s -> %s", id, ErrIllegalTransition, from, to)
 	}
+	var lost time.Duration
+	evicted := false
 	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+		pre := x.PreemptRequested
+		x.PreemptRequested = ""
+		if to == Queued && pre != "" {
+			// An eviction: the run so far is lost (Spark cannot resume it).
+			evicted = true
+			x.Preemptions++
+			if x.LastStartedAt != nil && from == Running {
+				lost = max(now.Sub(*x.LastStartedAt), 0)
+				x.LostWorkSeconds += lost.Seconds()
+			}
+			x.WaitingReason = "preempted: " + pre
+			return
+		}
 		if to == Queued {
 			x.WaitingReason = "retry: " + reason
 			return
@@ -807,6 +957,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	})
 	if err != nil {
 		return err
+	}
+	if evicted && c.cfg.OnPreempted != nil {
+		c.cfg.OnPreempted(j, lost)
 	}
 	a.gone = true
 	c.actMu.Lock()

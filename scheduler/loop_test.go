@@ -629,3 +629,97 @@ func TestDurationScaleAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestKillRequestedIsNeverRunAgain: a kill asked for while the job held
+// resources is honoured even when the job went back to the queue before it
+// was carried out: by the retry that raced it, by a kill notice that
+// arrives after the retry, and by a restart.
+func TestKillRequestedIsNeverRunAgain(t *testing.T) {
+	ctx := context.Background()
+	setKill := func(h *harness, id string) {
+		h.store.mu.Lock()
+		h.store.jobs[id].KillRequested = true
+		h.store.mu.Unlock()
+	}
+
+	t.Run("retry reported after the kill was stored", func(t *testing.T) {
+		h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+		h.schedule()
+		h.submit(mkJob("j", 1, 4))
+		h.schedule()
+		setKill(h, "j") // stored by the API; its notice is still on its way
+		if err := h.core.Report(ctx, "j", Queued, "driver TASK_FAILED; retry 1 of 2"); err != nil {
+			t.Fatal(err)
+		}
+		h.schedule()
+		if j := h.store.get("j"); j.State != Cancelled {
+			t.Fatalf("job is %s, want CANCELLED", j.State)
+		}
+		if n := len(h.cluster.appliedIDs()); n != 1 {
+			t.Fatalf("applied %d times, want 1", n)
+		}
+	})
+
+	t.Run("kill notice after the retry", func(t *testing.T) {
+		h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24), agent("busy", 1, 1024, 0.01))
+		h.schedule()
+		h.submit(mkJob("blocker", 1, 4))
+		h.submit(mkJob("j", 1, 4, submittedAt(time.Second)))
+		h.schedule() // blocker runs; j waits
+		if err := h.core.Report(ctx, "blocker", Queued, "driver TASK_FAILED; retry 1 of 1"); err != nil {
+			t.Fatal(err)
+		}
+		setKill(h, "blocker")
+		h.core.JobCancelled(h.store.get("blocker"), true)
+		h.schedule()
+		if j := h.store.get("blocker"); j.State != Cancelled {
+			t.Fatalf("blocker is %s, want CANCELLED", j.State)
+		}
+		if j := h.store.get("j"); j.State != Reserving {
+			t.Fatalf("j is %s, want RESERVING (the blocker's resources are free)", j.State)
+		}
+	})
+
+	t.Run("restart", func(t *testing.T) {
+		h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+		for i, st := range []State{Queued, Placing} {
+			j := mkJob(string(st), 1, 1, submittedAt(time.Duration(i)*time.Second))
+			j.State, j.KillRequested = st, true
+			h.store.add(j)
+		}
+		if err := h.core.Recover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.schedule()
+		for _, id := range []string{string(Queued), string(Placing)} {
+			if j := h.store.get(id); j.State != Cancelled {
+				t.Errorf("%s job is %s after a restart, want CANCELLED", id, j.State)
+			}
+		}
+		if n := len(h.cluster.appliedIDs()); n != 0 {
+			t.Fatalf("%d applied", n)
+		}
+	})
+}
+
+// TestAttemptCountsRuns: every move to RUNNING is one more run.
+func TestAttemptCountsRuns(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+	h.schedule()
+	h.submit(mkJob("j", 1, 4))
+	for run := 1; run <= 2; run++ {
+		h.schedule()
+		for _, st := range []State{Launching, Running} {
+			if err := h.core.Report(ctx, "j", st, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a := h.store.get("j").Attempt; a != run {
+			t.Fatalf("attempt %d after run %d", a, run)
+		}
+		if err := h.core.Report(ctx, "j", Queued, "retry"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
+	c.annotateRemaining(&snap, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
 	st.Full = full
 	if full {
@@ -73,10 +74,10 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		}
 	}
 	ix := placement.NewFitIndex(snap)
-	c.standby = nil
+	c.standby, c.room, c.preemptScanned = nil, nil, 0
 	started := 0
 
-	for _, e := range c.candidates(true, full) {
+	for _, e := range c.deadlineOrder(c.candidates(true, full), now) {
 		if !e.queued || !e.inDQ {
 			continue
 		}
@@ -190,7 +191,7 @@ func (c *Core) noteWake(e *Entry, now time.Time) {
 			consider(*e.DeadlineAt)
 		}
 	}
-	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering == OrderAlgorithm3 && !e.SkippedSince.IsZero() {
+	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering != OrderFIFO && !e.SkippedSince.IsZero() {
 		consider(e.SkippedSince.Add(c.cfg.PromoteAfter))
 	}
 }
@@ -207,6 +208,16 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 		if _, gone := c.cancelled[j.ID]; gone {
 			continue
 		}
+		if j.KillRequested {
+			// The kill was asked for while the job gave its resources back
+			// for a retry: it ends instead of running again.
+			if !c.cancelKilled(ctx, j.ID, now) {
+				c.inboxMu.Lock()
+				c.requeues = append(c.requeues, *j) // tried again at the next pass
+				c.inboxMu.Unlock()
+			}
+			continue
+		}
 		entries = append(entries, NewEntry(j))
 	}
 	c.enqueueMany(entries, now)
@@ -218,6 +229,12 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 						c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
 					}
 				}
+			} else if e := c.byID[n.job.ID]; e != nil {
+				// It went back to the queue before the kill reached the core.
+				c.dequeueEntry(e)
+				if !c.cancelKilled(ctx, n.job.ID, now) {
+					c.enqueue(e, e.EnqueuedAt)
+				}
 			}
 			continue
 		}
@@ -227,6 +244,19 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 		c.buffer.Remove(n.job.ID)
 		c.cancelled[n.job.ID] = now
 	}
+}
+
+// cancelKilled ends a queued job whose kill was requested (QUEUED ->
+// CANCELLED); false when it could not be written (the job stays queued and
+// its kill request stays stored, so the next restart ends it).
+func (c *Core) cancelKilled(ctx context.Context, id string, now time.Time) bool {
+	_, err := c.transition(ctx, id, Queued, Cancelled, reasonKillWhileWaiting, nil)
+	if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) {
+		c.log.WithError(err).WithField("job", id).Warn("could not cancel a queued job whose kill was requested")
+		return false
+	}
+	c.cancelled[id] = now
+	return true
 }
 
 // observe updates capacity, totals and cost from a snapshot and powers off
@@ -267,7 +297,7 @@ func (c *Core) observeCost(ctx context.Context, now time.Time, snap placement.Sn
 // promote moves regular jobs skipped for longer than PromoteAfter into the
 // deadline queue.
 func (c *Core) promote(now time.Time) {
-	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering != OrderAlgorithm3 {
+	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering == OrderFIFO {
 		return
 	}
 	for _, e := range slices.Clone(c.jq.Entries()) {
@@ -330,19 +360,19 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 		return false, nil // no fresh snapshot after the last start: wait for the next pass
 	}
 	if nf := (*ix).Check(e.Demand); nf != nil {
-		if plan, ok := c.placeOnStandby(*snap, e); ok {
+		if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 			return c.start(ctx, now, snap, ix, e, plan)
 		}
-		return false, c.noFit(ctx, now, *snap, *ix, e, nf)
+		return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
 	}
-	plan, err := c.place(*snap, e)
+	plan, err := c.place(now, *snap, e)
 	if err != nil {
 		var nf *placement.NoFit
 		if errors.As(err, &nf) {
-			if plan, ok := c.placeOnStandby(*snap, e); ok {
+			if plan, ok := c.placeOnStandby(now, *snap, e); ok {
 				return c.start(ctx, now, snap, ix, e, plan)
 			}
-			return false, c.noFit(ctx, now, *snap, *ix, e, nf)
+			return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
 		}
 		// An invalid demand: it can never run.
 		return false, c.reject(ctx, now, e, err.Error())
@@ -351,9 +381,9 @@ func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot,
 }
 
 // place runs the placement policy, with its statistics.
-func (c *Core) place(snap placement.Snapshot, e *Entry) (placement.Plan, error) {
+func (c *Core) place(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, error) {
 	t0 := time.Now()
-	plan, err := c.policy.Place(snap, e.Demand)
+	plan, err := c.policy.Place(snap, c.demandAt(e, now))
 	elapsed := time.Since(t0)
 	if c.cfg.OnPlacement != nil {
 		c.cfg.OnPlacement(PlacementStat{JobID: e.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
@@ -398,13 +428,24 @@ func (c *Core) standbyOf(snap placement.Snapshot) *standbyView {
 
 // placeOnStandby places a job that fits no powered-on agent on the
 // cluster with the powered-off agents added (the plan activates them).
-func (c *Core) placeOnStandby(snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
+func (c *Core) placeOnStandby(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
 	v := c.standbyOf(snap)
 	if v.extra == 0 || v.ix.Check(e.Demand) != nil {
 		return placement.Plan{}, false
 	}
-	plan, err := c.place(v.snap, e)
+	plan, err := c.place(now, v.snap, e)
 	return plan, err == nil
+}
+
+// waitOrEvict handles a job that does not fit now (noFit), then, for a
+// deadline job, looks at whether it will miss its deadline waiting and
+// evicts running jobs for it (considerPreemption).
+func (c *Core) waitOrEvict(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
+	err := c.noFit(ctx, now, snap, ix, e, nf)
+	if err != nil || !e.queued || e.DeadlineAt == nil {
+		return err
+	}
+	return c.considerPreemption(ctx, now, snap, e)
 }
 
 // noFit handles a job that does not fit now: it waits with the reason, or
@@ -431,7 +472,8 @@ func (c *Core) noFit(ctx context.Context, now time.Time, snap placement.Snapshot
 	if !e.IsDeadlineJob() && !e.Promoted && e.SkippedSince.IsZero() {
 		e.SkippedSince = now
 	}
-	c.setWait(e, waitState{kind: waitNoFit, nf: w, atRisk: c.atRisk(e, now)})
+	// A deadline job keeps its preemption view; considerPreemption updates it.
+	c.setWait(e, waitState{kind: waitNoFit, nf: w, atRisk: c.atRisk(e, now), pre: e.wait.pre})
 	return nil
 }
 
@@ -488,7 +530,7 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 		return requeue(Placing, "could not record the plan", err)
 	}
 	p := plan
-	a := &activeJob{job: j, plan: &p}
+	a := c.newActiveJob(j, &p)
 	c.actMu.Lock()
 	c.active[id] = a
 	c.actMu.Unlock()
@@ -507,9 +549,10 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 		*ix = nil
 		return true, fmt.Errorf("scheduler: snapshot after start: %w", err)
 	}
+	c.annotateRemaining(&s, now)
 	*snap = s
 	*ix = placement.NewFitIndex(s)
-	c.standby = nil
+	c.standby, c.room = nil, nil
 	c.observeCost(ctx, now, s)
 	return true, nil
 }

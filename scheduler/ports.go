@@ -87,3 +87,19 @@ type BatchStore interface {
 	// longer wait are left alone.
 	SetWaitingMany(ctx context.Context, notes []WaitingNote) error
 }
+
+// PreemptionStore is implemented by stores that can record an eviction
+// decision durably (required when Config.Preemption is not none).
+type PreemptionStore interface {
+	// RequestPreemption marks job id, which holds resources, for eviction
+	// with the reason (its PreemptRequested) and appends an event. It
+	// fails with ErrStale when the job no longer holds resources.
+	RequestPreemption(ctx context.Context, id, reason string) (Job, error)
+}
+
+// PlanReader is implemented by stores that return the plan saved for a
+// job (SavePlacement): the core reads the plans of the jobs it finds
+// running at a restart, so that it knows what evicting them would free.
+type PlanReader interface {
+	Plan(ctx context.Context, id string) (placement.Plan, error)
+}

@@ -82,6 +82,10 @@ type Entry struct {
 	// the deadline queue (anti-starvation); PromotedAt is its EDF key there.
 	Promoted   bool
 	PromotedAt time.Time
+	// Preemptions counts the job's evictions so far.
+	Preemptions int
+
+	evicting []string // jobs being evicted for it
 
 	wait   waitState  // why it waits now (in memory, detailed)
 	stored storedWait // what the store holds (coarse; written on change)
@@ -96,7 +100,7 @@ func NewEntry(j *Job) *Entry {
 	return &Entry{
 		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
-		Demand: DemandOf(j),
+		Demand: DemandOf(j), Preemptions: j.Preemptions,
 		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
 		wait:   waitState{text: j.WaitingReason, atRisk: j.AtRisk},
 	}
@@ -117,13 +121,18 @@ func (e *Entry) edfKey() time.Time {
 // DemandOf turns a job into the placement engine's demand: E executors of
 // ExecutorCores cpus and executor memory plus Spark's overhead each.
 func DemandOf(j *Job) placement.Demand {
-	return placement.Demand{
+	d := placement.Demand{
 		JobID:             j.ID,
 		Executors:         j.Executors,
 		CPUs:              float64(j.ExecutorCores),
 		MemMB:             float64(j.ExecutorTotalMemMB()),
 		EstimatedDuration: j.EstimatedDuration(),
+		App:               AppType(j),
 	}
+	if j.DeadlineAt != nil {
+		d.Deadline = *j.DeadlineAt
+	}
+	return d
 }
 
 // sortedEntries is a slice of entries kept in the order of cmp, with

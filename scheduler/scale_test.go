@@ -395,3 +395,41 @@ func TestPushManyKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnouncedTwiceIsQueuedOnce: with several instances the leader hears
+// of a job from the API and again from the database's notification, often
+// in the same batch; each job must be queued once (a duplicate entry was
+// counted in the totals and never left the queue).
+func TestAnnouncedTwiceIsQueuedOnce(t *testing.T) {
+	for _, n := range []int{3, 50} { // below and above enqueueMany's batch path
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			h, _ := newBatchHarness(t, Config{}, agent("a", 4, 16384, 0.24))
+			h.submit(mkJob("hold", 1, 4, submittedAt(-time.Hour)))
+			h.schedule()
+			for i := 0; i < n; i++ {
+				j := mkJob(fmt.Sprintf("q-%03d", i), 1, 2) // waits: the agent is held
+				j.State, j.WaitingReason = Queued, ReasonQueued
+				h.store.add(j)
+				h.core.JobSubmitted(j)
+				h.core.JobSubmitted(j) // the notification's copy
+			}
+			for i := 0; i < n; i++ { // and SUBMITTED jobs announced twice
+				j := h.store.add(mkJob(fmt.Sprintf("s-%03d", i), 1, 2))
+				h.core.JobSubmitted(j)
+				h.core.JobSubmitted(j)
+			}
+			h.schedule()
+			l := h.core.Lengths()
+			if l.Regular+l.Deadline != 2*n || l.Intake != 0 {
+				t.Fatalf("queues hold %+v, want %d jobs", l, 2*n)
+			}
+			seen := map[string]bool{}
+			for _, q := range h.core.Queues().Regular {
+				if seen[q.ID] {
+					t.Fatalf("job %s queued twice", q.ID)
+				}
+				seen[q.ID] = true
+			}
+		})
+	}
+}

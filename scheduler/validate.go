@@ -1,16 +1,20 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // FieldError is a validation error that names the offending field, in the
@@ -77,11 +81,21 @@ var (
 )
 
 // DecodeSpec reads one job spec from r strictly: unknown fields, wrong
-// types, trailing data and invalid values are *FieldError errors naming the
-// field. The returned spec is validated and its id, if any, lower-cased.
+// types, trailing data, invalid values, strings that are not valid UTF-8
+// or hold lone surrogates, and keys given twice are *FieldError errors
+// naming the field. The returned spec is validated and its id, if any,
+// lower-cased. An error reading r is returned wrapped, as it is (so that
+// *http.MaxBytesError stays visible).
 func DecodeSpec(r io.Reader) (Spec, error) {
 	var s Spec
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Spec{}, fmt.Errorf("read the job: %w", err)
+	}
+	if e := strictjson.Check(data, specStructs); e != nil {
+		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, decodeError(err)
@@ -94,6 +108,10 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	}
 	return s, nil
 }
+
+// specStructs are the objects of the job JSON that decode into structs,
+// whose keys encoding/json matches without regard to case.
+func specStructs(path string) bool { return path == "" || path == "app" || path == "driver" }
 
 func decodeError(err error) error {
 	var fe *FieldError
@@ -148,6 +166,9 @@ func (s *Spec) Validate() error {
 	}
 	if err := checkText("name", s.Name, MaxNameRunes, true); err != nil {
 		return err
+	}
+	if StartsWithDash(s.Name) {
+		return fieldErr("name", "must not begin with a dash: it is passed to spark-submit before the application; rename the job")
 	}
 	if err := s.App.validate(); err != nil {
 		return err
@@ -214,14 +235,20 @@ func (a *App) validate() error {
 	if a.AppResource == "" {
 		return fieldErr("app.appResource", "is required: the jar or Python file to run, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
 	}
-	if len(a.AppResource) > 4096 || strings.IndexFunc(a.AppResource, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 || !utf8.ValidString(a.AppResource) {
-		return fieldErr("app.appResource", "must be a URI of at most 4096 characters without spaces or control characters")
+	if len(a.AppResource) > 4096 || strings.IndexFunc(a.AppResource, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsGraphic(r) }) >= 0 || !utf8.ValidString(a.AppResource) {
+		return fieldErr("app.appResource", "must be a URI of at most 4096 characters without spaces, control or invisible characters")
+	}
+	if err := validateAppResource(a.AppResource); err != nil {
+		return err
 	}
 	if a.MainClass == "" {
 		return fieldErr("app.mainClass", "is required: the fully qualified class to run, e.g. org.apache.spark.examples.SparkPi")
 	}
 	if len(a.MainClass) > 1024 || !classRE.MatchString(a.MainClass) {
 		return fieldErr("app.mainClass", "must be a Java class name such as org.apache.spark.examples.SparkPi, got %q", truncate(a.MainClass, 80))
+	}
+	if err := checkMainClass(a.MainClass); err != nil {
+		return err
 	}
 	if len(a.Args) > MaxArgs {
 		return fieldErr("app.args", "at most %d arguments, got %d", MaxArgs, len(a.Args))
@@ -255,6 +282,124 @@ func (a *App) validate() error {
 		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) || len(v) > MaxStringBytes {
 			return fieldErr("app.environment."+k, "must be valid UTF-8 of at most %d bytes without NUL characters", MaxStringBytes)
 		}
+	}
+	return nil
+}
+
+// AppResourceSchemes are the URI schemes an application resource may have;
+// without a scheme it is a path on the agent.
+var AppResourceSchemes = []string{"local", "file", "hdfs", "s3a", "http", "https"}
+
+// sparkReservedResources are primary resources spark-submit gives a
+// meaning of its own (shells, classes run from Spark's class path).
+var sparkReservedResources = map[string]bool{
+	"spark-shell": true, "pyspark-shell": true, "sparkr-shell": true, "spark-internal": true,
+	"connect-shell": true, "pyspark-shell-main": true, "sparkr-shell-main": true, "run-example": true,
+}
+
+// sparkSpecialClasses switch spark-submit's launcher to mixed argument
+// parsing, in which the application's arguments are read as spark-submit
+// options (so "--conf spark.mesos.role=*" among them would apply).
+var sparkSpecialClasses = map[string]bool{
+	"org.apache.spark.repl.Main":                               true,
+	"org.apache.spark.sql.application.ConnectRepl":             true,
+	"org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver": true,
+	"org.apache.spark.sql.hive.thriftserver.HiveThriftServer2": true,
+	"org.apache.spark.sql.connect.service.SparkConnectServer":  true,
+}
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// isDash reports whether r is a hyphen-minus or something that looks like
+// one: any Unicode dash (Pd), and the minus signs and hyphens of other
+// categories.
+func isDash(r rune) bool {
+	switch r {
+	case '-', '\u2212', '\u2796', '\u02D7', '\u207B', '\u208B', '\u2043', '\uFE63', '\uFF0D':
+		return true
+	}
+	return unicode.Is(unicode.Pd, r)
+}
+
+// StartsWithDash reports whether s begins, after any white space or
+// invisible characters, with a dash: such a value placed on spark-submit's
+// command line could be read as an option, or looks like one.
+func StartsWithDash(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
+			continue
+		}
+		return isDash(r)
+	}
+	return false
+}
+
+// validateAppResource accepts a URI with one of AppResourceSchemes and a
+// path, or a path, that spark-submit takes as the application and never as
+// one of its options.
+func validateAppResource(s string) error {
+	const field = "app.appResource"
+	const hint = "give the application as a URI such as local:///opt/app.jar, hdfs:///apps/app.jar, s3a://bucket/app.jar or https://host/app.jar, or as a path"
+	if StartsWithDash(s) {
+		return fieldErr(field, "must not begin with a dash: spark-submit would read it as one of its options; "+hint)
+	}
+	if sparkReservedResources[strings.ToLower(s)] {
+		return fieldErr(field, "%q is a name spark-submit reserves for its shells and servers; %s", s, hint)
+	}
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || !schemeRE.MatchString(s[:i]) {
+		return nil // a path on the agent
+	}
+	scheme := strings.ToLower(s[:i])
+	known := false
+	for _, k := range AppResourceSchemes {
+		known = known || k == scheme
+	}
+	if !known {
+		return fieldErr(field, "scheme %q is not supported (use %s:); %s", truncate(s[:i], 32), strings.Join(AppResourceSchemes, ":, "), hint)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fieldErr(field, "is not a valid URI (%v); %s", err, hint)
+	}
+	if u.Opaque != "" || u.Path == "" || u.Path == "/" {
+		return fieldErr(field, "%s: needs an absolute path to the application, as in %s:///opt/app.jar; %s", scheme, scheme, hint)
+	}
+	if (scheme == "http" || scheme == "https" || scheme == "s3a") && u.Host == "" {
+		return fieldErr(field, "%s: needs a host (or bucket), as in %s://host/app.jar", scheme, scheme)
+	}
+	return nil
+}
+
+// checkMainClass refuses Spark's shell and server classes, for which
+// spark-submit reads the application's arguments as its own options.
+func checkMainClass(c string) error {
+	if sparkSpecialClasses[c] {
+		return fieldErr("app.mainClass", "%s is one of Spark's shell or server classes, for which spark-submit reads the application's arguments as its own options; sparkpack does not run it", c)
+	}
+	return nil
+}
+
+// CheckCommandValues re-checks what of the spec goes on spark-submit's
+// command line before the application (the name, the main class) and the
+// application itself, with the rules Validate applies: sparksubmit.Command
+// calls it so that a spec stored before these rules existed is never
+// turned into a command that spark-submit would misread.
+func (s *Spec) CheckCommandValues() error {
+	if s.App.AppResource == "" {
+		return fieldErr("app.appResource", "is required")
+	}
+	if err := validateAppResource(s.App.AppResource); err != nil {
+		return err
+	}
+	if !classRE.MatchString(s.App.MainClass) {
+		return fieldErr("app.mainClass", "must be a Java class name, got %q", truncate(s.App.MainClass, 80))
+	}
+	if err := checkMainClass(s.App.MainClass); err != nil {
+		return err
+	}
+	if StartsWithDash(s.Name) {
+		return fieldErr("name", "must not begin with a dash")
 	}
 	return nil
 }

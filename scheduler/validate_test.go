@@ -110,6 +110,14 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"bad env name", base(func(m map[string]any) { app(m)["environment"] = map[string]any{"1X": "x"} }), "app.environment"},
 		{"driver cores negative", base(func(m map[string]any) { m["driver"] = map[string]any{"cores": -1} }), "driver.cores"},
 		{"retries", base(func(m map[string]any) { m["retries"] = 99 }), "retries"},
+		{"invalid utf-8 in an arg", strings.Replace(validJob, `"/data/in"`, "\"/data/\xffin\"", 1), "app.args[0]"},
+		{"invalid utf-8 in a label", strings.Replace(validJob, `"analytics"`, "\"an\xc3alytics\"", 1), "labels.team"},
+		{"lone surrogate in the name", strings.Replace(validJob, `"wordcount-20g"`, `"word\ud83dcount"`, 1), "name"},
+		{"lone low surrogate in conf", strings.Replace(validJob, `"spark.eventLog.enabled": "true"`, `"spark.eventLog.enabled": "\udc00"`, 1), "app.sparkConf.spark.eventLog.enabled"},
+		{"duplicate top-level key", strings.Replace(validJob, `"executors": 4,`, `"executors": 4, "executors": 40,`, 1), "executors"},
+		{"duplicate key by case", strings.Replace(validJob, `"executors": 4,`, `"executors": 4, "Executors": 40,`, 1), "Executors"},
+		{"duplicate app key", strings.Replace(validJob, `"args": ["/data/in"],`, `"args": ["/data/in"], "args": ["/other"],`, 1), "app.args"},
+		{"duplicate label", strings.Replace(validJob, `{"team": "analytics"}`, `{"team": "analytics", "team": "ops"}`, 1), "labels.team"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +126,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v (%T), want a *FieldError", err, err)
 			}
-			if !strings.HasPrefix(fe.Field, tc.field) || (tc.field == "" && fe.Field != "") {
+			if !strings.HasPrefix(fe.Field, tc.field) || (tc.field == "" && fe.Field != "") || (strings.ContainsAny(tc.field, ".[") && fe.Field != tc.field) {
 				t.Fatalf("field = %q, want %q (err %v)", fe.Field, tc.field, err)
 			}
 			if fe.Msg == "" {
@@ -208,4 +216,76 @@ func FuzzDecodeSpec(f *testing.F) {
 			t.Fatalf("fingerprint changed over a round trip: %s", out)
 		}
 	})
+}
+
+// TestCommandLineValuesCannotBeOptions: the application resource, the main
+// class and the name go on spark-submit's command line before the
+// application's own arguments; none may be something spark-submit reads
+// as one of its options, whatever its disguise.
+func TestCommandLineValuesCannotBeOptions(t *testing.T) {
+	spec := func(res, class, name string) Spec {
+		return Spec{Name: name, App: App{AppResource: res, MainClass: class, Args: []string{"local:///opt/real.jar"}},
+			Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}
+	}
+	const class = "org.apache.spark.examples.SparkPi"
+	for _, c := range []struct {
+		name, res, class, jobName, field string
+	}{
+		{"conf override", "--conf=spark.mesos.role=*", class, "", "app.appResource"},
+		{"long option", "--conf", class, "", "app.appResource"},
+		{"short option", "-c", class, "", "app.appResource"},
+		{"verbose switch", "-v", class, "", "app.appResource"},
+		{"version switch", "--version", class, "", "app.appResource"},
+		{"lone dash", "-", class, "", "app.appResource"},
+		{"leading spaces", "  --conf=spark.cores.max=999", class, "", "app.appResource"},
+		{"leading tab", "\t-c", class, "", "app.appResource"},
+		{"en dash", "\u2013conf=spark.mesos.role=*", class, "", "app.appResource"},
+		{"em dash", "\u2014\u2014conf=x", class, "", "app.appResource"},
+		{"minus sign", "\u2212\u2212conf=x", class, "", "app.appResource"},
+		{"fullwidth hyphen", "\uff0d\uff0dconf=x", class, "", "app.appResource"},
+		{"hyphen", "\u2010c", class, "", "app.appResource"},
+		{"zero-width space then dash", "\u200b--conf=x", class, "", "app.appResource"},
+		{"byte order mark then dash", "\ufeff-c", class, "", "app.appResource"},
+		{"spark shell resource", "spark-shell", class, "", "app.appResource"},
+		{"spark internal resource", "spark-internal", class, "", "app.appResource"},
+		{"unknown scheme", "ftp://host/app.jar", class, "", "app.appResource"},
+		{"javascript scheme", "javascript:alert(1)", class, "", "app.appResource"},
+		{"opaque local", "local:app.jar", class, "", "app.appResource"},
+		{"no path", "hdfs://namenode", class, "", "app.appResource"},
+		{"http without host", "http:///app.jar", class, "", "app.appResource"},
+		{"s3a without bucket", "s3a:///app.jar", class, "", "app.appResource"},
+		{"bad escape", "https://host/%zz.jar", class, "", "app.appResource"},
+		{"repl class", "local:///opt/app.jar", "org.apache.spark.repl.Main", "", "app.mainClass"},
+		{"thrift server class", "local:///opt/app.jar", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "", "app.mainClass"},
+		{"connect server class", "local:///opt/app.jar", "org.apache.spark.sql.connect.service.SparkConnectServer", "", "app.mainClass"},
+		{"dash class", "local:///opt/app.jar", "--class", "", "app.mainClass"},
+		{"dash name", "local:///opt/app.jar", class, "--verbose", "name"},
+		{"spaced dash name", "local:///opt/app.jar", class, "   -v", "name"},
+		{"unicode dash name", "local:///opt/app.jar", class, "\u2014x", "name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := spec(c.res, c.class, c.jobName)
+			err := s.Validate()
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field {
+				t.Fatalf("Validate = %v, want an error on %s", err, c.field)
+			}
+			if err := s.CheckCommandValues(); err == nil {
+				t.Errorf("CheckCommandValues accepted what Validate refused")
+			}
+		})
+	}
+	for _, res := range []string{
+		"local:///opt/spark/examples/jars/spark-examples.jar", "local:/opt/app.jar", "file:///tmp/app.jar",
+		"hdfs:///apps/app.jar", "hdfs://nn:8020/apps/app.jar", "s3a://bucket/apps/app.jar", "http://repo/app.jar",
+		"HTTPS://repo.example.com/app.jar?x=1", "/opt/app.jar", "app.jar", "./lib/app.jar", "my-app.jar", "a-b/c.py",
+	} {
+		s := spec(res, class, "pi-job - nightly")
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s refused: %v", res, err)
+		}
+		if err := s.CheckCommandValues(); err != nil {
+			t.Errorf("%s refused by CheckCommandValues: %v", res, err)
+		}
+	}
 }

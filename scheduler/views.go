@@ -31,6 +31,12 @@ type QueuedJob struct {
 	Promoted bool `json:"promoted,omitempty"`
 	// ResourceDemand is the job's RD (the regular queue's key).
 	ResourceDemand float64 `json:"resourceDemand"`
+	// Preemptions counts the job's evictions so far.
+	Preemptions int `json:"preemptions,omitempty"`
+	// Preemption, for a deadline job that does not fit, says whether it
+	// will miss its deadline waiting and which jobs are (or would be)
+	// evicted for it.
+	Preemption *PreemptionView `json:"preemption,omitempty"`
 
 	// The reason is formatted when the view is read (a pass only records
 	// the figures); storedReason is what the store holds.
@@ -58,6 +64,7 @@ func (c *Core) viewOf(e *Entry) *QueuedJob {
 			Executors: e.Demand.Executors, ExecutorCores: int(e.Demand.CPUs), ExecutorMemoryMB: e.ExecutorMemoryMB,
 			SubmittedAt: e.SubmittedAt, DeadlineAt: e.DeadlineAt, EstimatedDurationSeconds: e.EstimatedDurationSeconds,
 			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,
+			Preemptions: e.Preemptions, Preemption: e.wait.pre,
 			wait: e.wait, promoteAfter: c.cfg.PromoteAfter, storedReason: e.stored.reason, edfKey: e.edfKey(),
 			demand: e.Demand,
 		}

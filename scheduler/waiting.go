@@ -30,6 +30,9 @@ type waitState struct {
 	text   string
 	nf     placement.NoFit
 	atRisk bool
+	// pre, for a deadline job that does not fit, says whether it will
+	// miss its deadline waiting and what preemption does about it.
+	pre *PreemptionView
 }
 
 // storedWait is what the store holds for a waiting job.
@@ -58,13 +61,22 @@ func (w waitState) detail(promoted bool, promoteAfter time.Duration) string {
 	if promoted && r != "" && !hasPrefix(r, "promoted") {
 		r = promotedPrefix(promoteAfter) + r
 	}
+	if d, _ := w.pre.note(); d != "" {
+		r += "; " + d
+	}
 	return r
 }
 
 // coarse is the reason as the store keeps it.
 func (w waitState) coarse(promoted bool, promoteAfter time.Duration) string {
 	if w.kind != waitNoFit {
-		return w.detail(promoted, promoteAfter)
+		r := w
+		r.pre = nil
+		r2 := r.detail(promoted, promoteAfter)
+		if _, c := w.pre.note(); c != "" {
+			r2 += "; " + c
+		}
+		return r2
 	}
 	var r string
 	switch w.nf.Resource {
@@ -77,6 +89,9 @@ func (w waitState) coarse(promoted bool, promoteAfter time.Duration) string {
 	}
 	if promoted {
 		r = promotedPrefix(promoteAfter) + r
+	}
+	if _, c := w.pre.note(); c != "" {
+		r += "; " + c
 	}
 	return r
 }

@@ -2,7 +2,9 @@
 # Measures placement latency: BenchmarkPlace in ./placement times every
 # Place call and reports the median (p50-ns) and 99th percentile (p99-ns).
 # Usage: scripts/bench-placement.sh [ops-per-case] [bench-regexp]
-# Prints the raw `go test` output, then a Markdown table.
+#   e.g. scripts/bench-placement.sh 1000 'BenchmarkPlace/policy=dap/'
+# Prints the raw `go test` output, then a Markdown table, then the latency
+# targets (p99 < 1 ms at 1,000 agents, < 10 ms at 10,000) per policy measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-1000}"
@@ -33,3 +35,26 @@ function fmt(ns) {
 }
 /SKIP|--- SKIP/ { }
 ' "$out"
+echo
+echo "| policy | worst p99 at 1,000 agents (target < 1 ms) | worst p99 at 10,000 agents (target < 10 ms) |"
+echo "|---|---:|---:|"
+awk '
+/^BenchmarkPlace\// {
+	split($1, parts, "/")
+	pol = parts[2]; sub("policy=", "", pol)
+	ag = parts[3]; sub("agents=", "", ag)
+	for (i = 3; i < NF; i++) if ($(i+1) == "p99-ns") p99 = $i
+	pols[pol] = 1
+	if (ag == 1000 && p99 > w1[pol]) w1[pol] = p99
+	if (ag == 10000 && p99 > w10[pol]) w10[pol] = p99
+}
+END {
+	for (p in pols) {
+		a = (p in w1) ? sprintf("%.2f ms %s", w1[p] / 1e6, (w1[p] < 1e6 ? "met" : "NOT met")) : "-"
+		b = (p in w10) ? sprintf("%.2f ms %s", w10[p] / 1e6, (w10[p] < 1e7 ? "met" : "NOT met")) : "-"
+		printf "| %s | %s | %s |\n", p, a, b
+	}
+}
+' "$out"
+echo
+echo "(load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -4,7 +4,10 @@
 # runs go vet, the unit and integration tests, and each fuzz target briefly.
 #
 # Environment: FUZZTIME (default 10s per fuzz target; 0 skips fuzzing),
-# GOTESTFLAGS (extra flags for go test, e.g. -run TestX).
+# GOTESTFLAGS (extra flags for go test, e.g. -run TestX), MESOS_BIN (a
+# Mesos build's bin folder for the real-Mesos tests of
+# integration/realmesos; by default ../shared/mesos/bin when it exists,
+# see scripts/mesos-bin.sh; MESOS_BIN=off skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -21,6 +24,13 @@ trap cleanup EXIT
 step "scratch PostgreSQL"
 export SPARKPACK_TEST_DATABASE_URL=$(scripts/scratch-pg.sh start "$pgdir")
 echo "tests use $SPARKPACK_TEST_DATABASE_URL"
+
+if mesos_bin=$(scripts/mesos-bin.sh); then
+  export MESOS_BIN=$mesos_bin
+  echo "real Mesos tests (integration/realmesos): $MESOS_BIN"
+else
+  echo "real Mesos tests (integration/realmesos): skipped; set MESOS_BIN to a Mesos build's bin folder to run them"
+fi
 
 step "go vet"
 go vet ./...

@@ -69,15 +69,13 @@ func (c *VirtualClock) Set(t time.Time) {
 type allocation struct {
 	plan       placement.Plan
 	cpus, mem  float64 // per executor
-	end        time.Time
-	endKnown   bool
 	agentIndex []int
 }
 
 // Cluster is a simulated cluster implementing scheduler.Cluster: plans
 // take effect at once, and an agent is active while any job holds
-// executors on it. Jobs' expected end times (SetEnd) feed the agents'
-// RemainingActive, which the gio policy uses.
+// executors on it. It leaves the agents' RemainingActive at zero: the
+// scheduler core fills it from its jobs' estimates, live and here alike.
 type Cluster struct {
 	mu      sync.Mutex
 	clock   scheduler.Clock
@@ -85,6 +83,13 @@ type Cluster struct {
 	index   map[string]int
 	allocs  map[string]*allocation
 	started []string
+	// preempted are the jobs the core asked to evict, in order.
+	preempted []string
+	// Power management (power.go): per agent, indexed like agents.
+	power []agentPower
+	// unavailable names agents power management is taking out of
+	// service: the snapshot shows them with nothing free.
+	unavailable func(agentID string) bool
 }
 
 // NewCluster builds a simulated cluster from a cluster spec, all idle.
@@ -96,6 +101,7 @@ func NewCluster(spec clusterspec.Cluster, clock scheduler.Clock) *Cluster {
 			loc = placement.LocationCloud
 		}
 		c.index[a.ID] = len(c.agents)
+		c.power = append(c.power, agentPower{onSince: clock.Now()})
 		c.agents = append(c.agents, placement.Agent{
 			ID: a.ID, Hostname: a.Hostname, Attributes: a.AllAttributes(),
 			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.CPUs, FreeMemMB: a.MemMB,
@@ -109,17 +115,23 @@ func NewCluster(spec clusterspec.Cluster, clock scheduler.Clock) *Cluster {
 func (c *Cluster) Snapshot(context.Context) (placement.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.clock.Now()
-	s := placement.Snapshot{Agents: slices.Clone(c.agents)}
+	all := slices.Clone(c.agents)
 	for _, id := range c.sortedJobs() {
-		a := c.allocs[id]
-		for _, i := range a.agentIndex {
-			ag := &s.Agents[i]
-			ag.Active = true
-			if a.endKnown && a.end.After(now) {
-				ag.RemainingActive = max(ag.RemainingActive, a.end.Sub(now))
-			}
+		for _, i := range c.allocs[id].agentIndex {
+			all[i].Active = true
 		}
+	}
+	// Agents that are off or booting are not in Mesos' view; power
+	// management offers them to the core as standby agents.
+	s := placement.Snapshot{Agents: all[:0]}
+	for i, a := range all {
+		if !c.power[i].registered() {
+			continue
+		}
+		if c.unavailable != nil && c.unavailable(a.ID) {
+			a.FreeCPUs, a.FreeMemMB = 0, 0
+		}
+		s.Agents = append(s.Agents, a)
 	}
 	return s, nil
 }
@@ -184,13 +196,58 @@ func (c *Cluster) Release(_ context.Context, jobID string) error {
 	return nil
 }
 
-// TakeStarted returns the jobs applied since the last call, in order.
+// Preempt implements scheduler.Preempter: the job is evicted at once (the
+// simulation loop reports it back to the queue; TakePreempted).
+func (c *Cluster) Preempt(_ context.Context, jobID, _ string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.allocs[jobID]; !ok {
+		return fmt.Errorf("simulated cluster: evict job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	if !slices.Contains(c.preempted, jobID) {
+		c.preempted = append(c.preempted, jobID)
+	}
+	return nil
+}
+
+// TakePreempted returns the jobs evicted since the last call, in order.
+func (c *Cluster) TakePreempted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.preempted
+	c.preempted = nil
+	return out
+}
+
+// TakeStarted returns the jobs applied since the last call whose agents
+// all run (a plan on an agent being powered on waits for its boot), in
+// order.
 func (c *Cluster) TakeStarted() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.started
-	c.started = nil
-	return s
+	var out, wait []string
+	for _, id := range c.started {
+		ready := true
+		if al := c.allocs[id]; al != nil {
+			for _, i := range al.agentIndex {
+				ready = ready && c.power[i].registered()
+			}
+		}
+		if ready {
+			out = append(out, id)
+		} else {
+			wait = append(wait, id)
+		}
+	}
+	c.started = wait
+	return out
+}
+
+// Pending reports whether a placed job waits for an agent to boot.
+func (c *Cluster) Pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.started) > 0
 }
 
 // Shares describes job's placement for the performance model: per agent,
@@ -208,13 +265,4 @@ func (c *Cluster) Shares(jobID string) []workload.AgentShare {
 		out = append(out, workload.AgentShare{Executors: as.Executors, CPUs: ag.CPUs, UsedCPUs: ag.CPUs - ag.FreeCPUs})
 	}
 	return out
-}
-
-// SetEnd records when a placed job is expected to end.
-func (c *Cluster) SetEnd(jobID string, end time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if al, ok := c.allocs[jobID]; ok {
-		al.end, al.endKnown = end, true
-	}
 }

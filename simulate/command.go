@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -26,7 +28,7 @@ const DefaultTrace = "../shared/traces/FB-2009_samples_24_times_1hr_0.tsv"
 
 // Defaults of the command's flags.
 const (
-	DefaultPolicies         = "fifo-spread,fifo-consolidate,morpheus,bfd,ilp,exact,gio"
+	DefaultPolicies         = "fifo-spread,fifo-consolidate,morpheus,bfd,ilp,exact,gio,dap"
 	DefaultDeadlineFraction = 0.5
 	DefaultSlack            = 2.0
 	DefaultSeed             = 1
@@ -34,38 +36,68 @@ const (
 
 type flags struct {
 	trace, cluster, policies, format, chart string
-	hour                                    int
+	workload, hours, seeds                  string
+	hour, jobs                              int
 	from, to                                string
 	fraction, slack, scale                  float64
 	seed                                    uint64
-	promoteAfter, ilpLimit                  time.Duration
-	quiet                                   bool
+	promoteAfter, ilpLimit, powerOffAfter   time.Duration
+	bootTime                                time.Duration
+	quiet, compareDefault                   bool
+	preemption                              string
+	preemptProtect                          time.Duration
+	preemptMaxShare                         float64
+	maxPreemptions                          int
 }
+
+// Workload modes of --workload.
+const (
+	WorkloadTrace  = "trace"
+	WorkloadThesis = "thesis"
+)
+
+// Defaults of --deadline-fraction and --slack in --workload thesis (thesis
+// section 4.6: every job has a deadline of 1.5 x its profiled duration).
+const (
+	ThesisDeadlineFraction = 1.0
+	ThesisSlack            = 1.5
+)
 
 func newFlagSet(f *flags) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned; --help goes to stdout
+	fs.StringVar(&f.workload, "workload", WorkloadTrace, "jobs to run: trace (each trace job sized from its own bytes, docs/simulation.md) or thesis\n(thesis-like BigDataBench mix at the trace's arrival times: WordCount or Sort on 1-20 GB, PageRank with\n5-15 iterations on a 1-4 GB graph, drawn with --seed; default --deadline-fraction 1 --slack 1.5)")
+	fs.IntVar(&f.jobs, "jobs", 0, "use only the first N submissions of each window (0: all); e.g. --workload thesis --hour 0 --jobs 50")
+	fs.StringVar(&f.hours, "hours", "", "run several one-hour windows, e.g. 0,22,16 (excludes --hour/--from/--to): results are aggregated per hour")
+	fs.StringVar(&f.seeds, "seeds", "", "run several seeds, e.g. 1-5 or 1,2,7 (instead of --seed): results are aggregated over seeds (mean and spread)")
+	fs.BoolVar(&f.compareDefault, "compare-default", false, "compare the default policy ("+DefaultPolicy().Name+") with the baselines (fifo-spread, fifo-consolidate,\nmorpheus, bfd; plus any --policies) and check, run by run, that it is no dearer than the cheapest and\nmisses no more deadlines than the best")
 	fs.StringVar(&f.trace, "trace", "", "SWIM trace file (TSV: job id, submit s, gap s, map input bytes, shuffle bytes, output bytes);\ndefault "+DefaultTrace+" relative to the repository root, else the copy built into sparkpack")
 	fs.IntVar(&f.hour, "hour", -1, "replay only the N-th one-hour sample, 0-23 (jobs submitted in [N h, N+1 h));\nexcludes --from/--to; default: the whole trace")
 	fs.StringVar(&f.from, "from", "", "replay jobs submitted at or after this offset into the trace: seconds (3600) or a duration (1h)")
 	fs.StringVar(&f.to, "to", "", "replay jobs submitted before this offset into the trace: seconds or a duration; default: the end")
 	fs.StringVar(&f.cluster, "cluster", "thesis14", "cluster: thesis14 (6 x (4 cpu, 16 GiB, $0.24/h), 5 x (8, 32, $0.48/h), 3 x (12, 48, $0.72/h))\nor a cluster JSON file (see package clusterspec)")
-	fs.StringVar(&f.policies, "policies", DefaultPolicies, "comma-separated policies to compare: fifo-spread, fifo-consolidate, morpheus, bfd, ilp, exact, gio\n(or any placement policy name, run under Algorithm 3)")
+	fs.StringVar(&f.policies, "policies", DefaultPolicies, "comma-separated policies to compare: fifo-spread, fifo-consolidate, morpheus, bfd, ilp, exact, gio, dap\n(dap, the default, runs under feasible-edf; any other placement policy name runs under Algorithm 3)")
 	fs.Float64Var(&f.fraction, "deadline-fraction", DefaultDeadlineFraction, "fraction of the jobs, chosen at random with --seed, that get a deadline (0 to 1)")
 	fs.Float64Var(&f.slack, "slack", DefaultSlack, "deadline = submission + profiled duration x slack (> 0; the profiled duration is the\njob's run time packed on one uncontended agent)")
 	fs.Float64Var(&f.scale, "scale", 1, "multiply every job's input, shuffle and output bytes by this factor (> 0) to load the cluster more")
 	fs.Uint64Var(&f.seed, "seed", DefaultSeed, "seed of the random choice of deadline jobs: the same seed gives the same results")
-	fs.StringVar(&f.format, "format", "table", "output format: table, json (one array, one object per policy) or csv")
+	fs.StringVar(&f.format, "format", "table", "output format: table, json (one array, one object per policy; with --hours/--seeds one object per run),\ncsv (one row per policy and run) or markdown (the aggregated tables of docs/simulation.md)")
 	fs.StringVar(&f.chart, "chart", "", "also write an SVG chart (cost and deadline violations per policy, cumulative cost over time) to this file")
 	fs.DurationVar(&f.promoteAfter, "promote-after", 0, "anti-starvation age of the scheduler core: a regular job skipped this long is promoted\n(default 15m; negative disables)")
 	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "time limit per ILP solve (default 200ms)")
+	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
+	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
+	fs.StringVar(&f.preemption, "preemption", "none", "eviction policy for deadline jobs that would miss their deadline waiting, as serve's --preemption:\nnone, mdf (furthest deadline first), mlf (largest laxity first), srt (longest remaining first), or a\ncomma-separated list to compare (each policy of --policies runs once per entry, named e.g. dap+mdf)")
+	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
+	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
+	fs.IntVar(&f.maxPreemptions, "max-preemptions", 0, "with --preemption: a job evicted this often is not evicted again (default 3)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
 
 // Command runs `sparkpack simulate`: it parses args (without the command
-// name), replays the trace window once per policy through the scheduler
-// core on a virtual clock, and prints one result per policy to stdout;
+// name), replays each window (and seed) once per policy through the
+// scheduler core on a virtual clock, and prints the results to stdout;
 // progress goes to stderr. --help prints the usage to stdout and returns nil.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f flags
@@ -75,9 +107,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(out, "Usage: sparkpack simulate [flags]\n\n"+
 			"Replays the SWIM Facebook 2009 trace through sparkpack's scheduler core and placement policies on a\n"+
 			"virtual clock (no Mesos, no database) and compares, per policy: total cost ($, thesis eq. 4.11),\n"+
-			"deadline violations (%%), mean and p95 job completion time, mean and p99 scheduling delay (real time\n"+
-			"spent placing), queue wait and agent-active seconds. Deterministic for a given --seed (except the\n"+
-			"measured scheduling delays). See docs/simulation.md for the job and performance model.\n\nFlags:\n")
+			"deadline violations (%%; deadline met %% counts rejected jobs as not met), mean and p95 job\n"+
+			"completion time, mean and p99 scheduling delay (real time spent placing), queue wait and\n"+
+			"agent-active seconds. The default policy (the one `sparkpack serve` uses) is %s.\n"+
+			"Deterministic for a given --seed (except the measured scheduling delays). See docs/simulation.md\n"+
+			"for the job and performance model.\n\nFlags:\n", DefaultPolicy().Name)
 		fs.PrintDefaults()
 	}
 	fs.Usage = func() {} // errors name the flag; --help prints the usage to stdout
@@ -92,9 +126,35 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("simulate: unexpected arguments %q", fs.Args())
 	}
-	from, to, err := f.window(fs)
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch f.workload {
+	case WorkloadTrace:
+	case WorkloadThesis:
+		if !set["deadline-fraction"] {
+			f.fraction = ThesisDeadlineFraction
+		}
+		if !set["slack"] {
+			f.slack = ThesisSlack
+		}
+	default:
+		return fmt.Errorf("simulate: --workload %q: want trace or thesis", f.workload)
+	}
+	if f.jobs < 0 {
+		return fmt.Errorf("simulate: --jobs %d must be >= 0", f.jobs)
+	}
+	windows, err := f.windows(fs, set)
 	if err != nil {
 		return err
+	}
+	seeds := []uint64{f.seed}
+	if f.seeds != "" {
+		if set["seed"] {
+			return errors.New("simulate: use --seed or --seeds, not both")
+		}
+		if seeds, err = parseSeeds(f.seeds); err != nil {
+			return fmt.Errorf("simulate: --seeds: %w", err)
+		}
 	}
 	if f.fraction < 0 || f.fraction > 1 || math.IsNaN(f.fraction) {
 		return fmt.Errorf("simulate: --deadline-fraction %g not in [0, 1]", f.fraction)
@@ -105,83 +165,87 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !(f.scale > 0) || math.IsInf(f.scale, 0) {
 		return fmt.Errorf("simulate: --scale %g must be > 0", f.scale)
 	}
+	if f.preemptMaxShare < 0 || f.preemptMaxShare > 1 || math.IsNaN(f.preemptMaxShare) {
+		return fmt.Errorf("simulate: --preempt-max-share %g not in (0, 1]", f.preemptMaxShare)
+	}
+	if f.maxPreemptions < 0 {
+		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
+	}
 	switch f.format {
-	case "table", "json", "csv":
+	case "table", "json", "csv", "markdown":
 	default:
-		return fmt.Errorf("simulate: --format %q: want table, json or csv", f.format)
+		return fmt.Errorf("simulate: --format %q: want table, json, csv or markdown", f.format)
 	}
-	var specs []PolicySpec
-	for _, name := range strings.Split(f.policies, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		p, err := LookupPolicy(name)
-		if err != nil {
-			return fmt.Errorf("simulate: --policies: %w", err)
-		}
-		specs = append(specs, p)
-	}
-	if len(specs) == 0 {
-		return errors.New("simulate: --policies is empty")
+	specs, err := f.policySpecs(set)
+	if err != nil {
+		return err
 	}
 	cl, err := clusterspec.Named(f.cluster)
 	if err != nil {
 		return fmt.Errorf("simulate: --cluster: %w", err)
 	}
-	var all []workload.TraceJob
-	tracePath, err := resolveTrace(f.trace)
-	if err != nil && f.trace == "" {
-		// The copy built into the binary.
-		tracePath, err = "embedded "+workload.FB2009Name, nil
-		all, err = workload.FB2009()
-		if err != nil {
-			return err
-		}
-	} else if err != nil {
+	all, traceName, err := readTrace(f.trace)
+	if err != nil {
 		return err
-	} else {
-		file, err := os.Open(tracePath)
-		if err != nil {
-			return fmt.Errorf("simulate: --trace: %w", err)
-		}
-		all, err = workload.Parse(file)
-		file.Close()
-		if err != nil {
-			return fmt.Errorf("simulate: %s: %w", tracePath, err)
-		}
 	}
-	jobs := Scale(workload.Window(all, from, to), f.scale)
+	multi := len(windows) > 1 || len(seeds) > 1
+	if multi && f.chart != "" {
+		return errors.New("simulate: --chart draws one run; drop --hours/--seeds or --chart")
+	}
 	progress := io.Discard
 	if !f.quiet {
 		progress = stderr
 	}
-	fmt.Fprintf(progress, "simulate: %d jobs from %s [%s, %s) on %s (%d agents), %d policies\n",
-		len(jobs), filepath.Base(tracePath), fmtOffset(from), fmtOffset(to), cl.Name, len(cl.Agents), len(specs))
-	var results []Result
-	for _, p := range specs {
-		began := time.Now()
-		last := time.Time{}
-		r, err := Run(ctx, Options{
-			Jobs: jobs, From: from, Cluster: cl, Policy: p,
-			DeadlineFraction: f.fraction, Slack: f.slack, Seed: f.seed,
-			PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-			Progress: func(now time.Duration, done, total int) {
-				if time.Since(last) < time.Second && done < total {
-					return
+	model := workload.DefaultModel
+	var runs []RunResult
+	for _, w := range windows {
+		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
+		for _, seed := range seeds {
+			var wl []workload.Job
+			if f.workload == WorkloadThesis {
+				wl = model.Thesis(arrivals, workload.DefaultThesisMix, seed)
+			} else {
+				wl = model.FromTrace(Scale(arrivals, f.scale))
+			}
+			if f.workload == WorkloadThesis && f.scale != 1 {
+				wl = scaleWorkload(wl, f.scale)
+			}
+			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
+				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
+			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl)}
+			if w.Hour >= 0 {
+				rr.Class = HourClass(len(workload.Hour(all, w.Hour)))
+			}
+			for _, p := range specs {
+				began := time.Now()
+				last := time.Time{}
+				r, err := Run(ctx, Options{
+					Workload: wl, From: w.From, Cluster: cl, Policy: p,
+					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
+					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
+					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
+					Progress: func(now time.Duration, done, total int) {
+						if time.Since(last) < time.Second && done < total {
+							return
+						}
+						last = time.Now()
+						fmt.Fprintf(progress, "simulate: %-16s virtual %s  %d/%d jobs done\n", p.Name, fmtOffset(now), done, total)
+					},
+				})
+				if err != nil {
+					return fmt.Errorf("simulate: %s: %w", p.Name, err)
 				}
-				last = time.Now()
-				fmt.Fprintf(progress, "simulate: %-16s virtual %s  %d/%d jobs done\n", p.Name, fmtOffset(now), done, total)
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("simulate: %s: %w", p.Name, err)
+				r.Default = p.Name == DefaultPolicy().Name
+				fmt.Fprintf(progress, "simulate: %-16s done in %s: $%.2f, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), r.TotalCostUSD, r.DeadlineMissed, r.DeadlineJobs)
+				rr.Results = append(rr.Results, r)
+			}
+			runs = append(runs, rr)
 		}
-		fmt.Fprintf(progress, "simulate: %-16s done in %s: $%.2f, %.1f%% deadline violations\n", p.Name, time.Since(began).Round(time.Millisecond), r.TotalCostUSD, r.DeadlineViolationPct)
-		results = append(results, r)
 	}
 	if f.chart != "" {
-		if err := writeChart(f.chart, results, chartTitle(len(jobs), from, to, cl.Name, f)); err != nil {
+		w := windows[0]
+		if err := writeChart(f.chart, runs[0].Results, chartTitle(runs[0].Jobs, w.From, w.To, cl.Name, f)); err != nil {
 			return fmt.Errorf("simulate: --chart: %w", err)
 		}
 		fmt.Fprintf(progress, "simulate: chart written to %s\n", f.chart)
@@ -190,19 +254,190 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		if !multi {
+			return enc.Encode(runs[0].Results)
+		}
+		return enc.Encode(runs)
 	case "csv":
-		return writeCSV(stdout, results)
+		return writeCSV(stdout, runs, multi)
+	case "markdown":
+		if err := writeMarkdown(stdout, Aggregate(runs), f.compareDefault); err != nil {
+			return err
+		}
+		return writePreemption(stdout, Aggregate(runs), true)
 	}
-	return writeTable(stdout, results)
+	if !multi {
+		if err := writeTable(stdout, runs[0].Results); err != nil {
+			return err
+		}
+	} else if err := writeAggregateTable(stdout, Aggregate(runs)); err != nil {
+		return err
+	}
+	if err := writePreemption(stdout, Aggregate(runs), false); err != nil {
+		return err
+	}
+	if f.compareDefault {
+		return writeVerdict(stdout, Aggregate(runs))
+	}
+	return nil
+}
+
+// policySpecs resolves --policies (and --compare-default).
+func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
+	list := f.policies
+	if f.compareDefault && !set["policies"] {
+		list = strings.Join(Baselines, ",")
+	}
+	var specs []PolicySpec
+	seen := map[string]bool{}
+	add := func(name string) error {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			return nil
+		}
+		p, err := LookupPolicy(name)
+		if err != nil {
+			return fmt.Errorf("simulate: --policies: %w", err)
+		}
+		seen[name] = true
+		specs = append(specs, p)
+		return nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		if err := add(name); err != nil {
+			return nil, err
+		}
+	}
+	if f.compareDefault {
+		for _, name := range append(slices.Clone(Baselines), DefaultPolicy().Name) {
+			if err := add(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("simulate: --policies is empty")
+	}
+	var pres []scheduler.PreemptionPolicy
+	for _, name := range strings.Split(f.preemption, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		p, err := scheduler.ParsePreemption(name)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: --preemption: %w", err)
+		}
+		if !slices.Contains(pres, p) {
+			pres = append(pres, p)
+		}
+	}
+	if len(pres) == 0 {
+		return nil, errors.New("simulate: --preemption is empty (none, mdf, mlf or srt)")
+	}
+	var out []PolicySpec
+	for _, sp := range specs {
+		for _, p := range pres {
+			out = append(out, sp.WithPreemption(p))
+		}
+	}
+	return out, nil
+}
+
+// readTrace reads --trace, or the default trace, or the embedded copy.
+func readTrace(path string) ([]workload.TraceJob, string, error) {
+	tracePath, err := resolveTrace(path)
+	if err != nil && path == "" {
+		all, err := workload.FB2009()
+		return all, "embedded " + workload.FB2009Name, err
+	} else if err != nil {
+		return nil, "", err
+	}
+	file, err := os.Open(tracePath)
+	if err != nil {
+		return nil, "", fmt.Errorf("simulate: --trace: %w", err)
+	}
+	defer file.Close()
+	all, err := workload.Parse(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("simulate: %s: %w", tracePath, err)
+	}
+	return all, filepath.Base(tracePath), nil
+}
+
+// scaleWorkload multiplies every byte count of the workload by k.
+func scaleWorkload(wl []workload.Job, k float64) []workload.Job {
+	out := make([]workload.Job, len(wl))
+	for i, j := range wl {
+		t := Scale([]workload.TraceJob{{InputBytes: j.Profile.InputBytes, ShuffleBytes: j.Profile.ShuffleBytes, OutputBytes: j.Profile.OutputBytes}}, k)[0]
+		j.Profile.InputBytes, j.Profile.ShuffleBytes, j.Profile.OutputBytes = t.InputBytes, t.ShuffleBytes, t.OutputBytes
+		out[i] = j
+	}
+	return out
 }
 
 func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
-	s := fmt.Sprintf("%d jobs, trace [%s, %s), %s, deadline fraction %g, slack %g, seed %d", n, fmtOffset(from), fmtOffset(to), cluster, f.fraction, f.slack, f.seed)
+	s := fmt.Sprintf("%d %s jobs, trace [%s, %s), %s, deadline fraction %g, slack %g, seed %d", n, f.workload, fmtOffset(from), fmtOffset(to), cluster, f.fraction, f.slack, f.seed)
 	if f.scale != 1 {
 		s += fmt.Sprintf(", data x %g", f.scale)
 	}
 	return s
+}
+
+// window is one replayed part of the trace.
+type window struct {
+	Label    string
+	Hour     int // -1 when not one hour
+	From, To time.Duration
+}
+
+func (f *flags) windows(fs *flag.FlagSet, set map[string]bool) ([]window, error) {
+	if f.hours == "" {
+		from, to, err := f.window(fs)
+		if err != nil {
+			return nil, err
+		}
+		w := window{Label: fmt.Sprintf("[%s, %s)", fmtOffset(from), fmtOffset(to)), Hour: -1, From: from, To: to}
+		if set["hour"] {
+			w.Label, w.Hour = fmt.Sprintf("hour %d", f.hour), f.hour
+		}
+		return []window{w}, nil
+	}
+	if set["hour"] || set["from"] || set["to"] {
+		return nil, errors.New("simulate: use --hours or --hour/--from/--to, not both")
+	}
+	var out []window
+	for _, part := range strings.Split(f.hours, ",") {
+		h, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || h < 0 || h > 23 {
+			return nil, fmt.Errorf("simulate: --hours: %q is not an hour 0..23", part)
+		}
+		out = append(out, window{Label: fmt.Sprintf("hour %d", h), Hour: h, From: time.Duration(h) * time.Hour, To: time.Duration(h+1) * time.Hour})
+	}
+	return out, nil
+}
+
+// parseSeeds reads "1-5", "1,2,7" or a mix ("1-3,9").
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a seed or a range such as 1-5", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a || b-a >= 1000 {
+				return nil, fmt.Errorf("%q is not a range such as 1-5 (at most 1000 seeds)", part)
+			}
+		}
+		for k := uint64(0); k <= b-a; k++ { // (not x <= b: it wraps at the largest uint64)
+			out = append(out, a+k)
+		}
+	}
+	return out, nil
 }
 
 func (f *flags) window(fs *flag.FlagSet) (from, to time.Duration, err error) {
@@ -287,37 +522,58 @@ func resolveTrace(p string) (string, error) {
 
 var csvHeader = []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 	"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
-	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct"}
+	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
+	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s"}
 
-func writeCSV(w io.Writer, rs []Result) error {
+func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	header := csvHeader
+	if multi {
+		header = append(slices.Clone(csvHeader), "window", "seed")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	i := strconv.Itoa
-	for _, r := range rs {
-		if err := cw.Write([]string{r.Policy, i(r.Jobs), g(r.TotalCostUSD), g(r.JCTMeanS), g(r.JCTP95S), i(r.DeadlineJobs),
-			g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
-			i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements), g(r.UtilisationPct)}); err != nil {
-			return err
+	for _, run := range runs {
+		for _, r := range run.Results {
+			row := []string{r.Policy, i(r.Jobs), g(r.TotalCostUSD), g(r.JCTMeanS), g(r.JCTP95S), i(r.DeadlineJobs),
+				g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
+				i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements),
+				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default),
+				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS)}
+			if multi {
+				row = append(row, run.Window, strconv.FormatUint(run.Seed, 10))
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
+// displayName marks the default policy.
+func displayName(r Result) string {
+	if r.Default {
+		return r.Policy + " (default)"
+	}
+	return r.Policy
+}
+
 func writeTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tviolations %\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\t")
+	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\talways-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\tevicted\tlost work h\t")
 	for _, r := range rs {
 		rel := "-"
 		if rs[0].TotalCostUSD > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
-			r.Policy, r.Jobs, r.TotalCostUSD, rel, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs,
-			r.DeadlineViolationPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
+			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
+			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
 	}
 	return tw.Flush()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -25,19 +26,34 @@ type PolicySpec struct {
 	Ordering  scheduler.Ordering
 	Placement string
 	About     string
+	// Preemption is the eviction policy (none when empty); WithPreemption
+	// names the combination.
+	Preemption scheduler.PreemptionPolicy
+}
+
+// WithPreemption is p with eviction policy pre, named "<name>+<pre>"
+// (p itself for none).
+func (p PolicySpec) WithPreemption(pre scheduler.PreemptionPolicy) PolicySpec {
+	if pre == "" || pre == scheduler.PreemptNone {
+		return p
+	}
+	p.Preemption = pre
+	p.Name += "+" + string(pre)
+	return p
 }
 
 // Policies are the simulator's policies, in the order of the thesis'
 // comparison. Any other placement policy name (placement.Names) also works
 // and runs under Algorithm 3.
 var Policies = []PolicySpec{
-	{"fifo-spread", scheduler.OrderFIFO, "spread", "Spark's default: FIFO queue, executors spread round-robin"},
-	{"fifo-consolidate", scheduler.OrderFIFO, "consolidate", "FIFO queue, Spark's spreadOut=false"},
-	{"morpheus", scheduler.OrderAlgorithm3, "morpheus", "EDF/RD queues, Morpheus-style low-cost packing"},
-	{"bfd", scheduler.OrderAlgorithm3, "bfd", "EDF/RD queues, Best-Fit-Decreasing (thesis Algorithm 5)"},
-	{"ilp", scheduler.OrderAlgorithm3, "ilp", "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
-	{"exact", scheduler.OrderAlgorithm3, "exact", "EDF/RD queues, exact min-cost DP"},
-	{"gio", scheduler.OrderAlgorithm3, "gio", "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+	{Name: "fifo-spread", Ordering: scheduler.OrderFIFO, Placement: "spread", About: "Spark's default: FIFO queue, executors spread round-robin"},
+	{Name: "fifo-consolidate", Ordering: scheduler.OrderFIFO, Placement: "consolidate", About: "FIFO queue, Spark's spreadOut=false"},
+	{Name: "morpheus", Ordering: scheduler.OrderAlgorithm3, Placement: "morpheus", About: "EDF/RD queues, Morpheus-style low-cost packing"},
+	{Name: "bfd", Ordering: scheduler.OrderAlgorithm3, Placement: "bfd", About: "EDF/RD queues, Best-Fit-Decreasing (thesis Algorithm 5)"},
+	{Name: "ilp", Ordering: scheduler.OrderAlgorithm3, Placement: "ilp", About: "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
+	{Name: "exact", Ordering: scheduler.OrderAlgorithm3, Placement: "exact", About: "EDF/RD queues, exact min-cost DP"},
+	{Name: "gio", Ordering: scheduler.OrderAlgorithm3, Placement: "gio", About: "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
+	{Name: "dap", Ordering: scheduler.OrderFeasibleEDF, Placement: "dap", About: "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
 }
 
 // LookupPolicy resolves a simulator policy name.
@@ -59,8 +75,11 @@ func LookupPolicy(name string) (PolicySpec, error) {
 
 // Options configure one simulation run.
 type Options struct {
-	// Jobs are the trace jobs to replay (already cut to the window).
+	// Jobs are the trace jobs to replay (already cut to the window), sized
+	// with the model's Profile; ignored when Workload is set.
 	Jobs []workload.TraceJob
+	// Workload, if set, are the jobs to run (e.g. workload.Model.Thesis).
+	Workload []workload.Job
 	// From is the start of the window; the virtual clock starts there.
 	From    time.Duration
 	Cluster clusterspec.Cluster
@@ -79,6 +98,17 @@ type Options struct {
 	// Progress, if set, is called now and then with the virtual time and
 	// the number of jobs done.
 	Progress func(now time.Duration, done, total int)
+	// PowerOffAfter, when > 0, runs power management (package power, as
+	// `serve --power-off-after`): agents idle this long are powered off,
+	// and plans power them on again, their jobs waiting BootTime (default
+	// 60 s). The bill is kept either way.
+	PowerOffAfter time.Duration
+	BootTime      time.Duration
+	// Preemption settings of the core (zero: its defaults); the policy
+	// is Policy.Preemption.
+	PreemptProtect  time.Duration
+	PreemptMaxShare float64
+	MaxPreemptions  int
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -95,17 +125,45 @@ type Result struct {
 	SchedDelayP99MS      float64 `json:"sched_delay_p99_ms"`
 	AgentActiveS         float64 `json:"agent_active_s"`
 
-	DeadlineMissed int     `json:"deadline_missed"`
-	Completed      int     `json:"completed"`
-	Rejected       int     `json:"rejected"`
-	Unfinished     int     `json:"unfinished"`
-	WaitMeanS      float64 `json:"wait_mean_s"`
-	WaitP95S       float64 `json:"wait_p95_s"`
-	MakespanS      float64 `json:"makespan_s"`
-	Placements     int     `json:"placements"`
+	// BillUSD is what a cloud would bill for the run: every agent from
+	// power-on to power-off, idle or not (with power management off,
+	// always on). AlwaysOnUSD is the same cluster never powered off.
+	BillUSD     float64 `json:"bill_usd"`
+	AlwaysOnUSD float64 `json:"always_on_usd"`
+
+	// DeadlineMissed counts deadline jobs that did not end by their
+	// deadline, rejected and unfinished ones included.
+	DeadlineMissed int `json:"deadline_missed"`
+	// DeadlineMetPct is the share of ALL deadline jobs that ended by their
+	// deadline: a rejected (or unfinished) job counts as not met, so a
+	// policy cannot look better by turning jobs away.
+	DeadlineMetPct float64 `json:"deadline_met_pct"`
+	// DeadlineRejected counts deadline jobs rejected (at submission or
+	// later); AdmittedViolationPct is the share of the admitted deadline
+	// jobs that missed.
+	DeadlineRejected     int     `json:"deadline_rejected"`
+	AdmittedViolationPct float64 `json:"admitted_violation_pct"`
+	Completed            int     `json:"completed"`
+	Rejected             int     `json:"rejected"`
+	Unfinished           int     `json:"unfinished"`
+	WaitMeanS            float64 `json:"wait_mean_s"`
+	WaitP95S             float64 `json:"wait_p95_s"`
+	MakespanS            float64 `json:"makespan_s"`
+	Placements           int     `json:"placements"`
 	// UtilisationPct is the cpu-seconds used by executors over the
 	// cpu-seconds of active agents: how well the paid-for agents are used.
 	UtilisationPct float64 `json:"utilisation_pct"`
+	// Stretch is how much longer jobs ran than their profiled (reference)
+	// duration, weighted by their cpus: sum(cpus x run) / sum(cpus x
+	// reference); 1 when every job ran as fast as packed alone on one agent.
+	Stretch float64 `json:"stretch"`
+	// Preemptions counts evictions; LostWorkS is the run time the evicted
+	// runs had done (job-seconds) and LostCPUS the cpu-seconds of it.
+	Preemptions int     `json:"preemptions"`
+	LostWorkS   float64 `json:"lost_work_s"`
+	LostCPUS    float64 `json:"lost_cpu_s"`
+	// Default marks the policy `sparkpack serve` uses by default.
+	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
 	// start), for the chart.
 	Series []SeriesPoint `json:"-"`
@@ -128,12 +186,14 @@ type jobInfo struct {
 	start    time.Time
 	end      time.Time
 	done     bool
+	run      int // runs started (an eviction ends one)
 }
 
 type finish struct {
 	at  time.Time
 	seq int
 	id  string
+	run int
 }
 
 type finishHeap []finish
@@ -154,21 +214,29 @@ func (h *finishHeap) Pop() any {
 	return x
 }
 
-// BuildJobs turns trace jobs into scheduler jobs with their profiles: the
-// same for every policy of a run. A DeadlineFraction of them, chosen by a
-// generator seeded with seed, get deadline = submission + reference
-// duration x slack; every job carries its reference duration as estimate.
+// BuildJobs turns trace jobs into scheduler jobs with their profiles
+// (BuildWorkload of m.FromTrace(trace)).
 func BuildJobs(trace []workload.TraceJob, m workload.Model, fraction, slack float64, seed uint64) ([]scheduler.Job, map[string]workload.Profile) {
+	return BuildWorkload(m.FromTrace(trace), m, fraction, slack, seed)
+}
+
+// BuildWorkload turns workload jobs into scheduler jobs with their
+// profiles: the same for every policy of a run. A fraction of them, chosen
+// by a generator seeded with seed, get deadline = submission + reference
+// duration x slack; every job carries its reference duration as estimate
+// and its application's Spark example class as main class (from which the
+// scheduler infers the application type, as it does for live jobs).
+func BuildWorkload(wl []workload.Job, m workload.Model, fraction, slack float64, seed uint64) ([]scheduler.Job, map[string]workload.Profile) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	jobs := make([]scheduler.Job, 0, len(trace))
-	profiles := make(map[string]workload.Profile, len(trace))
-	for _, t := range trace {
-		p := m.Profile(t)
+	jobs := make([]scheduler.Job, 0, len(wl))
+	profiles := make(map[string]workload.Profile, len(wl))
+	for _, w := range wl {
+		p := w.Profile
 		ref := m.Reference(p)
-		submit := Epoch.Add(t.Submit)
+		submit := Epoch.Add(w.Submit)
 		j := scheduler.Job{
 			Spec: scheduler.Spec{
-				ID: t.ID, Name: string(p.App) + "-" + t.ID,
+				ID: p.JobID, Name: string(p.App) + "-" + p.JobID,
 				App:       scheduler.App{AppResource: "local:///opt/spark/examples/jars/spark-examples.jar", MainClass: p.MainClass()},
 				Executors: p.Executors, ExecutorCores: p.ExecutorCores, ExecutorMemoryMB: p.ExecutorMemoryMB,
 				EstimatedDurationSeconds: ref.Seconds(),
@@ -204,19 +272,48 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	store := NewMemStore(clock)
 	cluster := NewCluster(o.Cluster, clock)
 	var delays []time.Duration
-	core, err := scheduler.New(scheduler.Config{
-		Policy:        o.Policy.Placement,
-		PolicyOptions: o.PolicyOptions,
-		Ordering:      o.Policy.Ordering,
-		PromoteAfter:  o.PromoteAfter,
-		Admission:     scheduler.AdmitFlag,
-		Log:           scheduler.DiscardLogger(),
-		OnPlacement:   func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
-	}, cluster, store, clock)
+	cfg := scheduler.Config{
+		Policy:         o.Policy.Placement,
+		PolicyOptions:  o.PolicyOptions,
+		Ordering:       o.Policy.Ordering,
+		PromoteAfter:   o.PromoteAfter,
+		Admission:      scheduler.AdmitFlag,
+		Preemption:     o.Policy.Preemption,
+		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
+		Log:         scheduler.DiscardLogger(),
+		OnPlacement: func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
+	}
+	var pm *power.Manager
+	if o.PowerOffAfter > 0 {
+		boot := o.BootTime
+		if boot <= 0 {
+			boot = 60 * time.Second
+		}
+		var err error
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+			return Result{}, err
+		}
+		cluster.unavailable = pm.Unavailable
+		cfg.Provisioner, cfg.Standby = pm, pm
+	}
+	core, err := scheduler.New(cfg, cluster, store, clock)
 	if err != nil {
 		return Result{}, err
 	}
-	jobs, profiles := BuildJobs(o.Jobs, model, o.DeadlineFraction, o.Slack, o.Seed)
+	tickPower := func() {
+		if pm == nil {
+			return
+		}
+		// Deactivate, then power off: two steps at the same instant.
+		for k := 0; k < 3; k++ {
+			_ = pm.Tick(ctx, cluster.powerAgents(), func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+		}
+	}
+	wl := o.Workload
+	if wl == nil {
+		wl = model.FromTrace(o.Jobs)
+	}
+	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
 	info := make(map[string]*jobInfo, len(jobs))
 	for _, j := range jobs {
 		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt}
@@ -225,6 +322,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
+	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
 	lastProgress := -1
 	for {
 		if err := ctx.Err(); err != nil {
@@ -244,16 +342,32 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if len(finishes) > 0 {
 			consider(finishes[0].at)
 		}
-		if t, ok := core.NextWake(); ok && (next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0) {
+		busy := next < len(jobs) || len(finishes) > 0 || core.Waiting() > 0 || cluster.Pending()
+		if t, ok := core.NextWake(); ok && busy {
 			consider(t)
+		}
+		if pm != nil && busy {
+			if t, ok := cluster.NextBoot(); ok {
+				consider(t)
+			}
+			if t, ok := pm.NextIdleExpiry(); ok {
+				consider(t)
+			}
 		}
 		if !have {
 			break
 		}
 		clock.Set(at)
 		now := clock.Now()
+		if pm != nil && cluster.FinishBoots(now) {
+			tickPower() // reactivated
+			core.ClusterChanged()
+		}
 		for len(finishes) > 0 && !finishes[0].at.After(now) {
 			f := heap.Pop(&finishes).(finish)
+			if f.run != info[f.id].run {
+				continue // that run was evicted
+			}
 			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
 				return Result{}, fmt.Errorf("finish %s: %w", f.id, err)
 			}
@@ -271,27 +385,47 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			next++
 		}
-		if _, err := core.Schedule(ctx); err != nil {
-			return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
-		}
-		if checkInvariant != nil {
-			snap, _ := cluster.Snapshot(ctx)
-			checkInvariant(now, snap, core.Queues())
-		}
-		for _, id := range cluster.TakeStarted() {
-			ji := info[id]
-			d := model.Duration(ji.profile, cluster.Shares(id)).Total()
-			end := now.Add(d)
-			cluster.SetEnd(id, end)
-			if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
-				return Result{}, err
+		// Passes at this instant until no eviction is left to carry out:
+		// an evicted job's room goes to the next pass.
+		for {
+			if _, err := core.Schedule(ctx); err != nil {
+				return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
 			}
-			if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
-				return Result{}, err
+			tickPower()
+			if checkInvariant != nil {
+				snap, _ := cluster.Snapshot(ctx)
+				checkInvariant(now, snap, core.Queues())
 			}
-			ji.start = now
-			heap.Push(&finishes, finish{at: end, seq: seq, id: id})
-			seq++
+			for _, id := range cluster.TakeStarted() {
+				ji := info[id]
+				d := model.Duration(ji.profile, cluster.Shares(id)).Total()
+				end := now.Add(d)
+				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
+					return Result{}, err
+				}
+				if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
+					return Result{}, err
+				}
+				ji.start = now
+				ji.run++
+				heap.Push(&finishes, finish{at: end, seq: seq, id: id, run: ji.run})
+				seq++
+			}
+			evicted := cluster.TakePreempted()
+			if len(evicted) == 0 {
+				break
+			}
+			for _, id := range evicted {
+				ji := info[id]
+				ran := now.Sub(ji.start)
+				preemptions++
+				lostWork += ran.Seconds()
+				lostCPU += ran.Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+				ji.run++ // its pending end no longer counts
+				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {
+					return Result{}, fmt.Errorf("evict %s: %w", id, err)
+				}
+			}
 		}
 		if o.Progress != nil && done/50 != lastProgress {
 			lastProgress = done / 50
@@ -303,21 +437,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
+	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
 	}
-	var paid, used float64
+	var paid, used, ref float64
 	for _, a := range core.Cost().Agents {
 		paid += a.ActiveSeconds * cpus[a.AgentID]
 	}
 	for _, j := range store.Jobs() { // a fixed order: float sums must not depend on map order
 		if ji := info[j.ID]; ji.done {
-			used += ji.end.Sub(ji.start).Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
+			c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
+			used += ji.end.Sub(ji.start).Seconds() * c
+			ref += model.Reference(ji.profile).Seconds() * c
 		}
 	}
 	if paid > 0 {
 		r.UtilisationPct = 100 * used / paid
+	}
+	if ref > 0 {
+		r.Stretch = used / ref
 	}
 	return r, nil
 }
@@ -340,6 +481,9 @@ func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost sc
 		}
 		if ji.deadline != nil {
 			r.DeadlineJobs++
+			if j.State == scheduler.Rejected {
+				r.DeadlineRejected++
+			}
 			if !ji.done || ji.end.After(*ji.deadline) {
 				r.DeadlineMissed++
 			}
@@ -347,6 +491,10 @@ func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost sc
 	}
 	if r.DeadlineJobs > 0 {
 		r.DeadlineViolationPct = 100 * float64(r.DeadlineMissed) / float64(r.DeadlineJobs)
+		r.DeadlineMetPct = 100 * float64(r.DeadlineJobs-r.DeadlineMissed) / float64(r.DeadlineJobs)
+	}
+	if admitted := r.DeadlineJobs - r.DeadlineRejected; admitted > 0 {
+		r.AdmittedViolationPct = 100 * float64(r.DeadlineMissed-r.DeadlineRejected) / float64(admitted)
 	}
 	r.JCTMeanS, r.JCTP95S = meanP(jct, 95)
 	r.WaitMeanS, r.WaitP95S = meanP(wait, 95)

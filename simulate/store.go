@@ -171,3 +171,19 @@ func (s *MemStore) SavePlacement(_ context.Context, id string, plan placement.Pl
 	s.plans[id] = plan
 	return nil
 }
+
+// RequestPreemption implements scheduler.PreemptionStore.
+func (s *MemStore) RequestPreemption(_ context.Context, id, reason string) (scheduler.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return scheduler.Job{}, fmt.Errorf("job %s: %w", id, scheduler.ErrNotFound)
+	}
+	if !j.State.Active() {
+		return *j, fmt.Errorf("job %s is %s: %w", id, j.State, scheduler.ErrStale)
+	}
+	j.PreemptRequested = reason
+	s.log(Event{At: s.clock.Now(), JobID: id, From: j.State, To: j.State, Reason: "preemption requested: " + reason})
+	return *j, nil
+}

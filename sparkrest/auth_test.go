@@ -69,7 +69,7 @@ func setupAuth(t *testing.T, tokens, allow string, protect bool, mod func(*api.C
 		mod(&cfg)
 	}
 	apiSrv := api.New(cfg)
-	srv := httptest.NewServer(New(Config{Store: st, Submit: apiSrv.Submit, Log: log, Guard: apiSrv.Guard()}))
+	srv := httptest.NewServer(New(Config{Store: st, Submit: apiSrv.Submit, Cancel: apiSrv.Cancel, Log: log, Guard: apiSrv.Guard()}))
 	t.Cleanup(srv.Close)
 	asrv := httptest.NewServer(apiSrv.Handler())
 	t.Cleanup(asrv.Close)

@@ -84,6 +84,22 @@
 // its submissionId and the reason, so that spark-submit reports a failed
 // submission.
 //
+// # Kills and logging
+//
+// A kill goes through Config.Cancel, the native API's own Cancel (serve
+// passes (*api.Server).Cancel): the job is cancelled or durably marked
+// kill-requested and the scheduler core is told, exactly as for
+// DELETE /api/v1/jobs/{id}. Every request gets a request id (the client's
+// X-Request-Id when it is sane, else a new one, answered in X-Request-Id)
+// and logs through Config.Log with it, including what the native API's
+// Submit and Cancel log for it.
+//
+// Request bodies are read strictly (package internal/strictjson): strings
+// that are not valid UTF-8 or hold a lone surrogate escape, and keys given
+// twice, are a 400 naming the field. The application resource, the main
+// class and the name are checked as by the native API: none may make
+// spark-submit read a value as one of its options.
+//
 // # Driver states
 //
 //	SUBMITTED, QUEUED, PLACING, RESERVING  QUEUED

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // ProtocolVersion is the only version of the protocol this server speaks.
@@ -110,7 +112,10 @@ const MaxBodyBytes = 1 << 20
 // may be missing (empty). Property and environment values may be JSON
 // strings, numbers or booleans (Jackson accepts those too; they are kept as
 // their JSON text). Unknown top-level fields are not an error: they are
-// listed in UnknownFields. Every failure is a *RequestError.
+// listed in UnknownFields. Strings that are not valid UTF-8 or hold a lone
+// surrogate escape, and keys given twice, are refused naming the field
+// (encoding/json would store U+FFFD, or keep the last key). Every failure
+// is a *RequestError.
 func DecodeCreateRequest(r io.Reader) (CreateSubmissionRequest, error) {
 	var req CreateSubmissionRequest
 	body, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
@@ -119,6 +124,12 @@ func DecodeCreateRequest(r io.Reader) (CreateSubmissionRequest, error) {
 	}
 	if len(body) > MaxBodyBytes {
 		return req, badRequest("Malformed request: the body is larger than %d bytes", MaxBodyBytes)
+	}
+	if e := strictjson.Check(body, nil); e != nil {
+		if e.Path == "" {
+			return req, badRequest("Malformed request: %s", e.Msg)
+		}
+		return req, badRequest("Malformed request: field '%s' %s", truncate(e.Path, 200), e.Msg)
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -2,6 +2,8 @@ package sparkrest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,8 +23,12 @@ import (
 // implements it; so does anything satisfying api.JobStore).
 type Store interface {
 	GetJob(ctx context.Context, id string) (scheduler.Job, error)
-	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
 }
+
+// CancelFunc stops a job exactly like the native API's DELETE does; it is
+// api.Server.Cancel: the store cancels the job or marks it kill-requested,
+// and the scheduler core and the dashboard are told.
+type CancelFunc func(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
 
 // SubmitFunc stores a spec as a job exactly like the native API does; it
 // is api.Server.Submit: on failure it has written a native error
@@ -37,11 +43,10 @@ type Config struct {
 	// both front ends share validation, admission, idempotency and
 	// notifications.
 	Submit SubmitFunc
-	// Notifier, if set, hears about kills (as the native DELETE does).
-	Notifier api.Notifier
-	// Publish, if set, announces changed jobs to the dashboard
-	// ((*api.Broker).Publish).
-	Publish func(name string, data any)
+	// Cancel kills jobs (required): pass (*api.Server).Cancel so that a
+	// kill through this protocol takes the native DELETE's path (the
+	// scheduler core hears of it and the cluster kills the driver).
+	Cancel CancelFunc
 	// SparkVersion is reported as serverSparkVersion (default DefaultSparkVersion).
 	SparkVersion string
 	// DefaultExecutors is the executor count of a request that sets
@@ -61,11 +66,11 @@ const DefaultSparkVersion = "3.5.8"
 
 type handler struct{ cfg Config }
 
-// New returns the HTTP handler of the protocol. It panics when cfg.Store
-// or cfg.Submit is nil.
+// New returns the HTTP handler of the protocol. It panics when cfg.Store,
+// cfg.Submit or cfg.Cancel is nil.
 func New(cfg Config) http.Handler {
-	if cfg.Store == nil || cfg.Submit == nil {
-		panic("sparkrest.New: Config.Store and Config.Submit are required")
+	if cfg.Store == nil || cfg.Submit == nil || cfg.Cancel == nil {
+		panic("sparkrest.New: Config.Store, Config.Submit and Config.Cancel are required")
 	}
 	if cfg.SparkVersion == "" {
 		cfg.SparkVersion = DefaultSparkVersion
@@ -95,18 +100,29 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ServeHTTP gives every request an id (the client's X-Request-Id when it is
+// sane, else a new one) and a logger carrying it, which the native API's
+// Submit and Cancel log through too, and writes one access log line.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	id := r.Header.Get("X-Request-Id")
+	if !requestIDRE.MatchString(id) {
+		id = newRequestID()
+	}
+	w.Header().Set("X-Request-Id", id)
+	log := h.cfg.Log.WithFields(logrus.Fields{"request_id": id, "front_end": "spark-rest"})
+	r = r.WithContext(api.WithLogger(r.Context(), log))
 	sw := &statusWriter{ResponseWriter: w}
 	r, note := api.WithAuthNote(r)
 	h.route(sw, r)
 	if sw.status == 0 {
 		sw.status = http.StatusOK
 	}
-	entry := h.cfg.Log.WithFields(logrus.Fields{
+	entry := log.WithFields(logrus.Fields{
 		"method": r.Method, "path": r.URL.Path, "status": sw.status,
 		"duration": time.Since(start).Round(time.Microsecond).String(), "remote": r.RemoteAddr,
-		"front_end": "spark-rest",
 	})
 	if note.Principal != "" {
 		entry = entry.WithField("principal", note.Principal)
@@ -369,8 +385,14 @@ func (h *handler) dbContext(r *http.Request) (context.Context, context.CancelFun
 	return context.WithTimeout(r.Context(), h.cfg.DBTimeout)
 }
 
-func (h *handler) internal(w http.ResponseWriter, what string, err error) {
-	h.cfg.Log.WithError(err).WithField("front_end", "spark-rest").Warn(what)
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
+	api.LoggerFrom(r.Context(), h.cfg.Log).WithError(err).Warn(what)
 	msg := "Internal server error: " + what + " failed; see the sparkpack log"
 	if store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
 		msg = "Internal server error: the database is unavailable; retry shortly"
@@ -394,7 +416,7 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {
 		h.write(w, http.StatusOK, resp)
 		return
 	case err != nil:
-		h.internal(w, "reading the submission", err)
+		h.internal(w, r, "reading the submission", err)
 		return
 	}
 	resp.SubmissionID = job.ID
@@ -419,7 +441,7 @@ func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	ctx, cancel := h.dbContext(r)
 	defer cancel()
-	job, outcome, err := h.cfg.Store.Cancel(ctx, strings.ToLower(id), "killed through the Spark REST submission protocol")
+	job, outcome, err := h.cfg.Cancel(ctx, strings.ToLower(id), "killed through the Spark REST submission protocol")
 	switch {
 	case errors.Is(err, scheduler.ErrNotFound):
 		resp.Message = "Cannot find driver " + id
@@ -437,14 +459,8 @@ func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 		h.write(w, http.StatusOK, resp)
 		return
 	case err != nil:
-		h.internal(w, "killing the submission", err)
+		h.internal(w, r, "killing the submission", err)
 		return
-	}
-	if h.cfg.Notifier != nil {
-		h.cfg.Notifier.JobCancelled(job, outcome == store.KillRequested)
-	}
-	if h.cfg.Publish != nil {
-		h.cfg.Publish("job", map[string]any{"id": job.ID, "state": job.State})
 	}
 	resp.SubmissionID = job.ID
 	resp.Success = true

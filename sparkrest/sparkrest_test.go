@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,25 +77,84 @@ var fields = map[string][]string{
 }
 
 type env struct {
-	url   string
-	store *store.Store
+	url    string
+	native string // the native API on the same store
+	store  *store.Store
+	notes  *notifier
+	logs   *lockedBuffer
 }
 
+// notifier records what the scheduler core would hear.
+type notifier struct {
+	mu        sync.Mutex
+	submitted []string
+	cancelled []string // id, with " kill" when a kill was requested
+}
+
+func (n *notifier) JobSubmitted(j scheduler.Job) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.submitted = append(n.submitted, j.ID)
+}
+
+func (n *notifier) JobCancelled(j scheduler.Job, kill bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := j.ID
+	if kill {
+		s += " kill"
+	}
+	n.cancelled = append(n.cancelled, s)
+}
+
+func (n *notifier) cancels() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.cancelled...)
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// setup serves the protocol wired as serve wires it: Submit and Cancel are
+// a native api.Server's, the logger is a JSON one at level info.
 func setup(t *testing.T) env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	logs := &lockedBuffer{}
 	log := logrus.New()
-	log.SetOutput(io.Discard)
-	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(log))
+	log.SetOutput(logs)
+	log.SetFormatter(&logrus.JSONFormatter{})
+	log.SetLevel(logrus.InfoLevel)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	apiSrv := api.New(api.Config{Store: st, Log: log})
-	srv := httptest.NewServer(New(Config{Store: st, Submit: apiSrv.Submit, Log: log}))
+	notes := &notifier{}
+	apiSrv := api.New(api.Config{Store: st, Log: log, Notifier: notes})
+	srv := httptest.NewServer(New(Config{Store: st, Submit: apiSrv.Submit, Cancel: apiSrv.Cancel, Log: log.WithField("listener", "spark-rest")}))
 	t.Cleanup(srv.Close)
-	return env{url: srv.URL, store: st}
+	native := httptest.NewServer(apiSrv.Handler())
+	t.Cleanup(native.Close)
+	return env{url: srv.URL, native: native.URL, store: st, notes: notes, logs: logs}
 }
 
 // do sends a request as Spark's client does and decodes the answer,
@@ -212,6 +272,10 @@ func TestSparkPiSubmitStatusKill(t *testing.T) {
 	if j, _ := e.store.GetJob(ctx, id); !j.KillRequested {
 		t.Error("kill did not mark the job kill-requested")
 	}
+	// The kill reached the scheduler core exactly as a DELETE does.
+	if got := e.notes.cancels(); len(got) != 1 || got[0] != id+" kill" {
+		t.Errorf("the core heard %v of the kill, want [%s kill]", got, id)
+	}
 	if _, err := e.store.Transition(ctx, id, scheduler.Running, scheduler.Killed, "test", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -316,6 +380,11 @@ func TestBadRequests(t *testing.T) {
 		{"bad supervise", "POST", "/v1/submissions/create", replace(`"spark.driver.supervise" : "false"`, `"spark.driver.supervise" : "yes"`), 400, "spark.driver.supervise must be true or false"},
 		{"too many retries", "POST", "/v1/submissions/create", replace(`"spark.driver.supervise" : "false"`, `"spark.sparkpack.retries" : "11"`), 400, "spark.sparkpack.retries must be a whole number from 0 to 10"},
 		{"bad env name", "POST", "/v1/submissions/create", replace(`"SPARK_SCALA_VERSION"`, `"1BAD"`), 400, "environmentVariables"},
+		{"option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "--conf=spark.mesos.role=*"`), 400, "appResource: must not begin with a dash"},
+		{"spaced option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "  -c"`), 400, "appResource"},
+		{"unicode dash appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "\u2014conf=spark.cores.max=99"`), 400, "appResource: must not begin with a dash"},
+		{"shell class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.repl.Main"`), 400, "mainClass"},
+		{"dash app name", "POST", "/v1/submissions/create", replace(`"spark.app.name" : "Spark Pi"`, `"spark.app.name" : "--verbose"`), 400, "spark.app.name"},
 		{"GET create", "GET", "/v1/submissions/create", "", 405, "not supported"},
 		{"POST status", "POST", "/v1/submissions/status/x", "", 405, "not supported"},
 		{"status without id", "GET", "/v1/submissions/status/", "", 400, "Submission ID is missing"},
@@ -522,7 +591,7 @@ type brokenStore struct{}
 func (brokenStore) GetJob(context.Context, string) (scheduler.Job, error) {
 	return scheduler.Job{}, context.DeadlineExceeded
 }
-func (brokenStore) Cancel(context.Context, string, string) (scheduler.Job, store.CancelOutcome, error) {
+func brokenCancel(context.Context, string, string) (scheduler.Job, store.CancelOutcome, error) {
 	return scheduler.Job{}, 0, context.DeadlineExceeded
 }
 
@@ -535,7 +604,7 @@ func TestServerFailuresAreErrorResponses(t *testing.T) {
 		_, _ = io.WriteString(w, `{"error": "the database is unavailable; retry shortly", "field": ""}`)
 		return scheduler.Job{}, false, false
 	}
-	srv := httptest.NewServer(New(Config{Store: brokenStore{}, Submit: submit, Log: log, DBTimeout: time.Second}))
+	srv := httptest.NewServer(New(Config{Store: brokenStore{}, Submit: submit, Cancel: brokenCancel, Log: log, DBTimeout: time.Second}))
 	defer srv.Close()
 	id := "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"
 	for _, c := range []struct{ method, path, body string }{
@@ -547,5 +616,110 @@ func TestServerFailuresAreErrorResponses(t *testing.T) {
 		if code != 500 || m["action"] != ActionErrorResponse || !strings.Contains(m["message"].(string), "unavailable") {
 			t.Errorf("%s %s: %d %v", c.method, c.path, code, m)
 		}
+	}
+}
+
+// TestKillPendingNotifiesTheCore: a kill of a waiting job cancels it and
+// the core drops it from its queues, as after a DELETE.
+func TestKillPendingNotifiesTheCore(t *testing.T) {
+	e := setup(t)
+	_, m := do(t, "POST", e.url+"/v1/submissions/create", sparkPiRequest)
+	id := m["submissionId"].(string)
+	if code, m := do(t, "POST", e.url+"/v1/submissions/kill/"+id, ""); code != 200 || m["success"] != true {
+		t.Fatalf("kill: %d %v", code, m)
+	}
+	if got := e.notes.cancels(); len(got) != 1 || got[0] != id {
+		t.Errorf("the core heard %v, want [%s]", got, id)
+	}
+}
+
+// TestRequestsLogThroughTheConfiguredLogger: every line a Spark REST
+// request causes, including the native API's "job submitted", is JSON
+// from the configured logger and carries the request id.
+func TestRequestsLogThroughTheConfiguredLogger(t *testing.T) {
+	e := setup(t)
+	var std strings.Builder
+	logrus.StandardLogger().SetOutput(&std)
+	defer logrus.StandardLogger().SetOutput(os.Stderr)
+
+	req, _ := http.NewRequest("POST", e.url+"/v1/submissions/create", strings.NewReader(sparkPiRequest))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "spark-req-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-Id"); got != "spark-req-1" {
+		t.Errorf("X-Request-Id answered %q", got)
+	}
+	var created map[string]any
+	_, created = do(t, "POST", e.url+"/v1/submissions/create", sparkPiRequest)
+	id := created["submissionId"].(string)
+	do(t, "POST", e.url+"/v1/submissions/kill/"+id, "")
+
+	if std.Len() > 0 {
+		t.Errorf("the standard logger was written to:\n%s", std.String())
+	}
+	msgs := map[string]int{}
+	ids := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(e.logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		rid, _ := m["request_id"].(string)
+		if rid == "" || m["front_end"] != "spark-rest" || m["listener"] != "spark-rest" {
+			t.Errorf("log line without request id or front end: %s", line)
+		}
+		ids[rid] = true
+		msgs[m["msg"].(string)]++
+	}
+	if msgs["job submitted"] != 2 || msgs["request"] != 3 || !ids["spark-req-1"] || len(ids) != 3 {
+		t.Errorf("log messages %v with request ids %v; want 2 'job submitted', 3 'request', 3 ids including spark-req-1", msgs, ids)
+	}
+	found := false
+	for m := range msgs {
+		found = found || strings.HasPrefix(m, "job cancelled")
+	}
+	if !found {
+		t.Errorf("no 'job cancelled' line in %v", msgs)
+	}
+}
+
+// TestInvalidTextAndDuplicateKeysRefused: invalid UTF-8, escaped lone
+// surrogates and repeated keys get a 400 naming the field on both
+// listeners, and nothing is stored.
+func TestInvalidTextAndDuplicateKeysRefused(t *testing.T) {
+	e := setup(t)
+	native := `{"app":{"appResource":"local:///a.jar","mainClass":"a.B","args":["x"]},"executors":1,"executorCores":1,"executorMemoryMB":1024}`
+	for _, c := range []struct{ name, native, spark, field, nativeField string }{
+		{"invalid utf-8 arg", strings.Replace(native, `["x"]`, "[\"x\", \"\xff\"]", 1),
+			strings.Replace(sparkPiRequest, `[ "100" ]`, "[ \"100\", \"\xc3\x28\" ]", 1), "appArgs[1]", "app.args[1]"},
+		{"lone surrogate", strings.Replace(native, `"a.B"`, `"a.B","args":["\ud800"]`, 1),
+			strings.Replace(sparkPiRequest, `"2.12"`, `"2.12\udfff"`, 1), "environmentVariables.SPARK_SCALA_VERSION", "app.args[0]"},
+		{"duplicate key", strings.Replace(native, `"executors":1,`, `"executors":1,"executors":9,`, 1),
+			strings.Replace(sparkPiRequest, `"spark.cores.max" : "4",`, `"spark.cores.max" : "4", "spark.cores.max" : "400",`, 1), "sparkProperties.spark.cores.max", "executors"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, m := do(t, "POST", e.url+"/v1/submissions/create", c.spark)
+			if msg, _ := m["message"].(string); code != 400 || !strings.Contains(msg, "'"+c.field+"'") {
+				t.Errorf("Spark REST: %d %v, want 400 naming %s", code, m, c.field)
+			}
+			resp, err := http.Post(e.native+"/api/v1/jobs", "application/json", strings.NewReader(c.native))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var eb api.ErrorBody
+			_ = json.NewDecoder(resp.Body).Decode(&eb)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || eb.Field != c.nativeField || eb.Error == "" {
+				t.Errorf("native API: %d %+v, want 400 naming %s", resp.StatusCode, eb, c.nativeField)
+			}
+		})
+	}
+	list, _, _ := e.store.ListJobs(context.Background(), store.ListOptions{})
+	if len(list) != 0 {
+		t.Errorf("%d jobs stored from refused bodies", len(list))
 	}
 }

@@ -39,9 +39,23 @@ const DefaultSparkSubmit = "/opt/spark/bin/spark-submit"
 
 // Command returns the argument vector (argv[0] is spark-submit) that runs
 // the job's driver in client mode against Mesos.
+//
+// spark-submit has no "--" to end its options; its parser takes the value
+// of an option that needs one as the next argument whatever it is, and
+// reads the first argument that is neither an option nor a value as the
+// application, after which everything is the application's. So every user
+// value before the application is given as the value of an option
+// (--class, --name, --conf key=value with a "spark." key), and the
+// application itself is refused (scheduler.Spec.CheckCommandValues) when
+// it starts with a dash or is a resource name spark-submit reserves, as is
+// a main class that makes spark-submit read the application's arguments
+// as options. The application's arguments follow it and are never parsed.
 func Command(j scheduler.Job, o Options) ([]string, error) {
 	if o.Master == "" {
 		return nil, fmt.Errorf("spark-submit for job %s: no Mesos master URL", j.ID)
+	}
+	if err := j.Spec.CheckCommandValues(); err != nil {
+		return nil, fmt.Errorf("spark-submit for job %s: %w", j.ID, err)
 	}
 	if !strings.HasPrefix(o.Master, "mesos://") {
 		o.Master = "mesos://" + o.Master

@@ -68,7 +68,10 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 			uID, uState, uReason, evFrom, evTo, evReason, evID []string
 			uStarted, uFinished                                []sql.NullString
 			uRisk, uKill                                       []bool
-			uAttempt                                           []int64
+			uAttempt, uPreemptions                             []int64
+			uPreempt                                           []string
+			uLastStarted                                       []sql.NullString
+			uLost                                              []float64
 		)
 		written := make([]int, 0, len(changes))
 		slot := make(map[string]int, len(changes))
@@ -92,6 +95,7 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 				// events both moves.
 				uState[k], uStarted[k], uFinished[k] = string(j.State), tsText(j.StartedAt), tsText(j.FinishedAt)
 				uReason[k], uRisk[k], uKill[k], uAttempt[k] = j.WaitingReason, j.AtRisk, j.KillRequested, int64(j.Attempt)
+				uPreempt[k], uPreemptions[k], uLost[k], uLastStarted[k] = j.PreemptRequested, int64(j.Preemptions), j.LostWorkSeconds, tsText(j.LastStartedAt)
 				evID = append(evID, j.ID)
 				evFrom = append(evFrom, string(ch.From))
 				evTo = append(evTo, string(ch.To))
@@ -109,6 +113,10 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 			uRisk = append(uRisk, j.AtRisk)
 			uKill = append(uKill, j.KillRequested)
 			uAttempt = append(uAttempt, int64(j.Attempt))
+			uPreempt = append(uPreempt, j.PreemptRequested)
+			uPreemptions = append(uPreemptions, int64(j.Preemptions))
+			uLost = append(uLost, j.LostWorkSeconds)
+			uLastStarted = append(uLastStarted, tsText(j.LastStartedAt))
 			evID = append(evID, j.ID)
 			evFrom = append(evFrom, string(ch.From))
 			evTo = append(evTo, string(ch.To))
@@ -121,12 +129,15 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs AS j SET state = u.state, started_at = u.started_at,
 				finished_at = u.finished_at, waiting_reason = u.reason, at_risk = u.at_risk,
-				kill_requested = u.kill, attempt = u.attempt, updated_at = $9
-			FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::bool[], $7::bool[], $8::int[])
-				AS u(id, state, started_at, finished_at, reason, at_risk, kill, attempt)
+				kill_requested = u.kill, attempt = u.attempt, updated_at = $9,
+				preempt_requested = u.preempt, preemptions = u.preemptions, lost_work_seconds = u.lost, last_started_at = u.last_started
+			FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::bool[], $7::bool[], $8::int[],
+					$10::text[], $11::int[], $12::float8[], $13::timestamptz[])
+				AS u(id, state, started_at, finished_at, reason, at_risk, kill, attempt, preempt, preemptions, lost, last_started)
 			WHERE j.id = u.id`,
 			pq.Array(uID), pq.Array(uState), pq.Array(uStarted), pq.Array(uFinished), pq.Array(uReason),
-			pq.Array(uRisk), pq.Array(uKill), pq.Array(uAttempt), now); err != nil {
+			pq.Array(uRisk), pq.Array(uKill), pq.Array(uAttempt), now,
+			pq.Array(uPreempt), pq.Array(uPreemptions), pq.Array(uLost), pq.Array(uLastStarted)); err != nil {
 			return fmt.Errorf("update %d jobs: %w", len(uID), err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason)
@@ -148,6 +159,7 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 // Transition and TransitionMany): the new state, cleared reason, mutate,
 // and the start and end times.
 func applyTransition(j scheduler.Job, id string, to scheduler.State, now time.Time, mutate func(*scheduler.Job)) scheduler.Job {
+	from, lastStarted := j.State, j.LastStartedAt
 	j.State = to
 	if to != scheduler.Queued && to != scheduler.Submitted {
 		j.WaitingReason = ""
@@ -155,6 +167,10 @@ func applyTransition(j scheduler.Job, id string, to scheduler.State, now time.Ti
 	if mutate != nil {
 		mutate(&j)
 		j.ID, j.State = id, to // not the mutator's to change
+	}
+	if to == scheduler.Running && from != scheduler.Running && j.LastStartedAt == lastStarted {
+		t := now // a new run, unless the mutator timed it
+		j.LastStartedAt = &t
 	}
 	if to == scheduler.Running && j.StartedAt == nil {
 		t := now
@@ -180,7 +196,7 @@ func (s *Store) SetWaitingMany(ctx context.Context, notes []scheduler.WaitingNot
 	for i, n := range notes {
 		ids[i], reasons[i], risks[i] = n.ID, n.Reason, n.AtRisk
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
+	err := s.exec(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
 		FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, reason, at_risk)
 		WHERE j.id = u.id AND j.state IN ('SUBMITTED','QUEUED') AND (j.waiting_reason <> u.reason OR j.at_risk <> u.at_risk)`,
 		pq.Array(ids), pq.Array(reasons), pq.Array(risks), s.timestamp())

@@ -47,12 +47,12 @@ func WithCommitters(n int) Option { return func(s *Store) { s.committers = n } }
 
 // startCommitters runs the committer goroutines until Close.
 func (s *Store) startCommitters() {
-	s.createKick = make(chan struct{}, 1)
-	s.stop = make(chan struct{})
+	s.gc.kick = make(chan struct{}, 1)
+	s.gc.stop = make(chan struct{})
 	for i := 0; i < s.committers; i++ {
-		s.wg.Add(1)
+		s.gc.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer s.gc.wg.Done()
 			s.commitLoop()
 		}()
 	}
@@ -61,9 +61,9 @@ func (s *Store) startCommitters() {
 func (s *Store) commitLoop() {
 	for {
 		select {
-		case <-s.stop:
+		case <-s.gc.stop:
 			return
-		case <-s.createKick:
+		case <-s.gc.kick:
 		}
 		for {
 			batch := s.takeCreates()
@@ -81,25 +81,25 @@ func (s *Store) commitLoop() {
 
 func (s *Store) kickCommitters() {
 	select {
-	case s.createKick <- struct{}{}:
+	case s.gc.kick <- struct{}{}:
 	default:
 	}
 }
 
 func (s *Store) pendingCreates() int {
-	s.createMu.Lock()
-	defer s.createMu.Unlock()
-	return len(s.pending)
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	return len(s.gc.pending)
 }
 
 func (s *Store) takeCreates() []*createReq {
-	s.createMu.Lock()
-	defer s.createMu.Unlock()
-	n := min(len(s.pending), maxCreateBatch)
-	batch := s.pending[:n:n]
-	s.pending = s.pending[n:]
-	if len(s.pending) == 0 {
-		s.pending = nil
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	n := min(len(s.gc.pending), maxCreateBatch)
+	batch := s.gc.pending[:n:n]
+	s.gc.pending = s.gc.pending[n:]
+	if len(s.gc.pending) == 0 {
+		s.gc.pending = nil
 	}
 	return batch
 }
@@ -141,13 +141,13 @@ func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason str
 		r := <-req.done
 		return r.job, r.created, r.err
 	}
-	s.createMu.Lock()
-	if s.closed {
-		s.createMu.Unlock()
+	s.gc.mu.Lock()
+	if s.gc.closed {
+		s.gc.mu.Unlock()
 		return j, false, fmt.Errorf("create job %s: %w", j.ID, errClosed)
 	}
-	s.pending = append(s.pending, req)
-	s.createMu.Unlock()
+	s.gc.pending = append(s.gc.pending, req)
+	s.gc.mu.Unlock()
 	s.kickCommitters()
 	select {
 	case r := <-req.done:
@@ -253,7 +253,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
 		)
-		SELECT id FROM ins`,
+		SELECT ins.id FROM ins CROSS JOIN LATERAL (SELECT pg_notify('`+JobsChannel+`', 's:' || ins.id::text)) AS n`,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
 		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {

@@ -11,14 +11,16 @@ import (
 )
 
 // PutDriver records a job's driver task (one row per job, replaced by a
-// later attempt or a newer status).
+// later launch or a newer status; its attempt, the launch number, only
+// grows, so that every launch has its own task id).
 func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 	now := s.timestamp()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
 		ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, task_id = EXCLUDED.task_id, agent_id = EXCLUDED.agent_id,
-			state = EXCLUDED.state, message = EXCLUDED.message, ended = EXCLUDED.ended, updated_at = EXCLUDED.updated_at`,
-		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, now)
+			state = EXCLUDED.state, message = EXCLUDED.message, ended = EXCLUDED.ended, lost_launches = EXCLUDED.lost_launches,
+			started = EXCLUDED.started, updated_at = EXCLUDED.updated_at`,
+		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, d.LostLaunches, d.Started, now)
 	if err != nil {
 		return fmt.Errorf("record driver of job %s: %w", d.JobID, err)
 	}
@@ -29,9 +31,9 @@ func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 // driver was ever launched for it.
 func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecord, error) {
 	var d scheduler.DriverRecord
-	err := s.db.QueryRowContext(ctx, `SELECT job_id, attempt, task_id, agent_id, state, message, ended, updated_at
+	err := s.db.QueryRowContext(ctx, `SELECT job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, updated_at
 		FROM drivers WHERE job_id = $1`, jobID).
-		Scan(&d.JobID, &d.Attempt, &d.TaskID, &d.AgentID, &d.State, &d.Message, &d.Ended, &d.UpdatedAt)
+		Scan(&d.JobID, &d.Attempt, &d.TaskID, &d.AgentID, &d.State, &d.Message, &d.Ended, &d.LostLaunches, &d.Started, &d.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("driver of job %s: %w", jobID, scheduler.ErrNotFound)
 	}
@@ -40,6 +42,29 @@ func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecor
 	}
 	d.UpdatedAt = d.UpdatedAt.UTC()
 	return d, nil
+}
+
+// CountFailedRun records that the application run of driver task taskID
+// failed and returns how many failed runs the job has had. It is
+// idempotent per task: counting the run of the task counted last again
+// (the adapter restarted between counting and reporting) changes nothing,
+// so a job with retries R runs at most R+1 times.
+func (s *Store) CountFailedRun(ctx context.Context, jobID, taskID string) (int, error) {
+	if taskID == "" {
+		return 0, fmt.Errorf("count a failed run of job %s: no driver task", jobID)
+	}
+	var n int
+	err := s.db.QueryRowContext(ctx, `UPDATE jobs SET
+			failed_runs = CASE WHEN failed_run_task = $2 THEN failed_runs ELSE failed_runs + 1 END,
+			failed_run_task = $2
+		WHERE id = $1 RETURNING failed_runs`, jobID, taskID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("count a failed run of job %s: %w", jobID, scheduler.ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count a failed run of job %s: %w", jobID, err)
+	}
+	return n, nil
 }
 
 // Note appends an event to a job's timeline without changing its state
@@ -69,4 +94,40 @@ func (s *Store) Plan(ctx context.Context, id string) (placement.Plan, error) {
 		p.Assignments = append(p.Assignments, placement.Assignment{AgentID: r.AgentID, Hostname: r.Hostname, Executors: r.Executors})
 	}
 	return p, nil
+}
+
+// RequestPreemption implements scheduler.PreemptionStore: it marks job id,
+// which holds resources, for eviction with the reason and appends an
+// event, in one (fenced) transaction. A job that waits or has ended gives
+// scheduler.ErrStale; asking twice records it once.
+func (s *Store) RequestPreemption(ctx context.Context, id, reason string) (scheduler.Job, error) {
+	if reason == "" {
+		return scheduler.Job{}, fmt.Errorf("request preemption of job %s: no reason", id)
+	}
+	var out scheduler.Job
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		out = j
+		if j.State.Waiting() || j.State.Terminal() {
+			return fmt.Errorf("preempt job %s: it is %s, holding nothing: %w", id, j.State, scheduler.ErrStale)
+		}
+		if j.PreemptRequested != "" {
+			return nil
+		}
+		now := s.timestamp()
+		j.PreemptRequested = reason
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		st := j.State
+		if err := appendEvent(ctx, tx, id, now, &st, st, "preemption requested: "+reason); err != nil {
+			return err
+		}
+		out = j
+		return nil
+	})
+	return out, err
 }

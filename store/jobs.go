@@ -40,7 +40,8 @@ type Event struct {
 }
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
-	waiting_reason, at_risk, kill_requested, attempt, seq`
+	waiting_reason, at_risk, kill_requested, attempt, failed_runs, seq,
+	preempt_requested, preemptions, lost_work_seconds, last_started_at`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -50,11 +51,13 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 		spec                        []byte
 		state                       string
 		started, finished, deadline sql.NullTime
+		lastStarted                 sql.NullTime
 		seq                         int64
 		id                          string
 	)
 	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
-		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &seq)
+		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &j.FailedRuns, &seq,
+		&j.PreemptRequested, &j.Preemptions, &j.LostWorkSeconds, &lastStarted)
 	if err != nil {
 		return j, 0, err
 	}
@@ -67,6 +70,7 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 	j.StartedAt = nullTime(started)
 	j.FinishedAt = nullTime(finished)
 	j.DeadlineAt = nullTime(deadline)
+	j.LastStartedAt = nullTime(lastStarted)
 	return j, seq, nil
 }
 
@@ -241,8 +245,10 @@ func lockJob(ctx context.Context, tx *sql.Tx, id string) (scheduler.Job, error) 
 
 func updateJob(ctx context.Context, tx *sql.Tx, j scheduler.Job, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = $2, started_at = $3, finished_at = $4, waiting_reason = $5,
-			at_risk = $6, kill_requested = $7, attempt = $8, updated_at = $9 WHERE id = $1`,
-		j.ID, string(j.State), j.StartedAt, j.FinishedAt, j.WaitingReason, j.AtRisk, j.KillRequested, j.Attempt, now)
+			at_risk = $6, kill_requested = $7, attempt = $8, updated_at = $9,
+			preempt_requested = $10, preemptions = $11, lost_work_seconds = $12, last_started_at = $13 WHERE id = $1`,
+		j.ID, string(j.State), j.StartedAt, j.FinishedAt, j.WaitingReason, j.AtRisk, j.KillRequested, j.Attempt, now,
+		j.PreemptRequested, j.Preemptions, j.LostWorkSeconds, j.LastStartedAt)
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
 	}
@@ -336,7 +342,16 @@ func (s *Store) Cancel(ctx context.Context, id, reason string) (scheduler.Job, C
 			}
 		}
 		out = j
-		return updateJob(ctx, tx, j, now)
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		// The leader, wherever it runs, hears of it at commit (notify.go).
+		kill := "0"
+		if outcome == KillRequested {
+			kill = "1"
+		}
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "c:"+id+":"+kill)
+		return err
 	})
 	return out, outcome, err
 }
@@ -363,7 +378,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]scheduler.Job, error) {
 // SetWaiting implements scheduler.Store. It changes nothing for a job
 // that is no longer waiting.
 func (s *Store) SetWaiting(ctx context.Context, id, reason string, atRisk bool) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
+	err := s.exec(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
 		WHERE id = $1 AND state IN ('SUBMITTED','QUEUED') AND (waiting_reason <> $2 OR at_risk <> $3)`,
 		id, reason, atRisk, s.timestamp())
 	if err != nil {

@@ -55,7 +55,7 @@ func (s *Store) PutPowerRecord(ctx context.Context, r power.Record) error {
 	if !r.RegisteredAt.IsZero() {
 		reg = r.RegisteredAt
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agent_power (agent_id, hostname, attributes, cpus, mem_mb, price, state, since,
+	err = s.exec(ctx, `INSERT INTO agent_power (agent_id, hostname, attributes, cpus, mem_mb, price, state, since,
 			requested, failures, last_error, avoid_until, registered_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (agent_id) DO UPDATE SET hostname = $2, attributes = $3, cpus = $4, mem_mb = $5, price = $6, state = $7,

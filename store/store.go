@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,14 +24,22 @@ type Store struct {
 	log logrus.FieldLogger
 	now func() time.Time
 
-	// group commit of submissions (create.go)
+	// group commit of submissions (create.go), shared by fenced views
 	committers int
-	createMu   sync.Mutex
-	pending    []*createReq
-	closed     bool
-	createKick chan struct{}
-	stop       chan struct{}
-	wg         sync.WaitGroup
+	gc         *groupCommit
+	// fence, when not zero, is the leadership token the leader-only
+	// writes of this view check (leader.go).
+	fence int64
+}
+
+// groupCommit is the state of the submission committers.
+type groupCommit struct {
+	mu      sync.Mutex
+	pending []*createReq
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Option configures a Store.
@@ -44,14 +54,14 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // Open connects to the database at url, checks it answers and applies
 // pending migrations.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	db, err := sql.Open("postgres", url)
+	db, err := sql.Open("postgres", withSessionDefaults(url))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w (check --database-url)", err)
 	}
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters}
+	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters, gc: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -69,18 +79,44 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// IdleTxTimeout is the idle_in_transaction_session_timeout of sparkpack's
+// sessions: PostgreSQL ends a session that sits inside a transaction
+// doing nothing this long. sparkpack's transactions issue their statements
+// back to back, so only a stalled process (stopped, or cut off from the
+// database) is ever ended this way, which releases its locks: a stalled
+// leader's fenced transaction (leader.go) cannot hold the leadership lease
+// for longer than this.
+const IdleTxTimeout = 5 * time.Second
+
+// withSessionDefaults adds IdleTxTimeout to the connection settings,
+// unless they set it already (a URL or a key=value string).
+func withSessionDefaults(dsn string) string {
+	const key = "idle_in_transaction_session_timeout"
+	if strings.Contains(dsn, key) {
+		return dsn
+	}
+	ms := strconv.FormatInt(IdleTxTimeout.Milliseconds(), 10)
+	if u, err := neturl.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set(key, ms)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " " + key + "=" + ms
+}
+
 // Close stops the committers (submissions still pending fail) and closes
 // the connection pool.
 func (s *Store) Close() error {
-	s.createMu.Lock()
-	already := s.closed
-	s.closed = true
-	pending := s.pending
-	s.pending = nil
-	s.createMu.Unlock()
-	if !already && s.stop != nil {
-		close(s.stop)
-		s.wg.Wait()
+	s.gc.mu.Lock()
+	already := s.gc.closed
+	s.gc.closed = true
+	pending := s.gc.pending
+	s.gc.pending = nil
+	s.gc.mu.Unlock()
+	if !already && s.gc.stop != nil {
+		close(s.gc.stop)
+		s.gc.wg.Wait()
 	}
 	for _, r := range pending {
 		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
@@ -111,6 +147,10 @@ func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := s.fenceTx(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()

@@ -442,3 +442,59 @@ func TestUnfinishedAndWaiting(t *testing.T) {
 		t.Fatalf("unfinished %v, want %v", ids, want)
 	}
 }
+
+// TestDriverRecordAndFailedRuns: the driver record keeps its launch
+// number, lost launches and started flag; a failed run is counted once
+// per driver task however often it is counted.
+func TestDriverRecordAndFailedRuns(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, func(sp *scheduler.Spec) { sp.Retries = 2 }), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Driver(ctx, j.ID); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Fatalf("driver of a new job: %v, want ErrNotFound", err)
+	}
+	rec := scheduler.DriverRecord{JobID: j.ID, Attempt: 3, TaskID: "sparkpack-driver-" + j.ID + "-3", State: "TASK_LOST", Ended: true, LostLaunches: 2}
+	if err := s.PutDriver(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Attempt, rec.TaskID, rec.State, rec.Ended, rec.Started = 4, "sparkpack-driver-"+j.ID+"-4", "TASK_RUNNING", false, true
+	if err := s.PutDriver(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Driver(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Attempt != 4 || got.TaskID != rec.TaskID || got.LostLaunches != 2 || !got.Started || got.Ended || got.State != "TASK_RUNNING" {
+		t.Fatalf("driver record %+v, want %+v", got, rec)
+	}
+
+	for i, c := range []struct {
+		task string
+		want int
+	}{{"t-1", 1}, {"t-1", 1}, {"t-2", 2}, {"t-2", 2}, {"t-3", 3}} {
+		n, err := s.CountFailedRun(ctx, j.ID, c.task)
+		if err != nil || n != c.want {
+			t.Fatalf("count %d (%s) = %d, %v; want %d", i, c.task, n, err, c.want)
+		}
+	}
+	if j2, err := s.GetJob(ctx, j.ID); err != nil || j2.FailedRuns != 3 {
+		t.Fatalf("job failed runs %d (%v), want 3", j2.FailedRuns, err)
+	}
+	if _, err := s.CountFailedRun(ctx, uuid.NewString(), "t"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("count on an unknown job: %v", err)
+	}
+	// Concurrent counts of one task count once.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = s.CountFailedRun(ctx, j.ID, "t-4") }()
+	}
+	wg.Wait()
+	if n, _ := s.CountFailedRun(ctx, j.ID, "t-4"); n != 4 {
+		t.Errorf("after concurrent counts of one task: %d, want 4", n)
+	}
+}

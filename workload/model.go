@@ -45,6 +45,10 @@ type Profile struct {
 	InputBytes   int64
 	ShuffleBytes int64
 	OutputBytes  int64
+	// Iterations is how often an iterative job (PageRank) goes over its
+	// input; 0 or 1 means one pass (every trace job). ShuffleBytes is the
+	// total over all iterations.
+	Iterations int
 	// Executors of ExecutorCores cpus and ExecutorMemoryMB MiB (Spark's
 	// memory overhead comes on top, as the scheduler adds it).
 	Executors        int
@@ -124,7 +128,17 @@ var DefaultModel = Model{
 // its executor size from its type.
 func (m Model) Profile(t TraceJob) Profile {
 	app := Classify(t.InputBytes, t.ShuffleBytes)
-	size := max(t.InputBytes, t.ShuffleBytes, t.OutputBytes)
+	return Profile{
+		JobID: t.ID, App: app,
+		InputBytes: t.InputBytes, ShuffleBytes: t.ShuffleBytes, OutputBytes: t.OutputBytes,
+		Executors: m.ExecutorsFor(max(t.InputBytes, t.ShuffleBytes, t.OutputBytes)), ExecutorCores: max(1, m.ExecutorCores),
+		ExecutorMemoryMB: m.Apps[app].ExecutorMemoryMB,
+	}
+}
+
+// ExecutorsFor is the executor count for a data volume: one executor up to
+// BytesPerExecutorStep, one more per doubling beyond, at most MaxExecutors.
+func (m Model) ExecutorsFor(size int64) int {
 	e := 1
 	if step := m.BytesPerExecutorStep; step > 0 && size > step {
 		e = 1 + int(math.Ceil(math.Log2(float64(size)/float64(step))))
@@ -132,11 +146,7 @@ func (m Model) Profile(t TraceJob) Profile {
 	if m.MaxExecutors > 0 && e > m.MaxExecutors {
 		e = m.MaxExecutors
 	}
-	return Profile{
-		JobID: t.ID, App: app,
-		InputBytes: t.InputBytes, ShuffleBytes: t.ShuffleBytes, OutputBytes: t.OutputBytes,
-		Executors: e, ExecutorCores: max(1, m.ExecutorCores), ExecutorMemoryMB: m.Apps[app].ExecutorMemoryMB,
-	}
+	return e
 }
 
 // AgentShare is the part of a placement on one agent.
@@ -165,7 +175,7 @@ func (b Breakdown) Total() time.Duration { return b.Startup + b.Compute + b.Shuf
 // Duration is the run time of job p when its executors are placed as
 // shares. It is a pure function.
 //
-//	compute  = (input / ComputeMBps + output / WriteMBps) / (E x cores) x slowdown
+//	compute  = (input x iterations / ComputeMBps + output / WriteMBps) / (E x cores) x slowdown
 //	slowdown = 1 + Contention x CPUBound x clamp((u - ContentionFrom) / (1 - ContentionFrom), 0, 1)
 //	           with u the highest utilisation of an agent holding the job (stragglers decide)
 //	shuffle  = shuffle / (E x cores) x ((1 - r) / LocalShuffleMBps + r / RemoteShuffleMBps)
@@ -208,7 +218,8 @@ func (m Model) Duration(p Profile, shares []AgentShare) Breakdown {
 		slow += m.Contention * ap.CPUBound * min(1, max(0, x))
 	}
 	const mb = 1e6
-	compute := (float64(p.InputBytes)/mb/ap.ComputeMBps + rate(float64(p.OutputBytes)/mb, m.WriteMBps)) / cores * slow
+	passes := float64(max(1, p.Iterations))
+	compute := (float64(p.InputBytes)*passes/mb/ap.ComputeMBps + rate(float64(p.OutputBytes)/mb, m.WriteMBps)) / cores * slow
 	perByte := 0.0
 	if m.LocalShuffleMBps > 0 {
 		perByte += (1 - remote) / m.LocalShuffleMBps
@@ -248,6 +259,10 @@ func (m Model) Reference(p Profile) time.Duration {
 }
 
 func (p Profile) String() string {
-	return fmt.Sprintf("%s %s: %d x %d cpus / %d MiB, in %d B, shuffle %d B, out %d B",
-		p.JobID, p.App, p.Executors, p.ExecutorCores, p.ExecutorMemoryMB, p.InputBytes, p.ShuffleBytes, p.OutputBytes)
+	it := ""
+	if p.Iterations > 1 {
+		it = fmt.Sprintf(", %d iterations", p.Iterations)
+	}
+	return fmt.Sprintf("%s %s: %d x %d cpus / %d MiB, in %d B, shuffle %d B, out %d B%s",
+		p.JobID, p.App, p.Executors, p.ExecutorCores, p.ExecutorMemoryMB, p.InputBytes, p.ShuffleBytes, p.OutputBytes, it)
 }

@@ -402,12 +402,23 @@ function route() {
   else if (h === "#/jobs") loadJobs(false);
   else refreshOverview();
 }
-function refreshOverview() { renderCluster(); renderQueues(); renderCost(); }
+function refreshOverview() { renderCluster(); renderQueues(); renderCost(); renderLeader(); }
 function refreshAll() {
   renderCost();
   if (!$("view-overview").hidden) { renderCluster(); renderQueues(); }
   if (!$("view-jobs").hidden) loadJobs(false);
   if (!$("view-job").hidden && currentJob) renderJob(currentJob);
+}
+
+// ---- leadership (several instances: one leads) ----
+async function renderLeader() {
+  let s;
+  try { s = await getJSON("/api/v1/leader"); } catch (e) { $("leader").hidden = true; return; }
+  const box = $("leader");
+  box.hidden = false;
+  const who = s.leaderInstance || "none";
+  box.title = "this page is served by " + s.instance;
+  $("leader-name").textContent = s.leader ? who + " (this instance)" : who;
 }
 
 let pending = null;
@@ -446,6 +457,7 @@ async function connect() {
     esTimer = setTimeout(connect, 2000);
   };
   for (const name of ["job", "cluster", "queues", "cost", "resync"]) s.addEventListener(name, scheduleRefresh);
+  s.addEventListener("leader", renderLeader);
 }
 
 document.addEventListener("DOMContentLoaded", () => {

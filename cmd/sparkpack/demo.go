@@ -62,7 +62,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.StringVar(&c.serve.sparkRestListen, "spark-rest-listen", demoSparkListen, "address of Spark's REST submission protocol (spark-submit --master mesos://HOST:PORT --deploy-mode cluster; a free port when the default is busy); empty disables it")
 	fs.StringVar(&c.serve.databaseURL, "database-url", "", "PostgreSQL URL; empty starts a scratch server (needs Debian's postgresql package) and deletes it on exit")
 	fs.StringVar(&c.cluster, "cluster", "thesis14", "emulated agents: thesis14 or a cluster spec JSON file")
-	fs.StringVar(&c.serve.policy, "policy", "bfd", "placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
+	fs.StringVar(&c.serve.policy, "policy", scheduler.DefaultPolicy, "placement policy: dap (the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
 	fs.BoolVar(&c.noSample, "no-sample", false, "do not submit the sample workload")
 	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals, power off and boot)")
 	fs.IntVar(&c.sampleJobs, "sample-jobs", 0, "stop the sample after this many jobs; 0 sends waves of jobs until Ctrl-C")
@@ -651,9 +651,13 @@ func (w *watcher) status(ctx context.Context) {
 	rt := w.rt
 	w.mu.Unlock()
 	line := fmt.Sprintf("demo: status: %d finished", fin)
+	var lv *live
 	if rt.Live != nil {
-		q := rt.Live.core.Lengths()
-		cost := rt.Live.core.Cost()
+		lv = rt.Live()
+	}
+	if lv != nil {
+		q := lv.core.Lengths()
+		cost := lv.core.Cost()
 		running := 0
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if n, err := rt.Store.CountByState(rctx); err == nil {

@@ -413,14 +413,20 @@ func parseWithIDs(fs *flag.FlagSet, args []string, n int) ([]string, error) {
 // runCancel is `sparkpack cancel ID...`: DELETE /api/v1/jobs/{id}. A
 // waiting job is cancelled; one that holds resources has its driver
 // killed and its reservations released (202: kill requested).
+// A job that has already ended is not an error (nothing is left to stop).
+// `sparkpack kill` is the same command.
 func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cancelJobs(ctx, "cancel", args, stdout, stderr)
+}
+
+func cancelJobs(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
 	var cf clientFlags
-	fs := newFlagSet("cancel", stderr)
+	fs := newFlagSet(name, stderr)
 	cf.register(fs)
 	wait := fs.Bool("wait", false, "wait until each job has ended, printing its final state")
 	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: give up after this long")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sparkpack cancel [flags] JOB-ID...   (a waiting job is cancelled; a running one killed and its reservations released)")
+		fmt.Fprintf(fs.Output(), "Usage: sparkpack %s [flags] JOB-ID...   (a waiting job is cancelled; a running one killed and its reservations released)\n", name)
 		fs.PrintDefaults()
 	}
 	ids, err := parseWithIDs(fs, args, 0)
@@ -439,7 +445,7 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		var he *httpError
 		switch {
 		case errors.As(err, &he) && he.Status == http.StatusConflict:
-			fmt.Fprintf(stderr, "%s; nothing to cancel\n", he.Msg)
+			fmt.Fprintf(stderr, "%s; nothing to cancel (%d)\n", he.Msg, he.Status)
 			continue
 		case err != nil:
 			fmt.Fprintf(stderr, "job %s: %v\n", id, explain(notFound(err, id), "cancel"))
@@ -461,7 +467,11 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d jobs could not be cancelled", failed, len(ids))
+		verb := "cancelled"
+		if name == "kill" {
+			verb = "killed"
+		}
+		return fmt.Errorf("%d of %d jobs could not be %s", failed, len(ids), verb)
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ type mesosConfig struct {
 	sparkHome       string
 	prices          string
 	admission       string
+	ordering        string
 	promoteAfter    time.Duration
 	refresh         time.Duration
 	sweep           time.Duration
@@ -53,6 +54,7 @@ type mesosConfig struct {
 	durationScale float64
 	confirm       time.Duration
 	power         powerConfig
+	preempt       preemptConfig
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -80,7 +82,9 @@ type live struct {
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
 // ctx does; wait() waits for them.
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*live, error) {
+// guard, if set, is asked before every call to Mesos and every power
+// provider call (the leadership check of package leader).
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger, guard func() error) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -96,6 +100,9 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 			return nil, fmt.Errorf("--mesos-ca-file: %w", err)
 		}
 		epOpts = append(epOpts, offers.WithTLS(tc))
+	}
+	if guard != nil {
+		epOpts = append(epOpts, offers.WithGuard(guard))
 	}
 	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
@@ -128,7 +135,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
 	pinner = countingPinner{Pinner: pinner, m: m}
-	pm, err := startPower(ctx, mc.power, mc.master, op, st, log)
+	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
 	}
@@ -161,13 +168,18 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	}
 	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
-		Policy:        policy,
-		Admission:     scheduler.AdmissionMode(mc.admission),
-		PromoteAfter:  mc.promoteAfter,
-		DurationScale: mc.durationScale,
-		Provisioner:   provisioner,
-		Standby:       standby,
-		Log:           log.WithField("component", "scheduler"),
+		Policy:         policy,
+		Admission:      scheduler.AdmissionMode(mc.admission),
+		Ordering:       scheduler.Ordering(mc.ordering),
+		PromoteAfter:   mc.promoteAfter,
+		DurationScale:  mc.durationScale,
+		Preemption:     scheduler.PreemptionPolicy(mc.preempt.policy),
+		PreemptProtect: mc.preempt.protect, PreemptMaxShare: mc.preempt.maxShare, MaxPreemptions: mc.preempt.max,
+		OnPreempt:   func(p scheduler.PreemptStat) { m.Preempted(string(p.Policy)) },
+		OnPreempted: func(_ scheduler.Job, lost time.Duration) { m.LostWork(lost) },
+		Provisioner: provisioner,
+		Standby:     standby,
+		Log:         log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
 		},
@@ -190,7 +202,6 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster.SetReporter(core)
 	sink.c = cluster
 	l.core, l.cluster, l.fw = core, cluster, fw
-	m.OnScrape(l.refreshGauges)
 	if err := cluster.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -434,7 +445,8 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 
 // refreshGauges sets the metrics whose values other parts own: the
 // queues' lengths, the cost meter's total, burn rate and active agents,
-// and power management's counts. It runs at every scrape and every sample.
+// and power management's counts. It runs at every scrape (through the
+// leadership, while this term leads) and every sample.
 func (l *live) refreshGauges() {
 	if l.metrics == nil {
 		return

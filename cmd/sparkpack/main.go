@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"demo":      {"run everything on an emulated Mesos cluster with a scratch PostgreSQL and a sample SWIM workload", runDemo},
 	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
 	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
+	"kill":      {"the same as cancel: sparkpack kill JOB-ID...", runKill},
 	"version":   {"print the version", runVersion},
 	"certs":     {"write a CA and a server certificate for TLS (used by the compose deployment; for tests and demos)", runCerts},
 	"health":    {"probe the local sparkpack's /healthz (the container's HEALTHCHECK; follows SPARKPACK_LISTEN and SPARKPACK_TLS_CERT)", runHealth},

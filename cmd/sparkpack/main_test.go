@@ -38,8 +38,20 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://x", "--policy", "nope"}, 1, "--policy"},
 		{[]string{"serve", "--database-url", "postgres://x", "--listen", "nohost"}, 1, "--listen"},
 		{[]string{"serve", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "--database-url", "postgres://x", "--queue", "lifo"}, 1, "--queue"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m"}, 1, "--power-provider"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "ipmi"}, 1, "--power-provider"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "exec"}, 1, "--power-exec"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "webhook"}, 1, "--power-webhook-url"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "emulator", "--power-selector", "hostname=["}, 1, "--power-selector"},
+		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "lru"}, 1, "--preemption"},
+		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "mdf", "--preempt-max-share", "1.5"}, 1, "--preempt-max-share"},
+		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "mdf", "--max-preemptions", "-1"}, 1, "--max-preemptions"},
+		{[]string{"serve", "--database-url", "postgres://x", "--preempt-protect", "-1s"}, 1, "--preempt-protect"},
 		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
 		{[]string{"version"}, 0, ""},
+		{[]string{"kill"}, 2, "give at least one job id"},
+		{[]string{"kill", "--server", "http://127.0.0.1:1", "not-a-uuid"}, 1, "not a job id"},
 	}
 	for _, tc := range cases {
 		code, out, errOut := runCmd(t, tc.args...)
@@ -96,6 +108,17 @@ func TestServeAndSubmit(t *testing.T) {
 	if !strings.Contains(string(body), `sparkpack_jobs{state="SUBMITTED"} 2`) {
 		t.Fatalf("/metrics lacks the job count:\n%s", body)
 	}
+	// sparkpack kill takes the DELETE path: a waiting job is cancelled;
+	// a second kill finds it ended (said, not an error); an unknown job
+	// is an error.
+	code, out, errOut = runCmd(t, "kill", "--server", "http://"+addr, id)
+	if code != 0 || !strings.Contains(out, "job "+id+": CANCELLED") {
+		t.Fatalf("kill: %d %q %q", code, out, errOut)
+	}
+	code, _, errOut = runCmd(t, "kill", "--server", "http://"+addr, id, "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f")
+	if code != 1 || !strings.Contains(errOut, "already ended (CANCELLED); nothing to cancel (409)") || !strings.Contains(errOut, "no job 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f") || !strings.Contains(errOut, "1 of 2 jobs") {
+		t.Fatalf("kill of an ended and an unknown job: %d %q", code, errOut)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
@@ -129,5 +152,17 @@ func TestNaturalLess(t *testing.T) {
 		if got := naturalLess(c.a, c.b); got != c.want {
 			t.Errorf("naturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestServeRefusesAMissingPowerProgram: a power program that does not
+// exist is an error at start, naming it, not a failure of every
+// leadership term later.
+func TestServeRefusesAMissingPowerProgram(t *testing.T) {
+	code, _, errOut := runCmd(t, "serve", "--database-url", pgtest.URL(t), "--listen", "127.0.0.1:0",
+		"--mesos-master", "http://127.0.0.1:1", "--power-off-after", "1m", "--power-provider", "exec",
+		"--power-exec", "/nonexistent/power-program")
+	if code != 1 || !strings.Contains(errOut, "/nonexistent/power-program") {
+		t.Fatalf("%d %q: want an error naming the program", code, errOut)
 	}
 }

@@ -127,7 +127,7 @@ func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (p
 }
 
 // startPower builds power management (nil when it is off).
-func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger) (*power.Manager, error) {
+func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger, guard func() error) (*power.Manager, error) {
 	if c.offAfter <= 0 {
 		return nil, nil
 	}
@@ -138,7 +138,7 @@ func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offe
 	}
 	sel, _ := power.ParseSelector(c.selector)
 	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
-		Selector: sel, Provider: prov, Log: plog}, st, op)
+		Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
 	if err != nil {
 		return nil, err
 	}

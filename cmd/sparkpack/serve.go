@@ -63,6 +63,7 @@ type serveConfig struct {
 	rate                             float64
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
+	ha                               haConfig
 	// started, if set, is called once the server accepts requests (the
 	// demo watches jobs through it).
 	started func(serveRuntime)
@@ -73,7 +74,9 @@ type serveRuntime struct {
 	API    *api.Server
 	Broker *api.Broker
 	Store  *store.Store
-	Live   *live // nil without --mesos-master
+	// Live is the scheduler of this instance's current term as leader,
+	// nil while it does not lead or without --mesos-master.
+	Live func() *live
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -98,7 +101,8 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.mesos.launchTimeout, "launch-timeout", envDuration("SPARKPACK_LAUNCH_TIMEOUT", 2*time.Minute), withEnv("a driver that finds no offer with room this long is withdrawn and its job placed again", "SPARKPACK_LAUNCH_TIMEOUT"))
 	fs.DurationVar(&c.mesos.offerHold, "offer-hold", envDuration("SPARKPACK_OFFER_HOLD", 5*time.Second), withEnv("longest time an unused offer is held before it is declined", "SPARKPACK_OFFER_HOLD"))
 	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over (left by a crash or an agent that came back) are looked for and released", "SPARKPACK_LEAK_SWEEP"))
-	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", "bfd"), withEnv("placement policy: bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
+	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", scheduler.DefaultPolicy), withEnv("placement policy: dap (deadline-aware packing, the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
+	fs.StringVar(&c.mesos.ordering, "queue", envDefault("SPARKPACK_QUEUE", string(scheduler.DefaultOrdering)), withEnv("queue discipline: feasible-edf (EDF, jobs that can no longer make their deadline after those that can; the default), algorithm3 (thesis Algorithm 3) or fifo", "SPARKPACK_QUEUE"))
 	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line: name:token:scopes (scopes from submit, cancel, read, metrics, admin) or a bare token (every scope); when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
 	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token with the read scope on reads too, and read or metrics on /metrics", "SPARKPACK_PROTECT_READS"))
 	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
@@ -114,6 +118,12 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
 	powerFlags(fs, &c.mesos.power)
+	preemptFlags(fs, &c.mesos.preempt)
+	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
+	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
+	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
+	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", 2*time.Second), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
+	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", time.Second), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -160,6 +170,14 @@ func (c *serveConfig) validate() error {
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)
+	}
+	switch o := scheduler.Ordering(c.mesos.ordering); o {
+	case "", scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO:
+	default:
+		return fmt.Errorf("--queue %q: use %s, %s or %s", c.mesos.ordering, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO)
+	}
+	if err := c.mesos.preempt.validate(); err != nil {
+		return err
 	}
 	if err := c.mesos.power.validate(); err != nil {
 		return err
@@ -244,24 +262,46 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
-	var lv *live
+	var haWG sync.WaitGroup
+	var ha *leadership
 	if c.mesos.master != "" {
-		log.WithField("mesos_master", c.mesos.master).Info("starting the scheduler and the Mesos framework")
-		lv, err = startLive(liveCtx, c.mesos, c.policy, st, broker, m, log)
+		scheme := "http"
+		if certs != nil {
+			scheme = "https"
+		}
+		if c.ha.instance == "" {
+			c.ha.instance = defaultInstance(ln.Addr().String())
+		}
+		if c.ha.advertise == "" {
+			c.ha.advertise = defaultAdvertise(scheme, ln.Addr().String())
+		}
+		if err := preflight(c.mesos, log); err != nil {
+			ln.Close()
+			return err
+		}
+		ha, err = newLeadership(c, st, broker, m, log)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("start the scheduler: %w", err)
+			return fmt.Errorf("leadership: %w", err)
 		}
-		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = lv.core, lv.core.Admit, lv.core.Decide, lv, lv.driverCommand
-		acfg.JobCost = lv.jobCost
+		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
+		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
+		acfg.JobCost = ha.JobCost
+		if certs != nil && c.mesos.caFile != "" {
+			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
+				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
+			}
+		}
+		log.WithFields(logrus.Fields{"mesos_master": c.mesos.master, "instance": c.ha.instance, "advertise": c.ha.advertise}).
+			Info("campaigning for leadership: the leader runs the scheduler and the Mesos framework")
+		haWG.Add(1)
+		go func() { defer haWG.Done(); ha.run(liveCtx) }()
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
 	stopAll := func() {
 		stopLive()
-		if lv != nil {
-			lv.wait()
-		}
+		haWG.Wait()
 	}
 	defer stopAll()
 	srv := api.New(acfg)
@@ -303,7 +343,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 		sparkSrv = &http.Server{
 			ErrorLog: httpErrLog,
-			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Publish: broker.Publish,
+			// Submit and Cancel are the native API's own: both front ends
+			// validate, store, notify the scheduler and kill alike.
+			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
 				Log: log.WithField("listener", "spark-rest"), Guard: guard}),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
@@ -334,9 +376,18 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
 		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
 	if c.started != nil {
-		c.started(serveRuntime{API: srv, Broker: broker, Store: st, Live: lv})
+		rt := serveRuntime{API: srv, Broker: broker, Store: st, Live: func() *live { return nil }}
+		if ha != nil {
+			rt.Live = ha.cur.Load
+		}
+		c.started(rt)
 	}
 	if ready != nil {
+		if ha != nil {
+			// Tests and the demo start using the scheduler's views at once:
+			// wait until this instance leads or another one does.
+			ha.settle(ctx, 30*time.Second)
+		}
 		ready <- addr
 	}
 	select {

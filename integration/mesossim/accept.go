@@ -331,6 +331,7 @@ func (m *Master) applyLaunchLocked(fw *framework, ag *agent, offerRole string, p
 			role:        offerRole,
 			executorID:  execID,
 			containerID: newUUID(),
+			executorPID: uint32(10000 + m.rng.Intn(50000)),
 			launched:    time.Now(),
 			state:       mesos.TASK_STAGING,
 			actual:      mesos.TASK_STAGING,

@@ -19,6 +19,8 @@ import (
 //	POST /sim/agents/lose?id=A         crash, tasks TASK_LOST
 //	POST /sim/agents/power-off?id=A    stop its machine (idempotent)
 //	POST /sim/agents/power-on?id=A     start it; it registers after the boot time (idempotent)
+//	POST /sim/agents/crash?id=A        the agent process dies (SIGKILL); executors survive
+//	POST /sim/agents/restart?id=A      the crashed agent starts again on its work directory
 //	GET  /sim/bill                     what every agent cost while powered on (simulated time)
 //	POST /sim/tasks/fail?task=T[&framework=F]
 //	POST /sim/tasks/finish?task=T[&framework=F]
@@ -81,6 +83,8 @@ func (m *Master) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("/sim/agents/lose", post(func(r *http.Request) error { return m.LoseAgent(id(r)) }))
 	mux.HandleFunc("/sim/agents/power-off", post(func(r *http.Request) error { return m.PowerOff(id(r)) }))
 	mux.HandleFunc("/sim/agents/power-on", post(func(r *http.Request) error { return m.PowerOn(id(r)) }))
+	mux.HandleFunc("/sim/agents/crash", post(func(r *http.Request) error { return m.CrashAgent(id(r)) }))
+	mux.HandleFunc("/sim/agents/restart", post(func(r *http.Request) error { return m.RestartAgent(id(r)) }))
 	mux.HandleFunc("/sim/tasks/fail", post(func(r *http.Request) error {
 		return m.FailTask(r.URL.Query().Get("framework"), r.URL.Query().Get("task"))
 	}))

@@ -142,7 +142,7 @@ func (m *Master) allocateLocked() {
 	for fw, os := range perFw {
 		ev := &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{}}
 		for _, o := range os {
-			ev.Offers.Offers = append(ev.Offers.Offers, m.offerProtoLocked(o, fw.offerFormat()))
+			ev.Offers.Offers = append(ev.Offers.Offers, m.offerProtoLocked(o, fw.offerFormat(), true))
 		}
 		m.sendLocked(fw, ev)
 	}

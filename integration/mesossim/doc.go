@@ -1,9 +1,21 @@
 // Package mesossim EMULATES an Apache Mesos 1.12 master and its agents for
 // tests and demos of sparkpack. It is a stand-in written from the public
-// Mesos documentation and from transcripts of a real Mesos 1.12.0 master
-// (../../../shared/mesos-transcripts); it is not Mesos, not a mock to be
-// used in production, and it runs no real processes: tasks "run" for a
-// simulated duration.
+// Mesos documentation, from transcripts of a real Mesos 1.12.0 master
+// (../../../shared/mesos-transcripts, copied to testdata/transcripts) and
+// from a recorded session against a real master and real agents
+// (testdata/real/probe.json, see package integration/realmesos/probe);
+// it is not Mesos, not a mock to be used in production, and it runs no
+// real processes: tasks "run" for a simulated duration.
+//
+// # Checked against a real master
+//
+// Every test run compares the emulator with the real master's recorded
+// session (TestEmulatorMatchesTheRealMasterRecording), runs mesos-go's
+// example scheduler and fakespark (the Spark stand-in of the real-Mesos
+// tests) against it, and, with a Mesos build at hand (MESOS_BIN or
+// ../shared/mesos/bin), Mesos' own mesos-execute. integration/realmesos
+// runs sparkpack's end-to-end scenarios against a real master and the
+// emulator at once and requires the same outcome.
 //
 // # What is covered
 //
@@ -15,9 +27,13 @@
 //     master sends: AGENT_UPDATE, AGENT_DRAINING and QUOTA_V2 — the last is
 //     not in mesos-go v0.0.11's enum, so a client using mesos-go's JSON
 //     codec fails on SUBSCRIBED exactly as it does against a real master,
-//     while protobuf clients work), HEARTBEAT, OFFERS per role with
-//     allocation_info (legacy "role"/"reservation" format, or the
-//     "reservations" array for RESERVATION_REFINEMENT frameworks), RESCIND,
+//     while protobuf clients work), HEARTBEAT, OFFERS per role (legacy
+//     "role"/"reservation" format, or the "reservations" array for
+//     RESERVATION_REFINEMENT frameworks; allocation_info only for
+//     MULTI_ROLE frameworks, as the real master strips it for the others;
+//     resources in a fresh real master's order: ports, reservations,
+//     unreserved cpus/mem/disk; executor_ids of the framework's executors
+//     on the agent), RESCIND,
 //     UPDATE (with uuid, re-sent with backoff until acknowledged; the next
 //     update of a task is held back until then), UPDATE_OPERATION_STATUS,
 //     ERROR. Calls: ACCEPT (RESERVE, UNRESERVE, LAUNCH, LAUNCH_GROUP applied
@@ -28,7 +44,15 @@
 //     REVIVE, KILL, ACKNOWLEDGE, ACKNOWLEDGE_OPERATION_STATUS, RECONCILE
 //     (explicit and implicit, no uuid, unknown or finished-and-acknowledged
 //     tasks come back TASK_LOST "Reconciliation: Task is unknown"),
-//     RECONCILE_OPERATIONS, UPDATE_FRAMEWORK, TEARDOWN. Status codes and
+//     RECONCILE_OPERATIONS, UPDATE_FRAMEWORK, TEARDOWN. Command tasks get
+//     the command executor's updates (TASK_STARTING, TASK_RUNNING, then
+//     TASK_FINISHED "Command exited with status 0", TASK_FAILED "...status
+//     N" without a reason, TASK_KILLED "Command terminated with signal
+//     Terminated", with TASK_KILLING first for TASK_KILLING_STATE
+//     frameworks) carrying container_status with an executor pid; tasks
+//     with a custom executor start at TASK_RUNNING. The scheduler API is
+//     also served under /master/api/v1/scheduler (Mesos' C++ scheduler
+//     library, e.g. mesos-execute, uses that path). Status codes and
 //     text/plain error texts follow the transcripts (e.g. a missing or wrong
 //     Mesos-Stream-Id is 400; an invalid SUBSCRIBE is 200 with one ERROR
 //     event; call type UNKNOWN is 400 where the real master crashes).
@@ -36,8 +60,11 @@
 //     old stream gets ERROR "Framework failed over"; a framework that stays
 //     disconnected past its failover_timeout is removed and its tasks
 //     killed.
-//   - The v1 operator API, POST /api/v1: GET_HEALTH, GET_VERSION,
-//     GET_MASTER, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS, GET_EXECUTORS
+//   - The v1 operator API, POST /api/v1 (and /master/api/v1): GET_HEALTH,
+//     GET_VERSION, GET_MASTER, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS (live,
+//     unreachable and completed tasks, also of removed frameworks, with
+//     every status and resources in the post-refinement format),
+//     GET_EXECUTORS
 //     (empty), GET_STATE, GET_ROLES, GET_QUOTA, UPDATE_QUOTA (quota v2
 //     guarantees and limits, 400 for a limit below consumption unless
 //     force), RESERVE_RESOURCES / UNRESERVE_RESOURCES (202; offers on the
@@ -51,15 +78,39 @@
 //     scalars cut to limit minus consumption; reservations count as
 //     consumption but are never cut).
 //   - Agents from package clusterspec (attributes instance_type, price,
-//     location); AddAgent, RemoveAgent, PowerOff, PowerOn, LoseAgent at run
-//     time (also under /sim/).
-//   - Task durations from the sparkpack.sim/duration-seconds label or a
-//     pluggable DurationFunc; fault injection: failure and loss rates with a
+//     location); AddAgent, RemoveAgent, LoseAgent, CrashAgent and
+//     RestartAgent (the agent process dies and returns; executors live
+//     on), PowerOff and PowerOn (the machine; tasks die, see power.go) at
+//     run time (also
+//     under /sim/). A crash looks as on a real master: tasks of
+//     non-checkpointing frameworks TASK_LOST "Agent <host> disconnected",
+//     of partition-aware ones TASK_UNREACHABLE "health check timed out"
+//     (and TASK_RUNNING "Unreachable agent re-reregistered" when the agent
+//     returns), FAILURE to every framework, the agent gone from GET_AGENTS.
+//   - Task durations from the sparkpack.sim/duration-seconds label, a
+//     pluggable DurationFunc or a plain "sleep N" command; exit status from
+//     the sparkpack.sim/exit-code label; fault injection: failure and loss rates with a
 //     seed, FailTask, LoseAgent, DropConnections, Restart, and status
 //     update faults (SetUpdateFaults: random delay, so updates of
 //     different tasks arrive reordered, and duplicates).
 //   - A simulated Spark 3.x coarse-grained driver for launched spark-submit
 //     commands (see spark.go).
+//
+// # Known differences from the real master
+//
+// The emulator marks a crashed agent unreachable at once (a real master
+// after its ping timeouts: 75 s by default, ~4 s in the real-Mesos tests);
+// PowerOff reports every task on the machine lost at once ("Agent powered
+// off"; a real master would say TASK_LOST "Agent <host> disconnected" at
+// once only for frameworks that do not checkpoint, and TASK_UNREACHABLE /
+// TASK_LOST "health check timed out" for the others when the agent turns
+// unreachable); what a real agent reports for the tasks of a rebooted
+// machine (PowerOn) is not emulated (they are forgotten); protobuf answers lack the Mesos
+// 1.12 fields mesos-go v0.0.11 does not know (AgentInfo.checkpoint, a
+// framework's offer_constraints: JSON answers have them); a real master's
+// order of resources depends on the agent's history (the emulator always
+// uses a fresh agent's order); the simulated Spark is not a process and
+// registers without the HTTP API.
 //
 // # What is not covered
 //

@@ -7,6 +7,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
@@ -46,6 +47,182 @@ func (m *Master) RemoveAgent(agentID string) error {
 // removed with its reservations.
 func (m *Master) LoseAgent(agentID string) error {
 	return m.dropAgent(agentID, false, mesos.REASON_AGENT_REMOVED, "Agent lost")
+}
+
+// CrashAgent kills an agent's process, as SIGKILL would; its executors
+// keep running. The master, which cannot tell a dead process from a dead
+// machine, reacts as a real Mesos 1.12 master does (recorded in
+// testdata/real/probe.json): the tasks of frameworks that do not
+// checkpoint go TASK_LOST "Agent <host> disconnected"
+// (REASON_AGENT_DISCONNECTED); once the agent is unreachable (at once
+// here; after its ping timeouts on a real master) it leaves GET_AGENTS,
+// the tasks of PARTITION_AWARE frameworks go TASK_UNREACHABLE "health
+// check timed out" (REASON_AGENT_REMOVED, with unreachable_time) and are
+// listed as unreachable, those of other checkpointing frameworks go
+// TASK_LOST with the same reason, and every framework gets a FAILURE
+// event naming the agent. RestartAgent brings it back.
+func (m *Master) CrashAgent(agentID string) error {
+	return m.agentGone(agentID, true)
+}
+
+// RestartAgent starts a crashed agent again: it re-registers with its id,
+// its checkpointed reservations and the executors that survived, and the
+// PARTITION_AWARE frameworks get TASK_RUNNING "Unreachable agent
+// re-reregistered" (REASON_AGENT_REREGISTERED) for their tasks there.
+func (m *Master) RestartAgent(agentID string) error {
+	return m.agentBack(agentID, "agent restarted")
+}
+
+// agentGone takes an agent away at once, as a real master sees an agent
+// process that died (after its ping timeouts); with survive its executors
+// live on and the unreachable tasks of partition-aware frameworks come
+// back with it.
+func (m *Master) agentGone(agentID string, survive bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil || a.poweredOff {
+		return fmt.Errorf("mesossim: no running agent %q", agentID)
+	}
+	for _, id := range sortedOfferIDs(a.offers) {
+		m.removeOfferLocked(a.offers[id], true)
+	}
+	tasks := make([]*task, 0, len(a.tasks))
+	for t := range a.tasks {
+		tasks = append(tasks, t)
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
+	now := time.Now()
+	src := mesos.SOURCE_MASTER
+	lostUpdate := func(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, unreachable bool) *mesos.TaskStatus {
+		ts := float64(now.UnixNano()) / 1e9
+		st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: &state, Source: &src, Reason: &reason,
+			Message: strPtr(msg), AgentID: &mesos.AgentID{Value: a.id}, Timestamp: &ts}
+		if unreachable {
+			st.UnreachableTime = timeInfo(now)
+		}
+		m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+		return st
+	}
+	for _, t := range tasks {
+		fw := t.fw
+		if isTerminal(t.actual) || t.unreachable {
+			if !t.unreachable {
+				m.removeTaskLocked(t)
+			}
+			continue
+		}
+		switch {
+		case !fw.info.GetCheckpoint():
+			m.dropTaskLocked(t, mesos.TASK_LOST)
+			lostUpdate(t, mesos.TASK_LOST, mesos.REASON_AGENT_DISCONNECTED, "Agent "+a.spec.Hostname+" disconnected", false)
+		case fw.partitionAware && survive:
+			st := lostUpdate(t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", true)
+			m.unreachableLocked(t, st)
+		case fw.partitionAware:
+			m.dropTaskLocked(t, mesos.TASK_UNREACHABLE)
+			lostUpdate(t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", true)
+		default:
+			m.dropTaskLocked(t, mesos.TASK_LOST)
+			lostUpdate(t, mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED, "health check timed out", false)
+		}
+	}
+	a.used = nil
+	// Gone from GET_AGENTS at once (marked unreachable); its machine runs
+	// on, so it is still billed.
+	a.poweredOff, a.unreachable, a.offAt = true, true, now
+	for _, fw := range m.sortedFrameworksLocked() {
+		if fw.connected {
+			m.sendLocked(fw, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: a.id}}})
+		}
+	}
+	m.publishAgentLocked(a, false)
+	m.log.WithFields(logrus.Fields{"agent": agentID, "executors_survive": survive}).Info("agent gone")
+	m.kickAllocator()
+	return nil
+}
+
+// dropTaskLocked forgets a task the master considers ended in state.
+func (m *Master) dropTaskLocked(t *task, state mesos.TaskState) {
+	t.actual, t.state = state, state
+	t.pending = nil
+	m.forgetTaskLocked(t)
+}
+
+// unreachableLocked parks a task of a partition-aware framework on an
+// unreachable agent: its resources are free, its simulated run stops
+// until the agent comes back.
+func (m *Master) unreachableLocked(t *task, st *mesos.TaskStatus) {
+	t.unreachable = true
+	if !t.finishAt.IsZero() {
+		t.remaining = time.Until(t.finishAt)
+	}
+	t.cancelTimers()
+	t.retry.cancel()
+	t.pending = nil
+	t.state, t.status = mesos.TASK_UNREACHABLE, st
+	t.statuses = append(t.statuses, *cloneStatus(st))
+	if !t.released {
+		t.released = true
+		t.agent.used = t.agent.used.minus(t.res)
+	}
+}
+
+// agentBack brings a gone agent back: its unreachable tasks run again.
+func (m *Master) agentBack(agentID, why string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil {
+		return fmt.Errorf("mesossim: no agent %q", agentID)
+	}
+	if !a.poweredOff {
+		return nil
+	}
+	if !a.unreachable || a.booting != nil {
+		return fmt.Errorf("mesossim: agent %q did not crash (use PowerOn for a powered-off one)", agentID)
+	}
+	a.poweredOff, a.unreachable = false, false
+	a.reregistered = time.Now() // registered_time stays the first one
+	a.used = nil
+	tasks := make([]*task, 0, len(a.tasks))
+	for t := range a.tasks {
+		if t.unreachable {
+			tasks = append(tasks, t)
+		}
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
+	for _, t := range tasks {
+		t.unreachable, t.released = false, false
+		a.used = a.used.plus(t.res)
+		running, src, reason := mesos.TASK_RUNNING, mesos.SOURCE_MASTER, mesos.REASON_AGENT_REREGISTERED
+		ts := nowSeconds()
+		st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: &running, Source: &src, Reason: &reason,
+			Message: strPtr("Unreachable agent re-reregistered"), AgentID: &mesos.AgentID{Value: a.id}, Timestamp: &ts}
+		for i := len(t.statuses) - 1; i >= 0; i-- {
+			if cs := t.statuses[i].ContainerStatus; cs != nil {
+				st.ContainerStatus = cs
+				break
+			}
+		}
+		t.state, t.status = running, st
+		t.statuses = append(t.statuses, *cloneStatus(st))
+		m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+		if t.killAfterReturn {
+			t.killAfterReturn = false
+			m.killTaskLocked(t)
+			continue
+		}
+		if t.executor == nil && t.remaining > 0 {
+			tt := t
+			t.finishAt = time.Now().Add(t.remaining)
+			t.timers = append(t.timers, m.afterLocked(t.remaining, func() { m.finishTaskLocked(tt) }))
+		}
+	}
+	m.publishAgentLocked(a, true)
+	m.log.WithField("agent", agentID).Info(why)
+	m.kickAllocator()
+	return nil
 }
 
 func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatus_Reason, msg string) error {
@@ -108,7 +285,7 @@ func (m *Master) publishAgentLocked(a *agent, added bool) {
 		pid := a.pid()
 		m.publishLocked(&master.Event{Type: master.Event_AGENT_ADDED, AgentAdded: &master.Event_AgentAdded{Agent: master.Response_GetAgents_Agent{
 			AgentInfo: m.agentInfoLocked(a), Active: true, Deactivated: &f, Version: Version, PID: &pid,
-			RegisteredTime: timeInfo(a.registered), TotalResources: a.total.proto(fmtEndpoint, ""),
+			RegisteredTime: timeInfo(a.registered), ReregisteredTime: optTimeInfo(a.reregistered), TotalResources: a.total.proto(fmtEndpoint, ""),
 			Capabilities: append([]mesos.AgentInfo_Capability(nil), agentCapabilities...)}}})
 		return
 	}
@@ -123,8 +300,9 @@ func (m *Master) FailTask(frameworkID, taskID string) error {
 	if t == nil || isTerminal(t.actual) {
 		return fmt.Errorf("mesossim: no live task %q of framework %q", taskID, frameworkID)
 	}
-	r := mesos.REASON_COMMAND_EXECUTOR_FAILED
-	m.agentUpdateLocked(t, mesos.TASK_FAILED, &r, "Command exited with status 1 (injected failure)")
+	// What the command executor reports for a command that exits 1 (no
+	// reason, as on a real agent).
+	m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status 1")
 	return nil
 }
 
@@ -318,6 +496,19 @@ func (m *Master) Reservations() []ReservationInfo {
 		for _, k := range keys {
 			out = append(out, *groups[k])
 		}
+	}
+	return out
+}
+
+// Launches returns how many times each task was launched, by
+// "frameworkID/taskID" (a framework that launches a task id twice shows
+// a count above 1).
+func (m *Master) Launches() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.launches))
+	for k, v := range m.launches {
+		out[k] = v
 	}
 	return out
 }

@@ -189,6 +189,9 @@ type Master struct {
 
 	bill   map[string]*billEntry // power.go
 	bornAt time.Time
+	// launches counts the tasks launched, by framework/task id (tests
+	// check that no task was launched twice).
+	launches map[string]int
 }
 
 // New creates a Master; call Start (or ListenAndServe) to run it.
@@ -214,6 +217,7 @@ func New(cfg Config) (*Master, error) {
 		ctx:        ctx,
 		cancel:     cancel,
 		bill:       map[string]*billEntry{},
+		launches:   map[string]int{},
 		bornAt:     time.Now(),
 	}
 	for _, a := range cfg.Cluster.Agents {
@@ -264,6 +268,10 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/api/v1/scheduler", m.handleScheduler)
 	mux.HandleFunc("/api/v1", m.handleOperator)
 	mux.HandleFunc("/api/v1/", m.handleOperator)
+	// libprocess serves the master's endpoints under its process id too;
+	// Mesos' own v1 scheduler library (mesos-execute) uses these paths.
+	mux.HandleFunc("/master/api/v1/scheduler", m.handleScheduler)
+	mux.HandleFunc("/master/api/v1", m.handleOperator)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { writeEmpty(w, http.StatusOK) })
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

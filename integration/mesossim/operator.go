@@ -20,7 +20,7 @@ const masterPrefix = "master::Call"
 var startTime = time.Now()
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1" && r.URL.Path != "/api/v1/" {
+	if r.URL.Path != "/api/v1" && r.URL.Path != "/api/v1/" && r.URL.Path != "/master/api/v1" {
 		http.NotFound(w, r)
 		return
 	}
@@ -43,8 +43,8 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorf(http.StatusInternalServerError, "Failed to encode response: %v", err))
 			return
 		}
-		if out == mediaJSON && (resp.Type == master.Response_GET_MASTER) {
-			b = bytes.Replace(b, quotaV2JSONFrom, quotaV2JSONTo, 1)
+		if out == mediaJSON {
+			b = patchOperatorJSON(resp.Type, b)
 		}
 		w.Header().Set("Content-Type", out)
 		w.WriteHeader(http.StatusOK)
@@ -176,6 +176,33 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, errorf(http.StatusNotImplemented, "Call type %s is not supported by the emulator", call.Type))
 	}
+}
+
+// Fields of Mesos 1.12 that mesos-go v0.0.11's types lack, added to JSON
+// answers as the real master sends them (protobuf answers lack them: a
+// mesos-go client would drop them anyway): AgentInfo.checkpoint (agents
+// checkpoint by default) and the frameworks' offer_constraints (empty when
+// none were set).
+var (
+	agentInfoJSON     = []byte(`"agent_info":{`)
+	agentInfoJSONTo   = []byte(`"agent_info":{"checkpoint":true,`)
+	frameworkInfoJSON = []byte(`"framework_info":{`)
+	frameworkJSONTo   = []byte(`"offer_constraints":{},"framework_info":{`)
+)
+
+func patchOperatorJSON(t master.Response_Type, b []byte) []byte {
+	switch t {
+	case master.Response_GET_MASTER:
+		b = bytes.Replace(b, quotaV2JSONFrom, quotaV2JSONTo, 1)
+	case master.Response_GET_AGENTS:
+		b = bytes.ReplaceAll(b, agentInfoJSON, agentInfoJSONTo)
+	case master.Response_GET_FRAMEWORKS:
+		b = bytes.ReplaceAll(b, frameworkInfoJSON, frameworkJSONTo)
+	case master.Response_GET_STATE:
+		b = bytes.ReplaceAll(b, agentInfoJSON, agentInfoJSONTo)
+		b = bytes.ReplaceAll(b, frameworkInfoJSON, frameworkJSONTo)
+	}
+	return b
 }
 
 func asHTTPError(err error) *httpError {
@@ -553,7 +580,7 @@ func (m *Master) frameworkProtoLocked(fw *framework) master.Response_GetFramewor
 	offered := map[string]Res{}
 	for _, id := range sortedOfferIDs(fw.offers) {
 		o := fw.offers[id]
-		out.Offers = append(out.Offers, m.offerProtoLocked(o, fmtRefined))
+		out.Offers = append(out.Offers, m.offerProtoLocked(o, fmtRefined, false))
 		offered[o.role] = offered[o.role].plus(o.res)
 	}
 	out.AllocatedResources = protoByRole(alloc)
@@ -575,6 +602,9 @@ func (m *Master) getFrameworksLocked() *master.Response_GetFrameworks {
 	return gf
 }
 
+// taskProtoLocked renders a task as the operator API shows it: resources
+// in the post-refinement format with their allocation role, every status
+// update forwarded so far, and the TaskInfo fields the master keeps.
 func (m *Master) taskProtoLocked(t *task) mesos.Task {
 	state := t.state
 	out := mesos.Task{
@@ -583,14 +613,20 @@ func (m *Master) taskProtoLocked(t *task) mesos.Task {
 		FrameworkID: mesos.FrameworkID{Value: t.fw.id},
 		AgentID:     mesos.AgentID{Value: t.agent.id},
 		State:       &state,
-		Resources:   t.res.proto(fmtEndpoint, t.role),
+		Resources:   t.res.proto(fmtRefined, t.role),
 		Labels:      t.info.Labels,
+		Discovery:   t.info.Discovery,
+		Container:   t.info.Container,
+		HealthCheck: t.info.HealthCheck,
+		KillPolicy:  t.info.KillPolicy,
 	}
 	if t.info.Executor != nil {
 		out.ExecutorID = &mesos.ExecutorID{Value: t.executorID}
 	}
+	for i := range t.statuses {
+		out.Statuses = append(out.Statuses, *cloneStatus(&t.statuses[i]))
+	}
 	if t.status != nil {
-		out.Statuses = []mesos.TaskStatus{*cloneStatus(t.status)}
 		s := t.status.GetState()
 		out.StatusUpdateState = &s
 		out.StatusUpdateUUID = append([]byte(nil), t.status.UUID...)
@@ -598,6 +634,9 @@ func (m *Master) taskProtoLocked(t *task) mesos.Task {
 	return out
 }
 
+// getTasksLocked lists the tasks of the registered frameworks (live, and
+// ended but not yet acknowledged) and the completed tasks of registered
+// and completed frameworks, as the real master does.
 func (m *Master) getTasksLocked() *master.Response_GetTasks {
 	gt := &master.Response_GetTasks{}
 	for _, fw := range m.sortedFrameworksLocked() {
@@ -607,7 +646,20 @@ func (m *Master) getTasksLocked() *master.Response_GetTasks {
 		}
 		sort.Strings(ids)
 		for _, id := range ids {
-			gt.Tasks = append(gt.Tasks, m.taskProtoLocked(fw.tasks[id]))
+			t := fw.tasks[id]
+			if t.unreachable {
+				gt.UnreachableTasks = append(gt.UnreachableTasks, m.taskProtoLocked(t))
+				continue
+			}
+			gt.Tasks = append(gt.Tasks, m.taskProtoLocked(t))
+		}
+		for _, t := range fw.completedTasks {
+			gt.CompletedTasks = append(gt.CompletedTasks, m.taskProtoLocked(t))
+		}
+	}
+	for _, fw := range m.completed {
+		for _, t := range fw.completedTasks {
+			gt.CompletedTasks = append(gt.CompletedTasks, m.taskProtoLocked(t))
 		}
 	}
 	return gt

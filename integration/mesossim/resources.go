@@ -492,8 +492,43 @@ const (
 	fmtBare
 )
 
+// offerOrder orders resources the way the real master lists them in
+// offers: ranges (ports) first, then reserved resources, then unreserved
+// scalars (cpus, mem, disk). The order matters to frameworks that take
+// resources in offer order, as Spark does.
+func (r Res) offerOrder() orderedRes {
+	c := r.compact()
+	var out orderedRes
+	for _, e := range c {
+		if e.ranges && !e.k.reserved() {
+			out = append(out, e)
+		}
+	}
+	for _, e := range c {
+		if e.k.reserved() {
+			out = append(out, e)
+		}
+	}
+	for _, e := range c {
+		if !e.ranges && !e.k.reserved() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// orderedRes is a Res whose order is kept when rendered.
+type orderedRes []rent
+
+func (o orderedRes) proto(f resFormat, allocRole string) []mesos.Resource {
+	return Res(o).protoInOrder(f, allocRole)
+}
+
 func (r Res) proto(f resFormat, allocRole string) []mesos.Resource {
-	r = r.compact()
+	return r.compact().protoInOrder(f, allocRole)
+}
+
+func (r Res) protoInOrder(f resFormat, allocRole string) []mesos.Resource {
 	out := make([]mesos.Resource, 0, len(r))
 	for _, e := range r {
 		x := mesos.Resource{Name: e.k.name}
@@ -550,4 +585,12 @@ func agentTotal(cpus, memMB, diskMB float64) Res {
 	}
 	r = append(r, rent{k: rkey{name: "ports"}, ranges: true, rng: []span{{31000, 32000}}})
 	return r.compact()
+}
+
+// scalarKey is the value (milli) of one exact resource key.
+func (r Res) scalarKey(k rkey) int64 {
+	if i := r.find(k); i >= 0 && !r[i].ranges {
+		return r[i].v
+	}
+	return 0
 }

@@ -11,14 +11,24 @@ package mesossim
 //   - it takes every offer made to R, reserved or not, and launches
 //     executors of spark.executor.cores cpus and spark.executor.memory +
 //     spark.mesos.executor.memoryOverhead (default max(384 MiB, 10%)) MiB,
-//     as many per offer as fit, until spark.cores.max cores are acquired;
-//     spark.mesos.constraints (attr:v1,v2;attr2:v) filters agents;
-//   - offers it cannot use are declined; once spark.cores.max is reached
-//     they are declined for spark.mesos.rejectOfferDuration (default 120s);
-//   - a lost or failed executor gives its cores back, so new ones are
-//     launched from later offers;
+//     round-robin over the offers of one OFFERS event (one executor per
+//     offer per round) until spark.cores.max cores (rounded down to whole
+//     executors) are acquired, taking an offer's resources in their order
+//     (reservations come before unreserved cpus/mem in offers);
+//     spark.mesos.constraints (attr:v1,v2;attr2:v; a scalar attribute must
+//     be at least the value) filters agents;
+//   - offers that miss the constraints are declined for
+//     spark.mesos.rejectOfferDuration (default 120s), as are all offers
+//     once spark.cores.max is reached; other unused offers are declined
+//     without a filter (the master's default 5 s);
+//   - a lost or failed executor gives its cores back and counts against
+//     its agent (two failures and the agent gets no more executors); every
+//     ended executor revives offers;
 //   - when the driver task ends (its simulated duration has passed) the
-//     framework is torn down, which kills the executors.
+//     executors are killed and the framework is torn down. The driver ends
+//     TASK_FAILED when its environment has FAKESPARK_EXIT_CODE=N (N > 0),
+//     as integration/realmesos/fakespark, the stand-in that runs on real
+//     agents, exits with that status.
 //
 // This is what lets tests catch executors landing outside reservations:
 // with unreserved resources offered to R, Spark happily uses them.
@@ -27,7 +37,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +65,7 @@ type sparkJob struct {
 	fw        *framework
 	executors map[*task]float64 // executor -> cores
 	acquired  float64
+	failures  map[string]int // agent id -> failed or lost executors
 	nextID    int
 	pending   []*scheduler.Event
 	scheduled bool
@@ -116,6 +126,10 @@ func ParseSparkSubmit(args []string) (SparkConf, bool) {
 	}
 	sc.CoresMax, _ = strconv.ParseFloat(conf["spark.cores.max"], 64)
 	sc.ExecutorCores, _ = strconv.ParseFloat(conf["spark.executor.cores"], 64)
+	if sc.CoresMax > 0 && sc.ExecutorCores > 0 {
+		// Spark rounds spark.cores.max down to whole executors.
+		sc.CoresMax -= math.Mod(sc.CoresMax, sc.ExecutorCores)
+	}
 	sc.ExecutorMemoryMB = parseSparkMemMB(conf["spark.executor.memory"], 1024)
 	if v, ok := conf["spark.mesos.executor.memoryOverhead"]; ok {
 		sc.MemoryOverheadMB = parseSparkMemMB(v, 0)
@@ -232,6 +246,23 @@ func commandWords(ci *mesos.CommandInfo) []string {
 	return append([]string{ci.GetValue()}, ci.Arguments...)
 }
 
+// sparkExitCode is the exit status a simulated driver ends with:
+// $FAKESPARK_EXIT_CODE of its command's environment (0 when unset), as
+// the stand-in for spark-submit on real agents does.
+func sparkExitCode(ci *mesos.CommandInfo) int {
+	if ci == nil || ci.Environment == nil {
+		return 0
+	}
+	for _, v := range ci.Environment.Variables {
+		if v.Name == "FAKESPARK_EXIT_CODE" {
+			if n, err := strconv.Atoi(v.GetValue()); err == nil && n > 0 && n < 256 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // sparkDriverFor returns a new simulated Spark job if t is a spark-submit.
 func (m *Master) sparkDriverFor(t *task) *sparkJob {
 	if m.cfg.DisableSpark || t.executor != nil || t.fw.spark != nil {
@@ -241,7 +272,7 @@ func (m *Master) sparkDriverFor(t *task) *sparkJob {
 	if !ok {
 		return nil
 	}
-	job := &sparkJob{driver: t, conf: conf, executors: map[*task]float64{}}
+	job := &sparkJob{driver: t, conf: conf, executors: map[*task]float64{}, failures: map[string]int{}}
 	m.sparkJobs[t] = job
 	m.log.WithFields(logrus.Fields{"task": t.id, "role": conf.Role, "coresMax": conf.CoresMax,
 		"executorCores": conf.ExecutorCores, "executorMemMB": conf.ExecutorMemoryMB, "overheadMB": conf.MemoryOverheadMB}).Info("simulated Spark driver launched")
@@ -300,16 +331,15 @@ func (m *Master) sparkHandleLocked(job *sparkJob, ev *scheduler.Event) {
 			m.acknowledgeLocked(fw, st.TaskID.Value, st.UUID)
 		}
 	case scheduler.Event_OFFERS:
-		for i := range ev.Offers.Offers {
-			m.sparkOfferLocked(job, &ev.Offers.Offers[i])
-		}
+		m.sparkOffersLocked(job, ev.Offers.Offers)
 	}
 }
 
-func (m *Master) sparkOfferLocked(job *sparkJob, o *mesos.Offer) {
+// sparkOffersLocked is Spark's resourceOffers for one OFFERS event.
+func (m *Master) sparkOffersLocked(job *sparkJob, offers []mesos.Offer) {
 	fw := job.fw
 	c := job.conf
-	decline := func(d time.Duration) {
+	decline := func(o *mesos.Offer, d time.Duration) {
 		var f *mesos.Filters
 		if d > 0 {
 			s := d.Seconds()
@@ -317,91 +347,109 @@ func (m *Master) sparkOfferLocked(job *sparkJob, o *mesos.Offer) {
 		}
 		m.declineLocked(fw, []mesos.OfferID{o.ID}, f)
 	}
-	if c.CoresMax > 0 && job.acquired >= c.CoresMax {
-		decline(c.RejectOfferDuration)
-		return
+	var matched []*mesos.Offer
+	for i := range offers {
+		if sparkConstraintsMet(c.Constraints, offers[i].Attributes) {
+			matched = append(matched, &offers[i])
+		} else {
+			decline(&offers[i], c.RejectOfferDuration)
+		}
 	}
-	if !sparkConstraintsMet(c.Constraints, o.Attributes) {
-		decline(c.RejectOfferDuration)
-		return
+	// Round-robin: one executor per offer per round while any fits.
+	avail := make([]Res, len(matched))
+	for i, o := range matched {
+		if p, err := parseResources(o.Resources); err == nil {
+			avail[i] = p.res
+		}
 	}
-	p, err := parseResources(o.Resources)
-	if err != nil {
-		decline(0)
-		return
-	}
-	avail := p.res
 	memNeed := toMilli(c.ExecutorMemoryMB + c.MemoryOverheadMB)
-	var tasks []mesos.TaskInfo
-	var cores []float64
-	for {
-		left := math.Inf(1)
-		if c.CoresMax > 0 {
-			left = c.CoresMax - job.acquired
-			for _, x := range cores {
-				left -= x
+	tasks := make([][]mesos.TaskInfo, len(matched))
+	cores := make([][]float64, len(matched))
+	planned := 0.0
+	for more := true; more; {
+		more = false
+		for i, o := range matched {
+			left := math.Inf(1)
+			if c.CoresMax > 0 {
+				left = c.CoresMax - job.acquired - planned
 			}
+			offerCPUs := math.Floor(fromMilli(avail[i].scalar("cpus")))
+			want := c.ExecutorCores
+			if want <= 0 {
+				want = math.Min(offerCPUs, left)
+			}
+			if want <= 0 || want > left || want > offerCPUs || memNeed > avail[i].scalar("mem") || job.failures[o.AgentID.Value] >= 2 {
+				continue
+			}
+			more = true
+			take := takeInOrder(o.Resources, avail[i], "cpus", toMilli(want)).plus(takeInOrder(o.Resources, avail[i], "mem", memNeed))
+			avail[i] = avail[i].minus(take)
+			id := strconv.Itoa(job.nextID)
+			job.nextID++
+			shell := true
+			cmd := fmt.Sprintf("./bin/spark-class org.apache.spark.executor.CoarseGrainedExecutorBackend --cores %g --app-id %s", want, fw.id)
+			tasks[i] = append(tasks[i], mesos.TaskInfo{
+				Name:      c.AppName + " " + id,
+				TaskID:    mesos.TaskID{Value: id},
+				AgentID:   o.AgentID,
+				Resources: take.proto(fmtLegacy, ""),
+				Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
+			})
+			cores[i] = append(cores[i], want)
+			planned += want
 		}
-		offerCPUs := math.Floor(fromMilli(avail.scalar("cpus")))
-		want := c.ExecutorCores
-		if want <= 0 {
-			want = math.Min(offerCPUs, left)
-		}
-		if want <= 0 || want > left || toMilli(want) > avail.scalar("cpus") || memNeed > avail.scalar("mem") {
-			break
-		}
-		take := takeResources(avail, "cpus", toMilli(want)).plus(takeResources(avail, "mem", memNeed))
-		avail = avail.minus(take)
-		id := strconv.Itoa(job.nextID)
-		job.nextID++
-		shell := true
-		cmd := fmt.Sprintf("./bin/spark-class org.apache.spark.executor.CoarseGrainedExecutorBackend --cores %g --app-id %s", want, fw.id)
-		tasks = append(tasks, mesos.TaskInfo{
-			Name:      c.AppName + " " + id,
-			TaskID:    mesos.TaskID{Value: id},
-			AgentID:   o.AgentID,
-			Resources: take.proto(fmtLegacy, c.Role),
-			Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
-		})
-		cores = append(cores, want)
 	}
-	if len(tasks) == 0 {
-		decline(0)
-		return
-	}
-	before := map[string]*task{}
-	for id, t := range fw.tasks {
-		before[id] = t
-	}
-	m.acceptLocked(fw, &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
-		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: tasks}}}})
-	for i, ti := range tasks {
-		t := fw.tasks[ti.TaskID.Value]
-		if t == nil || before[t.id] == t {
+	for i, o := range matched {
+		if len(tasks[i]) == 0 {
+			if c.CoresMax > 0 && job.acquired+planned >= c.CoresMax {
+				decline(o, c.RejectOfferDuration)
+			} else {
+				decline(o, 0)
+			}
 			continue
 		}
-		t.executor = job
-		job.executors[t] = cores[i]
-		job.acquired += cores[i]
-		m.log.WithFields(logrus.Fields{"framework": fw.id, "executor": t.id, "agent": t.agent.id, "resources": t.res.String()}).Info("simulated Spark executor launched")
+		before := map[string]*task{}
+		for id, t := range fw.tasks {
+			before[id] = t
+		}
+		m.acceptLocked(fw, &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
+			Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: tasks[i]}}}})
+		for k, ti := range tasks[i] {
+			t := fw.tasks[ti.TaskID.Value]
+			if t == nil || before[t.id] == t {
+				continue
+			}
+			t.executor = job
+			job.executors[t] = cores[i][k]
+			job.acquired += cores[i][k]
+			m.log.WithFields(logrus.Fields{"framework": fw.id, "executor": t.id, "agent": t.agent.id, "resources": t.res.String()}).Info("simulated Spark executor launched")
+		}
 	}
 }
 
-// takeResources takes amount (milli) of a scalar from r, reserved resources
-// first.
-func takeResources(r Res, name string, amount int64) Res {
+// takeInOrder takes amount (milli) of a scalar from what is left of an
+// offer, walking the offer's resources in their order as Spark does.
+func takeInOrder(order []mesos.Resource, avail Res, name string, amount int64) Res {
 	var out Res
-	entries := r.filter(func(k rkey) bool { return k.name == name })
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].k.reserved() && !entries[j].k.reserved() })
-	for _, e := range entries {
-		if amount <= 0 {
-			break
+	for _, r := range order {
+		if amount <= 0 || r.Name != name {
+			continue
 		}
-		n := e.v
-		if n > amount {
-			n = amount
+		p, err := parseResources([]mesos.Resource{r})
+		if err != nil || len(p.res) == 0 {
+			continue
 		}
-		out = out.plus(Res{{k: e.k, v: n}})
+		k := p.res[0].k
+		i := avail.find(k)
+		if i < 0 {
+			continue
+		}
+		have := avail[i].v - out.scalarKey(k)
+		n := min(have, amount)
+		if n <= 0 {
+			continue
+		}
+		out = out.plus(Res{{k: k, v: n}})
 		amount -= n
 	}
 	return out
@@ -429,7 +477,9 @@ func sparkConstraintsMet(cons map[string][]string, attrs []mesos.Attribute) bool
 				if want == v {
 					found = true
 				}
-				if f1, e1 := strconv.ParseFloat(want, 64); e1 == nil && a.Type == mesos.SCALAR && f1 == a.Scalar.GetValue() {
+				// Spark: a scalar attribute matches when it is at least
+				// one of the values.
+				if f1, e1 := strconv.ParseFloat(want, 64); e1 == nil && a.Type == mesos.SCALAR && f1 <= a.Scalar.GetValue() {
 					found = true
 				}
 			}
@@ -446,6 +496,16 @@ func (m *Master) sparkExecutorEndedLocked(job *sparkJob, t *task) {
 		job.acquired -= c
 		delete(job.executors, t)
 	}
+	if t.state == mesos.TASK_FAILED || t.state == mesos.TASK_LOST || t.actual == mesos.TASK_FAILED || t.actual == mesos.TASK_LOST {
+		job.failures[t.agent.id]++
+	}
+	if fw := job.fw; fw != nil && !fw.removed && !job.done {
+		m.afterLocked(0, func() {
+			if !fw.removed {
+				m.reviveLocked(fw, nil) // Spark revives after every ended executor
+			}
+		})
+	}
 }
 
 // sparkDriverEndedLocked ends the job: the framework is torn down, which
@@ -458,6 +518,10 @@ func (m *Master) sparkDriverEndedLocked(job *sparkJob) {
 	delete(m.sparkJobs, job.driver)
 	m.afterLocked(0, func() {
 		if job.fw != nil && !job.fw.removed {
+			// Spark stops its executors, then unregisters.
+			for t := range job.executors {
+				m.killTaskLocked(t)
+			}
 			m.removeFrameworkLocked(job.fw, "spark driver finished")
 		}
 	})

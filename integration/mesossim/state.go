@@ -105,6 +105,7 @@ type framework struct {
 	multiRole      bool
 	refinement     bool
 	partitionAware bool
+	killingState   bool // TASK_KILLING_STATE: kills go through TASK_KILLING
 
 	stream       *stream
 	connected    bool
@@ -114,12 +115,16 @@ type framework struct {
 	reregistered time.Time
 	unregistered time.Time
 
-	tasks      map[string]*task
-	offers     map[string]*offer
-	suppressed map[string]bool
-	filters    []*filter
-	failover   *timerEntry
-	opUpdates  []*opStatus
+	tasks map[string]*task
+	// completedTasks are the framework's ended and acknowledged tasks
+	// (and those ended by its removal), newest last, as GET_TASKS lists
+	// them (Mesos keeps the last --max_completed_tasks_per_framework).
+	completedTasks []*task
+	offers         map[string]*offer
+	suppressed     map[string]bool
+	filters        []*filter
+	failover       *timerEntry
+	opUpdates      []*opStatus
 
 	// spark is set for the simulated Spark framework: its events go to Go
 	// code instead of an HTTP stream.
@@ -143,8 +148,17 @@ func (fw *framework) offerFormat() resFormat {
 }
 
 func (fw *framework) setInfo(fi mesos.FrameworkInfo) {
+	// The master shows the fields that have defaults with their default.
+	if fi.Checkpoint == nil {
+		f := false
+		fi.Checkpoint = &f
+	}
+	if fi.FailoverTimeout == nil {
+		z := 0.0
+		fi.FailoverTimeout = &z
+	}
 	fw.info = fi
-	fw.multiRole, fw.refinement, fw.partitionAware = false, false, false
+	fw.multiRole, fw.refinement, fw.partitionAware, fw.killingState = false, false, false, false
 	for _, c := range fi.Capabilities {
 		switch c.Type {
 		case mesos.FrameworkInfo_Capability_MULTI_ROLE:
@@ -153,6 +167,8 @@ func (fw *framework) setInfo(fi mesos.FrameworkInfo) {
 			fw.refinement = true
 		case mesos.FrameworkInfo_Capability_PARTITION_AWARE:
 			fw.partitionAware = true
+		case mesos.FrameworkInfo_Capability_TASK_KILLING_STATE:
+			fw.killingState = true
 		}
 	}
 	if fw.multiRole {
@@ -232,23 +248,47 @@ type offer struct {
 	created time.Time
 }
 
-func (m *Master) offerProtoLocked(o *offer, f resFormat) mesos.Offer {
+// offerProtoLocked renders an offer. Like the real master, an offer sent
+// to a framework without MULTI_ROLE carries no allocation_info (neither on
+// the offer nor on its resources); operator endpoints (toFramework false)
+// always show it. Resources come in the real master's order: ranges
+// (ports) first, then reservations, then unreserved scalars.
+func (m *Master) offerProtoLocked(o *offer, f resFormat, toFramework bool) mesos.Offer {
 	a := o.agent
 	host := a.spec.Hostname
 	ip := "127.0.0.1"
 	path := "/slave(1)"
 	role := o.role
-	return mesos.Offer{
+	allocRole := o.role
+	var alloc *mesos.Resource_AllocationInfo
+	if toFramework && !o.fw.multiRole {
+		allocRole = ""
+	} else {
+		alloc = &mesos.Resource_AllocationInfo{Role: &role}
+	}
+	out := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id},
 		FrameworkID: mesos.FrameworkID{Value: o.fw.id},
 		AgentID:     a.agentID(),
 		Hostname:    host,
 		URL: &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &host, IP: &ip, Port: agentPort},
 			Path: &path},
-		Resources:      o.res.proto(f, o.role),
+		Resources:      o.res.offerOrder().proto(f, allocRole),
 		Attributes:     append([]mesos.Attribute(nil), a.attrs...),
-		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
+		AllocationInfo: alloc,
 	}
+	if toFramework {
+		// The framework's executors running on the agent.
+		seen := map[string]bool{}
+		for t := range a.tasks {
+			if t.fw == o.fw && t.info.Executor != nil && !t.released && !seen[t.executorID] {
+				seen[t.executorID] = true
+				out.ExecutorIDs = append(out.ExecutorIDs, mesos.ExecutorID{Value: t.executorID})
+			}
+		}
+		sort.Slice(out.ExecutorIDs, func(i, j int) bool { return out.ExecutorIDs[i].Value < out.ExecutorIDs[j].Value })
+	}
+	return out
 }
 
 type filter struct {
@@ -283,11 +323,14 @@ type task struct {
 	role        string
 	executorID  string
 	containerID string
+	executorPID uint32 // a made-up pid of the executor process
 	launched    time.Time
 
 	state  mesos.TaskState   // the master's view: the last update forwarded
 	status *mesos.TaskStatus // that update
-	actual mesos.TaskState   // the agent's view
+	// statuses are the updates forwarded so far (GET_TASKS shows them).
+	statuses []mesos.TaskStatus
+	actual   mesos.TaskState // the agent's view
 	// pending are status updates the agent has not had acknowledged yet;
 	// only the first has been forwarded.
 	pending  []*mesos.TaskStatus
@@ -295,8 +338,13 @@ type task struct {
 	delay    time.Duration
 	timers   []*timerEntry
 	released bool
-	spark    *sparkJob // set when this task is a simulated Spark driver
-	executor *sparkJob // set when this task is an executor of a simulated Spark job
+	// unreachable: the task's agent crashed; it comes back with the agent.
+	unreachable     bool
+	killAfterReturn bool          // a KILL arrived while the agent was unreachable
+	finishAt        time.Time     // when its simulated run ends
+	remaining       time.Duration // run time left when its agent crashed
+	spark           *sparkJob     // set when this task is a simulated Spark driver
+	executor        *sparkJob     // set when this task is an executor of a simulated Spark job
 }
 
 func (t *task) cancelTimers() {

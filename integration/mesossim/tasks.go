@@ -2,6 +2,7 @@ package mesossim
 
 import (
 	"bytes"
+	"path"
 	"sort"
 	"strconv"
 	"time"
@@ -19,6 +20,7 @@ func (m *Master) launchTaskLocked(t *task) {
 	ag.used = ag.used.plus(t.res)
 	ag.tasks[t] = true
 	t.fw.tasks[t.id] = t
+	m.launches[t.fw.id+"/"+t.id]++
 	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "agent": ag.id, "resources": t.res.String()}).Info("task launched")
 	m.publishTaskLocked(t)
 	if job := m.sparkDriverFor(t); job != nil {
@@ -30,7 +32,12 @@ func (m *Master) launchTaskLocked(t *task) {
 		if t.actual != mesos.TASK_STAGING {
 			return
 		}
-		m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
+		// The command and default executors say TASK_STARTING first; a
+		// custom executor (mesos-go's example executor, for one) goes
+		// straight to TASK_RUNNING.
+		if !t.customExecutor() {
+			m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
+		}
 		m.agentUpdateLocked(t, mesos.TASK_RUNNING, nil, "")
 		if t.spark != nil {
 			m.sparkDriverRunningLocked(t.spark)
@@ -38,12 +45,21 @@ func (m *Master) launchTaskLocked(t *task) {
 		if t.executor != nil {
 			return // executors run until their driver kills them
 		}
+		t.finishAt = time.Now().Add(wall)
 		t.timers = append(t.timers, m.afterLocked(wall, func() { m.finishTaskLocked(t) }))
 	}))
 }
 
+// customExecutor: the task was launched with its own ExecutorInfo (not a
+// task group, whose default executor behaves like the command executor).
+func (t *task) customExecutor() bool {
+	return t.info.Executor != nil && t.info.Executor.GetType() != mesos.ExecutorInfo_DEFAULT
+}
+
 // taskDurationLocked returns the simulated duration of a task: the
-// DurationLabel, else Config.DurationFunc, else DefaultTaskDuration.
+// DurationLabel, else Config.DurationFunc, else the N of a command that is
+// just "sleep N" (as third-party frameworks such as mesos-execute send),
+// else DefaultTaskDuration.
 func (m *Master) taskDurationLocked(t *task) time.Duration {
 	if t.info.Labels != nil {
 		for _, l := range t.info.Labels.Labels {
@@ -59,20 +75,56 @@ func (m *Master) taskDurationLocked(t *task) time.Duration {
 			return d
 		}
 	}
+	w := commandWords(t.info.Command)
+	if c := t.info.Command; c != nil && c.Shell != nil && !*c.Shell && len(c.Arguments) > 0 {
+		w = c.Arguments // argv: arguments[0] is the program's name
+	}
+	if len(w) == 2 && path.Base(w[0]) == "sleep" {
+		if f, err := strconv.ParseFloat(w[1], 64); err == nil && f >= 0 && f < 1e9 {
+			return time.Duration(f * float64(time.Second))
+		}
+	}
 	return m.cfg.DefaultTaskDuration
 }
 
-// finishTaskLocked ends a task normally, or with a failure or a loss under
-// fault injection.
+// ExitCodeLabel is the task label that sets the exit status of a task's
+// simulated command: a non-zero status ends it TASK_FAILED, as the command
+// executor reports a command that exits that way.
+const ExitCodeLabel = "sparkpack.sim/exit-code"
+
+// exitCodeLocked is the task's simulated exit status (ExitCodeLabel).
+func exitCode(info *mesos.TaskInfo) int {
+	if info.Labels != nil {
+		for _, l := range info.Labels.Labels {
+			if l.Key == ExitCodeLabel {
+				if n, err := strconv.Atoi(l.GetValue()); err == nil && n >= 0 && n < 256 {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// finishTaskLocked ends a task normally (or as its ExitCodeLabel says),
+// or with a failure or a loss under fault injection. The texts are the
+// command executor's; a failed command carries no reason.
 func (m *Master) finishTaskLocked(t *task) {
 	if isTerminal(t.actual) {
+		return
+	}
+	code := exitCode(&t.info)
+	if t.spark != nil && code == 0 {
+		code = sparkExitCode(t.info.Command)
+	}
+	if code != 0 {
+		m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status "+strconv.Itoa(code))
 		return
 	}
 	x := m.rng.Float64()
 	switch {
 	case x < m.cfg.TaskFailureRate:
-		r := mesos.REASON_COMMAND_EXECUTOR_FAILED
-		m.agentUpdateLocked(t, mesos.TASK_FAILED, &r, "Command exited with status 1 (simulated failure)")
+		m.agentUpdateLocked(t, mesos.TASK_FAILED, nil, "Command exited with status 1")
 	case x < m.cfg.TaskFailureRate+m.cfg.TaskLostRate:
 		r := mesos.REASON_EXECUTOR_TERMINATED
 		m.agentUpdateLocked(t, mesos.TASK_LOST, &r, "Simulated task loss")
@@ -102,6 +154,7 @@ func (m *Master) agentUpdateLocked(t *task, state mesos.TaskState, reason *mesos
 		UUID:       newUUIDBytes(),
 		ContainerStatus: &mesos.ContainerStatus{
 			ContainerID: &mesos.ContainerID{Value: t.containerID},
+			ExecutorPID: &t.executorPID,
 			NetworkInfos: []mesos.NetworkInfo{{IPAddresses: []mesos.NetworkInfo_IPAddress{{
 				Protocol: mesos.IPv4.Enum(), IPAddress: strPtr("127.0.0.1")}}}},
 		},
@@ -174,6 +227,9 @@ func (m *Master) forwardHeadLocked(t *task) {
 	st := t.pending[0]
 	t.state = st.GetState()
 	t.status = st
+	if n := len(t.statuses); n == 0 || !bytes.Equal(t.statuses[n-1].UUID, st.UUID) {
+		t.statuses = append(t.statuses, *cloneStatus(st))
+	}
 	if isTerminal(t.state) && !t.released {
 		m.releaseTaskLocked(t)
 	}
@@ -262,9 +318,16 @@ func (m *Master) forgetTaskLocked(t *task) {
 	t.retry.cancel()
 	if t.fw.tasks[t.id] == t {
 		delete(t.fw.tasks, t.id)
+		t.fw.completedTasks = append(t.fw.completedTasks, t)
+		if len(t.fw.completedTasks) > maxCompletedTasks {
+			t.fw.completedTasks = t.fw.completedTasks[len(t.fw.completedTasks)-maxCompletedTasks:]
+		}
 	}
 	delete(t.agent.tasks, t)
 }
+
+// maxCompletedTasks is Mesos' default --max_completed_tasks_per_framework.
+const maxCompletedTasks = 1000
 
 // removeTaskLocked drops a task without further updates (framework removal).
 func (m *Master) removeTaskLocked(t *task) {
@@ -309,10 +372,20 @@ func (m *Master) killTaskLocked(t *task) {
 	if isTerminal(t.actual) {
 		return
 	}
+	if t.unreachable {
+		// A real master cannot reach the agent: the kill is retried when
+		// the agent re-registers.
+		t.killAfterReturn = true
+		return
+	}
 	var r *mesos.TaskStatus_Reason
 	if t.actual == mesos.TASK_STAGING {
 		x := mesos.REASON_TASK_KILLED_DURING_LAUNCH
 		r = &x
+	} else if t.fw.killingState && t.actual != mesos.TASK_KILLING {
+		// The command executor says TASK_KILLING first to frameworks
+		// that understand it.
+		m.agentUpdateLocked(t, mesos.TASK_KILLING, nil, "")
 	}
 	m.agentUpdateLocked(t, mesos.TASK_KILLED, r, "Command terminated with signal Terminated")
 }

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/leader"
+	"github.com/sparkpack/sparkpack/metrics"
+	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/sparksubmit"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// haConfig is the leadership part of serve's flags.
+type haConfig struct {
+	instance  string
+	advertise string
+	ttl       time.Duration
+	renew     time.Duration
+	retry     time.Duration
+}
+
+// leadership runs several sparkpack instances over one database: each
+// campaigns for the lease (package leader); the leader runs the scheduler
+// core and the Mesos framework on a fenced view of the store, the others
+// serve the API and forward the scheduler's views to it. It stands in for
+// the scheduler in the API (Notifier, admission, views, driver commands)
+// whichever instance leads.
+type leadership struct {
+	c      serveConfig
+	st     *store.Store
+	broker *api.Broker
+	m      *metrics.Metrics
+	log    *logrus.Logger
+	el     *leader.Elector
+	submit sparksubmit.Options // for the driver command of jobs shown on followers
+
+	cur atomic.Pointer[live]
+	// leaderURL caches where the leader's API answers, for followers.
+	mu        sync.Mutex
+	leaderURL *url.URL
+	checked   time.Time
+}
+
+func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*leadership, error) {
+	h := &leadership{c: c, st: st, broker: broker, m: m, log: log}
+	el, err := leader.New(leader.Config{Instance: c.ha.instance, URL: c.ha.advertise, TTL: c.ha.ttl, Renew: c.ha.renew,
+		Retry: c.ha.retry, Log: log.WithField("instance", c.ha.instance),
+		OnChange: func(lead bool, l leader.Lease) {
+			m.Leadership(lead)
+			broker.Publish("leader", map[string]any{"leader": lead, "instance": c.ha.instance, "token": l.Token})
+		}}, st)
+	if err != nil {
+		return nil, err
+	}
+	h.el = el
+	// The gauges other parts own (queues, cost, power) are read from the
+	// current term's scheduler at every scrape; zero while not leading.
+	m.OnScrape(func() {
+		if lv := h.cur.Load(); lv != nil {
+			lv.refreshGauges()
+		} else {
+			m.NotLeading()
+		}
+	})
+	sparkMaster := c.mesos.sparkMaster
+	if sparkMaster == "" {
+		if ep, err := offers.NewEndpoint(c.mesos.master, "", ""); err == nil {
+			sparkMaster = "mesos://" + ep.Host()
+		}
+	}
+	h.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: c.mesos.sparkSubmit, ExecutorDockerImage: c.mesos.executorImage,
+		Principal: c.mesos.sparkPrincipal, SecretFile: c.mesos.sparkSecretFile, SparkHome: c.mesos.sparkHome}
+	return h, nil
+}
+
+// run campaigns until ctx ends, leading whenever elected.
+func (h *leadership) run(ctx context.Context) {
+	_ = h.el.Run(ctx, h.lead)
+}
+
+// lead is the leader's term: the scheduler and the framework on the store
+// fenced with this term's token, and the notifications of jobs stored or
+// cancelled through any instance. Everything stops when ctx does.
+func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
+	log := h.log.WithFields(logrus.Fields{"instance": h.c.ha.instance, "token": lease.Token})
+	started := time.Now()
+	lv, err := startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check)
+	if err != nil {
+		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
+		return
+	}
+	h.cur.Store(lv)
+	log.WithField("startup", time.Since(started).Round(time.Millisecond).String()).Info("leading: scheduler and Mesos framework started")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := store.Listen(ctx, h.c.databaseURL, store.JobEvents{
+			Submitted: func(ids []string) { h.submitted(ctx, lv, ids) },
+			Cancelled: func(id string, kill bool) {
+				lv.core.JobCancelled(scheduler.Job{Spec: scheduler.Spec{ID: id}}, kill)
+			},
+			Resync: func() { h.resync(ctx, lv) },
+		}, log.WithField("component", "notifications"))
+		if err != nil && ctx.Err() == nil {
+			log.WithError(err).Error("cannot listen for job notifications; jobs stored by other instances reach this one only at the next leader change")
+		}
+	}()
+	<-ctx.Done()
+	h.cur.Store(nil)
+	lv.wait()
+	wg.Wait()
+}
+
+// submitted hands jobs stored by any instance to the core.
+func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
+	jobs, err := h.st.JobsByID(ctx, ids)
+	if err != nil {
+		h.log.WithError(err).Warn("reading notified jobs failed; they are picked up at the next resync")
+		return
+	}
+	for _, j := range jobs {
+		if j.State.Waiting() {
+			lv.core.JobSubmitted(j)
+		}
+	}
+}
+
+// resync hands every waiting job and every pending kill to the core, when
+// notifications may have been missed. The core ignores what it knows.
+func (h *leadership) resync(ctx context.Context, lv *live) {
+	jobs, err := h.st.Unfinished(ctx)
+	if err != nil {
+		h.log.WithError(err).Warn("resync of waiting jobs failed")
+		return
+	}
+	for _, j := range jobs {
+		switch {
+		case j.State.Waiting():
+			lv.core.JobSubmitted(j)
+		case j.KillRequested:
+			lv.core.JobCancelled(j, true)
+		}
+	}
+}
+
+// ---- the API's view of the scheduler ---------------------------------------
+
+// JobSubmitted implements api.Notifier: on the leader the core hears at
+// once; elsewhere the database's notification reaches the leader.
+func (h *leadership) JobSubmitted(j scheduler.Job) {
+	if lv := h.cur.Load(); lv != nil {
+		lv.core.JobSubmitted(j)
+	}
+}
+
+// JobCancelled implements api.Notifier.
+func (h *leadership) JobCancelled(j scheduler.Job, kill bool) {
+	if lv := h.cur.Load(); lv != nil {
+		lv.core.JobCancelled(j, kill)
+	}
+}
+
+// Admit is the API's admission: the core's on the leader; elsewhere only
+// what needs no cluster view (a deadline already past).
+func (h *leadership) Admit(j *scheduler.Job, now time.Time) string {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.core.Admit(j, now)
+	}
+	return scheduler.Admit(j, now, true)
+}
+
+// Decide is the API's decision at submission: on the leader the core
+// queues the job at once; elsewhere it is stored SUBMITTED and the
+// leader admits it.
+func (h *leadership) Decide(j *scheduler.Job, now time.Time) scheduler.Decision {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.core.Decide(j, now)
+	}
+	return scheduler.Decision{Reject: scheduler.Admit(j, now, true)}
+}
+
+// DriverCommand is the spark-submit command of a job.
+func (h *leadership) DriverCommand(j scheduler.Job) []string {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.driverCommand(j)
+	}
+	argv, err := sparksubmit.Command(j, h.submit)
+	if err != nil {
+		return nil
+	}
+	return argv
+}
+
+// JobCost is a job's share of its agents' cost (api.Config.JobCost): known
+// on the leader only (nil elsewhere: the job list shows no cost).
+func (h *leadership) JobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.jobCost(j, pl)
+	}
+	return nil
+}
+
+// Cluster, Queues and Cost implement api.Views on the leader (followers
+// forward these requests: Forward).
+func (h *leadership) Cluster(ctx context.Context) (api.ClusterView, error) {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.Cluster(ctx)
+	}
+	return api.ClusterView{}, h.notLeading()
+}
+
+func (h *leadership) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, error) {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.Queues(ctx, q)
+	}
+	return api.QueuesView{}, h.notLeading()
+}
+
+func (h *leadership) Cost(ctx context.Context) (api.CostView, error) {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.Cost(ctx)
+	}
+	return api.CostView{}, h.notLeading()
+}
+
+// notLeading is the views' error on an instance that does not lead and
+// knows no leader to forward to (an election or the leader's start-up).
+func (h *leadership) notLeading() error {
+	return fmt.Errorf("%w: this instance (%s) does not lead and no other instance leads yet; an election takes up to --leader-lease (see GET /api/v1/leader)",
+		api.ErrNoScheduler, h.c.ha.instance)
+}
+
+// settle waits, at most max, until this instance leads with its
+// scheduler started or another live instance leads.
+func (h *leadership) settle(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if h.cur.Load() != nil {
+			return
+		}
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		l, err := h.st.Current(qctx)
+		cancel()
+		if err == nil && l.Live && l.Instance != h.c.ha.instance {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Forward names the leader to forward the views to, nil on the leader.
+func (h *leadership) Forward() *url.URL {
+	if h.cur.Load() != nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if time.Since(h.checked) > time.Second {
+		h.checked = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		l, err := h.st.Current(ctx)
+		cancel()
+		h.leaderURL = nil
+		if err == nil && l.Live && l.URL != "" && l.Instance != h.c.ha.instance {
+			if u, err := url.Parse(l.URL); err == nil {
+				h.leaderURL = u
+			}
+		}
+	}
+	return h.leaderURL
+}
+
+// Status answers GET /api/v1/leader.
+func (h *leadership) Status(ctx context.Context) (any, error) {
+	return h.el.Status(ctx)
+}
+
+// defaultInstance is HOSTNAME:PORT of the API listener: a restarted
+// process on the same host and port is the same instance, which takes its
+// own lease back at once.
+func defaultInstance(listen string) string {
+	host, _ := os.Hostname()
+	_, port, _ := net.SplitHostPort(listen)
+	return host + ":" + port
+}
+
+// defaultAdvertise is the API's URL as other instances reach it.
+func defaultAdvertise(scheme, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// preflight checks at start what the leader's term would fail on: the
+// Mesos secret and CA files, the master address and the power provider,
+// so that a bad setting is an error at start, not a loop of failed terms.
+func preflight(mc mesosConfig, log *logrus.Logger) error {
+	if mc.secretFile != "" {
+		if _, err := os.ReadFile(mc.secretFile); err != nil {
+			return fmt.Errorf("--mesos-secret-file: %w", err)
+		}
+	}
+	if _, err := offers.NewEndpoint(mc.master, "", ""); err != nil {
+		return fmt.Errorf("--mesos-master: %w", err)
+	}
+	if mc.caFile != "" {
+		if _, err := tlsutil.ClientConfig(mc.caFile); err != nil {
+			return fmt.Errorf("--mesos-ca-file: %w", err)
+		}
+	}
+	if mc.power.offAfter > 0 {
+		if _, err := mc.power.newProvider(mc.master, log.WithField("component", "power")); err != nil {
+			return fmt.Errorf("power management: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package integration
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/integration/mesossim"
+)
+
+// TestE2EPreemptionEvictsARegularJobForADeadlineJob: on two 4-cpu agents
+// (real time in the emulator), a regular job holds both agents for 20 s.
+// A deadline job that needs one agent's worth arrives with a deadline it
+// can only make by starting at once. With --preemption mdf the regular
+// job's driver is killed through Mesos, its reservations and quota given
+// back, and it goes back to QUEUED (a preemption counted, its lost work
+// accounted); the deadline job runs in the freed room and meets its
+// deadline; the regular job runs again from scratch and finishes; nothing
+// is left reserved in Mesos; /metrics counts the eviction.
+func TestE2EPreemptionEvictsARegularJobForADeadlineJob(t *testing.T) {
+	preemptionScenario(t, false)
+}
+
+// TestE2EPreemptionSurvivesSIGKILL: the same, with sparkpack killed with
+// SIGKILL as soon as the eviction is decided: the next process carries it
+// out (the decision is durable); the regular job is evicted once and runs
+// again, both jobs finish, nothing is left reserved.
+func TestE2EPreemptionSurvivesSIGKILL(t *testing.T) {
+	preemptionScenario(t, true)
+}
+
+func preemptionScenario(t *testing.T, crash bool) {
+	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2), TimeScale: 1})
+	db := e2eDB(t)
+	flags := []string{"--preemption", "mdf", "--preempt-protect", "2s"}
+	sp := startSparkpack(t, emu.URL, db, flags...)
+
+	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 20))
+	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
+	time.Sleep(time.Second) // some work done, to be lost
+	dl := sparkJob("deadline-urgent", 1, 3, 2048, 4)
+	dl["deadline"] = 12
+	urgent := submit(t, sp.API, dl)
+	if crash {
+		waitEvent(t, sp.API, hog, "preemption requested: ", 20*time.Second)
+		sp.kill()
+		sp = startSparkpack(t, emu.URL, db, flags...)
+	}
+
+	u := waitState(t, sp.API, urgent, 60*time.Second, "FINISHED", "FAILED", "KILLED", "REJECTED")
+	if u.State != "FINISHED" {
+		t.Fatalf("deadline job ended %s (%s)", u.State, u.WaitingReason)
+	}
+	var full struct {
+		SubmittedAt time.Time  `json:"submittedAt"`
+		DeadlineAt  *time.Time `json:"deadlineAt"`
+		FinishedAt  *time.Time `json:"finishedAt"`
+	}
+	getJSON(t, sp.API+"/api/v1/jobs/"+urgent, &full)
+	// (A restart in the middle may cost the deadline: not checked then.)
+	if !crash && (full.DeadlineAt == nil || full.FinishedAt == nil || full.FinishedAt.After(*full.DeadlineAt)) {
+		t.Fatalf("deadline job finished %v, deadline %v: missed", full.FinishedAt, full.DeadlineAt)
+	}
+
+	h := waitState(t, sp.API, hog, 90*time.Second, "FINISHED", "FAILED", "KILLED")
+	if h.State != "FINISHED" {
+		t.Fatalf("evicted job ended %s, want FINISHED after running again", h.State)
+	}
+	var hv struct {
+		Preemptions     int        `json:"preemptions"`
+		LostWorkSeconds float64    `json:"lostWorkSeconds"`
+		StartedAt       *time.Time `json:"startedAt"`
+		LastStartedAt   *time.Time `json:"lastStartedAt"`
+		Events          []struct {
+			From   string `json:"from"`
+			To     string `json:"to"`
+			Reason string `json:"reason"`
+		} `json:"events"`
+	}
+	getJSON(t, sp.API+"/api/v1/jobs/"+hog, &hv)
+	if hv.Preemptions != 1 || hv.LostWorkSeconds < 0.5 || hv.LostWorkSeconds > 20 {
+		t.Fatalf("evicted job: %d preemptions, %.1f s lost; want 1 and the time it had run", hv.Preemptions, hv.LostWorkSeconds)
+	}
+	if hv.StartedAt == nil || hv.LastStartedAt == nil || !hv.LastStartedAt.After(*hv.StartedAt) {
+		t.Fatalf("evicted job: first run %v, last run %v; want a second run", hv.StartedAt, hv.LastStartedAt)
+	}
+	var requested, preempted, running int
+	for _, e := range hv.Events {
+		switch {
+		case strings.HasPrefix(e.Reason, "preemption requested: "):
+			requested++
+		case e.To == "QUEUED" && strings.HasPrefix(e.Reason, "preempted: "):
+			preempted++
+		case e.To == "RUNNING" && e.From != "RUNNING":
+			running++
+		}
+	}
+	if requested != 1 || preempted != 1 || running != 2 {
+		t.Fatalf("evicted job's events: %d requested, %d back to QUEUED as preempted, %d runs; want 1, 1, 2: %+v", requested, preempted, running, hv.Events)
+	}
+	u2, _ := getJob(sp.API, urgent)
+	if !u2.StartedAt.Before(*hv.LastStartedAt) {
+		t.Fatalf("the deadline job started %s, after the evicted job's second run %s", u2.StartedAt, hv.LastStartedAt)
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
+	if crash {
+		return // the counters are the new process's
+	}
+
+	resp, err := http.Get(sp.API + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	if !strings.Contains(text, `sparkpack_preemptions_total{policy="mdf"} 1`) {
+		t.Errorf("/metrics does not count the eviction:\n%s", grepLines(text, "preempt"))
+	}
+	if strings.Contains(text, "sparkpack_preempted_work_seconds 0\n") || !strings.Contains(text, "sparkpack_preempted_work_seconds ") {
+		t.Errorf("/metrics does not account the lost work:\n%s", grepLines(text, "preempt"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// waitEvent waits until job id has an event whose reason starts with prefix.
+func waitEvent(t *testing.T, api, id, prefix string, timeout time.Duration) {
+	t.Helper()
+	until := time.Now().Add(timeout)
+	for time.Now().Before(until) {
+		if v, err := getJob(api, id); err == nil {
+			for _, e := range v.Events {
+				if strings.HasPrefix(e.Reason, prefix) {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("job %s has no event %q after %s", id, prefix, timeout)
+}

@@ -1,0 +1,315 @@
+package realmesos
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests run the real sparkpack binary, with fakespark as its
+// spark-submit, both built once per test run.
+var bins struct {
+	once      sync.Once
+	dir       string
+	sparkpack string
+	fakespark string
+	err       error
+}
+
+// bins0 returns the test run's binary directory (building the binaries).
+func bins0(t *testing.T) string {
+	binaries(t)
+	return bins.dir
+}
+
+func binaries(t *testing.T) (sparkpack, fakespark string) {
+	t.Helper()
+	bins.once.Do(func() {
+		bins.dir, bins.err = os.MkdirTemp("", "sparkpack-realmesos-bin-")
+		if bins.err != nil {
+			return
+		}
+		bins.sparkpack = filepath.Join(bins.dir, "sparkpack")
+		if bins.err = GoBuild("./cmd/sparkpack", bins.sparkpack); bins.err != nil {
+			return
+		}
+		bins.fakespark, bins.err = BuildFakeSpark(bins.dir)
+	})
+	if bins.err != nil {
+		t.Fatal(bins.err)
+	}
+	return bins.sparkpack, bins.fakespark
+}
+
+// sparkpackProc is a running `sparkpack serve`.
+type sparkpackProc struct {
+	cmd  *exec.Cmd
+	API  string
+	mu   sync.Mutex
+	logs bytes.Buffer
+	done chan error
+}
+
+// startSparkpack runs `sparkpack serve` against a master (real or
+// emulated) with fakespark as spark-submit.
+func startSparkpack(t *testing.T, masterURL, dbURL string, extra ...string) *sparkpackProc {
+	t.Helper()
+	bin, fake := binaries(t)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", dbURL, "--mesos-master", masterURL,
+		"--spark-submit", fake, "--log-format", "json", "--log-level", "debug", "--agents-refresh", "200ms"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SPARKPACK_TOKENS=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &sparkpackProc{cmd: cmd, done: make(chan error, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.logs.WriteString(line + "\n")
+			p.mu.Unlock()
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil {
+				if l, ok := m["listen"].(string); ok && strings.Contains(fmt.Sprint(m["msg"]), "sparkpack is serving") {
+					addr <- l
+				}
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		p.API = "http://" + a
+	case <-time.After(60 * time.Second):
+		p.kill()
+		t.Fatalf("sparkpack did not start within 60 s; its log:\n%s", p.logText())
+	case err := <-p.done:
+		t.Fatalf("sparkpack exited at start (%v); its log:\n%s", err, p.logText())
+	}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("sparkpack log (last 120 lines but requests):\n%s", tail(withoutRequests(p.logText()), 120))
+		} else if os.Getenv("REALMESOS_LOGS") != "" {
+			t.Logf("sparkpack log (warnings and errors):\n%s", warnings(p.logText()))
+		}
+	})
+	return p
+}
+
+func (p *sparkpackProc) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+// kill is SIGKILL: no shutdown code runs.
+func (p *sparkpackProc) kill() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+func (p *sparkpackProc) stop() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.kill()
+	}
+}
+
+// warnings keeps the log lines of level warning or error.
+func warnings(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, `"level":"warning"`) || strings.Contains(l, `"level":"error"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func withoutRequests(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, `"msg":"request"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ---- REST ----------------------------------------------------------------
+
+type jobView struct {
+	ID            string     `json:"id"`
+	Name          string     `json:"name"`
+	State         string     `json:"state"`
+	WaitingReason string     `json:"waitingReason"`
+	StartedAt     *time.Time `json:"startedAt"`
+	FinishedAt    *time.Time `json:"finishedAt"`
+	Placement     []struct {
+		AgentID   string `json:"agentId"`
+		Executors int    `json:"executors"`
+	} `json:"placement"`
+	Events []struct {
+		To     string `json:"to"`
+		Reason string `json:"reason"`
+	} `json:"events"`
+	DriverCommand []string `json:"driverCommand"`
+}
+
+// planned returns the job's placement: agent id -> executors.
+func (v jobView) planned() map[string]int {
+	out := map[string]int{}
+	for _, a := range v.Placement {
+		out[a.AgentID] += a.Executors
+	}
+	return out
+}
+
+func submit(t *testing.T, api string, body map[string]any) string {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(api+"/api/v1/jobs", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /api/v1/jobs: %d %s", resp.StatusCode, raw)
+	}
+	var v jobView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.ID
+}
+
+// sparkJob is a job body: executors x cores x memory, running seconds
+// (fakespark runs that long, the emulator's Spark that long in simulated
+// time).
+func sparkJob(name string, executors, cores, memMB int, seconds float64) map[string]any {
+	return map[string]any{
+		"name": name,
+		"app": map[string]any{"appResource": "local:///opt/spark/examples/jars/spark-examples.jar",
+			"mainClass": "org.apache.spark.examples.SparkPi", "args": []string{"100"}},
+		"executors": executors, "executorCores": cores, "executorMemoryMB": memMB,
+		"estimatedDurationSeconds": seconds,
+	}
+}
+
+func getJob(api, id string) (jobView, error) {
+	var v jobView
+	resp, err := http.Get(api + "/api/v1/jobs/" + id)
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("GET job %s: %d", id, resp.StatusCode)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+func deleteJob(t *testing.T, api, id string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, api+"/api/v1/jobs/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// waitState polls until the job is in one of the states.
+func waitState(t *testing.T, api, id string, timeout time.Duration, states ...string) jobView {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last jobView
+	for time.Now().Before(deadline) {
+		v, err := getJob(api, id)
+		if err == nil {
+			last = v
+			for _, s := range states {
+				if v.State == s {
+					return v
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s (%s) is %s (%s) after %s, want one of %v; events %+v", id, last.Name, last.State, last.WaitingReason, timeout, states, last.Events)
+	return last
+}
+
+// eventStates is the job's sequence of states ("to" of each event),
+// without repeats.
+func eventStates(v jobView) []string {
+	var out []string
+	for _, e := range v.Events {
+		if len(out) == 0 || out[len(out)-1] != e.To {
+			out = append(out, e.To)
+		}
+	}
+	return out
+}
+
+// agentState is an agent's state in GET /api/v1/cluster ("" when absent).
+func agentState(t *testing.T, api, id string) string {
+	t.Helper()
+	resp, err := http.Get(api + "/api/v1/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Agents []struct{ ID, State string } `json:"agents"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range v.Agents {
+		if a.ID == id {
+			return a.State
+		}
+	}
+	return ""
+}

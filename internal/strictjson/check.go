@@ -1,0 +1,296 @@
+package strictjson
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of objects and arrays Check accepts.
+// Neither front end needs more than four levels.
+const MaxDepth = 64
+
+// Error is a problem Check found, at the path of a value or a key.
+type Error struct {
+	// Path is the dotted path of the field, as the job contract names it
+	// ("app.args[2]", "labels.team", "app.sparkConf.spark.foo"); "" is
+	// the top level.
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// Check scans the JSON text data and returns the first string (key or
+// value) that is not valid UTF-8 or that holds an escaped lone surrogate,
+// the first key that appears twice in one object, or a nesting deeper than
+// MaxDepth. Keys of an object at a path for which fold returns true are
+// compared as encoding/json matches struct fields, without regard to case
+// (so {"executors":1,"Executors":2} is a duplicate there); fold may be nil.
+//
+// Check does not judge syntax: at the first syntax error it stops and
+// returns nil, leaving the error to the decoder.
+func Check(data []byte, fold func(path string) bool) *Error {
+	s := &scanner{data: data, fold: fold}
+	e, _ := s.value("", 0)
+	return e
+}
+
+type scanner struct {
+	data []byte
+	i    int
+	fold func(string) bool
+}
+
+func (s *scanner) skipSpace() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value. ok is false at a syntax error (scanning stops).
+func (s *scanner) value(path string, depth int) (e *Error, ok bool) {
+	s.skipSpace()
+	if s.i >= len(s.data) {
+		return nil, false
+	}
+	switch s.data[s.i] {
+	case '{':
+		return s.object(path, depth+1)
+	case '[':
+		return s.array(path, depth+1)
+	case '"':
+		_, e, ok := s.str(path, false)
+		return e, ok
+	}
+	// A number or a literal: its syntax is the decoder's business.
+	start := s.i
+	for s.i < len(s.data) && !strings.ContainsRune(",]} \t\r\n:", rune(s.data[s.i])) {
+		s.i++
+	}
+	return nil, s.i > start
+}
+
+func childPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func (s *scanner) object(path string, depth int) (*Error, bool) {
+	if depth > MaxDepth {
+		return &Error{Path: path, Msg: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}, true
+	}
+	s.i++ // '{'
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] == '}' {
+		s.i++
+		return nil, true
+	}
+	fold := s.fold != nil && s.fold(path)
+	seen := map[string]string{} // folded key -> the key as sent
+	for {
+		s.skipSpace()
+		if s.i >= len(s.data) || s.data[s.i] != '"' {
+			return nil, false
+		}
+		key, e, ok := s.str(path, true)
+		if e != nil || !ok {
+			return e, ok
+		}
+		k := key
+		if fold {
+			k = foldKey(key)
+		}
+		if first, dup := seen[k]; dup {
+			msg := "appears twice in the same object; send each field once"
+			if first != key {
+				msg = fmt.Sprintf("appears twice in the same object, as %q and %q (field names are matched without regard to case); send each field once", first, key)
+			}
+			return &Error{Path: childPath(path, key), Msg: msg}, true
+		}
+		seen[k] = key
+		s.skipSpace()
+		if s.i >= len(s.data) || s.data[s.i] != ':' {
+			return nil, false
+		}
+		s.i++
+		if e, ok := s.value(childPath(path, key), depth); e != nil || !ok {
+			return e, ok
+		}
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return nil, false
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (s *scanner) array(path string, depth int) (*Error, bool) {
+	if depth > MaxDepth {
+		return &Error{Path: path, Msg: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}, true
+	}
+	s.i++ // '['
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] == ']' {
+		s.i++
+		return nil, true
+	}
+	for n := 0; ; n++ {
+		if e, ok := s.value(path+"["+strconv.Itoa(n)+"]", depth); e != nil || !ok {
+			return e, ok
+		}
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return nil, false
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str scans a string at s.i (its opening quote). When it is an object key
+// (isKey), its decoded text is returned and errors name the object (path);
+// otherwise errors name the value (also path).
+func (s *scanner) str(path string, isKey bool) (string, *Error, bool) {
+	bad := func(msg string) (string, *Error, bool) { return "", &Error{Path: path, Msg: msg}, true }
+	s.i++ // '"'
+	var b strings.Builder
+	for {
+		if s.i >= len(s.data) {
+			return "", nil, false
+		}
+		c := s.data[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return b.String(), nil, true
+		case c == '\\':
+			if s.i+1 >= len(s.data) {
+				return "", nil, false
+			}
+			esc := s.data[s.i+1]
+			switch esc {
+			case '"', '\\', '/':
+				b.WriteByte(esc)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r, ok := hex4(s.data, s.i+2)
+				if !ok {
+					return "", nil, false
+				}
+				s.i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(-1), false
+					if r < 0xDC00 && s.i+1 < len(s.data) && s.data[s.i] == '\\' && s.data[s.i+1] == 'u' {
+						r2, ok2 = hex4(s.data, s.i+2)
+					}
+					if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
+						if isKey {
+							return bad(fmt.Sprintf("has a key that is not valid Unicode: \\u%04X is a lone UTF-16 surrogate", r))
+						}
+						return bad(fmt.Sprintf("must be valid Unicode: \\u%04X is a lone UTF-16 surrogate (escape the character as a surrogate pair, or send it as UTF-8)", r))
+					}
+					r = utf16.DecodeRune(r, r2)
+					s.i += 6
+				}
+				b.WriteRune(r)
+				continue
+			default:
+				return "", nil, false
+			}
+			s.i += 2
+		case c < 0x20:
+			return "", nil, false // a raw control character: a syntax error
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			s.i++
+		default:
+			r, size := utf8.DecodeRune(s.data[s.i:])
+			if r == utf8.RuneError && size == 1 {
+				if isKey {
+					return bad(fmt.Sprintf("has a key that is not valid UTF-8 (byte 0x%02X at offset %d)", c, s.i))
+				}
+				return bad(fmt.Sprintf("must be valid UTF-8: byte 0x%02X at offset %d is not; send text as UTF-8", c, s.i))
+			}
+			b.WriteRune(r)
+			s.i += size
+		}
+	}
+}
+
+func hex4(data []byte, at int) (rune, bool) {
+	if at+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[at : at+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// foldKey maps every rune to the smallest rune of its case-folding orbit,
+// so that two keys encoding/json would match to the same struct field fold
+// to the same text.
+func foldKey(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Lease is the leadership as the database records it.
+type Lease struct {
+	// Instance holds the lease; Token grows with every new holder.
+	Instance string
+	Token    int64
+	// URL is where the holder's API answers (for followers' proxies).
+	URL string
+	// Since is when the holder took it; Expires when it runs out unless
+	// renewed (database time).
+	Since, Expires time.Time
+	// Live: not expired by the database's clock when it was read.
+	Live bool
+}
+
+// ErrLost means the lease is not (any more) held by the caller.
+var ErrLost = errors.New("leadership lost")
+
+// Store keeps the lease (package store implements it with one row).
+type Store interface {
+	// TryAcquire takes the lease for instance when nobody holds it, it
+	// expired, or instance holds it already (a restart of the same
+	// instance), always with a new token; ok is false when someone else
+	// holds it (lease then names the holder).
+	TryAcquire(ctx context.Context, instance, url string, ttl time.Duration) (lease Lease, ok bool, err error)
+	// Renew extends the lease if instance still holds it with token;
+	// otherwise it fails with ErrLost.
+	Renew(ctx context.Context, instance string, token int64, ttl time.Duration) (Lease, error)
+	// Release gives the lease up (it expires at once) if still held.
+	Release(ctx context.Context, instance string, token int64) error
+	// Current reads the lease (zero Lease when none was ever taken).
+	Current(ctx context.Context) (Lease, error)
+}
+
+// Config sets the timing. Defaults: TTL 10 s, renew every 2 s, retry
+// every 1 s, safety margin 2 s: a leader that dies is replaced within
+// about TTL + Retry.
+type Config struct {
+	Instance string
+	// URL is this instance's API address, recorded with the lease.
+	URL   string
+	TTL   time.Duration
+	Renew time.Duration
+	Retry time.Duration
+	// Margin is taken off the lease time when deciding locally whether the
+	// lease still holds, for clock drift between this process and the
+	// database and for the time a renewal takes.
+	Margin time.Duration
+	Log    logrus.FieldLogger
+	// OnChange, if set, is called when this instance gains or loses
+	// leadership.
+	OnChange func(leader bool, lease Lease)
+}
+
+// Elector campaigns for leadership and runs the leader's work while it
+// holds it. Its methods are safe for concurrent use.
+type Elector struct {
+	cfg   Config
+	store Store
+	log   logrus.FieldLogger
+
+	mu       sync.Mutex
+	held     bool
+	lease    Lease
+	deadline time.Time // local monotonic: the lease surely holds until then
+	since    time.Time
+}
+
+// New checks the configuration.
+func New(cfg Config, store Store) (*Elector, error) {
+	if cfg.Instance == "" {
+		return nil, errors.New("leader: an instance id is required")
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 10 * time.Second
+	}
+	if cfg.Renew <= 0 {
+		cfg.Renew = cfg.TTL / 5
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = time.Second
+	}
+	if cfg.Margin <= 0 {
+		cfg.Margin = cfg.TTL / 5
+	}
+	if cfg.Renew >= cfg.TTL-cfg.Margin {
+		return nil, fmt.Errorf("leader: the renewal interval (%s) must be shorter than the lease time (%s) less the margin (%s)", cfg.Renew, cfg.TTL, cfg.Margin)
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	return &Elector{cfg: cfg, store: store, log: cfg.Log.WithField("component", "leader")}, nil
+}
+
+// Instance is this instance's id.
+func (e *Elector) Instance() string { return e.cfg.Instance }
+
+// Valid reports whether this instance holds the lease now, by its own
+// clock. Code that acts on the cluster checks it before every action.
+func (e *Elector) Valid() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.held && time.Now().Before(e.deadline)
+}
+
+// Check is Valid as an error (nil when leader).
+func (e *Elector) Check() error {
+	if !e.Valid() {
+		return ErrLost
+	}
+	return nil
+}
+
+// Status is what GET /api/v1/leader reports.
+type Status struct {
+	Leader         bool      `json:"leader"`
+	Instance       string    `json:"instance"`
+	LeaderInstance string    `json:"leaderInstance"`
+	LeaderURL      string    `json:"leaderURL,omitempty"`
+	Token          int64     `json:"token,omitempty"`
+	Since          time.Time `json:"since,omitzero"`
+}
+
+// Status reads the lease from the store (an instance may be wrong about
+// others, never about itself).
+func (e *Elector) Status(ctx context.Context) (Status, error) {
+	st := Status{Instance: e.cfg.Instance}
+	if e.Valid() {
+		e.mu.Lock()
+		st.Leader, st.LeaderInstance, st.LeaderURL, st.Token, st.Since = true, e.cfg.Instance, e.cfg.URL, e.lease.Token, e.since
+		e.mu.Unlock()
+		return st, nil
+	}
+	l, err := e.store.Current(ctx)
+	if err != nil {
+		return st, err
+	}
+	if l.Live {
+		st.LeaderInstance, st.LeaderURL, st.Token, st.Since = l.Instance, l.URL, l.Token, l.Since
+	}
+	return st, nil
+}
+
+// Token is the fencing token of the lease held (0 when not leader).
+func (e *Elector) Token() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.held {
+		return 0
+	}
+	return e.lease.Token
+}
+
+// Run campaigns until ctx ends. Each time this instance becomes leader it
+// calls lead with a context that is cancelled the moment leadership is in
+// doubt (a renewal failed, or the lease time ran out by the local clock);
+// lead must stop all leader work when it is, and return. Run waits for it,
+// then campaigns again.
+func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, lease Lease)) error {
+	for {
+		start := time.Now()
+		lease, ok, err := e.store.TryAcquire(ctx, e.cfg.Instance, e.cfg.URL, e.cfg.TTL)
+		if err != nil && ctx.Err() == nil {
+			e.log.WithError(err).Warn("cannot reach the database to campaign for leadership; retrying")
+		}
+		if ok {
+			e.serve(ctx, lease, start, lead)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(e.cfg.Retry):
+		}
+	}
+}
+
+// serve holds the lease: it runs lead and renews until either fails.
+func (e *Elector) serve(ctx context.Context, lease Lease, acquiredAt time.Time, lead func(ctx context.Context, lease Lease)) {
+	e.mu.Lock()
+	e.held, e.lease, e.since = true, lease, time.Now()
+	e.deadline = acquiredAt.Add(e.cfg.TTL - e.cfg.Margin)
+	e.mu.Unlock()
+	e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "token": lease.Token}).Info("this instance is the leader")
+	if e.cfg.OnChange != nil {
+		e.cfg.OnChange(true, lease)
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lead(lctx, lease)
+	}()
+	reason := e.keep(lctx, lease, done)
+	cancel()
+	e.mu.Lock()
+	e.held = false
+	e.mu.Unlock()
+	<-done
+	if ctx.Err() != nil || reason == reasonStopped {
+		// Shutting down, or the leader's work gave up: give the lease up
+		// so another instance takes over at once, not after the lease time.
+		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := e.store.Release(rctx, e.cfg.Instance, lease.Token); err != nil {
+			e.log.WithError(err).Warn("could not release the leadership lease; another instance takes over when it expires")
+		}
+		rcancel()
+	}
+	e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "token": lease.Token, "why": reason}).Warn("this instance is no longer the leader")
+	if e.cfg.OnChange != nil {
+		e.cfg.OnChange(false, lease)
+	}
+}
+
+const reasonStopped = "the leader's work stopped"
+
+// keep renews the lease until it cannot or the leader's work ends (done),
+// and returns why it stopped.
+func (e *Elector) keep(ctx context.Context, lease Lease, done <-chan struct{}) string {
+	t := time.NewTicker(e.cfg.Renew)
+	defer t.Stop()
+	for {
+		e.mu.Lock()
+		deadline := e.deadline
+		e.mu.Unlock()
+		expiry := time.NewTimer(time.Until(deadline))
+		select {
+		case <-ctx.Done():
+			expiry.Stop()
+			return "stopping"
+		case <-done:
+			expiry.Stop()
+			return reasonStopped
+		case <-expiry.C:
+			return "the lease ran out before it could be renewed"
+		case <-t.C:
+		}
+		expiry.Stop()
+		start := time.Now()
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		nl, err := e.store.Renew(rctx, e.cfg.Instance, lease.Token, e.cfg.TTL)
+		cancel()
+		if err != nil {
+			if errors.Is(err, ErrLost) {
+				return "another instance holds the lease"
+			}
+			if time.Now().After(deadline) {
+				return "the database did not answer before the lease ran out: " + err.Error()
+			}
+			e.log.WithError(err).Warn("renewing the leadership lease failed; retrying until it runs out")
+			continue
+		}
+		e.mu.Lock()
+		e.lease = nl
+		// The renewal took effect at some point after start: count from start.
+		e.deadline = start.Add(e.cfg.TTL - e.cfg.Margin)
+		e.mu.Unlock()
+	}
+}

@@ -1,0 +1,209 @@
+package offers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// memStore is an in-memory JobStore for the adapter's decisions.
+type memStore struct {
+	mu      sync.Mutex
+	jobs    map[string]scheduler.Job
+	drivers map[string]scheduler.DriverRecord
+	counted map[string]string // job -> task counted last
+	notes   []string
+}
+
+func newMemStore(jobs ...scheduler.Job) *memStore {
+	s := &memStore{jobs: map[string]scheduler.Job{}, drivers: map[string]scheduler.DriverRecord{}, counted: map[string]string{}}
+	for _, j := range jobs {
+		s.jobs[j.ID] = j
+	}
+	return s
+}
+
+func (s *memStore) GetJob(_ context.Context, id string) (scheduler.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return j, scheduler.ErrNotFound
+	}
+	return j, nil
+}
+func (s *memStore) Unfinished(context.Context) ([]scheduler.Job, error) { return nil, nil }
+func (s *memStore) Plan(context.Context, string) (placement.Plan, error) {
+	return placement.Plan{}, scheduler.ErrNotFound
+}
+func (s *memStore) PutDriver(_ context.Context, d scheduler.DriverRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drivers[d.JobID] = d
+	return nil
+}
+func (s *memStore) Driver(_ context.Context, id string) (scheduler.DriverRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.drivers[id]
+	if !ok {
+		return d, scheduler.ErrNotFound
+	}
+	return d, nil
+}
+func (s *memStore) CountFailedRun(_ context.Context, id, task string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if s.counted[id] != task {
+		j.FailedRuns++
+		s.counted[id] = task
+		s.jobs[id] = j
+	}
+	return j.FailedRuns, nil
+}
+func (s *memStore) Note(_ context.Context, id, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, reason)
+	return nil
+}
+
+const testJobID = "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"
+
+func testJob(retries int) scheduler.Job {
+	return scheduler.Job{Spec: scheduler.Spec{ID: testJobID, Retries: retries,
+		App:       scheduler.App{AppResource: "local:///a.jar", MainClass: "a.B"},
+		Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}, State: scheduler.Running}
+}
+
+func ended(task, state string, started bool, lost int) scheduler.DriverRecord {
+	return scheduler.DriverRecord{JobID: testJobID, TaskID: task, State: state, Ended: true, Started: started, LostLaunches: lost}
+}
+
+// TestOutcome: what follows a driver's end, one kind of count each.
+func TestOutcome(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name      string
+		retries   int
+		killed    bool // stored kill request (the notice never came)
+		lostAgent string
+		drv       scheduler.DriverRecord
+		counted   string // a task already counted as failed
+		want      scheduler.State
+		why       string
+		runs      int // failed runs counted after
+	}{
+		{name: "finished", drv: ended("t-1", "TASK_FINISHED", true, 0), want: scheduler.Finished},
+		{name: "stored kill wins", killed: true, retries: 3, drv: ended("t-1", "TASK_KILLED", true, 0), want: scheduler.Killed, why: "killed on request"},
+		{name: "failed, retries left", retries: 2, drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Queued, why: "retry 1 of 2", runs: 1},
+		{name: "failed, no retries", drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Failed, runs: 1},
+		{name: "same task counted once", retries: 1, counted: "t-1", drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Queued, why: "retry 1 of 1", runs: 1},
+		{name: "retries exhausted", retries: 1, counted: "t-0", drv: ended("t-2", "TASK_FAILED", true, 0), want: scheduler.Failed, why: "no retry left", runs: 2},
+		{name: "agent lost while running", retries: 1, lostAgent: "S3", drv: ended("t-1", "TASK_KILLED", true, 0), want: scheduler.Queued, why: "agent S3 was lost", runs: 1},
+		{name: "agent lost before the driver started", lostAgent: "S3", drv: ended("t-1", "TASK_KILLED", false, 0), want: scheduler.Queued, why: "placing again", runs: 0},
+		{name: "too many lost launches", retries: 5, drv: ended("t-5", "TASK_UNKNOWN", false, maxLostLaunches), want: scheduler.Failed, why: "Mesos lost 5 launches", runs: 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := testJob(c.retries)
+			j.KillRequested = c.killed
+			st := newMemStore(j)
+			if c.counted != "" {
+				st.counted[testJobID] = c.counted
+				j.FailedRuns = 1
+				st.jobs[testJobID] = j
+			}
+			cl := NewCluster(ClusterConfig{Store: st})
+			lj := &liveJob{job: j, lost: c.lostAgent, driver: c.drv}
+			to, why, err := cl.outcome(ctx, lj, c.drv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if to != c.want || !strings.Contains(why, c.why) {
+				t.Fatalf("outcome = %s %q, want %s with %q", to, why, c.want, c.why)
+			}
+			if got, _ := st.GetJob(ctx, testJobID); got.FailedRuns != c.runs {
+				t.Fatalf("failed runs %d, want %d", got.FailedRuns, c.runs)
+			}
+		})
+	}
+}
+
+type nopReporter struct{ reports []scheduler.State }
+
+func (r *nopReporter) Report(_ context.Context, _ string, to scheduler.State, _ string) error {
+	r.reports = append(r.reports, to)
+	return nil
+}
+func (r *nopReporter) ClusterChanged() {}
+
+// TestDriverStatusCounts: updates about a task never sent are ignored; a
+// launch lost before the driver started is counted unless the master
+// refused it for an invalid offer; a started driver is never a lost launch.
+func TestDriverStatusCounts(t *testing.T) {
+	ctx := context.Background()
+	status := func(task string, s mesos.TaskState, reason *mesos.TaskStatus_Reason) mesos.TaskStatus {
+		return mesos.TaskStatus{TaskID: mesos.TaskID{Value: task}, State: &s, Reason: reason}
+	}
+	setup := func(state string) (*Cluster, *liveJob, *memStore) {
+		st := newMemStore(testJob(0))
+		cl := NewCluster(ClusterConfig{Store: st})
+		rep := &nopReporter{}
+		cl.SetReporter(rep)
+		lj := &liveJob{job: testJob(0), phase: phaseLaunching, signal: make(chan struct{}, 1),
+			driver: scheduler.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", State: state}}
+		cl.jobs[testJobID] = lj
+		return cl, lj, st
+	}
+
+	cl, lj, _ := setup("")
+	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_UNKNOWN, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if lj.driver.Ended || lj.driver.LostLaunches != 0 {
+		t.Fatalf("an answer about a task never sent changed the record: %+v", lj.driver)
+	}
+
+	cl, lj, st := setup(LaunchSent)
+	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_UNKNOWN, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !lj.driver.Ended || lj.driver.LostLaunches != 1 || !lostBeforeStart(lj.driver) {
+		t.Fatalf("lost launch: %+v", lj.driver)
+	}
+	if d, _ := st.Driver(ctx, testJobID); d.LostLaunches != 1 || !d.Ended {
+		t.Fatalf("not stored before the acknowledgement: %+v", d)
+	}
+
+	cl, lj, _ = setup(LaunchSent)
+	invalid := mesos.REASON_INVALID_OFFERS
+	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_DROPPED, &invalid)); err != nil {
+		t.Fatal(err)
+	}
+	if !lostBeforeStart(lj.driver) || lj.driver.LostLaunches != 0 {
+		t.Fatalf("a launch refused for an invalid offer was counted: %+v", lj.driver)
+	}
+
+	cl, lj, _ = setup(LaunchSent)
+	for _, s := range []mesos.TaskState{mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_LOST} {
+		if err := cl.DriverStatus(ctx, testJobID, status("t-1", s, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !lj.driver.Started || !lj.driver.Ended || lostBeforeStart(lj.driver) || lj.driver.LostLaunches != 0 {
+		t.Fatalf("a driver that ran and was lost is a failed run, not a lost launch: %+v", lj.driver)
+	}
+	if err := cl.DriverStatus(ctx, testJobID, status("t-0", mesos.TASK_FAILED, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if lj.driver.TaskID != "t-1" || lj.driver.State != "TASK_LOST" {
+		t.Fatalf("an older launch's update changed the record: %+v", lj.driver)
+	}
+}

@@ -1,0 +1,173 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// TestFeasibleEDF: one 4-cpu agent, busy with r0. Two deadline jobs of 4
+// cpus wait: "hopeless" (deadline in 5 min, estimate 10 min: at risk, let
+// in by accept-and-flag) and "feasible" (deadline in 20 min, estimate 5
+// min). When r0 ends, Algorithm 3 starts the earliest deadline (hopeless,
+// which misses anyway); feasible-edf starts feasible, which then makes its
+// deadline, and hopeless after it.
+func TestFeasibleEDF(t *testing.T) {
+	for _, tc := range []struct {
+		ordering Ordering
+		first    string
+	}{
+		{OrderAlgorithm3, "hopeless"},
+		{OrderFeasibleEDF, "feasible"},
+		{"", "feasible"}, // the default
+	} {
+		name := string(tc.ordering)
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Config{Ordering: tc.ordering, Admission: AdmitFlag, Policy: "exact"}, agent("a1", 4, 16384, 0.24))
+			h.schedule()
+			h.submit(mkJob("r0", 1, 4))
+			h.schedule()
+			h.submit(
+				mkJob("hopeless", 1, 4, withDeadline(5*time.Minute), withEstimate(10*time.Minute)),
+				mkJob("feasible", 1, 4, withDeadline(20*time.Minute), withEstimate(5*time.Minute)),
+			)
+			h.schedule()
+			v := h.core.Queues()
+			if ids := queuedIDs(v.Deadline); !slices.Equal(ids, []string{"hopeless", "feasible"}) {
+				t.Fatalf("deadline queue %v: the view stays in EDF order", ids)
+			}
+			if !v.Deadline[0].AtRisk || v.Deadline[1].AtRisk {
+				t.Fatalf("at-risk flags %v %v", v.Deadline[0].AtRisk, v.Deadline[1].AtRisk)
+			}
+			if err := h.finish("r0"); err != nil {
+				t.Fatal(err)
+			}
+			h.schedule()
+			if got := h.cluster.appliedIDs(); !slices.Equal(got, []string{"r0", tc.first}) {
+				t.Fatalf("started %v, want r0 then %s", got, tc.first)
+			}
+		})
+	}
+}
+
+func queuedIDs(q []QueuedJob) []string {
+	var out []string
+	for _, j := range q {
+		out = append(out, j.ID)
+	}
+	return out
+}
+
+// TestFeasibleEDFBecomesLate: a job feasible at submission that waits
+// until it can no longer make it moves behind a feasible one.
+func TestFeasibleEDFBecomesLate(t *testing.T) {
+	h := newHarness(t, Config{Policy: "exact"}, agent("a1", 4, 16384, 0.24))
+	h.schedule()
+	h.submit(mkJob("r0", 1, 4))
+	h.schedule()
+	h.submit(
+		mkJob("early", 1, 4, withDeadline(10*time.Minute), withEstimate(8*time.Minute)),
+		mkJob("later", 1, 4, submittedAt(time.Second), withDeadline(30*time.Minute), withEstimate(5*time.Minute)),
+	)
+	h.schedule()
+	h.clock.Advance(3 * time.Minute) // early: 3 + 8 > 10, at risk now
+	if err := h.finish("r0"); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	if got := h.cluster.appliedIDs(); !slices.Equal(got, []string{"r0", "later"}) {
+		t.Fatalf("started %v, want r0 then later", got)
+	}
+	if j := h.store.get("early"); j.State != Queued || !j.AtRisk {
+		t.Fatalf("early: %+v", j)
+	}
+}
+
+func TestAppType(t *testing.T) {
+	for _, tc := range []struct {
+		class  string
+		labels map[string]string
+		want   string
+	}{
+		{"org.apache.spark.examples.JavaWordCount", nil, placement.AppWordCount},
+		{"org.apache.spark.examples.SparkPageRank", nil, placement.AppPageRank},
+		{"org.apache.spark.examples.SortByKey", nil, placement.AppSort},
+		{"com.example.TeraSort", nil, placement.AppSort},
+		{"com.example.wordcount.Main", nil, ""}, // the package does not count
+		{"org.apache.spark.examples.SparkPi", nil, ""},
+		{"org.apache.spark.examples.SparkPi", map[string]string{AppTypeLabel: "PageRank "}, placement.AppPageRank},
+		{"org.apache.spark.examples.JavaWordCount", map[string]string{AppTypeLabel: "sort"}, placement.AppSort},
+		{"org.apache.spark.examples.JavaWordCount", map[string]string{AppTypeLabel: "bogus"}, placement.AppWordCount},
+		{"", nil, ""},
+	} {
+		j := mkJob("j", 1, 1)
+		j.App.MainClass, j.Labels = tc.class, tc.labels
+		if got := AppType(&j); got != tc.want {
+			t.Errorf("AppType(%q, %v) = %q, want %q", tc.class, tc.labels, got, tc.want)
+		}
+	}
+}
+
+// capture is a policy that records what it was given and places with exact.
+type capture struct {
+	snaps   []placement.Snapshot
+	demands []placement.Demand
+}
+
+func (c *capture) Name() string { return "capture" }
+
+func (c *capture) Place(s placement.Snapshot, d placement.Demand) (placement.Plan, error) {
+	c.snaps = append(c.snaps, s)
+	c.demands = append(c.demands, d)
+	p, _ := placement.Get("exact")
+	return p.Place(s, d)
+}
+
+// TestPolicyInputs: the policy gets the decision time, the estimate in
+// wall time (DurationScale), the application type and the deadline, and
+// the agents' RemainingActive from the core's running jobs.
+func TestPolicyInputs(t *testing.T) {
+	c := &capture{}
+	h := newHarness(t, Config{Placer: c, DurationScale: 0.5}, agent("a1", 4, 16384, 0.24), agent("a2", 4, 16384, 0.24))
+	h.schedule()
+	first := mkJob("first", 1, 2, withEstimate(20*time.Minute))
+	first.App.MainClass = "org.apache.spark.examples.SparkPageRank"
+	h.submit(first)
+	h.schedule()
+	ctx := context.Background()
+	for _, st := range []State{Launching, Running} {
+		if err := h.core.Report(ctx, "first", st, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.clock.Advance(4 * time.Minute)
+	h.submit(mkJob("second", 1, 2, submittedAt(4*time.Minute), withDeadline(time.Hour), withEstimate(30*time.Minute)))
+	h.schedule()
+	if len(c.demands) != 2 {
+		t.Fatalf("%d placements", len(c.demands))
+	}
+	d0, d1 := c.demands[0], c.demands[1]
+	if d0.App != placement.AppPageRank || !d0.Deadline.IsZero() || !d0.Now.Equal(t0) || d0.EstimatedDuration != 10*time.Minute {
+		t.Errorf("first demand %+v", d0)
+	}
+	if d1.App != "" || !d1.Deadline.Equal(t0.Add(4*time.Minute+time.Hour)) || !d1.Now.Equal(t0.Add(4*time.Minute)) || d1.EstimatedDuration != 15*time.Minute {
+		t.Errorf("second demand %+v", d1)
+	}
+	// first started at t0 with 10 min (wall) to run: 6 min left on its agent.
+	agent := c.snaps[1].Agents[0]
+	if !agent.Active || agent.RemainingActive != 6*time.Minute {
+		t.Errorf("agent %s: active %v, remaining %v, want 6m", agent.ID, agent.Active, agent.RemainingActive)
+	}
+	if other := c.snaps[1].Agents[1]; other.Active || other.RemainingActive != 0 {
+		t.Errorf("idle agent %+v", other)
+	}
+	if a := c.snaps[0].Agents[0]; a.RemainingActive != 0 {
+		t.Errorf("before any job: %+v", a)
+	}
+}

@@ -1,0 +1,593 @@
+package scheduler
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// Preemption (issue 16, after Natjam): a waiting deadline job that would
+// miss its deadline waiting, because the cluster is not expected to free
+// enough room for it before its latest start time (deadline minus its
+// estimated duration, by the running jobs' own estimates), may evict
+// running jobs. Victims are chosen by a policy, regular jobs before
+// deadline jobs, just enough of them for the deadline job to fit. An
+// evicted job goes back to its queue (by its original submission) and runs
+// again from scratch later: Spark cannot checkpoint a running application.
+//
+// The rules that keep eviction from doing more harm than good:
+//   - only RUNNING jobs are evicted, never one expected to end within the
+//     protection window, never one evicted MaxPreemptions times already;
+//   - a deadline job is evicted only when it is expected to miss its
+//     deadline anyway (by its estimate), or for a job with an earlier
+//     deadline when it can still meet its own if it runs again once the
+//     job it makes room for is expected to end;
+//   - the deadline job must be able to make its deadline if started now;
+//   - at most a share of the running work (cpus) is evicted per minute
+//     (one job at least, whatever its size).
+
+// PreemptionPolicy names how victims are chosen.
+type PreemptionPolicy string
+
+const (
+	// PreemptNone: no eviction (the default).
+	PreemptNone PreemptionPolicy = "none"
+	// PreemptMDF: maximum deadline first: the running job with the
+	// furthest deadline is evicted first, regular jobs counting as
+	// infinitely far.
+	PreemptMDF PreemptionPolicy = "mdf"
+	// PreemptMLF: maximum laxity first: laxity is deadline - now -
+	// remaining time (infinite for regular jobs).
+	PreemptMLF PreemptionPolicy = "mlf"
+	// PreemptSRT: shortest remaining time last: the job with the longest
+	// remaining time is evicted first.
+	PreemptSRT PreemptionPolicy = "srt"
+)
+
+// PreemptionPolicies lists the policies, none first.
+var PreemptionPolicies = []PreemptionPolicy{PreemptNone, PreemptMDF, PreemptMLF, PreemptSRT}
+
+// ParsePreemption resolves a policy name ("" is none).
+func ParsePreemption(s string) (PreemptionPolicy, error) {
+	if s == "" {
+		return PreemptNone, nil
+	}
+	for _, p := range PreemptionPolicies {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown preemption policy %q (none, mdf, mlf or srt)", s)
+}
+
+// Defaults of the preemption settings of Config.
+const (
+	DefaultPreemptProtect  = 60 * time.Second
+	DefaultPreemptMaxShare = 0.5
+	DefaultMaxPreemptions  = 3
+	// preemptWindow is the period PreemptMaxShare counts over.
+	preemptWindow = time.Minute
+	// evictionAllowance is how long an eviction takes live (the victim's
+	// driver killed, its reservations given back, the deadline job's made
+	// and its driver launched): a deadline job is helped when the room is
+	// expected later than its latest start minus this.
+	evictionAllowance = 10 * time.Second
+)
+
+// Victim is a running job as victim selection sees it.
+type Victim struct {
+	ID string
+	// Deadline is nil for a regular job.
+	Deadline *time.Time
+	// RunningSince is when its current run started.
+	RunningSince time.Time
+	// Estimate is its estimated run time (wall time); zero when unknown.
+	Estimate    time.Duration
+	Preemptions int
+	// Plan is where its executors are; Demand their size.
+	Plan   placement.Plan
+	Demand placement.Demand
+}
+
+// Remaining is the victim's estimated remaining run time at now; ok is
+// false when it has no estimate. An overrun job has zero remaining.
+func (v *Victim) Remaining(now time.Time) (time.Duration, bool) {
+	if v.Estimate <= 0 {
+		return 0, false
+	}
+	return max(v.RunningSince.Add(v.Estimate).Sub(now), 0), true
+}
+
+// CPUs is the cpus its executors hold.
+func (v *Victim) CPUs() float64 { return float64(v.Plan.Executors()) * v.Demand.CPUs }
+
+// PreemptRules bound who may be evicted.
+type PreemptRules struct {
+	Protect        time.Duration
+	MaxPreemptions int
+}
+
+// Eligible reports whether v may be evicted for a deadline job with the
+// given deadline and estimated run time, and why not.
+func (r PreemptRules) Eligible(v *Victim, forDeadline time.Time, forEstimate time.Duration, now time.Time) (bool, string) {
+	if r.MaxPreemptions > 0 && v.Preemptions >= r.MaxPreemptions {
+		return false, fmt.Sprintf("evicted %d times already", v.Preemptions)
+	}
+	rem, known := v.Remaining(now)
+	if known && rem < r.Protect {
+		return false, "about to finish"
+	}
+	if v.Deadline == nil {
+		return true, ""
+	}
+	if !known {
+		return false, "deadline job without an estimate"
+	}
+	if v.RunningSince.Add(v.Estimate).After(*v.Deadline) {
+		return true, "" // it misses its deadline anyway
+	}
+	if !v.Deadline.After(forDeadline) {
+		return false, "its deadline is not later"
+	}
+	if now.Add(forEstimate).Add(v.Estimate).After(*v.Deadline) {
+		return false, "it would miss its own deadline"
+	}
+	return true, ""
+}
+
+// OrderVictims sorts candidates in the order policy p evicts them: regular
+// jobs before deadline jobs, then by the policy's key; ties go to the job
+// that has run the shortest (the least work lost), then by id.
+func OrderVictims(p PreemptionPolicy, vs []Victim, now time.Time) {
+	key := func(v *Victim) float64 { // larger is evicted first
+		rem, known := v.Remaining(now)
+		switch p {
+		case PreemptSRT:
+			if !known {
+				return math.Inf(1)
+			}
+			return rem.Seconds()
+		case PreemptMLF:
+			if v.Deadline == nil {
+				return math.Inf(1)
+			}
+			return v.Deadline.Sub(now).Seconds() - rem.Seconds()
+		default: // MDF
+			if v.Deadline == nil {
+				return math.Inf(1)
+			}
+			return v.Deadline.Sub(now).Seconds()
+		}
+	}
+	slices.SortStableFunc(vs, func(a, b Victim) int {
+		if (a.Deadline == nil) != (b.Deadline == nil) {
+			if a.Deadline == nil {
+				return -1
+			}
+			return 1
+		}
+		ka, kb := key(&a), key(&b)
+		if ka != kb {
+			return cmp.Compare(kb, ka)
+		}
+		if c := b.RunningSince.Compare(a.RunningSince); c != 0 {
+			return c // started later: less lost
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// Free returns s with the executors of the victims' plans given back (a
+// copy; s is not changed).
+func Free(s placement.Snapshot, vs ...Victim) placement.Snapshot {
+	out := placement.Snapshot{Agents: slices.Clone(s.Agents)}
+	at := make(map[string]int, len(out.Agents))
+	for i, a := range out.Agents {
+		at[a.ID] = i
+	}
+	for _, v := range vs {
+		for _, as := range v.Plan.Assignments {
+			i, ok := at[as.AgentID]
+			if !ok {
+				continue
+			}
+			a := &out.Agents[i]
+			a.FreeCPUs = min(a.FreeCPUs+float64(as.Executors)*v.Demand.CPUs, a.CPUs)
+			a.FreeMemMB = min(a.FreeMemMB+float64(as.Executors)*v.Demand.MemMB, a.MemMB)
+		}
+	}
+	return out
+}
+
+// ChooseVictims returns the fewest victims, taken in the order given (see
+// OrderVictims), whose eviction lets d fit on s; nil when evicting all of
+// them would not. Victims are added in order until d fits, then any whose
+// eviction turns out not to be needed is dropped, the last-ordered first.
+func ChooseVictims(s placement.Snapshot, d placement.Demand, ordered []Victim) []Victim {
+	fits := func(vs []Victim) bool { return placement.NewFitIndex(Free(s, vs...)).Check(d) == nil }
+	var chosen []Victim
+	found := false
+	for _, v := range ordered {
+		if len(v.Plan.Assignments) == 0 {
+			continue
+		}
+		chosen = append(chosen, v)
+		if fits(chosen) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
+		without := slices.Delete(slices.Clone(chosen), i, i+1)
+		if fits(without) {
+			chosen = without
+		}
+	}
+	return chosen
+}
+
+// release is a running job's expected end, for roomAt.
+type release struct {
+	at time.Time
+	v  Victim
+}
+
+// roomProfile answers "when is the cluster expected to hold this job",
+// from one snapshot and the running jobs' estimated ends; built once per
+// snapshot, its step indexes made when first needed.
+type roomProfile struct {
+	base placement.Snapshot
+	rel  []release // by end time
+	ix   map[int]*placement.FitIndex
+}
+
+// roomAt is the first expected end after which d fits; ok is false when d
+// does not fit even once every job with an estimate has ended.
+func (p *roomProfile) roomAt(d placement.Demand) (time.Time, bool) {
+	n := len(p.rel)
+	if n == 0 {
+		return time.Time{}, false
+	}
+	// Fit is monotone in what is released: binary search over the ends.
+	k := sortSearch(n, func(k int) bool { return p.index(k).Check(d) == nil })
+	if k == n {
+		return time.Time{}, false
+	}
+	return p.rel[k].at, true
+}
+
+// index is the FitIndex of the snapshot once rel[0..k] have ended.
+func (p *roomProfile) index(k int) *placement.FitIndex {
+	if ix := p.ix[k]; ix != nil {
+		return ix
+	}
+	vs := make([]Victim, 0, k+1)
+	for _, r := range p.rel[:k+1] {
+		vs = append(vs, r.v)
+	}
+	ix := placement.NewFitIndex(Free(p.base, vs...))
+	p.ix[k] = ix
+	return ix
+}
+
+func sortSearch(n int, f func(int) bool) int {
+	lo, hi := 0, n
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if !f(h) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// PreemptionView tells why a waiting deadline job is at risk and what
+// preemption does about it (the queue views show it).
+type PreemptionView struct {
+	// LatestStart is the last moment the job can start and still meet its
+	// deadline (by its estimate).
+	LatestStart time.Time `json:"latestStart"`
+	// RoomExpectedAt is when the running jobs' estimates say the cluster
+	// will hold it; nil when not even once they have all ended.
+	RoomExpectedAt *time.Time `json:"roomExpectedAt,omitempty"`
+	// WillMiss is true when that is after its latest start.
+	WillMiss bool `json:"willMiss"`
+	// Policy is the preemption policy in force.
+	Policy PreemptionPolicy `json:"policy"`
+	// Evicting are the jobs being evicted for it now; WouldEvict those the
+	// policy would evict if it were allowed (Blocked says why not).
+	Evicting   []string `json:"evicting,omitempty"`
+	WouldEvict []string `json:"wouldEvict,omitempty"`
+	Blocked    string   `json:"blocked,omitempty"`
+}
+
+func (v *PreemptionView) equal(o *PreemptionView) bool {
+	if v == nil || o == nil {
+		return v == o
+	}
+	return v.LatestStart.Equal(o.LatestStart) && v.WillMiss == o.WillMiss && v.Policy == o.Policy &&
+		v.Blocked == o.Blocked && slices.Equal(v.Evicting, o.Evicting) && slices.Equal(v.WouldEvict, o.WouldEvict) &&
+		((v.RoomExpectedAt == nil) == (o.RoomExpectedAt == nil)) &&
+		(v.RoomExpectedAt == nil || v.RoomExpectedAt.Equal(*o.RoomExpectedAt))
+}
+
+// note is the view as a waiting reason's tail, and its coarse form.
+func (v *PreemptionView) note() (detail, coarse string) {
+	if v == nil || !v.WillMiss {
+		return "", ""
+	}
+	when := "the running jobs' estimates never free enough room"
+	if v.RoomExpectedAt != nil {
+		when = "room expected at " + v.RoomExpectedAt.UTC().Format(time.RFC3339) + ", after its latest start " + v.LatestStart.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case len(v.Evicting) > 0:
+		return fmt.Sprintf("will miss its deadline waiting (%s): evicting %s (%s)", when, strings.Join(v.Evicting, ", "), v.Policy),
+			"will miss its deadline waiting: evicting running jobs (" + string(v.Policy) + ")"
+	case v.Policy == PreemptNone || v.Policy == "":
+		return "will miss its deadline waiting (" + when + "); preemption is off", "will miss its deadline waiting; preemption is off"
+	case len(v.WouldEvict) > 0:
+		return fmt.Sprintf("will miss its deadline waiting (%s): would evict %s (%s) but %s", when, strings.Join(v.WouldEvict, ", "), v.Policy, v.Blocked),
+			"will miss its deadline waiting: eviction " + v.Blocked
+	default:
+		return fmt.Sprintf("will miss its deadline waiting (%s): %s", when, v.Blocked), "will miss its deadline waiting: " + v.Blocked
+	}
+}
+
+// preemptScanLimit bounds how many waiting deadline jobs a pass looks at
+// for preemption (the earliest deadlines first): with a long queue the
+// jobs far behind cannot use the room anyway.
+const preemptScanLimit = 256
+
+type evictRecord struct {
+	at   time.Time
+	cpus float64
+}
+
+// victimOf describes an active job as a possible victim; ok is false when
+// it is not running or already being evicted. Called with actMu held.
+func (c *Core) victimOf(id string, a *activeJob) (Victim, bool) {
+	if a.state != Running || a.preempting || a.plan == nil || a.startedAt == nil {
+		return Victim{}, false
+	}
+	return Victim{ID: id, Deadline: a.deadline, RunningSince: *a.startedAt, Estimate: a.estimate,
+		Preemptions: a.preemptions, Plan: *a.plan, Demand: a.demand}, true
+}
+
+// roomProfileOf is the pass's view of the running jobs' expected ends on
+// snap (built once per snapshot). Jobs being evicted for a deadline job
+// that still waits are left out: their room is that job's.
+func (c *Core) roomProfileOf(snap placement.Snapshot, now time.Time) *roomProfile {
+	if c.room != nil {
+		return c.room
+	}
+	p := &roomProfile{base: snap, ix: map[int]*placement.FitIndex{}}
+	c.actMu.Lock()
+	for id, a := range c.active {
+		if a.preempting || a.plan == nil || a.estimate <= 0 {
+			continue
+		}
+		start := now
+		if a.startedAt != nil && a.state == Running {
+			start = *a.startedAt
+		}
+		end := start.Add(a.estimate)
+		if end.Before(now) {
+			end = now
+		}
+		p.rel = append(p.rel, release{at: end, v: Victim{ID: id, Plan: *a.plan, Demand: a.demand}})
+	}
+	c.actMu.Unlock()
+	slices.SortFunc(p.rel, func(x, y release) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return strings.Compare(x.v.ID, y.v.ID)
+	})
+	c.room = p
+	return p
+}
+
+// considerPreemption looks at a waiting deadline job that does not fit
+// now: whether it will miss its deadline waiting, and if so, with a
+// preemption policy, evicts running jobs for it. It records what it found
+// in the job's waiting reason. Called by the pass.
+func (c *Core) considerPreemption(ctx context.Context, now time.Time, snap placement.Snapshot, e *Entry) error {
+	if e.DeadlineAt == nil || !e.queued {
+		return nil
+	}
+	if c.atRisk(e, now) {
+		c.setPreemptionView(e, nil) // too late either way: the at-risk reason says so
+		return nil
+	}
+	c.preemptScanned++
+	if c.preemptScanned > preemptScanLimit {
+		return nil
+	}
+	est := c.estimate(e)
+	pv := &PreemptionView{LatestStart: e.DeadlineAt.Add(-est), Policy: c.cfg.Preemption}
+	if pending := c.pendingVictims(e); len(pending) > 0 {
+		pv.WillMiss, pv.Evicting = true, pending
+		c.setPreemptionView(e, pv)
+		return nil
+	}
+	d := c.demandAt(e, now)
+	if at, ok := c.roomProfileOf(snap, now).roomAt(d); ok {
+		pv.RoomExpectedAt = &at
+		pv.WillMiss = at.After(pv.LatestStart.Add(-evictionAllowance))
+	}
+	// Without an expected time (jobs holding resources have no estimate)
+	// nothing is claimed and nothing evicted.
+	check := pv.LatestStart.Add(-evictionAllowance)
+	if !pv.WillMiss || c.cfg.Preemption == PreemptNone {
+		if !pv.WillMiss {
+			pv = nil // the reason needs no preemption note
+		}
+		c.setPreemptionView(e, pv)
+		if c.cfg.Preemption != PreemptNone {
+			c.wakeAtLeast(check, now) // look again before it is too late
+		}
+		return nil
+	}
+	rules := PreemptRules{Protect: c.cfg.PreemptProtect, MaxPreemptions: c.cfg.MaxPreemptions}
+	var cands []Victim
+	c.actMu.Lock()
+	for id, a := range c.active {
+		v, ok := c.victimOf(id, a)
+		if !ok {
+			continue
+		}
+		if ok, _ := rules.Eligible(&v, *e.DeadlineAt, est, now); ok {
+			cands = append(cands, v)
+		}
+	}
+	c.actMu.Unlock()
+	OrderVictims(c.cfg.Preemption, cands, now)
+	chosen := ChooseVictims(snap, d, cands)
+	if chosen == nil {
+		pv.Blocked = "no running job may be evicted for it (protected, evicted too often, or with a deadline of its own to meet)"
+		c.setPreemptionView(e, pv)
+		c.wakeAtLeast(check, now)
+		return nil
+	}
+	ids := make([]string, len(chosen))
+	var cpus float64
+	for i, v := range chosen {
+		ids[i] = v.ID
+		cpus += v.CPUs()
+	}
+	if free, until, none := c.evictionRoom(now); cpus > free+1e-9 && !(none && len(chosen) == 1) {
+		pv.WouldEvict = ids
+		pv.Blocked = fmt.Sprintf("the eviction limit (%g%% of the running jobs' cpus per minute) is reached", c.cfg.PreemptMaxShare*100)
+		c.setPreemptionView(e, pv)
+		c.wakeAtLeast(until, now)
+		return nil
+	}
+	var firstErr error
+	for _, v := range chosen {
+		if err := c.evict(ctx, now, v, e); err != nil {
+			firstErr = err
+			break
+		}
+		pv.Evicting = append(pv.Evicting, v.ID)
+	}
+	if len(pv.Evicting) == 0 {
+		pv.WouldEvict = ids
+		pv.Blocked = "the eviction could not be started"
+	}
+	c.setPreemptionView(e, pv)
+	return firstErr
+}
+
+// pendingVictims are the jobs evicted for e that still hold resources.
+func (c *Core) pendingVictims(e *Entry) []string {
+	if len(e.evicting) == 0 {
+		return nil
+	}
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	kept := e.evicting[:0]
+	for _, id := range e.evicting {
+		if a := c.active[id]; a != nil && a.preempting {
+			kept = append(kept, id)
+		}
+	}
+	e.evicting = kept
+	return slices.Clone(kept)
+}
+
+// evictionRoom is how many cpus may still be evicted now under
+// PreemptMaxShare, when the oldest eviction of the window expires, and
+// whether the window holds no eviction (one job may then go whatever its
+// size, or a cluster held by one big job could never be preempted).
+func (c *Core) evictionRoom(now time.Time) (float64, time.Time, bool) {
+	kept := c.evictLog[:0]
+	var used float64
+	for _, r := range c.evictLog {
+		if now.Sub(r.at) < preemptWindow {
+			kept = append(kept, r)
+			used += r.cpus
+		}
+	}
+	c.evictLog = kept
+	var running float64
+	c.actMu.Lock()
+	for _, a := range c.active {
+		if a.plan != nil {
+			running += float64(a.plan.Executors()) * a.demand.CPUs
+		}
+	}
+	c.actMu.Unlock()
+	until := now.Add(preemptWindow)
+	if len(kept) > 0 {
+		until = kept[0].at.Add(preemptWindow)
+	}
+	return c.cfg.PreemptMaxShare*running - used, until, len(kept) == 0
+}
+
+// evict stores the decision to evict v for e, then asks the cluster to
+// carry it out; the victim comes back through Report(..., Queued, ...).
+func (c *Core) evict(ctx context.Context, now time.Time, v Victim, e *Entry) error {
+	reason := fmt.Sprintf("evicted (%s) to make room for deadline job %s", c.cfg.Preemption, e.ID)
+	if _, err := c.preemptStore.RequestPreemption(ctx, v.ID, reason); err != nil {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+			return nil // it ended meanwhile
+		}
+		return fmt.Errorf("scheduler: record eviction of job %s: %w", v.ID, err)
+	}
+	c.actMu.Lock()
+	if a := c.active[v.ID]; a != nil {
+		a.preempting = true
+	}
+	c.actMu.Unlock()
+	c.room = nil
+	c.evictLog = append(c.evictLog, evictRecord{at: now, cpus: v.CPUs()})
+	e.evicting = append(e.evicting, v.ID)
+	c.log.WithFields(logrus.Fields{"job": v.ID, "for": e.ID, "policy": c.cfg.Preemption}).Info("evicting a running job for a deadline job")
+	if c.cfg.OnPreempt != nil {
+		c.cfg.OnPreempt(PreemptStat{Victim: v.ID, For: e.ID, Policy: c.cfg.Preemption})
+	}
+	// The decision is stored: a failure here is retried by the framework
+	// (or by the next sparkpack, which reads it back).
+	if err := c.preempter.Preempt(ctx, v.ID, reason); err != nil {
+		c.log.WithError(err).WithField("job", v.ID).Warn("eviction request failed; the stored decision is carried out when the framework next looks at the job")
+	}
+	return nil
+}
+
+// setPreemptionView records the preemption view in e's waiting reason.
+func (c *Core) setPreemptionView(e *Entry, pv *PreemptionView) {
+	if e.wait.pre.equal(pv) {
+		return
+	}
+	w := e.wait
+	w.pre = pv
+	c.setWait(e, w)
+}
+
+// wakeAtLeast makes the next pass happen no later than t (when t is ahead).
+func (c *Core) wakeAtLeast(t, now time.Time) {
+	if t.After(now) && (c.wakeAt.IsZero() || t.Before(c.wakeAt)) {
+		c.wakeAt = t
+	}
+}
+
+// PreemptStat describes one eviction decision (Config.OnPreempt).
+type PreemptStat struct {
+	Victim, For string
+	Policy      PreemptionPolicy
+}
