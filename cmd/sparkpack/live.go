@@ -458,9 +458,15 @@ func (l *live) refreshGauges() {
 	r := l.core.Cost()
 	l.metrics.SetCost(r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
 	if l.power != nil {
+		// As /api/v1/cluster shows them: an agent power management has
+		// not stepped yet is on; one gone without a power record was lost.
 		counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
-		for _, r := range l.power.Records() {
-			counts[r.State]++
+		for _, a := range l.cluster.Agents() {
+			st := l.power.StateOf(a.ID)
+			if a.Gone && st == power.StateOn {
+				continue
+			}
+			counts[st]++
 		}
 		for s, n := range counts {
 			l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
