@@ -170,6 +170,26 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	})
 	b.run(t, 30*time.Second, chromedp.WaitVisible(`.queue li .reason`, chromedp.ByQuery))
 	b.screenshot(t, "demo-busy")
+	// No chart label is cut off at the edges of its chart.
+	clipped := func(when string) {
+		var n int
+		b.run(t, 10*time.Second, chromedp.Evaluate(`[...document.querySelectorAll("#view-overview svg text")].filter(t => { const b = t.getBBox(), w = t.ownerSVGElement.viewBox.baseVal.width; return b.width > 0 && (b.x < 0 || b.x + b.width > w + 0.5); }).length`, &n))
+		if n > 0 {
+			t.Errorf("%s: %d chart labels cut off at the chart's edges", when, n)
+		}
+	}
+	clipped("busy")
+	// The cost axis tells its ticks apart however small the cost is: the
+	// middle label is half the top one.
+	var costAxis []string
+	b.run(t, 10*time.Second, chromedp.Evaluate(`[...document.querySelectorAll("#chart-cost text.ylabel")].map(t => t.textContent)`, &costAxis))
+	if len(costAxis) == 3 {
+		mid, _ := strconv.ParseFloat(strings.TrimPrefix(costAxis[1], "$"), 64)
+		top, _ := strconv.ParseFloat(strings.TrimPrefix(costAxis[2], "$"), 64)
+		if top <= 0 || mid < 0.4*top || mid > 0.6*top {
+			t.Errorf("cost axis labels %q: the middle one is not half the top one", costAxis)
+		}
+	}
 	t.Logf("busy: a job waits because %q", waitingReason)
 
 	// A kill asks first; "No" leaves the job running. A running job's
@@ -248,6 +268,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	)
 	time.Sleep(time.Second) // let the charts take the last sample
 	b.screenshot(t, "demo-idle")
+	clipped("idle")
 	// Every agent card shows its whole name, whatever its badge says.
 	var cut []string
 	b.run(t, 10*time.Second, chromedp.Evaluate(`[...document.querySelectorAll("#cluster .agent .host")].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)`, &cut))

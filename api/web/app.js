@@ -73,6 +73,9 @@ async function getJSON(path) { return (await apiFetch(path)).json(); }
 
 const fmtUSD = (v) => "$" + (v || 0).toFixed(v >= 100 ? 0 : 2);
 const fmtUSD4 = (v) => "$" + (v || 0).toFixed(v >= 1 ? 2 : 4);
+// An axis label: two significant digits below $1, so that the first
+// seconds of a run (fractions of a cent) do not all read $0.000.
+const fmtAxisUSD = (v) => "$" + (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v > 0 ? String(Number(v.toPrecision(2))) : "0");
 const fmtTime = (t) => t ? new Date(t).toLocaleString() : "–";
 const fmtDur = (s) => {
   s = Math.round(s); const neg = s < 0; s = Math.abs(s);
@@ -208,7 +211,9 @@ function lineChart(box, series, opts) {
   const tt = timeTicks(x0, x1);
   for (const x of tt.ticks) {
     svg.append(svgEl("line", { x1: X(x), y1: H - B, x2: X(x), y2: H - B + 4, stroke: "#c5ccd3" }));
-    const t = svgEl("text", { x: X(x), y: H - 6, "text-anchor": "middle", class: "xlabel" });
+    // A label near an end of the axis is anchored there, not cut off.
+    const anchor = X(x) > W - R - 45 ? "end" : X(x) < L + 30 ? "start" : "middle";
+    const t = svgEl("text", { x: X(x), y: H - 6, "text-anchor": anchor, class: "xlabel" });
     t.textContent = new Date(x).toLocaleTimeString([], tt.seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
     svg.append(t);
   }
@@ -231,7 +236,7 @@ async function renderCost() {
   if (c.bill) $("bill-total").textContent = fmtUSD(c.bill.totalUSD) + " (always on: " + fmtUSD(c.bill.alwaysOnUSD) + ")";
   if ($("view-overview").hidden) return;
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
-  lineChart($("chart-cost"), [{ name: "cost of the active agents (reservations and drivers)", points: pts, colour: "#0b63c4" }], { fmt: (v) => "$" + v.toFixed(v >= 10 ? 0 : v >= 1 ? 2 : 3) });
+  lineChart($("chart-cost"), [{ name: "cost of the active agents (reservations and drivers)", points: pts, colour: "#0b63c4" }], { fmt: fmtAxisUSD });
   const st = c.stats || [];
   lineChart($("chart-latency"), [{ name: "mean time to place a job", points: st.filter((p) => p.placementMs > 0).map((p) => [Date.parse(p.t), p.placementMs]), colour: "#7a3fc4" }], { height: 120, fmt: fmtMs });
   lineChart($("chart-queue"), [
