@@ -47,6 +47,7 @@ func TestDriversCount(t *testing.T) {
 	agents, _ := AgentsFromMesos(raw, nil)
 	c := NewCluster(ClusterConfig{})
 	c.agents = agents
+	c.statuses = StatusesFromMesos(raw, nil)
 	c.loaded = true
 	job := func(id string) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024,
@@ -84,6 +85,14 @@ func TestDriversCount(t *testing.T) {
 		want := a.ID == "A" || a.ID == "B"
 		if a.Active != want {
 			t.Errorf("snapshot: agent %s active %v, want %v (an agent running a driver of ours is active)", a.ID, a.Active, want)
+		}
+	}
+	// Power management never powers off an agent running a driver of
+	// ours: it is busy, even before GET_AGENTS shows the driver (A).
+	for _, st := range c.AgentStatuses() {
+		want := st.ID != "D"
+		if st.Busy != want {
+			t.Errorf("power status: agent %s busy %v, want %v (a driver of ours, or anyone's task, keeps it busy)", st.ID, st.Busy, want)
 		}
 	}
 }
