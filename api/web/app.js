@@ -159,8 +159,28 @@ function queueItem(j, deadline) {
     if (j.slackSeconds !== undefined && j.slackSeconds !== null) li.append(" · slack " + fmtDur(j.slackSeconds));
     if (j.atRisk) li.append(" ", el("span", { class: "atrisk" }, "at risk"));
   }
-  if (j.waitingReason) li.append(el("span", { class: "reason" }, j.waitingReason));
+  if (j.preemptions) li.append(" ", el("span", { class: "preempted", title: "evicted for deadline jobs; it runs again from scratch" }, "preempted ×" + j.preemptions));
+  // A job that will miss waiting: the structured line below replaces the
+  // reason's words about it (and links the jobs evicted for it).
+  const willMiss = j.preemption && j.preemption.willMiss;
+  let reason = j.waitingReason || "";
+  const cut = willMiss ? reason.indexOf("will miss its deadline waiting") : -1;
+  if (cut > 0) reason = reason.slice(0, cut).replace(/[;:,\s]+$/, "");
+  if (reason) li.append(el("span", { class: "reason" }, reason));
+  if (willMiss) li.append(preemptionLine(j.preemption));
   return li;
+}
+// preemptionLine says why a deadline job will miss waiting and which running
+// jobs are (or would be) evicted for it, each a link to its page.
+function preemptionLine(p) {
+  const line = el("span", { class: "preemption" });
+  const links = (ids) => ids.flatMap((id, i) => [i ? ", " : "", el("a", { href: "#/jobs/" + encodeURIComponent(id) }, id.slice(0, 8))]);
+  line.append("will miss its deadline waiting: latest start " + fmtTime(p.latestStart) + ", room expected " + (p.roomExpectedAt ? fmtTime(p.roomExpectedAt) : "never") + " — ");
+  if (p.evicting && p.evicting.length) line.append("evicting ", ...links(p.evicting), " (" + p.policy + ")");
+  else if (p.wouldEvict && p.wouldEvict.length) line.append("would evict ", ...links(p.wouldEvict), " (" + p.policy + "), but " + p.blocked);
+  else if (!p.policy || p.policy === "none") line.append("preemption is off");
+  else line.append(p.blocked || "no job can be evicted");
+  return line;
 }
 async function renderQueues() {
   let q;
@@ -361,6 +381,8 @@ async function renderJob(id) {
     ["labels", Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"]];
   if (j.retries) facts.push(["retries", String(j.retries)]);
   if (j.waitingReason) facts.push(["waiting because", j.waitingReason]);
+  if (j.preemptions) facts.push(["preempted", j.preemptions + (j.preemptions === 1 ? " time" : " times") + ", " + fmtDur(j.lostWorkSeconds || 0) + " of work lost"]);
+  if (j.preemptRequested) facts.push(["being evicted", j.preemptRequested]);
   $("job-facts").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v === undefined ? "–" : v)]));
   const perCpu = j.executorCores, perMem = j.executorMemoryMB + (j.memoryOverheadMB || Math.max(384, Math.floor(j.executorMemoryMB / 10)));
   $("job-placement").tBodies[0].replaceChildren(...(j.placement || []).map((p) => el("tr", {},

@@ -308,6 +308,13 @@ func printJob(w io.Writer, v api.JobView) {
 	if v.Retries > 0 {
 		row("retries", fmt.Sprint(v.Retries))
 	}
+	if v.Preemptions > 0 {
+		row("preempted", fmt.Sprintf("%d× (evicted for deadline jobs), %s of work lost", v.Preemptions,
+			(time.Duration(v.LostWorkSeconds*float64(time.Second))).Round(time.Second)))
+	}
+	if v.PreemptRequested != "" {
+		row("being evicted", v.PreemptRequested)
+	}
 	if len(v.Labels) > 0 {
 		var l []string
 		for k, val := range v.Labels {
