@@ -1,8 +1,10 @@
 # sparkpack — the few targets a newcomer needs.
 .PHONY: demo test build bench clean
 
+# Flags for the demo go in ARGS, e.g. make demo ARGS="--listen 127.0.0.1:8090 --sim-speed 4"
+# (every flag: bin/sparkpack demo --help).
 demo:  ## run sparkpack on an emulated Mesos cluster and a scratch database (installs what it needs)
-	scripts/demo.sh
+	scripts/demo.sh $(ARGS)
 
 test:  ## run every test against real PostgreSQL (installs what it needs)
 	scripts/test.sh

@@ -13,18 +13,20 @@ import (
 // reload (event "resync").
 type Broker struct {
 	mu      sync.Mutex
-	clients map[chan sseEvent]struct{}
+	clients map[chan Event]struct{}
 	seq     uint64
 }
 
-type sseEvent struct {
-	id   uint64
-	name string
-	data []byte
+// Event is one published update: its sequence number, name ("job",
+// "cluster", "cost", "placement", "resync", ...) and JSON data.
+type Event struct {
+	ID   uint64
+	Name string
+	Data []byte
 }
 
 // NewBroker returns an empty broker.
-func NewBroker() *Broker { return &Broker{clients: map[chan sseEvent]struct{}{}} }
+func NewBroker() *Broker { return &Broker{clients: map[chan Event]struct{}{}} }
 
 // Publish sends an event named name with data (marshalled as JSON) to
 // every client.
@@ -36,14 +38,14 @@ func (b *Broker) Publish(name string, data any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	ev := sseEvent{id: b.seq, name: name, data: raw}
+	ev := Event{ID: b.seq, Name: name, Data: raw}
 	for c := range b.clients {
 		select {
 		case c <- ev:
 		default:
 			// The client is slow: drop this event; it resyncs on the next one it gets.
 			select {
-			case c <- sseEvent{id: b.seq, name: "resync", data: []byte(`{}`)}:
+			case c <- Event{ID: b.seq, Name: "resync", Data: []byte(`{}`)}:
 			default:
 			}
 		}
@@ -57,15 +59,23 @@ func (b *Broker) Clients() int {
 	return len(b.clients)
 }
 
-func (b *Broker) subscribe() chan sseEvent {
-	c := make(chan sseEvent, 64)
+// Subscribe returns the events published from now on and a function that
+// ends the subscription (call it when done). Like a browser, a subscriber
+// that cannot keep up misses events and gets a "resync" instead.
+func (b *Broker) Subscribe() (<-chan Event, func()) {
+	c := b.subscribe()
+	return c, func() { b.unsubscribe(c) }
+}
+
+func (b *Broker) subscribe() chan Event {
+	c := make(chan Event, 64)
 	b.mu.Lock()
 	b.clients[c] = struct{}{}
 	b.mu.Unlock()
 	return c
 }
 
-func (b *Broker) unsubscribe(c chan sseEvent) {
+func (b *Broker) unsubscribe(c chan Event) {
 	b.mu.Lock()
 	delete(b.clients, c)
 	b.mu.Unlock()
@@ -98,7 +108,7 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-keepalive.C:
 			fmt.Fprint(w, ": keepalive\n\n")
 		case ev := <-c:
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.id, ev.name, ev.data)
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Name, ev.Data)
 		}
 		fl.Flush()
 	}

@@ -28,6 +28,7 @@ const (
 	RefusedNotOwner       = "not_owner"             // 403: cancel of another token's job
 	RefusedRateLimited    = "rate_limited"          // 429: per-token / per-address rate
 	RefusedTooManyWaiting = "too_many_waiting"      // 429: --max-waiting-per-token
+	RefusedBadTicket      = "bad_ticket"            // 401: an event stream ticket unknown, used or expired
 )
 
 // AllowlistName is the name requests admitted by --spark-rest-allow act

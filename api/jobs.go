@@ -25,6 +25,9 @@ type JobView struct {
 	Events    []store.Event        `json:"events,omitempty"`
 	// DriverCommand is the spark-submit argument vector of the driver.
 	DriverCommand []string `json:"driverCommand,omitempty"`
+	// CostUSD is the job's share of what its agents cost while it ran
+	// (Config.JobCost); absent when unknown or the job never ran.
+	CostUSD *float64 `json:"costUSD,omitempty"`
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -237,6 +240,9 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 	if s.cfg.DriverCommand != nil {
 		v.DriverCommand = s.cfg.DriverCommand(job)
 	}
+	if s.cfg.JobCost != nil {
+		v.CostUSD = s.cfg.JobCost(job, pl)
+	}
 	return v, nil
 }
 
@@ -278,7 +284,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		if pl == nil {
 			pl = []store.PlacementRow{}
 		}
-		out.Jobs = append(out.Jobs, JobView{Job: j, Placement: pl})
+		v := JobView{Job: j, Placement: pl}
+		if s.cfg.JobCost != nil {
+			v.CostUSD = s.cfg.JobCost(j, pl)
+		}
+		out.Jobs = append(out.Jobs, v)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

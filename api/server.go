@@ -64,6 +64,9 @@ type Config struct {
 	// DriverCommand, if set, gives a job's spark-submit argument vector
 	// for GET /api/v1/jobs/{id}.
 	DriverCommand func(scheduler.Job) []string
+	// JobCost, if set, gives a job's share of the cluster cost (nil when
+	// unknown), shown as costUSD.
+	JobCost func(scheduler.Job, []store.PlacementRow) *float64
 	// Broker, if set, streams live updates at /api/v1/events; the API
 	// publishes a "job" event for every job it creates or cancels.
 	Broker *Broker
@@ -92,6 +95,8 @@ type Server struct {
 	// submitLocks serialise, per token, the count of its waiting jobs and
 	// the creation of a new one, so that the cap holds under concurrency.
 	submitLocks keyedMutex
+	// tickets let the dashboard's EventSource in (see tickets.go).
+	tickets tickets
 }
 
 // MaxBodyBytes is the largest request body accepted (1 MiB).
@@ -114,7 +119,7 @@ func New(cfg Config) *Server {
 	if cfg.Guard == nil {
 		cfg.Guard = &Guard{Tokens: cfg.Tokens, ProtectReads: cfg.ProtectReads}
 	}
-	s := &Server{cfg: cfg, guard: cfg.Guard, router: mux.NewRouter()}
+	s := &Server{cfg: cfg, guard: cfg.Guard, router: mux.NewRouter(), tickets: tickets{now: cfg.Now}}
 	r := s.router
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
@@ -233,7 +238,8 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // withRequestLog gives every request an id (the client's X-Request-Id when
 // it is sane, else a new one), a logger carrying it, and one access log
-// line. Headers and bodies are never logged: they may hold tokens.
+// line: at info level for changes and refusals, at debug level for reads
+// that succeeded. Headers and bodies are never logged: they may hold tokens.
 func (s *Server) withRequestLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -263,10 +269,14 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 		if note.Refused != "" {
 			entry = entry.WithField("refused", note.Refused)
 		}
+		// Reads that succeed (the dashboard polls, Prometheus scrapes)
+		// are logged at debug level; changes and refusals at info.
 		switch {
 		case rec.status >= 500:
 			entry.Warn("request")
-		case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
+		case rec.status >= 400:
+			entry.Info("request")
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
 			entry.Debug("request")
 		default:
 			entry.Info("request")

@@ -27,12 +27,24 @@ type AgentView struct {
 	PricePerHour float64           `json:"pricePerHour"`
 	InstanceType string            `json:"instanceType,omitempty"`
 	Location     string            `json:"location"`
-	// State is idle, active or off.
+	// State is idle, active (a reservation or a driver of sparkpack's is
+	// there) or off.
 	State string `json:"state"`
 	// Power is power management's state of the agent: on, draining,
 	// powering-off, off or booting (empty when power management is off).
 	Power        string                 `json:"power,omitempty"`
 	Reservations []AgentReservationView `json:"reservations"`
+	// Drivers are sparkpack's Spark drivers running on the agent (on
+	// unreserved resources): an agent with only a driver is active too.
+	Drivers []AgentDriverView `json:"drivers"`
+}
+
+// AgentDriverView is one of sparkpack's drivers on an agent.
+type AgentDriverView struct {
+	JobID   string  `json:"jobId"`
+	JobName string  `json:"jobName,omitempty"`
+	CPUs    float64 `json:"cpus"`
+	MemMB   float64 `json:"memMB"`
 }
 
 // AgentReservationView is what one job holds on an agent.
@@ -127,8 +139,9 @@ type Views interface {
 	Cost(ctx context.Context) (CostView, error)
 }
 
-// MountViews adds GET /api/v1/cluster, /api/v1/queues, /api/v1/cost and
-// the event stream /api/v1/events to the router.
+// MountViews adds GET /api/v1/cluster, /api/v1/queues, /api/v1/cost, the
+// event stream /api/v1/events and its tickets (POST
+// /api/v1/events/ticket) to the router.
 func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 	// With several instances (package leader) only the leader has the
 	// scheduler's views and live events: a follower forwards these
@@ -197,7 +210,10 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
 	}
 	if b != nil {
-		r.Handle("/api/v1/events", s.reading(forward(b.ServeHTTP))).Methods(http.MethodGet)
+		// The leader authenticates a forwarded stream (it redeems the
+		// ticket it issued: tickets are forwarded to it too).
+		r.Handle("/api/v1/events", forward(s.streamAuth(b.ServeHTTP))).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/events/ticket", s.reading(forward(s.issueTicket))).Methods(http.MethodPost)
 	}
 	if s.cfg.Leader != nil {
 		r.HandleFunc("/api/v1/leader", s.reading(func(w http.ResponseWriter, r *http.Request) {

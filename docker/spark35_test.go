@@ -167,6 +167,11 @@ func TestSparkSubmitUsesSpark35Options(t *testing.T) {
 			// Real Spark 3.5 properties sparkpack expresses otherwise
 			// (options, or by not setting them).
 			continue
+		case "spark.driver.supervise":
+			// Real (core config DRIVER_SUPERVISE, set by spark-submit
+			// --supervise in cluster mode); sparkpack expresses it as the
+			// job's retries and refuses it in sparkConf.
+			continue
 		}
 		if _, ok := spark35Properties[k]; !ok {
 			missing = append(missing, k)

@@ -49,7 +49,7 @@ func TestDashboardOnTheDemo(t *testing.T) {
 	var label string
 	b.run(t, 60*time.Second,
 		chromedp.WaitVisible(`#cluster .block[data-job="`+id+`"]`, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll('#cluster .bar:first-of-type .block[data-job="`+id+`"]').length`, &blocks),
+		chromedp.Evaluate(`document.querySelectorAll('#cluster .bar:first-of-type .block:not(.driver)[data-job="`+id+`"]').length`, &blocks),
 		chromedp.AttributeValue(`#cluster .block[data-job="`+id+`"]`, "aria-label", &label, nil, chromedp.ByQuery),
 	)
 	v, err := getJob(d.API, id)

@@ -25,6 +25,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // PostgreSQL, as `sparkpack serve` does.
 func startAPI(t *testing.T) string {
 	t.Helper()
+	return startAPIWith(t, nil)
+}
+
+// startAPIWith is startAPI with changes to the configuration (tokens).
+func startAPIWith(t *testing.T, mod func(*api.Config)) string {
+	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	st, err := store.Open(context.Background(), pgtest.URL(t), store.WithLogger(log))
@@ -32,7 +38,11 @@ func startAPI(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := api.New(api.Config{Store: st, Log: log, Broker: api.NewBroker(), Dashboard: true})
+	cfg := api.Config{Store: st, Log: log, Broker: api.NewBroker(), Dashboard: true}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv := api.New(cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

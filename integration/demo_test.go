@@ -20,6 +20,9 @@ type demoProc struct {
 	API, SparkREST string
 	mu             sync.Mutex
 	out            bytes.Buffer
+	// stop sends SIGINT and waits for the demo to end (once; the test's
+	// cleanup calls it too).
+	stop func(t *testing.T)
 }
 
 func (d *demoProc) output() string {
@@ -75,17 +78,23 @@ func startDemo(t *testing.T, extra ...string) *demoProc {
 		cmd.Process.Kill()
 		t.Fatalf("sparkpack demo not ready after 90 s:\n%s", d.output())
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("sparkpack demo did not stop cleanly on SIGINT: %v", err)
+	var once sync.Once
+	d.stop = func(t *testing.T) {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("sparkpack demo did not stop cleanly on SIGINT: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Error("sparkpack demo did not stop within 30 s of SIGINT")
 			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Error("sparkpack demo did not stop within 30 s of SIGINT")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		d.stop(t)
 		if t.Failed() {
 			t.Logf("demo output:\n%s", tail(d.output(), 80))
 		}
@@ -195,7 +204,7 @@ func TestDemoRunsTheSampleAndSparkSubmit(t *testing.T) {
 	if cost.TotalUSD <= 0 {
 		t.Fatalf("cost after 5 jobs is %g, want > 0", cost.TotalUSD)
 	}
-	if out := d.output(); !strings.Contains(out, "demo: submitted 4/4") {
+	if out := d.output(); !strings.Contains(out, "demo: the sample's 4 jobs are submitted") {
 		t.Fatalf("the demo did not report its sample submissions:\n%s", out)
 	}
 }

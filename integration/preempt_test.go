@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/sparkpack/sparkpack/integration/mesossim"
 )
 
@@ -40,6 +42,12 @@ func preemptionScenario(t *testing.T, crash bool) {
 	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 20))
 	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
 	time.Sleep(time.Second) // some work done, to be lost
+	var b *browser
+	if !crash {
+		// The dashboard's queue panel, open while it happens.
+		b = newBrowser(t)
+		b.run(t, 30*time.Second, chromedp.Navigate(sp.API+"/#/"), chromedp.WaitVisible(`#queue-deadline`, chromedp.ByQuery))
+	}
 	dl := sparkJob("deadline-urgent", 1, 3, 2048, 4)
 	dl["deadline"] = 12
 	urgent := submit(t, sp.API, dl)
@@ -47,6 +55,17 @@ func preemptionScenario(t *testing.T, crash bool) {
 		waitEvent(t, sp.API, hog, "preemption requested: ", 20*time.Second)
 		sp.kill()
 		sp = startSparkpack(t, emu.URL, db, flags...)
+	} else {
+		// The evicted job waits in the regular queue while the deadline
+		// job runs, marked as preempted (its reason is the next pass's).
+		var badge string
+		b.run(t, 30*time.Second,
+			chromedp.WaitVisible(`#queue-regular li[data-job="`+hog+`"] .preempted`, chromedp.ByQuery),
+			chromedp.Text(`#queue-regular li[data-job="`+hog+`"]`, &badge, chromedp.ByQuery))
+		if !strings.Contains(badge, "preempted ×1") {
+			t.Errorf("queue panel shows the evicted job as %q; want the preempted badge", badge)
+		}
+		b.screenshot(t, "dashboard-preempted")
 	}
 
 	u := waitState(t, sp.API, urgent, 60*time.Second, "FINISHED", "FAILED", "KILLED", "REJECTED")
@@ -108,6 +127,14 @@ func preemptionScenario(t *testing.T, crash bool) {
 	if crash {
 		return // the counters are the new process's
 	}
+	var facts string
+	b.run(t, 30*time.Second,
+		chromedp.Evaluate(`location.hash = "#/jobs/`+hog+`"`, nil),
+		chromedp.WaitVisible(`#job-facts [data-fact="preempted"]`, chromedp.ByQuery),
+		chromedp.Text(`#job-facts [data-fact="preempted"]`, &facts, chromedp.ByQuery))
+	if !strings.HasPrefix(facts, "1 time, ") || !strings.Contains(facts, "of work lost") {
+		t.Errorf("job page says %q about the eviction", facts)
+	}
 
 	resp, err := http.Get(sp.API + "/metrics")
 	if err != nil {
@@ -149,4 +176,49 @@ func waitEvent(t *testing.T, api, id, prefix string, timeout time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("job %s has no event %q after %s", id, prefix, timeout)
+}
+
+// TestDashboardShowsAJobThatWillMissWaiting: without preemption, a deadline
+// job that cannot start before its latest start is shown in the queue panel
+// as one that will miss waiting (latest start, room expected, preemption
+// off), and /api/v1/queues says the same.
+func TestDashboardShowsAJobThatWillMissWaiting(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2), TimeScale: 1})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 60))
+	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
+	b := newBrowser(t)
+	b.run(t, 30*time.Second, chromedp.Navigate(sp.API+"/#/"), chromedp.WaitVisible(`#queue-deadline`, chromedp.ByQuery))
+	dl := sparkJob("deadline-urgent", 1, 3, 2048, 4)
+	dl["deadline"] = 30
+	urgent := submit(t, sp.API, dl)
+	var line string
+	b.run(t, 30*time.Second,
+		chromedp.WaitVisible(`#queue-deadline li[data-job="`+urgent+`"] .preemption`, chromedp.ByQuery),
+		chromedp.Text(`#queue-deadline li[data-job="`+urgent+`"] .preemption`, &line, chromedp.ByQuery))
+	if !strings.Contains(line, "latest start") || !strings.Contains(line, "room expected") || !strings.Contains(line, "preemption is off") {
+		t.Errorf("queue panel: %q", line)
+	}
+	b.screenshot(t, "dashboard-will-miss")
+	var q struct {
+		Deadline []struct {
+			ID         string `json:"id"`
+			Preemption *struct {
+				WillMiss bool   `json:"willMiss"`
+				Policy   string `json:"policy"`
+			} `json:"preemption"`
+		} `json:"deadline"`
+	}
+	getJSON(t, sp.API+"/api/v1/queues", &q)
+	if len(q.Deadline) != 1 || q.Deadline[0].ID != urgent || q.Deadline[0].Preemption == nil || !q.Deadline[0].Preemption.WillMiss || q.Deadline[0].Preemption.Policy != "none" {
+		t.Errorf("queues: %+v", q.Deadline)
+	}
+	for _, id := range []string{urgent, hog} {
+		req, _ := http.NewRequest(http.MethodDelete, sp.API+"/api/v1/jobs/"+id, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	waitState(t, sp.API, hog, 30*time.Second, "KILLED")
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
 }

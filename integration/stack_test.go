@@ -272,6 +272,7 @@ type jobView struct {
 	FinishedAt    *time.Time `json:"finishedAt"`
 	Placement     []struct {
 		AgentID   string `json:"agentId"`
+		Hostname  string `json:"hostname"`
 		Executors int    `json:"executors"`
 	} `json:"placement"`
 	Events []struct {

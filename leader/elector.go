@@ -216,7 +216,12 @@ func (e *Elector) serve(ctx context.Context, lease Lease, acquiredAt time.Time, 
 		}
 		rcancel()
 	}
-	e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "token": lease.Token, "why": reason}).Warn("this instance is no longer the leader")
+	l := e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "token": lease.Token, "why": reason})
+	if ctx.Err() != nil {
+		l.Info("this instance is no longer the leader") // an orderly stop
+	} else {
+		l.Warn("this instance is no longer the leader")
+	}
 	if e.cfg.OnChange != nil {
 		e.cfg.OnChange(false, lease)
 	}

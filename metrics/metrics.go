@@ -3,11 +3,13 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics holds every sparkpack metric on its own registry.
@@ -16,6 +18,7 @@ type Metrics struct {
 
 	OffersReceived   prometheus.Counter
 	OffersDeclined   prometheus.Counter
+	DriverLaunches   prometheus.Counter
 	Reservations     *prometheus.CounterVec // op=reserve|unreserve, result=ok|conflict|error
 	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
 	PlacementSeconds prometheus.Histogram
@@ -32,6 +35,9 @@ type Metrics struct {
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
 	RequestsRefused *prometheus.CounterVec
 	preemptionMetrics
+
+	mu       sync.Mutex
+	onScrape []func()
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -48,6 +54,8 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_offers_received_total", Help: "Mesos offers received."}),
 		OffersDeclined: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sparkpack_offers_declined_total", Help: "Mesos offers declined."}),
+		DriverLaunches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sparkpack_driver_launches_total", Help: "Spark driver tasks launched (ACCEPT with LAUNCH sent), retries included."}),
 		Reservations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sparkpack_reservation_operations_total", Help: "Reserve and unreserve operations by result."},
 			[]string{"op", "result"}),
@@ -63,11 +71,11 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
 		ClusterCostUSD: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sparkpack_cluster_cost_usd", Help: "Cumulative cost of the agents sparkpack kept active."}),
+			Name: "sparkpack_cluster_cost_usd", Help: "Cumulative cost of the agents sparkpack kept active (a reservation or a driver of its own), since it started."}),
 		BurnRateUSD: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or task."}),
+			Name: "sparkpack_active_agents", Help: "Agents holding a sparkpack reservation or driver."}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_leader", Help: "1 while this instance leads (runs the scheduler and the Mesos framework), else 0."}),
 		LeaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
@@ -78,8 +86,9 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_requests_refused_total", Help: "Requests refused by authentication, scopes, the allowlist or the limits, by listener and reason."},
 			[]string{"listener", "reason"}),
 	}
-	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower, m.Leader, m.LeaderChanges, m.RequestsRefused,
+	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.DriverLaunches, m.Reservations, m.QueueLength,
+		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
+		m.Leader, m.LeaderChanges, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
 	if jobs != nil {
@@ -89,10 +98,89 @@ func New(jobs JobCounter) *Metrics {
 	return m
 }
 
-// Handler serves the registry in the Prometheus text format. A metric that
-// cannot be collected (the database is down) is left out; the rest is served.
+// Handler serves the registry in the Prometheus text format. The
+// functions given to OnScrape run first, so that gauges owned by other
+// parts (cost, active agents) are current. A metric that cannot be
+// collected (the database is down) is left out; the rest is served.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		m.mu.Lock()
+		hooks := append([]func(){}, m.onScrape...)
+		m.mu.Unlock()
+		for _, f := range hooks {
+			f()
+		}
+		return m.Registry.Gather()
+	})
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// OnScrape adds a function that sets gauges from their source just before
+// every scrape. It must be quick and must not block.
+func (m *Metrics) OnScrape(f func()) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.onScrape = append(m.onScrape, f)
+	m.mu.Unlock()
+}
+
+// ObserveOffers counts offers received from Mesos (package offers' Observer).
+func (m *Metrics) ObserveOffers(n int) {
+	if m != nil && n > 0 {
+		m.OffersReceived.Add(float64(n))
+	}
+}
+
+// ObserveDeclines counts offers declined.
+func (m *Metrics) ObserveDeclines(n int) {
+	if m != nil && n > 0 {
+		m.OffersDeclined.Add(float64(n))
+	}
+}
+
+// ObserveAccept records the time from an offer's arrival to its ACCEPT.
+func (m *Metrics) ObserveAccept(held time.Duration) {
+	if m != nil {
+		m.OfferToAccept.Observe(held.Seconds())
+	}
+}
+
+// ObserveDriverLaunch counts a driver task launched.
+func (m *Metrics) ObserveDriverLaunch() {
+	if m != nil {
+		m.DriverLaunches.Inc()
+	}
+}
+
+// ObserveReservation counts one reserve or unreserve of a job's
+// resources: op is reserve or unreserve, result ok, conflict or error.
+func (m *Metrics) ObserveReservation(op, result string) {
+	if m != nil {
+		m.Reservations.WithLabelValues(op, result).Inc()
+	}
+}
+
+// SetCost sets the cost gauges from sparkpack's cost meter.
+func (m *Metrics) SetCost(totalUSD, burnUSDPerHour float64, activeAgents int) {
+	if m != nil {
+		m.ClusterCostUSD.Set(totalUSD)
+		m.BurnRateUSD.Set(burnUSDPerHour)
+		m.ActiveAgents.Set(float64(activeAgents))
+	}
+}
+
+// NotLeading zeroes the gauges only the leader knows (queues, cost, burn
+// rate, active agents, power counts): an instance that does not lead has
+// no scheduler to read them from.
+func (m *Metrics) NotLeading() {
+	if m == nil {
+		return
+	}
+	m.QueueLength.Reset()
+	m.SetCost(0, 0, 0)
+	m.AgentsByPower.Reset()
 }
 
 // Refused counts one refused request (api.Guard's Refused hook).

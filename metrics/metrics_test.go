@@ -41,9 +41,24 @@ func TestScrape(t *testing.T) {
 	m.Refused("spark-rest", "no_credentials")
 	m.Refused("spark-rest", "no_credentials")
 	m.Refused("api", "rate_limited")
+	m.ObserveOffers(5)
+	m.ObserveDeclines(2)
+	m.ObserveAccept(40 * time.Microsecond)
+	m.ObserveDriverLaunch()
+	m.ObserveReservation("unreserve", "ok")
+	// Gauges owned elsewhere are read at scrape time.
+	scrapes := 0
+	m.OnScrape(func() { scrapes++; m.SetCost(1.25, 0.96, 3) })
 	code, body := scrape(t, m)
 	for _, want := range []string{
-		"sparkpack_offers_received_total 3",
+		"sparkpack_offers_received_total 8",
+		"sparkpack_offers_declined_total 2",
+		"sparkpack_offer_to_accept_seconds_count 1",
+		"sparkpack_driver_launches_total 1",
+		`sparkpack_reservation_operations_total{op="unreserve",result="ok"} 1`,
+		"sparkpack_cluster_cost_usd 1.25",
+		"sparkpack_burn_rate_usd_per_hour 0.96",
+		"sparkpack_active_agents 3",
 		`sparkpack_reservation_operations_total{op="reserve",result="ok"} 1`,
 		`sparkpack_queue_length{queue="deadline"} 4`,
 		`sparkpack_jobs{state="QUEUED"} 5`,
@@ -57,8 +72,8 @@ func TestScrape(t *testing.T) {
 			t.Errorf("scrape lacks %q", want)
 		}
 	}
-	if code != 200 {
-		t.Errorf("status %d", code)
+	if code != 200 || scrapes != 1 {
+		t.Errorf("status %d, %d scrape hooks run", code, scrapes)
 	}
 	// A failing job count leaves that metric out; the rest is still served.
 	code, body = scrape(t, New(counts(nil)))

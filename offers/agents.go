@@ -51,9 +51,27 @@ type Agent struct {
 	Location     placement.Location
 	// Reservations made by sparkpack on this agent, by job.
 	Reservations []Reserved
-	// Tasks is the number of tasks of any framework running here.
-	Tasks int
+	// Drivers are the Spark drivers sparkpack launched here that have not
+	// ended (Cluster fills them in; GET_AGENTS does not say whose task is
+	// whose). They run on unreserved resources in sparkpack's role.
+	Drivers []DriverTask
+	// allocByRole sums, by allocation role, the unreserved resources
+	// GET_AGENTS shows allocated to tasks: [cpus, mem].
+	allocByRole map[string][2]float64
 }
+
+// DriverTask is one of sparkpack's Spark drivers on an agent.
+type DriverTask struct {
+	JobID  string
+	TaskID string
+	CPUs   float64
+	MemMB  float64
+}
+
+// HasOurWork reports whether the agent holds anything of sparkpack's: a
+// reservation or a driver. Such an agent is active: it costs money, must
+// not be powered off, and placing more on it costs nothing extra.
+func (a Agent) HasOurWork() bool { return len(a.Reservations) > 0 || len(a.Drivers) > 0 }
 
 // attributes flattens Mesos attributes to strings.
 func attributes(attrs []mesos.Attribute) map[string]string {
@@ -131,6 +149,27 @@ func convertAgent(a master.Response_GetAgents_Agent, prices PriceTable) (Agent, 
 	ag.FreeCPUs = math.Max(0, unreserved(a.TotalResources, "cpus")-unreserved(a.AllocatedResources, "cpus"))
 	ag.FreeMemMB = math.Max(0, unreserved(a.TotalResources, "mem")-unreserved(a.AllocatedResources, "mem"))
 	ag.Reservations = LabelledReservations(id, a.TotalResources)
+	for _, r := range a.AllocatedResources {
+		if r.Scalar == nil || len(r.Reservations) > 0 || (r.Role != nil && *r.Role != "*") || r.AllocationInfo == nil {
+			continue
+		}
+		i := -1
+		switch r.Name {
+		case "cpus":
+			i = 0
+		case "mem":
+			i = 1
+		}
+		if i < 0 {
+			continue
+		}
+		if ag.allocByRole == nil {
+			ag.allocByRole = map[string][2]float64{}
+		}
+		v := ag.allocByRole[r.AllocationInfo.GetRole()]
+		v[i] += r.Scalar.Value
+		ag.allocByRole[r.AllocationInfo.GetRole()] = v
+	}
 	return ag, warn
 }
 
@@ -184,7 +223,8 @@ func StatusesFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) 
 }
 
 // Snapshot converts agents to the placement engine's view. An agent is
-// active while it holds any sparkpack reservation.
+// active while it holds any sparkpack reservation or driver (Agent.HasOurWork):
+// the cost model's "any reservation or task of ours".
 func Snapshot(agents []Agent) placement.Snapshot {
 	s := placement.Snapshot{Agents: make([]placement.Agent, 0, len(agents))}
 	for _, a := range agents {
@@ -198,7 +238,7 @@ func Snapshot(agents []Agent) placement.Snapshot {
 			FreeMemMB:            a.FreeMemMB,
 			PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
 			Location:             a.Location,
-			Active:               len(a.Reservations) > 0,
+			Active:               a.HasOurWork(),
 		})
 	}
 	return s

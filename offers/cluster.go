@@ -284,17 +284,45 @@ func (c *Cluster) AgentStatuses() []AgentStatus {
 	return out
 }
 
+// AgentName is the name people know an agent by: its hostname, or its
+// Mesos id when the agent was never seen. Events and logs use it, as the
+// dashboard and the CLI do.
+func (c *Cluster) AgentName(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nameLocked(id)
+}
+
+func (c *Cluster) nameLocked(id string) string {
+	if a, ok := c.seen[id]; ok && a.Hostname != "" {
+		return a.Hostname
+	}
+	return id
+}
+
 // registeredLocked reports whether GET_AGENTS lists the agent as active.
 func (c *Cluster) registeredLocked(id string) bool {
-	_, ok := c.index[id]
+	_, ok := c.indexLocked()[id]
 	return ok
+}
+
+// indexLocked maps agent ids to their position in c.agents; refresh keeps
+// it, and it is built again if c.agents was set without it.
+func (c *Cluster) indexLocked() map[string]int {
+	if len(c.index) != len(c.agents) {
+		c.index = make(map[string]int, len(c.agents))
+		for i, a := range c.agents {
+			c.index[a.ID] = i
+		}
+	}
+	return c.index
 }
 
 // overlayLocked returns the agents with the resources of live plans that
 // GET_AGENTS does not show reserved yet taken out.
 func (c *Cluster) overlayLocked() []Agent {
 	out := make([]Agent, len(c.agents))
-	index := c.index // agent id -> position, kept by refresh
+	index := c.indexLocked()
 	for i, a := range c.agents {
 		out[i] = a
 		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
@@ -326,14 +354,15 @@ func (c *Cluster) overlayLocked() []Agent {
 			}
 		}
 	}
-	// Room for the drivers not launched yet: without it, plans could
-	// reserve every cpu and leave the drivers of the reserved jobs nowhere
-	// to run. It is taken on the job's own agents when they have it.
 	ids := make([]string, 0, len(c.jobs))
 	for id := range c.jobs {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	c.overlayDriversLocked(out, index, ids)
+	// Room for the drivers not launched yet: without it, plans could
+	// reserve every cpu and leave the drivers of the reserved jobs nowhere
+	// to run. It is taken on the job's own agents when they have it.
 	for _, id := range ids {
 		lj := c.jobs[id]
 		if (lj.phase != phaseReserving && lj.phase != phaseLaunching) || lj.driver.State != "" {
@@ -361,6 +390,44 @@ func (c *Cluster) overlayLocked() []Agent {
 		}
 	}
 	return out
+}
+
+// overlayDriversLocked lists on each agent the drivers launched there that
+// have not ended, and takes from its free resources what GET_AGENTS does
+// not show allocated to sparkpack's role yet (a launch sent since the last
+// refresh).
+func (c *Cluster) overlayDriversLocked(out []Agent, index map[string]int, ids []string) {
+	role := "sparkpack"
+	if c.cfg.Framework != nil {
+		role = c.cfg.Framework.cfg.Role
+	}
+	for _, id := range ids {
+		lj := c.jobs[id]
+		drv := lj.driver
+		if lj.phase == phaseDone || drv.AgentID == "" || drv.State == "" || drv.Ended {
+			continue
+		}
+		i, ok := index[drv.AgentID]
+		if !ok {
+			continue
+		}
+		d := lj.job.DriverOrDefault()
+		out[i].Drivers = append(out[i].Drivers, DriverTask{JobID: id, TaskID: drv.TaskID, CPUs: d.Cores, MemMB: float64(d.MemoryMB)})
+	}
+	for i := range out {
+		a := &out[i]
+		if len(a.Drivers) == 0 {
+			continue
+		}
+		var needC, needM float64
+		for _, d := range a.Drivers {
+			needC += d.CPUs
+			needM += d.MemMB
+		}
+		have := a.allocByRole[role]
+		a.FreeCPUs = math.Max(a.FreeCPUs-math.Max(needC-have[0], 0), 0)
+		a.FreeMemMB = math.Max(a.FreeMemMB-math.Max(needM-have[1], 0), 0)
+	}
 }
 
 // Apply implements scheduler.Cluster: it starts following the job and
@@ -519,7 +586,7 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		_ = c.cfg.Store.Note(ctx, jobID, strings.TrimSpace(note))
 		lj.poke()
 	case rec.Started && ph == phaseLaunching:
-		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+rec.AgentID); err != nil {
+		if err := c.report(ctx, jobID, scheduler.Running, "driver running on agent "+c.AgentName(rec.AgentID)); err != nil {
 			return err
 		}
 		c.mu.Lock()
@@ -599,7 +666,7 @@ func (c *Cluster) follow(ctx context.Context, lj *liveJob) {
 			c.cfg.Framework.CancelLaunch(lj.job.ID)
 			continue
 		case lost != "" && ph == phaseLaunching && drv.State == "":
-			c.toReleasing(lj, scheduler.Queued, "agent "+lost+" was lost before the driver was launched; placing again")
+			c.toReleasing(lj, scheduler.Queued, "agent "+c.AgentName(lost)+" was lost before the driver was launched; placing again")
 			c.cfg.Framework.CancelLaunch(lj.job.ID)
 			continue
 		case (stop || lost != "") && !drv.Ended && drv.TaskID != "" && drv.State != "":
@@ -711,11 +778,11 @@ func (c *Cluster) outcome(ctx context.Context, lj *liveJob, drv scheduler.Driver
 		// Not a failed run: the application restarts from scratch.
 		return scheduler.Queued, "preempted: " + preempt + " (" + why + ")", nil
 	case lost != "" && !drv.Started:
-		return scheduler.Queued, "agent " + lost + " was lost before the driver started (" + why + "); placing again", nil
+		return scheduler.Queued, "agent " + c.AgentName(lost) + " was lost before the driver started (" + why + "); placing again", nil
 	case lostBeforeStart(drv):
 		return scheduler.Failed, fmt.Sprintf("Mesos lost %d launches of the driver before it started (last: %s)", drv.LostLaunches, why), nil
 	case lost != "":
-		why = "agent " + lost + " was lost (" + why + ")"
+		why = "agent " + c.AgentName(lost) + " was lost (" + why + ")"
 	}
 	n, err := c.cfg.Store.CountFailedRun(ctx, lj.job.ID, drv.TaskID)
 	if err != nil {
@@ -751,11 +818,11 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	c.mu.Unlock()
 	if missing != "" {
 		if c.cfg.AgentFailed != nil && c.cfg.AgentFailed(missing) {
-			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", missing))
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", c.AgentName(missing)))
 			return nil
 		}
 		if waited >= c.cfg.AgentWait {
-			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s did not register with Mesos within %s; placing again", missing, c.cfg.AgentWait))
+			c.toReleasing(lj, scheduler.Queued, fmt.Sprintf("agent %s did not register with Mesos within %s; placing again", c.AgentName(missing), c.cfg.AgentWait))
 			return nil
 		}
 		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
@@ -898,7 +965,7 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) error {
 			c.mu.Unlock()
 			lj.poke()
 			if err == nil {
-				_ = c.cfg.Store.Note(ctx, jobID, "driver task "+taskID+" launched on agent "+agentID)
+				_ = c.cfg.Store.Note(ctx, jobID, "driver task "+taskID+" launched on agent "+c.AgentName(agentID))
 			}
 		},
 	})
@@ -1033,10 +1100,8 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 	}
 	c.agents, c.loaded = agents, true
-	c.index = make(map[string]int, len(agents))
-	for i, a := range agents {
-		c.index[a.ID] = i
-	}
+	c.index = nil
+	c.indexLocked()
 	if c.gone == nil {
 		c.gone = map[string]Agent{}
 	}
@@ -1063,7 +1128,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		for _, id := range agents {
 			if !present[id] && c.missing[id] > 0 {
 				lj.lost = id
-				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": id}).Warn("an agent of the job (executors or driver) is gone")
+				c.log.WithFields(logrus.Fields{"job": lj.job.ID, "agent": c.nameLocked(id), "agent_id": id}).Warn("an agent of the job (executors or driver) is gone")
 				lj.poke()
 				break
 			}

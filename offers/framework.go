@@ -37,7 +37,29 @@ type FrameworkConfig struct {
 	// ReconcileEvery is how often the driver tasks are reconciled besides
 	// after every subscription (default 10 minutes).
 	ReconcileEvery time.Duration
+	// Observer, if set, hears about offers and launches (metrics).
+	Observer Observer
 }
+
+// Observer hears what the framework does with offers; *metrics.Metrics
+// implements it. Its methods must not block.
+type Observer interface {
+	// ObserveOffers: n offers arrived.
+	ObserveOffers(n int)
+	// ObserveDeclines: n offers were declined.
+	ObserveDeclines(n int)
+	// ObserveAccept: an offer was accepted, held that long since it arrived.
+	ObserveAccept(held time.Duration)
+	// ObserveDriverLaunch: an ACCEPT with a driver's LAUNCH was sent.
+	ObserveDriverLaunch()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ObserveOffers(int)           {}
+func (nopObserver) ObserveDeclines(int)         {}
+func (nopObserver) ObserveAccept(time.Duration) {}
+func (nopObserver) ObserveDriverLaunch()        {}
 
 // IDStore keeps the framework id durably (package store implements it).
 type IDStore interface {
@@ -145,6 +167,9 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 	}
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = 10 * time.Minute
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
 		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, touched: map[string]time.Time{}, taskJob: map[string]string{}}
@@ -410,8 +435,8 @@ func (f *Framework) updateFramework(ctx context.Context) error {
 }
 
 // roleOffers hands offers of job roles to their handlers; it returns the
-// offers of sparkpack's own role.
-func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer) []mesos.Offer {
+// offers of sparkpack's own role. received is when they arrived.
+func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer, received time.Time) []mesos.Offer {
 	var own []mesos.Offer
 	var decline []mesos.OfferID
 	for _, o := range offers {
@@ -439,11 +464,15 @@ func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer) []meso
 			OfferIDs: []mesos.OfferID{o.ID}, Operations: ops, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
 		if err := f.Sched.Call(ctx, call); err != nil {
 			f.log.WithError(err).WithField("role", role).Warn("ACCEPT in a job role failed; it will be retried with the next offer")
+		} else {
+			f.cfg.Observer.ObserveAccept(time.Since(received))
 		}
 	}
 	if len(decline) > 0 {
 		refuse := 1.0
-		_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: decline, Filters: &mesos.Filters{RefuseSeconds: &refuse}}})
+		if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: decline, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}); err == nil {
+			f.cfg.Observer.ObserveDeclines(len(decline))
+		}
 	}
 	return own
 }
@@ -545,8 +574,9 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 }
 
 func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
-	offers = f.roleOffers(ctx, offers)
 	now := time.Now()
+	f.cfg.Observer.ObserveOffers(len(offers))
+	offers = f.roleOffers(ctx, offers, now)
 	f.mu.Lock()
 	f.lastOffer = now
 	for _, o := range offers {
@@ -696,6 +726,8 @@ func (f *Framework) tryLaunch(ctx context.Context) {
 		}
 		err := f.acceptLaunch(ctx, chosen.offer, l, res)
 		if err == nil {
+			f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
+			f.cfg.Observer.ObserveDriverLaunch()
 			f.mu.Lock()
 			f.taskJob[l.TaskID] = l.JobID
 			f.mu.Unlock()
@@ -760,9 +792,9 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 		Filters:    &mesos.Filters{RefuseSeconds: &refuse},
 	}}
 	if err := f.Sched.Call(ctx, call); err != nil {
-		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.AgentID.Value, err)
+		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.Hostname, err)
 	}
-	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.Hostname, "agent_id": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
 	return nil
 }
 
@@ -809,6 +841,8 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: ids, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
 	if err := f.Sched.Call(ctx, call); err != nil {
 		f.log.WithError(err).Debug("decline failed")
+	} else {
+		f.cfg.Observer.ObserveDeclines(len(ids))
 	}
 	f.reviveOrSuppress(ctx)
 }

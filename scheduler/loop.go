@@ -233,12 +233,18 @@ type Core struct {
 	freeEpoch atomic.Uint64
 
 	// Owned by the pass (guarded by passMu).
-	passMu        sync.Mutex
-	dq            DeadlineQueue
-	jq            JobQueue
-	byID          map[string]*Entry
-	fresh         []*Entry // entered a queue since the last pass
-	cancelled     map[string]time.Time
+	passMu    sync.Mutex
+	dq        DeadlineQueue
+	jq        JobQueue
+	byID      map[string]*Entry
+	fresh     []*Entry // entered a queue since the last pass
+	cancelled map[string]time.Time
+	// placed remembers jobs that left the queue to be placed (like
+	// cancelled): an announcement of the job as QUEUED that arrives late
+	// (the database's notification after the API's) is stale, not a job
+	// to queue again. A job that comes back (a retry, an eviction) does so
+	// through Report, not through intake.
+	placed        map[string]time.Time
 	totalCPU      float64
 	totalMem      float64
 	retryAt       time.Time
@@ -365,7 +371,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		cluster: cluster, store: store, clock: clock, log: cfg.Log,
 		kick:      make(chan struct{}, 1),
 		byID:      map[string]*Entry{},
-		cancelled: map[string]time.Time{},
+		cancelled: map[string]time.Time{}, placed: map[string]time.Time{},
 		active:    map[string]*activeJob{},
 		waiting:   newWaitingWriter(),
 		cost:      NewCostMeter(clock.Now()),
@@ -744,7 +750,11 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 			submitted = append(submitted, *j)
 			continue
 		}
-		if _, gone := c.cancelled[j.ID]; gone || c.byID[j.ID] != nil || seen[j.ID] {
+		_, gone := c.cancelled[j.ID]
+		if _, left := c.placed[j.ID]; left {
+			gone = true
+		}
+		if gone || c.byID[j.ID] != nil || seen[j.ID] {
 			continue
 		}
 		seen[j.ID] = true

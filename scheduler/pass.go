@@ -72,6 +72,11 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 				delete(c.cancelled, id)
 			}
 		}
+		for id, at := range c.placed {
+			if now.Sub(at) > cancelledMemory {
+				delete(c.placed, id)
+			}
+		}
 	}
 	ix := placement.NewFitIndex(snap)
 	c.standby, c.room, c.preemptScanned = nil, nil, 0
@@ -494,6 +499,7 @@ func (c *Core) reject(ctx context.Context, now time.Time, e *Entry, reason strin
 func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapshot, ix **placement.FitIndex, e *Entry, plan placement.Plan) (bool, error) {
 	id := e.ID
 	c.dequeueEntry(e)
+	c.placed[id] = now
 	atRisk := c.atRisk(e, now)
 	j, err := c.transition(ctx, id, Queued, Placing, "placing with "+plan.Policy, func(x *Job) {
 		x.WaitingReason = ""

@@ -433,3 +433,25 @@ func TestAnnouncedTwiceIsQueuedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLateAnnouncementOfAStartedJob: the API's announcement queues a job
+// and a pass starts it; the database's notification of the same job (as it
+// was stored: QUEUED) arrives after that. It must not queue the job again
+// (a ghost that counted in the totals for ever, and could run the job
+// twice).
+func TestLateAnnouncementOfAStartedJob(t *testing.T) {
+	h, _ := newBatchHarness(t, Config{}, agent("a", 4, 16384, 0.24))
+	j := mkJob("late", 1, 4) // the whole agent: a ghost could not start and be dropped
+	j.State, j.WaitingReason = Queued, ReasonQueued
+	h.store.add(j)
+	h.core.JobSubmitted(j)
+	h.schedule()
+	if got := h.store.get("late"); got.State == Queued {
+		t.Fatalf("the job did not start: %s (%s)", got.State, got.WaitingReason)
+	}
+	h.core.JobSubmitted(j) // the notification's copy, late
+	h.schedule()
+	if l := h.core.Lengths(); l.Regular+l.Deadline+l.Intake != 0 {
+		t.Fatalf("a started job was queued again: %+v", l)
+	}
+}

@@ -67,6 +67,7 @@ var ReservedSparkConf = map[string]string{
 	"spark.driver.cores":                  "use driver.cores",
 	"spark.driver.memory":                 "use driver.memoryMB",
 	"spark.dynamicAllocation.enabled":     "sparkpack places a fixed number of executors",
+	"spark.driver.supervise":              "use the job's retries (sparkpack submit --retries N): a failed driver is launched again up to N times",
 }
 
 var (

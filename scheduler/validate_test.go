@@ -105,6 +105,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"label not string", base(func(m map[string]any) { m["labels"] = map[string]any{"a": 1} }), "labels"},
 		{"args not strings", base(func(m map[string]any) { app(m)["args"] = []any{1} }), "app.args"},
 		{"reserved conf", base(func(m map[string]any) { app(m)["sparkConf"] = map[string]any{"spark.mesos.role": "x"} }), "app.sparkConf"},
+		{"supervise conf", base(func(m map[string]any) { app(m)["sparkConf"] = map[string]any{"spark.driver.supervise": "true"} }), "app.sparkConf"},
 		{"non-spark conf", base(func(m map[string]any) { app(m)["sparkConf"] = map[string]any{"foo": "x"} }), "app.sparkConf"},
 		{"bad env name", base(func(m map[string]any) { app(m)["environment"] = map[string]any{"1X": "x"} }), "app.environment"},
 		{"driver cores negative", base(func(m map[string]any) { m["driver"] = map[string]any{"cores": -1} }), "driver.cores"},

@@ -50,8 +50,11 @@
 // Properties Spark's client always sends and that sparkpack controls are
 // dropped: spark.master (the dispatcher's address, not the Mesos master),
 // spark.submit.deployMode ("cluster"; sparkpack runs drivers in client mode
-// on an agent), spark.driver.supervise (sparkpack's retries replace it) and
-// spark.app.name (it becomes the job name, passed with --name). spark.jars
+// on an agent) and spark.app.name (it becomes the job name, passed with
+// --name). spark.driver.supervise=true (spark-submit --supervise) becomes
+// the job's retries: a failed driver is launched again up to
+// SuperviseRetries times, or spark.sparkpack.retries times when that is
+// set (0-10); the response message says so. spark.jars
 // loses the application resource, which spark-submit adds to it and which
 // sparkpack passes as the primary resource (Spark's own dispatcher drops
 // spark.jars for the same reason); other jars stay. An empty

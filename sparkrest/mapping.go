@@ -24,6 +24,9 @@ const (
 	PropDriverCores              = "spark.driver.cores"
 	PropDriverMemory             = "spark.driver.memory"
 	PropJars                     = "spark.jars"
+	// PropSupervise (spark-submit --supervise) asks Spark's dispatcher to
+	// restart a driver that fails; sparkpack maps it to the job's retries.
+	PropSupervise = "spark.driver.supervise"
 )
 
 // sparkpack's own settings; each also works without the "spark." prefix.
@@ -31,8 +34,15 @@ const (
 	PropDeadline          = "spark.sparkpack.deadline"
 	PropID                = "spark.sparkpack.id"
 	PropEstimatedDuration = "spark.sparkpack.estimatedDurationSeconds"
+	PropRetries           = "spark.sparkpack.retries"
 	PropLabelPrefix       = "spark.sparkpack.label."
 )
+
+// SuperviseRetries is how often a job submitted with
+// spark.driver.supervise=true (and no spark.sparkpack.retries) has its
+// failed driver launched again. Spark's dispatcher restarts without a
+// bound; sparkpack bounds every job's retries (scheduler.MaxRetries).
+const SuperviseRetries = 3
 
 // Defaults where Spark's client sends nothing.
 const (
@@ -45,7 +55,6 @@ const (
 var dropped = map[string]string{
 	"spark.master":            "the dispatcher's address; sparkpack sets the Mesos master",
 	"spark.submit.deployMode": "sparkpack runs the driver in client mode on an agent",
-	"spark.driver.supervise":  "sparkpack's retries replace driver supervision",
 	PropAppName:               "becomes the job name",
 }
 
@@ -193,6 +202,27 @@ func ToSpec(req CreateSubmissionRequest, defaultExecutors int) (spec scheduler.S
 	if v, ok := take(PropID); ok {
 		spec.ID = v
 	}
+	retriesSet := false
+	if v, ok := take(PropRetries); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > scheduler.MaxRetries {
+			return spec, nil, badRequest("%s must be a whole number from 0 to %d, got %q", PropRetries, scheduler.MaxRetries, truncate(v, 64))
+		}
+		spec.Retries, retriesSet = n, true
+	}
+	if v, ok := take(PropSupervise); ok {
+		switch strings.ToLower(v) {
+		case "true":
+			if !retriesSet {
+				spec.Retries = SuperviseRetries
+				notes = append(notes, fmt.Sprintf("%s=true: a failed driver is launched again up to %d times (set %s to choose, at most %d)",
+					PropSupervise, SuperviseRetries, PropRetries, scheduler.MaxRetries))
+			}
+		case "false", "":
+		default:
+			return spec, nil, badRequest("%s must be true or false, got %q", PropSupervise, truncate(v, 64))
+		}
+	}
 	if v, ok := take(PropEstimatedDuration); ok {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -210,7 +240,7 @@ func ToSpec(req CreateSubmissionRequest, defaultExecutors int) (spec scheduler.S
 			}
 			spec.Labels[strings.TrimPrefix(k, PropLabelPrefix)] = v
 		case strings.HasPrefix(k, "spark.sparkpack."):
-			return spec, nil, badRequest("unknown sparkpack property %s (known: %s, %s, %s, %sKEY)", truncate(k, 80), PropDeadline, PropID, PropEstimatedDuration, PropLabelPrefix)
+			return spec, nil, badRequest("unknown sparkpack property %s (known: %s, %s, %s, %s, %sKEY)", truncate(k, 80), PropDeadline, PropID, PropEstimatedDuration, PropRetries, PropLabelPrefix)
 		case dropped[k] != "":
 		case k == PropJars:
 			if rest := withoutJar(v, req.AppResource); rest != "" {

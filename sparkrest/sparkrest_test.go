@@ -377,6 +377,8 @@ func TestBadRequests(t *testing.T) {
 		{"bad deadline", "POST", "/v1/submissions/create", replace(`"3600"`, `"tomorrow"`), 400, PropDeadline},
 		{"bad id", "POST", "/v1/submissions/create", replace(`"spark.sparkpack.deadline" : "3600"`, `"spark.sparkpack.id" : "x"`), 400, PropID},
 		{"unknown sparkpack property", "POST", "/v1/submissions/create", replace(`"spark.sparkpack.deadline"`, `"spark.sparkpack.deadlin"`), 400, "unknown sparkpack property"},
+		{"bad supervise", "POST", "/v1/submissions/create", replace(`"spark.driver.supervise" : "false"`, `"spark.driver.supervise" : "yes"`), 400, "spark.driver.supervise must be true or false"},
+		{"too many retries", "POST", "/v1/submissions/create", replace(`"spark.driver.supervise" : "false"`, `"spark.sparkpack.retries" : "11"`), 400, "spark.sparkpack.retries must be a whole number from 0 to 10"},
 		{"bad env name", "POST", "/v1/submissions/create", replace(`"SPARK_SCALA_VERSION"`, `"1BAD"`), 400, "environmentVariables"},
 		{"option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "--conf=spark.mesos.role=*"`), 400, "appResource: must not begin with a dash"},
 		{"spaced option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "  -c"`), 400, "appResource"},
@@ -493,9 +495,19 @@ func TestToSpec(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"jars keep the others", map[string]string{"spark.jars": "local:///app.jar,local:///dep.jar", "spark.submit.pyFiles": "", "spark.dynamicAllocation.enabled": "false", "spark.master": "mesos://x:7077", "spark.submit.deployMode": "cluster", "spark.driver.supervise": "true"}, func(t *testing.T, s scheduler.Spec, _ []string) {
-			if len(s.App.SparkConf) != 1 || s.App.SparkConf["spark.jars"] != "local:///dep.jar" {
-				t.Errorf("sparkConf %v", s.App.SparkConf)
+		{"jars keep the others", map[string]string{"spark.jars": "local:///app.jar,local:///dep.jar", "spark.submit.pyFiles": "", "spark.dynamicAllocation.enabled": "false", "spark.master": "mesos://x:7077", "spark.submit.deployMode": "cluster", "spark.driver.supervise": "false"}, func(t *testing.T, s scheduler.Spec, _ []string) {
+			if len(s.App.SparkConf) != 1 || s.App.SparkConf["spark.jars"] != "local:///dep.jar" || s.Retries != 0 {
+				t.Errorf("sparkConf %v, retries %d", s.App.SparkConf, s.Retries)
+			}
+		}},
+		{"supervise becomes retries", map[string]string{"spark.driver.supervise": "true"}, func(t *testing.T, s scheduler.Spec, notes []string) {
+			if s.Retries != SuperviseRetries || len(s.App.SparkConf) != 0 || !strings.Contains(strings.Join(notes, ";"), "launched again up to 3 times") {
+				t.Errorf("retries %d, sparkConf %v, notes %q", s.Retries, s.App.SparkConf, notes)
+			}
+		}},
+		{"explicit retries win over supervise", map[string]string{"spark.driver.supervise": "TRUE", "spark.sparkpack.retries": "7"}, func(t *testing.T, s scheduler.Spec, notes []string) {
+			if s.Retries != 7 || strings.Contains(strings.Join(notes, ";"), "supervise") {
+				t.Errorf("retries %d, notes %q", s.Retries, notes)
 			}
 		}},
 	} {

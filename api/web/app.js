@@ -4,6 +4,7 @@
 "use strict";
 
 const STATES = ["SUBMITTED","QUEUED","PLACING","RESERVING","LAUNCHING","RUNNING","FINISHED","FAILED","KILLED","REJECTED","CANCELLED"];
+const ENDED = new Set(["FINISHED","FAILED","KILLED","REJECTED","CANCELLED"]);
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -27,28 +28,69 @@ function svgEl(tag, attrs) {
   return e;
 }
 
-async function getJSON(path) {
-  const r = await fetch(path, { headers: { "Accept": "application/json" } });
-  if (!r.ok) {
-    let msg = r.status + " " + r.statusText;
-    try { msg = (await r.json()).error || msg; } catch (_) {}
-    const err = new Error(msg); err.status = r.status; throw err;
-  }
-  return r.json();
+// ---- the API token (kept in this tab's session storage) ----
+const TOKEN_KEY = "sparkpack.token";
+function token() { try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch (_) { return ""; } }
+function setToken(t) {
+  try { if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY); } catch (_) {}
+  paintTokenButton();
 }
+function paintTokenButton() {
+  const b = $("token-btn");
+  b.classList.toggle("set", !!token());
+  b.textContent = token() ? "Token ✓" : "Token";
+  b.setAttribute("aria-label", token() ? "API token set; change or forget it" : "Enter an API token");
+}
+function showTokenForm(msg) {
+  const f = $("token-form");
+  f.hidden = false;
+  $("token-btn").setAttribute("aria-expanded", "true");
+  if (msg !== undefined) $("token-msg").textContent = msg;
+  $("token-input").focus();
+}
+function hideTokenForm() { $("token-form").hidden = true; $("token-btn").setAttribute("aria-expanded", "false"); }
+
+// apiFetch sends the token (if any); a refusal for want of a token (401,
+// or 403 about the Authorization header) opens the token form.
+async function apiFetch(path, opts) {
+  opts = opts || {};
+  const headers = Object.assign({ "Accept": "application/json" }, opts.headers || {});
+  const t = token();
+  if (t) headers["Authorization"] = "Bearer " + t;
+  const r = await fetch(path, Object.assign({}, opts, { headers }));
+  if (r.ok) return r;
+  let body = {};
+  try { body = await r.json(); } catch (_) {}
+  const err = new Error(body.error || (r.status + " " + r.statusText));
+  err.status = r.status; err.field = body.field || "";
+  if (r.status === 401 || (r.status === 403 && err.field === "Authorization")) {
+    err.auth = true;
+    showTokenForm(t ? "The server refused this token: " + err.message : "This server needs a token: " + err.message);
+  }
+  throw err;
+}
+async function getJSON(path) { return (await apiFetch(path)).json(); }
 
 const fmtUSD = (v) => "$" + (v || 0).toFixed(v >= 100 ? 0 : 2);
+const fmtUSD4 = (v) => "$" + (v || 0).toFixed(v >= 1 ? 2 : 4);
+// An axis label: two significant digits below $1, so that the first
+// seconds of a run (fractions of a cent) do not all read $0.000.
+const fmtAxisUSD = (v) => "$" + (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v > 0 ? String(Number(v.toPrecision(2))) : "0");
 const fmtTime = (t) => t ? new Date(t).toLocaleString() : "–";
 const fmtDur = (s) => {
   s = Math.round(s); const neg = s < 0; s = Math.abs(s);
   const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60;
   return (neg ? "-" : "") + (h ? h + "h" : "") + (h || m ? m + "m" : "") + sec + "s";
 };
+// Milliseconds, readable below one: 0.043 ms is 43 µs.
+const fmtMs = (v) => v >= 100 ? v.toFixed(0) + " ms" : v >= 1 ? v.toFixed(1) + " ms" : v >= 0.001 ? (v * 1000).toFixed(v >= 0.01 ? 0 : 1) + " µs" : "0";
+const fmtMiB = (mb) => mb >= 1024 ? (mb / 1024).toFixed(mb % 1024 ? 1 : 0) + " GiB" : mb + " MiB";
 function jobColour(id) {
   let h = 0; for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
   return "hsl(" + (h % 360) + " 62% 52%)";
 }
 const jobLabel = (j) => j.name ? j.name : String(j.id || j.jobId || "").slice(0, 8);
+const agentName = (p) => p.hostname || p.agentId || "";
 
 // ---- tooltip for executor blocks (hover and keyboard focus) ----
 function attachTip(node, text) {
@@ -56,7 +98,7 @@ function attachTip(node, text) {
   const show = () => {
     tip.textContent = text; tip.hidden = false;
     const r = node.getBoundingClientRect();
-    tip.style.left = Math.min(r.right + 6, window.innerWidth - 310) + "px";
+    tip.style.left = Math.max(4, Math.min(r.right + 6, window.innerWidth - 310)) + "px";
     tip.style.top = Math.max(r.top, 4) + "px";
   };
   const hide = () => { tip.hidden = true; };
@@ -69,7 +111,7 @@ async function renderCluster() {
   const box = $("cluster");
   let data;
   try { data = await getJSON("/api/v1/cluster"); }
-  catch (e) { box.replaceChildren(el("p", { class: "empty" }, e.status === 404 ? "No cluster view in this server." : "Cluster unavailable: " + e.message)); return; }
+  catch (e) { box.replaceChildren(el("p", { class: "empty" }, e.status === 404 ? "No cluster view in this server." : e.auth ? "Enter a token to see the cluster." : "Cluster unavailable: " + e.message)); return; }
   const agents = data.agents || [];
   let active = 0;
   const cards = agents.map((a) => {
@@ -77,14 +119,18 @@ async function renderCluster() {
     const bar = (kind, total) => {
       const b = el("div", { class: "bar", "aria-label": kind + " of " + a.hostname });
       b.append(el("span", { class: "label" }, kind));
-      for (const r of a.reservations || []) {
-        const amount = kind === "cpus" ? r.cpus : r.memMB;
-        if (!total || !amount) continue;
-        const text = "job " + (r.jobName || r.jobId) + ": " + r.executors + " executor(s), " + r.cpus + " cpus, " + r.memMB + " MiB reserved on " + a.hostname;
-        const blk = el("div", { class: "block", tabindex: 0, role: "img", "aria-label": text, "data-job": r.jobId,
-          style: "height:" + Math.max(1, 100 * amount / total).toFixed(2) + "%;background:" + jobColour(r.jobId) });
+      const add = (jobId, amount, text, cls) => {
+        if (!total || !amount) return;
+        const blk = el("div", { class: "block" + (cls ? " " + cls : ""), tabindex: 0, role: "img", "aria-label": text, "data-job": jobId,
+          style: "height:" + Math.max(1, 100 * amount / total).toFixed(2) + "%;background-color:" + jobColour(jobId) });
         attachTip(blk, text);
         b.append(blk);
+      };
+      for (const r of a.reservations || []) {
+        add(r.jobId, kind === "cpus" ? r.cpus : r.memMB, "job " + (r.jobName || r.jobId) + ": " + r.executors + " executor(s), " + r.cpus + " cpus, " + fmtMiB(r.memMB) + " reserved on " + a.hostname);
+      }
+      for (const d of a.drivers || []) {
+        add(d.jobId, kind === "cpus" ? d.cpus : d.memMB, "driver of job " + (d.jobName || d.jobId) + ": " + d.cpus + " cpus, " + fmtMiB(d.memMB) + " on " + a.hostname, "driver");
       }
       return b;
     };
@@ -93,8 +139,8 @@ async function renderCluster() {
     // shows when it differs from what the agent's work says.
     const pw = a.power && a.power !== "on" ? a.power : "";
     const label = pw || st;
-    return el("article", { class: "agent " + st + (pw ? " power-" + pw : ""), role: "listitem", "data-agent": a.id, "data-power": a.power || "", "aria-label": "agent " + a.hostname + ", " + label },
-      el("header", {}, el("span", { class: "host", title: a.id }, a.hostname), el("span", { class: "badge " + (pw ? "power-" + pw : st) }, label)),
+    return el("article", { class: "agent " + st + (pw ? " power-" + pw : ""), role: "listitem", "data-agent": a.id, "data-host": a.hostname, "data-power": a.power || "", "data-drivers": (a.drivers || []).length, "aria-label": "agent " + a.hostname + ", " + label },
+      el("header", {}, el("span", { class: "host", title: "Mesos agent id " + a.id }, a.hostname), el("span", { class: "badge " + (pw ? "power-" + pw : st) }, label)),
       el("div", { class: "bars" }, bar("cpus", a.cpus), bar("mem", a.memMB)),
       el("footer", {}, (a.instanceType || (a.attributes || {}).instance_type || "") + " · " + a.cpus + " cpu · " + Math.round(a.memMB / 1024) + " GiB · $" + (a.pricePerHour || 0) + "/h · " + (a.location || "")));
   });
@@ -117,13 +163,33 @@ function queueItem(j, deadline) {
     if (j.slackSeconds !== undefined && j.slackSeconds !== null) li.append(" · slack " + fmtDur(j.slackSeconds));
     if (j.atRisk) li.append(" ", el("span", { class: "atrisk" }, "at risk"));
   }
-  if (j.waitingReason) li.append(el("span", { class: "reason" }, j.waitingReason));
+  if (j.preemptions) li.append(" ", el("span", { class: "preempted", title: "evicted for deadline jobs; it runs again from scratch" }, "preempted ×" + j.preemptions));
+  // A job that will miss waiting: the structured line below replaces the
+  // reason's words about it (and links the jobs evicted for it).
+  const willMiss = j.preemption && j.preemption.willMiss;
+  let reason = j.waitingReason || "";
+  const cut = willMiss ? reason.indexOf("will miss its deadline waiting") : -1;
+  if (cut > 0) reason = reason.slice(0, cut).replace(/[;:,\s]+$/, "");
+  if (reason) li.append(el("span", { class: "reason" }, reason));
+  if (willMiss) li.append(preemptionLine(j.preemption));
   return li;
+}
+// preemptionLine says why a deadline job will miss waiting and which running
+// jobs are (or would be) evicted for it, each a link to its page.
+function preemptionLine(p) {
+  const line = el("span", { class: "preemption" });
+  const links = (ids) => ids.flatMap((id, i) => [i ? ", " : "", el("a", { href: "#/jobs/" + encodeURIComponent(id) }, id.slice(0, 8))]);
+  line.append("will miss its deadline waiting: latest start " + fmtTime(p.latestStart) + ", room expected " + (p.roomExpectedAt ? fmtTime(p.roomExpectedAt) : "never") + " — ");
+  if (p.evicting && p.evicting.length) line.append("evicting ", ...links(p.evicting), " (" + p.policy + ")");
+  else if (p.wouldEvict && p.wouldEvict.length) line.append("would evict ", ...links(p.wouldEvict), " (" + p.policy + "), but " + p.blocked);
+  else if (!p.policy || p.policy === "none") line.append("preemption is off");
+  else line.append(p.blocked || "no job can be evicted");
+  return line;
 }
 async function renderQueues() {
   let q;
   try { q = await getJSON("/api/v1/queues"); }
-  catch (e) { for (const id of ["queue-deadline", "queue-regular"]) $(id).replaceChildren(el("li", { class: "empty" }, "unavailable")); return; }
+  catch (e) { for (const id of ["queue-deadline", "queue-regular"]) $(id).replaceChildren(el("li", { class: "empty" }, e.auth ? "enter a token to see the queues" : "unavailable")); return; }
   const fill = (id, jobs, deadline) => $(id).replaceChildren(...(jobs && jobs.length ? jobs.map((j) => queueItem(j, deadline)) : [el("li", { class: "empty" }, "empty")]));
   fill("queue-deadline", q.deadline, true);
   fill("queue-regular", q.regular, false);
@@ -137,25 +203,51 @@ async function renderQueues() {
   more.textContent = "Showing the first " + shown + " of " + total + " waiting jobs" + (t.intake ? "; " + t.intake + " more being admitted" : "") + ".";
 }
 
-// ---- charts ----
+// ---- charts: a time axis, a value axis and a legend ----
+function timeTicks(x0, x1) {
+  const span = x1 - x0;
+  const steps = [1e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 21600e3, 43200e3, 86400e3];
+  let step = steps[steps.length - 1];
+  for (const s of steps) if (span / s <= 5) { step = s; break; }
+  const out = [];
+  for (let t = Math.ceil(x0 / step) * step; t <= x1; t += step) out.push(t);
+  return { ticks: out, seconds: step < 60e3 };
+}
 function lineChart(box, series, opts) {
-  const W = 600, H = opts.height || 180, P = 34;
-  const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none" });
-  if (!series.length || !series[0].points.length) {
-    const t = svgEl("text", { x: 10, y: 20, fill: "#5c6670" }); t.textContent = "no data yet"; svg.append(t);
-    box.replaceChildren(svg); return;
+  const W = 600, H = opts.height || 180, L = 58, R = 8, T = 8, B = 22;
+  const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H });
+  const keys = el("div", { class: "keys" }, ...series.map((s) => el("span", { class: "key", style: "--c:" + s.colour }, s.name)));
+  if (!series.length || !series.some((s) => s.points.length)) {
+    const t = svgEl("text", { x: 10, y: 20 }); t.textContent = "no data yet"; svg.append(t);
+    box.replaceChildren(keys, svg); return;
   }
-  let xs = [], ys = [];
+  const xs = [], ys = [];
   for (const s of series) for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
-  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1), y1 = Math.max(...ys, opts.minMax || 1e-9);
-  const X = (x) => P + (W - P - 6) * (x - x0) / (x1 - x0), Y = (y) => H - 16 - (H - 26) * y / y1;
-  svg.append(svgEl("line", { x1: P, y1: H - 16, x2: W - 6, y2: H - 16, stroke: "#c5ccd3" }));
-  const lab = svgEl("text", { x: 2, y: 12, fill: "#5c6670", "font-size": 11 }); lab.textContent = opts.fmt(y1); svg.append(lab);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1000), y1 = Math.max(...ys, opts.minMax || 1e-9) * 1.05;
+  const X = (x) => L + (W - L - R) * (x - x0) / (x1 - x0), Y = (y) => H - B - (H - T - B) * y / y1;
+  svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#c5ccd3" }));
+  svg.append(svgEl("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#c5ccd3" }));
+  for (const v of [0, y1 / 2, y1]) {
+    const y = Y(v);
+    if (v > 0) svg.append(svgEl("line", { x1: L, y1: y, x2: W - R, y2: y, stroke: "#eef1f4" }));
+    const t = svgEl("text", { x: L - 4, y: y + 4, "text-anchor": "end", class: "ylabel" }); t.textContent = opts.fmt(v); svg.append(t);
+  }
+  const tt = timeTicks(x0, x1);
+  for (const x of tt.ticks) {
+    svg.append(svgEl("line", { x1: X(x), y1: H - B, x2: X(x), y2: H - B + 4, stroke: "#c5ccd3" }));
+    // A label near an end of the axis is anchored there, not cut off.
+    const anchor = X(x) > W - R - 45 ? "end" : X(x) < L + 30 ? "start" : "middle";
+    const t = svgEl("text", { x: X(x), y: H - 6, "text-anchor": anchor, class: "xlabel" });
+    t.textContent = new Date(x).toLocaleTimeString([], tt.seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
+    svg.append(t);
+  }
   for (const s of series) {
+    if (!s.points.length) continue;
     const d = s.points.map((p, i) => (i ? "L" : "M") + X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join("");
     svg.append(svgEl("path", { d, fill: "none", stroke: s.colour, "stroke-width": 2 }));
+    if (s.points.length < 30) for (const p of s.points) svg.append(svgEl("circle", { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2.5, fill: s.colour }));
   }
-  box.replaceChildren(svg);
+  box.replaceChildren(keys, svg);
 }
 async function renderCost() {
   let c;
@@ -166,33 +258,55 @@ async function renderCost() {
   const bill = $("bill");
   bill.hidden = !c.bill;
   if (c.bill) $("bill-total").textContent = fmtUSD(c.bill.totalUSD) + " (always on: " + fmtUSD(c.bill.alwaysOnUSD) + ")";
+  if ($("view-overview").hidden) return;
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
-  lineChart($("chart-cost"), [{ points: pts, colour: "#0b63c4" }], { fmt: fmtUSD });
+  lineChart($("chart-cost"), [{ name: "cost of the active agents (reservations and drivers)", points: pts, colour: "#0b63c4" }], { fmt: fmtAxisUSD });
   const st = c.stats || [];
-  lineChart($("chart-latency"), [{ points: st.map((p) => [Date.parse(p.t), p.placementMs]), colour: "#7a3fc4" }], { height: 90, fmt: (v) => v.toFixed(1) + " ms" });
+  lineChart($("chart-latency"), [{ name: "mean time to place a job", points: st.filter((p) => p.placementMs > 0).map((p) => [Date.parse(p.t), p.placementMs]), colour: "#7a3fc4" }], { height: 120, fmt: fmtMs });
   lineChart($("chart-queue"), [
-    { points: st.map((p) => [Date.parse(p.t), p.deadlineQueue]), colour: "#b3261e" },
-    { points: st.map((p) => [Date.parse(p.t), p.regularQueue]), colour: "#1e7b34" }], { height: 90, fmt: (v) => String(Math.round(v)), minMax: 1 });
+    { name: "deadline queue", points: st.map((p) => [Date.parse(p.t), p.deadlineQueue]), colour: "#b3261e" },
+    { name: "regular queue", points: st.map((p) => [Date.parse(p.t), p.regularQueue]), colour: "#1e7b34" },
+    { name: "active agents", points: st.map((p) => [Date.parse(p.t), p.activeAgents]), colour: "#8a8f96" }], { height: 120, fmt: (v) => String(Math.round(v)), minMax: 1 });
 }
 
 // ---- jobs table ----
 let jobsNext = "", jobsRows = [];
-function deadlineCell(j) {
-  if (!j.deadlineAt) return el("td", {}, "–");
+function ranSeconds(j) {
+  if (!j.startedAt) return null;
+  const end = j.finishedAt ? Date.parse(j.finishedAt) : Date.now();
+  return Math.max(0, (end - Date.parse(j.startedAt)) / 1000);
+}
+// deadlineText: met or missed only for jobs that ran; a job CANCELLED or
+// REJECTED before it ran did not miss anything.
+function deadlineText(j) {
+  if (!j.deadlineAt) return { text: "–" };
   const due = Date.parse(j.deadlineAt);
-  if (j.finishedAt) {
-    const met = j.state === "FINISHED" && Date.parse(j.finishedAt) <= due;
-    return el("td", {}, el("span", { class: met ? "met" : "missed" }, met ? "met" : "missed"));
+  if (j.state === "FINISHED" && j.finishedAt) {
+    const late = Date.parse(j.finishedAt) - due;
+    return late <= 0 ? { text: "met", cls: "met" } : { text: "missed by " + fmtDur(late / 1000), cls: "missed" };
   }
-  return el("td", {}, fmtTime(j.deadlineAt), j.atRisk ? el("span", { class: "atrisk" }, " at risk") : null);
+  if ((j.state === "FAILED" || j.state === "KILLED") && j.finishedAt && Date.parse(j.finishedAt) > due) return { text: "missed", cls: "missed" };
+  if (ENDED.has(j.state)) return { text: "not run (" + j.state.toLowerCase() + ")", cls: "notrun" };
+  return { text: "due " + fmtTime(j.deadlineAt), risk: j.atRisk };
+}
+function resources(j) {
+  return j.executors + " × " + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB);
 }
 function jobRow(j) {
-  const agents = (j.placement || []).map((p) => p.hostname || p.agentId).join(", ");
+  const ran = ranSeconds(j);
+  const placed = (j.placement || []).slice().sort((a, b) => agentName(a).localeCompare(agentName(b), undefined, { numeric: true }));
+  const agents = placed.map((p) => el("span", { class: "agentname", title: "Mesos agent id " + p.agentId + ": " + p.executors + " executor(s)" }, agentName(p)));
+  const dl = deadlineText(j);
+  // data-label names each cell for the narrow (stacked) layout.
   return el("tr", { "data-job": j.id },
-    el("td", {}, el("a", { href: "#/jobs/" + encodeURIComponent(j.id) }, jobLabel(j))),
-    el("td", {}, el("span", { class: "state " + j.state }, j.state)),
-    el("td", {}, fmtTime(j.submittedAt)), el("td", {}, fmtTime(j.startedAt)), el("td", {}, fmtTime(j.finishedAt)),
-    deadlineCell(j), el("td", {}, agents || "–"));
+    el("td", { "data-label": "Name" }, el("a", { href: "#/jobs/" + encodeURIComponent(j.id) }, jobLabel(j))),
+    el("td", { "data-label": "State" }, el("span", { class: "state " + j.state }, j.state)),
+    el("td", { "data-label": "Submitted" }, fmtTime(j.submittedAt)),
+    el("td", { class: "ran", "data-label": "Ran" }, ran === null ? "–" : fmtDur(ran)),
+    el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
+    el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk" }, " at risk") : null),
+    el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
+    el("td", { class: "agentlist", "data-label": "Agents" }, ...(agents.length ? agents : ["–"])));
 }
 function filteredRows() {
   const q = $("job-search").value.trim().toLowerCase();
@@ -205,38 +319,106 @@ async function loadJobs(more) {
   const st = $("job-state").value;
   let url = "/api/v1/jobs?limit=100" + (st ? "&state=" + encodeURIComponent(st) : "");
   if (more && jobsNext) url += "&cursor=" + encodeURIComponent(jobsNext);
+  const errBox = $("jobs-error");
   try {
     const r = await getJSON(url);
     jobsRows = more ? jobsRows.concat(r.jobs) : r.jobs; jobsNext = r.next;
-  } catch (e) { jobsRows = []; jobsNext = ""; }
+    errBox.hidden = true;
+  } catch (e) {
+    jobsRows = []; jobsNext = "";
+    errBox.hidden = false;
+    errBox.textContent = e.auth ? "This server needs a token to list jobs: use the Token button above." : "Jobs unavailable: " + e.message;
+  }
   paintJobs();
 }
 
 // ---- one job ----
-let currentJob = "";
+let currentJob = "", currentState = "", currentName = "";
+// commandPairs turns a spark-submit argument vector into rows: the
+// program, then each --flag with its value (or alone), then the rest.
+function commandPairs(argv) {
+  const rows = [["program", argv[0]]];
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith("--") && a !== "--verbose" && a !== "--supervise" && i + 1 < argv.length && !argv[i + 1].startsWith("--")) {
+      rows.push([a, argv[i + 1]]); i++;
+    } else if (a.startsWith("--")) {
+      rows.push([a, ""]);
+    } else {
+      rows.push([rows.some((r) => r[0] === "application") ? "argument" : "application", a]);
+    }
+  }
+  return rows;
+}
+function clearJob(message) {
+  $("h-job").textContent = "Job not found";
+  $("job-facts").replaceChildren(el("dt", {}, "error"), el("dd", { class: "error" }, message));
+  $("job-placement").tBodies[0].replaceChildren();
+  $("job-command").tBodies[0].replaceChildren();
+  $("job-events").replaceChildren();
+  $("job-details").hidden = true;
+  $("job-confirm").hidden = true;
+  $("job-cancel-msg").textContent = "";
+}
 async function renderJob(id) {
+  if (id !== currentJob) { $("job-confirm").hidden = true; $("job-cancel-msg").textContent = ""; }
   currentJob = id;
   let j;
   try { j = await getJSON("/api/v1/jobs/" + encodeURIComponent(id)); }
-  catch (e) { $("h-job").textContent = "Job not found"; $("job-facts").replaceChildren(el("dd", {}, e.message)); return; }
+  catch (e) {
+    if (id !== currentJob) return;
+    clearJob(e.status === 404 ? "No job " + id + " on this server." : e.auth ? "Enter a token to see this job." : e.message);
+    return;
+  }
+  if (id !== currentJob) return;
+  $("job-details").hidden = false;
+  currentState = j.state; currentName = jobLabel(j);
   $("h-job").textContent = "Job " + jobLabel(j);
+  const ran = ranSeconds(j);
+  const dl = deadlineText(j);
   const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", fmtTime(j.startedAt)],
-    ["finished", fmtTime(j.finishedAt)], ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) : "none"],
-    ["executors", j.executors + " × (" + j.executorCores + " cpu, " + j.executorMemoryMB + " MiB)"],
+    ["finished", fmtTime(j.finishedAt)], ["ran", ran === null ? "–" : fmtDur(ran)],
+    ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
+    ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
+    ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
     ["main class", j.app && j.app.mainClass], ["application", j.app && j.app.appResource],
     ["labels", Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"]];
+  if (j.retries) facts.push(["retries", String(j.retries)]);
   if (j.waitingReason) facts.push(["waiting because", j.waitingReason]);
-  $("job-facts").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v === undefined ? "–" : v)]));
-  $("job-placement").tBodies[0].replaceChildren(...(j.placement || []).map((p) => el("tr", {}, el("td", {}, p.agentId), el("td", {}, p.hostname), el("td", {}, p.executors))));
-  $("job-command").textContent = j.driverCommand ? j.driverCommand.join(" \\\n    ") : "(not launched yet)";
-  $("job-events").replaceChildren(...(j.events || []).map((e) => el("li", {}, fmtTime(e.at) + " — " + (e.from ? e.from + " → " : "") + e.to + (e.reason ? ": " + e.reason : ""))));
-  $("job-cancel").disabled = STATES.indexOf(j.state) >= 6;
+  if (j.preemptions) facts.push(["preempted", j.preemptions + (j.preemptions === 1 ? " time" : " times") + ", " + fmtDur(j.lostWorkSeconds || 0) + " of work lost"]);
+  if (j.preemptRequested) facts.push(["being evicted", j.preemptRequested]);
+  $("job-facts").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v === undefined ? "–" : v)]));
+  const perCpu = j.executorCores, perMem = j.executorMemoryMB + (j.memoryOverheadMB || Math.max(384, Math.floor(j.executorMemoryMB / 10)));
+  $("job-placement").tBodies[0].replaceChildren(...(j.placement || []).map((p) => el("tr", {},
+    el("td", {}, el("span", { class: "agentname", title: "Mesos agent id " + p.agentId }, agentName(p))), el("td", {}, p.executors),
+    el("td", {}, (p.executors * perCpu) + " cpu, " + fmtMiB(p.executors * perMem)))));
+  const argv = j.driverCommand || [];
+  $("job-command-none").hidden = argv.length > 0;
+  $("job-command").hidden = argv.length === 0;
+  $("job-command").tBodies[0].replaceChildren(...(argv.length ? commandPairs(argv) : []).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, v))));
+  $("job-events").replaceChildren(...(j.events || []).map((e) => el("li", {}, fmtTime(e.at) + " — " + (e.from && e.from !== e.to ? e.from + " → " : "") + e.to + (e.reason ? ": " + e.reason : "") + (e.actor ? " (by " + e.actor + ")" : ""))));
+  $("job-cancel").disabled = ENDED.has(j.state);
+  if (ENDED.has(j.state)) $("job-confirm").hidden = true;
+}
+function askCancel() {
+  if (!currentJob || ENDED.has(currentState)) return;
+  const running = ["PLACING", "RESERVING", "LAUNCHING", "RUNNING"].includes(currentState);
+  $("job-confirm-text").textContent = running
+    ? "Kill job " + currentName + "? Its driver is stopped, its executors end and its reservations are released. This cannot be undone."
+    : "Cancel job " + currentName + "? It leaves its queue and will not run. This cannot be undone.";
+  $("job-confirm").hidden = false;
+  $("job-confirm-no").focus();
 }
 async function cancelJob() {
+  $("job-confirm").hidden = true;
   if (!currentJob) return;
-  const r = await fetch("/api/v1/jobs/" + encodeURIComponent(currentJob), { method: "DELETE" });
-  let body = {}; try { body = await r.json(); } catch (_) {}
-  $("job-cancel-msg").textContent = r.ok ? (r.status === 202 ? "kill requested" : "cancelled") : (body.error || r.statusText);
+  const msg = $("job-cancel-msg");
+  try {
+    const r = await apiFetch("/api/v1/jobs/" + encodeURIComponent(currentJob), { method: "DELETE" });
+    msg.textContent = r.status === 202 ? "kill requested" : "cancelled";
+  } catch (e) {
+    msg.textContent = e.auth ? "Not allowed: " + e.message + " — enter a token with the cancel scope (Token button above)." : e.message;
+  }
   renderJob(currentJob);
 }
 
@@ -252,6 +434,12 @@ function route() {
   else refreshOverview();
 }
 function refreshOverview() { renderCluster(); renderQueues(); renderCost(); renderLeader(); }
+function refreshAll() {
+  renderCost();
+  if (!$("view-overview").hidden) { renderCluster(); renderQueues(); }
+  if (!$("view-jobs").hidden) loadJobs(false);
+  if (!$("view-job").hidden && currentJob) renderJob(currentJob);
+}
 
 // ---- leadership (several instances: one leads) ----
 async function renderLeader() {
@@ -267,21 +455,40 @@ async function renderLeader() {
 let pending = null;
 function scheduleRefresh() {
   if (pending) return;
-  pending = setTimeout(() => {
-    pending = null;
-    renderCost();
-    if (!$("view-overview").hidden) { renderCluster(); renderQueues(); }
-    if (!$("view-jobs").hidden) loadJobs(false);
-    if (!$("view-job").hidden && currentJob) renderJob(currentJob);
-  }, 250);
+  pending = setTimeout(() => { pending = null; refreshAll(); }, 250);
 }
-function connect() {
+
+// The event stream. EventSource cannot send a header, so the dashboard
+// first trades its token (if any) for a one-use ticket and opens the
+// stream with it; after an error it gets a new ticket and reconnects.
+let es = null, esTimer = null, esGen = 0;
+async function connect() {
+  const gen = ++esGen;
+  clearTimeout(esTimer);
+  if (es) { es.close(); es = null; }
   const live = $("live");
-  const es = new EventSource("/api/v1/events");
-  es.onopen = () => { live.textContent = "live"; live.classList.remove("off"); scheduleRefresh(); };
-  es.onerror = () => { live.textContent = "reconnecting…"; live.classList.add("off"); };
-  for (const name of ["job", "cluster", "queues", "cost", "resync"]) es.addEventListener(name, scheduleRefresh);
-  es.addEventListener("leader", renderLeader);
+  let url = "/api/v1/events";
+  try {
+    const t = await (await apiFetch("/api/v1/events/ticket", { method: "POST" })).json();
+    url = t.url || url;
+  } catch (e) {
+    if (gen !== esGen) return;
+    live.classList.add("off");
+    if (e.auth) { live.textContent = "token needed"; return; }
+    if (e.status !== 404 && e.status !== 405) { live.textContent = "reconnecting…"; esTimer = setTimeout(connect, 3000); return; }
+  }
+  if (gen !== esGen) return;
+  const s = new EventSource(url);
+  es = s;
+  s.onopen = () => { live.textContent = "live"; live.classList.remove("off"); scheduleRefresh(); };
+  s.onerror = () => {
+    if (es !== s) return;
+    live.textContent = "reconnecting…"; live.classList.add("off");
+    s.close(); es = null;
+    esTimer = setTimeout(connect, 2000);
+  };
+  for (const name of ["job", "cluster", "queues", "cost", "resync"]) s.addEventListener(name, scheduleRefresh);
+  s.addEventListener("leader", renderLeader);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -290,7 +497,27 @@ document.addEventListener("DOMContentLoaded", () => {
   sel.addEventListener("change", () => loadJobs(false));
   $("job-search").addEventListener("input", paintJobs);
   $("jobs-more-btn").addEventListener("click", () => loadJobs(true));
-  $("job-cancel").addEventListener("click", cancelJob);
+  $("job-cancel").addEventListener("click", askCancel);
+  $("job-confirm-yes").addEventListener("click", cancelJob);
+  $("job-confirm-no").addEventListener("click", () => { $("job-confirm").hidden = true; $("job-cancel").focus(); });
+  $("token-btn").addEventListener("click", () => { if ($("token-form").hidden) showTokenForm(""); else hideTokenForm(); });
+  $("token-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const t = $("token-input").value.trim();
+    if (!t) { $("token-msg").textContent = "Paste a token first."; return; }
+    setToken(t);
+    $("token-input").value = "";
+    $("token-msg").textContent = "Token saved for this tab.";
+    hideTokenForm();
+    connect(); refreshAll();
+  });
+  $("token-forget").addEventListener("click", () => {
+    setToken("");
+    $("token-input").value = "";
+    $("token-msg").textContent = "Token forgotten.";
+    connect(); refreshAll();
+  });
+  paintTokenButton();
   window.addEventListener("hashchange", route);
   route();
   connect();

@@ -4,24 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/integration/mesossim"
 	"github.com/sparkpack/sparkpack/internal/scratchpg"
 	"github.com/sparkpack/sparkpack/scheduler"
-	"github.com/sparkpack/sparkpack/workload"
 )
 
 type demoConfig struct {
@@ -30,33 +32,52 @@ type demoConfig struct {
 	cluster     string
 	noSample    bool
 	simSpeed    float64
-	sampleJobs  int
-	sampleHour  int
-	maxGap      time.Duration
-	seed        uint64
+	// sampleJobs, when positive, stops the sample after that many jobs;
+	// 0 sends waves until Ctrl-C.
+	sampleJobs int
+	sampleHour int
+	maxGap     time.Duration
+	seed       uint64
 	// powerOffAfter and bootTime are simulated time.
 	powerOffAfter time.Duration
 	bootTime      time.Duration
+	// statusEvery is how often a status line is printed (0: never).
+	statusEvery time.Duration
+	// explicit names the flags given on the command line.
+	explicit map[string]bool
 }
+
+// The demo's default addresses; a busy one is replaced by a free port
+// unless it was given on the command line.
+const (
+	demoListen      = "127.0.0.1:8080"
+	demoMesosListen = "127.0.0.1:5050"
+	demoSparkListen = "127.0.0.1:7077"
+)
 
 func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs := newFlagSet("demo", stderr)
-	fs.StringVar(&c.serve.listen, "listen", "127.0.0.1:8080", "address of the REST API and dashboard")
-	fs.StringVar(&c.mesosListen, "mesos-listen", "127.0.0.1:5050", "address of the emulated Mesos master")
-	fs.StringVar(&c.serve.sparkRestListen, "spark-rest-listen", "127.0.0.1:7077", "address of Spark's REST submission protocol (spark-submit --master mesos://HOST:PORT --deploy-mode cluster); empty disables it")
+	fs.StringVar(&c.serve.listen, "listen", demoListen, "address of the REST API and dashboard (a free port is used instead when the default is busy)")
+	fs.StringVar(&c.mesosListen, "mesos-listen", demoMesosListen, "address of the emulated Mesos master (a free port when the default is busy)")
+	fs.StringVar(&c.serve.sparkRestListen, "spark-rest-listen", demoSparkListen, "address of Spark's REST submission protocol (spark-submit --master mesos://HOST:PORT --deploy-mode cluster; a free port when the default is busy); empty disables it")
 	fs.StringVar(&c.serve.databaseURL, "database-url", "", "PostgreSQL URL; empty starts a scratch server (needs Debian's postgresql package) and deletes it on exit")
 	fs.StringVar(&c.cluster, "cluster", "thesis14", "emulated agents: thesis14 or a cluster spec JSON file")
 	fs.StringVar(&c.serve.policy, "policy", scheduler.DefaultPolicy, "placement policy: dap (the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
 	fs.BoolVar(&c.noSample, "no-sample", false, "do not submit the sample workload")
-	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals)")
-	fs.IntVar(&c.sampleJobs, "sample-jobs", 12, "how many jobs of the SWIM trace the sample submits")
-	fs.IntVar(&c.sampleHour, "sample-hour", 16, "which hourly sample of the SWIM FB-2009 trace (0-23) the jobs come from")
-	fs.DurationVar(&c.maxGap, "sample-max-gap", 5*time.Second, "longest wall-clock pause between two sample submissions")
+	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals, power off and boot)")
+	fs.IntVar(&c.sampleJobs, "sample-jobs", 0, "stop the sample after this many jobs; 0 sends waves of jobs until Ctrl-C")
+	fs.IntVar(&c.sampleHour, "sample-hour", 16, "which hourly sample of the SWIM FB-2009 trace (0-23) the sample starts from")
+	fs.DurationVar(&c.maxGap, "sample-max-gap", maxGap, "longest wall-clock pause between two sample submissions")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed choosing which sample jobs get deadlines")
 	fs.DurationVar(&c.powerOffAfter, "power-off-after", 30*time.Second, "power management: an agent idle this long (simulated time) is powered off through the emulator; 0 keeps every agent on")
 	fs.DurationVar(&c.bootTime, "boot-time", 60*time.Second, "simulated time an emulated agent takes to boot after a power-on")
-	fs.StringVar(&c.serve.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.statusEvery, "status-every", time.Minute, "print a status line (jobs, cost, the dashboard's address) this often; 0 never")
+	fs.StringVar(&c.serve.logLevel, "log-level", "warn", "log level of sparkpack and the emulator: debug, info, warn or error (the demo prints its own summary lines)")
 	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text or json")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sparkpack demo [flags]   (from make: make demo ARGS=\"--listen 127.0.0.1:8090 --sim-speed 4\")")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
@@ -68,13 +89,19 @@ func (c *demoConfig) validate() error {
 		return fmt.Errorf("--power-off-after must be >= 0 and --boot-time > 0")
 	}
 	if c.sampleJobs < 0 {
-		return fmt.Errorf("--sample-jobs must be >= 0")
+		return fmt.Errorf("--sample-jobs must be >= 0 (0: until Ctrl-C)")
 	}
 	if c.sampleHour < 0 || c.sampleHour > 23 {
 		return fmt.Errorf("--sample-hour must be 0..23")
 	}
+	if c.maxGap <= 0 {
+		return fmt.Errorf("--sample-max-gap must be > 0")
+	}
 	if _, _, err := net.SplitHostPort(c.mesosListen); err != nil {
 		return fmt.Errorf("--mesos-listen %q: %w (use host:port)", c.mesosListen, err)
+	}
+	if _, _, err := net.SplitHostPort(c.serve.listen); err != nil {
+		return fmt.Errorf("--listen %q: %w (use host:port, e.g. 127.0.0.1:8090)", c.serve.listen, err)
 	}
 	return nil
 }
@@ -90,6 +117,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	c.explicit = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.explicit[f.Name] = true })
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -108,31 +137,54 @@ type demoAddrs struct {
 	API, Mesos, SparkREST string
 }
 
+// listenDemo listens on addr; when addr is busy and was not given on the
+// command line it listens on a free port of the same host instead, and
+// says so.
+func listenDemo(addr, flagName string, explicit bool, stdout io.Writer) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	if explicit || !errors.Is(err, syscall.EADDRINUSE) {
+		return nil, portError(flagName, addr, err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	ln, err2 := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err2 != nil {
+		return nil, portError(flagName, addr, err)
+	}
+	fmt.Fprintf(stdout, "demo: %s is in use; using %s for --%s instead\n", addr, ln.Addr(), flagName)
+	return ln, nil
+}
+
+func portError(flagName, addr string, err error) error {
+	return fmt.Errorf("--%s %s: %w; choose another address: sparkpack demo --%s 127.0.0.1:PORT (with make: make demo ARGS=\"--%s 127.0.0.1:PORT\")",
+		flagName, addr, err, flagName, flagName)
+}
+
 // demo runs until ctx ends; ready, if not nil, receives the addresses once
-// everything listens.
+// everything listens. On the way out sparkpack stops first, then the
+// emulator, then the scratch database.
 func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Writer, ready chan<- demoAddrs) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	cl, err := clusterspec.Named(c.cluster)
 	if err != nil {
 		return fmt.Errorf("--cluster: %w", err)
 	}
-	// 1. The emulated Mesos master.
+	out := &lineWriter{w: stdout}
+	// 1. The emulated Mesos master, on a context of its own: it must
+	// outlive sparkpack, which deregisters nothing but still talks to it
+	// while shutting down.
+	emuCtx, stopEmu := context.WithCancel(context.Background())
+	defer stopEmu()
 	m, err := mesossim.New(mesossim.Config{Cluster: cl, TimeScale: 1 / c.simSpeed, BootTime: c.bootTime, Logger: log.WithField("component", "mesos-emulator")})
 	if err != nil {
 		return err
 	}
-	mesosReady := make(chan net.Addr, 1)
-	mesosErr := make(chan error, 1)
-	go func() { mesosErr <- m.ListenAndServe(ctx, c.mesosListen, func(a net.Addr) { mesosReady <- a }) }()
-	var mesosAddr net.Addr
-	select {
-	case mesosAddr = <-mesosReady:
-	case err := <-mesosErr:
-		return fmt.Errorf("emulated Mesos master on %s: %w (choose another --mesos-listen)", c.mesosListen, err)
+	mesosAddr, mesosErr, err := startEmulator(emuCtx, m, c, out)
+	if err != nil {
+		return err
 	}
-	defer func() { cancel(); <-mesosErr }()
-	fmt.Fprintf(stdout, "demo: emulated Mesos %s master with %d agents (%s) at http://%s (EMULATED: not a real Mesos)\n", mesossim.Version, len(cl.Agents), cl.Name, mesosAddr)
+	defer func() { stopEmu(); <-mesosErr }()
 
 	// 2. PostgreSQL.
 	if c.serve.databaseURL == "" {
@@ -141,7 +193,7 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 			return err
 		}
 		os.Remove(dir)
-		pg, err := scratchpg.Start(ctx, dir, stdout)
+		pg, err := scratchpg.Start(ctx, dir, out)
 		if err != nil {
 			return err
 		}
@@ -155,22 +207,26 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 
 	// 3. sparkpack serve against both.
 	c.serve.mesos.master = "http://" + mesosAddr.String()
-	ln, err := net.Listen("tcp", c.serve.listen)
+	ln, err := listenDemo(c.serve.listen, "listen", c.explicit["listen"], out)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (choose another --listen)", c.serve.listen, err)
+		return err
 	}
 	if c.serve.sparkRestListen != "" {
-		sln, err := net.Listen("tcp", c.serve.sparkRestListen)
+		sln, err := listenDemo(c.serve.sparkRestListen, "spark-rest-listen", c.explicit["spark-rest-listen"], out)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("--spark-rest-listen %s: %w (choose another address, or --spark-rest-listen= to disable)", c.serve.sparkRestListen, err)
+			return fmt.Errorf("%w, or --spark-rest-listen= to disable it", err)
 		}
 		c.serve.sparkRestLn = sln
 		c.serve.sparkRestListen = sln.Addr().String()
 	}
+	w := &watcher{out: out, simSpeed: c.simSpeed}
+	c.serve.started = w.attach
+	serveCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
 	serveReady := make(chan string, 1)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- serve(ctx, c.serve, log, ln, serveReady) }()
+	go func() { serveErr <- serve(serveCtx, c.serve, log, ln, serveReady) }()
 	var apiAddr string
 	select {
 	case apiAddr = <-serveReady:
@@ -178,21 +234,22 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 		return err
 	}
 	base := "http://" + apiAddr
-	fmt.Fprintf(stdout, "demo: dashboard  %s/\n", base)
-	fmt.Fprintf(stdout, "demo: REST API   %s/api/v1/jobs\n", base)
-	if c.serve.sparkRestListen != "" {
-		fmt.Fprintf(stdout, "demo: spark-submit --master mesos://%s --deploy-mode cluster ...\n", c.serve.sparkRestListen)
-	}
-	fmt.Fprintf(stdout, "demo: emulator   http://%s/sim/agents (agents), /sim/tasks (tasks)\n", mesosAddr)
-	fmt.Fprintf(stdout, "demo: submit a job: sparkpack submit --server %s --app-resource local:///opt/spark/examples/jars/spark-examples.jar --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory-mb 1024 --estimated-duration 30 --follow\n", base)
-	fmt.Fprintln(stdout, "demo: press Ctrl-C to stop")
+	w.base = base
+	banner(out, c, cl, base, mesosAddr.String())
 	if ready != nil {
 		ready <- demoAddrs{API: base, Mesos: "http://" + mesosAddr.String(), SparkREST: c.serve.sparkRestListen}
 	}
-	if !c.noSample && c.sampleJobs > 0 {
+	var bg sync.WaitGroup
+	bgCtx, stopBG := context.WithCancel(ctx)
+	defer func() { stopBG(); bg.Wait() }()
+	bg.Add(1)
+	go func() { defer bg.Done(); w.run(bgCtx, c.statusEvery) }()
+	if !c.noSample {
+		bg.Add(1)
 		go func() {
-			if err := submitSample(ctx, base, c, stdout); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(stdout, "demo: sample workload: %v\n", err)
+			defer bg.Done()
+			if err := runSample(bgCtx, base, c, clusterCapacity(cl), out, w); err != nil && bgCtx.Err() == nil {
+				out.printf("demo: the sample workload stopped: %v\n", err)
 			}
 		}()
 	}
@@ -201,104 +258,416 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 		return err
 	case err := <-mesosErr:
 		mesosErr <- err
+		stopServe()
+		<-serveErr
 		return fmt.Errorf("emulated Mesos master stopped: %w", err)
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "demo: stopping")
-	return <-serveErr
+	out.printf("demo: stopping: sparkpack first, then the emulated Mesos master and the scratch database\n")
+	stopBG()
+	bg.Wait()
+	err = <-serveErr
+	stopEmu()
+	if e := <-mesosErr; e != nil && err == nil {
+		err = fmt.Errorf("emulated Mesos master: %w", e)
+	}
+	mesosErr <- nil
+	if err == nil {
+		out.printf("demo: stopped\n")
+	}
+	return err
 }
 
-// sampleSpecs turns the first jobs of a SWIM trace hour into job bodies:
-// sizes and modelled duration from the performance model (docs/simulation.md),
-// a deadline of twice the duration for about a third of them.
-func sampleSpecs(c demoConfig) ([]map[string]any, []time.Duration, error) {
-	trace, err := workload.FB2009()
-	if err != nil {
-		return nil, nil, err
-	}
-	hour := workload.Hour(trace, c.sampleHour)
-	if len(hour) > c.sampleJobs {
-		hour = hour[:c.sampleJobs]
-	}
-	rng := rand.New(rand.NewPCG(c.seed, 7))
-	model := workload.DefaultModel
-	var specs []map[string]any
-	var gaps []time.Duration
-	prev := time.Duration(0)
-	for i, t := range hour {
-		p := model.Profile(t)
-		ref := model.Reference(p).Seconds()
-		spec := map[string]any{
-			"id":   uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("sparkpack-demo/%d/%s/%d", c.sampleHour, t.ID, c.seed))).String(),
-			"name": fmt.Sprintf("%s-%s", strings.ToLower(string(p.App)), t.ID),
-			"app": map[string]any{
-				"appResource": "local:///opt/spark/examples/jars/spark-examples.jar",
-				"mainClass":   p.MainClass(),
-				"args":        []string{fmt.Sprintf("hdfs:///swim/input/%s", t.ID)},
-			},
-			"executors": p.Executors, "executorCores": p.ExecutorCores, "executorMemoryMB": p.ExecutorMemoryMB,
-			"estimatedDurationSeconds": ref,
-			"labels":                   map[string]string{"source": "swim-fb2009", "hour": fmt.Sprint(c.sampleHour)},
+// startEmulator starts the emulated master on --mesos-listen, or on a free
+// port when the default is busy.
+func startEmulator(ctx context.Context, m *mesossim.Master, c demoConfig, out *lineWriter) (net.Addr, chan error, error) {
+	try := func(addr string) (net.Addr, chan error, error) {
+		ready := make(chan net.Addr, 1)
+		errc := make(chan error, 1)
+		go func() { errc <- m.ListenAndServe(ctx, addr, func(a net.Addr) { ready <- a }) }()
+		select {
+		case a := <-ready:
+			return a, errc, nil
+		case err := <-errc:
+			return nil, nil, err
 		}
-		if rng.Float64() < 1.0/3 {
-			// Twice the modelled run time, in wall-clock seconds (the
-			// scheduler knows estimates are simulated time: DurationScale).
-			spec["deadline"] = 2 * ref / c.simSpeed
-		}
-		gap := time.Duration(float64(t.Submit-prev) / c.simSpeed)
-		if gap > c.maxGap || i == 0 {
-			gap = min(gap, c.maxGap)
-		}
-		prev = t.Submit
-		specs = append(specs, spec)
-		gaps = append(gaps, gap)
 	}
-	return specs, gaps, nil
+	a, errc, err := try(c.mesosListen)
+	if err == nil {
+		return a, errc, nil
+	}
+	if c.explicit["mesos-listen"] || !errors.Is(err, syscall.EADDRINUSE) {
+		return nil, nil, portError("mesos-listen", c.mesosListen, err)
+	}
+	host, _, _ := net.SplitHostPort(c.mesosListen)
+	a, errc, err2 := try(net.JoinHostPort(host, "0"))
+	if err2 != nil {
+		return nil, nil, portError("mesos-listen", c.mesosListen, err)
+	}
+	out.printf("demo: %s is in use; using %s for --mesos-listen instead\n", c.mesosListen, a)
+	return a, errc, nil
 }
 
-func submitSample(ctx context.Context, base string, c demoConfig, stdout io.Writer) error {
-	specs, gaps, err := sampleSpecs(c)
+// banner prints what a newcomer needs, short enough to stay on screen.
+func banner(out *lineWriter, c demoConfig, cl clusterspec.Cluster, base, mesos string) {
+	speed := ""
+	if c.simSpeed != 1 {
+		speed = fmt.Sprintf(", simulated time x%g", c.simSpeed)
+	}
+	out.printf("demo: sparkpack on an EMULATED Mesos %s cluster: %d agents (%s)%s; not a real Mesos\n", mesossim.Version, len(cl.Agents), cl.Name, speed)
+	out.printf("demo: dashboard  %s/\n", base)
+	out.printf("demo: REST API   %s/api/v1/jobs   metrics %s/metrics\n", base, base)
+	out.printf("demo: CLI        bin/sparkpack jobs --server %s   (or export SPARKPACK_SERVER=%s)\n", base, base)
+	if c.serve.sparkRestListen != "" {
+		out.printf("demo: spark-submit --master mesos://%s --deploy-mode cluster ...\n", c.serve.sparkRestListen)
+	}
+	out.printf("demo: emulator   http://%s/sim/agents\n", mesos)
+	if c.noSample {
+		out.printf("demo: no sample workload (--no-sample); submit your own: bin/sparkpack submit --server %s --app-resource local:///opt/spark/examples/jars/spark-examples.jar --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --estimated-duration 30\n", base)
+	}
+	out.printf("demo: press Ctrl-C to stop\n")
+}
+
+// lineWriter serialises whole lines from several goroutines.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lineWriter) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format, args...)
+}
+
+// runSample sends the sample workload: waves until ctx ends (or
+// --sample-jobs jobs when set), each followed by a quiet spell once the
+// cluster has drained, so that agents go idle and power off.
+func runSample(ctx context.Context, base string, c demoConfig, cap capacity, out *lineWriter, w *watcher) error {
+	s, err := newSampler(c.sampleHour, c.seed)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "demo: submitting %d jobs of hour %d of the SWIM FB-2009 trace (--no-sample to skip)\n", len(specs), c.sampleHour)
 	client := &http.Client{Timeout: 10 * time.Second}
-	for i, spec := range specs {
+	sent := 0
+	wall := func(d time.Duration) time.Duration { return time.Duration(float64(d) / c.simSpeed) }
+	sleep := func(d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(gaps[i]):
+		case <-t.C:
+			return nil
 		}
-		body, _ := json.Marshal(spec)
-		var status int
-		for attempt := 0; attempt < 5; attempt++ {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/jobs", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+	}
+	for wave := 1; ; wave++ {
+		jobs := s.wave(wave, cap)
+		if c.sampleJobs > 0 && len(jobs) > c.sampleJobs-sent {
+			jobs = jobs[:c.sampleJobs-sent]
+		}
+		var span time.Duration
+		for _, j := range jobs {
+			span += min(wall(j.gap), c.maxGap)
+		}
+		out.printf("demo: wave %d: %d sample jobs arrive over the next %s (SWIM FB-2009 trace sizes; a third with deadlines; one big job)\n",
+			wave, len(jobs), span.Round(time.Second))
+		ids := make([]string, 0, len(jobs))
+		for i, j := range jobs {
+			if i > 0 || wave > 1 {
+				if err := sleep(min(wall(j.gap), c.maxGap)); err != nil {
+					return err
 				}
-				time.Sleep(time.Second)
-				continue
 			}
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			if err := postSample(ctx, client, base, j.body(c.simSpeed)); err != nil {
+				return err
+			}
+			ids = append(ids, fmt.Sprint(j.spec["id"]))
+			sent++
+		}
+		if c.sampleJobs > 0 && sent >= c.sampleJobs {
+			out.printf("demo: the sample's %d jobs are submitted (--sample-jobs)\n", sent)
+			return nil
+		}
+		// Wait for the wave to drain, then let the cluster idle.
+		for !w.allEnded(ids) {
+			if err := sleep(time.Second); err != nil {
+				return err
+			}
+		}
+		out.printf("demo: wave %d is done; the cluster idles (idle agents power off after %s) until the next wave in %s\n",
+			wave, wall(c.powerOffAfter).Round(time.Second), wall(quietAfter).Round(time.Second))
+		if err := sleep(wall(quietAfter)); err != nil {
+			return err
+		}
+	}
+}
+
+// clusterCapacity sums the emulated cluster for the sample.
+func clusterCapacity(cl clusterspec.Cluster) capacity {
+	var c capacity
+	for _, a := range cl.Agents {
+		c.CPUs += a.CPUs
+		c.AgentCPUs = max(c.AgentCPUs, a.CPUs)
+		c.AgentMemMB = max(c.AgentMemMB, a.MemMB)
+	}
+	return c
+}
+
+// postSample submits one job, retrying (same id) while the server is
+// unreachable or answers 503.
+func postSample(ctx context.Context, client *http.Client, base string, spec map[string]any) error {
+	body, _ := json.Marshal(spec)
+	for attempt := 1; ; attempt++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/jobs", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		status := 0
+		var msg []byte
+		if err == nil {
+			msg, _ = io.ReadAll(io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()
 			status = resp.StatusCode
-			if status == http.StatusServiceUnavailable {
-				time.Sleep(time.Second)
-				continue
+			if status < 300 {
+				return nil
 			}
-			if status >= 300 {
+			if status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests {
 				return fmt.Errorf("job %v refused: %d %s", spec["name"], status, bytes.TrimSpace(msg))
 			}
-			break
+		} else if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		dl := ""
-		if d, ok := spec["deadline"]; ok {
-			dl = fmt.Sprintf(", deadline in %.0fs", d)
+		if attempt == 10 {
+			if err != nil {
+				return fmt.Errorf("job %v: %w", spec["name"], err)
+			}
+			return fmt.Errorf("job %v: %d %s", spec["name"], status, bytes.TrimSpace(msg))
 		}
-		fmt.Fprintf(stdout, "demo: submitted %d/%d %v (%v executors x %v cores%s)\n", i+1, len(specs), spec["name"], spec["executors"], spec["executorCores"], dl)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-	return nil
+}
+
+// watcher prints one line per job outcome (from the server's own event
+// stream, in process) and a status line now and then.
+type watcher struct {
+	out      *lineWriter
+	base     string
+	simSpeed float64
+	rt       serveRuntime
+
+	mu       sync.Mutex
+	events   <-chan api.Event
+	stop     func()
+	ended    map[string]scheduler.State
+	counts   map[scheduler.State]int
+	met      int
+	missed   int
+	outcomes int
+}
+
+// attach is serve's started hook: it subscribes before the first job.
+func (w *watcher) attach(rt serveRuntime) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rt = rt
+	w.events, w.stop = rt.Broker.Subscribe()
+	w.ended = map[string]scheduler.State{}
+	w.counts = map[scheduler.State]int{}
+}
+
+// allEnded reports whether every job of ids has ended.
+func (w *watcher) allEnded(ids []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := w.ended[id]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *watcher) run(ctx context.Context, statusEvery time.Duration) {
+	w.mu.Lock()
+	events, stop := w.events, w.stop
+	w.mu.Unlock()
+	if events == nil {
+		return
+	}
+	defer stop()
+	var tick <-chan time.Time
+	if statusEvery > 0 {
+		t := time.NewTicker(statusEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	lastStatus := -1
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			w.mu.Lock()
+			n := w.outcomes
+			w.mu.Unlock()
+			if n != lastStatus {
+				lastStatus = n
+				w.status(ctx)
+			}
+		case ev := <-events:
+			if ev.Name != "job" {
+				continue
+			}
+			var j struct {
+				ID    string          `json:"id"`
+				State scheduler.State `json:"state"`
+			}
+			if json.Unmarshal(ev.Data, &j) != nil || !j.State.Terminal() {
+				continue
+			}
+			w.outcome(ctx, j.ID)
+		}
+	}
+}
+
+// outcome prints the line for a job that ended, once.
+func (w *watcher) outcome(ctx context.Context, id string) {
+	w.mu.Lock()
+	_, done := w.ended[id]
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := w.rt.API.JobView(rctx, id)
+	if err != nil || !v.State.Terminal() {
+		return
+	}
+	line, met, missed := outcomeLine(v)
+	w.mu.Lock()
+	if _, done := w.ended[id]; done {
+		w.mu.Unlock()
+		return
+	}
+	w.ended[id] = v.State
+	w.counts[v.State]++
+	w.outcomes++
+	if met {
+		w.met++
+	}
+	if missed {
+		w.missed++
+	}
+	w.mu.Unlock()
+	w.out.printf("%s\n", line)
+}
+
+// outcomeLine is "demo: job NAME STATE (...)" and whether the job met or
+// missed its deadline (only a FINISHED or FAILED/KILLED deadline job can
+// miss it; a CANCELLED or REJECTED one never ran).
+func outcomeLine(v api.JobView) (string, bool, bool) {
+	name := v.Name
+	if name == "" {
+		name = v.ID
+	}
+	var parts []string
+	if v.StartedAt != nil && v.FinishedAt != nil {
+		parts = append(parts, "ran "+v.FinishedAt.Sub(*v.StartedAt).Round(time.Second).String())
+	}
+	met, missed := false, false
+	if v.DeadlineAt != nil && v.FinishedAt != nil {
+		switch v.State {
+		case scheduler.Finished:
+			if !v.FinishedAt.After(*v.DeadlineAt) {
+				met = true
+				parts = append(parts, "deadline met with "+v.DeadlineAt.Sub(*v.FinishedAt).Round(time.Second).String()+" to spare")
+			} else {
+				missed = true
+				parts = append(parts, "deadline MISSED by "+v.FinishedAt.Sub(*v.DeadlineAt).Round(time.Second).String())
+			}
+		case scheduler.Failed, scheduler.Killed:
+			if v.FinishedAt.After(*v.DeadlineAt) {
+				missed = true
+				parts = append(parts, "deadline missed")
+			}
+		}
+	}
+	if v.CostUSD != nil && *v.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", *v.CostUSD))
+	}
+	if len(v.Placement) > 0 {
+		hosts := make([]string, 0, len(v.Placement))
+		for _, p := range v.Placement {
+			h := p.Hostname
+			if h == "" {
+				h = p.AgentID
+			}
+			hosts = append(hosts, h)
+		}
+		sort.Strings(hosts)
+		parts = append(parts, "on "+strings.Join(hosts, ","))
+	}
+	line := fmt.Sprintf("demo: job %s %s", name, v.State)
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if v.State != scheduler.Finished {
+		if r := lastReason(v); r != "" {
+			line += ": " + r
+		}
+	}
+	return line, met, missed
+}
+
+// lastReason is the reason of the job's last state change.
+func lastReason(v api.JobView) string {
+	if v.WaitingReason != "" {
+		return v.WaitingReason
+	}
+	for i := len(v.Events) - 1; i >= 0; i-- {
+		if v.Events[i].Reason != "" {
+			return v.Events[i].Reason
+		}
+	}
+	return ""
+}
+
+// status prints a one-line summary with the dashboard's address.
+func (w *watcher) status(ctx context.Context) {
+	w.mu.Lock()
+	met, missed := w.met, w.missed
+	fin := w.counts[scheduler.Finished]
+	rt := w.rt
+	w.mu.Unlock()
+	line := fmt.Sprintf("demo: status: %d finished", fin)
+	var lv *live
+	if rt.Live != nil {
+		lv = rt.Live()
+	}
+	if lv != nil {
+		q := lv.core.Lengths()
+		cost := lv.core.Cost()
+		running := 0
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if n, err := rt.Store.CountByState(rctx); err == nil {
+			for _, st := range []scheduler.State{scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+				running += n[string(st)]
+			}
+		}
+		cancel()
+		line += fmt.Sprintf(", %d placed or running, %d waiting (%d in the deadline queue); deadlines met %d, missed %d; cost $%.2f, now $%.2f/h on %d agents",
+			running, q.Deadline+q.Regular+q.Intake, q.Deadline, met, missed, cost.TotalUSD, cost.BurnRateUSDPerHour, cost.ActiveAgents)
+	}
+	w.out.printf("%s; dashboard %s/\n", line, w.base)
 }

@@ -65,6 +65,15 @@ func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metric
 		return nil, err
 	}
 	h.el = el
+	// The gauges other parts own (queues, cost, power) are read from the
+	// current term's scheduler at every scrape; zero while not leading.
+	m.OnScrape(func() {
+		if lv := h.cur.Load(); lv != nil {
+			lv.refreshGauges()
+		} else {
+			m.NotLeading()
+		}
+	})
 	sparkMaster := c.mesos.sparkMaster
 	if sparkMaster == "" {
 		if ep, err := offers.NewEndpoint(c.mesos.master, "", ""); err == nil {
@@ -193,6 +202,15 @@ func (h *leadership) DriverCommand(j scheduler.Job) []string {
 		return nil
 	}
 	return argv
+}
+
+// JobCost is a job's share of its agents' cost (api.Config.JobCost): known
+// on the leader only (nil elsewhere: the job list shows no cost).
+func (h *leadership) JobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.jobCost(j, pl)
+	}
+	return nil
 }
 
 // Cluster, Queues and Cost implement api.Views on the leader (followers

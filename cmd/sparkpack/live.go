@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -71,6 +74,11 @@ type live struct {
 	bill          *billSource    // the emulator's bill, when its provider is in use
 	names         jobNames       // job names for the cluster view
 	hosts         hostOrder      // the cluster view's order
+
+	// agentsMu guards a short-lived copy of the agents for jobCost.
+	agentsMu sync.Mutex
+	agentsAt time.Time
+	agentsBy map[string]offers.Agent
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -121,12 +129,13 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
 	sink := &lateSink{}
-	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold}, offers.NewSchedClient(ep, flog), st, sink, flog)
+	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold, Observer: m}, offers.NewSchedClient(ep, flog), st, sink, flog)
 	var pinner offers.Pinner = &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm}
 	if mc.reserveMode == "offers" {
 		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
+	pinner = countingPinner{Pinner: pinner, m: m}
 	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
@@ -235,19 +244,63 @@ func (l *live) driverCommand(j scheduler.Job) []string {
 	return argv
 }
 
+// jobCost is a job's share of what its agents cost while it ran: on each
+// agent of its placement, the agent's hourly price times the larger of the
+// shares of its cpus and memory the job's executors reserved there, times
+// the time from RUNNING to the end (or now). The driver's agent and the
+// time spent reserving and releasing are not counted, so the jobs' shares
+// add up to less than the cost meter's total.
+func (l *live) jobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
+	if j.StartedAt == nil || len(pl) == 0 {
+		return nil
+	}
+	end := time.Now()
+	if j.FinishedAt != nil {
+		end = *j.FinishedAt
+	}
+	hours := max(end.Sub(*j.StartedAt).Hours(), 0)
+	agents := l.agentIndex()
+	cpu1, mem1 := offers.JobAmounts(j)
+	usd := 0.0
+	for _, p := range pl {
+		a, ok := agents[p.AgentID]
+		if !ok || a.CPUs <= 0 || a.MemMB <= 0 {
+			continue
+		}
+		share := math.Max(cpu1*float64(p.Executors)/a.CPUs, mem1*float64(p.Executors)/a.MemMB)
+		usd += a.PricePerHour * math.Min(share, 1) * hours
+	}
+	return &usd
+}
+
+// agentIndex is the agents by id (those gone too), at most 2 s old.
+func (l *live) agentIndex() map[string]offers.Agent {
+	l.agentsMu.Lock()
+	defer l.agentsMu.Unlock()
+	if l.agentsBy == nil || time.Since(l.agentsAt) > 2*time.Second {
+		m := map[string]offers.Agent{}
+		for _, a := range l.cluster.Agents() {
+			m[a.ID] = a.Agent
+		}
+		l.agentsBy, l.agentsAt = m, time.Now()
+	}
+	return l.agentsBy
+}
+
 // ---- api.Views ----------------------------------------------------------
 
 func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	agents := l.cluster.Agents()
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
+	jobName := func(id string) string { return l.names.get(ctx, l.st, id) }
 	for _, a := range agents {
 		v := api.AgentView{
 			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
 			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB,
 			PricePerHour: a.PricePerHour, InstanceType: a.Attributes["instance_type"],
-			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{},
+			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{}, Drivers: []api.AgentDriverView{},
 		}
-		if len(a.Holdings) > 0 {
+		if a.HasOurWork() {
 			v.State = "active"
 		}
 		if a.Gone {
@@ -260,8 +313,10 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			}
 		}
 		for _, h := range a.Holdings {
-			name := l.names.get(ctx, l.st, h.JobID)
-			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: name, Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: jobName(h.JobID), Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+		}
+		for _, d := range a.Drivers {
+			v.Drivers = append(v.Drivers, api.AgentDriverView{JobID: d.JobID, JobName: jobName(d.JobID), CPUs: d.CPUs, MemMB: d.MemMB})
 		}
 		out.Agents = append(out.Agents, v)
 	}
@@ -355,30 +410,20 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 		active := 0
 		var sig strings.Builder
 		for _, a := range l.cluster.Agents() {
-			if len(a.Holdings) > 0 {
+			if a.HasOurWork() {
 				active++
 			}
 			fmt.Fprintf(&sig, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
 			for _, h := range a.Holdings {
 				fmt.Fprintf(&sig, ",%s=%d", h.JobID, h.Executors)
 			}
+			for _, d := range a.Drivers {
+				fmt.Fprintf(&sig, ",driver:%s", d.JobID)
+			}
 			sig.WriteByte(';')
 		}
 		l.stats.sample(q.Deadline, q.Regular, active)
-		if l.metrics != nil && l.power != nil {
-			counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
-			for _, r := range l.power.Records() {
-				counts[r.State]++
-			}
-			for s, n := range counts {
-				l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
-			}
-		}
-		if l.metrics != nil {
-			l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
-			l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
-			l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
-		}
+		l.refreshGauges()
 		if s := sig.String(); s != lastSig {
 			lastSig = s
 			l.broker.Publish("cluster", map[string]int{"activeAgents": active})
@@ -387,6 +432,67 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
 		}
 	}
+}
+
+// refreshGauges sets the metrics whose values other parts own: the
+// queues' lengths, the cost meter's total, burn rate and active agents,
+// and power management's counts. It runs at every scrape (through the
+// leadership, while this term leads) and every sample.
+func (l *live) refreshGauges() {
+	if l.metrics == nil {
+		return
+	}
+	q := l.core.Lengths()
+	l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
+	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
+	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
+	r := l.core.Cost()
+	l.metrics.SetCost(r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	if l.power != nil {
+		// As /api/v1/cluster shows them: an agent power management has
+		// not stepped yet is on; one gone without a power record was lost.
+		counts := map[power.State]int{power.StateOn: 0, power.StateDraining: 0, power.StatePoweringOff: 0, power.StateOff: 0, power.StateBooting: 0}
+		for _, a := range l.cluster.Agents() {
+			st := l.power.StateOf(a.ID)
+			if a.Gone && st == power.StateOn {
+				continue
+			}
+			counts[st]++
+		}
+		for s, n := range counts {
+			l.metrics.AgentsByPower.WithLabelValues(string(s)).Set(float64(n))
+		}
+	}
+}
+
+// countingPinner counts reserve and unreserve outcomes in the metrics.
+type countingPinner struct {
+	offers.Pinner
+	m *metrics.Metrics
+}
+
+func (p countingPinner) Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error {
+	err := p.Pinner.Reserve(ctx, j, plan)
+	switch {
+	case err == nil:
+		p.m.ObserveReservation("reserve", "ok")
+	case errors.Is(err, offers.ErrReserveConflict):
+		p.m.ObserveReservation("reserve", "conflict")
+	case ctx.Err() == nil:
+		p.m.ObserveReservation("reserve", "error")
+	}
+	return err
+}
+
+func (p countingPinner) Release(ctx context.Context, jobID string) error {
+	err := p.Pinner.Release(ctx, jobID)
+	switch {
+	case err == nil:
+		p.m.ObserveReservation("unreserve", "ok")
+	case ctx.Err() == nil:
+		p.m.ObserveReservation("unreserve", "error")
+	}
+	return err
 }
 
 // statRing keeps the recent scheduling statistics.

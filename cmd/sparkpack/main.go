@@ -34,12 +34,15 @@ var commands = map[string]command{
 	"demo":      {"run everything on an emulated Mesos cluster with a scratch PostgreSQL and a sample SWIM workload", runDemo},
 	"serve":     {"run the REST API and scheduler against PostgreSQL", runServe},
 	"submit":    {"submit a job to a running sparkpack and optionally follow it", runSubmit},
-	"kill":      {"kill (or cancel) jobs of a running sparkpack: sparkpack kill JOB-ID...", runKill},
+	"kill":      {"the same as cancel: sparkpack kill JOB-ID...", runKill},
 	"version":   {"print the version", runVersion},
 	"certs":     {"write a CA and a server certificate for TLS (used by the compose deployment; for tests and demos)", runCerts},
 	"health":    {"probe the local sparkpack's /healthz (the container's HEALTHCHECK; follows SPARKPACK_LISTEN and SPARKPACK_TLS_CERT)", runHealth},
 	"simulate":  {"replay the SWIM trace through the scheduler core and compare placement policies", simulate.Command},
 	"mesos-sim": {"run the EMULATED Mesos master with simulated agents and Spark (for tests and demos)", mesossim.Command},
+	"jobs":      {"list the jobs of a running sparkpack (filters: --state, --label)", runJobs},
+	"job":       {"show one job: state, placement, timeline, driver command", runJob},
+	"cancel":    {"cancel a waiting job or kill a running one: sparkpack cancel JOB-ID...", runCancel},
 }
 
 func main() {
@@ -118,18 +121,40 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseFlags parses a command's flags. --help prints every flag; a bad
+// flag prints the problem and where to look, not the whole list.
+// Positional arguments are refused.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected argument %q; see --help\n", fs.Arg(0))
+		fmt.Fprintf(fs.Output(), "unexpected argument %q; see %s --help\n", fs.Arg(0), fs.Name())
 		return errUsage
 	}
 	return nil
+}
+
+// parseFlagsOnly is parseFlags that leaves positional arguments in fs.Args.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		if usage != nil {
+			usage()
+		} else {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		}
+		return err
+	}
+	fmt.Fprintf(fs.Output(), "see: %s --help\n", fs.Name())
+	return errUsage
 }
 
 // envDefault returns the environment variable's value, or def.

@@ -50,7 +50,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://x", "--preempt-protect", "-1s"}, 1, "--preempt-protect"},
 		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
 		{[]string{"version"}, 0, ""},
-		{[]string{"kill"}, 2, "name at least one job id"},
+		{[]string{"kill"}, 2, "give at least one job id"},
 		{[]string{"kill", "--server", "http://127.0.0.1:1", "not-a-uuid"}, 1, "not a job id"},
 	}
 	for _, tc := range cases {
@@ -109,13 +109,14 @@ func TestServeAndSubmit(t *testing.T) {
 		t.Fatalf("/metrics lacks the job count:\n%s", body)
 	}
 	// sparkpack kill takes the DELETE path: a waiting job is cancelled;
-	// a second kill is refused (it has ended) and so is an unknown job.
+	// a second kill finds it ended (said, not an error); an unknown job
+	// is an error.
 	code, out, errOut = runCmd(t, "kill", "--server", "http://"+addr, id)
 	if code != 0 || !strings.Contains(out, "job "+id+": CANCELLED") {
 		t.Fatalf("kill: %d %q %q", code, out, errOut)
 	}
 	code, _, errOut = runCmd(t, "kill", "--server", "http://"+addr, id, "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f")
-	if code != 1 || !strings.Contains(errOut, "409") || !strings.Contains(errOut, "404") || !strings.Contains(errOut, "2 of 2 jobs") {
+	if code != 1 || !strings.Contains(errOut, "already ended (CANCELLED); nothing to cancel (409)") || !strings.Contains(errOut, "no job 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f") || !strings.Contains(errOut, "1 of 2 jobs") {
 		t.Fatalf("kill of an ended and an unknown job: %d %q", code, errOut)
 	}
 	cancel()

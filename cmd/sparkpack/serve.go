@@ -67,6 +67,19 @@ type serveConfig struct {
 	ha                               haConfig
 	// pprof, when set, serves Go's runtime profiles on that address.
 	pprof string
+	// started, if set, is called once the server accepts requests (the
+	// demo watches jobs through it).
+	started func(serveRuntime)
+}
+
+// serveRuntime is what a running serve hands to its started hook.
+type serveRuntime struct {
+	API    *api.Server
+	Broker *api.Broker
+	Store  *store.Store
+	// Live is the scheduler of this instance's current term as leader,
+	// nil while it does not lead or without --mesos-master.
+	Live func() *live
 }
 
 func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
@@ -284,6 +297,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
+		acfg.JobCost = ha.JobCost
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
 				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
@@ -359,8 +373,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		switch {
 		case sparkScheme == "https":
 			sl.Warn("Spark REST listener over TLS: Spark 3.5's spark-submit speaks plain http only; use a client that speaks https, or --spark-rest-plaintext")
-		case tokens.Len() == 0 && len(c.allow) == 0:
+		case tokens.Len() == 0 && len(c.allow) == 0 && !isLoopback(sln.Addr()):
 			sl.Warn("Spark REST listener without authentication: anyone who reaches it can run code on the cluster; configure tokens and --spark-rest-allow, or bind it to a trusted network")
+		case tokens.Len() == 0 && len(c.allow) == 0:
+			sl.Info("Spark REST listener without authentication on a loopback address: only clients on this machine reach it")
 		default:
 			sl.Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
 		}
@@ -370,6 +386,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0, "tls": certs != nil,
 		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
 		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
+	if c.started != nil {
+		rt := serveRuntime{API: srv, Broker: broker, Store: st, Live: func() *live { return nil }}
+		if ha != nil {
+			rt.Live = ha.cur.Load
+		}
+		c.started(rt)
+	}
 	if ready != nil {
 		if ha != nil {
 			// Tests and the demo start using the scheduler's views at once:
@@ -399,6 +422,12 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// isLoopback reports whether a listener's address is a loopback address.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // httpErrorLog writes net/http's log lines to logrus.

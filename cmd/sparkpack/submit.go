@@ -1,21 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/sparkrest"
 )
 
 // kvFlag collects repeated key=value flags.
@@ -37,72 +40,152 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// memFlag is a memory size in MiB, given as a whole number of MiB (4096)
+// or with a unit as Spark takes it (4096m, 4g).
+type memFlag struct{ mb int }
+
+func (m *memFlag) String() string {
+	if m == nil || m.mb == 0 {
+		return ""
+	}
+	return strconv.Itoa(m.mb)
+}
+
+func (m *memFlag) Set(v string) error {
+	mb, err := sparkrest.ParseSizeMB(v)
+	if err != nil || mb <= 0 {
+		return fmt.Errorf("%q: give MiB as a whole number (e.g. 4096) or with a unit (4096m, 4g)", v)
+	}
+	m.mb = mb
+	return nil
+}
+
 type submitConfig struct {
-	server, token, file, name, appResource, mainClass, deadline string
-	caFile                                                      string
-	client                                                      *http.Client
-	executors, cores, memMB, overheadMB                         int
-	duration                                                    float64
-	follow                                                      bool
-	poll, timeout                                               time.Duration
-	args                                                        listFlag
-	conf, env, labels                                           kvFlag
+	clientFlags
+	file, name, appResource, mainClass, deadline string
+	executors, cores                             int
+	mem, overhead, driverMem                     memFlag
+	driverCores                                  float64
+	retries                                      int
+	duration                                     float64
+	follow                                       bool
+	poll, timeout                                time.Duration
+	args                                         listFlag
+	conf, env, labels                            kvFlag
+	set                                          map[string]bool
+}
+
+// requiredFlags are the flags a job needs unless its -f file gives them.
+var requiredFlags = []string{"app-resource", "main-class", "executors", "executor-cores", "executor-memory"}
+
+// fieldFlags maps the job contract's fields to the flags that set them.
+var fieldFlags = map[string]string{
+	"app.appResource": "--app-resource", "app.mainClass": "--main-class", "app.args": "--arg",
+	"app.sparkConf": "--conf", "app.environment": "--env", "labels": "--label", "name": "--name",
+	"executors": "--executors", "executorCores": "--executor-cores", "executorMemoryMB": "--executor-memory",
+	"memoryOverheadMB": "--memory-overhead", "driver.cores": "--driver-cores", "driver.memoryMB": "--driver-memory",
+	"driver": "--driver-cores/--driver-memory", "deadline": "--deadline", "estimatedDurationSeconds": "--estimated-duration",
+	"retries": "--retries", "id": "the id in -f",
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := submitConfig{conf: kvFlag{}, env: kvFlag{}, labels: kvFlag{}}
 	fs := newFlagSet("submit", stderr)
-	fs.StringVar(&c.server, "server", envDefault("SPARKPACK_SERVER", "http://127.0.0.1:8080"), withEnv("sparkpack API base URL", "SPARKPACK_SERVER"))
-	fs.StringVar(&c.token, "token", "", "bearer token (default: env SPARKPACK_TOKEN)")
-	fs.StringVar(&c.caFile, "ca-file", envDefault("SPARKPACK_CA_FILE", ""), withEnv("PEM CA certificates to trust for an https:// --server (default: the system's roots)", "SPARKPACK_CA_FILE"))
-	fs.StringVar(&c.file, "f", "", "job JSON file ('-' for standard input); other job flags override its fields")
+	c.clientFlags.register(fs)
+	req := "(required unless -f gives it) "
+	fs.StringVar(&c.file, "f", "", "job JSON file ('-' for standard input); the flags below override its fields")
 	fs.StringVar(&c.name, "name", "", "job name")
-	fs.StringVar(&c.appResource, "app-resource", "", "application jar or file, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
-	fs.StringVar(&c.mainClass, "main-class", "", "main class, e.g. org.apache.spark.examples.SparkPi")
+	fs.StringVar(&c.appResource, "app-resource", "", req+"application jar or file, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
+	fs.StringVar(&c.mainClass, "main-class", "", req+"main class, e.g. org.apache.spark.examples.SparkPi")
 	fs.Var(&c.args, "arg", "an application argument (repeat for more)")
 	fs.Var(c.conf, "conf", "a Spark property key=value (repeat)")
 	fs.Var(c.env, "env", "an environment variable NAME=value (repeat)")
 	fs.Var(c.labels, "label", "a label key=value (repeat)")
-	fs.IntVar(&c.executors, "executors", 0, "number of executors")
-	fs.IntVar(&c.cores, "executor-cores", 0, "cpus per executor")
-	fs.IntVar(&c.memMB, "executor-memory-mb", 0, "memory per executor in MiB")
-	fs.IntVar(&c.overheadMB, "memory-overhead-mb", 0, "memory overhead per executor in MiB (default: Spark's max(384, 10%))")
-	fs.StringVar(&c.deadline, "deadline", "", "deadline: an RFC 3339 time or seconds from now")
+	fs.IntVar(&c.executors, "executors", 0, req+"number of executors")
+	fs.IntVar(&c.cores, "executor-cores", 0, req+"cpus per executor")
+	fs.Var(&c.mem, "executor-memory", req+"memory per executor: MiB (4096) or with a unit (4096m, 4g)")
+	fs.Var(&c.mem, "executor-memory-mb", "the same as --executor-memory")
+	fs.Var(&c.overhead, "memory-overhead", "memory overhead per executor, like --executor-memory (default: Spark's max(384 MiB, 10%))")
+	fs.Var(&c.overhead, "memory-overhead-mb", "the same as --memory-overhead")
+	fs.Float64Var(&c.driverCores, "driver-cores", 0, "cpus of the driver (default 1)")
+	fs.Var(&c.driverMem, "driver-memory", "memory of the driver, like --executor-memory (default 1g)")
+	fs.StringVar(&c.deadline, "deadline", "", "deadline: an RFC 3339 time, seconds from now, or a duration such as 15m")
 	fs.Float64Var(&c.duration, "estimated-duration", 0, "estimated run time in seconds")
-	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state")
+	fs.IntVar(&c.retries, "retries", -1, "how often a failed driver is launched again (0-10; default 0, or the -f file's)")
+	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
 	fs.DurationVar(&c.poll, "poll", time.Second, "with --follow: how often to ask")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --follow: give up after this long (0: never)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sparkpack submit [flags]   (prints the job id; the state goes to standard error)")
+		fmt.Fprintln(fs.Output(), "  e.g. sparkpack submit --app-resource local:///opt/spark/examples/jars/spark-examples.jar \\")
+		fmt.Fprintln(fs.Output(), "         --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --follow")
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if c.token == "" {
-		c.token = os.Getenv("SPARKPACK_TOKEN")
-	}
-	tc, err := tlsutil.ClientConfig(c.caFile)
-	if err != nil {
-		return fmt.Errorf("--ca-file: %w", err)
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tc
-	c.client = &http.Client{Transport: tr}
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
 	body, err := c.jobBody()
 	if err != nil {
 		return err
 	}
-	job, err := postJob(ctx, c.client, c.server, c.token, body, stderr)
+	cl, err := c.client()
 	if err != nil {
 		return err
 	}
+	cl.retries, cl.stderr = 5, stderr
+	var job api.JobView
+	status, err := cl.do(ctx, http.MethodPost, "/api/v1/jobs", body, &job)
+	if err != nil {
+		return explain(err, "submit")
+	}
 	fmt.Fprintln(stdout, job.ID)
+	again := ""
+	if status == http.StatusOK {
+		again = " (submitted before with this id)"
+	}
+	if job.State == scheduler.Rejected {
+		return fmt.Errorf("job %s was REJECTED%s: %s; change the job and submit it again", job.ID, again, rejectReason(job))
+	}
+	fmt.Fprintf(stderr, "job %s%s: %s%s\n", job.ID, again, job.State, stateNote(job.Job))
 	if !c.follow {
 		return nil
 	}
-	return followJob(ctx, c, job, stderr)
+	return followJob(ctx, cl, c.poll, c.timeout, job.Job, stderr)
+}
+
+// rejectReason is why a job was rejected (its waiting reason or last event).
+func rejectReason(v api.JobView) string {
+	if v.WaitingReason != "" {
+		return v.WaitingReason
+	}
+	for i := len(v.Events) - 1; i >= 0; i-- {
+		if v.Events[i].Reason != "" {
+			return v.Events[i].Reason
+		}
+	}
+	return "no reason given"
+}
+
+// stateNote says why a job waits and whether its deadline is at risk.
+func stateNote(j scheduler.Job) string {
+	var parts []string
+	if r := j.WaitingReason; r != "" && !strings.EqualFold(r, string(j.State)) {
+		parts = append(parts, r)
+	}
+	if j.AtRisk {
+		parts = append(parts, "at risk of missing its deadline")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // jobBody builds the job JSON from -f and the flags, validated locally
 // with the same rules as the server, with a client-chosen id so that
-// retries are idempotent.
+// retries are idempotent. Missing required flags are reported together.
 func (c *submitConfig) jobBody() ([]byte, error) {
 	var spec scheduler.Spec
 	if c.file != "" {
@@ -110,7 +193,7 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 		if c.file != "-" {
 			f, err := os.Open(c.file)
 			if err != nil {
-				return nil, fmt.Errorf("job file: %w", err)
+				return nil, fmt.Errorf("-f: %w", err)
 			}
 			defer f.Close()
 			r = f
@@ -146,124 +229,119 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 	merge(&spec.App.SparkConf, c.conf)
 	merge(&spec.App.Environment, c.env)
 	merge(&spec.Labels, c.labels)
-	for _, p := range []struct {
-		dst *int
-		v   int
-	}{{&spec.Executors, c.executors}, {&spec.ExecutorCores, c.cores}, {&spec.ExecutorMemoryMB, c.memMB}, {&spec.MemoryOverheadMB, c.overheadMB}} {
-		if p.v != 0 {
-			*p.dst = p.v
+	if c.set["executors"] {
+		spec.Executors = c.executors
+	}
+	if c.set["executor-cores"] {
+		spec.ExecutorCores = c.cores
+	}
+	if c.mem.mb != 0 {
+		spec.ExecutorMemoryMB = c.mem.mb
+	}
+	if c.overhead.mb != 0 {
+		spec.MemoryOverheadMB = c.overhead.mb
+	}
+	if c.driverCores != 0 || c.driverMem.mb != 0 {
+		d := spec.DriverOrDefault()
+		if c.driverCores != 0 {
+			d.Cores = c.driverCores
 		}
+		if c.driverMem.mb != 0 {
+			d.MemoryMB = c.driverMem.mb
+		}
+		spec.Driver = &d
+	}
+	if c.retries >= 0 {
+		spec.Retries = c.retries
 	}
 	if c.duration != 0 {
 		spec.EstimatedDurationSeconds = c.duration
 	}
 	if c.deadline != "" {
-		var d scheduler.Deadline
-		raw := strconv.Quote(c.deadline)
-		if _, err := strconv.ParseFloat(c.deadline, 64); err == nil {
-			raw = c.deadline
+		d, err := parseDeadlineFlag(c.deadline)
+		if err != nil {
+			return nil, err
 		}
-		if err := d.UnmarshalJSON([]byte(raw)); err != nil {
-			return nil, fmt.Errorf("--deadline: %w", err)
+		spec.Deadline = d
+	}
+	var missing []string
+	for _, name := range requiredFlags {
+		var empty bool
+		switch name {
+		case "app-resource":
+			empty = spec.App.AppResource == ""
+		case "main-class":
+			empty = spec.App.MainClass == ""
+		case "executors":
+			empty = spec.Executors == 0 && !c.set["executors"]
+		case "executor-cores":
+			empty = spec.ExecutorCores == 0 && !c.set["executor-cores"]
+		case "executor-memory":
+			empty = spec.ExecutorMemoryMB == 0
 		}
-		spec.Deadline = &d
+		if empty {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing required flags: %s (or give them in a job file with -f; see sparkpack submit --help)", strings.Join(missing, ", "))
 	}
 	if spec.ID == "" {
 		spec.ID = uuid.NewString()
 	}
 	if err := spec.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid job: %w", err)
+		return nil, flagError(err)
 	}
 	return json.Marshal(&spec)
 }
 
-type apiError struct {
-	Error string `json:"error"`
-	Field string `json:"field"`
+// flagError names the flag behind a validation error of the job contract.
+func flagError(err error) error {
+	var fe *scheduler.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("invalid job: %w", err)
+	}
+	keys := make([]string, 0, len(fieldFlags))
+	for k := range fieldFlags {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
+	for _, k := range keys {
+		if fe.Field == k || strings.HasPrefix(fe.Field, k+".") || strings.HasPrefix(fe.Field, k+"[") {
+			return fmt.Errorf("%s: %s (job field %s)", fieldFlags[k], fe.Msg, fe.Field)
+		}
+	}
+	return fmt.Errorf("invalid job: %w", err)
 }
 
-// postJob submits the job, retrying with the same body (and id) while the
-// server is unreachable, answers 503, or 429 with Retry-After (the rate
-// limit): the id makes retries safe.
-func postJob(ctx context.Context, client *http.Client, server, token string, body []byte, stderr io.Writer) (scheduler.Job, error) {
-	backoff := 500 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		job, retry, wait, err := postOnce(ctx, client, server, token, body)
-		if err == nil || !retry || attempt == 6 {
-			return job, err
-		}
-		if wait < backoff {
-			wait = backoff
-		}
-		fmt.Fprintf(stderr, "submit: %v; retrying in %s (attempt %d of 6)\n", err, wait, attempt)
-		select {
-		case <-ctx.Done():
-			return job, ctx.Err()
-		case <-time.After(wait):
-		}
-		backoff *= 2
+// parseDeadlineFlag reads --deadline: an RFC 3339 time, a number of
+// seconds from now, or a Go duration such as 15m or 1h30m.
+func parseDeadlineFlag(v string) (*scheduler.Deadline, error) {
+	var raw string
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		raw = v
+	} else if d, err := time.ParseDuration(v); err == nil {
+		raw = strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+	} else {
+		raw = strconv.Quote(v)
 	}
-}
-
-// postOnce posts once; it reports whether a retry may help and, for a
-// 429 with Retry-After, how long to wait first (at most a minute).
-func postOnce(ctx context.Context, client *http.Client, server, token string, body []byte) (scheduler.Job, bool, time.Duration, error) {
-	var job scheduler.Job
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(server, "/")+"/api/v1/jobs", bytes.NewReader(body))
-	if err != nil {
-		return job, false, 0, fmt.Errorf("--server %q: %w", server, err)
+	var d scheduler.Deadline
+	if err := d.UnmarshalJSON([]byte(raw)); err != nil {
+		return nil, fmt.Errorf("--deadline %q: want an RFC 3339 time (2026-11-22T10:00:00Z), seconds from now (600) or a duration (10m)", v)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return job, true, 0, fmt.Errorf("cannot reach %s: %w", server, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(b, &job); err != nil {
-			return job, false, 0, fmt.Errorf("unreadable answer from %s: %w", server, err)
-		}
-		return job, false, 0, nil
-	}
-	var e apiError
-	_ = json.Unmarshal(b, &e)
-	msg := e.Error
-	if msg == "" {
-		msg = strings.TrimSpace(string(b))
-	}
-	if e.Field != "" {
-		msg = e.Field + ": " + msg
-	}
-	retry := resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway
-	var wait time.Duration
-	if resp.StatusCode == http.StatusTooManyRequests {
-		// The rate limit says when to come back; the waiting cap does not
-		// (retrying would not help until jobs start).
-		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
-			retry, wait = true, min(time.Duration(n)*time.Second, time.Minute)
-		}
-	}
-	return job, retry, wait, fmt.Errorf("server answered %s: %s", resp.Status, msg)
+	return &d, nil
 }
 
 // followJob prints the job's state whenever it changes until it ends; the
 // exit status is 0 only when it finished.
-func followJob(ctx context.Context, c submitConfig, job scheduler.Job, stderr io.Writer) error {
+func followJob(ctx context.Context, cl *apiClient, poll, timeout time.Duration, job scheduler.Job, stderr io.Writer) error {
 	start := time.Now()
 	last := scheduler.State("")
-	url := strings.TrimRight(c.server, "/") + "/api/v1/jobs/" + job.ID
+	lastNote := ""
 	for {
-		if job.State != last {
-			line := fmt.Sprintf("job %s: %s after %s", job.ID, job.State, time.Since(start).Round(time.Second))
-			if job.WaitingReason != "" {
-				line += " (" + job.WaitingReason + ")"
-			}
-			fmt.Fprintln(stderr, line)
-			last = job.State
+		if note := stateNote(job); job.State != last || note != lastNote {
+			fmt.Fprintf(stderr, "job %s: %s after %s%s\n", job.ID, job.State, time.Since(start).Round(time.Second), note)
+			last, lastNote = job.State, note
 		}
 		if job.State.Terminal() {
 			if job.State == scheduler.Finished {
@@ -271,37 +349,21 @@ func followJob(ctx context.Context, c submitConfig, job scheduler.Job, stderr io
 			}
 			return exitCode(1)
 		}
-		if c.timeout > 0 && time.Since(start) > c.timeout {
-			return fmt.Errorf("job %s still %s after %s; it goes on running (check with GET %s)", job.ID, job.State, c.timeout, url)
+		if timeout > 0 && time.Since(start) > timeout {
+			return fmt.Errorf("job %s still %s after %s; it goes on: follow it with sparkpack job %s, stop it with sparkpack cancel %s", job.ID, job.State, timeout, job.ID, job.ID)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(c.poll):
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
-		}
-		resp, err := c.client.Do(req)
-		if err != nil {
-			fmt.Fprintf(stderr, "follow: %v (retrying)\n", err)
-			continue
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			var e apiError
-			_ = json.Unmarshal(b, &e)
-			if resp.StatusCode >= 500 {
-				fmt.Fprintf(stderr, "follow: server answered %s (retrying)\n", resp.Status)
-				continue
-			}
-			return fmt.Errorf("follow job %s: %s: %s", job.ID, resp.Status, e.Error)
+		case <-time.After(poll):
 		}
 		var next scheduler.Job
-		if err := json.Unmarshal(b, &next); err != nil {
-			return fmt.Errorf("follow job %s: unreadable answer: %w", job.ID, err)
+		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+job.ID, nil, &next); err != nil {
+			if retry, _ := transient(err); retry {
+				fmt.Fprintf(stderr, "follow: %v (trying again)\n", err)
+				continue
+			}
+			return explain(err, "follow job "+job.ID)
 		}
 		job = next
 	}
