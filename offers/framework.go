@@ -494,7 +494,8 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 		f.touched[a] = now
 	}
 	f.mu.Unlock()
-	f.tryLaunch(ctx) // an offer kept in stock may have room
+	f.tryLaunch(ctx)              // an offer kept in stock may have room
+	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
 	f.reviveIfWaiting(ctx)
 }
 
@@ -806,13 +807,21 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 // REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
 func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.mu.Lock()
-	var ids []mesos.OfferID
+	var ids, stale []mesos.OfferID
 	now := time.Now()
 	var keep []heldOffer
 	wanted := f.wantedAgentsLocked()
 	for id, ho := range f.offers {
 		if ho.cpus <= 0 || ho.mem <= 0 {
 			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
+			continue
+		}
+		if ho.since.Before(f.touched[ho.offer.AgentID.Value]) {
+			// Received before a reservation on its agent: it is about
+			// to be rescinded, or, if not, it is given back without a
+			// filter so that the master offers the agent again.
+			stale = append(stale, ho.offer.ID)
 			delete(f.offers, id)
 			continue
 		}
@@ -834,6 +843,15 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 		}
 	}
 	f.mu.Unlock()
+	if len(stale) > 0 {
+		var none float64
+		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: stale, Filters: &mesos.Filters{RefuseSeconds: &none}}}
+		if err := f.Sched.Call(ctx, call); err != nil {
+			f.log.WithError(err).Debug("decline failed")
+		} else {
+			f.cfg.Observer.ObserveDeclines(len(stale))
+		}
+	}
 	if len(ids) == 0 {
 		return
 	}
