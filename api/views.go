@@ -56,9 +56,16 @@ type AgentReservationView struct {
 	MemMB     float64 `json:"memMB"`
 }
 
-// ClusterView is GET /api/v1/cluster.
+// ClusterView is GET /api/v1/cluster: a page of the agents (see
+// clusterpage.go), with the summary of all of them.
 type ClusterView struct {
 	Agents []AgentView `json:"agents"`
+	// Summary counts every agent, not only the page's (set by the API).
+	Summary *ClusterSummary `json:"summary,omitempty"`
+	// Total is how many agents the query selects (all pages).
+	Total int `json:"total"`
+	// Next is the cursor of the next page; empty on the last.
+	Next string `json:"next"`
 }
 
 // QueuedJobView is a waiting job in GET /api/v1/queues.
@@ -163,7 +170,26 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 		}))).Methods(http.MethodGet)
 	}
 	if v != nil {
-		get("/api/v1/cluster", func(ctx context.Context) (any, error) { return v.Cluster(ctx) })
+		r.HandleFunc("/api/v1/cluster", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
+			q, field, err := parseClusterQuery(r.URL.Query())
+			if err != nil {
+				writeError(w, http.StatusBadRequest, field, err.Error())
+				return
+			}
+			ctx, cancel := s.dbContext(r)
+			defer cancel()
+			all, err := v.Cluster(ctx)
+			if err != nil {
+				writeStoreError(w, r, "read /api/v1/cluster", err)
+				return
+			}
+			page, err := clusterPage(all, q)
+			if errors.Is(err, errBadClusterCursor) {
+				writeError(w, http.StatusBadRequest, "cursor", err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, page)
+		}))).Methods(http.MethodGet)
 		r.HandleFunc("/api/v1/queues", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
 			q, field, err := parseQueuesQuery(r.URL.Query())
 			if err != nil {

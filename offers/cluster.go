@@ -153,7 +153,8 @@ type Cluster struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	agents   []Agent
-	statuses []AgentStatus // every agent GET_AGENTS lists, whatever its state
+	index    map[string]int // agent id -> position in agents
+	statuses []AgentStatus  // every agent GET_AGENTS lists, whatever its state
 	loaded   bool
 	missing  map[string]int // agent id -> refreshes it has been missing
 	seen     map[string]Agent
@@ -301,23 +302,30 @@ func (c *Cluster) nameLocked(id string) string {
 
 // registeredLocked reports whether GET_AGENTS lists the agent as active.
 func (c *Cluster) registeredLocked(id string) bool {
-	for _, a := range c.agents {
-		if a.ID == id {
-			return true
+	_, ok := c.indexLocked()[id]
+	return ok
+}
+
+// indexLocked maps agent ids to their position in c.agents; refresh keeps
+// it, and it is built again if c.agents was set without it.
+func (c *Cluster) indexLocked() map[string]int {
+	if len(c.index) != len(c.agents) {
+		c.index = make(map[string]int, len(c.agents))
+		for i, a := range c.agents {
+			c.index[a.ID] = i
 		}
 	}
-	return false
+	return c.index
 }
 
 // overlayLocked returns the agents with the resources of live plans that
 // GET_AGENTS does not show reserved yet taken out.
 func (c *Cluster) overlayLocked() []Agent {
 	out := make([]Agent, len(c.agents))
-	index := map[string]int{}
+	index := c.indexLocked()
 	for i, a := range c.agents {
 		out[i] = a
 		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
-		index[a.ID] = i
 	}
 	for id, lj := range c.jobs {
 		if lj.phase == phaseDone {
@@ -820,6 +828,13 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
 		return nil
 	}
+	if c.cfg.Framework != nil {
+		agents := make([]string, 0, len(lj.plan.Assignments))
+		for _, as := range lj.plan.Assignments {
+			agents = append(agents, as.AgentID)
+		}
+		c.cfg.Framework.Expect(ctx, lj.job.ID, agents) // offers kept for the driver once reserved
+	}
 	err := c.cfg.Reserver.Reserve(ctx, lj.job, lj.plan)
 	if errors.Is(err, ErrReserveConflict) {
 		// Reserve rolled back what it made; the core plans again.
@@ -912,9 +927,13 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) error {
 		labels[DurationLabel] = strconv.FormatFloat(d, 'f', -1, 64)
 	}
 	jobID, taskID := lj.job.ID, rec.TaskID
+	prefer := make([]string, 0, len(lj.plan.Assignments))
+	for _, as := range lj.plan.Assignments {
+		prefer = append(prefer, as.AgentID) // where the overlay kept room for the driver
+	}
 	c.cfg.Framework.Launch(ctx, &DriverLaunch{
 		JobID: jobID, TaskID: taskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
-		Argv: argv, Env: lj.job.App.Environment, Labels: labels,
+		Argv: argv, Env: lj.job.App.Environment, Labels: labels, Prefer: prefer,
 		Sending: func(agentID string) error {
 			c.mu.Lock()
 			d := lj.driver
@@ -1081,6 +1100,8 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 	}
 	c.agents, c.loaded = agents, true
+	c.index = nil
+	c.indexLocked()
 	if c.gone == nil {
 		c.gone = map[string]Agent{}
 	}
@@ -1134,18 +1155,38 @@ func sameCapacity(a, b []Agent) bool {
 	return true
 }
 
+// refreshLoop reads GET_AGENTS every Refresh, and soon after a kick
+// (reservations made or given back). On a large cluster every GET_AGENTS is
+// megabytes that the master builds and sparkpack decodes (about 0.3 s of a
+// core for 30,000 agents), so refreshes are spaced by what they cost: the
+// periodic one at least 8 times, a kicked one at least twice its last
+// duration after the previous one (and kicked ones at least 500 ms apart,
+// as kicks come in bursts when many jobs start or end at once).
 func (c *Cluster) refreshLoop(ctx context.Context) {
-	t := time.NewTicker(c.cfg.Refresh)
-	defer t.Stop()
+	gap := min(c.cfg.Refresh/4, 500*time.Millisecond)
 	for {
+		last := time.Now()
 		if err := c.refresh(ctx); err != nil && ctx.Err() == nil {
 			c.log.WithError(err).Warn("GET_AGENTS failed; the cluster view may be stale (is the Mesos master reachable?)")
 		}
+		took := time.Since(last)
+		period := max(c.cfg.Refresh, 8*took)
+		kickGap := max(gap, 2*took)
+		timer := time.NewTimer(period - took)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-t.C:
+		case <-timer.C:
 		case <-c.kickCh:
+			timer.Stop()
+			if wait := kickGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		}
 	}
 }

@@ -28,6 +28,12 @@ type FrameworkConfig struct {
 	RefuseSeconds float64
 	// OfferHold is the longest an unused offer is kept before it is declined (default 5 s).
 	OfferHold time.Duration
+	// OfferStock is how many unused offers with room for a driver are
+	// kept (each at most OfferHold) beyond one per waiting launch, so that
+	// the next driver starts at once; the others are declined with
+	// RefuseSeconds as they come (default 4). On a cluster of thousands of
+	// agents a REVIVE brings an offer from nearly every agent.
+	OfferStock int
 	// ReconcileEvery is how often the driver tasks are reconciled besides
 	// after every subscription (default 10 minutes).
 	ReconcileEvery time.Duration
@@ -77,6 +83,9 @@ type DriverLaunch struct {
 	Argv   []string
 	Env    map[string]string
 	Labels map[string]string
+	// Prefer lists agents to launch on when an offer there has room (the
+	// job's own agents, where the cluster kept room for the driver).
+	Prefer []string
 	// Sending, if set, is called with the chosen agent just before the
 	// ACCEPT with the LAUNCH goes out; it records that the launch may reach
 	// Mesos from now on. An error keeps the launch queued (and the offer
@@ -102,9 +111,17 @@ type Framework struct {
 	sink  StatusSink
 	log   logrus.FieldLogger
 
-	mu         sync.Mutex
-	offers     map[string]heldOffer // by offer id
-	pending    map[string]*DriverLaunch
+	mu      sync.Mutex
+	offers  map[string]heldOffer // by offer id
+	pending map[string]*DriverLaunch
+	// expected are jobs whose driver launch comes soon (reserving):
+	// offers are kept in stock for them.
+	expected map[string]expectation
+	// touched: when a reservation was last started on an agent. An offer
+	// on that agent received before is about to be rescinded (the master
+	// takes the resources of a reserve out of outstanding offers): a
+	// launch from it would be dropped ("offer no longer valid").
+	touched    map[string]time.Time
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
@@ -120,6 +137,9 @@ type Framework struct {
 type heldOffer struct {
 	offer mesos.Offer
 	since time.Time
+	// cpus and mem a driver may take from it (unreserved, in
+	// sparkpack's role), computed once when it arrives.
+	cpus, mem float64
 }
 
 // NewFramework builds the framework on a scheduler API client.
@@ -142,6 +162,9 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 	if cfg.OfferHold <= 0 {
 		cfg.OfferHold = 5 * time.Second
 	}
+	if cfg.OfferStock <= 0 {
+		cfg.OfferStock = 4
+	}
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = 10 * time.Minute
 	}
@@ -149,7 +172,7 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 		cfg.Observer = nopObserver{}
 	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
-		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, taskJob: map[string]string{}}
+		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, touched: map[string]time.Time{}, taskJob: map[string]string{}}
 }
 
 // Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
@@ -460,18 +483,86 @@ func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer, receiv
 // The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
 // cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
+	now := time.Now()
 	f.mu.Lock()
 	f.pending[l.JobID] = l
+	delete(f.expected, l.JobID)
+	// The job's reservations were just made on its agents: offers there
+	// received until now may be rescinded for them (and the RESCIND not
+	// read yet); only later offers there are used.
+	for _, a := range l.Prefer {
+		f.touched[a] = now
+	}
 	f.mu.Unlock()
-	f.reviveOrSuppress(ctx)
-	f.tryLaunch(ctx)
+	f.tryLaunch(ctx)              // an offer kept in stock may have room
+	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
+	f.reviveIfWaiting(ctx)
 }
 
 // CancelLaunch forgets a queued launch (the job was killed first).
 func (f *Framework) CancelLaunch(jobID string) {
 	f.mu.Lock()
 	delete(f.pending, jobID)
+	delete(f.expected, jobID)
 	f.mu.Unlock()
+}
+
+// expectFor bounds how long an announced launch keeps offers in stock.
+const expectFor = 2 * time.Minute
+
+type expectation struct {
+	at     time.Time
+	agents []string
+}
+
+// Expect announces that a job's driver launch comes soon (its reservations
+// are being made on agents): offers stay unsuppressed, offers on those
+// agents are kept (they are where the cluster keeps room for the driver;
+// declining them would filter them out until a REVIVE), and a few others
+// are kept in stock, so that the driver starts as soon as Launch is
+// called. Launch or CancelLaunch ends the announcement.
+func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
+	now := time.Now()
+	f.mu.Lock()
+	f.expected[jobID] = expectation{at: now, agents: agents}
+	for _, a := range agents {
+		f.touched[a] = now
+	}
+	for a, at := range f.touched {
+		if now.Sub(at) > expectFor {
+			delete(f.touched, a)
+		}
+	}
+	f.mu.Unlock()
+	f.reviveOrSuppress(ctx)
+}
+
+// waitingLocked counts the launches offers are wanted for: queued and
+// announced ones. f.mu is held.
+func (f *Framework) waitingLocked() int {
+	for id, e := range f.expected {
+		if time.Since(e.at) > expectFor {
+			delete(f.expected, id)
+		}
+	}
+	return len(f.pending) + len(f.expected)
+}
+
+// wantedAgentsLocked are the agents that waiting or announced launches
+// prefer. f.mu is held.
+func (f *Framework) wantedAgentsLocked() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range f.pending {
+		for _, a := range l.Prefer {
+			out[a] = true
+		}
+	}
+	for _, e := range f.expected {
+		for _, a := range e.agents {
+			out[a] = true
+		}
+	}
+	return out
 }
 
 // Kill asks Mesos to kill a task.
@@ -490,11 +581,89 @@ func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
 	f.mu.Lock()
 	f.lastOffer = now
 	for _, o := range offers {
-		f.offers[o.ID.Value] = heldOffer{offer: o, since: now}
+		ho := heldOffer{offer: o, since: now}
+		ho.cpus, ho.mem = f.driverRoom(o)
+		f.offers[o.ID.Value] = ho
 	}
 	f.mu.Unlock()
 	f.tryLaunch(ctx)
 	f.declineUnneeded(ctx, false)
+}
+
+// driverRoom is what a driver may take from an offer: unreserved cpus and
+// mem allocated to sparkpack's role.
+func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
+	for _, r := range o.Resources {
+		if r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil ||
+			r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
+			continue
+		}
+		switch r.Name {
+		case "cpus":
+			cpus += r.Scalar.Value
+		case "mem":
+			mem += r.Scalar.Value
+		}
+	}
+	return cpus, mem
+}
+
+// pickLocked chooses the first waiting launch (by job id) that a held
+// offer has room for, and the offer: one on an agent the launch prefers,
+// else the one with the most cpus free. f.mu is held.
+func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
+	if len(f.pending) == 0 || len(f.offers) == 0 {
+		return nil, heldOffer{}, false
+	}
+	ids := make([]string, 0, len(f.pending))
+	for id := range f.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	fits := func(ho heldOffer, l *DriverLaunch) bool {
+		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
+	}
+	for _, id := range ids {
+		l := f.pending[id]
+		if len(l.Prefer) > 0 {
+			prefer := make(map[string]bool, len(l.Prefer))
+			for _, a := range l.Prefer {
+				prefer[a] = true
+			}
+			var best heldOffer
+			found := false
+			for _, ho := range f.offers {
+				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
+					best, found = ho, true
+				}
+			}
+			if found {
+				return l, best, true
+			}
+		}
+		var best heldOffer
+		found := false
+		for _, ho := range f.offers {
+			if fits(ho, l) && (!found || roomier(ho, best)) {
+				best, found = ho, true
+			}
+		}
+		if found {
+			return l, best, true
+		}
+	}
+	return nil, heldOffer{}, false
+}
+
+// roomier orders offers by cpus, then mem, then id (deterministic).
+func roomier(a, b heldOffer) bool {
+	if a.cpus != b.cpus {
+		return a.cpus > b.cpus
+	}
+	if a.mem != b.mem {
+		return a.mem > b.mem
+	}
+	return a.offer.ID.Value < b.offer.ID.Value
 }
 
 // driverResources picks cpus and mem for a driver from an offer's
@@ -526,27 +695,12 @@ func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.R
 func (f *Framework) tryLaunch(ctx context.Context) {
 	for {
 		f.mu.Lock()
-		var l *DriverLaunch
-		ids := make([]string, 0, len(f.pending))
-		for id := range f.pending {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var chosen heldOffer
+		l, chosen, ok := f.pickLocked()
 		var res []mesos.Resource
-		for _, id := range ids {
-			cand := f.pending[id]
-			for _, ho := range f.offers {
-				if r, ok := f.driverResources(ho.offer, cand.CPUs, cand.MemMB); ok {
-					l, chosen, res = cand, ho, r
-					break
-				}
-			}
-			if l != nil {
-				break
-			}
+		if ok {
+			res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
 		}
-		if l == nil {
+		if !ok {
 			f.mu.Unlock()
 			return
 		}
@@ -645,23 +799,59 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 	return nil
 }
 
-// declineUnneeded declines the offers no pending launch can use; with all
-// set, also those held longer than OfferHold.
+// declineUnneeded declines the offers held longer than OfferHold and, unless
+// expiredOnly, those beyond the stock: one per waiting launch plus
+// OfferStock, keeping the roomiest. Offers on agents a waiting or announced
+// launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
+// so that the master does not offer the same resources again at once; a
+// REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
 func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.mu.Lock()
-	var ids []mesos.OfferID
+	var ids, stale []mesos.OfferID
 	now := time.Now()
+	var keep []heldOffer
+	wanted := f.wantedAgentsLocked()
 	for id, ho := range f.offers {
-		if len(f.pending) > 0 && now.Sub(ho.since) < f.cfg.OfferHold {
+		if ho.cpus <= 0 || ho.mem <= 0 {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
 			continue
 		}
-		if expiredOnly && now.Sub(ho.since) < f.cfg.OfferHold {
+		if ho.since.Before(f.touched[ho.offer.AgentID.Value]) {
+			// Received before a reservation on its agent: it is about
+			// to be rescinded, or, if not, it is given back without a
+			// filter so that the master offers the agent again.
+			stale = append(stale, ho.offer.ID)
+			delete(f.offers, id)
 			continue
 		}
-		ids = append(ids, ho.offer.ID)
-		delete(f.offers, id)
+		if wanted[ho.offer.AgentID.Value] && now.Sub(ho.since) < expectFor {
+			continue // kept for the launch that prefers its agent
+		}
+		if now.Sub(ho.since) >= f.cfg.OfferHold {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
+			continue
+		}
+		keep = append(keep, ho)
+	}
+	if stock := f.waitingLocked() + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
+		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
+		for _, ho := range keep[stock:] {
+			ids = append(ids, ho.offer.ID)
+			delete(f.offers, ho.offer.ID.Value)
+		}
 	}
 	f.mu.Unlock()
+	if len(stale) > 0 {
+		var none float64
+		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: stale, Filters: &mesos.Filters{RefuseSeconds: &none}}}
+		if err := f.Sched.Call(ctx, call); err != nil {
+			f.log.WithError(err).Debug("decline failed")
+		} else {
+			f.cfg.Observer.ObserveDeclines(len(stale))
+		}
+	}
 	if len(ids) == 0 {
 		return
 	}
@@ -675,14 +865,15 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.reviveOrSuppress(ctx)
 }
 
-// reviveOrSuppress keeps offers flowing only while a driver waits. Calls
+// reviveOrSuppress keeps offers flowing only while a driver waits or is
+// expected (Expect). Calls
 // are serialised and decided just before sending, so a SUPPRESS can never
 // overtake a later REVIVE.
 func (f *Framework) reviveOrSuppress(ctx context.Context) {
 	f.rsMu.Lock()
 	defer f.rsMu.Unlock()
 	f.mu.Lock()
-	want := len(f.pending) > 0
+	want := f.waitingLocked() > 0
 	change := want == f.suppressed
 	f.mu.Unlock()
 	if !change {
@@ -713,22 +904,29 @@ func (f *Framework) sendReviveOrSuppress(ctx context.Context, want bool) {
 	f.mu.Unlock()
 }
 
-// reviveIfStarved revives again when drivers have waited for offers for a
-// while (a lost REVIVE, or filters the master kept), as Mesos advises.
-func (f *Framework) reviveIfStarved(ctx context.Context) {
+// reviveEvery bounds how often REVIVE is sent while drivers wait for room.
+const reviveEvery = time.Second
+
+// reviveIfWaiting sends REVIVE when a driver waits and no held offer has
+// room, at most every reviveEvery: it also clears the decline filters of
+// sparkpack's role, so every agent with room is offered again (a lost
+// REVIVE or filters the master kept are covered too, as Mesos advises).
+func (f *Framework) reviveIfWaiting(ctx context.Context) {
 	f.rsMu.Lock()
 	defer f.rsMu.Unlock()
 	f.mu.Lock()
-	starved := len(f.pending) > 0 && f.connected && time.Since(f.lastOffer) > f.cfg.OfferHold && time.Since(f.revivedAt) > f.cfg.OfferHold
+	since := time.Since(f.revivedAt)
+	waiting := f.connected && (len(f.pending) > 0 && (f.suppressed || since >= reviveEvery) ||
+		// announced launches get a fresh stock once the last one was declined
+		f.waitingLocked() > 0 && len(f.offers) == 0 && (f.suppressed || since >= f.cfg.OfferHold))
 	f.mu.Unlock()
-	if starved {
-		f.log.Debug("drivers wait and no offer came; reviving")
+	if waiting {
 		f.sendReviveOrSuppress(ctx, true)
 	}
 }
 
 func (f *Framework) expireOffers(ctx context.Context) {
-	t := time.NewTicker(f.cfg.OfferHold / 2)
+	t := time.NewTicker(min(f.cfg.OfferHold/2, reviveEvery/2))
 	defer t.Stop()
 	rec := time.NewTicker(f.cfg.ReconcileEvery)
 	defer rec.Stop()
@@ -749,7 +947,7 @@ func (f *Framework) expireOffers(ctx context.Context) {
 			}
 		case <-t.C:
 			f.declineUnneeded(ctx, true)
-			f.reviveIfStarved(ctx)
+			f.reviveIfWaiting(ctx)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
@@ -17,6 +18,11 @@ import (
 // Operator is a client of the Mesos operator API (POST /api/v1).
 type Operator struct {
 	ep *Endpoint
+	// GET_AGENTS calls are shared (agentsfetch.go).
+	agentsMu       sync.Mutex
+	agentsInFlight *agentsFetch
+	lastAgents     *agentsFetch
+	lastSeq        uint64
 }
 
 // NewOperator returns an operator API client on the endpoint.
@@ -46,19 +52,6 @@ func (o *Operator) Call(ctx context.Context, call *master.Call) (*master.Respons
 		return nil, fmt.Errorf("Mesos %s: decode answer: %w", name, err)
 	}
 	return &out, nil
-}
-
-// GetAgents lists the agents with their total, allocated and offered
-// resources (reservations are visible in each resource's reservations).
-func (o *Operator) GetAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, error) {
-	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_AGENTS})
-	if err != nil {
-		return nil, err
-	}
-	if r == nil || r.GetAgents == nil {
-		return nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
-	}
-	return r.GetAgents.Agents, nil
 }
 
 // Reserve asks the master to reserve resources on an agent. 202 only means

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/placement"
@@ -127,6 +128,10 @@ func (r *Reserver) jobReservations(ctx context.Context, jobID string) (map[strin
 	if err != nil {
 		return nil, err
 	}
+	return labelledFor(agents, jobID), nil
+}
+
+func labelledFor(agents []master.Response_GetAgents_Agent, jobID string) map[string][2]float64 {
 	out := map[string][2]float64{}
 	for _, a := range agents {
 		if a.AgentInfo.ID == nil {
@@ -139,16 +144,23 @@ func (r *Reserver) jobReservations(ctx context.Context, jobID string) (map[strin
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
+// waitFor polls GET_AGENTS until done holds. Each poll asks for a view
+// newer than the last one seen, so jobs confirming at the same time share
+// the calls (Operator.AgentsSince).
 func (r *Reserver) waitFor(ctx context.Context, jobID string, done func(map[string][2]float64) bool) error {
 	timeout, poll := r.timeouts()
 	deadline := time.Now().Add(timeout)
+	since := time.Now()
 	for {
-		have, err := r.jobReservations(ctx, jobID)
-		if err == nil && done(have) {
+		agents, seen, err := r.Op.AgentsSince(ctx, since)
+		if err == nil && done(labelledFor(agents, jobID)) {
 			return nil
+		}
+		if err == nil {
+			since = seen.Add(time.Nanosecond)
 		}
 		if time.Now().After(deadline) {
 			if err != nil {
@@ -164,6 +176,9 @@ func (r *Reserver) waitFor(ctx context.Context, jobID string, done func(map[stri
 	}
 }
 
+// releaseLookback is how old a view Release's first look may use.
+const releaseLookback = time.Second
+
 // Release unreserves everything Mesos shows reserved with the job's label
 // (exactly what was reserved, as GET_AGENTS reports it), retrying while
 // tasks still use it (409), confirms it is gone, then clears the role's
@@ -172,10 +187,19 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 	role := scheduler.Role(jobID)
 	timeout, poll := r.timeouts()
 	deadline := time.Now().Add(timeout)
+	// The first look may be a view up to releaseLookback old, shared with
+	// other callers (jobs often end together); only a view sent after the
+	// release began can show that nothing is left.
+	began := time.Now()
+	since := began.Add(-releaseLookback)
 	for {
-		agents, err := r.Op.GetAgents(ctx)
+		agents, seen, err := r.Op.AgentsSince(ctx, since)
 		if err != nil {
 			return err
+		}
+		since = seen.Add(time.Nanosecond) // the next look needs a newer view
+		if since.Before(began) {
+			since = began
 		}
 		pending := 0
 		for _, a := range agents {
@@ -198,8 +222,11 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 				}
 			}
 		}
-		if pending == 0 {
+		if pending == 0 && !seen.Before(began) {
 			break
+		}
+		if pending == 0 {
+			continue // an older view showed nothing: look at a fresh one at once
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("release job %s: reservations still present after %s (tasks still running on them?)", jobID, timeout)

@@ -1,6 +1,7 @@
 package offers
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +13,15 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/framing"
-	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
 )
+
+// MaxEventSize bounds one event of the scheduler stream. An OFFERS event
+// carries an offer from every agent with resources for the framework's
+// roles: about 350 bytes an agent, 10 MB on a cluster of 30,000 agents
+// (mesos-go's default limit of 4 MiB cut the stream at about 12,000).
+const MaxEventSize = 64 << 20
 
 // SchedClient is a client of the Mesos scheduler API (POST /api/v1/scheduler).
 type SchedClient struct {
@@ -65,6 +71,55 @@ func (c *SchedClient) Call(ctx context.Context, call *scheduler.Call) error {
 	return nil
 }
 
+// recordReader reads RecordIO frames ("<length>\n<bytes>", the scheduler
+// stream's framing), each into a buffer of its own size: mesos-go's reader
+// keeps a buffer of half its limit (32 MiB for events up to 64 MiB).
+type recordReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newRecordReader(r io.Reader, max int) *recordReader {
+	return &recordReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// ReadFrame implements framing.Reader.
+func (rr *recordReader) ReadFrame() ([]byte, error) {
+	var n int
+	digits := 0
+	for {
+		c, err := rr.r.ReadByte()
+		if err != nil {
+			if err == io.EOF && digits > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if c == '\n' {
+			break
+		}
+		if c < '0' || c > '9' || digits >= 10 {
+			return nil, fmt.Errorf("RecordIO: bad record length (byte %q)", c)
+		}
+		n = n*10 + int(c-'0')
+		digits++
+		if n > rr.max {
+			return nil, fmt.Errorf("RecordIO: a record of more than %d bytes", rr.max)
+		}
+	}
+	if digits == 0 {
+		return nil, errors.New("RecordIO: empty record length")
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(rr.r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
 // Stream is an open SUBSCRIBE stream.
 type Stream struct {
 	body       io.ReadCloser
@@ -105,7 +160,7 @@ func (c *SchedClient) Subscribe(ctx context.Context, info mesos.FrameworkInfo) (
 		defer resp.Body.Close()
 		return nil, readError(resp, "SUBSCRIBE")
 	}
-	s := &Stream{body: resp.Body, frames: recordio.NewReader(resp.Body), StreamID: resp.Header.Get("Mesos-Stream-Id")}
+	s := &Stream{body: resp.Body, frames: newRecordReader(resp.Body, MaxEventSize), StreamID: resp.Header.Get("Mesos-Stream-Id")}
 	ev, err := s.Next()
 	if err != nil {
 		s.Close()

@@ -59,6 +59,7 @@ type CostMeter struct {
 	last      time.Time
 	agents    map[string]*agentMeter
 	order     []string
+	unsorted  bool // order has new agents at its end (see sortedLocked)
 	series    []CostPoint
 	MaxPoints int // 0 means DefaultCostSeriesPoints
 }
@@ -82,9 +83,20 @@ func (m *CostMeter) activeTime(a *agentMeter, t time.Time) time.Duration {
 	return d
 }
 
+// sortedLocked returns the agent ids in order. New agents are appended and
+// sorted once here: sorting at every insertion cost seconds when a cluster
+// of 30,000 agents was first seen.
+func (m *CostMeter) sortedLocked() []string {
+	if m.unsorted {
+		slices.Sort(m.order)
+		m.unsorted = false
+	}
+	return m.order
+}
+
 func (m *CostMeter) totalLocked(t time.Time) float64 {
 	var usd float64
-	for _, id := range m.order {
+	for _, id := range m.sortedLocked() {
 		a := m.agents[id]
 		usd += microUSDHoursToUSD(a.price, m.activeTime(a, t))
 	}
@@ -110,7 +122,7 @@ func (m *CostMeter) setLocked(t time.Time, id string, price int64, active bool) 
 		a = &agentMeter{}
 		m.agents[id] = a
 		m.order = append(m.order, id)
-		slices.Sort(m.order)
+		m.unsorted = true
 	}
 	if a.active == active {
 		return false
@@ -166,7 +178,7 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 		}
 	}
 	// Agents gone from the cluster stop costing.
-	for _, id := range slices.Clone(m.order) {
+	for _, id := range slices.Clone(m.sortedLocked()) {
 		if !seen[id] && m.agents[id].active {
 			m.setLocked(t, id, 0, false)
 			wentIdle = append(wentIdle, id)
@@ -205,7 +217,7 @@ func (m *CostMeter) Report(t time.Time) CostReport {
 	}
 	r := CostReport{At: t, TotalUSD: m.totalLocked(t)}
 	var burn int64
-	for _, id := range m.order {
+	for _, id := range m.sortedLocked() {
 		a := m.agents[id]
 		at := m.activeTime(a, t)
 		if a.active {

@@ -146,7 +146,11 @@ async function renderCluster() {
   });
   box.replaceChildren(...cards);
   const off = agents.filter((a) => a.power === "off").length;
-  $("cluster-summary").textContent = agents.length + " agents, " + active + " active" + (agents.some((a) => a.power) ? ", " + off + " powered off" : "");
+  // A large cluster comes a page at a time (GET /api/v1/cluster?limit=&cursor=); the summary counts every agent.
+  const sum = data.summary, shown = sum && sum.agents > agents.length ? " (first " + agents.length + " shown)" : "";
+  $("cluster-summary").textContent = sum
+    ? sum.agents + " agents, " + sum.byState.active + " active" + (sum.byPower ? ", " + (sum.byPower.off || 0) + " powered off" : "") + shown
+    : agents.length + " agents, " + active + " active" + (agents.some((a) => a.power) ? ", " + off + " powered off" : "");
 }
 
 // ---- queues ----

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +72,8 @@ type live struct {
 	metrics       *metrics.Metrics
 	power         *power.Manager // nil when power management is off
 	bill          *billSource    // the emulator's bill, when its provider is in use
+	names         jobNames       // job names for the cluster view
+	hosts         hostOrder      // the cluster view's order
 
 	// agentsMu guards a short-lived copy of the agents for jobCost.
 	agentsMu sync.Mutex
@@ -290,18 +291,8 @@ func (l *live) agentIndex() map[string]offers.Agent {
 
 func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	agents := l.cluster.Agents()
-	names := map[string]string{}
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
-	jobName := func(id string) string {
-		name, ok := names[id]
-		if !ok {
-			if j, err := l.st.GetJob(ctx, id); err == nil {
-				name = j.Name
-			}
-			names[id] = name
-		}
-		return name
-	}
+	jobName := func(id string) string { return l.names.get(ctx, l.st, id) }
 	for _, a := range agents {
 		v := api.AgentView{
 			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
@@ -329,7 +320,7 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		}
 		out.Agents = append(out.Agents, v)
 	}
-	sort.SliceStable(out.Agents, func(i, j int) bool { return naturalLess(out.Agents[i].Hostname, out.Agents[j].Hostname) })
+	out.Agents = l.hosts.sorted(out.Agents)
 	return out, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/pprofserve"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
@@ -64,6 +65,8 @@ type serveConfig struct {
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
 	ha                               haConfig
+	// pprof, when set, serves Go's runtime profiles on that address.
+	pprof string
 	// started, if set, is called once the server accepts requests (the
 	// demo watches jobs through it).
 	started func(serveRuntime)
@@ -124,6 +127,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
 	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", 2*time.Second), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
 	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", time.Second), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
+	fs.StringVar(&c.pprof, "pprof", envDefault("SPARKPACK_PPROF", ""), withEnv("address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6060) for diagnosis; empty disables it. Keep it on a private address", "SPARKPACK_PPROF"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
 }
@@ -200,6 +204,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		return err
+	}
+	if c.pprof != "" {
+		addr, err := pprofserve.Start(ctx, c.pprof)
+		if err != nil {
+			return err
+		}
+		log.WithField("address", addr).Info("serving Go runtime profiles at /debug/pprof/ (--pprof)")
 	}
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {

@@ -79,6 +79,18 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 	return json.Unmarshal(b, out)
 }
 
+// GetRaw reads path and returns the size of the body (an error unless 200).
+func (c *Client) GetRaw(ctx context.Context, path string) (int, error) {
+	code, b, err := c.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: HTTP %d: %s", path, code, truncate(b))
+	}
+	return len(b), nil
+}
+
 // Submit posts one job; it returns the HTTP status.
 func (c *Client) Submit(ctx context.Context, job map[string]any) (int, error) {
 	b, err := json.Marshal(job)
@@ -480,4 +492,39 @@ func (c *Client) HistogramQuantile(ctx context.Context, name, label string, q fl
 		}
 	}
 	return math.NaN(), count, nil
+}
+
+// Events reads the server-sent event stream /api/v1/events until ctx ends
+// or the stream closes, calling fn with each event's name and data.
+func (c *Client) Events(ctx context.Context, fn func(name string, data []byte)) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.API+"/api/v1/events", nil)
+	if err != nil {
+		return err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := (&http.Client{Transport: c.HTTP.Transport}).Do(req) // no overall timeout: a stream
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /api/v1/events: HTTP %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var name string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			fn(name, []byte(strings.TrimPrefix(line, "data: ")))
+		case line == "":
+			name = ""
+		}
+	}
+	return sc.Err()
 }

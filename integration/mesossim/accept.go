@@ -98,7 +98,7 @@ func (m *Master) acceptLocked(fw *framework, a *scheduler.Call_Accept) {
 	if !pool.isEmpty() {
 		m.addFilterLocked(fw, role, ag.id, pool, a.Filters)
 	}
-	m.kickAllocator()
+	m.kickAgentLocked(ag)
 }
 
 func launchTasks(op *mesos.Offer_Operation) []mesos.TaskInfo {

@@ -20,16 +20,90 @@ type candidate struct {
 	role string
 }
 
+// filterKey indexes decline filters: they hold per framework, role and agent.
+type filterKey struct{ role, agentID string }
+
+// filterSet is a framework's decline filters, indexed by role and agent, so
+// that an allocation over tens of thousands of agents looks only at the
+// filters of the agent at hand.
+type filterSet map[filterKey][]*filter
+
+func (fw *framework) addFilter(f *filter) {
+	if fw.filters == nil {
+		fw.filters = filterSet{}
+	}
+	k := filterKey{f.role, f.agentID}
+	fw.filters[k] = append(fw.filters[k], f)
+}
+
+// blocks reports whether a filter holds back res: an offer that is a subset
+// of what was refused.
+func (s filterSet) blocks(role, agentID string, res Res, now time.Time) bool {
+	for _, f := range s[filterKey{role, agentID}] {
+		if f.until.After(now) && f.res.contains(res) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropRoles removes the filters of the roles (REVIVE).
+func (s filterSet) dropRoles(roles map[string]bool) {
+	for k := range s {
+		if roles[k.role] {
+			delete(s, k)
+		}
+	}
+}
+
+// expire removes the filters that have run out.
+func (s filterSet) expire(now time.Time) {
+	for k, fs := range s {
+		kept := fs[:0]
+		for _, f := range fs {
+			if f.until.After(now) {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == 0 {
+			delete(s, k)
+		} else {
+			s[k] = kept
+		}
+	}
+}
+
+// kickAgentLocked asks for an allocation of one agent's resources soon (its
+// resources were freed or changed), as Mesos' allocator collects
+// "allocation candidates" between batched allocations. kickAllocator asks
+// for an allocation of every agent.
+func (m *Master) kickAgentLocked(a *agent) {
+	if m.allocAgents == nil {
+		m.allocAgents = map[string]bool{}
+	}
+	m.allocAgents[a.id] = true
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
 // allocateLocked is one allocation round, a simplified version of Mesos'
-// hierarchical allocator: for every agent, the frameworks' (framework, role)
-// pairs are visited in order of the role's and framework's allocated cpus
-// (a DRF-like order); each pair is offered the agent's resources reserved
-// for that role plus all remaining unreserved resources, the unreserved
-// scalars cut to the role's quota limit minus what the role consumes
-// (reservations count as consumption; reservations themselves are never
-// cut). Suppressed roles are skipped, and decline filters (per framework,
-// role and agent) hold back any offer that is a subset of what was refused.
-func (m *Master) allocateLocked() {
+// hierarchical allocator: for every agent (all of them, or with agents set
+// only those), the frameworks' (framework, role) pairs are visited in order
+// of the role's and framework's allocated cpus (a DRF-like order); each
+// pair is offered the agent's resources reserved for that role plus all
+// remaining unreserved resources, the unreserved scalars cut to the role's
+// quota limit minus what the role consumes (reservations count as
+// consumption; reservations themselves are never cut). Suppressed roles are
+// skipped, and decline filters (per framework, role and agent) hold back
+// any offer that is a subset of what was refused.
+//
+// The round costs little per agent that has nothing to offer and per
+// (framework, role) that can take nothing there (a role capped by its quota
+// limit gets only its reservations), so that a cluster of tens of thousands
+// of agents is allocated every interval.
+func (m *Master) allocateLocked(agents map[string]bool) {
 	if len(m.frameworks) == 0 {
 		return
 	}
@@ -39,13 +113,9 @@ func (m *Master) allocateLocked() {
 		if !fw.connected || fw.removed {
 			continue
 		}
-		kept := fw.filters[:0]
-		for _, f := range fw.filters {
-			if f.until.After(now) {
-				kept = append(kept, f)
-			}
+		if agents == nil {
+			fw.filters.expire(now)
 		}
-		fw.filters = kept
 		for _, r := range fw.roles {
 			if !fw.suppressed[r] {
 				cands = append(cands, candidate{fw, r})
@@ -72,8 +142,41 @@ func (m *Master) allocateLocked() {
 			fwShare[o.fw] += c
 		}
 	}
+	less := func(x, y candidate) bool {
+		rx, ry := roleShare[x.role], roleShare[y.role]
+		if rx != ry {
+			return rx < ry
+		}
+		fx, fy := fwShare[x.fw], fwShare[y.fw]
+		if fx != fy {
+			return fx < fy
+		}
+		if x.fw.id != y.fw.id {
+			return x.fw.id < y.fw.id
+		}
+		return x.role < y.role
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return less(cands[i], cands[j]) })
+	// headroom reports whether a role may still get unreserved cpus or
+	// mem: without a quota limit, or below it.
+	headroom := func(role string) bool {
+		q := m.quotas[role]
+		if q == nil || len(q.limits) == 0 {
+			return true
+		}
+		for _, name := range []string{"cpus", "mem"} {
+			lim, ok := q.limits[name]
+			if !ok || lim-consumed[role][name] > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	perFw := map[*framework][]*offer{}
 	for _, a := range m.sortedAgentsLocked() {
+		if agents != nil && !agents[a.id] {
+			continue
+		}
 		if a.poweredOff || a.deactivated {
 			continue
 		}
@@ -81,23 +184,30 @@ func (m *Master) allocateLocked() {
 		if avail.isEmpty() {
 			continue
 		}
-		sort.SliceStable(cands, func(i, j int) bool {
-			ri, rj := roleShare[cands[i].role], roleShare[cands[j].role]
-			if ri != rj {
-				return ri < rj
+		var reservedRoles map[string]bool // nil: no reservations here
+		for _, e := range avail {
+			if e.k.reserved() {
+				if reservedRoles == nil {
+					reservedRoles = map[string]bool{}
+				}
+				reservedRoles[e.k.role] = true
 			}
-			fi, fj := fwShare[cands[i].fw], fwShare[cands[j].fw]
-			if fi != fj {
-				return fi < fj
+		}
+		var unresAll Res
+		unresDone, offered := false, false
+		for ci := 0; ci < len(cands); ci++ {
+			c := cands[ci]
+			if !reservedRoles[c.role] && !headroom(c.role) {
+				continue // nothing here for it: no reservation, quota reached
 			}
-			if cands[i].fw.id != cands[j].fw.id {
-				return cands[i].fw.id < cands[j].fw.id
+			if !unresDone {
+				unresAll, unresDone = avail.unreserved(), true
 			}
-			return cands[i].role < cands[j].role
-		})
-		for _, c := range cands {
-			res := avail.reservedFor(c.role)
-			unres := avail.unreserved()
+			var res Res
+			if reservedRoles[c.role] {
+				res = avail.reservedFor(c.role)
+			}
+			unres := unresAll
 			if q := m.quotas[c.role]; q != nil && len(q.limits) > 0 {
 				unres = cutToLimits(unres, q.limits, consumed[c.role])
 			}
@@ -105,13 +215,13 @@ func (m *Master) allocateLocked() {
 			if res.scalar("cpus") < minCPUs && res.scalar("mem") < minMem {
 				continue
 			}
-			if filtered(c.fw, c.role, a.id, res, now) {
+			if c.fw.filters.blocks(c.role, a.id, res, now) {
 				// the reserved part alone may still be offerable
 				res = avail.reservedFor(c.role)
 				if res.scalar("cpus") < minCPUs && res.scalar("mem") < minMem {
 					continue
 				}
-				if filtered(c.fw, c.role, a.id, res, now) {
+				if c.fw.filters.blocks(c.role, a.id, res, now) {
 					continue
 				}
 				unres = nil
@@ -122,7 +232,9 @@ func (m *Master) allocateLocked() {
 			a.offers[o.id] = o
 			a.offered = a.offered.plus(res)
 			avail = avail.minus(res)
+			unresAll, unresDone = nil, false
 			perFw[c.fw] = append(perFw[c.fw], o)
+			offered = true
 			if consumed[c.role] == nil {
 				consumed[c.role] = map[string]int64{}
 			}
@@ -138,6 +250,13 @@ func (m *Master) allocateLocked() {
 				break
 			}
 		}
+		// The shares changed: keep the order for the next agent (an
+		// insertion sort, as only a few candidates moved).
+		for i := 1; offered && i < len(cands); i++ {
+			for j := i; j > 0 && less(cands[j], cands[j-1]); j-- {
+				cands[j], cands[j-1] = cands[j-1], cands[j]
+			}
+		}
 	}
 	for fw, os := range perFw {
 		ev := &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{}}
@@ -146,15 +265,6 @@ func (m *Master) allocateLocked() {
 		}
 		m.sendLocked(fw, ev)
 	}
-}
-
-func filtered(fw *framework, role, agentID string, res Res, now time.Time) bool {
-	for _, f := range fw.filters {
-		if f.role == role && f.agentID == agentID && f.until.After(now) && f.res.contains(res) {
-			return true
-		}
-	}
-	return false
 }
 
 // cutToLimits cuts unreserved scalars with a limit to limit - consumed.
@@ -206,8 +316,13 @@ func (m *Master) quotaConsumptionLocked() map[string]map[string]int64 {
 		if a.poweredOff {
 			continue
 		}
-		for role := range m.quotas {
-			add(role, a.total.reservedFor(role), false)
+		for _, e := range a.total {
+			if e.k.reserved() && !e.ranges && m.quotas[e.k.role] != nil {
+				if out[e.k.role] == nil {
+					out[e.k.role] = map[string]int64{}
+				}
+				out[e.k.role][e.k.name] += e.v
+			}
 		}
 		for t := range a.tasks {
 			if !t.released {

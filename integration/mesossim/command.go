@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/internal/pprofserve"
 )
 
 // Command runs the emulator as a command-line program (wired as
@@ -37,6 +38,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		showVersion = fs.Bool("version", false, "print the emulated Mesos version and exit")
+		pprofAddr   = fs.String("pprof", "", "address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6061); empty disables it")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: sparkpack mesos-sim [flags]
@@ -84,6 +86,13 @@ Flags:
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "localhost"
+	}
+	if *pprofAddr != "" {
+		addr, err := pprofserve.Start(ctx, *pprofAddr)
+		if err != nil {
+			return fmt.Errorf("mesos-sim: %w", err)
+		}
+		log.WithField("address", addr).Info("serving Go runtime profiles at /debug/pprof/ (--pprof)")
 	}
 	m, err := New(Config{
 		Cluster: cl, Hostname: host, OfferInterval: *offerIvl, HeartbeatInterval: *heartbeat,

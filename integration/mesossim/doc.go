@@ -76,7 +76,17 @@
 //     on a configurable interval and shortly after events, honouring
 //     filters, suppression, reservations and quota limits (unreserved
 //     scalars cut to limit minus consumption; reservations count as
-//     consumption but are never cut).
+//     consumption but are never cut). Like Mesos' hierarchical allocator it
+//     works in batches: every allocation interval (and after a framework
+//     event: SUBSCRIBE, REVIVE, UPDATE_FRAMEWORK, teardown, agents and
+//     quota changing) it visits every agent; between those, events that
+//     free or change one agent's resources (DECLINE, ACCEPT, a task ending,
+//     an operator RESERVE or UNRESERVE) queue that agent as an allocation
+//     candidate for the next batch (100 ms at most). Decline filters are
+//     indexed by role and agent, and a role capped by its quota limit costs
+//     nothing on agents without its reservations, so clusters of tens of
+//     thousands of agents are allocated every interval (`sparkpack mesos-sim
+//     --pprof` serves the emulator's profiles).
 //   - Agents from package clusterspec (attributes instance_type, price,
 //     location); AddAgent, RemoveAgent, LoseAgent, CrashAgent and
 //     RestartAgent (the agent process dies and returns; executors live

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -179,6 +180,11 @@ type Master struct {
 
 	wake chan struct{}
 	kick chan struct{}
+	// allocFull asks the next allocation to visit every agent;
+	// allocAgents (under mu) are the agents whose resources changed since
+	// the last allocation (see kickAgentLocked).
+	allocFull   atomic.Bool
+	allocAgents map[string]bool
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -406,8 +412,9 @@ func (m *Master) timerLoop() {
 	}
 }
 
-// kickAllocator asks for an allocation round soon.
+// kickAllocator asks for an allocation round over every agent soon.
 func (m *Master) kickAllocator() {
+	m.allocFull.Store(true)
 	select {
 	case m.kick <- struct{}{}:
 	default:
@@ -423,8 +430,10 @@ func (m *Master) allocatorLoop() {
 		batch = 100 * time.Millisecond
 	}
 	for {
+		full := false
 		select {
 		case <-tick.C:
+			full = true // every allocation interval: every agent
 		case <-m.kick:
 			// batch events like the real allocator does
 			select {
@@ -436,7 +445,17 @@ func (m *Master) allocatorLoop() {
 			return
 		}
 		m.mu.Lock()
-		m.allocateLocked()
+		if m.allocFull.Swap(false) {
+			full = true
+		}
+		agents := m.allocAgents
+		m.allocAgents = nil
+		switch {
+		case full:
+			m.allocateLocked(nil)
+		case len(agents) > 0:
+			m.allocateLocked(agents)
+		}
 		m.mu.Unlock()
 	}
 }

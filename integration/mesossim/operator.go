@@ -291,7 +291,7 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 		ag.total = ag.total.minus(p.res).plus(p.res.stripReservations())
 	}
 	m.log.WithFields(logrus.Fields{"agent": agentID, "resources": p.res.String()}).Infof("operator %s", kind)
-	m.kickAllocator()
+	m.kickAgentLocked(ag)
 	return nil
 }
 
@@ -489,15 +489,30 @@ var agentCapabilities = []mesos.AgentInfo_Capability{
 }
 
 func (m *Master) agentInfoLocked(a *agent) mesos.AgentInfo {
-	host := a.spec.Hostname
-	port := int32(agentPort)
-	return mesos.AgentInfo{
-		Hostname:   host,
-		Port:       &port,
-		Resources:  a.base.proto(fmtBare, ""),
-		Attributes: append([]mesos.Attribute(nil), a.attrs...),
-		ID:         &mesos.AgentID{Value: a.id},
+	if a.info == nil {
+		// An agent's info never changes: built once (GET_AGENTS lists
+		// every agent, and a cluster may have tens of thousands).
+		host := a.spec.Hostname
+		port := int32(agentPort)
+		a.info = &mesos.AgentInfo{
+			Hostname:   host,
+			Port:       &port,
+			Resources:  a.base.proto(fmtBare, ""),
+			Attributes: append([]mesos.Attribute(nil), a.attrs...),
+			ID:         &mesos.AgentID{Value: a.id},
+		}
 	}
+	return *a.info // callers only read it
+}
+
+// totalProto renders the agent's total resources, again only when
+// they changed (Res values are never modified in place: a change is a new
+// slice).
+func (a *agent) totalProto() []mesos.Resource {
+	if len(a.total) == 0 || len(a.totalSrc) != len(a.total) || &a.totalSrc[0] != &a.total[0] {
+		a.totalSrc, a.totalPB = a.total, a.total.proto(fmtEndpoint, "")
+	}
+	return a.totalPB
 }
 
 // allocatedByRole returns the resources of the agent's tasks per role.
@@ -548,7 +563,7 @@ func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 			PID:                &pid,
 			RegisteredTime:     timeInfo(a.registered),
 			ReregisteredTime:   optTimeInfo(a.reregistered),
-			TotalResources:     a.total.proto(fmtEndpoint, ""),
+			TotalResources:     a.totalProto(),
 			AllocatedResources: protoByRole(allocatedByRole(a)),
 			OfferedResources:   protoByRole(offered),
 			Capabilities:       append([]mesos.AgentInfo_Capability(nil), agentCapabilities...),

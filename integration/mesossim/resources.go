@@ -200,23 +200,30 @@ func (r Res) compact() Res {
 			out = append(out, e)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].k, out[j].k
-		if a.reserved() != b.reserved() {
-			return !a.reserved()
+	// A stable insertion sort: resource lists are short, and this runs
+	// for every offer and every agent GET_AGENTS lists.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && keyLess(out[j].k, out[j-1].k); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
 		}
-		if a.role != b.role {
-			return a.role < b.role
-		}
-		if a.labels != b.labels {
-			return a.labels < b.labels
-		}
-		if a.principal != b.principal {
-			return a.principal < b.principal
-		}
-		return nameOrder(a.name) < nameOrder(b.name) || (nameOrder(a.name) == nameOrder(b.name) && a.name < b.name)
-	})
+	}
 	return out
+}
+
+func keyLess(a, b rkey) bool {
+	if a.reserved() != b.reserved() {
+		return !a.reserved()
+	}
+	if a.role != b.role {
+		return a.role < b.role
+	}
+	if a.labels != b.labels {
+		return a.labels < b.labels
+	}
+	if a.principal != b.principal {
+		return a.principal < b.principal
+	}
+	return nameOrder(a.name) < nameOrder(b.name) || (nameOrder(a.name) == nameOrder(b.name) && a.name < b.name)
 }
 
 func nameOrder(n string) int {

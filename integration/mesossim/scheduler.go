@@ -506,13 +506,7 @@ func (m *Master) reviveLocked(fw *framework, roles []string) {
 		want[r] = true
 		delete(fw.suppressed, r)
 	}
-	kept := fw.filters[:0]
-	for _, f := range fw.filters {
-		if !want[f.role] {
-			kept = append(kept, f)
-		}
-	}
-	fw.filters = kept
+	fw.filters.dropRoles(want)
 	m.kickAllocator()
 }
 
@@ -524,8 +518,8 @@ func (m *Master) declineLocked(fw *framework, ids []mesos.OfferID, filters *meso
 		}
 		m.removeOfferLocked(o, false)
 		m.addFilterLocked(fw, o.role, o.agent.id, o.res, filters)
+		m.kickAgentLocked(o.agent)
 	}
-	m.kickAllocator()
 }
 
 func (m *Master) addFilterLocked(fw *framework, role, agentID string, res Res, filters *mesos.Filters) {
@@ -539,7 +533,7 @@ func (m *Master) addFilterLocked(fw *framework, role, agentID string, res Res, f
 	if secs > 365*24*3600 {
 		secs = 365 * 24 * 3600
 	}
-	fw.filters = append(fw.filters, &filter{role: role, agentID: agentID, res: res.clone(),
+	fw.addFilter(&filter{role: role, agentID: agentID, res: res.clone(),
 		until: time.Now().Add(time.Duration(secs * float64(time.Second)))})
 }
 

@@ -33,9 +33,18 @@ type agent struct {
 	booting      *timerEntry
 	deactivated  bool
 	drain        *mesos.DrainInfo
+	// Renderings kept for GET_AGENTS (operator.go).
+	info     *mesos.AgentInfo
+	totalSrc Res
+	totalPB  []mesos.Resource
 }
 
-func (a *agent) available() Res { return a.total.minus(a.used).minus(a.offered) }
+func (a *agent) available() Res {
+	if len(a.used) == 0 && len(a.offered) == 0 {
+		return a.total // an idle agent, the common case in a large cluster (shared: Res values are never modified in place)
+	}
+	return a.total.minus(a.used).minus(a.offered)
+}
 
 // unallocated is what an operator may (un)reserve: resources not used by
 // tasks (offers are rescinded to make room).
@@ -122,7 +131,7 @@ type framework struct {
 	completedTasks []*task
 	offers         map[string]*offer
 	suppressed     map[string]bool
-	filters        []*filter
+	filters        filterSet
 	failover       *timerEntry
 	opUpdates      []*opStatus
 

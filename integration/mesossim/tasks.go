@@ -307,7 +307,7 @@ func (m *Master) releaseTaskLocked(t *task) {
 	if t.executor != nil {
 		m.sparkExecutorEndedLocked(t.executor, t)
 	}
-	m.kickAllocator()
+	m.kickAgentLocked(t.agent)
 }
 
 // forgetTaskLocked removes a terminal, acknowledged task: from now on the

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+func testAgents(n int) []AgentView {
+	out := make([]AgentView, n)
+	states := []string{"idle", "active", "off"}
+	for i := range out {
+		out[i] = AgentView{ID: fmt.Sprintf("S%d", i), Hostname: fmt.Sprintf("agent-%d", i+1),
+			CPUs: 8, MemMB: 32768, FreeCPUs: float64(i % 9), FreeMemMB: 1024, PricePerHour: 0.5, State: states[i%3]}
+	}
+	return out
+}
+
+func TestParseClusterQuery(t *testing.T) {
+	for _, tc := range []struct {
+		q     string
+		want  ClusterQuery
+		field string
+	}{
+		{"", ClusterQuery{}, ""},
+		{"limit=1", ClusterQuery{Limit: 1}, ""},
+		{"limit=5000&cursor=S9&state=active", ClusterQuery{Limit: 5000, Cursor: "S9", State: "active"}, ""},
+		{"state=off", ClusterQuery{State: "off"}, ""},
+		{"limit=0", ClusterQuery{}, "limit"},
+		{"limit=5001", ClusterQuery{}, "limit"},
+		{"limit=ten", ClusterQuery{}, "limit"},
+		{"state=busy", ClusterQuery{}, "state"},
+		{"page=2", ClusterQuery{}, "page"},
+	} {
+		v, _ := url.ParseQuery(tc.q)
+		got, field, err := parseClusterQuery(v)
+		if field != tc.field || (err != nil) != (tc.field != "") {
+			t.Errorf("%q: field %q, err %v; want field %q", tc.q, field, err, tc.field)
+			continue
+		}
+		if err == nil && got != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.q, got, tc.want)
+		}
+	}
+}
+
+// Walking the pages gives every selected agent exactly once, in order,
+// whatever the page size; the summary always counts the whole cluster.
+func TestClusterPagesWalkEveryAgentOnce(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for iter := 0; iter < 200; iter++ {
+		n := rng.Intn(60)
+		all := ClusterView{Agents: testAgents(n)}
+		q := ClusterQuery{Limit: 1 + rng.Intn(12), State: []string{"", "idle", "active", "off"}[rng.Intn(4)]}
+		var want []string
+		for _, a := range all.Agents {
+			if q.State == "" || a.State == q.State {
+				want = append(want, a.ID)
+			}
+		}
+		var got []string
+		for pages := 0; ; pages++ {
+			if pages > n+1 {
+				t.Fatalf("n=%d %+v: the pages do not end", n, q)
+			}
+			p, err := clusterPage(all, q)
+			if err != nil {
+				t.Fatalf("n=%d %+v: %v", n, q, err)
+			}
+			if p.Summary == nil || p.Summary.Agents != n || p.Total != len(want) {
+				t.Fatalf("n=%d %+v: summary %+v total %d, want %d agents and %d selected", n, q, p.Summary, p.Total, n, len(want))
+			}
+			if len(p.Agents) > q.Limit {
+				t.Fatalf("page of %d agents, limit %d", len(p.Agents), q.Limit)
+			}
+			for _, a := range p.Agents {
+				got = append(got, a.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			q.Cursor = p.Next
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("n=%d state %q: pages gave %v, want %v", n, q.State, got, want)
+		}
+	}
+}
+
+func TestClusterSummaryAndBadCursor(t *testing.T) {
+	all := ClusterView{Agents: testAgents(7)}
+	all.Agents[1].Power = "draining"
+	p, err := clusterPage(all, ClusterQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Summary
+	if len(p.Agents) != 7 || p.Next != "" || s.ByState["idle"] != 3 || s.ByState["active"] != 2 || s.ByState["off"] != 2 ||
+		s.CPUs != 56 || s.FreeCPUs != 0+1+2+3+4+5+6 || s.ByPower["draining"] != 1 || s.PricePerHour != 2.5 {
+		t.Fatalf("page %d agents next %q, summary %+v", len(p.Agents), p.Next, s)
+	}
+	if _, err := clusterPage(all, ClusterQuery{Cursor: "S99"}); err != errBadClusterCursor {
+		t.Fatalf("unknown cursor: %v", err)
+	}
+	// A cursor of an agent filtered out by state is unknown too.
+	if _, err := clusterPage(all, ClusterQuery{Cursor: "S0", State: "off"}); err != errBadClusterCursor {
+		t.Fatalf("cursor outside the selection: %v", err)
+	}
+}
+
+type fixedViews struct{ v ClusterView }
+
+func (f fixedViews) Cluster(context.Context) (ClusterView, error) { return f.v, nil }
+func (f fixedViews) Queues(context.Context, QueuesQuery) (QueuesView, error) {
+	return QueuesView{}, nil
+}
+func (f fixedViews) Cost(context.Context) (CostView, error) { return CostView{}, nil }
+
+func TestClusterEndpointPages(t *testing.T) {
+	env := newEnv(t, func(c *Config) { c.Views = fixedViews{ClusterView{Agents: testAgents(2500)}} })
+	get := func(path string) (int, map[string]any) {
+		resp, err := http.Get(env.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
+	}
+	code, body := get("/api/v1/cluster")
+	if code != 200 || len(body["agents"].([]any)) != DefaultClusterPageLimit || body["next"] != "S999" ||
+		body["summary"].(map[string]any)["agents"].(float64) != 2500 || body["total"].(float64) != 2500 {
+		t.Fatalf("default page: %d, %d agents, next %v, summary %v", code, len(body["agents"].([]any)), body["next"], body["summary"])
+	}
+	code, body = get("/api/v1/cluster?limit=2000&cursor=S999")
+	if code != 200 || len(body["agents"].([]any)) != 1500 || body["next"] != "" {
+		t.Fatalf("last page: %d, %d agents, next %v", code, len(body["agents"].([]any)), body["next"])
+	}
+	for path, field := range map[string]string{
+		"/api/v1/cluster?limit=0":      "limit",
+		"/api/v1/cluster?cursor=nope":  "cursor",
+		"/api/v1/cluster?state=sleepy": "state",
+		"/api/v1/cluster?offset=3":     "offset",
+	} {
+		code, body := get(path)
+		if code != http.StatusBadRequest || body["field"] != field || body["error"] == "" {
+			t.Errorf("%s: %d %v, want 400 naming %q", path, code, body, field)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// jobNames caches job names for the cluster view: a name never changes,
+// and GET /api/v1/cluster would otherwise read every job holding
+// resources from the database on every request (51 reads for 51 jobs).
+type jobNames struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxCachedNames bounds the cache; it starts over when full.
+const maxCachedNames = 20000
+
+func (n *jobNames) get(ctx context.Context, st *store.Store, id string) string {
+	n.mu.Lock()
+	name, ok := n.m[id]
+	n.mu.Unlock()
+	if ok {
+		return name
+	}
+	j, err := st.GetJob(ctx, id)
+	if err != nil {
+		return "" // not cached: read again next time
+	}
+	n.mu.Lock()
+	if n.m == nil || len(n.m) >= maxCachedNames {
+		n.m = map[string]string{}
+	}
+	n.m[id] = j.Name
+	n.mu.Unlock()
+	return j.Name
+}
+
+// hostOrder ranks hostnames in natural order ("agent-2" before
+// "agent-10") for the cluster view, which a cluster of tens of thousands of
+// agents sorts on every request: the ranks are computed once, and again
+// only when a hostname they do not know shows up.
+type hostOrder struct {
+	mu   sync.Mutex
+	rank map[string]int
+}
+
+// sorted returns the agents ordered by hostname in natural order (stable).
+func (h *hostOrder) sorted(agents []api.AgentView) []api.AgentView {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	known := h.rank != nil
+	for i := 0; known && i < len(agents); i++ {
+		_, known = h.rank[agents[i].Hostname]
+	}
+	if !known {
+		names := make([]string, 0, len(agents)+len(h.rank))
+		seen := make(map[string]bool, len(agents)+len(h.rank))
+		for _, a := range agents {
+			if !seen[a.Hostname] {
+				seen[a.Hostname] = true
+				names = append(names, a.Hostname)
+			}
+		}
+		if len(h.rank) < 4*len(agents) { // keep ranks of agents gone a while (bounded)
+			for n := range h.rank {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			switch {
+			case naturalLess(a, b):
+				return -1
+			case naturalLess(b, a):
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		h.rank = make(map[string]int, len(names))
+		for i, n := range names {
+			h.rank[n] = i
+		}
+	}
+	idx := make([]int, len(agents))
+	ranks := make([]int, len(agents))
+	for i, a := range agents {
+		idx[i], ranks[i] = i, h.rank[a.Hostname]
+	}
+	slices.SortFunc(idx, func(x, y int) int { // ties (one hostname twice) keep their order
+		if ranks[x] != ranks[y] {
+			return ranks[x] - ranks[y]
+		}
+		return x - y
+	})
+	out := make([]api.AgentView, len(agents))
+	for i, j := range idx {
+		out[i] = agents[j]
+	}
+	return out
+}
