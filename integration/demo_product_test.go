@@ -341,7 +341,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	}
 	for _, id := range ids {
 		if strings.Contains(timelineText, id) || strings.Contains(d.output(), id) {
-			t.Errorf("agent id %s appears in the job's timeline or the terminal; want its hostname", id)
+			t.Errorf("agent id %s appears in the job's timeline or the terminal; want its hostname:\n%s\n---\n%s", id, timelineText, grepLines(d.output(), id))
 		}
 	}
 	row := func(id string) string {

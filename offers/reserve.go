@@ -63,10 +63,15 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	role := scheduler.Role(j.ID)
 	cpu1, mem1 := JobAmounts(j)
 	want := map[string][2]float64{}
+	host := map[string]string{} // agents are named by hostname to people
 	var totalCPU, totalMem float64
 	for _, a := range plan.Assignments {
 		if a.Executors <= 0 {
 			continue
+		}
+		host[a.AgentID] = a.AgentID
+		if a.Hostname != "" {
+			host[a.AgentID] = a.Hostname
 		}
 		c, m := cpu1*float64(a.Executors), mem1*float64(a.Executors)
 		want[a.AgentID] = [2]float64{c, m}
@@ -94,11 +99,11 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 		res := ReservationResources(role, r.Principal, j.ID, math.Max(dc, 0), math.Max(dm, 0))
 		if err := r.Op.Reserve(ctx, agent, res); err != nil {
 			if IsConflict(err) {
-				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": agent}).WithError(err).Warn("reservation refused; rolling back")
+				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": host[agent]}).WithError(err).Warn("reservation refused; rolling back")
 				if rerr := r.Release(ctx, j.ID); rerr != nil {
 					return fmt.Errorf("%w (and rolling back failed: %v)", ErrReserveConflict, rerr)
 				}
-				return fmt.Errorf("agent %s: %w", agent, ErrReserveConflict)
+				return fmt.Errorf("agent %s: %w", host[agent], ErrReserveConflict)
 			}
 			return err
 		}
