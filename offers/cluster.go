@@ -828,12 +828,22 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 		c.waitSignal(ctx, lj, min(time.Second, c.cfg.AgentWait-waited))
 		return nil
 	}
-	if c.cfg.Framework != nil {
+	expect := func() {
+		if c.cfg.Framework == nil {
+			return
+		}
 		agents := make([]string, 0, len(lj.plan.Assignments))
 		for _, as := range lj.plan.Assignments {
 			agents = append(agents, as.AgentID)
 		}
 		c.cfg.Framework.Expect(ctx, lj.job.ID, agents) // offers kept for the driver once reserved
+	}
+	// From offers, the reservations need the job's agents offered in the
+	// job's role: offers kept in sparkpack's role would hold those very
+	// resources, so the driver's offers are announced only once reserved.
+	_, fromOffers := c.cfg.Reserver.(*OfferReserver)
+	if !fromOffers {
+		expect()
 	}
 	err := c.cfg.Reserver.Reserve(ctx, lj.job, lj.plan)
 	if errors.Is(err, ErrReserveConflict) {
@@ -843,6 +853,9 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	}
 	if err != nil {
 		return fmt.Errorf("reserve: %w", err)
+	}
+	if fromOffers {
+		expect()
 	}
 	_ = c.cfg.Store.Note(ctx, lj.job.ID, fmt.Sprintf("reserved %d executors on %d agents (quota limit set on role %s)",
 		lj.plan.Executors(), len(lj.plan.Assignments), scheduler.Role(lj.job.ID)))

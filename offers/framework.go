@@ -121,7 +121,11 @@ type Framework struct {
 	// on that agent received before is about to be rescinded (the master
 	// takes the resources of a reserve out of outstanding offers): a
 	// launch from it would be dropped ("offer no longer valid").
-	touched    map[string]time.Time
+	touched map[string]time.Time
+	// yielding: agents being reserved from offers in a job's role (offer
+	// mode): sparkpack's role must not hold their offers meanwhile, or the
+	// job's role is never offered the resources. Counted per job.
+	yielding   map[string]int
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
@@ -172,7 +176,7 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 		cfg.Observer = nopObserver{}
 	}
 	return &Framework{cfg: cfg, Sched: sched, ids: ids, sink: sink, log: log,
-		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, touched: map[string]time.Time{}, taskJob: map[string]string{}}
+		offers: map[string]heldOffer{}, pending: map[string]*DriverLaunch{}, expected: map[string]expectation{}, touched: map[string]time.Time{}, yielding: map[string]int{}, taskJob: map[string]string{}}
 }
 
 // Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
@@ -412,6 +416,27 @@ func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) err
 		return err
 	}
 	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
+}
+
+// Yield makes sparkpack's role give back, and not hold, offers on agents
+// while a job's role reserves there from offers (offer mode); the returned
+// function ends it.
+func (f *Framework) Yield(ctx context.Context, agents []string) (done func()) {
+	f.mu.Lock()
+	for _, a := range agents {
+		f.yielding[a]++
+	}
+	f.mu.Unlock()
+	f.declineUnneeded(ctx, true)
+	return func() {
+		f.mu.Lock()
+		for _, a := range agents {
+			if f.yielding[a]--; f.yielding[a] <= 0 {
+				delete(f.yielding, a)
+			}
+		}
+		f.mu.Unlock()
+	}
 }
 
 // RemoveRole drops a job role from the framework (UPDATE_FRAMEWORK).
@@ -810,10 +835,16 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	var ids, stale []mesos.OfferID
 	now := time.Now()
 	var keep []heldOffer
+	var yield []mesos.OfferID
 	wanted := f.wantedAgentsLocked()
 	for id, ho := range f.offers {
 		if ho.cpus <= 0 || ho.mem <= 0 {
 			ids = append(ids, ho.offer.ID)
+			delete(f.offers, id)
+			continue
+		}
+		if f.yielding[ho.offer.AgentID.Value] > 0 {
+			yield = append(yield, ho.offer.ID)
 			delete(f.offers, id)
 			continue
 		}
@@ -843,6 +874,16 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 		}
 	}
 	f.mu.Unlock()
+	if len(yield) > 0 {
+		// A short filter: the job's role is offered the agent meanwhile.
+		short := 2.0
+		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: yield, Filters: &mesos.Filters{RefuseSeconds: &short}}}
+		if err := f.Sched.Call(ctx, call); err != nil {
+			f.log.WithError(err).Debug("decline failed")
+		} else {
+			f.cfg.Observer.ObserveDeclines(len(yield))
+		}
+	}
 	if len(stale) > 0 {
 		var none float64
 		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: stale, Filters: &mesos.Filters{RefuseSeconds: &none}}}

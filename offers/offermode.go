@@ -216,6 +216,11 @@ func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan place
 		}
 	}
 	if len(w.want) > 0 {
+		agents := make([]string, 0, len(w.want))
+		for a := range w.want {
+			agents = append(agents, a)
+		}
+		defer r.Framework.Yield(ctx, agents)()
 		err := r.run(ctx, w, func() bool {
 			w.mu.Lock()
 			defer w.mu.Unlock()
