@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/master"
@@ -99,7 +100,8 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 		res := ReservationResources(role, r.Principal, j.ID, math.Max(dc, 0), math.Max(dm, 0))
 		if err := r.Op.Reserve(ctx, agent, res); err != nil {
 			if IsConflict(err) {
-				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": host[agent]}).WithError(err).Warn("reservation refused; rolling back")
+				// Agents are named by hostname to people, in Mesos' words too.
+				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": host[agent], "error": strings.ReplaceAll(err.Error(), agent, host[agent])}).Warn("reservation refused; rolling back")
 				if rerr := r.Release(ctx, j.ID); rerr != nil {
 					return fmt.Errorf("%w (and rolling back failed: %v)", ErrReserveConflict, rerr)
 				}
