@@ -164,18 +164,15 @@ func grepLines(s, sub string) string {
 // waitEvent waits until job id has an event whose reason starts with prefix.
 func waitEvent(t *testing.T, api, id, prefix string, timeout time.Duration) {
 	t.Helper()
-	until := time.Now().Add(timeout)
-	for time.Now().Before(until) {
-		if v, err := getJob(api, id); err == nil {
-			for _, e := range v.Events {
-				if strings.HasPrefix(e.Reason, prefix) {
-					return
-				}
+	waitUntil(t, timeout, "job "+id+" to have an event "+prefix, func() bool {
+		v, err := getJob(api, id)
+		for _, e := range v.Events {
+			if err == nil && strings.HasPrefix(e.Reason, prefix) {
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("job %s has no event %q after %s", id, prefix, timeout)
+		return false
+	})
 }
 
 // TestDashboardShowsAJobThatWillMissWaiting: without preemption, a deadline
