@@ -31,6 +31,13 @@ func NewBroker() *Broker { return &Broker{clients: map[chan Event]struct{}{}} }
 // Publish sends an event named name with data (marshalled as JSON) to
 // every client.
 func (b *Broker) Publish(name string, data any) {
+	b.mu.Lock()
+	if len(b.clients) == 0 {
+		b.seq++ // nobody listens: spare the encoding
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
 	raw, err := json.Marshal(data)
 	if err != nil {
 		raw = []byte(`{}`)

@@ -7,12 +7,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
+	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
@@ -29,8 +29,6 @@ type JobView struct {
 	// (Config.JobCost); absent when unknown or the job never ran.
 	CostUSD *float64 `json:"costUSD,omitempty"`
 }
-
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(r.Context(), s.cfg.DBTimeout, errDBTimeout)
@@ -93,7 +91,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		spec.ID = uuid.NewString()
 	}
 	now := s.cfg.Now().UTC()
-	job := scheduler.Job{Spec: spec, SubmittedAt: now, Fingerprint: spec.Fingerprint()}
+	// The store computes the fingerprint as it encodes the spec.
+	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	var reject string
 	if s.cfg.Decide != nil {
@@ -124,7 +123,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		return stored, false, false
 	}
 	if created {
-		s.logFor(r.Context()).WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
+		if l := s.logFor(r.Context()); levelEnabled(l, logrus.InfoLevel) {
+			l.WithFields(map[string]any{"job": stored.ID, "state": stored.State}).Info("job submitted")
+		}
 		if s.cfg.Notifier != nil {
 			s.cfg.Notifier.JobSubmitted(stored)
 		}
@@ -193,7 +194,7 @@ func (s *Server) underWaitingCap(ctx context.Context, w http.ResponseWriter, r *
 
 func (s *Server) jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := mux.Vars(r)["id"]
-	if !uuidRE.MatchString(id) {
+	if !scheduler.IsUUID(id) {
 		writeError(w, http.StatusBadRequest, "id", "a job id is a UUID such as 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f")
 		return "", false
 	}

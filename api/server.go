@@ -255,6 +255,19 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		// Reads that succeed (the dashboard polls, Prometheus scrapes)
+		// are logged at debug level; changes and refusals at info.
+		level := logrus.InfoLevel
+		switch {
+		case rec.status >= 500:
+			level = logrus.WarnLevel
+		case rec.status >= 400:
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			level = logrus.DebugLevel
+		}
+		if !levelEnabled(s.cfg.Log, level) {
+			return // spare building the entry (thousands of submissions a second)
+		}
 		entry := log.WithFields(logrus.Fields{
 			"method":   r.Method,
 			"path":     r.URL.Path,
@@ -269,19 +282,19 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 		if note.Refused != "" {
 			entry = entry.WithField("refused", note.Refused)
 		}
-		// Reads that succeed (the dashboard polls, Prometheus scrapes)
-		// are logged at debug level; changes and refusals at info.
-		switch {
-		case rec.status >= 500:
-			entry.Warn("request")
-		case rec.status >= 400:
-			entry.Info("request")
-		case r.Method == http.MethodGet || r.Method == http.MethodHead:
-			entry.Debug("request")
-		default:
-			entry.Info("request")
-		}
+		entry.Log(level, "request")
 	})
+}
+
+// levelEnabled reports whether l logs at level (true when it cannot tell).
+func levelEnabled(l logrus.FieldLogger, level logrus.Level) bool {
+	switch x := l.(type) {
+	case *logrus.Logger:
+		return x.IsLevelEnabled(level)
+	case *logrus.Entry:
+		return x.Logger.IsLevelEnabled(level)
+	}
+	return true
 }
 
 func newRequestID() string {

@@ -121,6 +121,17 @@ func (p *prep) noFit() *NoFit {
 func (p *prep) noFitFrom(placeable, maxPerAgent int, never bool, freeC, freeM float64) *NoFit {
 	d := p.d
 	nf := &NoFit{Placeable: min(placeable, d.Executors), MaxPerAgent: min(maxPerAgent, d.Executors), Never: never}
+	nf.Resource, nf.Short = shortage(d, freeC, freeM)
+	if nf.Resource == "" {
+		nf.Resource = "agent"
+	}
+	return nf
+}
+
+// shortage names the resource the summed free cpus and memory are short
+// of for d ("cpus" or "mem", by the larger relative shortage) and by how
+// much; "" when the sums would hold it.
+func shortage(d Demand, freeC, freeM float64) (string, float64) {
 	needC := float64(d.Executors) * d.CPUs
 	needM := float64(d.Executors) * d.MemMB
 	shortC, shortM := needC-freeC, needM-freeM
@@ -134,13 +145,24 @@ func (p *prep) noFitFrom(placeable, maxPerAgent int, never bool, freeC, freeM fl
 	}
 	switch {
 	case relC > 0 && relC >= relM:
-		nf.Resource, nf.Short = "cpus", shortC
+		return "cpus", shortC
 	case relM > 0:
-		nf.Resource, nf.Short = "mem", shortM
-	default:
-		nf.Resource = "agent"
+		return "mem", shortM
 	}
-	return nf
+	return "", 0
+}
+
+// ShortOf is the resource a job cannot fit for, judged from the cluster's
+// summed free cpus and memory alone: "cpus" or "mem" when the sums cannot
+// hold its executors (then no policy places it, and its NoFit names that
+// resource), "" when they could (whether it fits then depends on how the
+// free room is split among agents) or the demand is invalid.
+func ShortOf(d Demand, freeCPUs, freeMemMB float64) string {
+	if validate(d) != nil {
+		return ""
+	}
+	r, _ := shortage(d, max(freeCPUs, 0), max(freeMemMB, 0))
+	return r
 }
 
 // plan turns per-agent counts (indexed like s.Agents) into a Plan.

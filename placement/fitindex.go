@@ -40,6 +40,9 @@ func NewFitIndex(s Snapshot) *FitIndex {
 // Snapshot is the snapshot the index was built on.
 func (ix *FitIndex) Snapshot() Snapshot { return ix.s }
 
+// Free is the summed free cpus and memory (MiB) of the snapshot's agents.
+func (ix *FitIndex) Free() (cpus, memMB float64) { return ix.freeC, ix.freeM }
+
 // Shapes is how many distinct executor sizes were looked at so far.
 func (ix *FitIndex) Shapes() int { return len(ix.shapes) }
 

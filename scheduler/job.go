@@ -195,7 +195,13 @@ func (s *Spec) Fingerprint() string {
 		// A Spec always marshals (strings, numbers, maps of strings).
 		panic(fmt.Sprintf("marshal spec: %v", err))
 	}
-	sum := sha256.Sum256(b)
+	return FingerprintOf(b)
+}
+
+// FingerprintOf is the fingerprint of a spec from its JSON encoding
+// (json.Marshal of the Spec): Fingerprint for callers that hold it.
+func FingerprintOf(specJSON []byte) string {
+	sum := sha256.Sum256(specJSON)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -120,6 +120,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		}
 	}
 	c.blocked = c.dq.Len() > 0
+	c.leaveHint(ix)
 	if firstErr != nil {
 		// Jobs put back by a failed step were not looked at again: the
 		// next pass looks at everything.

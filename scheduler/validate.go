@@ -71,8 +71,6 @@ var ReservedSparkConf = map[string]string{
 }
 
 var (
-	uuidRE       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	classRE      = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$`)
 	labelKeyRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$`)
 	confKeyRE    = regexp.MustCompile(`^spark\.[A-Za-z0-9._-]+$`)
 	envKeyRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -159,7 +157,7 @@ func describeType(t string) string {
 // lower-cases its id. The first problem found is returned as a *FieldError.
 func (s *Spec) Validate() error {
 	if s.ID != "" {
-		if !uuidRE.MatchString(s.ID) {
+		if !isUUID(s.ID) {
 			return fieldErr("id", "must be a UUID such as 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f, or left out to have one generated")
 		}
 		s.ID = strings.ToLower(s.ID)
@@ -244,7 +242,7 @@ func (a *App) validate() error {
 	if a.MainClass == "" {
 		return fieldErr("app.mainClass", "is required: the fully qualified class to run, e.g. org.apache.spark.examples.SparkPi")
 	}
-	if len(a.MainClass) > 1024 || !classRE.MatchString(a.MainClass) {
+	if len(a.MainClass) > 1024 || !isJavaClass(a.MainClass) {
 		return fieldErr("app.mainClass", "must be a Java class name such as org.apache.spark.examples.SparkPi, got %q", truncate(a.MainClass, 80))
 	}
 	if err := checkMainClass(a.MainClass); err != nil {
@@ -308,8 +306,6 @@ var sparkSpecialClasses = map[string]bool{
 	"org.apache.spark.sql.connect.service.SparkConnectServer":  true,
 }
 
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
-
 // isDash reports whether r is a hyphen-minus or something that looks like
 // one: any Unicode dash (Pd), and the minus signs and hyphens of other
 // categories.
@@ -347,7 +343,7 @@ func validateAppResource(s string) error {
 		return fieldErr(field, "%q is a name spark-submit reserves for its shells and servers; %s", s, hint)
 	}
 	i := strings.IndexByte(s, ':')
-	if i <= 0 || !schemeRE.MatchString(s[:i]) {
+	if i <= 0 || !isScheme(s[:i]) {
 		return nil // a path on the agent
 	}
 	scheme := strings.ToLower(s[:i])
@@ -392,7 +388,7 @@ func (s *Spec) CheckCommandValues() error {
 	if err := validateAppResource(s.App.AppResource); err != nil {
 		return err
 	}
-	if !classRE.MatchString(s.App.MainClass) {
+	if !isJavaClass(s.App.MainClass) {
 		return fieldErr("app.mainClass", "must be a Java class name, got %q", truncate(s.App.MainClass, 80))
 	}
 	if err := checkMainClass(s.App.MainClass); err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -22,6 +23,12 @@ import (
 
 // maxCreateBatch bounds the jobs of one group commit.
 const maxCreateBatch = 512
+
+// idsPerNotification is how many job ids one NOTIFY of a group commit
+// carries ("s:<id>,<id>,..."): a notification per job cost PostgreSQL and
+// every listener a message per submission; 150 ids (5.5 kB) stay under
+// PostgreSQL's 8,000-byte payload limit.
+const idsPerNotification = 150
 
 // DefaultCommitters is how many group commits may be under way at once.
 const DefaultCommitters = 2
@@ -107,19 +114,23 @@ func (s *Store) takeCreates() []*createReq {
 // CreateJob stores a new job in state SUBMITTED (or straight on to
 // REJECTED when rejectReason is not empty, or to QUEUED when j.State is
 // QUEUED: the core admitted it at submission) with its events, atomically,
-// and returns once it is committed. j.ID, j.Fingerprint and j.SubmittedAt
-// must be set.
+// and returns once it is committed. j.ID and j.SubmittedAt must be set;
+// an empty j.Fingerprint is computed (j.Spec.Fingerprint()) from the spec
+// as stored, which spares the caller encoding the spec twice.
 //
 // Idempotency: when a job with the same id exists, CreateJob returns it
 // with created=false if its fingerprint matches, and scheduler.ErrConflict
 // otherwise. Concurrent calls with one id create exactly one job.
 func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason string) (scheduler.Job, bool, error) {
-	if j.ID == "" || j.Fingerprint == "" {
-		return j, false, fmt.Errorf("create job: id and fingerprint must be set")
+	if j.ID == "" {
+		return j, false, fmt.Errorf("create job: the id must be set")
 	}
 	spec, err := json.Marshal(&j.Spec)
 	if err != nil {
 		return j, false, fmt.Errorf("create job %s: encode spec: %w", j.ID, err)
+	}
+	if j.Fingerprint == "" {
+		j.Fingerprint = scheduler.FingerprintOf(spec)
 	}
 	labels, err := json.Marshal(nonNil(j.Labels))
 	if err != nil {
@@ -230,30 +241,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 		a := ActorFrom(r.ctx)
 		actors[i], clients[i] = a.Name, a.Client
 	}
-	q, err := s.db.QueryContext(ctx, `WITH input AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
-				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
-				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
-		), ins AS (
-			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
-			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
-			FROM input ORDER BY n
-			ON CONFLICT (id) DO NOTHING
-			RETURNING id
-		), ev AS (
-			INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client)
-			SELECT x.id, $11, x.from_state, x.to_state, x.reason, x.actor, x.client FROM (
-				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason, i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id
-				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
-				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
-			) x ORDER BY x.n, x.k
-		)
-		SELECT ins.id FROM ins CROSS JOIN LATERAL (SELECT pg_notify('`+JobsChannel+`', 's:' || ins.id::text)) AS n`,
+	q, err := s.insertJobsQuery(ctx,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
 		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {
@@ -329,6 +317,62 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 		r.done <- createResult{job: existing}
 	}
 	return nil
+}
+
+// insertJobsSQL is insertJobs' statement: the batch's jobs, their events
+// and the notifications, from array parameters.
+var insertJobsSQL = `WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
+				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
+				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
+		), ins AS (
+			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
+			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
+			FROM input ORDER BY n
+			ON CONFLICT (id) DO NOTHING
+			RETURNING id
+		), ev AS (
+			INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client)
+			SELECT x.id, $11, x.from_state, x.to_state, x.reason, x.actor, x.client FROM (
+				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason, i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id
+				UNION ALL
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
+				UNION ALL
+				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
+					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
+			) x ORDER BY x.n, x.k
+		), note AS (
+			SELECT pg_notify('`+JobsChannel+`', 's:' || string_agg(g.id::text, ',')) FROM (
+				SELECT id, (row_number() OVER () - 1) / `+fmt.Sprint(idsPerNotification)+` AS k FROM ins) g
+			GROUP BY g.k
+		)
+		SELECT ins.id FROM ins CROSS JOIN (SELECT count(*) FROM note) AS n`
+
+// insertJobsQuery runs insertJobsSQL as a statement prepared once per
+// connection. Unprepared, PostgreSQL parsed and planned it for every group
+// commit, which cost it about as much as inserting a dozen jobs.
+func (s *Store) insertJobsQuery(ctx context.Context, args ...any) (*sql.Rows, error) {
+	stmt := s.gc.insertStmt(ctx, s.db)
+	if stmt == nil {
+		return s.db.QueryContext(ctx, insertJobsSQL, args...)
+	}
+	return stmt.QueryContext(ctx, args...)
+}
+
+// insertStmt is the prepared insertJobsSQL (nil when it cannot be
+// prepared now: the caller runs the statement unprepared, and the next
+// call tries again).
+func (g *groupCommit) insertStmt(ctx context.Context, db *sql.DB) *sql.Stmt {
+	g.stmtMu.Lock()
+	defer g.stmtMu.Unlock()
+	if g.stmt == nil {
+		if st, err := db.PrepareContext(ctx, insertJobsSQL); err == nil {
+			g.stmt = st
+		}
+	}
+	return g.stmt
 }
 
 // withCreated is the job as insertJobs stored it.

@@ -11,7 +11,8 @@ import (
 )
 
 // JobsChannel is the PostgreSQL NOTIFY channel on which every instance
-// announces the jobs it stores ("s:<id>") and the cancellations it records
+// announces the jobs it stores ("s:<id>", or "s:<id>,<id>,..." for the
+// jobs of one group commit) and the cancellations it records
 // ("c:<id>:<1 if a kill was requested, else 0>"), at commit. The leader
 // listens (Listen), so submissions and cancellations made through any
 // instance reach its scheduler.
@@ -79,7 +80,13 @@ func Listen(ctx context.Context, url string, ev JobEvents, log logrus.FieldLogge
 			kind, rest, _ := strings.Cut(n.Extra, ":")
 			switch kind {
 			case "s":
-				batch = append(batch, rest)
+				for rest != "" {
+					var id string
+					id, rest, _ = strings.Cut(rest, ",")
+					if id != "" {
+						batch = append(batch, id)
+					}
+				}
 				if len(batch) >= 1000 {
 					flush()
 				}

@@ -40,6 +40,9 @@ type groupCommit struct {
 	kick    chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	// the prepared insert of a batch (create.go)
+	stmtMu sync.Mutex
+	stmt   *sql.Stmt
 }
 
 // Option configures a Store.
@@ -121,6 +124,12 @@ func (s *Store) Close() error {
 	for _, r := range pending {
 		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
 	}
+	s.gc.stmtMu.Lock()
+	if s.gc.stmt != nil {
+		s.gc.stmt.Close()
+		s.gc.stmt = nil
+	}
+	s.gc.stmtMu.Unlock()
 	return s.db.Close()
 }
 

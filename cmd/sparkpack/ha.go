@@ -47,6 +47,9 @@ type leadership struct {
 	submit sparksubmit.Options // for the driver command of jobs shown on followers
 
 	cur atomic.Pointer[live]
+	// local are jobs the API handed to the current term's core directly;
+	// their notifications are not read back.
+	local *recentIDs
 	// leaderURL caches where the leader's API answers, for followers.
 	mu        sync.Mutex
 	leaderURL *url.URL
@@ -54,7 +57,7 @@ type leadership struct {
 }
 
 func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*leadership, error) {
-	h := &leadership{c: c, st: st, broker: broker, m: m, log: log}
+	h := &leadership{c: c, st: st, broker: broker, m: m, log: log, local: newRecentIDs(30 * time.Second)}
 	el, err := leader.New(leader.Config{Instance: c.ha.instance, URL: c.ha.advertise, TTL: c.ha.ttl, Renew: c.ha.renew,
 		Retry: c.ha.retry, Log: log.WithField("instance", c.ha.instance),
 		OnChange: func(lead bool, l leader.Lease) {
@@ -101,6 +104,7 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
 		return
 	}
+	h.local.Reset()
 	h.cur.Store(lv)
 	log.WithField("startup", time.Since(started).Round(time.Millisecond).String()).Info("leading: scheduler and Mesos framework started")
 	var wg sync.WaitGroup
@@ -124,8 +128,12 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	wg.Wait()
 }
 
-// submitted hands jobs stored by any instance to the core.
+// submitted hands jobs stored by any instance to the core (except those
+// this instance's API already handed to it).
 func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
+	if ids = h.local.Unknown(ids); len(ids) == 0 {
+		return
+	}
 	jobs, err := h.st.JobsByID(ctx, ids)
 	if err != nil {
 		h.log.WithError(err).Warn("reading notified jobs failed; they are picked up at the next resync")
@@ -162,6 +170,7 @@ func (h *leadership) resync(ctx context.Context, lv *live) {
 // once; elsewhere the database's notification reaches the leader.
 func (h *leadership) JobSubmitted(j scheduler.Job) {
 	if lv := h.cur.Load(); lv != nil {
+		h.local.Add(j.ID)
 		lv.core.JobSubmitted(j)
 	}
 }

@@ -107,6 +107,22 @@ func (c *Client) Submit(ctx context.Context, job map[string]any) (int, error) {
 	return code, nil
 }
 
+// submitOn posts one job over pc.
+func (c *Client) submitOn(ctx context.Context, pc *poster, job map[string]any) error {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	code, body, err := pc.post(ctx, "/api/v1/jobs", b)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusCreated && code != http.StatusOK {
+		return fmt.Errorf("POST /api/v1/jobs: HTTP %d: %s", code, truncate(body))
+	}
+	return nil
+}
+
 func truncate(b []byte) string {
 	if len(b) > 300 {
 		b = b[:300]
@@ -190,6 +206,10 @@ func (c *Client) RunBurst(ctx context.Context, b Burst) BurstResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pc := newPoster(c.API, c.Token, c.HTTP.Timeout)
+			if pc != nil {
+				defer pc.close()
+			}
 			for {
 				if ctx.Err() != nil {
 					return
@@ -211,7 +231,12 @@ func (c *Client) RunBurst(ctx context.Context, b Burst) BurstResult {
 				}
 				job := b.Make(i)
 				t0 := time.Now()
-				_, err := c.Submit(ctx, job)
+				var err error
+				if pc != nil {
+					err = c.submitOn(ctx, pc, job)
+				} else {
+					_, err = c.Submit(ctx, job)
+				}
 				lat := time.Since(t0)
 				if err != nil && ctx.Err() != nil {
 					return // the burst ended while this one was in flight
