@@ -344,8 +344,8 @@ var insertJobsSQL = `WITH input AS (
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
 		), note AS (
-			SELECT pg_notify('`+JobsChannel+`', 's:' || string_agg(g.id::text, ',')) FROM (
-				SELECT id, (row_number() OVER () - 1) / `+fmt.Sprint(idsPerNotification)+` AS k FROM ins) g
+			SELECT pg_notify('` + JobsChannel + `', 's:' || string_agg(g.id::text, ',')) FROM (
+				SELECT id, (row_number() OVER () - 1) / ` + fmt.Sprint(idsPerNotification) + ` AS k FROM ins) g
 			GROUP BY g.k
 		)
 		SELECT ins.id FROM ins CROSS JOIN (SELECT count(*) FROM note) AS n`
