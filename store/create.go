@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
@@ -39,6 +41,22 @@ type createReq struct {
 	spec   string
 	labels string
 	done   chan createResult
+	// state is reqWaiting until either the committer answers
+	// (reqAnswered) or the caller gives up waiting (reqAbandoned).
+	state atomic.Int32
+}
+
+const (
+	reqWaiting int32 = iota
+	reqAnswered
+	reqAbandoned
+)
+
+// answer hands the caller its result; false when the caller had given up
+// waiting (it never sees the result).
+func (r *createReq) answer(res createResult) bool {
+	r.done <- res // buffered: never blocks
+	return r.state.CompareAndSwap(reqWaiting, reqAnswered)
 }
 
 type createResult struct {
@@ -164,7 +182,12 @@ func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason str
 	case r := <-req.done:
 		return r.job, r.created, r.err
 	case <-ctx.Done():
-		// It may still be committed: a retry with the same id finds it.
+		if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			r := <-req.done // answered meanwhile
+			return r.job, r.created, r.err
+		}
+		// It may still be committed: a retry with the same id finds it
+		// (and the committer announces it, see insertJobs).
 		return j, false, fmt.Errorf("create job %s: %w", j.ID, context.Cause(ctx))
 	}
 }
@@ -177,7 +200,7 @@ func (s *Store) commitCreates(batch []*createReq) {
 	live := batch[:0:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
-			r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, context.Cause(r.ctx))}
+			r.answer(createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, context.Cause(r.ctx))})
 			continue
 		}
 		live = append(live, r)
@@ -199,7 +222,7 @@ func (s *Store) commitCreates(batch []*createReq) {
 		return
 	}
 	for _, r := range live {
-		r.done <- createResult{job: r.j, err: err}
+		r.answer(createResult{job: r.j, err: err})
 	}
 }
 
@@ -241,7 +264,23 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 		a := ActorFrom(r.ctx)
 		actors[i], clients[i] = a.Name, a.Client
 	}
-	q, err := s.insertJobsQuery(ctx,
+	announce := s.gc.announces()
+	// A job stored quietly whose submitter stopped waiting (its request
+	// timed out) reaches no core through the API: announce it afterwards.
+	var abandoned []string
+	defer func() {
+		if !announce && len(abandoned) > 0 {
+			if err := s.Announce(ctx, abandoned); err != nil {
+				s.log.WithError(err).WithField("jobs", len(abandoned)).Warn("cannot announce jobs whose submitters stopped waiting; the leader finds them at its next resync")
+			}
+		}
+	}()
+	answerCreated := func(r *createReq) {
+		if !r.answer(createResult{job: withCreated(r.j, now), created: true}) {
+			abandoned = append(abandoned, r.j.ID)
+		}
+	}
+	q, err := s.insertJobsQuery(ctx, announce,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
 		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
 	if err != nil {
@@ -287,9 +326,9 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 			// The created ones are committed: answer them; the others fail.
 			for _, r := range batch {
 				if created[r.j.ID] && first[r.j.ID] == r {
-					r.done <- createResult{job: withCreated(r.j, now), created: true}
+					answerCreated(r)
 				} else {
-					r.done <- createResult{job: r.j, err: fmt.Errorf("read existing job %s: %w", r.j.ID, err)}
+					r.answer(createResult{job: r.j, err: fmt.Errorf("read existing job %s: %w", r.j.ID, err)})
 				}
 			}
 			return nil
@@ -298,7 +337,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 	for _, r := range batch {
 		id := r.j.ID
 		if created[id] && first[id] == r {
-			r.done <- createResult{job: withCreated(r.j, now), created: true}
+			answerCreated(r)
 			continue
 		}
 		var existing scheduler.Job
@@ -307,21 +346,21 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 		} else if ex, ok := stored[id]; ok {
 			existing = ex
 		} else {
-			r.done <- createResult{job: r.j, err: fmt.Errorf("job %s: neither created nor found", id)}
+			r.answer(createResult{job: r.j, err: fmt.Errorf("job %s: neither created nor found", id)})
 			continue
 		}
 		if existing.Fingerprint != r.j.Fingerprint {
-			r.done <- createResult{job: existing, err: fmt.Errorf("job %s: %w", id, scheduler.ErrConflict)}
+			r.answer(createResult{job: existing, err: fmt.Errorf("job %s: %w", id, scheduler.ErrConflict)})
 			continue
 		}
-		r.done <- createResult{job: existing}
+		r.answer(createResult{job: existing})
 	}
 	return nil
 }
 
-// insertJobsSQL is insertJobs' statement: the batch's jobs, their events
-// and the notifications, from array parameters.
-var insertJobsSQL = `WITH input AS (
+// insertJobsCTE is the body of insertJobs' statement: the batch's jobs and
+// their events, from array parameters.
+const insertJobsCTE = `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
 				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
 				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
@@ -343,36 +382,83 @@ var insertJobsSQL = `WITH input AS (
 				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
 					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
 			) x ORDER BY x.n, x.k
-		), note AS (
+		)`
+
+// insertJobsSQL stores a batch and announces it on JobsChannel in the same
+// transaction, so that the leader hears of every job a follower stores.
+// insertJobsQuietSQL stores it without announcing: NOTIFY takes a lock
+// that PostgreSQL holds until the commit is flushed, so announced group
+// commits were flushed one after the other, never together, and that
+// serialisation capped submissions far below what the server can commit.
+// The leader's own submissions need no notice (its core hears of them
+// directly; see SetDirectIntake).
+var (
+	insertJobsSQL = insertJobsCTE + `, note AS (
 			SELECT pg_notify('` + JobsChannel + `', 's:' || string_agg(g.id::text, ',')) FROM (
 				SELECT id, (row_number() OVER () - 1) / ` + fmt.Sprint(idsPerNotification) + ` AS k FROM ins) g
 			GROUP BY g.k
 		)
 		SELECT ins.id FROM ins CROSS JOIN (SELECT count(*) FROM note) AS n`
+	insertJobsQuietSQL = insertJobsCTE + `
+		SELECT ins.id FROM ins`
+)
 
-// insertJobsQuery runs insertJobsSQL as a statement prepared once per
-// connection. Unprepared, PostgreSQL parsed and planned it for every group
-// commit, which cost it about as much as inserting a dozen jobs.
-func (s *Store) insertJobsQuery(ctx context.Context, args ...any) (*sql.Rows, error) {
-	stmt := s.gc.insertStmt(ctx, s.db)
+// SetDirectIntake tells the store when the scheduler of this process hears
+// of the jobs stored through it without a database notification: direct
+// returns true while this instance leads and its core is handed each job
+// the API stores. Group commits made then do not NOTIFY. The caller must
+// announce (Announce) a job stored that way if, once it is committed, its
+// core can no longer take it. Until it is set, every group commit
+// announces its jobs.
+func (s *Store) SetDirectIntake(direct func() bool) { s.gc.direct.Store(&direct) }
+
+// announces reports whether the next group commit must announce its jobs.
+func (g *groupCommit) announces() bool {
+	d := g.direct.Load()
+	return d == nil || !(*d)()
+}
+
+// Announce notifies JobsChannel of stored jobs (as a group commit does),
+// in its own transaction.
+func (s *Store) Announce(ctx context.Context, ids []string) error {
+	for len(ids) > 0 {
+		n := min(len(ids), idsPerNotification)
+		if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "s:"+strings.Join(ids[:n], ",")); err != nil {
+			return fmt.Errorf("announce %d jobs: %w", len(ids), err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// insertJobsQuery runs the insert (announcing or quiet) as a statement
+// prepared once per connection. Unprepared, PostgreSQL parsed and planned
+// it for every group commit, which cost it about as much as inserting a
+// dozen jobs.
+func (s *Store) insertJobsQuery(ctx context.Context, announce bool, args ...any) (*sql.Rows, error) {
+	q, k := insertJobsSQL, 0
+	if !announce {
+		q, k = insertJobsQuietSQL, 1
+	}
+	stmt := s.gc.insertStmt(ctx, s.db, k, q)
 	if stmt == nil {
-		return s.db.QueryContext(ctx, insertJobsSQL, args...)
+		return s.db.QueryContext(ctx, q, args...)
 	}
 	return stmt.QueryContext(ctx, args...)
 }
 
-// insertStmt is the prepared insertJobsSQL (nil when it cannot be
-// prepared now: the caller runs the statement unprepared, and the next
-// call tries again).
-func (g *groupCommit) insertStmt(ctx context.Context, db *sql.DB) *sql.Stmt {
+// insertStmt is the prepared statement q, kept in slot k (nil when it
+// cannot be prepared now: the caller runs the statement unprepared, and
+// the next call tries again).
+func (g *groupCommit) insertStmt(ctx context.Context, db *sql.DB, k int, q string) *sql.Stmt {
 	g.stmtMu.Lock()
 	defer g.stmtMu.Unlock()
-	if g.stmt == nil {
-		if st, err := db.PrepareContext(ctx, insertJobsSQL); err == nil {
-			g.stmt = st
+	if g.stmt[k] == nil {
+		if st, err := db.PrepareContext(ctx, q); err == nil {
+			g.stmt[k] = st
 		}
 	}
-	return g.stmt
+	return g.stmt[k]
 }
 
 // withCreated is the job as insertJobs stored it.

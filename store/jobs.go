@@ -147,7 +147,8 @@ func (s *Store) ListJobs(ctx context.Context, o ListOptions) ([]scheduler.Job, s
 			return nil, "", err
 		}
 		args = append(args, b)
-		where = append(where, fmt.Sprintf("labels @> $%d::jsonb", len(args)))
+		// labels <> '{}' lets the partial index jobs_labels serve the filter.
+		where = append(where, fmt.Sprintf("labels @> $%d::jsonb AND labels <> '{}'::jsonb", len(args)))
 	}
 	if o.Cursor != "" {
 		seq, err := decodeCursor(o.Cursor)

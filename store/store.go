@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
@@ -40,9 +41,11 @@ type groupCommit struct {
 	kick    chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
-	// the prepared insert of a batch (create.go)
+	// the prepared inserts of a batch, announcing and quiet (create.go)
 	stmtMu sync.Mutex
-	stmt   *sql.Stmt
+	stmt   [2]*sql.Stmt
+	// direct, when set, says when group commits need not announce
+	direct atomic.Pointer[func() bool]
 }
 
 // Option configures a Store.
@@ -125,9 +128,11 @@ func (s *Store) Close() error {
 		r.done <- createResult{job: r.j, err: fmt.Errorf("create job %s: %w", r.j.ID, errClosed)}
 	}
 	s.gc.stmtMu.Lock()
-	if s.gc.stmt != nil {
-		s.gc.stmt.Close()
-		s.gc.stmt = nil
+	for i, st := range s.gc.stmt {
+		if st != nil {
+			st.Close()
+			s.gc.stmt[i] = nil
+		}
 	}
 	s.gc.stmtMu.Unlock()
 	return s.db.Close()

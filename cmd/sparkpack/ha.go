@@ -47,9 +47,8 @@ type leadership struct {
 	submit sparksubmit.Options // for the driver command of jobs shown on followers
 
 	cur atomic.Pointer[live]
-	// local are jobs the API handed to the current term's core directly;
-	// their notifications are not read back.
-	local *recentIDs
+	// ledUntil is when this instance last stopped leading (unix nanos).
+	ledUntil atomic.Int64
 	// leaderURL caches where the leader's API answers, for followers.
 	mu        sync.Mutex
 	leaderURL *url.URL
@@ -57,7 +56,7 @@ type leadership struct {
 }
 
 func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*leadership, error) {
-	h := &leadership{c: c, st: st, broker: broker, m: m, log: log, local: newRecentIDs(30 * time.Second)}
+	h := &leadership{c: c, st: st, broker: broker, m: m, log: log}
 	el, err := leader.New(leader.Config{Instance: c.ha.instance, URL: c.ha.advertise, TTL: c.ha.ttl, Renew: c.ha.renew,
 		Retry: c.ha.retry, Log: log.WithField("instance", c.ha.instance),
 		OnChange: func(lead bool, l leader.Lease) {
@@ -68,6 +67,10 @@ func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metric
 		return nil, err
 	}
 	h.el = el
+	// While this instance leads, the API hands the jobs it stores to the
+	// core itself (JobSubmitted): their group commits need not announce
+	// them, which lets PostgreSQL flush them together.
+	st.SetDirectIntake(func() bool { return h.cur.Load() != nil && el.Valid() })
 	// The gauges other parts own (queues, cost, power) are read from the
 	// current term's scheduler at every scrape; zero while not leading.
 	m.OnScrape(func() {
@@ -104,7 +107,6 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
 		return
 	}
-	h.local.Reset()
 	h.cur.Store(lv)
 	log.WithField("startup", time.Since(started).Round(time.Millisecond).String()).Info("leading: scheduler and Mesos framework started")
 	var wg sync.WaitGroup
@@ -123,17 +125,14 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 		}
 	}()
 	<-ctx.Done()
+	h.ledUntil.Store(time.Now().UnixNano())
 	h.cur.Store(nil)
 	lv.wait()
 	wg.Wait()
 }
 
-// submitted hands jobs stored by any instance to the core (except those
-// this instance's API already handed to it).
+// submitted hands jobs stored by any instance to the core.
 func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
-	if ids = h.local.Unknown(ids); len(ids) == 0 {
-		return
-	}
 	jobs, err := h.st.JobsByID(ctx, ids)
 	if err != nil {
 		h.log.WithError(err).Warn("reading notified jobs failed; they are picked up at the next resync")
@@ -169,11 +168,30 @@ func (h *leadership) resync(ctx context.Context, lv *live) {
 // JobSubmitted implements api.Notifier: on the leader the core hears at
 // once; elsewhere the database's notification reaches the leader.
 func (h *leadership) JobSubmitted(j scheduler.Job) {
-	if lv := h.cur.Load(); lv != nil {
-		h.local.Add(j.ID)
+	lv := h.cur.Load()
+	if lv != nil && h.el.Valid() {
+		// The lease is still ours after the commit, so no other term
+		// began before it: a later term's recovery reads the job.
 		lv.core.JobSubmitted(j)
+		return
+	}
+	if lv == nil && time.Since(time.Unix(0, h.ledUntil.Load())) > announceAfterLeading {
+		return // a follower: its group commit announced the job
+	}
+	// Leadership ended (or is in doubt) while the job was being stored,
+	// perhaps by a quiet group commit: announce it so that whoever leads
+	// hears of it. A duplicate notice is harmless (the core ignores what it
+	// knows).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.st.Announce(ctx, []string{j.ID}); err != nil {
+		h.log.WithError(err).WithField("job", j.ID).Warn("cannot announce a job stored as leadership ended; the leader finds it at its next resync (restarting a sparkpack instance forces one)")
 	}
 }
+
+// announceAfterLeading is how long after its term an instance still
+// announces the jobs it stores itself: longer than a group commit can take.
+const announceAfterLeading = time.Minute
 
 // JobCancelled implements api.Notifier.
 func (h *leadership) JobCancelled(j scheduler.Job, kill bool) {
