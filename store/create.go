@@ -150,9 +150,11 @@ func (s *Store) CreateJob(ctx context.Context, j scheduler.Job, rejectReason str
 	if j.Fingerprint == "" {
 		j.Fingerprint = scheduler.FingerprintOf(spec)
 	}
-	labels, err := json.Marshal(nonNil(j.Labels))
-	if err != nil {
-		return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
+	labels := []byte("{}")
+	if len(j.Labels) > 0 {
+		if labels, err = json.Marshal(j.Labels); err != nil {
+			return j, false, fmt.Errorf("create job %s: encode labels: %w", j.ID, err)
+		}
 	}
 	j.SubmittedAt = j.SubmittedAt.UTC().Truncate(time.Microsecond)
 	switch {

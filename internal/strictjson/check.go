@@ -78,10 +78,19 @@ func (s *scanner) value(path string, depth int) (e *Error, ok bool) {
 	}
 	// A number or a literal: its syntax is the decoder's business.
 	start := s.i
-	for s.i < len(s.data) && !strings.ContainsRune(",]} \t\r\n:", rune(s.data[s.i])) {
+	for s.i < len(s.data) && !endsScalar(s.data[s.i]) {
 		s.i++
 	}
 	return nil, s.i > start
+}
+
+// endsScalar reports whether c ends a number or literal.
+func endsScalar(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\t', '\r', '\n', ':':
+		return true
+	}
+	return false
 }
 
 func childPath(parent, key string) string {
@@ -102,7 +111,36 @@ func (s *scanner) object(path string, depth int) (*Error, bool) {
 		return nil, true
 	}
 	fold := s.fold != nil && s.fold(path)
-	seen := map[string]string{} // folded key -> the key as sent
+	// folded key -> the key as sent; a few keys are compared in a slice,
+	// more in a map
+	var small [16][2]string
+	seenList := small[:0]
+	var seenMap map[string]string
+	lookup := func(k string) (string, bool) {
+		if seenMap != nil {
+			f, ok := seenMap[k]
+			return f, ok
+		}
+		for _, p := range seenList {
+			if p[0] == k {
+				return p[1], true
+			}
+		}
+		return "", false
+	}
+	remember := func(k, key string) {
+		if seenMap == nil && len(seenList) < len(small) {
+			seenList = append(seenList, [2]string{k, key})
+			return
+		}
+		if seenMap == nil {
+			seenMap = make(map[string]string, 2*len(small))
+			for _, p := range seenList {
+				seenMap[p[0]] = p[1]
+			}
+		}
+		seenMap[k] = key
+	}
 	for {
 		s.skipSpace()
 		if s.i >= len(s.data) || s.data[s.i] != '"' {
@@ -116,20 +154,20 @@ func (s *scanner) object(path string, depth int) (*Error, bool) {
 		if fold {
 			k = foldKey(key)
 		}
-		if first, dup := seen[k]; dup {
+		if first, dup := lookup(k); dup {
 			msg := "appears twice in the same object; send each field once"
 			if first != key {
 				msg = fmt.Sprintf("appears twice in the same object, as %q and %q (field names are matched without regard to case); send each field once", first, key)
 			}
 			return &Error{Path: childPath(path, key), Msg: msg}, true
 		}
-		seen[k] = key
+		remember(k, key)
 		s.skipSpace()
 		if s.i >= len(s.data) || s.data[s.i] != ':' {
 			return nil, false
 		}
 		s.i++
-		if e, ok := s.value(childPath(path, key), depth); e != nil || !ok {
+		if e, ok := s.member(path, key, depth); e != nil || !ok {
 			return e, ok
 		}
 		s.skipSpace()
@@ -146,6 +184,21 @@ func (s *scanner) object(path string, depth int) (*Error, bool) {
 			return nil, false
 		}
 	}
+}
+
+// member checks the value of key in the object at path. The value's path
+// is only built when it is needed: for an object or an array, or to name
+// it in an error.
+func (s *scanner) member(path, key string, depth int) (*Error, bool) {
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] != '{' && s.data[s.i] != '[' {
+		e, ok := s.value("", depth)
+		if e != nil {
+			e.Path = childPath(path, key)
+		}
+		return e, ok
+	}
+	return s.value(childPath(path, key), depth)
 }
 
 func (s *scanner) array(path string, depth int) (*Error, bool) {
@@ -184,6 +237,22 @@ func (s *scanner) array(path string, depth int) (*Error, bool) {
 func (s *scanner) str(path string, isKey bool) (string, *Error, bool) {
 	bad := func(msg string) (string, *Error, bool) { return "", &Error{Path: path, Msg: msg}, true }
 	s.i++ // '"'
+	// Fast path: printable ASCII without escapes, the common case. Only
+	// keys are returned (values are only checked).
+	for j := s.i; j < len(s.data); j++ {
+		c := s.data[j]
+		if c == '"' {
+			var out string
+			if isKey {
+				out = string(s.data[s.i:j])
+			}
+			s.i = j + 1
+			return out, nil, true
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
 	var b strings.Builder
 	for {
 		if s.i >= len(s.data) {
@@ -282,6 +351,29 @@ func hex4(data []byte, at int) (rune, bool) {
 // so that two keys encoding/json would match to the same struct field fold
 // to the same text.
 func foldKey(k string) string {
+	ascii, lower := true, false
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		lower = lower || ('a' <= c && c <= 'z')
+	}
+	if ascii {
+		// An ASCII letter's orbit is its two cases (plus, for k and s, a
+		// rune above ASCII): the smallest is the upper case.
+		if !lower {
+			return k
+		}
+		b := []byte(k)
+		for i, c := range b {
+			if 'a' <= c && c <= 'z' {
+				b[i] = c - ('a' - 'A')
+			}
+		}
+		return string(b)
+	}
 	var b strings.Builder
 	for _, r := range k {
 		min := r

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -170,4 +171,33 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// foldKeyRunes is foldKey without its ASCII shortcut: every rune to the
+// smallest of its case-folding orbit.
+func foldKeyRunes(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
+}
+
+func TestFoldKeyASCIIShortcut(t *testing.T) {
+	for a := 0; a < utf8.RuneSelf; a++ {
+		for _, k := range []string{string(rune(a)), "x" + string(rune(a)) + "Y", "executorCores" + string(rune(a))} {
+			if got, want := foldKey(k), foldKeyRunes(k); got != want {
+				t.Fatalf("foldKey(%q) = %q, want %q", k, got, want)
+			}
+		}
+	}
+	for _, k := range []string{"\u212a", "ſ", "Straße", "mainClass", "MAINCLASS", ""} {
+		if got, want := foldKey(k), foldKeyRunes(k); got != want {
+			t.Errorf("foldKey(%q) = %q, want %q", k, got, want)
+		}
+	}
 }
