@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +106,83 @@ func TestListenHearsEveryStoredJob(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("Listen returned %v, want context.Canceled", err)
+	}
+}
+
+// While the process's core hears of submissions directly (it leads),
+// group commits do not announce; a job whose submitter stopped waiting
+// before the commit is announced all the same, since no core heard of it.
+func TestQuietGroupCommits(t *testing.T) {
+	s, url := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heard := make(chan string, 100)
+	ready := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_ = Listen(ctx, url, JobEvents{
+			Submitted: func(ids []string) {
+				for _, id := range ids {
+					heard <- id
+				}
+			},
+			Resync: func() { once.Do(func() { close(ready) }) },
+		}, quietLog())
+	}()
+	<-ready
+	next := func() string {
+		select {
+		case id := <-heard:
+			return id
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification within 10 s")
+			return ""
+		}
+	}
+	var direct atomic.Bool
+	s.SetDirectIntake(direct.Load)
+
+	// Quiet, then announced: notifications come in commit order, so the
+	// first one heard is the announced job's.
+	direct.Store(true)
+	quiet := newJob(t, nil)
+	if _, _, err := s.CreateJob(ctx, quiet, ""); err != nil {
+		t.Fatal(err)
+	}
+	direct.Store(false)
+	loud := newJob(t, nil)
+	if _, _, err := s.CreateJob(ctx, loud, ""); err != nil {
+		t.Fatal(err)
+	}
+	if id := next(); id != loud.ID {
+		t.Fatalf("heard %s first, want the announced job %s (the quiet one is %s)", id, loud.ID, quiet.ID)
+	}
+
+	// A submitter that stops waiting: the insert is held up by a lock, the
+	// caller's context ends, then the insert commits and is announced.
+	direct.Store(true)
+	tx, err := s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE jobs IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	gone := newJob(t, nil)
+	cctx, ccancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, _, err = s.CreateJob(cctx, gone, "")
+	ccancel()
+	if err == nil {
+		t.Fatal("CreateJob returned before the table lock was released")
+	}
+	time.Sleep(100 * time.Millisecond) // the committer is waiting for the lock
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if id := next(); id != gone.ID {
+		t.Fatalf("heard %s, want the abandoned job %s", id, gone.ID)
+	}
+	if j, err := s.GetJob(ctx, gone.ID); err != nil || j.ID != gone.ID {
+		t.Fatalf("the abandoned job was not stored: %v", err)
 	}
 }
