@@ -252,7 +252,8 @@ type Core struct {
 	fullDue       bool // the next pass must look at every waiting job
 	blocked       bool // regular jobs waited behind deadline jobs at the last pass
 	viewDirty     bool
-	publishedAt   time.Time // wall time of the last publish
+	publishedAt   time.Time     // wall time of the last publish
+	publishTook   time.Duration // how long it took
 	standby       *standbyView
 	wakeAt        time.Time // next timer-driven change (at risk, promotion)
 	// hint is what the last pass left for Decide's waiting reason.
@@ -464,8 +465,8 @@ func (c *Core) Run(ctx context.Context) error {
 			}
 			timer = c.clock.After(d)
 		}
-		if c.publishPending() {
-			publish = time.After(publishEvery)
+		if gap, ok := c.publishPending(); ok {
+			publish = time.After(gap)
 		}
 		select {
 		case <-ctx.Done():
@@ -492,11 +493,12 @@ func (c *Core) Run(ctx context.Context) error {
 	}
 }
 
-// publishPending reports whether a pass left the readers' view out of date.
-func (c *Core) publishPending() bool {
+// publishPending reports whether a pass left the readers' view out of
+// date, and how long to wait before publishing it.
+func (c *Core) publishPending() (time.Duration, bool) {
 	c.passMu.Lock()
 	defer c.passMu.Unlock()
-	return c.viewDirty
+	return c.publishGap(), c.viewDirty
 }
 
 // Recover rebuilds the core's state from Store.Unfinished: SUBMITTED jobs

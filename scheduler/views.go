@@ -93,35 +93,51 @@ const (
 )
 
 // publish makes the queues' current state the one readers see. Under Run,
-// a large queue is published at most every publishEvery (maybePublish;
-// Run's loop comes back for a pending one).
+// a large queue is published at most every publishGap (Run's loop comes
+// back for a pending one).
 func (c *Core) publish(now time.Time) {
 	if !c.viewDirty && c.view.Load() != nil {
 		return
 	}
-	if c.async.Load() && c.dq.Len()+c.jq.Len() > publishSmall && time.Since(c.publishedAt) < publishEvery {
-		return // Run publishes it when publishEvery has passed
+	if c.async.Load() && c.dq.Len()+c.jq.Len() > publishSmall && time.Since(c.publishedAt) < c.publishGap() {
+		return // Run publishes it when the gap has passed
 	}
-	c.publishedAt = time.Now()
+	start := time.Now()
+	defer func() { c.publishedAt, c.publishTook = start, time.Since(start) }()
 	s := &queueSnapshot{
 		deadline: make([]*QueuedJob, 0, c.dq.Len()),
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
 		fifo:     c.jq.FIFO, at: now,
 	}
 	seen := map[[2]float64]bool{}
+	var last [2]float64
+	shape := func(e *Entry) {
+		// Neighbours mostly share a size: skip the map for repeats.
+		if k := [2]float64{e.Demand.CPUs, e.Demand.MemMB}; k != last || len(seen) == 0 {
+			seen[k], last = true, k
+		}
+	}
 	for _, e := range c.dq.Entries() {
 		s.deadline = append(s.deadline, c.viewOf(e))
-		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
+		shape(e)
 	}
 	for _, e := range c.jq.Entries() {
 		s.regular = append(s.regular, c.viewOf(e))
-		seen[[2]float64{e.Demand.CPUs, e.Demand.MemMB}] = true
+		shape(e)
 	}
 	for k := range seen {
 		s.shapes = append(s.shapes, k)
 	}
 	c.view.Store(s)
 	c.viewDirty = false
+}
+
+// publishGap is the least time between two publishes of a large queue:
+// publishEvery, or twenty times what the last publish took, whichever is
+// longer, so that copying the queue for readers never takes more than
+// about a twentieth of a core however long the queue grows.
+func (c *Core) publishGap() time.Duration {
+	return max(publishEvery, 20*c.publishTook)
 }
 
 func (c *Core) snapshotView() *queueSnapshot {
