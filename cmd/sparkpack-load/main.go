@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -169,9 +170,10 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	if err != nil {
 		return r, fmt.Errorf("the blocking job did not start: %w", err)
 	}
-	mk := func(prefix string) func(int) map[string]any {
-		return func(i int) map[string]any {
-			return loadgen.Job(loadgen.NewID(), fmt.Sprintf("%s-%d", prefix, i), o.executors, o.cores, o.memMB, 600)
+	mk := func(prefix string) func(int) (string, []byte) {
+		return func(i int) (string, []byte) {
+			id := loadgen.NewID()
+			return id, loadgen.JobBody(id, prefix+"-"+strconv.Itoa(i), o.executors, o.cores, o.memMB, 600)
 		}
 	}
 	progress := func(phase string) func(int, time.Duration) {
@@ -181,7 +183,7 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	}
 	// 2. As fast as possible.
 	say("burst: %d clients for %s", o.clients, o.burst)
-	b := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, Duration: o.burst, Make: mk("burst"), Progress: progress("burst")})
+	b := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, Duration: o.burst, Body: mk("burst"), Progress: progress("burst")})
 	r.BurstSubmitsPerSec, r.BurstFailed = b.PerSecond(), b.Failed
 	r.BurstP50Ms, r.BurstP99Ms = ms(loadgen.Percentile(b.Latencies, 50)), ms(loadgen.Percentile(b.Latencies, 99))
 	if b.Failed > 0 {
@@ -189,7 +191,7 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	}
 	// 3. At a fixed rate: how soon are stored jobs queued?
 	say("sustained: %.0f submissions/s for %s", o.rate, o.rateFor)
-	s := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, Duration: o.rateFor, Rate: o.rate, Make: mk("rate"), Progress: progress("sustained")})
+	s := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, Duration: o.rateFor, Rate: o.rate, Body: mk("rate"), Progress: progress("sustained")})
 	r.SustainedAchieved = s.PerSecond()
 	// How soon the core holds every stored job in its queues (its view
 	// is published at most every 100 ms).
@@ -245,7 +247,7 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 			break
 		}
 		say("fill: %d waiting, submitting %d more", have, o.queued-have)
-		f := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, MaxJobs: o.queued - have, Make: mk("fill"), Progress: progress("fill")})
+		f := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, MaxJobs: o.queued - have, Body: mk("fill"), Progress: progress("fill")})
 		if f.Failed > 0 {
 			say("fill: %d submissions failed; first: %s", f.Failed, f.FirstError)
 		}

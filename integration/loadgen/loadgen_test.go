@@ -2,10 +2,12 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -55,6 +57,26 @@ sparkpack_scheduling_pass_seconds_bucket{kind="incremental",le="+Inf"} 7
 		b, n, err := c.HistogramQuantile(ctx, "sparkpack_scheduling_pass_seconds", c2.label, c2.q)
 		if err != nil || b != c2.bound || n != c2.count {
 			t.Errorf("%s q%g: %v %v %v, want %v %v", c2.label, c2.q, b, n, err, c2.bound, c2.count)
+		}
+	}
+}
+
+// JobBody encodes the same job as Job.
+func TestJobBodyIsJob(t *testing.T) {
+	for _, c := range []struct {
+		id, name string
+		est      float64
+	}{{NewID(), "burst-1", 600}, {NewID(), `odd "name" \ é`, 0.5}} {
+		var got, want map[string]any
+		if err := json.Unmarshal(JobBody(c.id, c.name, 12, 2, 2048, c.est), &got); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(Job(c.id, c.name, 12, 2, 2048, c.est))
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("JobBody gives %v, Job %v", got, want)
 		}
 	}
 }
