@@ -2,8 +2,12 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 // decided stores j as the API does with a core: decided at submission
@@ -92,5 +96,44 @@ func TestDecidePredictsTheFirstWaitingReason(t *testing.T) {
 	}
 	if d := h.store.callCount("SetWaitingMany") - before; d == 0 {
 		t.Fatal("the pass did not write the corrected reason")
+	}
+}
+
+// An executor fits one of the frontier's sizes exactly when it fits some
+// agent; the frontier has no size another beats on both resources.
+func TestSizeFrontier(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for round := 0; round < 300; round++ {
+		var agents []placement.Agent
+		for i := rng.Intn(40); i >= 0; i-- {
+			agents = append(agents, placement.Agent{CPUs: float64(1 + rng.Intn(16)), MemMB: float64(1024 * (1 + rng.Intn(16)))})
+		}
+		var standby []placement.Agent
+		if rng.Intn(2) == 0 {
+			standby = append(standby, placement.Agent{CPUs: float64(1 + rng.Intn(32)), MemMB: float64(512 * (1 + rng.Intn(64)))})
+		}
+		front := sizeFrontier(agents, standby)
+		for _, a := range front {
+			for _, b := range front {
+				if a != b && b[0] >= a[0] && b[1] >= a[1] {
+					t.Fatalf("frontier %v holds %v, which %v beats", front, a, b)
+				}
+			}
+		}
+		all := append(slices.Clone(agents), standby...)
+		for q := 0; q < 50; q++ {
+			c, m := float64(1+rng.Intn(34)), float64(256*(1+rng.Intn(140)))
+			want := false
+			for _, a := range all {
+				want = want || (a.CPUs >= c && a.MemMB >= m)
+			}
+			got := false
+			for _, f := range front {
+				got = got || (f[0] >= c && f[1] >= m)
+			}
+			if got != want {
+				t.Fatalf("executor %gx%g: frontier %v says %v, the agents %v", c, m, front, got, want)
+			}
+		}
 	}
 }

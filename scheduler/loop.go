@@ -1,11 +1,13 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -268,9 +270,11 @@ type Core struct {
 	actMu  sync.Mutex
 	active map[string]*activeJob
 
-	// capacity of the agents, for admission from the API.
+	// capacity: the largest agent sizes (cpus, MiB), for admission from
+	// the API (see sizeFrontier).
 	capMu    sync.RWMutex
-	capacity []placement.Agent
+	capacity [][2]float64
+	capKey   [4]float64 // capacityKey of the agents capacity was computed from
 
 	view    atomic.Pointer[queueSnapshot]
 	wakeMu  sync.Mutex
@@ -735,11 +739,59 @@ func (c *Core) executorFitsSomewhere(j *Job) bool {
 	}
 	d := DemandOf(j)
 	for _, a := range c.capacity {
-		if a.CPUs >= d.CPUs-1e-9 && a.MemMB >= d.MemMB-1e-9 {
+		if a[0] >= d.CPUs-1e-9 && a[1] >= d.MemMB-1e-9 {
 			return true
 		}
 	}
 	return false
+}
+
+// sizeFrontier is the agent sizes (cpus, MiB) that no other agent beats on
+// both: an executor fits some agent exactly when it fits one of them. A
+// cluster has a handful of such sizes however many agents it has, so
+// admission checks a few sizes instead of every agent.
+func sizeFrontier(agents ...[]placement.Agent) [][2]float64 {
+	seen := map[[2]float64]bool{}
+	var sizes [][2]float64
+	for _, as := range agents {
+		for i := range as {
+			k := [2]float64{as[i].CPUs, as[i].MemMB}
+			if !seen[k] {
+				seen[k] = true
+				sizes = append(sizes, k)
+			}
+		}
+	}
+	// Largest cpus first (then memory): a size is on the frontier when it
+	// has more memory than every size with more cpus.
+	slices.SortFunc(sizes, func(a, b [2]float64) int {
+		if c := cmp.Compare(b[0], a[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(b[1], a[1])
+	})
+	var front [][2]float64
+	for _, a := range sizes {
+		if len(front) == 0 || a[1] > front[len(front)-1][1] {
+			front = append(front, a)
+		}
+	}
+	return front
+}
+
+// capacityKey summarises the agents' sizes cheaply (count and sums), so
+// that the frontier is only recomputed when they change.
+func capacityKey(agents ...[]placement.Agent) [4]float64 {
+	var k [4]float64
+	for _, as := range agents {
+		for i := range as {
+			k[0]++
+			k[1] += as[i].CPUs
+			k[2] += as[i].MemMB
+			k[3] += as[i].CPUs * as[i].MemMB
+		}
+	}
+	return k
 }
 
 // Submit admits a job that is stored in state SUBMITTED and queues it (or

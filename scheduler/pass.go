@@ -281,13 +281,16 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 		}
 		c.viewDirty, c.fullDue = true, true
 	}
-	capacity := slices.Clone(snap.Agents)
+	var standby []placement.Agent
 	if c.cfg.Standby != nil {
-		capacity = append(capacity, c.cfg.Standby.StandbyAgents()...)
+		standby = c.cfg.Standby.StandbyAgents()
 	}
-	c.capMu.Lock()
-	c.capacity = capacity
-	c.capMu.Unlock()
+	if key := capacityKey(snap.Agents, standby); key != c.capKey || c.capacity == nil {
+		capacity := sizeFrontier(snap.Agents, standby)
+		c.capMu.Lock()
+		c.capacity, c.capKey = capacity, key
+		c.capMu.Unlock()
+	}
 	c.observeCost(ctx, now, snap)
 }
 
