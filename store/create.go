@@ -360,30 +360,22 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 	return nil
 }
 
-// insertJobsCTE is the body of insertJobs' statement: the batch's jobs and
-// their events, from array parameters.
+// insertJobsCTE is the body of insertJobs' statement: the batch's jobs,
+// from array parameters. Their submission (the state each was stored in,
+// who sent it and from where) is recorded in the row itself, not as
+// job_events rows (migration 0009; Events shows it).
 const insertJobsCTE = `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[],
 				$7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $12::bool[], $13::text[], $14::text[]) WITH ORDINALITY
 				AS i(id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, actor, client, n)
 		), ins AS (
-			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at, submitted_by)
-			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11, actor
+			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at,
+				submitted_by, submit_state, submitted_client)
+			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $11,
+				actor, state, client
 			FROM input ORDER BY n
 			ON CONFLICT (id) DO NOTHING
 			RETURNING id
-		), ev AS (
-			INSERT INTO job_events (job_id, at, from_state, to_state, reason, actor, client)
-			SELECT x.id, $11, x.from_state, x.to_state, x.reason, x.actor, x.client FROM (
-				SELECT ins.id, i.n, 0 AS k, NULL::text AS from_state, 'SUBMITTED'::text AS to_state, 'submitted'::text AS reason, i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id
-				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'REJECTED', i.waiting_reason, i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'REJECTED'
-				UNION ALL
-				SELECT ins.id, i.n, 1, 'SUBMITTED', 'QUEUED', 'queued', i.actor, i.client
-					FROM ins JOIN input i ON i.id = ins.id WHERE i.state = 'QUEUED'
-			) x ORDER BY x.n, x.k
 		)`
 
 // insertJobsSQL stores a batch and announces it on JobsChannel in the same

@@ -147,10 +147,13 @@ func TestCreateJobConcurrentSameID(t *testing.T) {
 	if createdCount != 1 {
 		t.Fatalf("%d callers created the job, want exactly 1", createdCount)
 	}
-	var rows, events int
+	var rows int
 	s.DB().QueryRow(`SELECT count(*) FROM jobs WHERE id = $1`, j.ID).Scan(&rows)
-	s.DB().QueryRow(`SELECT count(*) FROM job_events WHERE job_id = $1`, j.ID).Scan(&events)
-	if rows != 1 || events != 1 {
+	evs, err := s.Events(context.Background(), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events := len(evs); rows != 1 || events != 1 {
 		t.Fatalf("%d rows and %d events, want 1 and 1", rows, events)
 	}
 }
@@ -273,6 +276,14 @@ func TestEventsAppendOnly(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
 	j, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	// The submission is recorded in the job's row; a transition is an event row.
+	if _, err := s.Transition(ctx, j.ID, scheduler.Submitted, scheduler.Queued, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM job_events WHERE job_id = $1`, j.ID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d event rows (%v), want 1", n, err)
+	}
 	if _, err := s.DB().Exec(`UPDATE job_events SET reason = 'x' WHERE job_id = $1`, j.ID); err == nil {
 		t.Fatal("an event was updated")
 	}
@@ -496,5 +507,62 @@ func TestDriverRecordAndFailedRuns(t *testing.T) {
 	wg.Wait()
 	if n, _ := s.CountFailedRun(ctx, j.ID, "t-4"); n != 4 {
 		t.Errorf("after concurrent counts of one task: %d, want 4", n)
+	}
+}
+
+// A job's submission events come from its row; a job stored before
+// migration 0009 (submit_state '') has them as rows, and only those count.
+func TestSubmissionEvents(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	queued := newJob(t, nil)
+	queued.State = scheduler.Queued
+	q, _, err := s.CreateJob(ctx, queued, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	rej, _, _ := s.CreateJob(ctx, newJob(t, nil), "too big")
+	for _, c := range []struct {
+		id   string
+		want []scheduler.State
+		last string
+	}{{q.ID, []scheduler.State{scheduler.Submitted, scheduler.Queued}, "queued"},
+		{sub.ID, []scheduler.State{scheduler.Submitted}, "submitted"},
+		{rej.ID, []scheduler.State{scheduler.Submitted, scheduler.Rejected}, "too big"}} {
+		evs, err := s.Events(ctx, c.id)
+		if err != nil || len(evs) != len(c.want) {
+			t.Fatalf("job %s: events %+v, %v; want %v", c.id, evs, err, c.want)
+		}
+		for i, e := range evs {
+			if e.To != c.want[i] || e.ID != 0 || e.At.IsZero() || (i > 0) != (e.From != nil) {
+				t.Errorf("job %s event %d: %+v", c.id, i, e)
+			}
+		}
+		if evs[len(evs)-1].Reason != c.last {
+			t.Errorf("job %s: last reason %q, want %q", c.id, evs[len(evs)-1].Reason, c.last)
+		}
+	}
+	// Later events follow, as rows.
+	if _, err := s.Transition(ctx, sub.ID, scheduler.Submitted, scheduler.Queued, "admitted", nil); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Events(ctx, sub.ID)
+	if len(evs) != 2 || evs[1].To != scheduler.Queued || evs[1].ID == 0 || evs[1].Reason != "admitted" {
+		t.Fatalf("after a transition: %+v", evs)
+	}
+	// A job stored before migration 0009: its submission is an event row.
+	legacy, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	if _, err := s.DB().Exec(`UPDATE jobs SET submit_state = '' WHERE id = $1`, legacy.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES ($1, now(), NULL, 'SUBMITTED', 'submitted')`, legacy.ID); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Events(ctx, legacy.ID); len(evs) != 1 || evs[0].ID == 0 || evs[0].To != scheduler.Submitted {
+		t.Fatalf("legacy job's events %+v", evs)
+	}
+	if evs, err := s.Events(ctx, "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"); err != nil || len(evs) != 0 {
+		t.Fatalf("unknown job: %+v %v", evs, err)
 	}
 }

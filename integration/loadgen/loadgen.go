@@ -435,30 +435,38 @@ func (j JobState) EventAt(to string) time.Time {
 	return time.Time{}
 }
 
-// IntakeLag reads, for the given jobs, the time from their SUBMITTED event
-// (stored) to their QUEUED event (admitted by the core), from the
-// database. Jobs not queued yet are counted in notQueued.
+// IntakeLag reads, for the given jobs, the time from their submission
+// (stored) to their admission to a queue (QUEUED), from the database. A job
+// stored QUEUED at once (the core decided at submission) has no lag. Jobs
+// not queued yet are counted in notQueued.
 func IntakeLag(ctx context.Context, db *sql.DB, ids []string) (lags []time.Duration, notQueued int, err error) {
 	for start := 0; start < len(ids); start += 10000 {
 		chunk := ids[start:min(start+10000, len(ids))]
-		rows, err := db.QueryContext(ctx, `SELECT s.at, q.at FROM job_events s
-			LEFT JOIN job_events q ON q.job_id = s.job_id AND q.to_state = 'QUEUED'
-			WHERE s.job_id = ANY($1::uuid[]) AND s.to_state = 'SUBMITTED' AND s.from_state IS NULL`, pq.Array(chunk))
+		// submit_state and submitted_at record the submission (migration
+		// 0009); jobs stored before it have their submission as events.
+		rows, err := db.QueryContext(ctx, `SELECT j.submit_state, coalesce(s.at, j.submitted_at), q.at FROM jobs j
+			LEFT JOIN job_events s ON s.job_id = j.id AND s.to_state = 'SUBMITTED' AND s.from_state IS NULL
+			LEFT JOIN LATERAL (SELECT min(at) AS at FROM job_events WHERE job_id = j.id AND to_state = 'QUEUED') q ON true
+			WHERE j.id = ANY($1::uuid[])`, pq.Array(chunk))
 		if err != nil {
 			return nil, 0, fmt.Errorf("read intake events: %w", err)
 		}
 		for rows.Next() {
+			var state string
 			var s time.Time
 			var q sql.NullTime
-			if err := rows.Scan(&s, &q); err != nil {
+			if err := rows.Scan(&state, &s, &q); err != nil {
 				rows.Close()
 				return nil, 0, err
 			}
-			if !q.Valid {
+			switch {
+			case state == "QUEUED":
+				lags = append(lags, 0)
+			case !q.Valid:
 				notQueued++
-				continue
+			default:
+				lags = append(lags, q.Time.Sub(s))
 			}
-			lags = append(lags, q.Time.Sub(s))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
