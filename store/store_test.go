@@ -511,7 +511,7 @@ func TestDriverRecordAndFailedRuns(t *testing.T) {
 }
 
 // A job's submission events come from its row; a job stored before
-// migration 0009 (submit_state '') has them as rows, and only those count.
+// migration 0009 (submit_state ”) has them as rows, and only those count.
 func TestSubmissionEvents(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
