@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -281,10 +282,19 @@ func waitState(t *testing.T, api, id string, timeout time.Duration, states ...st
 }
 
 // eventStates is the job's sequence of states ("to" of each event),
-// without repeats.
+// without repeats. A reservation the real master refused (its allocator
+// had just offered those resources; sparkpack gives them back to the queue
+// and places the job again, a path the emulator's timing rarely takes)
+// is left out: the outcome compared is the placement that held.
 func eventStates(v jobView) []string {
 	var out []string
 	for _, e := range v.Events {
+		if e.To == "QUEUED" && strings.HasPrefix(e.Reason, "reservation refused") {
+			if i := slices.Index(out, "QUEUED"); i >= 0 {
+				out = out[:i+1]
+				continue
+			}
+		}
 		if len(out) == 0 || out[len(out)-1] != e.To {
 			out = append(out, e.To)
 		}
