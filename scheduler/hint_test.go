@@ -137,3 +137,27 @@ func TestSizeFrontier(t *testing.T) {
 		}
 	}
 }
+
+// Admission at submission follows the agents' sizes exactly: when cpus
+// move between two agents of equal memory (every sum stays the same), a
+// job whose executors now fit the larger agent is queued, not rejected,
+// and one that fit only before is rejected.
+func TestDecideFollowsAgentSizesWithEqualSums(t *testing.T) {
+	h, _ := newBatchHarness(t, Config{}, agent("a", 8, 16384, 0.1), agent("b", 8, 16384, 0.1))
+	h.t = t
+	h.schedule()
+	big := mkJob("ten-cpus", 1, 10)
+	if d := h.core.Decide(&big, h.clock.Now()); d.Reject == "" {
+		t.Fatalf("a 10-cpu executor on two 8-cpu agents was admitted: %+v", d)
+	}
+	h.cluster.mu.Lock()
+	h.cluster.agents = []placement.Agent{agent("a", 4, 16384, 0.1), agent("b", 12, 16384, 0.1)}
+	for i := range h.cluster.agents {
+		h.cluster.agents[i].FreeCPUs, h.cluster.agents[i].FreeMemMB = h.cluster.agents[i].CPUs, h.cluster.agents[i].MemMB
+	}
+	h.cluster.mu.Unlock()
+	h.schedule()
+	if d := h.core.Decide(&big, h.clock.Now()); d.Reject != "" || !d.Queue {
+		t.Fatalf("a 10-cpu executor with a 12-cpu agent: %+v, want queued", d)
+	}
+}

@@ -274,7 +274,7 @@ type Core struct {
 	// the API (see sizeFrontier).
 	capMu    sync.RWMutex
 	capacity [][2]float64
-	capKey   [4]float64 // capacityKey of the agents capacity was computed from
+	capSizes [][2]float64 // the agent sizes capacity was computed from (agentSizes)
 
 	view    atomic.Pointer[queueSnapshot]
 	wakeMu  sync.Mutex
@@ -435,17 +435,17 @@ func (c *Core) ClusterChanged() {
 	c.wake()
 }
 
-// Run recovers the queues from the store, then schedules on every event
-// (submission, cancellation, job end, cluster change) and on timers (at
-// risk, promotion, retry) until ctx is done. It returns ctx.Err(), or the
-// recovery error. Its one helper goroutine, which stores waiting reasons
-// in batches, ends before Run returns.
 // minPassGap is the least real time between the starts of two passes that
 // a kick (a submission, a cluster change) asks for; timers are not held
 // back. It bounds the passes to a few hundred a second under load, and
 // adds at most that much to when a job can start.
 const minPassGap = 5 * time.Millisecond
 
+// Run recovers the queues from the store, then schedules on every event
+// (submission, cancellation, job end, cluster change) and on timers (at
+// risk, promotion, retry) until ctx is done. It returns ctx.Err(), or the
+// recovery error. Its one helper goroutine, which stores waiting reasons
+// in batches, ends before Run returns.
 func (c *Core) Run(ctx context.Context) error {
 	if err := c.Recover(ctx); err != nil {
 		return err
@@ -779,19 +779,33 @@ func sizeFrontier(agents ...[]placement.Agent) [][2]float64 {
 	return front
 }
 
-// capacityKey summarises the agents' sizes cheaply (count and sums), so
-// that the frontier is only recomputed when they change.
-func capacityKey(agents ...[]placement.Agent) [4]float64 {
-	var k [4]float64
+// agentSizes appends the agents' sizes (cpus, MiB), in order, to dst: what
+// the frontier was computed from. Comparing it exactly (sameSizes), not a
+// summary such as sums, is what tells when the frontier must be computed
+// again: cpus moved between two agents of equal memory keep every sum.
+func agentSizes(dst [][2]float64, agents ...[]placement.Agent) [][2]float64 {
+	dst = dst[:0]
 	for _, as := range agents {
 		for i := range as {
-			k[0]++
-			k[1] += as[i].CPUs
-			k[2] += as[i].MemMB
-			k[3] += as[i].CPUs * as[i].MemMB
+			dst = append(dst, [2]float64{as[i].CPUs, as[i].MemMB})
 		}
 	}
-	return k
+	return dst
+}
+
+// sameSizes reports whether the agents have exactly the sizes in prev, in
+// order.
+func sameSizes(prev [][2]float64, agents ...[]placement.Agent) bool {
+	k := 0
+	for _, as := range agents {
+		for i := range as {
+			if k >= len(prev) || prev[k] != [2]float64{as[i].CPUs, as[i].MemMB} {
+				return false
+			}
+			k++
+		}
+	}
+	return k == len(prev)
 }
 
 // Submit admits a job that is stored in state SUBMITTED and queues it (or

@@ -285,10 +285,10 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 	if c.cfg.Standby != nil {
 		standby = c.cfg.Standby.StandbyAgents()
 	}
-	if key := capacityKey(snap.Agents, standby); key != c.capKey || c.capacity == nil {
+	if c.capacity == nil || !sameSizes(c.capSizes, snap.Agents, standby) {
 		capacity := sizeFrontier(snap.Agents, standby)
 		c.capMu.Lock()
-		c.capacity, c.capKey = capacity, key
+		c.capacity, c.capSizes = capacity, agentSizes(c.capSizes, snap.Agents, standby)
 		c.capMu.Unlock()
 	}
 	c.observeCost(ctx, now, snap)
