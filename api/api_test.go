@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -221,7 +222,8 @@ func TestPastDeadlineRejected(t *testing.T) {
 }
 
 func TestIdempotentSubmit(t *testing.T) {
-	e := newEnv(t, nil)
+	n := &recNotifier{}
+	e := newEnv(t, func(c *Config) { c.Notifier = n })
 	id := uuid.NewString()
 	body := withField(goodJob, "id", id)
 	resp, _ := e.post(t, body)
@@ -231,6 +233,15 @@ func TestIdempotentSubmit(t *testing.T) {
 	resp, m := e.post(t, body)
 	if resp.StatusCode != 200 || m["id"] != id {
 		t.Fatalf("repeat: %d %v", resp.StatusCode, m)
+	}
+	// The repeat of a waiting job tells the scheduler again: the first
+	// attempt may have been committed without its answer (and without the
+	// scheduler hearing of it).
+	n.mu.Lock()
+	got := slices.Clone(n.submitted)
+	n.mu.Unlock()
+	if len(got) != 2 || got[0] != id || got[1] != id {
+		t.Fatalf("notifier heard %v, want %s twice", got, id)
 	}
 	resp, m = e.post(t, withField(body, "executors", 5))
 	if resp.StatusCode != 409 || m["field"] != "id" {

@@ -130,6 +130,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 			s.cfg.Notifier.JobSubmitted(stored)
 		}
 		s.publish("job", map[string]any{"id": stored.ID, "state": stored.State})
+	} else if stored.State.Waiting() && s.cfg.Notifier != nil {
+		// A retry of a submission that may have failed after its commit
+		// (the client saw a 503): the scheduler may never have heard of
+		// the job, so tell it again; it ignores a job it already has.
+		s.cfg.Notifier.JobSubmitted(stored)
 	}
 	return stored, created, true
 }

@@ -18,8 +18,8 @@ import (
 // flush; a client per submission each waiting for its own flush made the
 // API a fraction of what the database can commit. CreateJob hands its job
 // to a few committer goroutines, which write whatever submissions are
-// pending at that moment in ONE statement (jobs and their events, with
-// array parameters), so concurrent submissions share a round trip and a
+// pending at that moment in ONE statement (the jobs, with array
+// parameters), so concurrent submissions share a round trip and a
 // flush. A submission's answer still waits for its own commit: a 2xx is
 // only ever given for a durable job.
 
@@ -131,7 +131,8 @@ func (s *Store) takeCreates() []*createReq {
 
 // CreateJob stores a new job in state SUBMITTED (or straight on to
 // REJECTED when rejectReason is not empty, or to QUEUED when j.State is
-// QUEUED: the core admitted it at submission) with its events, atomically,
+// QUEUED: the core admitted it at submission), recording its submission in the
+// row (Events shows it),
 // and returns once it is committed. j.ID and j.SubmittedAt must be set;
 // an empty j.Fingerprint is computed (j.Spec.Fingerprint()) from the spec
 // as stored, which spares the caller encoding the spec twice.
@@ -228,11 +229,11 @@ func (s *Store) commitCreates(batch []*createReq) {
 	}
 }
 
-// insertJobs inserts the batch (jobs and events) in one statement, then
+// insertJobs inserts the batch's jobs in one statement, then
 // answers every request: created, the identical job that existed, or a
 // conflict. It returns an error (and answers nobody) when the statement
 // failed.
-func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
+func (s *Store) insertJobs(ctx context.Context, batch []*createReq) (err error) {
 	now := s.timestamp()
 	// One row per id: later requests for an id already in the batch are
 	// answered from the first one.
@@ -269,11 +270,20 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 	announce := s.gc.announces()
 	// A job stored quietly whose submitter stopped waiting (its request
 	// timed out) reaches no core through the API: announce it afterwards.
+	// So is every job of a quiet batch whose statement failed: it may have
+	// been committed all the same (say the connection broke as the commit
+	// was answered), and its submitter, told it failed, may never retry.
+	// Announcing an id that was not stored is harmless.
 	var abandoned []string
 	defer func() {
+		if err != nil {
+			abandoned = ids
+		}
 		if !announce && len(abandoned) > 0 {
-			if err := s.Announce(ctx, abandoned); err != nil {
-				s.log.WithError(err).WithField("jobs", len(abandoned)).Warn("cannot announce jobs whose submitters stopped waiting; the leader finds them at its next resync")
+			actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Announce(actx, abandoned); err != nil {
+				s.log.WithError(err).WithField("jobs", len(abandoned)).Warn("cannot announce jobs stored without an answer to their submitters; the leader reads every waiting job when its notification connection reconnects or a new term begins (restarting the leading instance forces one)")
 			}
 		}
 	}()
@@ -282,11 +292,11 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) error {
 			abandoned = append(abandoned, r.j.ID)
 		}
 	}
-	q, err := s.insertJobsQuery(ctx, announce,
+	q, qerr := s.insertJobsQuery(ctx, announce,
 		pq.Array(ids), pq.Array(names), pq.Array(specs), pq.Array(fps), pq.Array(states), pq.Array(subs),
 		pq.Array(fins), pq.Array(dls), pq.Array(reasons), pq.Array(labels), now, pq.Array(risks), pq.Array(actors), pq.Array(clients))
-	if err != nil {
-		return fmt.Errorf("create %d jobs: %w", n, err)
+	if qerr != nil {
+		return fmt.Errorf("create %d jobs: %w", n, qerr)
 	}
 	created := make(map[string]bool, n)
 	for q.Next() {
@@ -418,7 +428,7 @@ func (s *Store) Announce(ctx context.Context, ids []string) error {
 	for len(ids) > 0 {
 		n := min(len(ids), idsPerNotification)
 		if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "s:"+strings.Join(ids[:n], ",")); err != nil {
-			return fmt.Errorf("announce %d jobs: %w", len(ids), err)
+			return fmt.Errorf("announce jobs (%d not announced): %w", len(ids), err)
 		}
 		ids = ids[n:]
 	}

@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	neturl "net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -184,5 +189,115 @@ func TestQuietGroupCommits(t *testing.T) {
 	}
 	if j, err := s.GetJob(ctx, gone.ID); err != nil || j.ID != gone.ID {
 		t.Fatalf("the abandoned job was not stored: %v", err)
+	}
+}
+
+// cutAfterCommit forwards TCP connections to PostgreSQL; once armed, it
+// drops the first connection on which the server answers CommandComplete,
+// without passing the answer on: the server has the statement's Sync, so
+// it commits, and the client sees a broken connection.
+type cutAfterCommit struct {
+	ln     net.Listener
+	target string
+	armed  atomic.Bool
+}
+
+func (p *cutAfterCommit) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		go func() { _, _ = io.Copy(s, c); s.Close() }()
+		go func() {
+			defer c.Close()
+			defer s.Close()
+			hdr := make([]byte, 5)
+			for {
+				if _, err := io.ReadFull(s, hdr); err != nil {
+					return
+				}
+				body := make([]byte, int(binary.BigEndian.Uint32(hdr[1:]))-4)
+				if _, err := io.ReadFull(s, body); err != nil {
+					return
+				}
+				if hdr[0] == 'C' && p.armed.CompareAndSwap(true, false) {
+					time.Sleep(200 * time.Millisecond) // the server commits meanwhile
+					return
+				}
+				if _, err := c.Write(append(hdr, body...)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// A quiet group commit (this instance leads) whose answer is lost after
+// PostgreSQL committed it fails its submitters, who may never retry: the
+// job is stored all the same, so the store announces it, and the leader's
+// core hears of it.
+func TestQuietCommitWithLostAnswerIsAnnounced(t *testing.T) {
+	direct := pgtest.URL(t)
+	u, err := neturl.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutAfterCommit{ln: ln, target: u.Host}
+	go p.serve()
+	t.Cleanup(func() { ln.Close() })
+	viaProxy := *u
+	viaProxy.Host = ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := Open(ctx, viaProxy.String(), WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	s.SetDirectIntake(func() bool { return true })
+
+	heard := make(chan string, 10)
+	ready := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_ = Listen(ctx, direct, JobEvents{
+			Submitted: func(ids []string) {
+				for _, id := range ids {
+					heard <- id
+				}
+			},
+			Resync: func() { once.Do(func() { close(ready) }) },
+		}, quietLog())
+	}()
+	<-ready
+	// The statement is prepared on a first commit, answered as usual.
+	if _, _, err := s.CreateJob(ctx, newJob(t, nil), ""); err != nil {
+		t.Fatal(err)
+	}
+	p.armed.Store(true)
+	lost := newJob(t, nil)
+	if _, _, err := s.CreateJob(ctx, lost, ""); err == nil {
+		t.Fatal("CreateJob succeeded through a connection cut before its answer")
+	}
+	if j, err := s.GetJob(ctx, lost.ID); err != nil || j.State != scheduler.Submitted {
+		t.Fatalf("the job whose answer was lost: %+v %v, want it stored SUBMITTED", j, err)
+	}
+	select {
+	case id := <-heard:
+		if id != lost.ID {
+			t.Fatalf("heard %s, want %s", id, lost.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job committed without an answer was never announced")
 	}
 }

@@ -135,7 +135,7 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
 	jobs, err := h.st.JobsByID(ctx, ids)
 	if err != nil {
-		h.log.WithError(err).Warn("reading notified jobs failed; they are picked up at the next resync")
+		h.log.WithError(err).Warn("reading notified jobs failed; the core gets them when the notification connection reconnects or a new term begins (restarting the leading instance forces one)")
 		return
 	}
 	for _, j := range jobs {
@@ -185,7 +185,7 @@ func (h *leadership) JobSubmitted(j scheduler.Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := h.st.Announce(ctx, []string{j.ID}); err != nil {
-		h.log.WithError(err).WithField("job", j.ID).Warn("cannot announce a job stored as leadership ended; the leader finds it at its next resync (restarting a sparkpack instance forces one)")
+		h.log.WithError(err).WithField("job", j.ID).Warn("cannot announce a job stored as leadership ended; the leader reads every waiting job when its notification connection reconnects or a new term begins (restarting the leading instance forces one)")
 	}
 }
 
