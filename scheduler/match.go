@@ -8,8 +8,9 @@ package scheduler
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
-// isUUID matches ^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$.
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID in its textual form (either case): it
+// matches ^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$.
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -27,9 +28,6 @@ func isUUID(s string) bool {
 	}
 	return true
 }
-
-// IsUUID reports whether s is a UUID in its textual form (either case).
-func IsUUID(s string) bool { return isUUID(s) }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

@@ -17,7 +17,7 @@ func TestMatchersAgreeWithTheirExpressions(t *testing.T) {
 		seeds []string
 		alpha string
 	}{
-		{"uuid", regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`), isUUID,
+		{"uuid", regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`), IsUUID,
 			[]string{"", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f", "6F1D2C1E-8A7B-4C1D-9E2F-3A4B5C6D7E8F", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8g", "6f1d2c1e18a7b-4c1d-9e2f-3a4b5c6d7e8f", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f\n"},
 			"0123456789abcdefABCDEFg-x"},
 		{"class", regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$`), isJavaClass,

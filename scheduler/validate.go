@@ -157,7 +157,7 @@ func describeType(t string) string {
 // lower-cases its id. The first problem found is returned as a *FieldError.
 func (s *Spec) Validate() error {
 	if s.ID != "" {
-		if !isUUID(s.ID) {
+		if !IsUUID(s.ID) {
 			return fieldErr("id", "must be a UUID such as 6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f, or left out to have one generated")
 		}
 		s.ID = strings.ToLower(s.ID)

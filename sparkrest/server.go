@@ -379,8 +379,6 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 	h.error(w, status, "Internal server error: "+msg)
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 func (h *handler) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), h.cfg.DBTimeout)
 }
@@ -402,7 +400,7 @@ func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, 
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {
 	resp := SubmissionStatusResponse{Action: ActionStatusResponse, ServerSparkVersion: h.cfg.SparkVersion, SubmissionID: id}
-	if !uuidRE.MatchString(id) {
+	if !scheduler.IsUUID(id) {
 		resp.DriverState = DriverNotFound
 		h.write(w, http.StatusOK, resp)
 		return
@@ -434,7 +432,7 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {
 
 func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 	resp := KillSubmissionResponse{Action: ActionKillResponse, ServerSparkVersion: h.cfg.SparkVersion, SubmissionID: id}
-	if !uuidRE.MatchString(id) {
+	if !scheduler.IsUUID(id) {
 		resp.Message = "Cannot find driver " + truncate(id, 80)
 		h.write(w, http.StatusOK, resp)
 		return

@@ -217,7 +217,7 @@ func TestSparkPiSubmitStatusKill(t *testing.T) {
 		t.Fatalf("create: %d %v", code, m)
 	}
 	id, _ := m["submissionId"].(string)
-	if !uuidRE.MatchString(id) {
+	if !scheduler.IsUUID(id) {
 		t.Fatalf("submissionId %q is not a job id", id)
 	}
 	if m["serverSparkVersion"] != DefaultSparkVersion {

@@ -194,7 +194,7 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	s := c.RunBurst(ctx, loadgen.Burst{Clients: o.clients, Duration: o.rateFor, Rate: o.rate, Body: mk("rate"), Progress: progress("sustained")})
 	r.SustainedAchieved = s.PerSecond()
 	// How soon the core holds every stored job in its queues (its view
-	// is published at most every 100 ms).
+	// is published at most every max(100 ms, 20× its copy time)).
 	want := 0
 	if t, err := c.QueueTotals(ctx); err == nil {
 		want = t.Deadline + t.Regular + t.Intake
