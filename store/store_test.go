@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -564,5 +565,75 @@ func TestSubmissionEvents(t *testing.T) {
 	}
 	if evs, err := s.Events(ctx, "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"); err != nil || len(evs) != 0 {
 		t.Fatalf("unknown job: %+v %v", evs, err)
+	}
+}
+
+// Jobs committed together in one group commit come back exactly as they
+// were given, whatever their strings hold (quotes, backslashes, control
+// characters, non-ASCII, HTML characters), with their deadlines, labels,
+// states, reasons and submitters.
+func TestCreateJobBatchRoundTrip(t *testing.T) {
+	s, _ := openStore(t)
+	names := []string{"plain", `quote " and \ backslash`, "ünïcödé ✓ 😀", "<html> & 'x'", "a"}
+	deadline := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+	type sent struct {
+		j      scheduler.Job
+		reject string
+	}
+	var jobs []sent
+	for i, name := range names {
+		j := newJob(t, func(sp *scheduler.Spec) {
+			sp.Name = name
+			sp.Labels = map[string]string{"team": "t" + fmt.Sprint(i), "k": name}
+		})
+		reject := ""
+		switch i % 3 {
+		case 1:
+			j.DeadlineAt = &deadline
+			j.State, j.WaitingReason, j.AtRisk = scheduler.Queued, "short of "+name+" \t\n\x01\x7f", true
+		case 2:
+			reject = "deadline is already past: " + name
+		}
+		jobs = append(jobs, sent{j, reject})
+	}
+	ctx := WithActor(context.Background(), Actor{Name: "tok\"en ✓", Client: "10.0.0.1"})
+	var wg sync.WaitGroup
+	for _, x := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, created, err := s.CreateJob(ctx, x.j, x.reject); err != nil || !created {
+				t.Errorf("create %q: created=%v %v", x.j.Name, created, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, x := range jobs {
+		got, err := s.GetJob(context.Background(), x.j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := x.j
+		switch {
+		case x.reject != "":
+			want.State, want.WaitingReason = scheduler.Rejected, x.reject
+		case want.State == "":
+			want.State = scheduler.Submitted
+		}
+		if got.Name != want.Name || !reflect.DeepEqual(got.Labels, want.Labels) || got.State != want.State ||
+			got.WaitingReason != want.WaitingReason || got.AtRisk != want.AtRisk || got.Fingerprint != want.Fingerprint ||
+			!got.SubmittedAt.Equal(want.SubmittedAt.Truncate(time.Microsecond)) {
+			t.Errorf("stored %+v\nwant   %+v", got, want)
+		}
+		if (got.DeadlineAt == nil) != (want.DeadlineAt == nil) || got.DeadlineAt != nil && !got.DeadlineAt.Equal(*want.DeadlineAt) {
+			t.Errorf("%q: deadline %v, want %v", got.Name, got.DeadlineAt, want.DeadlineAt)
+		}
+		if (got.FinishedAt != nil) != (x.reject != "") {
+			t.Errorf("%q: finished at %v", got.Name, got.FinishedAt)
+		}
+		evs, err := s.Events(context.Background(), x.j.ID)
+		if err != nil || len(evs) == 0 || evs[0].Actor != "tok\"en ✓" || evs[0].Client != "10.0.0.1" {
+			t.Errorf("%q: events %+v %v", got.Name, evs, err)
+		}
 	}
 }
