@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -78,8 +79,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.smallTimeout, "small-timeout", 60*time.Second, "how long to wait for the small job to start")
 	fs.DurationVar(&o.settleBeforeMeasure, "settle", 3*time.Second, "pause before reading intake times")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own cpu profile to this file (what the load costs the machine it shares)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	c := loadgen.NewClient(o.api, o.token, o.clients+8)
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "sparkpack-load: "+format+"\n", a...) }
