@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,7 @@ import (
 // back to http.Client for https.
 type poster struct {
 	addr, host, token string
+	base              string // the API's path prefix, if any
 	timeout           time.Duration
 	conn              net.Conn
 	br                *bufio.Reader
@@ -39,7 +41,7 @@ func newPoster(api, token string, timeout time.Duration) *poster {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &poster{addr: addr, host: u.Host, token: token, timeout: timeout}
+	return &poster{addr: addr, host: u.Host, token: token, timeout: timeout, base: strings.TrimSuffix(u.Path, "/")}
 }
 
 func (p *poster) close() {
@@ -60,9 +62,12 @@ func (p *poster) post(ctx context.Context, path string, body []byte) (int, []byt
 		}
 		p.conn, p.br, p.bw = conn, bufio.NewReaderSize(conn, 8192), bufio.NewWriterSize(conn, 8192)
 	}
-	_ = p.conn.SetDeadline(time.Now().Add(p.timeout))
+	if p.timeout > 0 {
+		_ = p.conn.SetDeadline(time.Now().Add(p.timeout))
+	}
 	w := p.bw
 	w.WriteString("POST ")
+	w.WriteString(p.base)
 	w.WriteString(path)
 	w.WriteString(" HTTP/1.1\r\nHost: ")
 	w.WriteString(p.host)
