@@ -209,19 +209,21 @@ func decodeCursor(c string) (int64, error) {
 // Events returns a job's history, oldest first. The events of its
 // submission (stored as SUBMITTED, and at once QUEUED or REJECTED when the
 // scheduler decided then) come from the job's row (migration 0009); they
-// carry id 0 and the submission time. Later events are job_events rows.
+// carry id 0 and the submission time (a rejection, the time it was
+// stored, its finishedAt). Later events are job_events rows.
 func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 	var state, actor, client, reason string
 	var at time.Time
-	err := s.db.QueryRowContext(ctx, `SELECT submit_state, submitted_at, submitted_by, submitted_client, waiting_reason FROM jobs WHERE id = $1`, id).
-		Scan(&state, &at, &actor, &client, &reason)
+	var finished sql.NullTime
+	err := s.db.QueryRowContext(ctx, `SELECT submit_state, submitted_at, finished_at, submitted_by, submitted_client, waiting_reason FROM jobs WHERE id = $1`, id).
+		Scan(&state, &at, &finished, &actor, &client, &reason)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
 	}
-	evs := submissionEvents(scheduler.State(state), at.UTC(), actor, client, reason)
+	evs := submissionEvents(scheduler.State(state), at.UTC(), finished.Time.UTC(), actor, client, reason)
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason, actor, client FROM job_events WHERE job_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
@@ -247,8 +249,9 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 
 // submissionEvents are the first events of a job stored in state (the
 // row's submit_state; none when "", its events being rows). reason is the
-// row's waiting_reason: for a job rejected at submission, why.
-func submissionEvents(state scheduler.State, at time.Time, actor, client, reason string) []Event {
+// row's waiting_reason: for a job rejected at submission, why; rejectedAt
+// its finished_at.
+func submissionEvents(state scheduler.State, at, rejectedAt time.Time, actor, client, reason string) []Event {
 	if state == "" {
 		return nil
 	}
@@ -258,7 +261,7 @@ func submissionEvents(state scheduler.State, at time.Time, actor, client, reason
 	case scheduler.Queued:
 		evs = append(evs, Event{At: at, From: &from, To: scheduler.Queued, Reason: "queued", Actor: actor, Client: client})
 	case scheduler.Rejected:
-		evs = append(evs, Event{At: at, From: &from, To: scheduler.Rejected, Reason: reason, Actor: actor, Client: client})
+		evs = append(evs, Event{At: rejectedAt, From: &from, To: scheduler.Rejected, Reason: reason, Actor: actor, Client: client})
 	}
 	return evs
 }

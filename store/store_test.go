@@ -170,6 +170,10 @@ func TestCreateRejected(t *testing.T) {
 	if len(evs) != 2 || evs[1].To != scheduler.Rejected || evs[1].Reason != "deadline is already past" {
 		t.Fatalf("events %+v", evs)
 	}
+	// The rejection happened when the job was stored: its finishedAt.
+	if !evs[0].At.Equal(j.SubmittedAt) || !evs[1].At.Equal(*j.FinishedAt) {
+		t.Fatalf("events at %v and %v, want the submission %v and the rejection %v", evs[0].At, evs[1].At, j.SubmittedAt, *j.FinishedAt)
+	}
 }
 
 func TestTransitions(t *testing.T) {
