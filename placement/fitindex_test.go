@@ -9,7 +9,9 @@ import (
 
 // TestFitIndexAgreesWithPolicies: over random clusters and jobs, the index
 // says "fits" exactly when every policy places the job, and otherwise gives
-// the very NoFit the policies give.
+// the very NoFit the policies give. Each index is asked twice about each
+// demand and about demands of the same executor size but another count, so
+// that answers it remembers are checked too.
 func TestFitIndexAgreesWithPolicies(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	var pols []Policy
@@ -24,8 +26,14 @@ func TestFitIndexAgreesWithPolicies(t *testing.T) {
 	for iter := 0; iter < 2000; iter++ {
 		s := genSnapshot(r, 1+r.IntN(40))
 		ix := NewFitIndex(s)
+		var ds []Demand
 		for k := 0; k < 5; k++ {
 			d := genDemand(r, 60)
+			other := d
+			other.Executors = 1 + r.IntN(60)
+			ds = append(ds, d, other)
+		}
+		for _, d := range append(ds, ds...) {
 			nf := ix.Check(d)
 			if nf == nil {
 				fits++
