@@ -18,6 +18,13 @@ type FitIndex struct {
 	// over 100,000 waiting jobs of a few sizes otherwise built a NoFit per
 	// job, garbage the collector then had to chase through a large heap.
 	nofits map[[3]float64]*NoFit
+	// The last shape and answer looked up: waiting jobs come in runs of
+	// one size, and hashing float keys cost more than the rest of a check.
+	lastShapeKey [2]float64
+	lastShape    shapeFit
+	lastShapeOK  bool
+	lastNoFitKey [3]float64
+	lastNoFit    *NoFit
 	freeC  float64 // summed free cpus (negative free counts as 0)
 	freeM  float64
 }
@@ -52,7 +59,11 @@ func (ix *FitIndex) Shapes() int { return len(ix.shapes) }
 
 func (ix *FitIndex) shape(c, m float64) shapeFit {
 	key := [2]float64{c, m}
+	if ix.lastShapeOK && key == ix.lastShapeKey {
+		return ix.lastShape
+	}
 	if f, ok := ix.shapes[key]; ok {
+		ix.lastShapeKey, ix.lastShape, ix.lastShapeOK = key, f, true
 		return f
 	}
 	const unbounded = 1 << 30
@@ -68,6 +79,7 @@ func (ix *FitIndex) shape(c, m float64) shapeFit {
 		f.emptyPlaceable = min(f.emptyPlaceable+e, unbounded)
 	}
 	ix.shapes[key] = f
+	ix.lastShapeKey, ix.lastShape, ix.lastShapeOK = key, f, true
 	return f
 }
 
@@ -85,7 +97,11 @@ func (ix *FitIndex) Check(d Demand) *NoFit {
 		return nil
 	}
 	key := [3]float64{d.CPUs, d.MemMB, float64(d.Executors)}
+	if ix.lastNoFit != nil && key == ix.lastNoFitKey {
+		return ix.lastNoFit
+	}
 	if nf, ok := ix.nofits[key]; ok {
+		ix.lastNoFitKey, ix.lastNoFit = key, nf
 		return nf
 	}
 	// The same reason as prep.noFit: when the job does not fit, no agent
@@ -94,6 +110,7 @@ func (ix *FitIndex) Check(d Demand) *NoFit {
 	p := &prep{s: ix.s, d: d}
 	nf := p.noFitFrom(f.placeable, f.maxPerAgent, f.never, ix.freeC, ix.freeM)
 	ix.nofits[key] = nf
+	ix.lastNoFitKey, ix.lastNoFit = key, nf
 	return nf
 }
 
