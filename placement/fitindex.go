@@ -25,8 +25,8 @@ type FitIndex struct {
 	lastShapeOK  bool
 	lastNoFitKey [3]float64
 	lastNoFit    *NoFit
-	freeC  float64 // summed free cpus (negative free counts as 0)
-	freeM  float64
+	freeC        float64 // summed free cpus (negative free counts as 0)
+	freeM        float64
 }
 
 type shapeFit struct {
