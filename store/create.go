@@ -12,6 +12,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/sparkpack/sparkpack/internal/jsontext"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -411,22 +412,11 @@ const insertJobsCTE = `WITH input AS (
 const pgTime = "2006-01-02T15:04:05.999999Z07:00"
 
 // appendField appends sep, then "key":value with value as a JSON string.
-// Plain ASCII, the common case, is copied as it is; anything else goes
-// through encoding/json (invalid UTF-8 becomes U+FFFD, as in every other
-// JSON the API writes).
 func appendField(doc []byte, sep byte, key, value string) []byte {
 	doc = append(doc, sep, '"')
 	doc = append(doc, key...)
 	doc = append(doc, '"', ':')
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			b, _ := json.Marshal(value)
-			return append(doc, b...)
-		}
-	}
-	doc = append(doc, '"')
-	doc = append(doc, value...)
-	return append(doc, '"')
+	return jsontext.AppendString(doc, value)
 }
 
 // insertJobsSQL stores a batch and announces it on JobsChannel in the same

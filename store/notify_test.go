@@ -114,13 +114,9 @@ func TestListenHearsEveryStoredJob(t *testing.T) {
 	}
 }
 
-// While the process's core hears of submissions directly (it leads),
-// group commits do not announce; a job whose submitter stopped waiting
-// before the commit is announced all the same, since no core heard of it.
-func TestQuietGroupCommits(t *testing.T) {
-	s, url := openStore(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// hearSubmissions listens on url until ctx ends and passes on every job id
+// announced; it returns once the listener is in place.
+func hearSubmissions(ctx context.Context, url string) <-chan string {
 	heard := make(chan string, 100)
 	ready := make(chan struct{})
 	var once sync.Once
@@ -135,6 +131,17 @@ func TestQuietGroupCommits(t *testing.T) {
 		}, quietLog())
 	}()
 	<-ready
+	return heard
+}
+
+// While the process's core hears of submissions directly (it leads),
+// group commits do not announce; a job whose submitter stopped waiting
+// before the commit is announced all the same, since no core heard of it.
+func TestQuietGroupCommits(t *testing.T) {
+	s, url := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heard := hearSubmissions(ctx, url)
 	next := func() string {
 		select {
 		case id := <-heard:
@@ -266,20 +273,7 @@ func TestQuietCommitWithLostAnswerIsAnnounced(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	s.SetDirectIntake(func() bool { return true })
 
-	heard := make(chan string, 10)
-	ready := make(chan struct{})
-	var once sync.Once
-	go func() {
-		_ = Listen(ctx, direct, JobEvents{
-			Submitted: func(ids []string) {
-				for _, id := range ids {
-					heard <- id
-				}
-			},
-			Resync: func() { once.Do(func() { close(ready) }) },
-		}, quietLog())
-	}()
-	<-ready
+	heard := hearSubmissions(ctx, direct)
 	// The statement is prepared on a first commit, answered as usual.
 	if _, _, err := s.CreateJob(ctx, newJob(t, nil), ""); err != nil {
 		t.Fatal(err)

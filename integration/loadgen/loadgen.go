@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/sparkpack/sparkpack/internal/jsontext"
 )
 
 // Client talks to one sparkpack API.
@@ -165,9 +167,9 @@ func Job(id, name string, e, cores, memMB int, estimateSeconds float64) map[stri
 func JobBody(id, name string, e, cores, memMB int, estimateSeconds float64) []byte {
 	b := make([]byte, 0, 320)
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
+	b = jsontext.AppendString(b, id)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, name)
+	b = jsontext.AppendString(b, name)
 	b = append(b, `,"app":{"appResource":"local:///opt/spark/examples/jars/spark-examples.jar","mainClass":"org.apache.spark.examples.SparkPi"},"executors":`...)
 	b = strconv.AppendInt(b, int64(e), 10)
 	b = append(b, `,"executorCores":`...)
@@ -177,19 +179,6 @@ func JobBody(id, name string, e, cores, memMB int, estimateSeconds float64) []by
 	b = append(b, `,"estimatedDurationSeconds":`...)
 	b = strconv.AppendFloat(b, estimateSeconds, 'g', -1, 64)
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // Burst configures a run of submissions.
