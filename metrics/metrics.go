@@ -23,13 +23,17 @@ type Metrics struct {
 	QueueLength      *prometheus.GaugeVec   // queue=deadline|regular
 	PlacementSeconds prometheus.Histogram
 	PassSeconds      *prometheus.HistogramVec // kind=full|incremental
-	OfferToAccept    prometheus.Histogram
-	ClusterCostUSD   prometheus.Gauge
-	BurnRateUSD      prometheus.Gauge
-	ActiveAgents     prometheus.Gauge
-	AgentsByPower    *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
-	Leader           prometheus.Gauge
-	LeaderChanges    prometheus.Counter
+	// PassMaxSeconds is the longest pass of each kind since the process
+	// started: the histogram's buckets (x2.5 apart) cannot tell 70 ms
+	// from 150 ms.
+	PassMaxSeconds *prometheus.GaugeVec // kind=full|incremental
+	OfferToAccept  prometheus.Histogram
+	ClusterCostUSD prometheus.Gauge
+	BurnRateUSD    prometheus.Gauge
+	ActiveAgents   prometheus.Gauge
+	AgentsByPower  *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
+	Leader         prometheus.Gauge
+	LeaderChanges  prometheus.Counter
 	// RequestsRefused counts requests refused by the access policy, by
 	// listener (api, spark-rest) and reason (no_credentials,
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
@@ -38,6 +42,7 @@ type Metrics struct {
 
 	mu       sync.Mutex
 	onScrape []func()
+	passMax  map[string]float64
 }
 
 // JobCounter counts jobs by state (package store implements it).
@@ -67,6 +72,8 @@ func New(jobs JobCounter) *Metrics {
 		PassSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "sparkpack_scheduling_pass_seconds", Help: "Time of one scheduling pass; full passes look at every waiting job, incremental ones only at new jobs.",
 			Buckets: prometheus.ExponentialBuckets(1e-4, 2.5, 12)}, []string{"kind"}),
+		PassMaxSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sparkpack_scheduling_pass_max_seconds", Help: "The longest scheduling pass of each kind since sparkpack started."}, []string{"kind"}),
 		OfferToAccept: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
@@ -87,7 +94,7 @@ func New(jobs JobCounter) *Metrics {
 			[]string{"listener", "reason"}),
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.DriverLaunches, m.Reservations, m.QueueLength,
-		m.PlacementSeconds, m.PassSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
+		m.PlacementSeconds, m.PassSeconds, m.PassMaxSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
 		m.Leader, m.LeaderChanges, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
@@ -214,6 +221,15 @@ func (m *Metrics) ObservePass(full bool, d time.Duration) {
 		kind = "full"
 	}
 	m.PassSeconds.WithLabelValues(kind).Observe(d.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.passMax == nil {
+		m.passMax = map[string]float64{}
+	}
+	if s := d.Seconds(); s > m.passMax[kind] {
+		m.passMax[kind] = s
+		m.PassMaxSeconds.WithLabelValues(kind).Set(s)
+	}
 }
 
 // ObservePlacement records one placement's duration.

@@ -46,12 +46,18 @@ func TestScrape(t *testing.T) {
 	m.ObserveAccept(40 * time.Microsecond)
 	m.ObserveDriverLaunch()
 	m.ObserveReservation("unreserve", "ok")
+	m.ObservePass(true, 70*time.Millisecond)
+	m.ObservePass(true, 20*time.Millisecond)
+	m.ObservePass(false, 3*time.Millisecond)
 	// Gauges owned elsewhere are read at scrape time.
 	scrapes := 0
 	m.OnScrape(func() { scrapes++; m.SetCost(1.25, 0.96, 3) })
 	code, body := scrape(t, m)
 	for _, want := range []string{
 		"sparkpack_offers_received_total 8",
+		`sparkpack_scheduling_pass_max_seconds{kind="full"} 0.07`,
+		`sparkpack_scheduling_pass_max_seconds{kind="incremental"} 0.003`,
+		`sparkpack_scheduling_pass_seconds_count{kind="full"} 2`,
 		"sparkpack_offers_declined_total 2",
 		"sparkpack_offer_to_accept_seconds_count 1",
 		"sparkpack_driver_launches_total 1",

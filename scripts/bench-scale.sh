@@ -113,6 +113,7 @@ row("jobs queued while reading", f"{r['queued']}", ">= 100000", r['queued'] >= 1
 row("  GET /api/v1/queues p50 / p99 (ms)", f"{r['queuesP50Ms']:.1f} / {r['queuesP99Ms']:.1f}", "p99 < 100", r['queuesP99Ms'] < 100)
 row("  small job: submitted -> RESERVING (ms)", f"{r['smallJobStartMs']:.0f} ({r['smallJobState']})", "< 1000", r['smallJobStartMs'] < 1000)
 row("  serve RSS (MiB)", f"{r['serveRSSMiB']:.0f}", "< 500", 0 < r['serveRSSMiB'] < 500)
-row("  full scheduling pass p99 (ms, bucket bound)", f"{r['passFullP99Ms']:.1f} ({r['passFullCount']:.0f} passes)", "< 100", r['passFullP99Ms'] < 100)
-row("  incremental pass p99 (ms, bucket bound)", f"{r['passIncrementalP99Ms']:.1f} ({r['passIncrementalCount']:.0f} passes)", "", True)
+row("  full scheduling pass: longest (ms)", f"{r['passFullMaxMs']:.1f} ({r['passFullCount']:.0f} passes)", "< 100", 0 <= r['passFullMaxMs'] < 100)
+row("  full scheduling pass p99 (ms, bucket bound)", f"{r['passFullP99Ms']:.1f}", "", True)
+row("  incremental pass: longest / p99 (ms, bucket bound)", f"{r['passIncrementalMaxMs']:.1f} / {r['passIncrementalP99Ms']:.1f} ({r['passIncrementalCount']:.0f} passes)", "", True)
 PY

@@ -139,6 +139,8 @@ type results struct {
 	SmallState         string  `json:"smallJobState"`
 	RSSMiB             float64 `json:"serveRSSMiB"`
 	PassFullP99Ms      float64 `json:"passFullP99Ms"`
+	PassFullMaxMs      float64 `json:"passFullMaxMs"`
+	PassIncMaxMs       float64 `json:"passIncrementalMaxMs"`
 	PassIncP99Ms       float64 `json:"passIncrementalP99Ms"`
 	PassFullCount      float64 `json:"passFullCount"`
 	PassIncCount       float64 `json:"passIncrementalCount"`
@@ -309,6 +311,13 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	}
 	r.PassFullP99Ms, r.PassFullCount = histQuantile(ctx, c, "sparkpack_scheduling_pass_seconds", `kind="full"`, 0.99)
 	r.PassIncP99Ms, r.PassIncCount = histQuantile(ctx, c, "sparkpack_scheduling_pass_seconds", `kind="incremental"`, 0.99)
+	r.PassFullMaxMs, r.PassIncMaxMs = -1, -1 // not reported (JSON has no NaN)
+	if v, ok, err := c.Metric(ctx, "sparkpack_scheduling_pass_max_seconds", `kind="full"`); err == nil && ok {
+		r.PassFullMaxMs = v * 1000
+	}
+	if v, ok, err := c.Metric(ctx, "sparkpack_scheduling_pass_max_seconds", `kind="incremental"`); err == nil && ok {
+		r.PassIncMaxMs = v * 1000
+	}
 	return r, nil
 }
 
@@ -346,6 +355,7 @@ func (r results) print(w io.Writer) {
 	row("GET /api/v1/queues p50 / p99 (ms)", fmt.Sprintf("%.1f / %.1f", r.QueuesP50Ms, r.QueuesP99Ms), "p99 < 100", r.QueuesP99Ms < 100)
 	row("small job: submitted -> RESERVING (ms)", fmt.Sprintf("%.0f (%s)", r.SmallStartMs, r.SmallState), "< 1000", r.SmallStartMs < 1000)
 	row("serve RSS (MiB)", fmt.Sprintf("%.0f", r.RSSMiB), "< 500", r.RSSMiB > 0 && r.RSSMiB < 500)
-	row("full pass p99 (ms, bucket bound; count)", fmt.Sprintf("%.1f (%.0f)", r.PassFullP99Ms, r.PassFullCount), "< 100", r.PassFullP99Ms < 100)
-	row("incremental pass p99 (ms, bucket bound; count)", fmt.Sprintf("%.1f (%.0f)", r.PassIncP99Ms, r.PassIncCount), "", true)
+	row("full pass: longest (ms; count)", fmt.Sprintf("%.1f (%.0f)", r.PassFullMaxMs, r.PassFullCount), "< 100", 0 <= r.PassFullMaxMs && r.PassFullMaxMs < 100)
+	row("full pass p99 (ms, bucket bound)", fmt.Sprintf("%.1f", r.PassFullP99Ms), "", true)
+	row("incremental pass: longest / p99 (ms, bucket bound; count)", fmt.Sprintf("%.1f / %.1f (%.0f)", r.PassIncMaxMs, r.PassIncP99Ms, r.PassIncCount), "", true)
 }
