@@ -20,10 +20,10 @@ import (
 // flush; a client per submission each waiting for its own flush made the
 // API a fraction of what the database can commit. CreateJob hands its job
 // to a few committer goroutines, which write whatever submissions are
-// pending at that moment in ONE statement (the jobs, with array
-// parameters), so concurrent submissions share a round trip and a
-// flush. A submission's answer still waits for its own commit: a 2xx is
-// only ever given for a durable job.
+// pending at that moment in ONE statement (the jobs, as one JSON
+// document), so concurrent submissions share a round trip and a flush. A
+// submission's answer still waits for its own commit: a 2xx is only ever
+// given for a durable job.
 
 // maxCreateBatch bounds the jobs of one group commit.
 const maxCreateBatch = 512
@@ -133,11 +133,11 @@ func (s *Store) takeCreates() []*createReq {
 
 // CreateJob stores a new job in state SUBMITTED (or straight on to
 // REJECTED when rejectReason is not empty, or to QUEUED when j.State is
-// QUEUED: the core admitted it at submission), recording its submission in the
-// row (Events shows it),
-// and returns once it is committed. j.ID and j.SubmittedAt must be set;
-// an empty j.Fingerprint is computed (j.Spec.Fingerprint()) from the spec
-// as stored, which spares the caller encoding the spec twice.
+// QUEUED: the core admitted it at submission), recording its submission
+// in the row (Events shows it), and returns once it is committed. j.ID
+// and j.SubmittedAt must be set; an empty j.Fingerprint is computed
+// (j.Spec.Fingerprint()) from the spec as stored, which spares the caller
+// encoding the spec twice.
 //
 // Idempotency: when a job with the same id exists, CreateJob returns it
 // with created=false if its fingerprint matches, and scheduler.ErrConflict
