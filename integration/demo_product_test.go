@@ -419,6 +419,15 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	} {
 		grew(c.name, c.want...)
 	}
+	// The longest pass of each kind is one of the passes the histogram
+	// counted: above zero, and no longer than all of them together.
+	for _, kind := range []string{"full", "incremental"} {
+		l := `kind="` + kind + `"`
+		longest, total := sum(final, "sparkpack_scheduling_pass_max_seconds", l), sum(final, "sparkpack_scheduling_pass_seconds_sum", l)
+		if longest <= 0 || longest > total+1e-9 {
+			t.Errorf("%s passes: longest %g s, all together %g s", kind, longest, total)
+		}
+	}
 	if sum(busy, "sparkpack_queue_length") < 1 || sum(busy, "sparkpack_active_agents") < 1 || sum(busy, "sparkpack_burn_rate_usd_per_hour") <= 0 {
 		t.Errorf("busy: queue %g, active agents %g, burn rate %g; want all > 0", sum(busy, "sparkpack_queue_length"),
 			sum(busy, "sparkpack_active_agents"), sum(busy, "sparkpack_burn_rate_usd_per_hour"))
@@ -448,7 +457,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	checked := map[string]bool{"sparkpack_leader": true, "sparkpack_leadership_changes_total": true,
 		"sparkpack_preemptions_total": true, "sparkpack_preempted_work_seconds": true, "sparkpack_offers_received_total": true, "sparkpack_offers_declined_total": true, "sparkpack_driver_launches_total": true,
 		"sparkpack_reservation_operations_total": true, "sparkpack_placement_seconds": true, "sparkpack_offer_to_accept_seconds": true,
-		"sparkpack_scheduling_pass_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
+		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true}
 	var unchecked []string
 	for k := range final {
