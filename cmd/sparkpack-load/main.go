@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return enc.Encode(r.finite())
 	}
 	r.print(stdout)
 	return nil
@@ -321,6 +322,19 @@ func scenario(ctx context.Context, c *loadgen.Client, db *sql.DB, o options, say
 	return r, nil
 }
 
+// finite is r with every figure that could not be measured (NaN: the small
+// job never started, a histogram with no observation) as -1: JSON has no
+// NaN, and encoding/json refuses to write one.
+func (r results) finite() results {
+	v := reflect.ValueOf(&r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Field(i); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			f.SetFloat(-1)
+		}
+	}
+	return r
+}
+
 // histQuantile is the upper bound (ms) of the bucket holding quantile q
 // of a histogram of seconds, and its count.
 func histQuantile(ctx context.Context, c *loadgen.Client, name, label string, q float64) (float64, float64) {
@@ -353,7 +367,7 @@ func (r results) print(w io.Writer) {
 	row("stored -> QUEUED within 1 s (%)", fmt.Sprintf("%.2f (%d not queued)", r.IntakeWithin1sPct, r.IntakeNotQueued), "100", r.IntakeWithin1sPct >= 100 && r.IntakeNotQueued == 0)
 	row("jobs queued during reads", fmt.Sprint(r.Queued), ">= 100000", r.Queued >= 100000)
 	row("GET /api/v1/queues p50 / p99 (ms)", fmt.Sprintf("%.1f / %.1f", r.QueuesP50Ms, r.QueuesP99Ms), "p99 < 100", r.QueuesP99Ms < 100)
-	row("small job: submitted -> RESERVING (ms)", fmt.Sprintf("%.0f (%s)", r.SmallStartMs, r.SmallState), "< 1000", r.SmallStartMs < 1000)
+	row("small job: submitted -> RESERVING (ms)", fmt.Sprintf("%.0f (%s)", r.SmallStartMs, r.SmallState), "< 1000", 0 <= r.SmallStartMs && r.SmallStartMs < 1000)
 	row("serve RSS (MiB)", fmt.Sprintf("%.0f", r.RSSMiB), "< 500", r.RSSMiB > 0 && r.RSSMiB < 500)
 	row("full pass: longest (ms; count)", fmt.Sprintf("%.1f (%.0f)", r.PassFullMaxMs, r.PassFullCount), "< 100", 0 <= r.PassFullMaxMs && r.PassFullMaxMs < 100)
 	row("full pass p99 (ms, bucket bound)", fmt.Sprintf("%.1f", r.PassFullP99Ms), "", true)
