@@ -38,8 +38,9 @@ func TestQueueAtScale(t *testing.T) {
 	if _, err := c.WaitFor(ctx, blocker["id"].(string), "RUNNING"); err != nil {
 		t.Fatal(err)
 	}
-	res := c.RunBurst(ctx, loadgen.Burst{Clients: 32, MaxJobs: n, Make: func(i int) map[string]any {
-		return loadgen.Job(loadgen.NewID(), fmt.Sprintf("wait-%d", i), 12, 2, 2048, 600)
+	res := c.RunBurst(ctx, loadgen.Burst{Clients: 32, MaxJobs: n, Body: func(i int) (string, []byte) {
+		id := loadgen.NewID()
+		return id, loadgen.JobBody(id, fmt.Sprintf("wait-%d", i), 12, 2, 2048, 600)
 	}})
 	if res.OK != n || res.Failed != 0 {
 		t.Fatalf("%d of %d submissions stored, %d failed (first: %s)", res.OK, n, res.Failed, res.FirstError)

@@ -187,11 +187,8 @@ type Burst struct {
 	Duration time.Duration // stop after this long (0: only MaxJobs)
 	MaxJobs  int           // stop after this many (0: only Duration)
 	Rate     float64       // submissions per second in all (0: as fast as possible)
-	// Make returns the body of the i-th job (its "id" must be set).
-	Make func(i int) map[string]any
-	// Body, when set, is used instead of Make: the i-th job's id and its
-	// encoded body (e.g. JobBody), sparing the generator an encoding per
-	// submission.
+	// Body returns the i-th job's id and its encoded body (JobBody builds
+	// one without encoding/json, which matters at thousands a second).
 	Body func(i int) (id string, body []byte)
 	// Progress, if set, is called about once a second.
 	Progress func(sent int, elapsed time.Duration)
@@ -261,18 +258,7 @@ func (c *Client) RunBurst(ctx context.Context, b Burst) BurstResult {
 						}
 					}
 				}
-				var id string
-				var body []byte
-				if b.Body != nil {
-					id, body = b.Body(i)
-				} else {
-					job := b.Make(i)
-					id = fmt.Sprint(job["id"])
-					var merr error
-					if body, merr = json.Marshal(job); merr != nil {
-						panic(fmt.Sprintf("loadgen: encode job %d: %v", i, merr))
-					}
-				}
+				id, body := b.Body(i)
 				t0 := time.Now()
 				var err error
 				if pc != nil {
