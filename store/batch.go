@@ -23,7 +23,7 @@ func tsText(t *time.Time) sql.NullString {
 	if t == nil {
 		return sql.NullString{}
 	}
-	return sql.NullString{String: t.UTC().Format("2006-01-02T15:04:05.999999Z07:00"), Valid: true}
+	return sql.NullString{String: t.UTC().Format(pgTime), Valid: true}
 }
 
 // TransitionMany implements scheduler.BatchStore: every change is checked

@@ -249,42 +249,7 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) (err error) 
 		rows = append(rows, r)
 	}
 	n := len(rows)
-	ids := make([]string, n)
-	finished := now.Format(pgTime)
-	doc := make([]byte, 0, n*(len(rows[0].spec)+400))
-	doc = append(doc, '[')
-	for i, r := range rows {
-		j := &r.j
-		ids[i] = j.ID
-		if i > 0 {
-			doc = append(doc, ',')
-		}
-		doc = appendField(doc, '{', "id", j.ID)
-		doc = appendField(doc, ',', "name", j.Name)
-		doc = append(doc, `,"spec":`...)
-		doc = append(doc, r.spec...)
-		doc = appendField(doc, ',', "fingerprint", j.Fingerprint)
-		doc = appendField(doc, ',', "state", string(j.State))
-		doc = appendField(doc, ',', "submitted_at", j.SubmittedAt.UTC().Format(pgTime))
-		if j.State == scheduler.Rejected {
-			doc = appendField(doc, ',', "finished_at", finished)
-		}
-		if j.DeadlineAt != nil {
-			doc = appendField(doc, ',', "deadline_at", j.DeadlineAt.UTC().Format(pgTime))
-		}
-		doc = appendField(doc, ',', "waiting_reason", j.WaitingReason)
-		doc = append(doc, `,"labels":`...)
-		doc = append(doc, r.labels...)
-		doc = append(doc, `,"at_risk":`...)
-		doc = strconv.AppendBool(doc, j.AtRisk)
-		a := ActorFrom(r.ctx)
-		doc = appendField(doc, ',', "actor", a.Name)
-		doc = appendField(doc, ',', "client", a.Client)
-		doc = append(doc, `,"n":`...)
-		doc = strconv.AppendInt(doc, int64(i), 10)
-		doc = append(doc, '}')
-	}
-	doc = append(doc, ']')
+	ids, doc := batchDocument(rows, now)
 	announce := s.gc.announces()
 	// A job stored quietly whose submitter stopped waiting (its request
 	// timed out) reaches no core through the API: announce it afterwards.
@@ -386,6 +351,50 @@ func (s *Store) insertJobs(ctx context.Context, batch []*createReq) (err error) 
 	return nil
 }
 
+// batchDocument is the JSON document insertJobs' statement reads ($1): an
+// array of one object per row, each spec and labels copied as they were
+// encoded; and the rows' ids, in order.
+func batchDocument(rows []*createReq, now time.Time) ([]string, []byte) {
+	n := len(rows)
+	ids := make([]string, n)
+	finished := now.Format(pgTime)
+	doc := make([]byte, 0, n*(len(rows[0].spec)+400))
+	doc = append(doc, '[')
+	for i, r := range rows {
+		j := &r.j
+		ids[i] = j.ID
+		if i > 0 {
+			doc = append(doc, ',')
+		}
+		doc = appendField(doc, '{', "id", j.ID)
+		doc = appendField(doc, ',', "name", j.Name)
+		doc = append(doc, `,"spec":`...)
+		doc = append(doc, r.spec...)
+		doc = appendField(doc, ',', "fingerprint", j.Fingerprint)
+		doc = appendField(doc, ',', "state", string(j.State))
+		doc = appendField(doc, ',', "submitted_at", j.SubmittedAt.UTC().Format(pgTime))
+		if j.State == scheduler.Rejected {
+			doc = appendField(doc, ',', "finished_at", finished)
+		}
+		if j.DeadlineAt != nil {
+			doc = appendField(doc, ',', "deadline_at", j.DeadlineAt.UTC().Format(pgTime))
+		}
+		doc = appendField(doc, ',', "waiting_reason", j.WaitingReason)
+		doc = append(doc, `,"labels":`...)
+		doc = append(doc, r.labels...)
+		doc = append(doc, `,"at_risk":`...)
+		doc = strconv.AppendBool(doc, j.AtRisk)
+		a := ActorFrom(r.ctx)
+		doc = appendField(doc, ',', "actor", a.Name)
+		doc = appendField(doc, ',', "client", a.Client)
+		doc = append(doc, `,"n":`...)
+		doc = strconv.AppendInt(doc, int64(i), 10)
+		doc = append(doc, '}')
+	}
+	doc = append(doc, ']')
+	return ids, doc
+}
+
 // insertJobsCTE is the body of insertJobs' statement: the batch's jobs,
 // from one JSON document (an array of objects, $1; $2 is the time of the
 // commit), which costs the client one copy of each spec and PostgreSQL one
@@ -408,7 +417,8 @@ const insertJobsCTE = `WITH input AS (
 			RETURNING id
 		)`
 
-// pgTime is how timestamps travel in the batch document.
+// pgTime is how timestamps travel to PostgreSQL as text (microseconds,
+// the precision it keeps).
 const pgTime = "2006-01-02T15:04:05.999999Z07:00"
 
 // appendField appends sep, then "key":value with value as a JSON string.
