@@ -2,8 +2,13 @@ package api
 
 import (
 	"embed"
+	"io"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 )
@@ -20,7 +25,7 @@ func (s *Server) MountDashboard(r *mux.Router) {
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	static := http.StripPrefix("/static/", http.FileServer(http.FS(sub)))
+	static := staticFiles(sub)
 	secure := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
@@ -40,4 +45,34 @@ func (s *Server) MountDashboard(r *mux.Router) {
 		w.Header().Set("Cache-Control", "no-cache")
 		_, _ = w.Write(b)
 	}))).Methods(http.MethodGet, http.MethodHead)
+}
+
+// staticFiles serves the files of fsys under /static/. Any other path
+// (a folder, a name that is not valid UTF-8 or not a valid fs path, a file
+// that is not there) gets a JSON 404 naming the path: http.FileServer
+// would list folders and answer some odd names with a 500.
+func staticFiles(fsys fs.FS) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(r.URL.Path, "/static/")), "/")
+		notFound := func() {
+			writeError(w, http.StatusNotFound, "path", "no such dashboard file: "+r.URL.Path)
+		}
+		if name == "" || !utf8.ValidString(name) || !fs.ValidPath(name) {
+			notFound()
+			return
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			notFound()
+			return
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		content, seekable := f.(io.ReadSeeker)
+		if err != nil || info.IsDir() || !seekable {
+			notFound()
+			return
+		}
+		http.ServeContent(w, r, name, time.Time{}, content)
+	})
 }
