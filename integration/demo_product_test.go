@@ -450,6 +450,10 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		t.Errorf("sparkpack_leader %g, sparkpack_leadership_changes_total %g; want 1 and >= 1",
 			sum(final, "sparkpack_leader"), sum(final, "sparkpack_leadership_changes_total"))
 	}
+	// Every job of the demo was heard of when it was stored.
+	if got := sum(final, "sparkpack_lost_jobs_found_total"); got != 0 {
+		t.Errorf("sparkpack_lost_jobs_found_total %g; want 0 (no notification is lost in the demo)", got)
+	}
 	// Every sparkpack family is one checked here, the refusal counter
 	// (checked in cmd/sparkpack's and api's security tests) or the
 	// preemption counters (the demo runs without --preemption; checked by
@@ -458,7 +462,8 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_preemptions_total": true, "sparkpack_preempted_work_seconds": true, "sparkpack_offers_received_total": true, "sparkpack_offers_declined_total": true, "sparkpack_driver_launches_total": true,
 		"sparkpack_reservation_operations_total": true, "sparkpack_placement_seconds": true, "sparkpack_offer_to_accept_seconds": true,
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
-		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true}
+		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,
+		"sparkpack_lost_jobs_found_total": true}
 	var unchecked []string
 	for k := range final {
 		if name, ok := strings.CutPrefix(k, "#family "); ok && !checked[name] {

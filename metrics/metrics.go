@@ -34,6 +34,9 @@ type Metrics struct {
 	AgentsByPower  *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
 	Leader         prometheus.Gauge
 	LeaderChanges  prometheus.Counter
+	// LostJobsFound counts waiting jobs the leader's rescan found that it
+	// had never heard of (their notification was lost).
+	LostJobsFound prometheus.Counter
 	// RequestsRefused counts requests refused by the access policy, by
 	// listener (api, spark-rest) and reason (no_credentials,
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
@@ -87,6 +90,8 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_leader", Help: "1 while this instance leads (runs the scheduler and the Mesos framework), else 0."}),
 		LeaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sparkpack_leadership_changes_total", Help: "Times this instance became or stopped being the leader."}),
+		LostJobsFound: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sparkpack_lost_jobs_found_total", Help: "Waiting jobs the leader's rescan found that it had never heard of (their notification was lost), queued late."}),
 		AgentsByPower: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "sparkpack_agents_power", Help: "Agents by power management state (when power management is on)."}, []string{"power"}),
 		RequestsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -95,7 +100,7 @@ func New(jobs JobCounter) *Metrics {
 	}
 	m.Registry.MustRegister(m.OffersReceived, m.OffersDeclined, m.DriverLaunches, m.Reservations, m.QueueLength,
 		m.PlacementSeconds, m.PassSeconds, m.PassMaxSeconds, m.OfferToAccept, m.ClusterCostUSD, m.BurnRateUSD, m.ActiveAgents, m.AgentsByPower,
-		m.Leader, m.LeaderChanges, m.RequestsRefused,
+		m.Leader, m.LeaderChanges, m.LostJobsFound, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
 	if jobs != nil {
@@ -208,6 +213,13 @@ func (m *Metrics) Leadership(lead bool) {
 		m.Leader.Set(1)
 	} else {
 		m.Leader.Set(0)
+	}
+}
+
+// FoundLostJobs counts jobs the rescan found unheard of.
+func (m *Metrics) FoundLostJobs(n int) {
+	if m != nil && n > 0 {
+		m.LostJobsFound.Add(float64(n))
 	}
 }
 

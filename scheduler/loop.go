@@ -1119,6 +1119,51 @@ func (c *Core) Waiting() int {
 	return l.Deadline + l.Regular + l.Intake
 }
 
+// Unknown returns those of ids the core has not heard of: jobs it neither
+// buffers, queues, follows, nor has placed, cancelled or sent back to a
+// queue lately. A job the store holds as waiting that stays unknown was
+// never announced to this core (its notification was lost). It waits for
+// a pass under way to end.
+func (c *Core) Unknown(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	c.passMu.Lock()
+	defer c.passMu.Unlock()
+	var unknown []string
+	for _, id := range ids {
+		_, placed := c.placed[id]
+		_, cancelled := c.cancelled[id]
+		if c.byID[id] == nil && !placed && !cancelled {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, id := range c.buffer.IDs() {
+		known[id] = true
+	}
+	c.inboxMu.Lock()
+	for _, j := range c.requeues {
+		known[j.ID] = true
+	}
+	c.inboxMu.Unlock()
+	c.actMu.Lock()
+	for id := range c.active {
+		known[id] = true
+	}
+	c.actMu.Unlock()
+	out := unknown[:0]
+	for _, id := range unknown {
+		if !known[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // ActiveJobs is the number of jobs holding resources.
 func (c *Core) ActiveJobs() int {
 	c.actMu.Lock()

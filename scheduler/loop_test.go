@@ -723,3 +723,51 @@ func TestAttemptCountsRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownIsWhatTheCoreNeverHeardOf: Unknown names only the jobs the
+// core neither buffers, queues, follows, nor placed, cancelled or sent back
+// lately, whatever inbox or map holds the others.
+func TestUnknownIsWhatTheCoreNeverHeardOf(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24), agent("a2", 4, 16384, 0.24))
+	h.schedule()
+	h.submit(mkJob("back", 1, 4))
+	h.schedule() // placed on one agent
+	// Long enough that the pass forgets it placed "back": only the
+	// active jobs, then the requeue inbox, know it.
+	h.clock.Advance(cancelledMemory + time.Minute)
+	h.core.ClusterChanged() // a full pass forgets
+	h.schedule()
+	h.submit(mkJob("run", 1, 4), mkJob("wait", 1, 4, submittedAt(time.Second)),
+		mkJob("cancel", 1, 4, submittedAt(2*time.Second)))
+	h.schedule()
+	// Cancelled through the API: the store first, then the core hears.
+	h.store.mu.Lock()
+	h.store.jobs["cancel"].State = Cancelled
+	h.store.mu.Unlock()
+	h.core.JobCancelled(h.store.get("cancel"), false)
+	h.schedule()
+	h.core.JobSubmitted(h.store.add(mkJob("buffered", 1, 1, submittedAt(3*time.Second))))
+	if got := h.store.get("back"); !got.State.Active() {
+		t.Fatalf("back is %s, want it holding resources", got.State)
+	}
+	all := []string{"back", "run", "wait", "cancel", "buffered", "lost"}
+	if got := h.core.Unknown(all); !slices.Equal(got, []string{"lost"}) {
+		t.Fatalf("Unknown = %v, want [lost]", got)
+	}
+	// "back" gives its agent back for a retry: no pass has taken it
+	// from the requeue inbox yet.
+	if err := h.core.Report(ctx, "back", Queued, "agent lost"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.core.Unknown(all); !slices.Equal(got, []string{"lost"}) {
+		t.Fatalf("after the requeue: Unknown = %v, want [lost]", got)
+	}
+	h.schedule()
+	if got := h.core.Unknown(all); !slices.Equal(got, []string{"lost"}) {
+		t.Fatalf("after a pass: Unknown = %v, want [lost]", got)
+	}
+	if got := h.core.Unknown(nil); got != nil {
+		t.Fatalf("Unknown(nil) = %v", got)
+	}
+}

@@ -40,6 +40,17 @@ func (b *JobBuffer) Len() int {
 	return len(b.jobs)
 }
 
+// IDs returns the ids of the buffered jobs.
+func (b *JobBuffer) IDs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := make([]string, len(b.jobs))
+	for i := range b.jobs {
+		ids[i] = b.jobs[i].ID
+	}
+	return ids
+}
+
 // Remove drops the buffered job with this id; it reports whether it was there.
 func (b *JobBuffer) Remove(id string) bool {
 	b.mu.Lock()

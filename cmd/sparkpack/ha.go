@@ -29,6 +29,9 @@ type haConfig struct {
 	ttl       time.Duration
 	renew     time.Duration
 	retry     time.Duration
+	// rescan is how often the leader looks for waiting jobs it never heard
+	// of (0: never).
+	rescan time.Duration
 }
 
 // leadership runs several sparkpack instances over one database: each
@@ -124,6 +127,13 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 			log.WithError(err).Error("cannot listen for job notifications; jobs stored by other instances reach this one only at the next leader change")
 		}
 	}()
+	if h.c.ha.rescan > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.rescanLost(ctx, lv, h.c.ha.rescan, log.WithField("component", "lost-job rescan"))
+		}()
+	}
 	<-ctx.Done()
 	h.ledUntil.Store(time.Now().UnixNano())
 	h.cur.Store(nil)
@@ -131,12 +141,17 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	wg.Wait()
 }
 
-// submitted hands jobs stored by any instance to the core.
+// submitted hands jobs stored by any instance to the core. A failed read
+// is tried again until it succeeds or the term ends: dropping the ids
+// would leave their jobs waiting unheard of.
 func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
-	jobs, err := h.st.JobsByID(ctx, ids)
+	var jobs []scheduler.Job
+	err := untilDone(ctx, h.log, fmt.Sprintf("reading %d notified jobs", len(ids)), func() (err error) {
+		jobs, err = h.st.JobsByID(ctx, ids)
+		return err
+	})
 	if err != nil {
-		h.log.WithError(err).Warn("reading notified jobs failed; the core gets them when the notification connection reconnects or a new term begins (restarting the leading instance forces one)")
-		return
+		return // the term ended; the next one reads every waiting job
 	}
 	for _, j := range jobs {
 		if j.State.Waiting() {
@@ -146,11 +161,15 @@ func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
 }
 
 // resync hands every waiting job and every pending kill to the core, when
-// notifications may have been missed. The core ignores what it knows.
+// notifications may have been missed. The core ignores what it knows. A
+// failed read is tried again until it succeeds or the term ends.
 func (h *leadership) resync(ctx context.Context, lv *live) {
-	jobs, err := h.st.Unfinished(ctx)
+	var jobs []scheduler.Job
+	err := untilDone(ctx, h.log, "resync of waiting jobs", func() (err error) {
+		jobs, err = h.st.Unfinished(ctx)
+		return err
+	})
 	if err != nil {
-		h.log.WithError(err).Warn("resync of waiting jobs failed")
 		return
 	}
 	for _, j := range jobs {
@@ -160,6 +179,80 @@ func (h *leadership) resync(ctx context.Context, lv *live) {
 		case j.KillRequested:
 			lv.core.JobCancelled(j, true)
 		}
+	}
+}
+
+// untilDone calls try until it succeeds or ctx ends (then it returns
+// ctx's error), waiting 100 ms after the first failure, twice as long after
+// each next one, at most 5 s. It logs the first failure and the recovery.
+func untilDone(ctx context.Context, log logrus.FieldLogger, what string, try func() error) error {
+	wait := 100 * time.Millisecond
+	for failures := 0; ; failures++ {
+		err := try()
+		if err == nil {
+			if failures > 0 {
+				log.WithField("failures", failures).Infof("%s succeeded after failing", what)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if failures == 0 {
+			log.WithError(err).Warnf("%s failed; trying again until the database answers", what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// rescanLost is the safety net under the job notifications: every period
+// it reads the ids of the waiting jobs stored since about two periods ago
+// and asks the core which it never heard of. A job still unheard of at the
+// next rescan (its notification was not merely late) is read and handed to
+// the core. Jobs whose transaction stayed open longer than a period before
+// committing may be missed here; the resync at a reconnection or a new
+// term reads every waiting job.
+func (h *leadership) rescanLost(ctx context.Context, lv *live, period time.Duration, log logrus.FieldLogger) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var from, prevMax int64 // seq: rescan the jobs stored after from
+	var suspects []string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if lost := lv.core.Unknown(suspects); len(lost) > 0 {
+			jobs, err := h.st.JobsByID(ctx, lost)
+			if err != nil {
+				log.WithError(err).Warn("cannot read the jobs found unheard of; trying at the next rescan")
+				continue // suspects kept
+			}
+			n := 0
+			for _, j := range jobs {
+				if j.State.Waiting() {
+					lv.core.JobSubmitted(j)
+					n++
+				}
+			}
+			if n > 0 {
+				h.m.FoundLostJobs(n)
+				log.WithField("jobs", n).Warn("found stored jobs whose notification was lost; queued them now")
+			}
+		}
+		ids, maxSeq, err := h.st.WaitingAfter(ctx, from)
+		if err != nil {
+			log.WithError(err).Warn("cannot read the jobs stored lately; trying at the next rescan")
+			continue
+		}
+		suspects = lv.core.Unknown(ids)
+		from, prevMax = max(from, prevMax), maxSeq
 	}
 }
 
