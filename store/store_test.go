@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -639,5 +640,35 @@ func TestCreateJobBatchRoundTrip(t *testing.T) {
 		if err != nil || len(evs) == 0 || evs[0].Actor != "tok\"en ✓" || evs[0].Client != "10.0.0.1" {
 			t.Errorf("%q: events %+v %v", got.Name, evs, err)
 		}
+	}
+}
+
+// TestWaitingAfter: the waiting jobs stored after a seq, and the largest
+// seq among them; jobs that left the waiting states, or were stored before
+// the seq, are not in it.
+func TestWaitingAfter(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	a, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	ids, first, err := s.WaitingAfter(ctx, 0)
+	if err != nil || !slices.Equal(ids, []string{a.ID}) || first <= 0 {
+		t.Fatalf("WaitingAfter(0) = %v, %d, %v; want [a], a's seq", ids, first, err)
+	}
+	b, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	c, _, _ := s.CreateJob(ctx, newJob(t, nil), "")
+	s.CreateJob(ctx, newJob(t, nil), "too big") // REJECTED
+	if _, err := s.Transition(ctx, b.ID, scheduler.Submitted, scheduler.Queued, "queued", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Transition(ctx, c.ID, scheduler.Submitted, scheduler.Cancelled, "user", nil); err != nil {
+		t.Fatal(err)
+	}
+	ids, last, err := s.WaitingAfter(ctx, first)
+	if err != nil || !slices.Equal(ids, []string{b.ID}) || last <= first {
+		t.Fatalf("WaitingAfter(a's seq) = %v, %d, %v; want [b] and b's seq above %d", ids, last, err, first)
+	}
+	// Nothing after the last: the seq given back.
+	if ids, got, err := s.WaitingAfter(ctx, last+100); err != nil || len(ids) != 0 || got != last+100 {
+		t.Fatalf("WaitingAfter(after every job) = %v, %d, %v", ids, got, err)
 	}
 }
