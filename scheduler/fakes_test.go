@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -22,6 +23,8 @@ type testStore struct {
 	// hold, when set, is called (without the store's lock) at the start
 	// of every Transition; a test blocks in it to catch the core mid-call.
 	hold func(id string, to State)
+	// unfinishedFails is how many next Unfinished calls fail.
+	unfinishedFails int
 }
 
 func newTestStore() *testStore {
@@ -89,8 +92,13 @@ func (s *testStore) Transition(_ context.Context, id string, from, to State, rea
 }
 
 func (s *testStore) Unfinished(context.Context) ([]Job, error) {
+	s.count("Unfinished")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.unfinishedFails > 0 {
+		s.unfinishedFails--
+		return nil, errors.New("injected failure: connection reset by peer")
+	}
 	var out []Job
 	for _, j := range s.jobs {
 		if !j.State.Terminal() {

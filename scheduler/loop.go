@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/retry"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -443,11 +444,14 @@ const minPassGap = 5 * time.Millisecond
 
 // Run recovers the queues from the store, then schedules on every event
 // (submission, cancellation, job end, cluster change) and on timers (at
-// risk, promotion, retry) until ctx is done. It returns ctx.Err(), or the
-// recovery error. Its one helper goroutine, which stores waiting reasons
+// risk, promotion, retry) until ctx is done, and returns ctx.Err(). A
+// recovery that fails is tried again until it succeeds. Its one helper goroutine, which stores waiting reasons
 // in batches, ends before Run returns.
 func (c *Core) Run(ctx context.Context) error {
-	if err := c.Recover(ctx); err != nil {
+	// A core that gave up at a database hiccup would leave its leader
+	// scheduling nothing; a failed Recover may run again (what it did, it
+	// does again in place).
+	if err := retry.UntilDone(ctx, c.log, "recovery", func() error { return c.Recover(ctx) }); err != nil {
 		return err
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -554,6 +558,13 @@ func (c *Core) Recover(ctx context.Context) error {
 			return fmt.Errorf("scheduler: recover: %w", err)
 		}
 		for i, r := range res {
+			if errors.Is(r.Err, ErrStale) || errors.Is(r.Err, ErrNotFound) {
+				// Changed since it was read (say, cancelled meanwhile): its
+				// new state is the store's to tell (a waiting job reaches
+				// the core by its announcement or the lost-job rescan).
+				c.log.WithError(r.Err).WithField("job", back[i].ID).Info("recover: the job changed while it was being recovered; leaving it as it is now")
+				continue
+			}
 			if r.Err != nil {
 				return fmt.Errorf("scheduler: recover job %s: %w", back[i].ID, r.Err)
 			}

@@ -598,6 +598,55 @@ func TestRunEventDriven(t *testing.T) {
 	}
 }
 
+// TestRunRecoversThroughFailuresAndChanges: Run's recovery is tried again
+// while the store cannot be read, and a job that changed under it (here
+// cancelled by its user while its kill was pending) is left as it is now;
+// the core then schedules, rather than stopping at its first error and
+// leaving its leader scheduling nothing.
+func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
+	changes := make(chan Job, 100)
+	h := newHarness(t, Config{OnChange: func(j Job) { changes <- j }}, agent("a1", 4, 16384, 0.24))
+	q := mkJob("q", 1, 4)
+	q.State = Queued
+	h.store.add(q)
+	k := mkJob("k", 1, 1, submittedAt(time.Second))
+	k.State, k.KillRequested = Queued, true
+	h.store.add(k)
+	h.store.unfinishedFails = 2
+	h.store.hold = func(id string, to State) {
+		if id == "k" && to == Cancelled {
+			// The user's DELETE commits first.
+			h.store.mu.Lock()
+			h.store.jobs["k"].State = Cancelled
+			h.store.mu.Unlock()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.core.Run(ctx) }()
+	timeout := time.After(30 * time.Second)
+	for started := false; !started; {
+		select {
+		case j := <-changes:
+			started = j.ID == "q" && j.State == Reserving
+		case err := <-done:
+			t.Fatalf("Run returned %v before scheduling", err)
+		case <-timeout:
+			t.Fatal("q was never placed")
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v", err)
+	}
+	if n := h.store.callCount("Unfinished"); n != 3 {
+		t.Errorf("Unfinished read %d times, want 3 (two failures, then the recovery)", n)
+	}
+	if got := h.store.get("k").State; got != Cancelled {
+		t.Errorf("k is %s, want CANCELLED", got)
+	}
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
 	st, cl := newTestStore(), newTestCluster()
 	for _, cfg := range []Config{{Policy: "nope"}, {Ordering: "lifo"}, {Admission: "maybe"}} {

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/retry"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/leader"
 	"github.com/sparkpack/sparkpack/metrics"
@@ -146,7 +147,7 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 // would leave their jobs waiting unheard of.
 func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
 	var jobs []scheduler.Job
-	err := untilDone(ctx, h.log, fmt.Sprintf("reading %d notified jobs", len(ids)), func() (err error) {
+	err := retry.UntilDone(ctx, h.log, fmt.Sprintf("reading %d notified jobs", len(ids)), func() (err error) {
 		jobs, err = h.st.JobsByID(ctx, ids)
 		return err
 	})
@@ -165,7 +166,7 @@ func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
 // failed read is tried again until it succeeds or the term ends.
 func (h *leadership) resync(ctx context.Context, lv *live) {
 	var jobs []scheduler.Job
-	err := untilDone(ctx, h.log, "resync of waiting jobs", func() (err error) {
+	err := retry.UntilDone(ctx, h.log, "resync of waiting jobs", func() (err error) {
 		jobs, err = h.st.Unfinished(ctx)
 		return err
 	})
@@ -179,34 +180,6 @@ func (h *leadership) resync(ctx context.Context, lv *live) {
 		case j.KillRequested:
 			lv.core.JobCancelled(j, true)
 		}
-	}
-}
-
-// untilDone calls try until it succeeds or ctx ends (then it returns
-// ctx's error), waiting 100 ms after the first failure, twice as long after
-// each next one, at most 5 s. It logs the first failure and the recovery.
-func untilDone(ctx context.Context, log logrus.FieldLogger, what string, try func() error) error {
-	wait := 100 * time.Millisecond
-	for failures := 0; ; failures++ {
-		err := try()
-		if err == nil {
-			if failures > 0 {
-				log.WithField("failures", failures).Infof("%s succeeded after failing", what)
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if failures == 0 {
-			log.WithError(err).Warnf("%s failed; trying again until the database answers", what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }
 

@@ -1,18 +1,19 @@
-package main
+package retry
 
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
-	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sirupsen/logrus"
 )
 
-func TestUntilDoneTriesUntilTheDatabaseAnswers(t *testing.T) {
+func TestUntilDoneTriesUntilItSucceeds(t *testing.T) {
 	ctx := context.Background()
 	calls := 0
-	err := untilDone(ctx, scheduler.DiscardLogger(), "reading", func() error {
+	err := UntilDone(ctx, quiet(), "reading", func() error {
 		calls++
 		if calls < 3 {
 			return errors.New("connection refused")
@@ -20,7 +21,7 @@ func TestUntilDoneTriesUntilTheDatabaseAnswers(t *testing.T) {
 		return nil
 	})
 	if err != nil || calls != 3 {
-		t.Fatalf("untilDone = %v after %d calls, want nil after 3", err, calls)
+		t.Fatalf("UntilDone = %v after %d calls, want nil after 3", err, calls)
 	}
 
 	// The term ends while the database is away: it gives up with ctx's error.
@@ -28,7 +29,7 @@ func TestUntilDoneTriesUntilTheDatabaseAnswers(t *testing.T) {
 	calls = 0
 	done := make(chan error, 1)
 	go func() {
-		done <- untilDone(ctx, scheduler.DiscardLogger(), "reading", func() error {
+		done <- UntilDone(ctx, quiet(), "reading", func() error {
 			calls++
 			return errors.New("connection refused")
 		})
@@ -38,12 +39,18 @@ func TestUntilDoneTriesUntilTheDatabaseAnswers(t *testing.T) {
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("untilDone = %v, want context.Canceled", err)
+			t.Fatalf("UntilDone = %v, want context.Canceled", err)
 		}
 		if calls < 1 {
-			t.Fatalf("untilDone never tried")
+			t.Fatalf("UntilDone never tried")
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("untilDone did not stop when its context ended")
+		t.Fatal("UntilDone did not stop when its context ended")
 	}
+}
+
+func quiet() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
 }
