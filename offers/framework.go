@@ -13,6 +13,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/retry"
 )
 
 // FrameworkConfig configures the framework's subscription.
@@ -181,8 +183,10 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 
 // Info returns the FrameworkInfo to subscribe with: MULTI_ROLE,
 // RESERVATION_REFINEMENT, checkpointing, a week's failover timeout and the
-// stored framework id.
-func (f *Framework) Info(ctx context.Context) mesos.FrameworkInfo {
+// stored framework id. It fails when the stored id cannot be read:
+// subscribing without it would register a second framework, and the
+// first one's drivers would run on out of sparkpack's sight.
+func (f *Framework) Info(ctx context.Context) (mesos.FrameworkInfo, error) {
 	checkpoint := true
 	fo := f.cfg.FailoverTimeout.Seconds()
 	info := mesos.FrameworkInfo{
@@ -209,12 +213,14 @@ func (f *Framework) Info(ctx context.Context) mesos.FrameworkInfo {
 		u := f.cfg.WebUIURL
 		info.WebUiURL = &u
 	}
-	if id, err := f.ids.FrameworkID(ctx); err == nil && id != "" {
-		info.ID = &mesos.FrameworkID{Value: id}
-	} else if err != nil {
-		f.log.WithError(err).Warn("cannot read the stored framework id; subscribing as a new framework")
+	id, err := f.ids.FrameworkID(ctx)
+	if err != nil {
+		return info, fmt.Errorf("read the stored framework id (needed to subscribe as the same framework): %w", err)
 	}
-	return info
+	if id != "" {
+		info.ID = &mesos.FrameworkID{Value: id}
+	}
+	return info, nil
 }
 
 // Run subscribes until ctx ends, holding offers no longer than OfferHold
@@ -225,7 +231,7 @@ func (f *Framework) Run(ctx context.Context, o RunOptions) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.expireOffers(ctx) }()
-	err := f.Sched.Run(ctx, func() mesos.FrameworkInfo { return f.Info(ctx) }, f, o)
+	err := f.Sched.Run(ctx, func() (mesos.FrameworkInfo, error) { return f.Info(ctx) }, f, o)
 	cancel()
 	wg.Wait()
 	return err
@@ -250,8 +256,11 @@ func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscrib
 		tasks = append(tasks, t)
 	}
 	f.mu.Unlock()
-	if err := f.ids.SetFrameworkID(ctx, ev.FrameworkID.Value); err != nil {
-		f.log.WithError(err).Error("could not store the framework id; a restart would register a new framework")
+	// Until it is stored, a restart would register a second framework.
+	if err := retry.UntilDone(ctx, f.log, "storing the framework id", func() error {
+		return f.ids.SetFrameworkID(ctx, ev.FrameworkID.Value)
+	}); err != nil {
+		return // ctx ended
 	}
 	f.Reconcile(ctx, tasks)
 	f.reviveOrSuppress(ctx)
@@ -448,7 +457,7 @@ func (f *Framework) RemoveRole(ctx context.Context, role string) error {
 }
 
 func (f *Framework) updateFramework(ctx context.Context) error {
-	info := f.Info(ctx)
+	info, _ := f.Info(ctx) // without the stored id, the subscribed one
 	if info.ID == nil {
 		id := f.Sched.FrameworkID()
 		if id == "" {

@@ -210,11 +210,12 @@ type RunOptions struct {
 
 // Run subscribes and re-subscribes until ctx ends, with capped exponential
 // backoff and jitter between attempts. info is called before every
-// subscription so that the stored framework id is reused. A subscription
+// subscription so that the stored framework id is reused; when it fails,
+// Run does not subscribe but waits and calls it again. A subscription
 // that sees no event for MissedHeartbeats heartbeat intervals is dropped.
 // Run returns nil when ctx ends, or the master's refusal when the framework
 // was removed (its id is then no longer valid).
-func (c *SchedClient) Run(ctx context.Context, info func() mesos.FrameworkInfo, h Handler, o RunOptions) error {
+func (c *SchedClient) Run(ctx context.Context, info func() (mesos.FrameworkInfo, error), h Handler, o RunOptions) error {
 	if o.MissedHeartbeats <= 0 {
 		o.MissedHeartbeats = 5
 	}
@@ -226,7 +227,10 @@ func (c *SchedClient) Run(ctx context.Context, info func() mesos.FrameworkInfo, 
 	}
 	attempt := 0
 	for ctx.Err() == nil {
-		err := c.runOnce(ctx, info(), h, o)
+		fi, err := info()
+		if err == nil {
+			err = c.runOnce(ctx, fi, h, o)
+		}
 		c.mu.Lock()
 		c.streamID = ""
 		c.mu.Unlock()
