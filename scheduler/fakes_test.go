@@ -23,6 +23,8 @@ type testStore struct {
 	// hold, when set, is called (without the store's lock) at the start
 	// of every Transition; a test blocks in it to catch the core mid-call.
 	hold func(id string, to State)
+	// failTimes[st] is how many next Transitions into st fail.
+	failTimes map[State]int
 	// unfinishedFails is how many next Unfinished calls fail.
 	unfinishedFails int
 }
@@ -76,6 +78,10 @@ func (s *testStore) Transition(_ context.Context, id string, from, to State, rea
 	}
 	if err := CheckTransition(from, to); err != nil {
 		return *j, err
+	}
+	if s.failTimes[to] > 0 {
+		s.failTimes[to]--
+		return *j, fmt.Errorf("injected failure: connection reset by peer")
 	}
 	if s.failOn != "" && s.failOn == to {
 		s.failOn = ""

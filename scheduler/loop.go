@@ -248,6 +248,7 @@ type Core struct {
 	// to queue again. A job that comes back (a retry, an eviction) does so
 	// through Report, not through intake.
 	placed        map[string]time.Time
+	stranded      map[string]strandedJob // could not be put back in the queue
 	totalCPU      float64
 	totalMem      float64
 	retryAt       time.Time
@@ -379,7 +380,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		cluster: cluster, store: store, clock: clock, log: cfg.Log,
 		kick:      make(chan struct{}, 1),
 		byID:      map[string]*Entry{},
-		cancelled: map[string]time.Time{}, placed: map[string]time.Time{},
+		cancelled: map[string]time.Time{}, placed: map[string]time.Time{}, stranded: map[string]strandedJob{},
 		active:    map[string]*activeJob{},
 		waiting:   newWaitingWriter(),
 		cost:      NewCostMeter(clock.Now()),

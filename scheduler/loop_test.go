@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -644,6 +645,43 @@ func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
 	}
 	if got := h.store.get("k").State; got != Cancelled {
 		t.Errorf("k is %s, want CANCELLED", got)
+	}
+}
+
+// TestStrandedJobIsPutBackWhenTheStoreAnswers: a step of a job's start
+// fails, and so does putting it back in the queue (the store is away):
+// its row says PLACING and no queue holds it. Later passes put it back
+// once the store answers, and it starts; a kill asked for meanwhile ends
+// it instead.
+func TestStrandedJobIsPutBackWhenTheStoreAnswers(t *testing.T) {
+	for _, kill := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+			h.schedule()
+			h.submit(mkJob("j", 1, 4))
+			h.store.failTimes = map[State]int{Reserving: 1, Queued: 3}
+			for i := 0; i < 3; i++ {
+				if _, err := h.core.Schedule(context.Background()); err == nil {
+					t.Fatalf("pass %d: want the injected error", i)
+				}
+				if got := h.store.get("j").State; got != Placing {
+					t.Fatalf("pass %d: j is %s, want PLACING while the store fails", i, got)
+				}
+			}
+			if kill {
+				h.store.mu.Lock()
+				h.store.jobs["j"].KillRequested = true
+				h.store.mu.Unlock()
+			}
+			h.schedule()
+			want := Reserving
+			if kill {
+				want = Cancelled
+			}
+			if got := h.store.get("j").State; got != want {
+				t.Fatalf("j is %s once the store answers, want %s", got, want)
+			}
+		})
 	}
 }
 

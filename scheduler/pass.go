@@ -48,6 +48,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 			firstErr = err
 		}
 	}
+	note(c.retryStranded(ctx))
 	c.takeInbox(ctx, now)
 	admitted, err := c.intake(ctx, c.buffer.Drain(), now)
 	note(err)
@@ -200,6 +201,38 @@ func (c *Core) noteWake(e *Entry, now time.Time) {
 	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering != OrderFIFO && !e.SkippedSince.IsZero() {
 		consider(e.SkippedSince.Add(c.cfg.PromoteAfter))
 	}
+}
+
+// strandedJob is a job a pass took out of its queue to start and could not
+// put back when a step failed (the store failed too): its row says PLACING
+// or RESERVING, and nothing would ever follow it.
+type strandedJob struct {
+	from State
+	why  string
+}
+
+// retryStranded puts stranded jobs back in the queue, through the requeue
+// inbox (which also ends those whose kill was asked for meanwhile).
+func (c *Core) retryStranded(ctx context.Context) error {
+	var firstErr error
+	for id, s := range c.stranded {
+		j, err := c.transition(ctx, id, s.from, Queued, s.why, func(x *Job) { x.WaitingReason = s.why })
+		switch {
+		case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
+			delete(c.stranded, id)
+			c.log.WithError(err).WithField("job", id).Warn("a job that could not be put back in the queue changed meanwhile; leaving it as it is now")
+		case err != nil:
+			if firstErr == nil {
+				firstErr = fmt.Errorf("put job %s back in the queue: %w", id, err)
+			}
+		default:
+			delete(c.stranded, id)
+			c.inboxMu.Lock()
+			c.requeues = append(c.requeues, j)
+			c.inboxMu.Unlock()
+		}
+	}
+	return firstErr
 }
 
 // takeInbox queues the retries Report sent back and applies cancellations.
@@ -519,7 +552,12 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 	requeue := func(from State, why string, cause error) (bool, error) {
 		nj, terr := c.transition(ctx, id, from, Queued, why, func(x *Job) { x.WaitingReason = why })
 		if terr != nil {
-			c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue")
+			if !errors.Is(terr, ErrStale) && !errors.Is(terr, ErrNotFound) {
+				// Its row says PLACING or RESERVING and nothing follows
+				// it: every pass tries again (retryStranded).
+				c.stranded[id] = strandedJob{from: from, why: why}
+			}
+			c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue; trying again at every pass")
 			return false, errors.Join(cause, terr)
 		}
 		ne := NewEntry(&nj)
