@@ -552,11 +552,13 @@ func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapsho
 	requeue := func(from State, why string, cause error) (bool, error) {
 		nj, terr := c.transition(ctx, id, from, Queued, why, func(x *Job) { x.WaitingReason = why })
 		if terr != nil {
-			if !errors.Is(terr, ErrStale) && !errors.Is(terr, ErrNotFound) {
-				// Its row says PLACING or RESERVING and nothing follows
-				// it: every pass tries again (retryStranded).
-				c.stranded[id] = strandedJob{from: from, why: why}
+			if errors.Is(terr, ErrStale) || errors.Is(terr, ErrNotFound) {
+				c.log.WithError(terr).WithField("job", id).Warn("cannot put job back in the queue: it changed meanwhile")
+				return false, errors.Join(cause, terr)
 			}
+			// Its row says PLACING or RESERVING and nothing follows it:
+			// every pass tries again (retryStranded).
+			c.stranded[id] = strandedJob{from: from, why: why}
 			c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue; trying again at every pass")
 			return false, errors.Join(cause, terr)
 		}
