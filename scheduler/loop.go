@@ -446,8 +446,9 @@ const minPassGap = 5 * time.Millisecond
 // Run recovers the queues from the store, then schedules on every event
 // (submission, cancellation, job end, cluster change) and on timers (at
 // risk, promotion, retry) until ctx is done, and returns ctx.Err(). A
-// recovery that fails is tried again until it succeeds. Its one helper goroutine, which stores waiting reasons
-// in batches, ends before Run returns.
+// recovery that fails is tried again until it succeeds. Its one helper
+// goroutine, which stores waiting reasons in batches, ends before Run
+// returns.
 func (c *Core) Run(ctx context.Context) error {
 	// A core that gave up at a database hiccup would leave its leader
 	// scheduling nothing; a failed Recover may run again (what it did, it
