@@ -142,23 +142,27 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	wg.Wait()
 }
 
-// submitted hands jobs stored by any instance to the core. A failed read
-// is tried again until it succeeds or the term ends: dropping the ids
-// would leave their jobs waiting unheard of.
-func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) {
+// submitted hands jobs stored by any instance to the core, and says how
+// many were still waiting. A failed read is tried again until it succeeds
+// or the term ends: dropping the ids would leave their jobs waiting
+// unheard of.
+func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) int {
 	var jobs []scheduler.Job
 	err := retry.UntilDone(ctx, h.log, fmt.Sprintf("reading %d notified jobs", len(ids)), func() (err error) {
 		jobs, err = h.st.JobsByID(ctx, ids)
 		return err
 	})
 	if err != nil {
-		return // the term ended; the next one reads every waiting job
+		return 0 // the term ended; the next one reads every waiting job
 	}
+	n := 0
 	for _, j := range jobs {
 		if j.State.Waiting() {
 			lv.core.JobSubmitted(j)
+			n++
 		}
 	}
+	return n
 }
 
 // resync hands every waiting job and every pending kill to the core, when
@@ -202,19 +206,7 @@ func (h *leadership) rescanLost(ctx context.Context, lv *live, period time.Durat
 		case <-t.C:
 		}
 		if lost := lv.core.Unknown(suspects); len(lost) > 0 {
-			jobs, err := h.st.JobsByID(ctx, lost)
-			if err != nil {
-				log.WithError(err).Warn("cannot read the jobs found unheard of; trying at the next rescan")
-				continue // suspects kept
-			}
-			n := 0
-			for _, j := range jobs {
-				if j.State.Waiting() {
-					lv.core.JobSubmitted(j)
-					n++
-				}
-			}
-			if n > 0 {
+			if n := h.submitted(ctx, lv, lost); n > 0 {
 				h.m.FoundLostJobs(n)
 				log.WithField("jobs", n).Warn("found stored jobs whose notification was lost; queued them now")
 			}
