@@ -50,6 +50,13 @@ func (s *testStore) get(id string) Job {
 	return *s.jobs[id]
 }
 
+// update changes a stored job as another writer would (the API, a user).
+func (s *testStore) update(id string, change func(*Job)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	change(s.jobs[id])
+}
+
 func (s *testStore) count(method string) {
 	s.mu.Lock()
 	s.calls[method]++

@@ -525,9 +525,7 @@ func TestCancel(t *testing.T) {
 	j := h.store.add(mkJob("api", 1, 4, submittedAt(2*time.Second)))
 	h.core.JobSubmitted(j)
 	h.schedule()
-	h.store.mu.Lock()
-	h.store.jobs["api"].State = Cancelled
-	h.store.mu.Unlock()
+	h.store.update("api", func(j *Job) { j.State = Cancelled })
 	h.core.JobCancelled(h.store.get("api"), false)
 	h.schedule()
 	if n := h.core.Waiting(); n != 0 {
@@ -617,9 +615,7 @@ func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
 	h.store.hold = func(id string, to State) {
 		if id == "k" && to == Cancelled {
 			// The user's DELETE commits first.
-			h.store.mu.Lock()
-			h.store.jobs["k"].State = Cancelled
-			h.store.mu.Unlock()
+			h.store.update("k", func(j *Job) { j.State = Cancelled })
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -669,9 +665,7 @@ func TestStrandedJobIsPutBackWhenTheStoreAnswers(t *testing.T) {
 				}
 			}
 			if kill {
-				h.store.mu.Lock()
-				h.store.jobs["j"].KillRequested = true
-				h.store.mu.Unlock()
+				h.store.update("j", func(j *Job) { j.KillRequested = true })
 			}
 			h.schedule()
 			want := Reserving
@@ -724,9 +718,7 @@ func TestDurationScaleAdmission(t *testing.T) {
 func TestKillRequestedIsNeverRunAgain(t *testing.T) {
 	ctx := context.Background()
 	setKill := func(h *harness, id string) {
-		h.store.mu.Lock()
-		h.store.jobs[id].KillRequested = true
-		h.store.mu.Unlock()
+		h.store.update(id, func(j *Job) { j.KillRequested = true })
 	}
 
 	t.Run("retry reported after the kill was stored", func(t *testing.T) {
@@ -829,9 +821,7 @@ func TestUnknownIsWhatTheCoreNeverHeardOf(t *testing.T) {
 		mkJob("cancel", 1, 4, submittedAt(2*time.Second)))
 	h.schedule()
 	// Cancelled through the API: the store first, then the core hears.
-	h.store.mu.Lock()
-	h.store.jobs["cancel"].State = Cancelled
-	h.store.mu.Unlock()
+	h.store.update("cancel", func(j *Job) { j.State = Cancelled })
 	h.core.JobCancelled(h.store.get("cancel"), false)
 	h.schedule()
 	h.core.JobSubmitted(h.store.add(mkJob("buffered", 1, 1, submittedAt(3*time.Second))))
