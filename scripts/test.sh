@@ -20,9 +20,12 @@ step() { echo; echo "==> $*"; }
 step "dependencies"
 scripts/deps.sh test
 
+# This run's logs (two runs on one machine must not share them).
+testlog=$(mktemp /tmp/sparkpack-test.XXXXXX.log)
+fuzzlog=$(mktemp /tmp/sparkpack-fuzz.XXXXXX.log)
 pgdir=$(mktemp -d /tmp/sparkpack-test-pg.XXXXXX)
 rmdir "$pgdir"
-cleanup() { scripts/scratch-pg.sh stop "$pgdir" >/dev/null 2>&1 || true; }
+cleanup() { scripts/scratch-pg.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -f "$fuzzlog"; }
 trap cleanup EXIT
 step "scratch PostgreSQL"
 export SPARKPACK_TEST_DATABASE_URL=$(scripts/scratch-pg.sh start "$pgdir")
@@ -40,10 +43,10 @@ go vet ./...
 
 step "go test (unit and integration)"
 # shellcheck disable=SC2086
-go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./... 2>&1 | tee /tmp/sparkpack-test.log | grep -v '^scratch-pg:\|^waiting for server\|^server st\|^postgres://'
+go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./... 2>&1 | tee "$testlog" | grep -v '^scratch-pg:\|^waiting for server\|^server st\|^postgres://'
 status=${PIPESTATUS[0]}
 if [ "$status" != 0 ]; then
-  echo "go test failed (full log: /tmp/sparkpack-test.log)" >&2
+  echo "go test failed (full log: $testlog)" >&2
   exit "$status"
 fi
 
@@ -56,8 +59,8 @@ if [ "$fuzztime" != 0 ]; then
       echo "fuzz $pkg $target"
       corpus=$pkg/testdata/fuzz/$target
       before=$(ls "$corpus" 2>/dev/null | sort || true)
-      if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" >/tmp/sparkpack-fuzz.log 2>&1; then
-        cat /tmp/sparkpack-fuzz.log
+      if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" >"$fuzzlog" 2>&1; then
+        cat "$fuzzlog"
         added=$(comm -13 <(echo "$before") <(ls "$corpus" 2>/dev/null | sort || true))
         if [ -n "$added" ]; then
           echo "fuzz target $target in $pkg failed on an input it wrote to $corpus/$added; rerun it with: go test -run '$target/$added' $pkg" >&2
@@ -71,6 +74,6 @@ if [ "$fuzztime" != 0 ]; then
 fi
 
 step "summary"
-passed=$(grep -c '^ok ' /tmp/sparkpack-test.log || true)
-failed=$(grep -c '^FAIL' /tmp/sparkpack-test.log || true)
+passed=$(grep -c '^ok ' "$testlog" || true)
+failed=$(grep -c '^FAIL' "$testlog" || true)
 echo "packages: $passed passed, $failed failed"
