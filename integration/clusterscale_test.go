@@ -11,7 +11,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/integration/loadgen"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // TestClusterAtScale is the short version of scripts/bench-cluster.sh

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // plannedAgents remembers each job's placement as the API reports it.

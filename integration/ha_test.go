@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 type leaderStatus struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // powerCluster: two cheap small agents and two dear big ones.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // TestE2EPreemptionEvictsARegularJobForADeadlineJob: on two 4-cpu agents

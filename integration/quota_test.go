@@ -12,7 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // The tests of issue 21: kills, retries and relaunches do exactly what

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // TestE2EFailingDriverIsRetriedWithANewTaskID: a job whose driver fails

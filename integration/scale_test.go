@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/integration/loadgen"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // TestQueueAtScale is the short version of scripts/bench-scale.sh: with a

@@ -23,7 +23,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/integration/mesossim"
+	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 )
 

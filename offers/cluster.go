@@ -53,7 +53,7 @@ const LaunchSent = "LAUNCH_SENT"
 
 // DurationLabel is the driver task label carrying the job's estimated
 // duration in seconds. Real Mesos ignores it; the emulator
-// (integration/mesossim) runs the simulated Spark driver that long.
+// (mesossim) runs the simulated Spark driver that long.
 const DurationLabel = "sparkpack.sim/duration-seconds"
 
 // ClusterConfig configures the Mesos cluster adapter.

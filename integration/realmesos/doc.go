@@ -21,7 +21,7 @@
 //     behaves like Spark 3.5's coarse-grained Mesos backend.
 //   - probe records, in a normalised form, what a framework sees from a
 //     master (offers, status updates, errors); the real master's record is
-//     kept in integration/mesossim/testdata/real and the emulator is
+//     kept in mesossim/testdata/real and the emulator is
 //     checked against it in every test run.
 //
 // Real Mesos agents run real processes: a test that starts a cluster must

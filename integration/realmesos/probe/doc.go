@@ -1,8 +1,8 @@
 // Package probe records what a Mesos master shows a framework and an
 // operator in a fixed session, in a normalised form, so that the
-// emulator (integration/mesossim) can be compared with the real Mesos
+// emulator (mesossim) can be compared with the real Mesos
 // 1.12 master: the real master's record is kept in
-// integration/mesossim/testdata/real/probe.json and every test run checks
+// mesossim/testdata/real/probe.json and every test run checks
 // the emulator against it; with a real Mesos at hand the real master is
 // checked against it too (and REALMESOS_RECORD=1 records it again).
 //

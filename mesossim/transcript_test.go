@@ -20,7 +20,7 @@ import (
 )
 
 // exchange is one request/response pair of a transcript of a real Mesos
-// 1.12 master (../../../shared/mesos-transcripts).
+// 1.12 master (../../shared/mesos-transcripts).
 type exchange struct {
 	Title      string
 	Method     string

@@ -1,7 +1,7 @@
 // Package mesossim EMULATES an Apache Mesos 1.12 master and its agents for
 // tests and demos of sparkpack. It is a stand-in written from the public
 // Mesos documentation, from transcripts of a real Mesos 1.12.0 master
-// (../../../shared/mesos-transcripts, copied to testdata/transcripts) and
+// (../../shared/mesos-transcripts, copied to testdata/transcripts) and
 // from a recorded session against a real master and real agents
 // (testdata/real/probe.json, see package integration/realmesos/probe);
 // it is not Mesos, not a mock to be used in production, and it runs no
