@@ -23,8 +23,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // The end-to-end tests run the real sparkpack binary (built once per test

@@ -15,8 +15,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // serveTLS serves h over TLS with a certificate for 127.0.0.1 issued by ca.

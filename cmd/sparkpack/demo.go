@@ -21,8 +21,8 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/clusterspec"
-	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/internal/scratchpg"
+	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
