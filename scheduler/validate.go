@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("read the job: %w", err)
 	}
-	if e := strictjson.Check(data, specStructs); e != nil {
+	if e := strictjson.CheckFields(data, specFields); e != nil {
 		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -107,9 +108,45 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	return s, nil
 }
 
-// specStructs are the objects of the job JSON that decode into structs,
-// whose keys encoding/json matches without regard to case.
-func specStructs(path string) bool { return path == "" || path == "app" || path == "driver" }
+// specFields gives the exact field names of the objects of the job JSON
+// that decode into structs (whose keys encoding/json would match without
+// regard to case); nil for the others (maps: labels, sparkConf, ...).
+func specFields(path string) []string {
+	switch path {
+	case "":
+		return specFieldNames
+	case "app":
+		return appFieldNames
+	case "driver":
+		return driverFieldNames
+	}
+	return nil
+}
+
+var (
+	specFieldNames   = jsonFieldNames(reflect.TypeFor[Spec]())
+	appFieldNames    = jsonFieldNames(reflect.TypeFor[App]())
+	driverFieldNames = jsonFieldNames(reflect.TypeFor[Driver]())
+)
+
+// jsonFieldNames lists the names encoding/json gives a struct's fields.
+func jsonFieldNames(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
 
 func decodeError(err error) error {
 	var fe *FieldError

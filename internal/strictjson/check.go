@@ -44,10 +44,28 @@ func Check(data []byte, fold func(path string) bool) *Error {
 	return e
 }
 
+// CheckFields is Check for a body whose objects at some paths decode into
+// structs: fields returns the exact field names of the struct at a path
+// (nil where the object is a map). There keys are compared without regard
+// to case for duplicates, as in Check, and a key that differs from a
+// field name only in case is an error naming the field it resembles:
+// encoding/json would silently take "executorMemoryMb" as
+// "executorMemoryMB", and the contract says field names are exact. Keys
+// that match no field at all are left to the decoder (unknown fields).
+func CheckFields(data []byte, fields func(path string) []string) *Error {
+	s := &scanner{data: data, fields: fields}
+	if fields != nil {
+		s.fold = func(path string) bool { return fields(path) != nil }
+	}
+	e, _ := s.value("", 0)
+	return e
+}
+
 type scanner struct {
-	data []byte
-	i    int
-	fold func(string) bool
+	data   []byte
+	i      int
+	fold   func(string) bool
+	fields func(string) []string
 }
 
 func (s *scanner) skipSpace() {
@@ -111,6 +129,10 @@ func (s *scanner) object(path string, depth int) (*Error, bool) {
 		return nil, true
 	}
 	fold := s.fold != nil && s.fold(path)
+	var known []string
+	if s.fields != nil {
+		known = s.fields(path)
+	}
 	// folded key -> the key as sent; a few keys are compared in a slice,
 	// more in a map
 	var small [16][2]string
@@ -153,6 +175,9 @@ func (s *scanner) object(path string, depth int) (*Error, bool) {
 		k := key
 		if fold {
 			k = foldKey(key)
+		}
+		if e := caseMismatch(path, key, known); e != nil {
+			return e, true
 		}
 		if first, dup := lookup(k); dup {
 			msg := "appears twice in the same object; send each field once"
@@ -385,4 +410,24 @@ func foldKey(k string) string {
 		b.WriteRune(min)
 	}
 	return b.String()
+}
+
+// caseMismatch is the error for a key that is none of the exact field
+// names known but matches one of them without regard to case.
+func caseMismatch(path, key string, known []string) *Error {
+	if known == nil {
+		return nil
+	}
+	fk := foldKey(key)
+	for _, f := range known {
+		if f == key {
+			return nil
+		}
+	}
+	for _, f := range known {
+		if foldKey(f) == fk {
+			return &Error{Path: childPath(path, key), Msg: fmt.Sprintf("unknown field; did you mean %q? (field names are case-sensitive)", f)}
+		}
+	}
+	return nil
 }
