@@ -459,7 +459,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	// preemption counters (the demo runs without --preemption; checked by
 	// TestE2EPreemptionEvictsARegularJobForADeadlineJob).
 	checked := map[string]bool{"sparkpack_leader": true, "sparkpack_leadership_changes_total": true,
-		"sparkpack_preemptions_total": true, "sparkpack_preempted_work_seconds": true, "sparkpack_offers_received_total": true, "sparkpack_offers_declined_total": true, "sparkpack_driver_launches_total": true,
+		"sparkpack_preemptions_total": true, "sparkpack_preempted_work_seconds_total": true, "sparkpack_offers_received_total": true, "sparkpack_offers_declined_total": true, "sparkpack_driver_launches_total": true,
 		"sparkpack_reservation_operations_total": true, "sparkpack_placement_seconds": true, "sparkpack_offer_to_accept_seconds": true,
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,

@@ -146,7 +146,7 @@ func preemptionScenario(t *testing.T, crash bool) {
 	if !strings.Contains(text, `sparkpack_preemptions_total{policy="mdf"} 1`) {
 		t.Errorf("/metrics does not count the eviction:\n%s", grepLines(text, "preempt"))
 	}
-	if strings.Contains(text, "sparkpack_preempted_work_seconds 0\n") || !strings.Contains(text, "sparkpack_preempted_work_seconds ") {
+	if strings.Contains(text, "sparkpack_preempted_work_seconds_total 0\n") || !strings.Contains(text, "sparkpack_preempted_work_seconds_total ") {
 		t.Errorf("/metrics does not account the lost work:\n%s", grepLines(text, "preempt"))
 	}
 }

@@ -21,7 +21,7 @@ func (m *Metrics) registerPreemption() {
 		Name: "sparkpack_preemptions_total", Help: "Running jobs evicted to make room for a deadline job, by eviction policy."},
 		[]string{"policy"})
 	m.PreemptedWork = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sparkpack_preempted_work_seconds", Help: "Run time of evicted jobs lost to preemption (an evicted Spark application restarts from scratch)."})
+		Name: "sparkpack_preempted_work_seconds_total", Help: "Run time of evicted jobs lost to preemption (an evicted Spark application restarts from scratch)."})
 	m.Registry.MustRegister(m.Preemptions, m.PreemptedWork)
 }
 

@@ -499,7 +499,12 @@ func (s *Store) CountByState(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	// Every state is there, at 0 when no job is in it: a series that
+	// vanishes is not a series at 0 to Prometheus (rate(), alerts).
+	out := make(map[string]int, len(scheduler.AllStates))
+	for _, st := range scheduler.AllStates {
+		out[string(st)] = 0
+	}
 	for rows.Next() {
 		var st string
 		var n int

@@ -452,6 +452,10 @@ func TestUnfinishedAndWaiting(t *testing.T) {
 	if err != nil || counts["SUBMITTED"] != 2 || counts["REJECTED"] != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
+	// States with no job are counted at 0, not left out.
+	if n, ok := counts["RUNNING"]; !ok || n != 0 || len(counts) != len(scheduler.AllStates) {
+		t.Fatalf("counts %v: want every state, RUNNING at 0", counts)
+	}
 	want := []string{a.ID, b.ID}
 	sort.Strings(ids)
 	sort.Strings(want)
