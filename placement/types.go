@@ -3,6 +3,8 @@ package placement
 import (
 	"fmt"
 	"time"
+
+	"github.com/sparkpack/sparkpack/internal/plural"
 )
 
 // Location says where an agent runs: in the operator's own data centre or in
@@ -124,10 +126,14 @@ func (n *NoFit) Error() string {
 	case n.Never:
 		return fmt.Sprintf("does not fit: one executor is larger than every agent (short of %s)", n.Resource)
 	case n.Resource == "agent":
-		return fmt.Sprintf("does not fit: the cluster can hold %d executors now (at most %d on one agent)", n.Placeable, n.MaxPerAgent)
+		return fmt.Sprintf("does not fit: the cluster can hold %s now (at most %d on one agent)", plural.N(n.Placeable, "executor"), n.MaxPerAgent)
 	default:
-		return fmt.Sprintf("does not fit: short of %g %s; the cluster can hold %d executors now (at most %d on one agent)",
-			n.Short, n.Resource, n.Placeable, n.MaxPerAgent)
+		short := plural.G(n.Short, "cpu")
+		if n.Resource != "cpus" {
+			short = fmt.Sprintf("%g MiB of memory", n.Short)
+		}
+		return fmt.Sprintf("does not fit: short of %s; the cluster can hold %s now (at most %d on one agent)",
+			short, plural.N(n.Placeable, "executor"), n.MaxPerAgent)
 	}
 }
 

@@ -334,7 +334,7 @@ func TestQueuesViewOrder(t *testing.T) {
 		}
 		return out
 	}
-	nf := "does not fit: short of 1 cpus; the cluster can hold 0 executors now (at most 0 on one agent)"
+	nf := "does not fit: short of 1 cpu; the cluster can hold 0 executors now (at most 0 on one agent)"
 	if got, want := ids(v.Deadline), []string{"d-a|" + nf, "d-b|" + nf}; !slices.Equal(got, want) {
 		t.Errorf("deadline queue %q, want %q", got, want)
 	}

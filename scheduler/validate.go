@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
@@ -460,7 +461,7 @@ func checkText(field, s string, maxRunes int, printableOnly bool) error {
 // whether one executor fits within the capacity of some agent.
 func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 	if !executorFitsSomewhere {
-		return fmt.Sprintf("one executor (%d cpus, %d MiB with overhead) is larger than every agent", j.ExecutorCores, j.ExecutorTotalMemMB())
+		return fmt.Sprintf("one executor (%s, %d MiB with overhead) is larger than every agent", plural.N(j.ExecutorCores, "cpu"), j.ExecutorTotalMemMB())
 	}
 	if j.DeadlineAt != nil {
 		if !j.DeadlineAt.After(now) {

@@ -164,9 +164,9 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "not a URL such as http://127.0.0.1:8080") {
 		t.Fatalf("bad --server: %d %q", code, errOut)
 	}
-	// --help marks the required flags.
-	code, _, errOut = runCmd(t, "submit", "--help")
-	if code != 0 || strings.Count(errOut, "(required unless -f gives it)") != len(requiredFlags) {
-		t.Fatalf("submit --help: %d\n%s", code, errOut)
+	// --help marks the required flags, on standard output.
+	code, out, errOut := runCmd(t, "submit", "--help")
+	if code != 0 || errOut != "" || strings.Count(out, "(required unless -f gives it)") != len(requiredFlags) {
+		t.Fatalf("submit --help: %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

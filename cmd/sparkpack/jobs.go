@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -298,9 +299,9 @@ func printJob(w io.Writer, v api.JobView) {
 	if v.DeadlineAt != nil {
 		row("deadline", t(v.DeadlineAt)+" ("+deadlineNote(v.Job)+")")
 	}
-	row("executors", fmt.Sprintf("%d × (%d cpus, %d MiB + %d MiB overhead)", v.Executors, v.ExecutorCores, v.ExecutorMemoryMB, v.ExecutorTotalMemMB()-v.ExecutorMemoryMB))
+	row("executors", fmt.Sprintf("%d × (%s, %d MiB + %d MiB overhead)", v.Executors, plural.N(v.ExecutorCores, "cpu"), v.ExecutorMemoryMB, v.ExecutorTotalMemMB()-v.ExecutorMemoryMB))
 	d := v.DriverOrDefault()
-	row("driver", fmt.Sprintf("%g cpus, %d MiB", d.Cores, d.MemoryMB))
+	row("driver", fmt.Sprintf("%s, %d MiB", plural.G(d.Cores, "cpu"), d.MemoryMB))
 	row("application", v.App.AppResource+" "+v.App.MainClass)
 	if v.EstimatedDurationSeconds > 0 {
 		row("estimated run", (time.Duration(v.EstimatedDurationSeconds * float64(time.Second))).String())
@@ -330,7 +331,7 @@ func printJob(w io.Writer, v api.JobView) {
 		if i == 0 {
 			k = "placement"
 		}
-		fmt.Fprintf(tw, "%s\t%s: %d executors\n", k, agentName(p.Hostname, p.AgentID), p.Executors)
+		fmt.Fprintf(tw, "%s\t%s: %s\n", k, agentName(p.Hostname, p.AgentID), plural.N(p.Executors, "executor"))
 	}
 	tw.Flush()
 	if len(v.Events) > 0 {

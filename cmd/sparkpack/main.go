@@ -53,18 +53,28 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		usage(stdout)
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "sparkpack: unknown command %q\n\n", args[0])
 		usage(stderr)
 		return 2
+	}
+	if asksForHelp(args[1:]) {
+		// Help that was asked for is output, not a diagnostic: it goes
+		// to standard output (as with kubectl, nomad, git), so that
+		// `sparkpack submit --help | less` works.
+		stderr = stdout
 	}
 	err := cmd.run(ctx, args[1:], stdout, stderr)
 	switch {
@@ -84,6 +94,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 var errUsage = errors.New("usage error")
+
+// asksForHelp reports whether a command's arguments ask for its help
+// (-h, -help or --help before a "--").
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
 
 // exitCode lets a command choose its exit status.
 type exitCode int

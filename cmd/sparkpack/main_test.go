@@ -166,3 +166,22 @@ func TestServeRefusesAMissingPowerProgram(t *testing.T) {
 		t.Fatalf("%d %q: want an error naming the program", code, errOut)
 	}
 }
+
+// Help that was asked for goes to standard output with exit 0; help
+// printed because of a mistake goes to standard error (issue 28, item 5).
+func TestHelpGoesToStdout(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}, {"jobs", "--help"}, {"serve", "-h"}, {"simulate", "--help"}, {"cancel", "--help"}} {
+		code, out, errOut := runCmd(t, args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "sparkpack") {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want 0 and the help on stdout only", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := runCmd(t)
+	if code != 2 || out != "" || !strings.Contains(errOut, "Commands:") {
+		t.Errorf("no command: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCmd(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "sparkpack ") {
+		t.Errorf("--version: code %d, stdout %q", code, out)
+	}
+}
