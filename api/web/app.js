@@ -76,7 +76,16 @@ const fmtUSD4 = (v) => "$" + (v || 0).toFixed(v >= 1 ? 2 : 4);
 // An axis label: two significant digits below $1, so that the first
 // seconds of a run (fractions of a cent) do not all read $0.000.
 const fmtAxisUSD = (v) => "$" + (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v > 0 ? String(Number(v.toPrecision(2))) : "0");
-const fmtTime = (t) => t ? new Date(t).toLocaleString() : "–";
+// fmtTime writes a moment as the CLI does: "2026-11-26 07:24:18 UTC", in
+// the browser's zone with the zone named (not a locale's own order of day
+// and month, which differs between readers).
+const pad2 = (n) => String(n).padStart(2, "0");
+const zoneName = (d) => (new Intl.DateTimeFormat("en-GB", { timeZoneName: "short" }).formatToParts(d).find((p) => p.type === "timeZoneName") || {}).value || "";
+const fmtTime = (t) => {
+  if (!t) return "–";
+  const d = new Date(t);
+  return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + " " + pad2(d.getHours()) + ":" + pad2(d.getMinutes()) + ":" + pad2(d.getSeconds()) + " " + zoneName(d);
+};
 const fmtDur = (s) => {
   s = Math.round(s); const neg = s < 0; s = Math.abs(s);
   const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60;

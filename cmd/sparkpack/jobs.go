@@ -284,13 +284,13 @@ func printJob(w io.Writer, v api.JobView) {
 		if p == nil {
 			return ""
 		}
-		return p.Local().Format(time.DateTime)
+		return p.Local().Format(cliTime)
 	}
 	now := time.Now()
 	row("id", v.ID)
 	row("name", v.Name)
 	row("state", string(v.State)+stateNote(v.Job))
-	row("submitted", v.SubmittedAt.Local().Format(time.DateTime))
+	row("submitted", v.SubmittedAt.Local().Format(cliTime))
 	row("started", t(v.StartedAt))
 	row("finished", t(v.FinishedAt))
 	if v.StartedAt != nil {
@@ -506,3 +506,7 @@ func waitJobEnd(ctx context.Context, cl *apiClient, id string, timeout time.Dura
 		}
 	}
 }
+
+// cliTime is how the CLI writes a moment: local time with its zone, so
+// that it can be compared with the API's UTC times without guessing.
+const cliTime = "2006-01-02 15:04:05 MST"
