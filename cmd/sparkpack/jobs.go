@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
 )
 
 var jobIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -49,6 +52,10 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	limit := fs.Int("limit", 50, "at most this many jobs (1-1000)")
 	all := fs.Bool("all", false, "every matching job (follows the pages)")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON, one object per line")
+	out := registerOutput(fs, "wide adds executors, agents, labels and the attempt")
+	watch := fs.Bool("watch", false, "after the list, print each job whose state or note changes, until Ctrl-C (also -w)")
+	fs.BoolVar(watch, "w", false, "the same as --watch")
+	interval := fs.Duration("interval", 2*time.Second, "how often --watch asks the server")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack jobs [flags]   (newest first)")
 		fs.PrintDefaults()
@@ -58,6 +65,9 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *limit < 1 || *limit > 1000 {
 		return fmt.Errorf("--limit %d: want 1 to 1000", *limit)
+	}
+	if *interval < 100*time.Millisecond {
+		return fmt.Errorf("--interval %s: want at least 100ms", *interval)
 	}
 	q := url.Values{}
 	if *state != "" {
@@ -79,22 +89,71 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	cl.retries = 2
-	var jobs []api.JobView
-	for {
-		var page api.ListResponse
-		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &page); err != nil {
-			return explain(err, "list jobs")
-		}
-		jobs = append(jobs, page.Jobs...)
-		if !*all || page.Next == "" {
-			if page.Next != "" {
-				defer fmt.Fprintf(stderr, "(more jobs: --all, or --limit above %d)\n", *limit)
+	more := false
+	list := func(ctx context.Context) ([]api.JobView, error) {
+		var jobs []api.JobView
+		q := maps.Clone(q)
+		for {
+			var page api.ListResponse
+			if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &page); err != nil {
+				return nil, explain(err, "list jobs")
 			}
-			break
+			jobs = append(jobs, page.Jobs...)
+			if !*all || page.Next == "" {
+				more = page.Next != ""
+				return jobs, nil
+			}
+			q.Set("cursor", page.Next)
 		}
-		q.Set("cursor", page.Next)
+	}
+	jobs, err := list(ctx)
+	if err != nil {
+		return err
+	}
+	if more {
+		defer fmt.Fprintf(stderr, "(more jobs: --all, or --limit above %d)\n", *limit)
 	}
 	if *asJSON {
+		*out = "jsonl"
+	}
+	if err := printJobs(stdout, stderr, *out, jobs, true); err != nil || !*watch {
+		return err
+	}
+	seen := make(map[string]string, len(jobs))
+	for _, j := range jobs {
+		seen[j.ID] = watchKey(j)
+	}
+	return watchLoop(ctx, *interval, stderr, func(ctx context.Context) error {
+		jobs, err := list(ctx)
+		if err != nil {
+			return err
+		}
+		var changed []api.JobView
+		for i := len(jobs) - 1; i >= 0; i-- { // oldest change first
+			j := jobs[i]
+			if k := watchKey(j); seen[j.ID] != k {
+				seen[j.ID] = k
+				changed = append(changed, j)
+			}
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		return printJobs(stdout, stderr, *out, changed, false)
+	})
+}
+
+// watchKey is what --watch compares: a job is printed again when its
+// state, note or deadline outcome changes (not as its run time grows).
+func watchKey(j api.JobView) string {
+	return string(j.State) + "\x00" + jobNote(j) + "\x00" + deadlineNote(j.Job)
+}
+
+// printJobs writes jobs in the chosen format; header is false for the
+// rows --watch adds under the first table.
+func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView, header bool) error {
+	switch format {
+	case "jsonl":
 		enc := json.NewEncoder(stdout)
 		for _, j := range jobs {
 			if err := enc.Encode(j); err != nil {
@@ -102,23 +161,73 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 		return nil
+	case outJSON, outYAML:
+		if !header { // a watch: one document per change
+			for _, j := range jobs {
+				if format == outYAML {
+					fmt.Fprintln(stdout, "---")
+				}
+				if err := writeStructured(stdout, format, j); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if jobs == nil {
+			jobs = []api.JobView{}
+		}
+		return writeStructured(stdout, format, map[string]any{"jobs": jobs})
+	case outName:
+		for _, j := range jobs {
+			fmt.Fprintln(stdout, j.ID)
+		}
+		return nil
 	}
-	if len(jobs) == 0 {
+	if len(jobs) == 0 && header {
 		fmt.Fprintln(stderr, "no jobs match")
 		return nil
 	}
+	wide := format == outWide
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tSUBMITTED\tRAN\tDEADLINE\tCOST\tNOTE")
+	if header {
+		h := "ID\tNAME\tSTATE\tSUBMITTED\tRAN\tDEADLINE\tCOST\tNOTE"
+		if wide {
+			h += "\tEXECUTORS\tAGENTS\tATTEMPT\tLABELS"
+		}
+		fmt.Fprintln(tw, h)
+	}
 	now := time.Now()
 	for _, j := range jobs {
 		name := j.Name
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
-			ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), clip(jobNote(j), 60))
+		note := jobNote(j)
+		if !wide {
+			note = clip(note, 60)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
+			ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), note)
+		if wide {
+			fmt.Fprintf(tw, "\t%d×(%s, %d MiB)\t%d\t%d\t%s", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB,
+				len(j.Placement), j.Attempt, labelText(j.Labels))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// labelText is a job's labels as key=value, sorted, comma-separated.
+func labelText(l map[string]string) string {
+	if len(l) == 0 {
+		return "-"
+	}
+	keys := slices.Sorted(maps.Keys(l))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + l[k]
+	}
+	return strings.Join(parts, ",")
 }
 
 // expandStates checks --state and expands the shorthands waiting and active.
@@ -246,7 +355,11 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var cf clientFlags
 	fs := newFlagSet("job", stderr)
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print the job as the API returns it (JSON)")
+	asJSON := fs.Bool("json", false, "print the job as the API returns it (JSON; the same as -o json)")
+	out := registerOutput(fs, "table and wide print the job's facts and timeline")
+	watch := fs.Bool("watch", false, "after the job, print each new event of its timeline until it ends or Ctrl-C (also -w)")
+	fs.BoolVar(watch, "w", false, "the same as --watch")
+	interval := fs.Duration("interval", 2*time.Second, "how often --watch asks the server")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack job [flags] JOB-ID   (the job, where it runs, its timeline and driver command)")
 		fs.PrintDefaults()
@@ -255,22 +368,76 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if *interval < 100*time.Millisecond {
+		return fmt.Errorf("--interval %s: want at least 100ms", *interval)
+	}
+	if *asJSON {
+		*out = outJSON
+	}
 	cl, err := cf.client()
 	if err != nil {
 		return err
 	}
 	cl.retries = 2
-	var v api.JobView
-	if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id[0], nil, &v); err != nil {
-		return explain(notFound(err, id[0]), "job "+id[0])
+	get := func(ctx context.Context) (api.JobView, error) {
+		var v api.JobView
+		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id[0], nil, &v); err != nil {
+			return v, explain(notFound(err, id[0]), "job "+id[0])
+		}
+		return v, nil
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+	v, err := get(ctx)
+	if err != nil {
+		return err
 	}
-	printJob(stdout, v)
-	return nil
+	show := func(v api.JobView) error {
+		switch *out {
+		case outJSON, outYAML:
+			return writeStructured(stdout, *out, v)
+		case outName:
+			_, err := fmt.Fprintln(stdout, v.ID)
+			return err
+		}
+		printJob(stdout, v)
+		return nil
+	}
+	if err := show(v); err != nil || !*watch || v.State.Terminal() {
+		return err
+	}
+	shown := len(v.Events)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	return watchLoop(wctx, *interval, stderr, func(ctx context.Context) error {
+		nv, err := get(ctx)
+		if err != nil {
+			return err
+		}
+		if len(nv.Events) > shown {
+			switch *out {
+			case outTable, outWide:
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+				for _, e := range nv.Events[shown:] {
+					timelineRow(tw, e)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			case outName:
+			default:
+				if *out == outYAML {
+					fmt.Fprintln(stdout, "---")
+				}
+				if err := writeStructured(stdout, *out, nv); err != nil {
+					return err
+				}
+			}
+			shown = len(nv.Events)
+		}
+		if nv.State.Terminal() {
+			stop()
+		}
+		return nil
+	})
 }
 
 func printJob(w io.Writer, v api.JobView) {
@@ -338,15 +505,7 @@ func printJob(w io.Writer, v api.JobView) {
 		fmt.Fprintln(w, "\ntimeline:")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, e := range v.Events {
-			move := string(e.To)
-			if e.From != nil && *e.From != e.To {
-				move = string(*e.From) + " → " + string(e.To)
-			}
-			who := ""
-			if e.Actor != "" {
-				who = " (by " + e.Actor + ")"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", e.At.Local().Format("15:04:05.000"), move, e.Reason, who)
+			timelineRow(tw, e)
 		}
 		tw.Flush()
 	}
@@ -510,3 +669,16 @@ func waitJobEnd(ctx context.Context, cl *apiClient, id string, timeout time.Dura
 // cliTime is how the CLI writes a moment: local time with its zone, so
 // that it can be compared with the API's UTC times without guessing.
 const cliTime = "2006-01-02 15:04:05 MST"
+
+// timelineRow writes one event of a job's timeline.
+func timelineRow(w io.Writer, e store.Event) {
+	move := string(e.To)
+	if e.From != nil && *e.From != e.To {
+		move = string(*e.From) + " → " + string(e.To)
+	}
+	who := ""
+	if e.Actor != "" {
+		who = " (by " + e.Actor + ")"
+	}
+	fmt.Fprintf(w, "  %s\t%s\t%s%s\n", e.At.Local().Format("15:04:05.000"), move, e.Reason, who)
+}

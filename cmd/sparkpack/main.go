@@ -43,6 +43,9 @@ var commands = map[string]command{
 	"jobs":      {"list the jobs of a running sparkpack (filters: --state, --label)", runJobs},
 	"job":       {"show one job: state, placement, timeline, driver command", runJob},
 	"cancel":    {"cancel a waiting job or kill a running one: sparkpack cancel JOB-ID...", runCancel},
+	"cluster":   {"show the agents: state, power, free resources, price and the jobs on each", runCluster},
+	"queue":     {"show the waiting jobs in the order they will be tried, with why each waits", runQueue},
+	"cost":      {"show the cost meter, the burn rate and (when known) the bill and the savings", runCost},
 }
 
 func main() {

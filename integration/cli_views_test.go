@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sparkpack/sparkpack/mesossim"
+)
+
+// TestCLIOutputFormatsAndViews runs the CLI binary, as a user would, against
+// sparkpack on the emulator: -o json|yaml|name|wide on jobs and job, the
+// cluster, queue and cost views, and --watch following a job to its end
+// (issue 28, item 8).
+func TestCLIOutputFormatsAndViews(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	bin := sparkpackBinary(t)
+	cli := func(args ...string) (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(args, "--server", sp.API)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("sparkpack %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+
+	id := submit(t, sp.API, sparkJob("cli-views", 2, 1, 1024, 40))
+	// --watch on the job prints its timeline as it goes and returns when
+	// the job ends: its output must reach FINISHED.
+	watched, _ := cli("job", id, "--watch", "--interval", "200ms")
+	if !strings.Contains(watched, "FINISHED") || !strings.Contains(watched, "timeline:") {
+		t.Fatalf("job --watch did not follow the job to its end:\n%s", watched)
+	}
+	waitState(t, sp.API, id, 60*time.Second, "FINISHED")
+
+	// -o name: the ids, one a line.
+	names, _ := cli("jobs", "-o", "name")
+	if strings.TrimSpace(names) != id {
+		t.Fatalf("jobs -o name = %q, want %q", names, id)
+	}
+	// -o json: the API's list shape, with the job's fields.
+	out, _ := cli("jobs", "-o", "json")
+	var list struct {
+		Jobs []struct {
+			ID, State string
+			Placement []struct{ AgentID string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Jobs) != 1 || list.Jobs[0].ID != id || list.Jobs[0].State != "FINISHED" || len(list.Jobs[0].Placement) == 0 {
+		t.Fatalf("jobs -o json: %v\n%s", err, out)
+	}
+	// -o yaml: the same content, as YAML, with the API's field names.
+	out, _ = cli("job", id, "-o", "yaml")
+	var y map[string]any
+	if err := yaml.Unmarshal([]byte(out), &y); err != nil || y["id"] != id || y["state"] != "FINISHED" || y["executorMemoryMB"] == nil {
+		t.Fatalf("job -o yaml: %v\n%s", err, out)
+	}
+	// wide adds columns.
+	out, _ = cli("jobs", "-o", "wide")
+	if !strings.Contains(out, "EXECUTORS") || !strings.Contains(out, "2×(1 cpu, 1024 MiB)") {
+		t.Fatalf("jobs -o wide:\n%s", out)
+	}
+
+	// The views.
+	out, _ = cli("cluster")
+	if !strings.Contains(out, "HOST") || !strings.Contains(out, "by state:") || len(strings.Split(strings.TrimSpace(out), "\n")) < 2+len(emu.Agents()) {
+		t.Fatalf("cluster: want a summary and one row per agent (%d):\n%s", len(emu.Agents()), out)
+	}
+	out, _ = cli("cluster", "-o", "name")
+	if n := len(strings.Fields(out)); n != len(emu.Agents()) {
+		t.Fatalf("cluster -o name: %d ids, want %d:\n%s", n, len(emu.Agents()), out)
+	}
+	out, _ = cli("queue")
+	if !strings.Contains(out, "deadline queue: 0 jobs waiting") {
+		t.Fatalf("queue:\n%s", out)
+	}
+	out, _ = cli("cost", "-o", "json")
+	var cost struct{ TotalUSD float64 }
+	if err := json.Unmarshal([]byte(out), &cost); err != nil || cost.TotalUSD <= 0 {
+		t.Fatalf("cost -o json: the job ran, so the meter is above 0: %v\n%s", err, out)
+	}
+	out, _ = cli("cost")
+	if !strings.Contains(out, "meter") || !strings.Contains(out, "burn rate") {
+		t.Fatalf("cost:\n%s", out)
+	}
+}
