@@ -48,9 +48,15 @@ type Metrics struct {
 	passMax  map[string]float64
 }
 
-// JobCounter counts jobs by state (package store implements it).
+// JobCounter counts jobs by state and deadline jobs by outcome, from
+// the stored jobs (package store implements it): the figures survive
+// restarts and are the same on every instance.
 type JobCounter interface {
 	CountByState(ctx context.Context) (map[string]int, error)
+	// DeadlineOutcomes counts the deadline jobs that ended: met (FINISHED
+	// by the deadline) and missed (FINISHED after it, or FAILED or KILLED
+	// after it had passed).
+	DeadlineOutcomes(ctx context.Context) (met, missed int, err error)
 }
 
 // New makes the metrics; jobs, if not nil, is asked for job counts at
@@ -106,6 +112,8 @@ func New(jobs JobCounter) *Metrics {
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
 			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})
+		m.Registry.MustRegister(&deadlineCollector{jobs: jobs, desc: prometheus.NewDesc(
+			"sparkpack_deadline_jobs_ended_total", "Deadline jobs that ended, by outcome: met (finished by the deadline) or missed (finished after it, or failed or killed after it passed); counted from the stored jobs.", []string{"outcome"}, nil)})
 	}
 	return m
 }
@@ -269,4 +277,23 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	for st, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), st)
 	}
+}
+
+type deadlineCollector struct {
+	jobs JobCounter
+	desc *prometheus.Desc
+}
+
+func (c *deadlineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *deadlineCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	met, missed, err := c.jobs.DeadlineOutcomes(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(met), "met")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(missed), "missed")
 }

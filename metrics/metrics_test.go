@@ -19,6 +19,13 @@ func (c counts) CountByState(context.Context) (map[string]int, error) {
 	return c, nil
 }
 
+func (c counts) DeadlineOutcomes(context.Context) (int, int, error) {
+	if c == nil {
+		return 0, 0, errors.New("database down")
+	}
+	return c["met"], c["missed"], nil
+}
+
 func scrape(t *testing.T, m *Metrics) (int, string) {
 	t.Helper()
 	srv := httptest.NewServer(m.Handler())

@@ -516,4 +516,19 @@ func (s *Store) CountByState(ctx context.Context) (map[string]int, error) {
 	return out, rows.Err()
 }
 
+// DeadlineOutcomes counts the deadline jobs that ended: met (FINISHED by
+// the deadline) and missed (FINISHED after it, or FAILED or KILLED after
+// it had passed); a job cancelled or rejected did not run, so it neither
+// met nor missed.
+func (s *Store) DeadlineOutcomes(ctx context.Context) (met, missed int, err error) {
+	err = s.db.QueryRowContext(ctx, `
+		SELECT count(*) FILTER (WHERE state = 'FINISHED' AND finished_at <= deadline_at),
+		       count(*) FILTER (WHERE finished_at > deadline_at AND state IN ('FINISHED', 'FAILED', 'KILLED'))
+		FROM jobs WHERE deadline_at IS NOT NULL AND finished_at IS NOT NULL`).Scan(&met, &missed)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count deadline outcomes: %w", err)
+	}
+	return met, missed, nil
+}
+
 var _ scheduler.Store = (*Store)(nil)
