@@ -72,6 +72,9 @@ type Config struct {
 	Broker *Broker
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
+	// Logs, if set, serves /api/v1/jobs/{id}/logs (with the views: a
+	// follower forwards it to the leader).
+	Logs LogReader
 	// Forward, if set, names the instance to forward the views and the
 	// event stream to (the leader, when this instance follows); nil
 	// serves them here.
@@ -133,7 +136,7 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, s.deleteJob)).Methods(http.MethodDelete)
-	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil {
+	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
 	if cfg.Dashboard {

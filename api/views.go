@@ -169,6 +169,9 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 			writeJSON(w, http.StatusOK, out)
 		}))).Methods(http.MethodGet)
 	}
+	if s.cfg.Logs != nil {
+		r.HandleFunc("/api/v1/jobs/{id}/logs", s.reading(forward(s.getLogs))).Methods(http.MethodGet)
+	}
 	if v != nil {
 		r.HandleFunc("/api/v1/cluster", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
 			q, field, err := parseClusterQuery(r.URL.Query())

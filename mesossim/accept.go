@@ -133,7 +133,7 @@ func (m *Master) applyReserveLocked(fw *framework, ag *agent, offerRole string, 
 		}
 	}
 	fail := func(msg string) {
-		msg += "; on agent " + ag.describe()
+		msg += "; on agent " + ag.describe(m.agentPort)
 		m.log.WithFields(logrus.Fields{"framework": fw.id, "agent": ag.id}).Infof("Dropping %s operation: %s", kind, msg)
 		if op.ID != nil {
 			m.operationErrorLocked(fw, op.ID.Value, msg)

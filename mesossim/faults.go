@@ -282,7 +282,7 @@ func (m *Master) publishAgentLocked(a *agent, added bool) {
 	}
 	if added {
 		f := false
-		pid := a.pid()
+		pid := a.pid(m.agentPort)
 		m.publishLocked(&master.Event{Type: master.Event_AGENT_ADDED, AgentAdded: &master.Event_AgentAdded{Agent: master.Response_GetAgents_Agent{
 			AgentInfo: m.agentInfoLocked(a), Active: true, Deactivated: &f, Version: Version, PID: &pid,
 			RegisteredTime: timeInfo(a.registered), ReregisteredTime: optTimeInfo(a.reregistered), TotalResources: a.total.proto(fmtEndpoint, ""),

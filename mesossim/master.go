@@ -157,9 +157,16 @@ type Master struct {
 	cfg Config
 	log logrus.FieldLogger
 
-	mu           sync.Mutex
-	id           string
-	agents       map[string]*agent
+	mu     sync.Mutex
+	id     string
+	agents map[string]*agent
+	// agentPort is the port the agents advertise (pid, agent_info.port,
+	// offer URLs): the agents' listener of ListenAndServe, where their
+	// files API is (sandbox.go).
+	agentPort int
+	// sandboxes are the executors' simulated files, by virtual path.
+	sandboxes    map[string]*sandbox
+	sandboxOrder []string // ended sandboxes, oldest first
 	agentOrder   []string
 	frameworks   map[string]*framework
 	completed    []*framework
@@ -218,6 +225,8 @@ func New(cfg Config) (*Master, error) {
 		rng:        mrand.New(mrand.NewSource(cfg.Seed)),
 		opSubs:     map[*opStream]bool{},
 		sparkJobs:  map[*task]*sparkJob{},
+		agentPort:  defaultAgentPort,
+		sandboxes:  map[string]*sandbox{},
 		wake:       make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
 		ctx:        ctx,
@@ -303,10 +312,35 @@ func (m *Master) ListenAndServe(ctx context.Context, addr string, ready func(net
 		}
 		m.mu.Unlock()
 	}
+	// The agents' own endpoints (their files API) on a second port of the
+	// same host, as a real agent listens on its own address (5051).
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	aln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen for the agents' endpoints: %w", err)
+	}
+	if tcp, ok := aln.Addr().(*net.TCPAddr); ok {
+		m.mu.Lock()
+		m.agentPort = tcp.Port
+		for _, a := range m.agents {
+			a.info = nil // rebuilt with the port
+		}
+		m.mu.Unlock()
+	}
 	m.Start()
 	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	asrv := &http.Server{Handler: m.AgentHandler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	aerrc := make(chan error, 1)
+	go func() { aerrc <- asrv.Serve(aln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = asrv.Shutdown(sctx)
+		<-aerrc
+	}()
 	if ready != nil {
 		ready(ln.Addr())
 	}

@@ -493,7 +493,7 @@ func (m *Master) agentInfoLocked(a *agent) mesos.AgentInfo {
 		// An agent's info never changes: built once (GET_AGENTS lists
 		// every agent, and a cluster may have tens of thousands).
 		host := a.spec.Hostname
-		port := int32(agentPort)
+		port := int32(m.agentPort)
 		a.info = &mesos.AgentInfo{
 			Hostname:   host,
 			Port:       &port,
@@ -549,7 +549,7 @@ func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 		}
 		m.updateDrainLocked(a)
 		deactivated := a.deactivated
-		pid := a.pid()
+		pid := a.pid(m.agentPort)
 		offered := map[string]Res{}
 		for _, o := range a.offers {
 			offered[o.role] = offered[o.role].plus(o.res)

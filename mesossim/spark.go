@@ -296,6 +296,7 @@ func (m *Master) sparkDriverRunningLocked(job *sparkJob) {
 		job.fw = fw
 		m.frameworks[fw.id] = fw
 		m.log.WithFields(logrus.Fields{"framework": fw.id, "role": role, "driver": job.driver.id}).Info("simulated Spark framework subscribed")
+		m.sandboxSparkLocked(job, "MesosCoarseGrainedSchedulerBackend", "Registered as framework ID "+fw.id)
 		m.kickAllocator()
 	})
 }
@@ -423,6 +424,7 @@ func (m *Master) sparkOffersLocked(job *sparkJob, offers []mesos.Offer) {
 			job.executors[t] = cores[i][k]
 			job.acquired += cores[i][k]
 			m.log.WithFields(logrus.Fields{"framework": fw.id, "executor": t.id, "agent": t.agent.id, "resources": t.res.String()}).Info("simulated Spark executor launched")
+			m.sandboxSparkLocked(job, "MesosCoarseGrainedSchedulerBackend", "Mesos task "+t.id+" is now TASK_RUNNING on agent "+t.agent.id+" ("+t.res.String()+")")
 		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/sparkpack/sparkpack/clusterspec"
 )
 
-const agentPort = 5051
+// defaultAgentPort is the port the emulated agents advertise when no
+// agents' listener runs (Handler used alone, as in unit tests).
+const defaultAgentPort = 5051
 
 type agent struct {
 	spec       clusterspec.Agent
@@ -52,10 +54,10 @@ func (a *agent) unallocated() Res { return a.total.minus(a.used) }
 
 func (a *agent) agentID() mesos.AgentID { return mesos.AgentID{Value: a.id} }
 
-func (a *agent) pid() string { return "slave(1)@127.0.0.1:" + strconv.Itoa(agentPort) }
+func (a *agent) pid(port int) string { return "slave(1)@127.0.0.1:" + strconv.Itoa(port) }
 
-func (a *agent) describe() string {
-	return a.id + " at slave(1)@127.0.0.1:" + strconv.Itoa(agentPort) + " (" + a.spec.Hostname + ")"
+func (a *agent) describe(port int) string {
+	return a.id + " at slave(1)@127.0.0.1:" + strconv.Itoa(port) + " (" + a.spec.Hostname + ")"
 }
 
 func attributesFor(spec clusterspec.Agent) []mesos.Attribute {
@@ -280,7 +282,7 @@ func (m *Master) offerProtoLocked(o *offer, f resFormat, toFramework bool) mesos
 		FrameworkID: mesos.FrameworkID{Value: o.fw.id},
 		AgentID:     a.agentID(),
 		Hostname:    host,
-		URL: &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &host, IP: &ip, Port: agentPort},
+		URL: &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &host, IP: &ip, Port: int32(m.agentPort)},
 			Path: &path},
 		Resources:      o.res.offerOrder().proto(f, allocRole),
 		Attributes:     append([]mesos.Attribute(nil), a.attrs...),

@@ -39,6 +39,7 @@ func (m *Master) launchTaskLocked(t *task) {
 			m.agentUpdateLocked(t, mesos.TASK_STARTING, nil, "")
 		}
 		m.agentUpdateLocked(t, mesos.TASK_RUNNING, nil, "")
+		m.sandboxTaskStartedLocked(t)
 		if t.spark != nil {
 			m.sparkDriverRunningLocked(t.spark)
 		}
@@ -167,6 +168,7 @@ func (m *Master) agentUpdateLocked(t *task, state mesos.TaskState, reason *mesos
 			e.cancel()
 		}
 		t.timers = nil
+		m.sandboxTaskEndedLocked(t, msg)
 	}
 	t.pending = append(t.pending, st)
 	if len(t.pending) == 1 {

@@ -61,6 +61,7 @@ type mesosConfig struct {
 type live struct {
 	core    *scheduler.Core
 	cluster *offers.Cluster
+	op      *offers.Operator // the master's operator API (also the agents' files API: logs.go)
 	fw      *offers.Framework
 	st      *store.Store
 	submit  sparksubmit.Options
@@ -121,7 +122,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		sparkMaster = "mesos://" + ep.Host()
 	}
 	op := offers.NewOperator(ep)
-	l := &live{st: st, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
+	l := &live{st: st, op: op, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
 	if l.durationScale <= 0 {
 		l.durationScale = 1
 	}

@@ -1,0 +1,89 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/mesossim"
+)
+
+// TestJobLogsFromTheSandbox reads a job's driver output through sparkpack,
+// which reads it from the driver's sandbox on the agent (the emulator's
+// files API, which answers as a real agent does): the CLI follows stderr
+// to the driver's end, stdout holds the application's output, the API
+// names the agent and the sandbox, and bad requests are 4xx naming the
+// parameter (issue 28, item 6).
+func TestJobLogsFromTheSandbox(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	bin := sparkpackBinary(t)
+	id := submit(t, sp.API, sparkJob("logs", 2, 1, 1024, 40))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "logs", "--server", sp.API, "--stderr", "--follow", "--interval", "200ms", id)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("logs --follow: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	for _, want := range []string{"Running Spark version 3.5", "Registered as framework ID", "Successfully stopped SparkContext", "Command exited with status 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("logs --stderr --follow lacks %q:\n%s", want, out.String())
+		}
+	}
+	waitState(t, sp.API, id, 60*time.Second, "FINISHED")
+
+	get := func(query string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Get(sp.API + "/api/v1/jobs/" + id + "/logs" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: not JSON: %s", query, b)
+		}
+		return resp.StatusCode, m
+	}
+	code, m := get("")
+	if code != 200 || !strings.Contains(m["data"].(string), "Pi is roughly") || m["ended"] != true || m["agentId"] == "" ||
+		!strings.Contains(m["sandboxUrl"].(string), "/files/browse?path=") {
+		t.Fatalf("GET logs: %d %v", code, m)
+	}
+	size, all := m["size"].(float64), m["data"].(string)
+	code, m = get("?offset=-1")
+	if code != 200 || m["data"] != "" || m["size"].(float64) != size {
+		t.Fatalf("GET logs?offset=-1: %d %v", code, m)
+	}
+	code, m = get("?offset=3&length=4")
+	if code != 200 || m["data"] != all[3:7] || m["nextOffset"].(float64) != 7 {
+		t.Fatalf("GET logs?offset=3&length=4: %d %v", code, m)
+	}
+	for q, field := range map[string]string{"?file=stdin": "file", "?offset=x": "offset", "?length=-1": "length", "?attempt=0": "attempt", "?tail=3": "tail"} {
+		code, m := get(q)
+		if code != 400 || m["field"] != field {
+			t.Errorf("GET logs%s: %d %v; want 400 naming %s", q, code, m, field)
+		}
+	}
+	code, m = get("?attempt=7")
+	if code != 404 || !strings.Contains(m["error"].(string), "latest driver launch") {
+		t.Errorf("GET logs?attempt=7: %d %v", code, m)
+	}
+	resp, err := http.Get(sp.API + "/api/v1/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f/logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("logs of an unknown job: %d, want 404", resp.StatusCode)
+	}
+}
