@@ -220,6 +220,19 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	if v, err := getJob(d.API, running.ID); err != nil || v.State == "KILLED" {
 		t.Fatalf("the job was killed without a yes: %+v %v", v, err)
 	}
+	// Its driver log, read from the sandbox on its agent: Spark's own log
+	// on stderr, a link to the sandbox, and to the Spark UI while it runs.
+	var logText, logLinks, logMsg string
+	b.run(t, 30*time.Second,
+		chromedp.Click(`input[name="log-file"][value="stderr"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById("job-log").textContent.includes("Running Spark version")`, nil, chromedp.WithPollingTimeout(25*time.Second)),
+		chromedp.Text(`#job-log`, &logText, chromedp.ByQuery),
+		chromedp.Text(`#job-log-links`, &logLinks, chromedp.ByQuery),
+		chromedp.Text(`#job-log-msg`, &logMsg, chromedp.ByQuery),
+	)
+	if !strings.Contains(logLinks, "sandbox on") || (strings.Contains(logMsg, "driver running") && !strings.Contains(logLinks, "Spark UI")) {
+		t.Fatalf("job page log: links %q, status %q, log:\n%s", logLinks, logMsg, logText)
+	}
 	// A page for a job that does not exist keeps nothing of the last one.
 	var facts string
 	var leftovers int
@@ -227,7 +240,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		chromedp.Evaluate(`location.hash = "#/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"`, nil),
 		chromedp.WaitVisible(`#job-facts dd.error`, chromedp.ByQuery),
 		chromedp.Text(`#job-facts`, &facts, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll("#job-events li, #job-placement tbody tr, #job-command tbody tr").length + (document.getElementById("job-details").hidden ? 0 : 100)`, &leftovers),
+		chromedp.Evaluate(`document.querySelectorAll("#job-events li, #job-placement tbody tr, #job-command tbody tr, #job-log-links a").length + (document.getElementById("job-details").hidden ? 0 : 100) + (document.getElementById("job-log").hidden ? 0 : 1000)`, &leftovers),
 	)
 	if !strings.Contains(facts, "No job") || strings.Contains(facts, running.ID) || leftovers != 0 {
 		t.Fatalf("not-found page: facts %q, %d stale elements", facts, leftovers)
@@ -416,6 +429,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		{"sparkpack_scheduling_pass_seconds_count", nil},
 		{"sparkpack_cluster_cost_usd", nil},
 		{"sparkpack_jobs", []string{`state="FINISHED"`}},
+		{"sparkpack_deadline_jobs_ended_total", []string{`outcome="met"`}},
 	} {
 		grew(c.name, c.want...)
 	}
@@ -463,7 +477,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_reservation_operations_total": true, "sparkpack_placement_seconds": true, "sparkpack_offer_to_accept_seconds": true,
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,
-		"sparkpack_lost_jobs_found_total": true}
+		"sparkpack_lost_jobs_found_total": true, "sparkpack_deadline_jobs_ended_total": true}
 	var unchecked []string
 	for k := range final {
 		if name, ok := strings.CutPrefix(k, "#family "); ok && !checked[name] {

@@ -365,6 +365,7 @@ function clearJob(message) {
   $("job-placement").tBodies[0].replaceChildren();
   $("job-command").tBodies[0].replaceChildren();
   $("job-events").replaceChildren();
+  $("job-log").hidden = true; $("job-log").textContent = ""; $("job-log-msg").textContent = ""; $("job-log-links").replaceChildren();
   $("job-details").hidden = true;
   $("job-confirm").hidden = true;
   $("job-cancel-msg").textContent = "";
@@ -408,6 +409,40 @@ async function renderJob(id) {
   $("job-events").replaceChildren(...(j.events || []).map((e) => el("li", {}, fmtTime(e.at) + " — " + (e.from && e.from !== e.to ? e.from + " → " : "") + e.to + (e.reason ? ": " + e.reason : "") + (e.actor ? " (by " + e.actor + ")" : ""))));
   $("job-cancel").disabled = ENDED.has(j.state);
   if (ENDED.has(j.state)) $("job-confirm").hidden = true;
+  // The log is read again when the job changes (a running driver's log
+  // grows: Refresh reads it now).
+  const logKey = id + "/" + j.state + "/" + (j.events || []).length;
+  if (logKey !== lastLogKey) { lastLogKey = logKey; loadLog(id); }
+}
+let lastLogKey = "";
+// The driver's log, read from its Mesos sandbox (GET /api/v1/jobs/{id}/logs):
+// the last 64 KiB of the chosen file, with links to the sandbox and, while
+// the driver runs, to the Spark UI.
+const LOG_TAIL = 65536;
+let logSeq = 0;
+async function loadLog(id) {
+  const seq = ++logSeq;
+  const file = (document.querySelector('input[name="log-file"]:checked') || {}).value || "stdout";
+  const base = "/api/v1/jobs/" + encodeURIComponent(id) + "/logs?file=" + file;
+  const msg = $("job-log-msg"), pre = $("job-log"), links = $("job-log-links");
+  try {
+    const head = await getJSON(base + "&offset=-1");
+    const from = Math.max(0, head.size - LOG_TAIL);
+    const c = await getJSON(base + "&offset=" + from + "&length=" + LOG_TAIL);
+    if (seq !== logSeq || id !== currentJob) return;
+    pre.textContent = (from > 0 ? "… (the first " + from + " bytes are not shown)\n" : "") + c.data;
+    pre.hidden = false;
+    pre.scrollTop = pre.scrollHeight;
+    const ls = [];
+    if (c.sparkUiUrl) ls.push(el("a", { href: c.sparkUiUrl, target: "_blank", rel: "noopener" }, "Spark UI"));
+    if (c.sandboxUrl) ls.push(el("a", { href: c.sandboxUrl, target: "_blank", rel: "noopener" }, "sandbox on " + (c.hostname || c.agentId)));
+    links.replaceChildren(...ls);
+    msg.textContent = (c.size ? c.size + " bytes" : "empty") + (c.ended ? ", driver ended" : ", driver running") + " (attempt " + c.attempt + ")";
+  } catch (e) {
+    if (seq !== logSeq || id !== currentJob) return;
+    pre.hidden = true; pre.textContent = ""; links.replaceChildren();
+    msg.textContent = e.status === 404 && !e.field ? e.message : "Could not read the log: " + e.message;
+  }
 }
 function askCancel() {
   if (!currentJob || ENDED.has(currentState)) return;
@@ -507,6 +542,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("job-search").addEventListener("input", paintJobs);
   $("jobs-more-btn").addEventListener("click", () => loadJobs(true));
   $("job-cancel").addEventListener("click", askCancel);
+  $("job-log-refresh").addEventListener("click", () => { if (currentJob) loadLog(currentJob); });
+  document.querySelectorAll('input[name="log-file"]').forEach((r) => r.addEventListener("change", () => { if (currentJob) loadLog(currentJob); }));
   $("job-confirm-yes").addEventListener("click", cancelJob);
   $("job-confirm-no").addEventListener("click", () => { $("job-confirm").hidden = true; $("job-cancel").focus(); });
   $("token-btn").addEventListener("click", () => { if ($("token-form").hidden) showTokenForm(""); else hideTokenForm(); });
