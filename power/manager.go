@@ -219,13 +219,23 @@ func (m *Manager) record(a Agent) *Record {
 	return r
 }
 
-// put persists r's new state; on failure the old record is restored and
-// the error returned (the step is tried again at the next Tick).
+// put persists r's new state and then publishes it to the readers; on
+// failure the old record is restored and the error returned (the step is
+// tried again at the next Tick).
+//
+// A step works on its own copy of an agent's record (taken under m.mu,
+// with tickMu held so no other step changes it): the records in m.recs
+// are only written under m.mu, here, so the pass may read them while a
+// Tick runs, and it sees a state only once the store has it.
 func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	if err := m.store.PutPowerRecord(ctx, *r); err != nil {
 		*r = old
 		return fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
 	}
+	published := *r
+	m.mu.Lock()
+	m.recs[r.AgentID] = &published
+	m.mu.Unlock()
 	if m.cfg.OnChange != nil && old.State != r.State {
 		m.cfg.OnChange(*r)
 	}
@@ -283,10 +293,10 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	var firstErr error
 	for _, id := range ids {
 		m.mu.Lock()
-		r := m.recs[id]
+		r := *m.recs[id] // the step's own copy (see put)
 		m.mu.Unlock()
 		a, present := seen[id]
-		err := m.step(ctx, now, r, a, present, &warm, wanted)
+		err := m.step(ctx, now, &r, a, present, &warm, wanted)
 		if err != nil {
 			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
 			if firstErr == nil {
@@ -493,18 +503,19 @@ func targetOf(r *Record) Target {
 // provider is called by the next Tick (Kicked is signalled); any other
 // agent is left as it is. It does not wait for the agent.
 func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
-	m.mu.Lock()
-	r := m.recs[agentID]
-	m.mu.Unlock()
-	if r == nil {
-		return nil
-	}
 	m.tickMu.Lock()
 	defer m.tickMu.Unlock()
-	if r.State != StateOff {
+	m.mu.Lock()
+	cur := m.recs[agentID]
+	var r Record
+	if cur != nil {
+		r = *cur // this call's own copy (see put)
+	}
+	m.mu.Unlock()
+	if cur == nil || r.State != StateOff {
 		return nil
 	}
-	if err := m.to(ctx, r, StateBooting, "a plan needs it"); err != nil {
+	if err := m.to(ctx, &r, StateBooting, "a plan needs it"); err != nil {
 		return err
 	}
 	select {
