@@ -525,10 +525,6 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 	return nil
 }
 
-// PowerOff is the scheduler core's hint that an agent went idle; the
-// manager powers agents off on its own idle timer, so it does nothing.
-func (m *Manager) PowerOff(ctx context.Context, agentID string) error { return nil }
-
 // StandbyAgents are the agents that are off and may be powered on for a
 // plan (their whole capacity free; they cost nothing until then), and the
 // agents booting (nothing free yet, but they count when the core decides

@@ -57,6 +57,30 @@ func (s *testStore) update(id string, change func(*Job)) {
 	change(s.jobs[id])
 }
 
+// cancel is what the PostgreSQL store's Cancel does on a user's request
+// (store/jobs.go): a waiting job is CANCELLED at once, one that holds
+// resources is marked kill-requested. kill reports the latter.
+func (s *testStore) cancel(id, reason string, now time.Time) (j Job, kill bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.jobs[id]
+	if !ok {
+		return Job{}, false, ErrNotFound
+	}
+	from := p.State
+	switch {
+	case from.Terminal():
+		return *p, false, fmt.Errorf("job %s is %s: %w", id, from, ErrStale)
+	case from.Waiting():
+		t := now
+		p.State, p.FinishedAt, p.WaitingReason = Cancelled, &t, ""
+		s.events = append(s.events, fmt.Sprintf("%s:%s->%s:%s", id, from, Cancelled, reason))
+	default:
+		p.KillRequested, kill = true, true
+	}
+	return *p, kill, nil
+}
+
 func (s *testStore) count(method string) {
 	s.mu.Lock()
 	s.calls[method]++
