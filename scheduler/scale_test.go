@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestPassDoesNoStoreCallPerWaitingJob(t *testing.T) {
 	}
 	// The detailed reason is in the view.
 	p, err := h.core.QueuePage(1, "")
-	if err != nil || len(p.Regular) != 1 || p.Totals.Regular != n || !hasPrefix(p.Regular[0].WaitingReason, "does not fit: short of 24 cpus") {
+	if err != nil || len(p.Regular) != 1 || p.Totals.Regular != n || !strings.HasPrefix(p.Regular[0].WaitingReason, "does not fit: short of 24 cpus") {
 		t.Fatalf("page %+v, %v", p, err)
 	}
 	// A small job that fits somewhere (1 cpu) does not exist: the hold jobs
