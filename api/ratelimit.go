@@ -4,26 +4,24 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Limiter is a token-bucket rate limiter per key (a token's name or a
 // client address): each key may make Burst requests at once and Rate a
-// second after that. It keeps at most MaxKeys buckets; past that, buckets
-// that have refilled completely are dropped first (they hold no state
-// worth keeping), then arbitrary ones. It has no goroutine.
+// second after that. The buckets are golang.org/x/time/rate limiters; this
+// type keys them and bounds how many it keeps: at most MaxKeys, and past
+// that, buckets that have refilled completely are dropped first (they
+// hold no state worth keeping), then arbitrary ones. It has no goroutine.
 type Limiter struct {
 	rate    float64
-	burst   float64
+	burst   int
 	maxKeys int
 	now     func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
+	buckets map[string]*rate.Limiter
 }
 
 // DefaultLimiterKeys bounds the buckets a Limiter keeps.
@@ -39,23 +37,18 @@ func NewLimiter(perSecond float64, burst int) *Limiter {
 	if burst < 1 {
 		burst = 1
 	}
-	return &Limiter{rate: perSecond, burst: float64(burst), maxKeys: DefaultLimiterKeys, now: time.Now, buckets: map[string]*bucket{}}
+	return &Limiter{rate: perSecond, burst: burst, maxKeys: DefaultLimiterKeys, now: time.Now, buckets: map[string]*rate.Limiter{}}
 }
 
-// refill brings b up to date at now (b may be nil: a new, full bucket).
-func (l *Limiter) refill(key string, now time.Time) *bucket {
+// bucket returns key's bucket, a new (full) one when it has none.
+func (l *Limiter) bucket(key string, now time.Time) *rate.Limiter {
 	b := l.buckets[key]
 	if b == nil {
 		if len(l.buckets) >= l.maxKeys {
 			l.evict(now)
 		}
-		b = &bucket{tokens: l.burst, last: now}
+		b = rate.NewLimiter(rate.Limit(l.rate), l.burst)
 		l.buckets[key] = b
-		return b
-	}
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+el*l.rate)
-		b.last = now
 	}
 	return b
 }
@@ -64,7 +57,7 @@ func (l *Limiter) refill(key string, now time.Time) *bucket {
 func (l *Limiter) evict(now time.Time) {
 	target := l.maxKeys - l.maxKeys/10 - 1
 	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+		if b.TokensAt(now) >= float64(l.burst) {
 			delete(l.buckets, k)
 		}
 	}
@@ -85,12 +78,12 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.refill(key, l.now())
-	if b.tokens >= 1 {
-		b.tokens--
+	now := l.now()
+	b := l.bucket(key, now)
+	if b.AllowN(now, 1) {
 		return true, 0
 	}
-	return false, l.wait(b)
+	return false, l.wait(b, now)
 }
 
 // Blocked reports, without taking anything, whether key's bucket is empty
@@ -105,15 +98,16 @@ func (l *Limiter) Blocked(key string) (bool, time.Duration) {
 	if !ok {
 		return false, 0
 	}
-	b = l.refill(key, l.now())
-	if b.tokens >= 1 {
+	now := l.now()
+	if b.TokensAt(now) >= 1 {
 		return false, 0
 	}
-	return true, l.wait(b)
+	return true, l.wait(b, now)
 }
 
-func (l *Limiter) wait(b *bucket) time.Duration {
-	return time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+// wait is how long until b holds a whole token.
+func (l *Limiter) wait(b *rate.Limiter, now time.Time) time.Duration {
+	return time.Duration((1 - b.TokensAt(now)) / l.rate * float64(time.Second))
 }
 
 // retryAfterSeconds is the Retry-After value for a wait: whole seconds,

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/internal/testharness"
 	"github.com/sparkpack/sparkpack/mesossim"
 )
 
@@ -146,120 +145,30 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// sparkpackProc is a running `sparkpack serve`.
+// sparkpackProc is a running `sparkpack serve` (internal/testharness).
 type sparkpackProc struct {
-	cmd  *exec.Cmd
-	API  string
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan error
+	*testharness.Sparkpack
+	cmd *exec.Cmd
 }
+
+func (p *sparkpackProc) logText() string { return p.LogText() }
+func (p *sparkpackProc) kill()           { p.Kill() }
+func (p *sparkpackProc) stop()           { p.Stop() }
 
 // startSparkpack runs `sparkpack serve` against the emulator and database.
 func startSparkpack(t *testing.T, emuURL, dbURL string, extra ...string) *sparkpackProc {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", dbURL, "--mesos-master", emuURL,
-		"--log-format", "json", "--log-level", "debug", "--agents-refresh", "200ms"}, extra...)
 	if !slices.Contains(extra, "--instance-id") {
 		// One instance per test, the same across its restarts: a restarted
 		// process takes its own leadership lease back at once.
-		args = append(args, "--instance-id", "e2e-"+t.Name())
+		extra = append(slices.Clip(extra), "--instance-id", "e2e-"+t.Name())
 	}
-	cmd := exec.Command(sparkpackBinary(t), args...)
-	cmd.Env = append(os.Environ(), "SPARKPACK_TOKENS=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &sparkpackProc{cmd: cmd, done: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil {
-				if l, ok := m["listen"].(string); ok && strings.Contains(fmt.Sprint(m["msg"]), "sparkpack is serving") {
-					addr <- l
-				}
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	select {
-	case a := <-addr:
-		p.API = "http://" + a
-	case <-time.After(60 * time.Second):
-		p.kill()
-		t.Fatalf("sparkpack did not start within 60 s; its log:\n%s", p.logText())
-	case err := <-p.done:
-		t.Fatalf("sparkpack exited at start (%v); its log:\n%s", err, p.logText())
-	}
-	t.Cleanup(func() {
-		p.stop()
-		if strings.Contains(p.logText(), "WARNING: DATA RACE") {
-			t.Errorf("the race detector fired in sparkpack (SPARKPACK_E2E_RACE)")
-		}
-		if t.Failed() {
-			t.Logf("sparkpack log (last 150 lines but requests):\n%s", tail(withoutRequests(p.logText()), 150))
-		}
-	})
-	return p
+	sp := testharness.Serve(t, sparkpackBinary(t), emuURL, dbURL, extra...)
+	return &sparkpackProc{Sparkpack: sp, cmd: sp.Cmd}
 }
 
-func (p *sparkpackProc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-// kill is SIGKILL: no shutdown code runs.
-func (p *sparkpackProc) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-func (p *sparkpackProc) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.kill()
-	}
-}
-
-func withoutRequests(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.Contains(l, `"msg":"request"`) {
-			keep = append(keep, l)
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func withoutRequests(s string) string { return testharness.WithoutRequests(s) }
+func tail(s string, n int) string     { return testharness.Tail(s, n) }
 
 // ---- REST helpers ----------------------------------------------------------
 

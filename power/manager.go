@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-
-	"github.com/sparkpack/sparkpack/placement"
 )
 
 // State is where power management is with one agent.
@@ -219,13 +217,23 @@ func (m *Manager) record(a Agent) *Record {
 	return r
 }
 
-// put persists r's new state; on failure the old record is restored and
-// the error returned (the step is tried again at the next Tick).
+// put persists r's new state and then publishes it to the readers; on
+// failure the old record is restored and the error returned (the step is
+// tried again at the next Tick).
+//
+// A step works on its own copy of an agent's record (taken under m.mu,
+// with tickMu held so no other step changes it): the records in m.recs
+// are only written under m.mu, here, so the pass may read them while a
+// Tick runs, and it sees a state only once the store has it.
 func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	if err := m.store.PutPowerRecord(ctx, *r); err != nil {
 		*r = old
 		return fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
 	}
+	published := *r
+	m.mu.Lock()
+	m.recs[r.AgentID] = &published
+	m.mu.Unlock()
 	if m.cfg.OnChange != nil && old.State != r.State {
 		m.cfg.OnChange(*r)
 	}
@@ -283,10 +291,10 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	var firstErr error
 	for _, id := range ids {
 		m.mu.Lock()
-		r := m.recs[id]
+		r := *m.recs[id] // the step's own copy (see put)
 		m.mu.Unlock()
 		a, present := seen[id]
-		err := m.step(ctx, now, r, a, present, &warm, wanted)
+		err := m.step(ctx, now, &r, a, present, &warm, wanted)
 		if err != nil {
 			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
 			if firstErr == nil {
@@ -493,18 +501,19 @@ func targetOf(r *Record) Target {
 // provider is called by the next Tick (Kicked is signalled); any other
 // agent is left as it is. It does not wait for the agent.
 func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
-	m.mu.Lock()
-	r := m.recs[agentID]
-	m.mu.Unlock()
-	if r == nil {
-		return nil
-	}
 	m.tickMu.Lock()
 	defer m.tickMu.Unlock()
-	if r.State != StateOff {
+	m.mu.Lock()
+	cur := m.recs[agentID]
+	var r Record
+	if cur != nil {
+		r = *cur // this call's own copy (see put)
+	}
+	m.mu.Unlock()
+	if cur == nil || r.State != StateOff {
 		return nil
 	}
-	if err := m.to(ctx, r, StateBooting, "a plan needs it"); err != nil {
+	if err := m.to(ctx, &r, StateBooting, "a plan needs it"); err != nil {
 		return err
 	}
 	select {
@@ -512,83 +521,6 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 	default:
 	}
 	return nil
-}
-
-// PowerOff is the scheduler core's hint that an agent went idle; the
-// manager powers agents off on its own idle timer, so it does nothing.
-func (m *Manager) PowerOff(ctx context.Context, agentID string) error { return nil }
-
-// StandbyAgents are the agents that are off and may be powered on for a
-// plan (their whole capacity free; they cost nothing until then), and the
-// agents booting (nothing free yet, but they count when the core decides
-// whether a job could ever run). Agents that did not come back recently,
-// or outside the selector, are left out.
-func (m *Manager) StandbyAgents() []placement.Agent {
-	now := m.cfg.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []placement.Agent
-	for _, r := range m.recs {
-		usable := r.State == StateOff && !now.Before(r.AvoidUntil)
-		if (!usable && r.State != StateBooting) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
-			continue
-		}
-		loc := placement.LocationCloud
-		if r.Attributes["location"] == string(placement.LocationLocal) {
-			loc = placement.LocationLocal
-		}
-		a := placement.Agent{
-			ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
-			CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
-			PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
-		}
-		if !usable {
-			a.FreeCPUs, a.FreeMemMB = 0, 0
-		}
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// Unavailable reports whether plans must not use an agent now: it is
-// being drained or powered off, is off, or is booting.
-func (m *Manager) Unavailable(agentID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.recs[agentID]
-	return r != nil && r.State != StateOn
-}
-
-// Failed reports whether a power-on of the agent was given up (it is off
-// again): a job waiting for it should be placed elsewhere.
-func (m *Manager) Failed(agentID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.recs[agentID]
-	return r != nil && r.State == StateOff
-}
-
-// Records returns a copy of every record, by agent id.
-func (m *Manager) Records() []Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]Record, 0, len(m.recs))
-	for _, r := range m.recs {
-		out = append(out, *r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].AgentID < out[j].AgentID })
-	return out
-}
-
-// StateOf is an agent's power state (StateOn when unknown).
-func (m *Manager) StateOf(agentID string) State {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.recs[agentID]; r != nil {
-		return r.State
-	}
-	return StateOn
 }
 
 // Run ticks every interval (and at once after a power-on request) until
@@ -612,21 +544,4 @@ func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx
 		}
 		_ = m.Tick(ctx, agents, wanted)
 	}
-}
-
-// NextIdleExpiry is the earliest time an agent on and idle now reaches
-// OffAfter (for a caller with a virtual clock, such as the simulator, that
-// must Tick at that moment); ok is false when no agent is idle.
-func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, since := range m.idle {
-		if r := m.recs[id]; r == nil || r.State != StateOn {
-			continue
-		}
-		if at := since.Add(m.cfg.OffAfter); !ok || at.Before(t) {
-			t, ok = at, true
-		}
-	}
-	return t, ok
 }

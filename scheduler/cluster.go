@@ -35,7 +35,9 @@ type Cluster interface {
 }
 
 // Killer is implemented by clusters that can stop a running job; the Core
-// uses it for cancellations of jobs that already hold resources. The job's
+// uses it for the kill requests of jobs that already hold resources (the
+// store marks the kill, JobCancelled tells the core, its next pass asks
+// the cluster). The job's
 // end is then reported with Core.Report(..., Killed, ...).
 type Killer interface {
 	Kill(ctx context.Context, jobID string) error

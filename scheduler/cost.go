@@ -238,14 +238,15 @@ func (m *CostMeter) Report(t time.Time) CostReport {
 	return r
 }
 
-// Provisioner powers idle agents off and on again (for example by stopping
-// and starting cloud VMs). The Core calls PowerOn for the agents a plan
+// Provisioner powers agents that are off on again (for example by
+// starting cloud VMs). The Core calls PowerOn for the agents a plan
 // activates before applying it (it must return quickly: the plan waits
-// for the agent, not the core), and PowerOff for agents that became idle
-// (a hint: a provisioner may wait for its own idle timer).
+// for the agent, not the core). Powering idle agents off is not the
+// core's call: package power does it on its own idle timer, from what
+// Mesos shows (an agent idle for the core may hold another framework's
+// work).
 type Provisioner interface {
 	PowerOn(ctx context.Context, agentID string) error
-	PowerOff(ctx context.Context, agentID string) error
 }
 
 // Standby gives the agents that are powered off and may be powered on for
@@ -260,5 +261,4 @@ type Standby interface {
 // simply not counted as cost.
 type NopProvisioner struct{}
 
-func (NopProvisioner) PowerOn(context.Context, string) error  { return nil }
-func (NopProvisioner) PowerOff(context.Context, string) error { return nil }
+func (NopProvisioner) PowerOn(context.Context, string) error { return nil }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/manualclock"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -55,6 +56,30 @@ func (s *testStore) update(id string, change func(*Job)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	change(s.jobs[id])
+}
+
+// cancel is what the PostgreSQL store's Cancel does on a user's request
+// (store/jobs.go): a waiting job is CANCELLED at once, one that holds
+// resources is marked kill-requested. kill reports the latter.
+func (s *testStore) cancel(id, reason string, now time.Time) (j Job, kill bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.jobs[id]
+	if !ok {
+		return Job{}, false, ErrNotFound
+	}
+	from := p.State
+	switch {
+	case from.Terminal():
+		return *p, false, fmt.Errorf("job %s is %s: %w", id, from, ErrStale)
+	case from.Waiting():
+		t := now
+		p.State, p.FinishedAt, p.WaitingReason = Cancelled, &t, ""
+		s.events = append(s.events, fmt.Sprintf("%s:%s->%s:%s", id, from, Cancelled, reason))
+	default:
+		p.KillRequested, kill = true, true
+	}
+	return *p, kill, nil
 }
 
 func (s *testStore) count(method string) {
@@ -261,52 +286,9 @@ func (c *testCluster) appliedIDs() []string {
 }
 
 // manualClock is a clock moved by hand; After fires when Advance passes it.
-type manualClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-}
+type manualClock = manualclock.Clock
 
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newManualClock(t time.Time) *manualClock { return &manualClock{now: t} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	at := c.now.Add(d)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{at: at, ch: ch})
-	return ch
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(c.now) {
-			w.ch <- c.now
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	c.waiters = kept
-}
+var newManualClock = manualclock.New
 
 // Preempt implements Preempter: it records the eviction; the test reports
 // the job back (as the framework does once the driver is gone).

@@ -973,35 +973,6 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 	c.viewDirty = true
 }
 
-// Cancel withdraws a waiting job (QUEUED -> CANCELLED), or asks the cluster
-// to kill one that holds resources (when it implements Killer).
-func (c *Core) Cancel(ctx context.Context, id, reason string) error {
-	c.passMu.Lock()
-	defer c.passMu.Unlock()
-	now := c.clock.Now()
-	defer c.publish(now)
-	if e := c.byID[id]; e != nil {
-		c.dequeueEntry(e)
-		_, err := c.transition(ctx, id, Queued, Cancelled, reason, func(x *Job) { x.FinishedAt = &now })
-		if err != nil && !errors.Is(err, ErrStale) {
-			c.enqueue(e, e.EnqueuedAt)
-		}
-		return err
-	}
-	if c.buffer.Remove(id) {
-		_, err := c.transition(ctx, id, Submitted, Cancelled, reason, func(x *Job) { x.FinishedAt = &now })
-		return err
-	}
-	if a := c.activeJob(id); a != nil {
-		k, ok := c.cluster.(Killer)
-		if !ok {
-			return fmt.Errorf("scheduler: job %s holds resources and the cluster cannot kill jobs", id)
-		}
-		return k.Kill(ctx, id)
-	}
-	return fmt.Errorf("scheduler: cancel job %s: %w", id, ErrNotFound)
-}
-
 func (c *Core) activeJob(id string) *activeJob {
 	c.actMu.Lock()
 	defer c.actMu.Unlock()
@@ -1104,16 +1075,6 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	}
 	c.wake()
 	return relErr
-}
-
-// JobFinished is Report(ctx, id, Finished, "finished").
-func (c *Core) JobFinished(ctx context.Context, id string) error {
-	return c.Report(ctx, id, Finished, "finished")
-}
-
-// JobFailed is Report(ctx, id, Failed, reason).
-func (c *Core) JobFailed(ctx context.Context, id, reason string) error {
-	return c.Report(ctx, id, Failed, reason)
 }
 
 // NextWake is the next time something changes without an event: a waiting

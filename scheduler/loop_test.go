@@ -80,6 +80,19 @@ func (h *harness) finish(id string) error {
 	return nil
 }
 
+// cancel is a user's cancel as production carries it out
+// (api.Server.Cancel): the store cancels a waiting job or marks a kill
+// request, then tells the core through JobCancelled; the core's next pass
+// forgets the job or asks the cluster to kill it.
+func (h *harness) cancel(id, reason string) {
+	h.t.Helper()
+	j, kill, err := h.store.cancel(id, reason, h.clock.Now())
+	if err != nil {
+		h.t.Fatalf("cancel %s: %v", id, err)
+	}
+	h.core.JobCancelled(j, kill)
+}
+
 func (h *harness) schedule() int {
 	h.t.Helper()
 	n, err := h.core.Schedule(context.Background())
@@ -447,7 +460,7 @@ func TestReportLifecycleAndCost(t *testing.T) {
 	if r := h.core.Cost(); r.BurnRateUSDPerHour != 0.24 || !near(r.TotalUSD, 0.12) {
 		t.Fatalf("cost %+v, want $0.12 at $0.24/h", r)
 	}
-	if err := h.core.JobFinished(ctx, "j1"); err != nil {
+	if err := h.core.Report(ctx, "j1", Finished, "finished"); err != nil {
 		t.Fatal(err)
 	}
 	if j := h.store.get("j1"); j.State != Finished || j.FinishedAt == nil {
@@ -457,7 +470,7 @@ func TestReportLifecycleAndCost(t *testing.T) {
 	if r := h.core.Cost(); r.BurnRateUSDPerHour != 0 || !near(r.TotalUSD, 0.12) {
 		t.Fatalf("idle cost %+v", r)
 	}
-	if err := h.core.JobFinished(ctx, "j1"); !errors.Is(err, ErrNotFound) {
+	if err := h.core.Report(ctx, "j1", Finished, "finished"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second finish: %v", err)
 	}
 	if err := h.core.Report(ctx, "nope", Running, ""); !errors.Is(err, ErrNotFound) {
@@ -504,32 +517,39 @@ func TestApplyFailureRequeues(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	ctx := context.Background()
 	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
 	h.schedule()
 	h.submit(mkJob("run", 1, 4), mkJob("wait", 1, 4, submittedAt(time.Second)))
 	h.schedule()
-	if err := h.core.Cancel(ctx, "wait", "user"); err != nil {
-		t.Fatal(err)
+	// A waiting job: the store cancelled it, the core forgets it.
+	h.cancel("wait", "user")
+	h.schedule()
+	if j := h.store.get("wait"); j.State != Cancelled || j.FinishedAt == nil {
+		t.Fatalf("wait: %s finished at %v", j.State, j.FinishedAt)
 	}
-	if j := h.store.get("wait"); j.State != Cancelled {
-		t.Fatalf("%s", j.State)
+	if n := h.core.Waiting(); n != 0 {
+		t.Fatalf("%d waiting after the cancel", n)
 	}
-	if err := h.core.Cancel(ctx, "run", "user"); err != nil {
-		t.Fatal(err)
-	}
+	// A job that holds resources: the core asks the cluster to kill it.
+	h.cancel("run", "user")
+	h.schedule()
 	if !slices.Equal(h.cluster.killed, []string{"run"}) {
 		t.Fatalf("killed %v", h.cluster.killed)
 	}
-	// The API path: the store cancelled it, the core only forgets it.
+	// One cancelled before the core's first pass saw it (still in the
+	// intake buffer) never starts, though the cluster has room again.
+	if err := h.core.Report(context.Background(), "run", Killed, "killed"); err != nil {
+		t.Fatal(err)
+	}
 	j := h.store.add(mkJob("api", 1, 4, submittedAt(2*time.Second)))
 	h.core.JobSubmitted(j)
-	h.schedule()
-	h.store.update("api", func(j *Job) { j.State = Cancelled })
-	h.core.JobCancelled(h.store.get("api"), false)
+	h.cancel("api", "user")
 	h.schedule()
 	if n := h.core.Waiting(); n != 0 {
 		t.Fatalf("%d waiting", n)
+	}
+	if j := h.store.get("api"); j.State != Cancelled {
+		t.Fatalf("api: %s, want it left cancelled", j.State)
 	}
 }
 
@@ -554,7 +574,7 @@ func TestRecover(t *testing.T) {
 			t.Errorf("%s: %s", id, s)
 		}
 	}
-	if err := h.core.JobFinished(context.Background(), "running"); err != nil {
+	if err := h.core.Report(context.Background(), "running", Finished, "finished"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -298,8 +298,7 @@ func (c *Core) cancelKilled(ctx context.Context, id string, now time.Time) bool 
 	return true
 }
 
-// observe updates capacity, totals and cost from a snapshot and powers off
-// agents that went idle.
+// observe updates capacity, totals and cost from a snapshot.
 func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapshot) {
 	tc, tm := snap.Totals()
 	if tc != c.totalCPU || tm != c.totalMem {
@@ -328,12 +327,7 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 }
 
 func (c *Core) observeCost(ctx context.Context, now time.Time, snap placement.Snapshot) {
-	idle, _ := c.cost.Observe(now, snap)
-	for _, id := range idle {
-		if err := c.cfg.Provisioner.PowerOff(ctx, id); err != nil {
-			c.log.WithError(err).WithField("agent", id).Warn("power off failed")
-		}
-	}
+	c.cost.Observe(now, snap)
 }
 
 // promote moves regular jobs skipped for longer than PromoteAfter into the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -261,7 +262,7 @@ func (p *roomProfile) roomAt(d placement.Demand) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	// Fit is monotone in what is released: binary search over the ends.
-	k := sortSearch(n, func(k int) bool { return p.index(k).Check(d) == nil })
+	k := sort.Search(n, func(k int) bool { return p.index(k).Check(d) == nil })
 	if k == n {
 		return time.Time{}, false
 	}
@@ -280,19 +281,6 @@ func (p *roomProfile) index(k int) *placement.FitIndex {
 	ix := placement.NewFitIndex(Free(p.base, vs...))
 	p.ix[k] = ix
 	return ix
-}
-
-func sortSearch(n int, f func(int) bool) int {
-	lo, hi := 0, n
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if !f(h) {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
 }
 
 // PreemptionView tells why a waiting deadline job is at risk and what

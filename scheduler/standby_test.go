@@ -38,8 +38,6 @@ func (f *fakePower) PowerOn(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakePower) PowerOff(context.Context, string) error { return nil }
-
 // TestStandbyAgents: a job that fits no powered-on agent is placed on a
 // powered-off one, which the plan powers on; one that fits the agents on
 // never powers anything on; a job that fits only with the powered-off

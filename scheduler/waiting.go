@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,7 +59,7 @@ func (w waitState) detail(promoted bool, promoteAfter time.Duration) string {
 	default:
 		r = w.text
 	}
-	if promoted && r != "" && !hasPrefix(r, "promoted") {
+	if promoted && r != "" && !strings.HasPrefix(r, "promoted") {
 		r = promotedPrefix(promoteAfter) + r
 	}
 	if d, _ := w.pre.note(); d != "" {
@@ -95,8 +96,6 @@ func (w waitState) coarse(promoted bool, promoteAfter time.Duration) string {
 	}
 	return r
 }
-
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // waitingWriter collects the waiting notes to store and writes them in
 // batches, outside any lock a reader or the API needs.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh — runs every test of sparkpack against real parts: installs what
 # is missing (scripts/deps.sh), starts a scratch PostgreSQL for the run,
-# runs go vet, the unit and integration tests, and each fuzz target briefly.
+# runs go vet, checks that go.mod is tidy, runs the unit and integration
+# tests, the packages with concurrency again under -race, and each fuzz
+# target briefly.
 #
 # Environment: FUZZTIME (inputs per fuzz target, default 20000x; a
 # duration such as 30s also works, but Go 1.26's fuzz coordinator can then
@@ -22,6 +24,7 @@ scripts/deps.sh test
 
 # This run's logs (two runs on one machine must not share them).
 testlog=$(mktemp /tmp/sparkpack-test.XXXXXX.log)
+racelog=$(mktemp /tmp/sparkpack-race.XXXXXX.log)
 fuzzlog=$(mktemp /tmp/sparkpack-fuzz.XXXXXX.log)
 pgdir=$(mktemp -d /tmp/sparkpack-test-pg.XXXXXX)
 rmdir "$pgdir"
@@ -41,12 +44,35 @@ fi
 step "go vet"
 go vet ./...
 
+step "go mod tidy"
+# go.mod and go.sum must be what go mod tidy makes of them (a module
+# imported directly must not be marked // indirect, none left unused).
+if ! tidydiff=$(go mod tidy -diff 2>&1); then
+  echo "$tidydiff"
+  echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2
+  exit 1
+fi
+echo "go.mod and go.sum are tidy"
+
 step "go test (unit and integration)"
 # shellcheck disable=SC2086
 go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./... 2>&1 | tee "$testlog" | grep -v '^scratch-pg:\|^waiting for server\|^server st\|^postgres://'
 status=${PIPESTATUS[0]}
 if [ "$status" != 0 ]; then
   echo "go test failed (full log: $testlog)" >&2
+  exit "$status"
+fi
+
+# The packages whose code runs concurrently, again under the race
+# detector (about 2 minutes on 2 cores: whole packages, no -short). A
+# data race fails the run like a failed test.
+racepkgs="./scheduler/ ./offers/ ./power/ ./leader/ ./api/ ./store/"
+step "go test -race ($racepkgs)"
+# shellcheck disable=SC2086
+go test -race -count=1 -timeout 20m ${GOTESTFLAGS:-} $racepkgs 2>&1 | tee "$racelog" | grep -v '^scratch-pg:\|^waiting for server\|^server st\|^postgres://'
+status=${PIPESTATUS[0]}
+if [ "$status" != 0 ]; then
+  echo "go test -race failed (full log: $racelog)" >&2
   exit "$status"
 fi
 
@@ -76,4 +102,5 @@ fi
 step "summary"
 passed=$(grep -c '^ok ' "$testlog" || true)
 failed=$(grep -c '^FAIL' "$testlog" || true)
+echo "under -race: $(grep -c '^ok ' "$racelog" || true) packages passed"
 echo "packages: $passed passed, $failed failed"

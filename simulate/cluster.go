@@ -8,63 +8,18 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/internal/manualclock"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
-// VirtualClock is a scheduler.Clock that only moves when told to.
-type VirtualClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []vwaiter
-}
-
-type vwaiter struct {
-	at time.Time
-	ch chan time.Time
-}
+// VirtualClock is a scheduler.Clock that only moves when told to (Set,
+// Advance).
+type VirtualClock = manualclock.Clock
 
 // NewVirtualClock starts at t.
-func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
-
-// Now is the virtual time.
-func (c *VirtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// After fires when the virtual time reaches now + d.
-func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, vwaiter{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-// Set moves the clock to t (never backwards) and fires due timers.
-func (c *VirtualClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.now) {
-		c.now = t
-	}
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(c.now) {
-			w.ch <- c.now
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	c.waiters = kept
-}
+func NewVirtualClock(t time.Time) *VirtualClock { return manualclock.New(t) }
 
 type allocation struct {
 	plan       placement.Plan

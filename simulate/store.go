@@ -21,8 +21,9 @@ type Event struct {
 }
 
 // MemStore is an in-memory scheduler.Store. Like the PostgreSQL store it
-// checks every transition against the state machine and keeps an
-// append-only event log. Its clock stamps events.
+// changes a job's state with scheduler.ApplyTransition (the checks against
+// the state machine and the side effects are the same code) and keeps an
+// append-only event log. Its clock stamps events and transitions.
 type MemStore struct {
 	mu     sync.Mutex
 	clock  scheduler.Clock
@@ -113,19 +114,12 @@ func (s *MemStore) Transition(_ context.Context, id string, from, to scheduler.S
 	if !ok {
 		return scheduler.Job{}, fmt.Errorf("job %s: %w", id, scheduler.ErrNotFound)
 	}
-	if j.State != from {
-		return *j, fmt.Errorf("job %s is %s, not %s: %w", id, j.State, from, scheduler.ErrStale)
+	cp, ev, err := scheduler.ApplyTransition(*j, from, to, reason, s.clock.Now(), mutate)
+	if err != nil {
+		return cp, err
 	}
-	if err := scheduler.CheckTransition(from, to); err != nil {
-		return *j, fmt.Errorf("job %s: %w", id, err)
-	}
-	cp := *j
-	if mutate != nil {
-		mutate(&cp)
-	}
-	cp.ID, cp.State = id, to
 	*j = cp
-	s.log(Event{At: s.clock.Now(), JobID: id, From: from, To: to, Reason: reason})
+	s.log(Event(ev))
 	return cp, nil
 }
 

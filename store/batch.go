@@ -80,15 +80,15 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 				continue
 			}
 			j, ok := current[ch.ID]
-			switch {
-			case !ok:
+			if !ok {
 				res[i].Err = fmt.Errorf("job %s: %w", ch.ID, scheduler.ErrNotFound)
 				continue
-			case j.State != ch.From:
-				res[i] = scheduler.ChangeResult{Job: j, Err: fmt.Errorf("job %s is %s, not %s: %w", ch.ID, j.State, ch.From, scheduler.ErrStale)}
+			}
+			j, _, err := scheduler.ApplyTransition(j, ch.From, ch.To, ch.Reason, now, ch.Mutate)
+			if err != nil {
+				res[i] = scheduler.ChangeResult{Job: j, Err: err}
 				continue
 			}
-			j = applyTransition(j, ch.ID, ch.To, now, ch.Mutate)
 			current[ch.ID] = j // a second change of the same job in the batch sees this one
 			if k, dup := slot[j.ID]; dup {
 				// The same job twice: the row gets the last state, the
@@ -153,34 +153,6 @@ func (s *Store) TransitionMany(ctx context.Context, changes []scheduler.Change) 
 		return nil, err
 	}
 	return res, nil
-}
-
-// applyTransition is the in-memory part of a transition (shared by
-// Transition and TransitionMany): the new state, cleared reason, mutate,
-// and the start and end times.
-func applyTransition(j scheduler.Job, id string, to scheduler.State, now time.Time, mutate func(*scheduler.Job)) scheduler.Job {
-	from, lastStarted := j.State, j.LastStartedAt
-	j.State = to
-	if to != scheduler.Queued && to != scheduler.Submitted {
-		j.WaitingReason = ""
-	}
-	if mutate != nil {
-		mutate(&j)
-		j.ID, j.State = id, to // not the mutator's to change
-	}
-	if to == scheduler.Running && from != scheduler.Running && j.LastStartedAt == lastStarted {
-		t := now // a new run, unless the mutator timed it
-		j.LastStartedAt = &t
-	}
-	if to == scheduler.Running && j.StartedAt == nil {
-		t := now
-		j.StartedAt = &t
-	}
-	if to.Terminal() && j.FinishedAt == nil {
-		t := now
-		j.FinishedAt = &t
-	}
-	return j
 }
 
 // SetWaitingMany implements scheduler.BatchStore: one UPDATE for every

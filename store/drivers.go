@@ -12,14 +12,17 @@ import (
 
 // PutDriver records a job's driver task (one row per job, replaced by a
 // later launch or a newer status; its attempt, the launch number, only
-// grows, so that every launch has its own task id).
+// grows, so that every launch has its own task id): a record of an older
+// attempt than the stored one (a late status of a replaced task) changes
+// nothing. A leader-only write (fenced).
 func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 	now := s.timestamp()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, created_at, updated_at)
+	err := s.exec(ctx, `INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
 		ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, task_id = EXCLUDED.task_id, agent_id = EXCLUDED.agent_id,
 			state = EXCLUDED.state, message = EXCLUDED.message, ended = EXCLUDED.ended, lost_launches = EXCLUDED.lost_launches,
-			started = EXCLUDED.started, updated_at = EXCLUDED.updated_at`,
+			started = EXCLUDED.started, updated_at = EXCLUDED.updated_at
+		WHERE drivers.attempt <= EXCLUDED.attempt`,
 		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, d.LostLaunches, d.Started, now)
 	if err != nil {
 		return fmt.Errorf("record driver of job %s: %w", d.JobID, err)
@@ -48,16 +51,23 @@ func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecor
 // failed and returns how many failed runs the job has had. It is
 // idempotent per task: counting the run of the task counted last again
 // (the adapter restarted between counting and reporting) changes nothing,
-// so a job with retries R runs at most R+1 times.
+// so a job with retries R runs at most R+1 times. A leader-only write
+// (fenced).
 func (s *Store) CountFailedRun(ctx context.Context, jobID, taskID string) (int, error) {
 	if taskID == "" {
 		return 0, fmt.Errorf("count a failed run of job %s: no driver task", jobID)
 	}
 	var n int
-	err := s.db.QueryRowContext(ctx, `UPDATE jobs SET
+	const q = `UPDATE jobs SET
 			failed_runs = CASE WHEN failed_run_task = $2 THEN failed_runs ELSE failed_runs + 1 END,
 			failed_run_task = $2
-		WHERE id = $1 RETURNING failed_runs`, jobID, taskID).Scan(&n)
+		WHERE id = $1 RETURNING failed_runs`
+	var err error
+	if s.fence == 0 {
+		err = s.db.QueryRowContext(ctx, q, jobID, taskID).Scan(&n)
+	} else {
+		err = s.inTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, q, jobID, taskID).Scan(&n) })
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("count a failed run of job %s: %w", jobID, scheduler.ErrNotFound)
 	}

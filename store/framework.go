@@ -24,13 +24,13 @@ func (s *Store) FrameworkID(ctx context.Context) (string, error) {
 }
 
 // SetFrameworkID stores the Mesos framework id ("" forgets it, after the
-// master has torn the framework down).
+// master has torn the framework down). A leader-only write (fenced).
 func (s *Store) SetFrameworkID(ctx context.Context, id string) error {
 	var err error
 	if id == "" {
-		_, err = s.db.ExecContext(ctx, `DELETE FROM framework WHERE id = 1`)
+		err = s.exec(ctx, `DELETE FROM framework WHERE id = 1`)
 	} else {
-		_, err = s.db.ExecContext(ctx, `INSERT INTO framework (id, framework_id, updated_at) VALUES (1, $1, $2)
+		err = s.exec(ctx, `INSERT INTO framework (id, framework_id, updated_at) VALUES (1, $1, $2)
 			ON CONFLICT (id) DO UPDATE SET framework_id = EXCLUDED.framework_id, updated_at = EXCLUDED.updated_at`, id, s.timestamp())
 	}
 	if err != nil {
@@ -40,9 +40,10 @@ func (s *Store) SetFrameworkID(ctx context.Context, id string) error {
 }
 
 // PutReservation records a reservation, or updates its amounts and state.
+// A leader-only write (fenced).
 func (s *Store) PutReservation(ctx context.Context, r scheduler.Reservation) error {
 	now := s.timestamp()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO reservations (job_id, agent_id, role, cpus, mem_mb, state, created_at, updated_at)
+	err := s.exec(ctx, `INSERT INTO reservations (job_id, agent_id, role, cpus, mem_mb, state, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
 		ON CONFLICT (job_id, agent_id) DO UPDATE SET role = EXCLUDED.role, cpus = EXCLUDED.cpus, mem_mb = EXCLUDED.mem_mb,
 			state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,

@@ -304,15 +304,15 @@ func (s *Store) Transition(ctx context.Context, id string, from, to scheduler.St
 		if err != nil {
 			return err
 		}
-		if j.State != from {
-			return fmt.Errorf("job %s is %s, not %s: %w", id, j.State, from, scheduler.ErrStale)
-		}
 		now := s.timestamp()
-		j = applyTransition(j, id, to, now, mutate)
+		j, ev, err := scheduler.ApplyTransition(j, from, to, reason, now, mutate)
+		if err != nil {
+			return err
+		}
 		if err := updateJob(ctx, tx, j, now); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, tx, id, now, &from, to, reason); err != nil {
+		if err := appendEvent(ctx, tx, id, ev.At, &ev.From, ev.To, ev.Reason); err != nil {
 			return err
 		}
 		out = j

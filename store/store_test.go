@@ -492,6 +492,23 @@ func TestDriverRecordAndFailedRuns(t *testing.T) {
 	if got.Attempt != 4 || got.TaskID != rec.TaskID || got.LostLaunches != 2 || !got.Started || got.Ended || got.State != "TASK_RUNNING" {
 		t.Fatalf("driver record %+v, want %+v", got, rec)
 	}
+	// The attempt only grows (#32 defect 4): a late record of an older
+	// launch (its task's last status arriving after the relaunch was
+	// named) changes nothing; a newer status of the current one does.
+	stale := scheduler.DriverRecord{JobID: j.ID, Attempt: 3, TaskID: "sparkpack-driver-" + j.ID + "-3", State: "TASK_FAILED", Ended: true}
+	if err := s.PutDriver(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Driver(ctx, j.ID); err != nil || got.Attempt != 4 || got.TaskID != rec.TaskID || got.State != "TASK_RUNNING" || got.Ended {
+		t.Fatalf("after a stale record of attempt 3: %+v %v, want attempt 4 unchanged", got, err)
+	}
+	rec.State, rec.Ended = "TASK_FINISHED", true
+	if err := s.PutDriver(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Driver(ctx, j.ID); err != nil || got.Attempt != 4 || got.State != "TASK_FINISHED" || !got.Ended {
+		t.Fatalf("a newer status of attempt 4: %+v %v", got, err)
+	}
 
 	for i, c := range []struct {
 		task string

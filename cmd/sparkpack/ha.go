@@ -13,7 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
-	"github.com/sparkpack/sparkpack/internal/retry"
+	"github.com/sparkpack/sparkpack/intake"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/leader"
 	"github.com/sparkpack/sparkpack/metrics"
@@ -113,16 +113,15 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	}
 	h.cur.Store(lv)
 	log.WithField("startup", time.Since(started).Round(time.Millisecond).String()).Info("leading: scheduler and Mesos framework started")
+	in := intake.New(lv.core, h.st, log.WithField("component", "intake"), h.m.FoundLostJobs)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		err := store.Listen(ctx, h.c.databaseURL, store.JobEvents{
-			Submitted: func(ids []string) { h.submitted(ctx, lv, ids) },
-			Cancelled: func(id string, kill bool) {
-				lv.core.JobCancelled(scheduler.Job{Spec: scheduler.Spec{ID: id}}, kill)
-			},
-			Resync: func() { h.resync(ctx, lv) },
+			Submitted: func(ids []string) { in.Submitted(ctx, ids) },
+			Cancelled: in.Cancelled,
+			Resync:    func() { in.Resync(ctx) },
 		}, log.WithField("component", "notifications"))
 		if err != nil && ctx.Err() == nil {
 			log.WithError(err).Error("cannot listen for job notifications; jobs stored by other instances reach this one only at the next leader change")
@@ -132,7 +131,7 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.rescanLost(ctx, lv, h.c.ha.rescan, log.WithField("component", "lost-job rescan"))
+			in.RescanLost(ctx, h.c.ha.rescan)
 		}()
 	}
 	<-ctx.Done()
@@ -142,114 +141,27 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	wg.Wait()
 }
 
-// submitted hands jobs stored by any instance to the core, and says how
-// many were still waiting. A failed read is tried again until it succeeds
-// or the term ends: dropping the ids would leave their jobs waiting
-// unheard of.
-func (h *leadership) submitted(ctx context.Context, lv *live, ids []string) int {
-	var jobs []scheduler.Job
-	err := retry.UntilDone(ctx, h.log, fmt.Sprintf("reading %d notified jobs", len(ids)), func() (err error) {
-		jobs, err = h.st.JobsByID(ctx, ids)
-		return err
-	})
-	if err != nil {
-		return 0 // the term ended; the next one reads every waiting job
-	}
-	n := 0
-	for _, j := range jobs {
-		if j.State.Waiting() {
-			lv.core.JobSubmitted(j)
-			n++
-		}
-	}
-	return n
-}
-
-// resync hands every waiting job and every pending kill to the core, when
-// notifications may have been missed. The core ignores what it knows. A
-// failed read is tried again until it succeeds or the term ends.
-func (h *leadership) resync(ctx context.Context, lv *live) {
-	var jobs []scheduler.Job
-	err := retry.UntilDone(ctx, h.log, "resync of waiting jobs", func() (err error) {
-		jobs, err = h.st.Unfinished(ctx)
-		return err
-	})
-	if err != nil {
-		return
-	}
-	for _, j := range jobs {
-		switch {
-		case j.State.Waiting():
-			lv.core.JobSubmitted(j)
-		case j.KillRequested:
-			lv.core.JobCancelled(j, true)
-		}
-	}
-}
-
-// rescanLost is the safety net under the job notifications: every period
-// it reads the ids of the waiting jobs stored since about two periods ago
-// and asks the core which it never heard of. A job still unheard of at the
-// next rescan (its notification was not merely late) is read and handed to
-// the core. Jobs whose transaction stayed open longer than a period before
-// committing may be missed here; the resync at a reconnection or a new
-// term reads every waiting job.
-func (h *leadership) rescanLost(ctx context.Context, lv *live, period time.Duration, log logrus.FieldLogger) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	var from, prevMax int64 // seq: rescan the jobs stored after from
-	var suspects []string
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if lost := lv.core.Unknown(suspects); len(lost) > 0 {
-			if n := h.submitted(ctx, lv, lost); n > 0 {
-				h.m.FoundLostJobs(n)
-				log.WithField("jobs", n).Warn("found stored jobs whose notification was lost; queued them now")
-			}
-		}
-		ids, maxSeq, err := h.st.WaitingAfter(ctx, from)
-		if err != nil {
-			log.WithError(err).Warn("cannot read the jobs stored lately; trying at the next rescan")
-			continue
-		}
-		suspects = lv.core.Unknown(ids)
-		from, prevMax = max(from, prevMax), maxSeq
-	}
-}
-
 // ---- the API's view of the scheduler ---------------------------------------
 
 // JobSubmitted implements api.Notifier: on the leader the core hears at
-// once; elsewhere the database's notification reaches the leader.
+// once; elsewhere the database's notification reaches the leader; an
+// instance whose term ended while the job was stored announces it
+// (intake.RouteOf decides).
 func (h *leadership) JobSubmitted(j scheduler.Job) {
 	lv := h.cur.Load()
-	if lv != nil && h.el.Valid() {
-		// The lease is still ours after the commit, so no other term
-		// began before it: a later term's recovery reads the job.
+	switch intake.RouteOf(lv != nil, h.el.Valid(), time.Since(time.Unix(0, h.ledUntil.Load()))) {
+	case intake.ToCore:
 		lv.core.JobSubmitted(j)
 		return
+	case intake.Announced:
+		return
 	}
-	if lv == nil && time.Since(time.Unix(0, h.ledUntil.Load())) > announceAfterLeading {
-		return // a follower: its group commit announced the job
-	}
-	// Leadership ended (or is in doubt) while the job was being stored,
-	// perhaps by a quiet group commit: announce it so that whoever leads
-	// hears of it. A duplicate notice is harmless (the core ignores what it
-	// knows).
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := h.st.Announce(ctx, []string{j.ID}); err != nil {
 		h.log.WithError(err).WithField("job", j.ID).Warn("cannot announce a job stored as leadership ended; the leader reads every waiting job when its notification connection reconnects or a new term begins (restarting the leading instance forces one)")
 	}
 }
-
-// announceAfterLeading is how long after its term an instance still
-// announces the jobs it stores itself: longer than a group commit can take.
-const announceAfterLeading = time.Minute
 
 // JobCancelled implements api.Notifier.
 func (h *leadership) JobCancelled(j scheduler.Job, kill bool) {

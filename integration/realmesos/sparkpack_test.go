@@ -1,7 +1,6 @@
 package realmesos
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,9 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/internal/testharness"
 )
 
 // The tests run the real sparkpack binary, with fakespark as its
@@ -53,127 +53,34 @@ func binaries(t *testing.T) (sparkpack, fakespark string) {
 	return bins.sparkpack, bins.fakespark
 }
 
-// sparkpackProc is a running `sparkpack serve`.
+// sparkpackProc is a running `sparkpack serve` (internal/testharness).
 type sparkpackProc struct {
-	cmd  *exec.Cmd
-	API  string
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan error
+	*testharness.Sparkpack
+	cmd *exec.Cmd
 }
+
+func (p *sparkpackProc) logText() string { return p.LogText() }
+func (p *sparkpackProc) kill()           { p.Kill() }
+func (p *sparkpackProc) stop()           { p.Stop() }
 
 // startSparkpack runs `sparkpack serve` against a master (real or
 // emulated) with fakespark as spark-submit.
 func startSparkpack(t *testing.T, masterURL, dbURL string, extra ...string) *sparkpackProc {
 	t.Helper()
 	bin, fake := binaries(t)
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--database-url", dbURL, "--mesos-master", masterURL,
-		"--spark-submit", fake, "--log-format", "json", "--log-level", "debug", "--agents-refresh", "200ms"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "SPARKPACK_TOKENS=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &sparkpackProc{cmd: cmd, done: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil {
-				if l, ok := m["listen"].(string); ok && strings.Contains(fmt.Sprint(m["msg"]), "sparkpack is serving") {
-					addr <- l
-				}
+	sp := testharness.Serve(t, bin, masterURL, dbURL, append([]string{"--spark-submit", fake}, extra...)...)
+	if os.Getenv("REALMESOS_LOGS") != "" {
+		t.Cleanup(func() {
+			if !t.Failed() {
+				t.Logf("sparkpack log (warnings and errors):\n%s", testharness.Warnings(sp.LogText()))
 			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	select {
-	case a := <-addr:
-		p.API = "http://" + a
-	case <-time.After(60 * time.Second):
-		p.kill()
-		t.Fatalf("sparkpack did not start within 60 s; its log:\n%s", p.logText())
-	case err := <-p.done:
-		t.Fatalf("sparkpack exited at start (%v); its log:\n%s", err, p.logText())
+		})
 	}
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("sparkpack log (last 120 lines but requests):\n%s", tail(withoutRequests(p.logText()), 120))
-		} else if os.Getenv("REALMESOS_LOGS") != "" {
-			t.Logf("sparkpack log (warnings and errors):\n%s", warnings(p.logText()))
-		}
-	})
-	return p
+	return &sparkpackProc{Sparkpack: sp, cmd: sp.Cmd}
 }
 
-func (p *sparkpackProc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-// kill is SIGKILL: no shutdown code runs.
-func (p *sparkpackProc) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-func (p *sparkpackProc) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.kill()
-	}
-}
-
-// warnings keeps the log lines of level warning or error.
-func warnings(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, `"level":"warning"`) || strings.Contains(l, `"level":"error"`) {
-			keep = append(keep, l)
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-func withoutRequests(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.Contains(l, `"msg":"request"`) {
-			keep = append(keep, l)
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func withoutRequests(s string) string { return testharness.WithoutRequests(s) }
+func tail(s string, n int) string     { return testharness.Tail(s, n) }
 
 // ---- REST ----------------------------------------------------------------
 

@@ -1,0 +1,103 @@
+package power
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// The Manager's reads: what plans (through the cluster snapshot), the
+// dashboard and the simulator ask while Tick runs. They see the records
+// under m.mu, as published after each store write (see put).
+
+// StandbyAgents are the agents that are off and may be powered on for a
+// plan (their whole capacity free; they cost nothing until then), and the
+// agents booting (nothing free yet, but they count when the core decides
+// whether a job could ever run). Agents that did not come back recently,
+// or outside the selector, are left out.
+func (m *Manager) StandbyAgents() []placement.Agent {
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []placement.Agent
+	for _, r := range m.recs {
+		usable := r.State == StateOff && !now.Before(r.AvoidUntil)
+		if (!usable && r.State != StateBooting) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
+			continue
+		}
+		loc := placement.LocationCloud
+		if r.Attributes["location"] == string(placement.LocationLocal) {
+			loc = placement.LocationLocal
+		}
+		a := placement.Agent{
+			ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
+			CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
+			PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
+		}
+		if !usable {
+			a.FreeCPUs, a.FreeMemMB = 0, 0
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Unavailable reports whether plans must not use an agent now: it is
+// being drained or powered off, is off, or is booting.
+func (m *Manager) Unavailable(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[agentID]
+	return r != nil && r.State != StateOn
+}
+
+// Failed reports whether a power-on of the agent was given up (it is off
+// again): a job waiting for it should be placed elsewhere.
+func (m *Manager) Failed(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[agentID]
+	return r != nil && r.State == StateOff
+}
+
+// Records returns a copy of every record, by agent id.
+func (m *Manager) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Record, 0, len(m.recs))
+	for _, r := range m.recs {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AgentID < out[j].AgentID })
+	return out
+}
+
+// StateOf is an agent's power state (StateOn when unknown).
+func (m *Manager) StateOf(agentID string) State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.recs[agentID]; r != nil {
+		return r.State
+	}
+	return StateOn
+}
+
+// NextIdleExpiry is the earliest time an agent on and idle now reaches
+// OffAfter (for a caller with a virtual clock, such as the simulator, that
+// must Tick at that moment); ok is false when no agent is idle.
+func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, since := range m.idle {
+		if r := m.recs[id]; r == nil || r.State != StateOn {
+			continue
+		}
+		if at := since.Add(m.cfg.OffAfter); !ok || at.Before(t) {
+			t, ok = at, true
+		}
+	}
+	return t, ok
+}
