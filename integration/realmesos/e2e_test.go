@@ -115,6 +115,8 @@ func TestE2EJobsRunInsideTheirReservations(t *testing.T) {
 			if !strings.Contains(strings.Join(v.DriverCommand, " "), "spark.mesos.role="+jobRole(id)) {
 				t.Errorf("%s: job %s: driver command %q lacks its role", tg.name, v.Name, v.DriverCommand)
 			}
+			// Its driver's log, read from the sandbox on the agent.
+			requireDriverLog(t, tg, sp.API, id, "fakespark (a stand-in for Spark 3.5")
 			_ = i
 		}
 		tg.waitNoLeftovers(t, 30*time.Second)
