@@ -292,17 +292,26 @@ function deadlineText(j) {
   const due = Date.parse(j.deadlineAt);
   if (j.state === "FINISHED" && j.finishedAt) {
     const late = Date.parse(j.finishedAt) - due;
-    return late <= 0 ? { text: "met", cls: "met" } : { text: "missed by " + fmtDur(late / 1000), cls: "missed" };
+    return late <= 0 ? { text: "met by " + fmtDur(-late / 1000), cls: "met" } : { text: "missed by " + fmtDur(late / 1000), cls: "missed" };
   }
   if ((j.state === "FAILED" || j.state === "KILLED") && j.finishedAt && Date.parse(j.finishedAt) > due) return { text: "missed", cls: "missed" };
   if (ENDED.has(j.state)) return { text: "not run (" + j.state.toLowerCase() + ")", cls: "notrun" };
   return { text: "due " + fmtTime(j.deadlineAt), risk: j.atRisk };
 }
+// waitedSeconds is how long a job waited before its (last) run started,
+// or has waited so far; null for one that never waited in a queue.
+function waitedSeconds(j) {
+  const start = j.lastStartedAt || j.startedAt;
+  const sub = Date.parse(j.submittedAt);
+  if (start) return Math.max(0, (Date.parse(start) - sub) / 1000);
+  if (ENDED.has(j.state)) return j.finishedAt ? Math.max(0, (Date.parse(j.finishedAt) - sub) / 1000) : null;
+  return Math.max(0, (Date.now() - sub) / 1000);
+}
 function resources(j) {
   return j.executors + " × " + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB);
 }
 function jobRow(j) {
-  const ran = ranSeconds(j);
+  const ran = ranSeconds(j), waited = waitedSeconds(j);
   const placed = (j.placement || []).slice().sort((a, b) => agentName(a).localeCompare(agentName(b), undefined, { numeric: true }));
   const agents = placed.map((p) => el("span", { class: "agentname", title: "Mesos agent id " + p.agentId + ": " + p.executors + " executor(s)" }, agentName(p)));
   const dl = deadlineText(j);
@@ -311,6 +320,7 @@ function jobRow(j) {
     el("td", { "data-label": "Name" }, el("a", { href: "#/jobs/" + encodeURIComponent(j.id) }, jobLabel(j))),
     el("td", { "data-label": "State" }, el("span", { class: "state " + j.state }, j.state)),
     el("td", { "data-label": "Submitted" }, fmtTime(j.submittedAt)),
+    el("td", { class: "waited", "data-label": "Waited" }, waited === null ? "–" : fmtDur(waited)),
     el("td", { class: "ran", "data-label": "Ran" }, ran === null ? "–" : fmtDur(ran)),
     el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
     el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk" }, " at risk") : null),
@@ -387,7 +397,7 @@ async function renderJob(id) {
   const ran = ranSeconds(j);
   const dl = deadlineText(j);
   const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", fmtTime(j.startedAt)],
-    ["finished", fmtTime(j.finishedAt)], ["ran", ran === null ? "–" : fmtDur(ran)],
+    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))], ["ran", ran === null ? "–" : fmtDur(ran)],
     ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],

@@ -190,7 +190,7 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 	wide := format == outWide
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if header {
-		h := "ID\tNAME\tSTATE\tSUBMITTED\tRAN\tDEADLINE\tCOST\tNOTE"
+		h := "ID\tNAME\tSTATE\tSUBMITTED\tWAITED\tRAN\tDEADLINE\tCOST\tNOTE"
 		if wide {
 			h += "\tEXECUTORS\tAGENTS\tATTEMPT\tLABELS"
 		}
@@ -206,8 +206,8 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 		if !wide {
 			note = clip(note, 60)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
-			ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
+			waited(j.Job, now), ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), note)
 		if wide {
 			fmt.Fprintf(tw, "\t%d×(%s, %d MiB)\t%d\t%d\t%s", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB,
 				len(j.Placement), j.Attempt, labelText(j.Labels))
@@ -278,6 +278,22 @@ func shortDur(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// waited is how long the job waited before its (last) run started, or has
+// waited so far.
+func waited(j scheduler.Job, now time.Time) string {
+	start := j.LastStartedAt
+	if start == nil {
+		start = j.StartedAt
+	}
+	switch {
+	case start != nil:
+		return shortDur(max(start.Sub(j.SubmittedAt), 0))
+	case j.State.Terminal():
+		return "-"
+	}
+	return shortDur(max(now.Sub(j.SubmittedAt), 0))
+}
+
 // ran is how long the job has run (or ran).
 func ran(j scheduler.Job, now time.Time) string {
 	if j.StartedAt == nil {
@@ -301,7 +317,7 @@ func deadlineNote(j scheduler.Job) string {
 		if j.FinishedAt.After(*j.DeadlineAt) {
 			return "missed by " + shortDur(j.FinishedAt.Sub(*j.DeadlineAt))
 		}
-		return "met"
+		return "met by " + shortDur(j.DeadlineAt.Sub(*j.FinishedAt))
 	case (j.State == scheduler.Failed || j.State == scheduler.Killed) && j.FinishedAt != nil && j.FinishedAt.After(*j.DeadlineAt):
 		return "missed"
 	case j.State.Terminal():
@@ -460,6 +476,9 @@ func printJob(w io.Writer, v api.JobView) {
 	row("submitted", v.SubmittedAt.Local().Format(cliTime))
 	row("started", t(v.StartedAt))
 	row("finished", t(v.FinishedAt))
+	if w := waited(v.Job, now); w != "-" {
+		row("waited", w)
+	}
 	if v.StartedAt != nil {
 		row("ran", ran(v.Job, now))
 	}
