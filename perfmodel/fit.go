@@ -1,0 +1,496 @@
+package perfmodel
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Form is the shape of a fitted curve.
+type Form string
+
+const (
+	// FormSizeFree is T(E) = a * E^b + c: too few distinct sizes to say how
+	// the job scales with its size.
+	FormSizeFree Form = "size-free"
+	// FormScaled is T(E, I) = u * I^v * E^b + w: alpha a power of the size,
+	// beta and gamma constant.
+	FormScaled Form = "scaled"
+	// FormFull is T(E, I) = (ua * I^va + wa) * E^b + ug * I^vg + wg: alpha
+	// and gamma power functions of the size, beta constant.
+	FormFull Form = "full"
+)
+
+// Fitting constants.
+const (
+	// MinSizesForScaling: fewer distinct sizes than this fall back to
+	// FormSizeFree.
+	MinSizesForScaling = 3
+	// regrid: an incremental refit searches the whole exponent grid again
+	// every this many runs (otherwise it refines the previous exponents).
+	regrid = 16
+	// expPenalty pulls exponents towards their priors (beta -1, v 1) where
+	// the runs cannot tell (e.g. every run had the same executor count).
+	expPenalty = 1e-4
+)
+
+// Fit is a fitted model of a set of runs.
+type Fit struct {
+	Params
+	Form Form `json:"form"`
+	// Runs fitted and the distinct sizes among them.
+	Runs  int `json:"runs"`
+	Sizes int `json:"sizes"`
+	// MAPE is the mean absolute percentage error on the fitted runs (%).
+	MAPE float64 `json:"mape"`
+	// P50 and P90 are multiplicative residual quantiles (actual /
+	// predicted), shrunk towards the prior spread for few runs; Sigma is the
+	// spread of the log residuals, shrunk alike.
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	Sigma float64 `json:"sigma"`
+	// exps are the free nonlinear parameters (b, v, vg, ShuffleCost,
+	// Contention), for a warm start.
+	exps [5]float64
+	// sinceGrid counts the incremental refits since the last full search;
+	// nForms is how many forms were eligible then.
+	sinceGrid, nForms int
+}
+
+type point struct {
+	lnE, lnI, t float64
+	r, l        float64
+}
+
+// Nonlinear parameters: b, v (alpha's), vg (gamma's) exponents, then the
+// placement sensitivities ShuffleCost and Contention. The exponents are
+// searched on a grid then refined; the sensitivities start from their
+// least-squares fit to the grid's best curve and are refined with them.
+var (
+	expLo    = [5]float64{-2, 0.25, 0.25, 0, 0}
+	expHi    = [5]float64{1, 2, 2, 5, 1}
+	expStep  = [5]float64{0.25, 0.25, 0.25, 0, 0}
+	expPrior = [5]float64{-1, 1, 1, 0, 0}
+)
+
+const (
+	ixShuffle    = 3
+	ixContention = 4
+)
+
+func nExps(f Form) int {
+	switch f {
+	case FormSizeFree:
+		return 1
+	case FormScaled:
+		return 2
+	}
+	return 3
+}
+
+func nLinear(f Form) int {
+	if f == FormFull {
+		return 4
+	}
+	return 2
+}
+
+// features fills x with the form's linear features of p at exponents ex.
+func features(f Form, ex [5]float64, p *point, x []float64) {
+	eb := math.Exp(ex[0] * p.lnE)
+	switch f {
+	case FormSizeFree:
+		x[0], x[1] = eb, 1
+	case FormScaled:
+		x[0], x[1] = math.Exp(ex[1]*p.lnI)*eb, 1
+	default:
+		x[0], x[1], x[2], x[3] = math.Exp(ex[1]*p.lnI)*eb, eb, math.Exp(ex[2]*p.lnI), 1
+	}
+}
+
+// solve is the weighted linear least squares of the form at exponents ex:
+// it minimises sum ((f_i x_i . theta - t_i) / t_i)^2. ok is false when the
+// system is singular or the fitted curve is not positive at every run.
+func solve(f Form, ex [5]float64, pts []point) (theta [4]float64, sse float64, ok bool) {
+	k := nLinear(f)
+	var ata [4][4]float64
+	var atb [4]float64
+	var x [4]float64
+	for i := range pts {
+		p := &pts[i]
+		features(f, ex, p, x[:k])
+		w := (1 + ex[ixShuffle]*p.r) * (1 + ex[ixContention]*p.l) / p.t
+		for a := 0; a < k; a++ {
+			xa := x[a] * w
+			atb[a] += xa
+			for b := 0; b <= a; b++ {
+				ata[a][b] += xa * x[b] * w
+			}
+		}
+	}
+	for a := 0; a < k; a++ {
+		for b := 0; b < a; b++ {
+			ata[b][a] = ata[a][b]
+		}
+	}
+	// A tiny ridge keeps collinear features (one executor count, one size)
+	// solvable.
+	tr := 0.0
+	for a := 0; a < k; a++ {
+		tr += ata[a][a]
+	}
+	for a := 0; a < k; a++ {
+		ata[a][a] += 1e-10*tr/float64(k) + 1e-300
+	}
+	sol, good := gauss(ata, atb, k)
+	if !good {
+		return theta, 0, false
+	}
+	for i := range pts {
+		p := &pts[i]
+		features(f, ex, p, x[:k])
+		base := 0.0
+		for a := 0; a < k; a++ {
+			base += sol[a] * x[a]
+		}
+		if !(base > 0) || !finite(base) {
+			return theta, 0, false
+		}
+		d := (base*(1+ex[ixShuffle]*p.r)*(1+ex[ixContention]*p.l) - p.t) / p.t
+		sse += d * d
+	}
+	return sol, sse, true
+}
+
+// gauss solves the k x k system by elimination with partial pivoting.
+func gauss(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
+	for c := 0; c < k; c++ {
+		piv := c
+		for r := c + 1; r < k; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[piv][c]) {
+				piv = r
+			}
+		}
+		if a[piv][c] == 0 || !finite(a[piv][c]) {
+			return b, false
+		}
+		a[c], a[piv] = a[piv], a[c]
+		b[c], b[piv] = b[piv], b[c]
+		for r := c + 1; r < k; r++ {
+			m := a[r][c] / a[c][c]
+			for q := c; q < k; q++ {
+				a[r][q] -= m * a[c][q]
+			}
+			b[r] -= m * b[c]
+		}
+	}
+	var x [4]float64
+	for r := k - 1; r >= 0; r-- {
+		s := b[r]
+		for q := r + 1; q < k; q++ {
+			s -= a[r][q] * x[q]
+		}
+		x[r] = s / a[r][r]
+		if !finite(x[r]) {
+			return x, false
+		}
+	}
+	return x, true
+}
+
+// objective is the penalised mean squared relative error at exponents ex.
+func objective(f Form, ex [5]float64, pts []point) (float64, [4]float64, float64) {
+	theta, sse, ok := solve(f, ex, pts)
+	if !ok {
+		return math.Inf(1), theta, math.Inf(1)
+	}
+	pen := 0.0
+	for j := 0; j < nExps(f); j++ {
+		d := ex[j] - expPrior[j]
+		pen += d * d
+	}
+	return sse/float64(len(pts)) + expPenalty*pen, theta, sse
+}
+
+// searchExps finds the form's nonlinear parameters: a grid search over the
+// exponents without placement effects (or the previous parameters when
+// warm), the sensitivities' least-squares fit to that curve, then
+// golden-section refinement of one parameter at a time.
+func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool) [5]float64 {
+	k := nExps(f)
+	best := expPrior
+	bestJ := math.Inf(1)
+	if warm != nil {
+		best = *warm
+		bestJ, _, _ = objective(f, best, pts)
+	} else {
+		ex := expPrior
+		var walk func(j int)
+		walk = func(j int) {
+			if j == k {
+				if v, _, _ := objective(f, ex, pts); v < bestJ {
+					bestJ, best = v, ex
+				}
+				return
+			}
+			for x := expLo[j]; x <= expHi[j]+1e-9; x += expStep[j] {
+				ex[j] = x
+				walk(j + 1)
+			}
+		}
+		walk(0)
+		if anyR || anyL {
+			if _, th, sse := objective(f, best, pts); !math.IsInf(sse, 1) {
+				c := curveOf(f, best, th)
+				base := make([]float64, len(pts))
+				for i, p := range pts {
+					base[i] = c.At(math.Exp(p.lnE), math.Exp(p.lnI))
+				}
+				best[ixShuffle], best[ixContention] = fitPlacement(pts, base)
+				bestJ, _, _ = objective(f, best, pts)
+			}
+		}
+	}
+	coords := make([]int, 0, 5)
+	for j := 0; j < k; j++ {
+		coords = append(coords, j)
+	}
+	if anyR {
+		coords = append(coords, ixShuffle)
+	}
+	if anyL {
+		coords = append(coords, ixContention)
+	}
+	// Golden-section refinement, one parameter at a time: exponents within
+	// a grid step, sensitivities over their whole range at first, then
+	// within a shrinking bracket.
+	const g = 0.6180339887498949
+	width, sweeps := 1.0, 4
+	if warm != nil {
+		width, sweeps = 1.0/16, 2 // a small step from the previous fit
+	}
+	for sweep := 0; sweep < sweeps; sweep++ {
+		for _, j := range coords {
+			w := expStep[j]
+			if w == 0 {
+				w = (expHi[j] - expLo[j]) * width
+			}
+			lo, hi := max(expLo[j], best[j]-w), min(expHi[j], best[j]+w)
+			at := func(x float64) float64 {
+				ex := best
+				ex[j] = x
+				v, _, _ := objective(f, ex, pts)
+				return v
+			}
+			a, b := hi-g*(hi-lo), lo+g*(hi-lo)
+			fa, fb := at(a), at(b)
+			for it := 0; it < 16; it++ {
+				if fa <= fb {
+					hi, b, fb = b, a, fa
+					a = hi - g*(hi-lo)
+					fa = at(a)
+				} else {
+					lo, a, fa = a, b, fb
+					b = lo + g*(hi-lo)
+					fb = at(b)
+				}
+			}
+			x, fx := a, fa
+			if fb < fa {
+				x, fx = b, fb
+			}
+			if fx < bestJ {
+				bestJ = fx
+				best[j] = x
+			}
+		}
+		width /= 4
+	}
+	return best
+}
+
+func curveOf(f Form, ex [5]float64, th [4]float64) Curve {
+	switch f {
+	case FormSizeFree:
+		return Curve{Alpha: Power{W: th[0]}, Beta: Power{W: ex[0]}, Gamma: Power{W: th[1]}}
+	case FormScaled:
+		return Curve{Alpha: Power{U: th[0], V: ex[1]}, Beta: Power{W: ex[0]}, Gamma: Power{W: th[1]}}
+	}
+	return Curve{Alpha: Power{U: th[0], V: ex[1], W: th[1]}, Beta: Power{W: ex[0]}, Gamma: Power{U: th[2], V: ex[2], W: th[3]}}
+}
+
+// fitPlacement fits ShuffleCost and Contention to the runs given each
+// run's curve value base: a grid over Contention with the least-squares
+// ShuffleCost (the relative residual is linear in it) for each.
+func fitPlacement(pts []point, base []float64) (ks, kc float64) {
+	anyR, anyL := false, false
+	for _, p := range pts {
+		anyR = anyR || p.r > 1e-9
+		anyL = anyL || p.l > 1e-9
+	}
+	best := math.Inf(1)
+	steps := 0
+	if anyL {
+		steps = 50
+	}
+	for s := 0; s <= steps; s++ {
+		c := float64(s) * 0.02
+		k := 0.0
+		if anyR {
+			var num, den float64
+			for i, p := range pts {
+				a := base[i] * (1 + c*p.l) / p.t
+				b := a * p.r
+				num += b * (1 - a)
+				den += b * b
+			}
+			if den > 0 {
+				k = min(10, max(0, num/den))
+			}
+		}
+		sse := 0.0
+		for i, p := range pts {
+			d := base[i]*(1+c*p.l)*(1+k*p.r)/p.t - 1
+			sse += d * d
+		}
+		if sse < best {
+			best, ks, kc = sse, k, c
+		}
+	}
+	return ks, kc
+}
+
+// FitRuns fits the model to runs (all valid, see Run.Validate). prev, if
+// it is the fit of the same runs before the latest one or few (an
+// incremental refit), may warm-start the search; nil searches from scratch.
+// Deterministic: the same runs (and prev) give the same fit.
+func FitRuns(runs []Run, prev *Fit) (Fit, error) {
+	if len(runs) == 0 {
+		return Fit{}, ErrNoModel
+	}
+	pts := make([]point, len(runs))
+	var sizes []float64
+	for i, r := range runs {
+		if err := r.Validate(); err != nil {
+			return Fit{}, fmt.Errorf("run %d: %w", i, err)
+		}
+		pts[i] = point{lnE: math.Log(float64(r.Executors)), lnI: math.Log(r.Size), t: r.Seconds, r: r.CrossShare, l: r.Placement.Contention()}
+		sizes = append(sizes, r.Size)
+	}
+	slices.Sort(sizes)
+	distinct := len(slices.CompactFunc(sizes, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }))
+	forms := []Form{FormSizeFree}
+	if distinct >= MinSizesForScaling {
+		if len(runs) >= 6 {
+			forms = append(forms, FormScaled)
+		}
+		if len(runs) >= 10 {
+			forms = append(forms, FormFull)
+		}
+	}
+	// Small sets are searched in full every time (it is cheap); larger ones
+	// refine the previous fit, with a full search every regrid refits or
+	// when another form becomes eligible.
+	warm := prev != nil && prev.Runs >= 2*regrid && prev.sinceGrid+1 < regrid && prev.nForms == len(forms)
+	fit := Fit{Runs: len(runs), Sizes: distinct, nForms: len(forms)}
+	if warm {
+		fit.sinceGrid = prev.sinceGrid + 1
+	}
+	anyR, anyL := false, false
+	for _, p := range pts {
+		anyR = anyR || p.r > 1e-9
+		anyL = anyL || p.l > 1e-9
+	}
+	if warm {
+		// An incremental refit refines the previous form only; the forms
+		// are compared again at the next full search.
+		forms = []Form{prev.Form}
+	}
+	bestScore := math.Inf(1)
+	var ks, kc float64
+	for _, f := range forms {
+		var w *[5]float64
+		if warm && prev.Form == f {
+			w = &prev.exps
+		}
+		ex := searchExps(f, pts, w, anyR, anyL)
+		_, th, sse := objective(f, ex, pts)
+		if math.IsInf(sse, 1) {
+			continue
+		}
+		n, k := float64(len(pts)), float64(nExps(f)+nLinear(f))
+		score := n*math.Log(sse/n+1e-300) + 2*k
+		if n-k-1 > 0 {
+			score += 2 * k * (k + 1) / (n - k - 1)
+		} else if f != FormSizeFree {
+			continue // too few runs for this form
+		}
+		if score < bestScore {
+			bestScore = score
+			fit.Form, fit.exps = f, ex
+			fit.Curve = curveOf(f, ex, th)
+			ks, kc = ex[ixShuffle], ex[ixContention]
+		}
+	}
+	if math.IsInf(bestScore, 1) {
+		return Fit{}, fmt.Errorf("perfmodel: no curve fits %d runs: %w", len(runs), ErrNoModel)
+	}
+	fit.ShuffleCost, fit.Contention = ks, kc
+	logs := make([]float64, len(runs))
+	var ape float64
+	for i, r := range runs {
+		pred := fit.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
+		ape += math.Abs(pred-r.Seconds) / r.Seconds
+		logs[i] = math.Log(r.Seconds / pred)
+	}
+	fit.MAPE = 100 * ape / float64(len(runs))
+	fit.P50, fit.P90, fit.Sigma = spread(logs, SignatureP90, nExps(fit.Form)+nLinear(fit.Form))
+	return fit, nil
+}
+
+// priorRuns is the weight, in runs, of the prior spread in the shrunk
+// quantiles.
+const priorRuns = 5
+
+// spread is the shrunk median and 90th percentile factors and the log
+// spread of log residuals; prior90 is the prior's p90 factor (its log
+// spread is taken as ln(prior90) / 1.2816, a log-normal's).
+func spread(logs []float64, prior90 float64, params int) (p50, p90, sigma float64) {
+	s := slices.Clone(logs)
+	slices.Sort(s)
+	n := float64(len(s))
+	// In-sample residuals understate the error of a model with many
+	// parameters fitted to few runs: inflate by sqrt(n / (n - params)).
+	infl := 1.0
+	if n > float64(params) {
+		infl = math.Sqrt(n / (n - float64(params)))
+	} else {
+		infl = 2
+	}
+	med := quantile(s, 0.5)
+	q90 := max(0, quantile(s, 0.9)-med) * infl
+	var ss float64
+	for _, x := range s {
+		ss += (x - med) * (x - med)
+	}
+	sd := math.Sqrt(ss/n) * infl
+	w := n / (n + priorRuns)
+	lp := math.Log(prior90)
+	p50 = math.Exp(w * med)
+	p90 = p50 * math.Exp(w*q90+(1-w)*lp)
+	sigma = w*sd + (1-w)*lp/1.2816
+	return p50, p90, sigma
+}
+
+// quantile of sorted xs with linear interpolation.
+func quantile(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	x := q * float64(len(s)-1)
+	i := int(math.Floor(x))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (x-float64(i))*(s[i+1]-s[i])
+}
