@@ -74,7 +74,9 @@ func TestParseMixAndGenerate(t *testing.T) {
 
 func TestParseMixErrors(t *testing.T) {
 	kind := `{"name": "a", "app": "sort", "share": 1, "inputGB": {"min": 1, "max": 3}, "shuffleRatio": 2, "outputRatio": 0.5}`
-	with := func(old, new string) string { return `{"name": "m", "kinds": [` + strings.Replace(kind, old, new, 1) + `]}` }
+	with := func(old, new string) string {
+		return `{"name": "m", "kinds": [` + strings.Replace(kind, old, new, 1) + `]}`
+	}
 	for _, c := range []struct{ in, field string }{
 		{`{"kinds": [` + kind + `]}`, "name"},
 		{`{"name": "m", "kinds": []}`, "kinds"},
