@@ -78,6 +78,15 @@ func (p Prior) traits(app string) Traits {
 	return p.Traits[""]
 }
 
+// Sensitivity is the prior's placement sensitivities for the application
+// type, in the model's multiplicative form: a fully crossing shuffle costs
+// RemoteShufflePenalty x the shuffle share, a full agent Contention x the
+// CPU-boundness.
+func (p Prior) Sensitivity(app string) Sensitivity {
+	t := p.traits(app)
+	return Sensitivity{ShuffleCost: p.RemoteShufflePenalty * t.ShuffleShare, Contention: p.Contention * t.CPUBound}
+}
+
 // Factor is the prior's placement factor for the application type.
 func (p Prior) Factor(app string, pl Placement) float64 {
 	t := p.traits(app)
@@ -119,12 +128,31 @@ type Prediction struct {
 
 // entry is a key's runs and fit.
 type entry struct {
+	app   string // the application type whose prior sensitivities it uses
 	runs  []Run
 	fit   *Fit
 	dirty bool
-	// online absolute percentage errors: each run predicted before it was
-	// observed (from the key's own model).
-	ape []float64
+	// online absolute percentage errors and log residuals: each run
+	// predicted before it was observed (from the key's own model).
+	ape, online []float64
+}
+
+// onlineRecent is how many of the latest online residuals onlineSigma
+// takes: the model's recent errors, not those of its first few runs.
+const onlineRecent = 10
+
+// onlineSigma is the root mean square of the latest online log residuals,
+// 0 with fewer than MinRuns of them.
+func (e *entry) onlineSigma() float64 {
+	if len(e.online) < MinRuns {
+		return 0
+	}
+	l := e.online[max(0, len(e.online)-onlineRecent):]
+	var ss float64
+	for _, x := range l {
+		ss += x * x
+	}
+	return math.Sqrt(ss / float64(len(l)))
 }
 
 // Book holds the runs and models per signature and application type.
@@ -162,14 +190,15 @@ func (b *Book) Observe(sig, app string, r Run) error {
 	}
 	e := b.sigs[sig]
 	if e == nil {
-		e = &entry{}
+		e = &entry{app: app}
 		b.sigs[sig] = e
 	}
 	if e.fit != nil && len(e.runs) >= MinRuns {
 		pred := e.fit.Params.Seconds(float64(r.Executors), r.Size, r.Placement) * e.fit.P50
 		e.ape = append(e.ape, math.Abs(pred-r.Seconds)/r.Seconds)
+		e.online = append(e.online, math.Log(r.Seconds/pred))
 		if len(e.ape) > b.window() {
-			e.ape = e.ape[1:]
+			e.ape, e.online = e.ape[1:], e.online[1:]
 		}
 	}
 	b.add(e, r)
@@ -178,7 +207,7 @@ func (b *Book) Observe(sig, app string, r Run) error {
 	}
 	t := b.types[app]
 	if t == nil {
-		t = &entry{}
+		t = &entry{app: app}
 		b.types[app] = t
 	}
 	b.add(t, r)
@@ -194,7 +223,7 @@ func (b *Book) add(e *entry, r Run) {
 }
 
 func (b *Book) refit(e *entry) error {
-	f, err := FitRuns(e.runs, e.fit)
+	f, err := FitRunsWith(e.runs, e.fit, b.Prior.Sensitivity(e.app))
 	if err != nil {
 		return err
 	}
@@ -210,7 +239,14 @@ func (b *Book) Predict(sig, app string, q Query) (Prediction, error) {
 		return Prediction{}, err
 	}
 	if e := b.sigs[sig]; e != nil && e.fit != nil && len(e.runs) >= MinRuns {
-		return fromFit(e.fit, q, LevelSignature, 1), nil
+		p := fromFit(e.fit, q, LevelSignature, 1)
+		// In-sample residuals flatter a model; its errors on runs it had
+		// not seen are the honest spread when they are wider.
+		if s := e.onlineSigma(); s > p.Sigma {
+			p.Sigma = s
+			p.P90 = max(p.P90, p.P50*math.Exp(1.2816*s))
+		}
+		return p, nil
 	}
 	if t := b.types[app]; t != nil && len(t.runs) >= MinRuns {
 		if t.dirty || t.fit == nil {

@@ -59,7 +59,7 @@ func TestFallbackChain(t *testing.T) {
 	}
 	// The type's model pools both signatures; as a fallback it is widened.
 	b2 := NewBook()
-	for _, r := range synth(rand.New(rand.NewPCG(1, 1)), other, 12, 0.05) {
+	for _, r := range synth(rand.New(rand.NewPCG(1, 1)), other, 30, 0.05) {
 		_ = b2.Observe("jar:Other", "sort", r)
 	}
 	own, _ := b2.Predict("jar:Other", "sort", q)

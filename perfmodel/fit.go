@@ -32,7 +32,17 @@ const (
 	// expPenalty pulls exponents towards their priors (beta -1, v 1) where
 	// the runs cannot tell (e.g. every run had the same executor count).
 	expPenalty = 1e-4
+	// placePenalty pulls the placement sensitivities towards the prior's
+	// with the weight of this many runs whose shuffle all crosses agents
+	// on a full agent: just enough to decide where the runs cannot tell
+	// (every run on the same kind of plan).
+	placePenalty = 1e-3
 )
+
+// Sensitivity is a prior on the placement sensitivities.
+type Sensitivity struct {
+	ShuffleCost, Contention float64
+}
 
 // Fit is a fitted model of a set of runs.
 type Fit struct {
@@ -55,6 +65,8 @@ type Fit struct {
 	// sinceGrid counts the incremental refits since the last full search;
 	// nForms is how many forms were eligible then.
 	sinceGrid, nForms int
+	// placeFree: the sensitivities were fitted, not kept at the prior.
+	placeFree bool
 }
 
 type point struct {
@@ -199,36 +211,42 @@ func gauss(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
 }
 
 // objective is the penalised mean squared relative error at exponents ex.
-func objective(f Form, ex [5]float64, pts []point) (float64, [4]float64, float64) {
+func objective(f Form, ex [5]float64, pts []point, pri *[5]float64) (float64, [4]float64, float64) {
 	theta, sse, ok := solve(f, ex, pts)
 	if !ok {
 		return math.Inf(1), theta, math.Inf(1)
 	}
 	pen := 0.0
 	for j := 0; j < nExps(f); j++ {
-		d := ex[j] - expPrior[j]
+		d := ex[j] - pri[j]
 		pen += d * d
 	}
-	return sse/float64(len(pts)) + expPenalty*pen, theta, sse
+	n := float64(len(pts))
+	place := 0.0
+	for _, j := range []int{ixShuffle, ixContention} {
+		d := ex[j] - pri[j]
+		place += d * d
+	}
+	return sse/n + expPenalty*pen + placePenalty/n*place, theta, sse
 }
 
 // searchExps finds the form's nonlinear parameters: a grid search over the
 // exponents without placement effects (or the previous parameters when
 // warm), the sensitivities' least-squares fit to that curve, then
 // golden-section refinement of one parameter at a time.
-func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool) [5]float64 {
+func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]float64) [5]float64 {
 	k := nExps(f)
-	best := expPrior
+	best := *pri
 	bestJ := math.Inf(1)
 	if warm != nil {
 		best = *warm
-		bestJ, _, _ = objective(f, best, pts)
+		bestJ, _, _ = objective(f, best, pts, pri)
 	} else {
-		ex := expPrior
+		ex := *pri
 		var walk func(j int)
 		walk = func(j int) {
 			if j == k {
-				if v, _, _ := objective(f, ex, pts); v < bestJ {
+				if v, _, _ := objective(f, ex, pts, pri); v < bestJ {
 					bestJ, best = v, ex
 				}
 				return
@@ -240,14 +258,14 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool) [5]float
 		}
 		walk(0)
 		if anyR || anyL {
-			if _, th, sse := objective(f, best, pts); !math.IsInf(sse, 1) {
+			if _, th, sse := objective(f, best, pts, pri); !math.IsInf(sse, 1) {
 				c := curveOf(f, best, th)
 				base := make([]float64, len(pts))
 				for i, p := range pts {
 					base[i] = c.At(math.Exp(p.lnE), math.Exp(p.lnI))
 				}
 				best[ixShuffle], best[ixContention] = fitPlacement(pts, base)
-				bestJ, _, _ = objective(f, best, pts)
+				bestJ, _, _ = objective(f, best, pts, pri)
 			}
 		}
 	}
@@ -279,7 +297,7 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool) [5]float
 			at := func(x float64) float64 {
 				ex := best
 				ex[j] = x
-				v, _, _ := objective(f, ex, pts)
+				v, _, _ := objective(f, ex, pts, pri)
 				return v
 			}
 			a, b := hi-g*(hi-lo), lo+g*(hi-lo)
@@ -365,6 +383,19 @@ func fitPlacement(pts []point, base []float64) (ks, kc float64) {
 // incremental refit), may warm-start the search; nil searches from scratch.
 // Deterministic: the same runs (and prev) give the same fit.
 func FitRuns(runs []Run, prev *Fit) (Fit, error) {
+	return FitRunsWith(runs, prev, Sensitivity{})
+}
+
+// FitRunsWith is FitRuns with a prior on the placement sensitivities (the
+// application type's, see Prior.Sensitivity): where the runs cannot tell,
+// the fit keeps it.
+func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
+	if !finite(prior.ShuffleCost) || !finite(prior.Contention) || prior.ShuffleCost < 0 || prior.Contention < 0 {
+		return Fit{}, &InputError{Field: "prior", Msg: fmt.Sprintf("%+v: want finite sensitivities >= 0", prior)}
+	}
+	pri := expPrior
+	pri[ixShuffle] = min(expHi[ixShuffle], prior.ShuffleCost)
+	pri[ixContention] = min(expHi[ixContention], prior.Contention)
 	if len(runs) == 0 {
 		return Fit{}, ErrNoModel
 	}
@@ -401,33 +432,52 @@ func FitRuns(runs []Run, prev *Fit) (Fit, error) {
 		anyR = anyR || p.r > 1e-9
 		anyL = anyL || p.l > 1e-9
 	}
+	// Candidates: each form with the placement sensitivities fitted (when
+	// some runs crossed agents or ran on loaded agents) or kept at the
+	// prior; the corrected AIC decides, so that a few runs on similar plans
+	// keep the prior rather than fit noise.
+	type cand struct {
+		f    Form
+		free bool
+	}
+	var cands []cand
+	for _, f := range forms {
+		cands = append(cands, cand{f, false})
+		if anyR || anyL {
+			cands = append(cands, cand{f, true})
+		}
+	}
 	if warm {
-		// An incremental refit refines the previous form only; the forms
+		// An incremental refit refines the previous candidate only; they
 		// are compared again at the next full search.
-		forms = []Form{prev.Form}
+		cands = []cand{{prev.Form, prev.placeFree}}
 	}
 	bestScore := math.Inf(1)
 	var ks, kc float64
-	for _, f := range forms {
+	for _, c := range cands {
+		f := c.f
 		var w *[5]float64
-		if warm && prev.Form == f {
+		if warm {
 			w = &prev.exps
 		}
-		ex := searchExps(f, pts, w, anyR, anyL)
-		_, th, sse := objective(f, ex, pts)
+		ex := searchExps(f, pts, w, c.free && anyR, c.free && anyL, &pri)
+		_, th, sse := objective(f, ex, pts, &pri)
 		if math.IsInf(sse, 1) {
 			continue
 		}
 		n, k := float64(len(pts)), float64(nExps(f)+nLinear(f))
+		if c.free {
+			k += float64(btoi(anyR) + btoi(anyL))
+		}
 		score := n*math.Log(sse/n+1e-300) + 2*k
 		if n-k-1 > 0 {
 			score += 2 * k * (k + 1) / (n - k - 1)
-		} else if f != FormSizeFree {
-			continue // too few runs for this form
+		} else if f != FormSizeFree || c.free {
+			continue // too few runs for this candidate
 		}
 		if score < bestScore {
 			bestScore = score
-			fit.Form, fit.exps = f, ex
+			fit.Form, fit.exps, fit.placeFree = f, ex, c.free
 			fit.Curve = curveOf(f, ex, th)
 			ks, kc = ex[ixShuffle], ex[ixContention]
 		}
@@ -493,4 +543,11 @@ func quantile(s []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[i] + (x-float64(i))*(s[i+1]-s[i])
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
