@@ -333,3 +333,19 @@ func (b *Book) Predictor(sig, app string, size float64, pl Placement, estimateSe
 		return b.Predict(sig, app, Query{Executors: e, Size: size, Placement: pl, EstimateSeconds: estimateSeconds})
 	}
 }
+
+// Traits are the application traits dap should assume for a job of
+// signature sig (type app), in the prior's terms (the inverse of
+// Prior.Sensitivity): the signature's fitted placement sensitivities when
+// its runs told them apart (level signature), else the prior's traits of
+// the type (level prior).
+func (b *Book) Traits(sig, app string) (Traits, Level) {
+	if e := b.sigs[sig]; e != nil && e.fit != nil && e.fit.placeFree && len(e.runs) >= MinRuns &&
+		b.Prior.RemoteShufflePenalty > 0 && b.Prior.Contention > 0 {
+		return Traits{
+			ShuffleShare: min(1, max(0, e.fit.ShuffleCost/b.Prior.RemoteShufflePenalty)),
+			CPUBound:     min(1, max(0, e.fit.Contention/b.Prior.Contention)),
+		}, LevelSignature
+	}
+	return b.Prior.traits(app), LevelPrior
+}

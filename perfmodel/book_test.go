@@ -235,3 +235,23 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	}
 }
+
+// TestLearnedTraits: a signature whose runs on varied plans show a
+// shuffle cost of 0.9 and a contention of 0.075 reads, in dap's terms, as
+// shuffle share 0.3 and CPU-boundness 0.5; before that, the type's prior.
+func TestLearnedTraits(t *testing.T) {
+	b := NewBook()
+	if tr, lv := b.Traits("s", "sort"); lv != LevelPrior || tr != DefaultPrior.Traits["sort"] {
+		t.Fatalf("empty book: %+v %s", tr, lv)
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, r := range synth(rng, truth{ua: 40, va: 1, b: -1, wg: 10, ks: 0.9, kc: 0.075}, 60, 0.02) {
+		if err := b.Observe("s", "sort", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, lv := b.Traits("s", "sort")
+	if lv != LevelSignature || math.Abs(tr.ShuffleShare-0.3) > 0.05 || math.Abs(tr.CPUBound-0.5) > 0.2 {
+		t.Errorf("learned traits %+v (%s), want about 0.3 and 0.5", tr, lv)
+	}
+}
