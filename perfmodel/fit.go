@@ -19,6 +19,16 @@ const (
 	// FormFull is T(E, I) = (ua * I^va + wa) * E^b + ug * I^vg + wg: alpha
 	// and gamma power functions of the size, beta constant.
 	FormFull Form = "full"
+	// FormFullBeta is FormFull with beta a power function of the size too,
+	// beta(I) = b + ub * I^vb: dSpark's whole form. Refined from the best
+	// FormFull fit, with enough runs of enough sizes.
+	FormFullBeta Form = "full-beta"
+)
+
+// FormFullBeta needs this many runs and distinct sizes.
+const (
+	minRunsFullBeta  = 20
+	minSizesFullBeta = 5
 )
 
 // Fitting constants.
@@ -60,8 +70,8 @@ type Fit struct {
 	P90   float64 `json:"p90"`
 	Sigma float64 `json:"sigma"`
 	// exps are the free nonlinear parameters (b, v, vg, ShuffleCost,
-	// Contention), for a warm start.
-	exps [5]float64
+	// Contention, ub, vb), for a warm start.
+	exps [7]float64
 	// sinceGrid counts the incremental refits since the last full search;
 	// nForms is how many forms were eligible then.
 	sinceGrid, nForms int
@@ -78,38 +88,50 @@ type point struct {
 // placement sensitivities ShuffleCost and Contention. The exponents are
 // searched on a grid then refined; the sensitivities start from their
 // least-squares fit to the grid's best curve and are refined with them.
+// FormFullBeta's ub and vb (beta's) come last; they have no grid.
 var (
-	expLo    = [5]float64{-2, 0.25, 0.25, 0, 0}
-	expHi    = [5]float64{1, 2, 2, 5, 1}
-	expStep  = [5]float64{0.25, 0.25, 0.25, 0, 0}
-	expPrior = [5]float64{-1, 1, 1, 0, 0}
+	expLo    = [7]float64{-2, 0.25, 0.25, 0, 0, -0.5, 0.25}
+	expHi    = [7]float64{1, 2, 2, 5, 1, 0.5, 1.5}
+	expStep  = [7]float64{0.25, 0.25, 0.25, 0, 0, 0, 0}
+	expPrior = [7]float64{-1, 1, 1, 0, 0, 0, 1}
 )
 
 const (
 	ixShuffle    = 3
 	ixContention = 4
+	ixBetaU      = 5
+	ixBetaV      = 6
 )
 
-func nExps(f Form) int {
+// expIdx are the indices of the form's exponents.
+func expIdx(f Form) []int {
 	switch f {
 	case FormSizeFree:
-		return 1
+		return []int{0}
 	case FormScaled:
-		return 2
+		return []int{0, 1}
+	case FormFullBeta:
+		return []int{0, 1, 2, ixBetaU, ixBetaV}
 	}
-	return 3
+	return []int{0, 1, 2}
 }
 
+func nExps(f Form) int { return len(expIdx(f)) }
+
 func nLinear(f Form) int {
-	if f == FormFull {
+	if f == FormFull || f == FormFullBeta {
 		return 4
 	}
 	return 2
 }
 
 // features fills x with the form's linear features of p at exponents ex.
-func features(f Form, ex [5]float64, p *point, x []float64) {
-	eb := math.Exp(ex[0] * p.lnE)
+func features(f Form, ex [7]float64, p *point, x []float64) {
+	b := ex[0]
+	if f == FormFullBeta {
+		b += ex[ixBetaU] * math.Exp(ex[ixBetaV]*p.lnI)
+	}
+	eb := math.Exp(b * p.lnE)
 	switch f {
 	case FormSizeFree:
 		x[0], x[1] = eb, 1
@@ -123,20 +145,21 @@ func features(f Form, ex [5]float64, p *point, x []float64) {
 // solve is the weighted linear least squares of the form at exponents ex:
 // it minimises sum ((f_i x_i . theta - t_i) / t_i)^2. ok is false when the
 // system is singular or the fitted curve is not positive at every run.
-func solve(f Form, ex [5]float64, pts []point) (theta [4]float64, sse float64, ok bool) {
+func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, ok bool) {
 	k := nLinear(f)
 	var ata [4][4]float64
 	var atb [4]float64
-	var x [4]float64
+	xs := make([][4]float64, len(pts)) // weighted features, kept for the residuals
 	for i := range pts {
 		p := &pts[i]
+		x := &xs[i]
 		features(f, ex, p, x[:k])
 		w := (1 + ex[ixShuffle]*p.r) * (1 + ex[ixContention]*p.l) / p.t
 		for a := 0; a < k; a++ {
-			xa := x[a] * w
-			atb[a] += xa
+			x[a] *= w
+			atb[a] += x[a]
 			for b := 0; b <= a; b++ {
-				ata[a][b] += xa * x[b] * w
+				ata[a][b] += x[a] * x[b]
 			}
 		}
 	}
@@ -158,18 +181,17 @@ func solve(f Form, ex [5]float64, pts []point) (theta [4]float64, sse float64, o
 	if !good {
 		return theta, 0, false
 	}
-	for i := range pts {
-		p := &pts[i]
-		features(f, ex, p, x[:k])
-		base := 0.0
+	// Each run's weighted prediction is its prediction over its time: the
+	// fitted curve must be positive at every run (weights are positive).
+	for i := range xs {
+		z := 0.0
 		for a := 0; a < k; a++ {
-			base += sol[a] * x[a]
+			z += sol[a] * xs[i][a]
 		}
-		if !(base > 0) || !finite(base) {
+		if !(z > 0) || !finite(z) {
 			return theta, 0, false
 		}
-		d := (base*(1+ex[ixShuffle]*p.r)*(1+ex[ixContention]*p.l) - p.t) / p.t
-		sse += d * d
+		sse += (z - 1) * (z - 1)
 	}
 	return sol, sse, true
 }
@@ -211,13 +233,13 @@ func gauss(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
 }
 
 // objective is the penalised mean squared relative error at exponents ex.
-func objective(f Form, ex [5]float64, pts []point, pri *[5]float64) (float64, [4]float64, float64) {
+func objective(f Form, ex [7]float64, pts []point, pri *[7]float64) (float64, [4]float64, float64) {
 	theta, sse, ok := solve(f, ex, pts)
 	if !ok {
 		return math.Inf(1), theta, math.Inf(1)
 	}
 	pen := 0.0
-	for j := 0; j < nExps(f); j++ {
+	for _, j := range expIdx(f) {
 		d := ex[j] - pri[j]
 		pen += d * d
 	}
@@ -231,11 +253,16 @@ func objective(f Form, ex [5]float64, pts []point, pri *[5]float64) (float64, [4
 }
 
 // searchExps finds the form's nonlinear parameters: a grid search over the
-// exponents without placement effects (or the previous parameters when
-// warm), the sensitivities' least-squares fit to that curve, then
-// golden-section refinement of one parameter at a time.
-func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]float64) [5]float64 {
-	k := nExps(f)
+// exponents without placement effects (or from warm), the sensitivities'
+// least-squares fit to that curve, then golden-section refinement of one
+// parameter at a time (in a narrow bracket when narrow: an incremental
+// refit).
+func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, pri *[7]float64) [7]float64 {
+	idx := expIdx(f)
+	k := 0 // the grid's exponents come first
+	for k < len(idx) && expStep[idx[k]] > 0 {
+		k++
+	}
 	best := *pri
 	bestJ := math.Inf(1)
 	if warm != nil {
@@ -251,8 +278,8 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]
 				}
 				return
 			}
-			for x := expLo[j]; x <= expHi[j]+1e-9; x += expStep[j] {
-				ex[j] = x
+			for x := expLo[idx[j]]; x <= expHi[idx[j]]+1e-9; x += expStep[idx[j]] {
+				ex[idx[j]] = x
 				walk(j + 1)
 			}
 		}
@@ -269,10 +296,7 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]
 			}
 		}
 	}
-	coords := make([]int, 0, 5)
-	for j := 0; j < k; j++ {
-		coords = append(coords, j)
-	}
+	coords := slices.Clone(idx)
 	if anyR {
 		coords = append(coords, ixShuffle)
 	}
@@ -284,7 +308,7 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]
 	// within a shrinking bracket.
 	const g = 0.6180339887498949
 	width, sweeps := 1.0, 4
-	if warm != nil {
+	if narrow {
 		width, sweeps = 1.0/16, 2 // a small step from the previous fit
 	}
 	for sweep := 0; sweep < sweeps; sweep++ {
@@ -302,7 +326,7 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]
 			}
 			a, b := hi-g*(hi-lo), lo+g*(hi-lo)
 			fa, fb := at(a), at(b)
-			for it := 0; it < 16; it++ {
+			for it := 0; it < 12; it++ {
 				if fa <= fb {
 					hi, b, fb = b, a, fa
 					a = hi - g*(hi-lo)
@@ -327,14 +351,18 @@ func searchExps(f Form, pts []point, warm *[5]float64, anyR, anyL bool, pri *[5]
 	return best
 }
 
-func curveOf(f Form, ex [5]float64, th [4]float64) Curve {
+func curveOf(f Form, ex [7]float64, th [4]float64) Curve {
 	switch f {
 	case FormSizeFree:
 		return Curve{Alpha: Power{W: th[0]}, Beta: Power{W: ex[0]}, Gamma: Power{W: th[1]}}
 	case FormScaled:
 		return Curve{Alpha: Power{U: th[0], V: ex[1]}, Beta: Power{W: ex[0]}, Gamma: Power{W: th[1]}}
 	}
-	return Curve{Alpha: Power{U: th[0], V: ex[1], W: th[1]}, Beta: Power{W: ex[0]}, Gamma: Power{U: th[2], V: ex[2], W: th[3]}}
+	c := Curve{Alpha: Power{U: th[0], V: ex[1], W: th[1]}, Beta: Power{W: ex[0]}, Gamma: Power{U: th[2], V: ex[2], W: th[3]}}
+	if f == FormFullBeta {
+		c.Beta = Power{U: ex[ixBetaU], V: ex[ixBetaV], W: ex[0]}
+	}
+	return c
 }
 
 // fitPlacement fits ShuffleCost and Contention to the runs given each
@@ -418,6 +446,9 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		if len(runs) >= 10 {
 			forms = append(forms, FormFull)
 		}
+		if len(runs) >= minRunsFullBeta && distinct >= minSizesFullBeta {
+			forms = append(forms, FormFullBeta)
+		}
 	}
 	// Small sets are searched in full every time (it is cheap); larger ones
 	// refine the previous fit, with a full search every regrid refits or
@@ -454,13 +485,23 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 	}
 	bestScore := math.Inf(1)
 	var ks, kc float64
+	// FormFullBeta starts from FormFull's fit of the same candidate.
+	fullAt := map[bool]*[7]float64{}
 	for _, c := range cands {
 		f := c.f
-		var w *[5]float64
+		var w *[7]float64
 		if warm {
 			w = &prev.exps
+		} else if f == FormFullBeta {
+			if w = fullAt[c.free]; w == nil {
+				continue
+			}
 		}
-		ex := searchExps(f, pts, w, c.free && anyR, c.free && anyL, &pri)
+		ex := searchExps(f, pts, w, warm, c.free && anyR, c.free && anyL, &pri)
+		if f == FormFull {
+			e := ex
+			fullAt[c.free] = &e
+		}
 		_, th, sse := objective(f, ex, pts, &pri)
 		if math.IsInf(sse, 1) {
 			continue

@@ -257,3 +257,35 @@ func FuzzFit(f *testing.F) {
 		}
 	})
 }
+
+// TestFitBetaOfSize: a job whose scaling with executors changes with its
+// size (beta(I) = -1.2 + 0.4 I^0.5: big inputs scale worse) is fitted
+// with dSpark's whole form and predicted within 2%.
+func TestFitBetaOfSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	p := Params{Curve: Curve{Alpha: Power{U: 30, V: 1}, Beta: Power{U: 0.4, V: 0.5, W: -1.2}, Gamma: Power{W: 12}}}
+	gen := func(n int) []Run {
+		runs := make([]Run, n)
+		for i := range runs {
+			r := Run{Executors: 1 + rng.IntN(16), Size: 0.5 + 3.5*rng.Float64()}
+			r.Seconds = p.Seconds(float64(r.Executors), r.Size, r.Placement)
+			runs[i] = r
+		}
+		return runs
+	}
+	f, err := FitRuns(gen(60), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Form != FormFullBeta {
+		t.Errorf("form %s, want %s", f.Form, FormFullBeta)
+	}
+	var ape float64
+	test := gen(200)
+	for _, r := range test {
+		ape += math.Abs(f.Params.Seconds(float64(r.Executors), r.Size, r.Placement)-r.Seconds) / r.Seconds
+	}
+	if m := 100 * ape / float64(len(test)); m > 2 {
+		t.Errorf("MAPE %.2f%%: %+v", m, f.Curve)
+	}
+}
