@@ -64,6 +64,15 @@ func traitsOf(app string) AppTraits {
 	return DAPTraits[""]
 }
 
+// demandTraits are the traits dap assumes for d: its learned Traits when
+// set and valid, else DAPTraits of its application type.
+func demandTraits(d Demand) AppTraits {
+	if t := d.Traits; t != nil && t.ShuffleShare >= 0 && t.ShuffleShare <= 1 && t.CPUBound >= 0 && t.CPUBound <= 1 {
+		return *t
+	}
+	return traitsOf(d.App)
+}
+
 type dapPolicy struct{}
 
 func (dapPolicy) Name() string { return "dap" }
@@ -186,7 +195,7 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	ev := &dapEval{p: p, tr: traitsOf(d.App), est: 1}
+	ev := &dapEval{p: p, tr: demandTraits(d), est: 1}
 	if d.EstimatedDuration > 0 {
 		ev.est, ev.estSet = d.EstimatedDuration.Seconds(), true
 	}

@@ -267,3 +267,42 @@ func TestExactIdleOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestDAPLearnedTraits: a job of unknown type whose learned traits are a
+// WordCount's is placed as a WordCount (on leftovers(12): a1+a2 score
+// 558480 against a3's 566730, see TestDAPHandChecked), while without them
+// it values locality as unknown jobs do (a3: 0.85 x 1.035 + 0.15 =
+// 1.02975 x 540000 = 556065 against a1+a2's 1.31425 x 480000 = 630840);
+// invalid learned traits fall back to the type's.
+func TestDAPLearnedTraits(t *testing.T) {
+	s := Snapshot{Agents: []Agent{ag("a1", 8, 4, true), ag("a2", 8, 4, true), ag("a3", 12, 12, false)}}
+	d := Demand{JobID: "j", Executors: 4, CPUs: 2, MemMB: 1024, EstimatedDuration: 100 * time.Second}
+	place := func(d Demand) asg {
+		t.Helper()
+		pl, err := dapPolicy{}.Place(s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := asg{}
+		for _, a := range pl.Assignments {
+			out[a.AgentID] = a.Executors
+		}
+		return out
+	}
+	if got := place(d); !reflect.DeepEqual(got, asg{"a3": 4}) {
+		t.Errorf("unknown type: %v", got)
+	}
+	wc := DAPTraits[AppWordCount]
+	learned := d
+	learned.Traits = &wc
+	if got := place(learned); !reflect.DeepEqual(got, asg{"a1": 2, "a2": 2}) {
+		t.Errorf("learned wordcount traits: %v", got)
+	}
+	for _, bad := range []AppTraits{{ShuffleShare: -0.1, CPUBound: 1}, {ShuffleShare: 0.01, CPUBound: 2}} {
+		b := d
+		b.Traits = &bad
+		if got := place(b); !reflect.DeepEqual(got, asg{"a3": 4}) {
+			t.Errorf("invalid traits %+v not ignored: %v", bad, got)
+		}
+	}
+}

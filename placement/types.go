@@ -57,6 +57,11 @@ type Demand struct {
 	// AppPageRank); "" when unknown. Policies that use it fall back to a
 	// safe choice for unknown types.
 	App string
+	// Traits, if set, are the job's own traits learned from its runs (its
+	// performance model, package perfmodel): dap uses them instead of
+	// DAPTraits[App], which stay the prior. Values outside [0, 1] (or NaN)
+	// are ignored.
+	Traits *AppTraits
 	// Deadline is when the job must have ended; zero when it has none.
 	Deadline time.Time
 	// Now is the instant of the placement decision (the scheduler's clock,

@@ -48,6 +48,8 @@ type flags struct {
 	preemptProtect                          time.Duration
 	preemptMaxShare                         float64
 	maxPreemptions                          int
+	estimates, appType, mix                 string
+	estimateError, runNoise                 float64
 }
 
 // Workload modes of --workload.
@@ -91,6 +93,11 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
 	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
 	fs.IntVar(&f.maxPreemptions, "max-preemptions", 0, "with --preemption: a job evicted this often is not evicted again (default 3)")
+	fs.StringVar(&f.estimates, "estimates", EstimatesOracle, "what the scheduler is told of run times: oracle (the profiled run time), user (the profiled run time\ntimes exp(N(0, --estimate-error)), drawn with the seed) or learned (the user's estimate corrected online\nby the performance model from the simulated runs that finished, after a warm-up; docs/simulation.md)")
+	fs.Float64Var(&f.estimateError, "estimate-error", 0.5, "with --estimates user or learned: sigma of the log-normal error of the users' estimates (0 to 5)")
+	fs.Float64Var(&f.runNoise, "run-noise", 0, "multiply every job's simulated run time by exp(N(0, SIGMA)), drawn per job with the seed (0 to 5;\n0: runs take exactly what the performance model says)")
+	fs.StringVar(&f.appType, "app-type", AppTypeKnown, "known (placement infers the application type from the main class) or hidden (opaque main classes:\npolicies see no application type and fall back)")
+	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -128,6 +135,34 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var mix *workload.Mix
+	if f.mix != "" {
+		if set["workload"] && f.workload != WorkloadThesis {
+			return fmt.Errorf("simulate: --mix replaces the thesis mix: use it with --workload thesis (or without --workload)")
+		}
+		f.workload = WorkloadThesis
+		m, err := readMix(f.mix)
+		if err != nil {
+			return err
+		}
+		mix = &m
+	}
+	switch f.estimates {
+	case EstimatesOracle, EstimatesUser, EstimatesLearned:
+	default:
+		return fmt.Errorf("simulate: --estimates %q: want oracle, user or learned", f.estimates)
+	}
+	if math.IsNaN(f.estimateError) || f.estimateError < 0 || f.estimateError > 5 {
+		return fmt.Errorf("simulate: --estimate-error %g not in [0, 5]", f.estimateError)
+	}
+	if math.IsNaN(f.runNoise) || f.runNoise < 0 || f.runNoise > 5 {
+		return fmt.Errorf("simulate: --run-noise %g not in [0, 5]", f.runNoise)
+	}
+	switch f.appType {
+	case AppTypeKnown, AppTypeHidden:
+	default:
+		return fmt.Errorf("simulate: --app-type %q: want known or hidden", f.appType)
+	}
 	switch f.workload {
 	case WorkloadTrace:
 	case WorkloadThesis:
@@ -202,7 +237,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
 		for _, seed := range seeds {
 			var wl []workload.Job
-			if f.workload == WorkloadThesis {
+			if mix != nil {
+				wl = model.FromMix(arrivals, *mix, seed)
+			} else if f.workload == WorkloadThesis {
 				wl = model.Thesis(arrivals, workload.DefaultThesisMix, seed)
 			} else {
 				wl = model.FromTrace(Scale(arrivals, f.scale))
@@ -225,6 +262,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
 					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
+					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -275,6 +313,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := writePreemption(stdout, Aggregate(runs), false); err != nil {
 		return err
+	}
+	if f.estimates != EstimatesOracle {
+		writeEstimates(stdout, runs, f.estimates)
 	}
 	if f.compareDefault {
 		return writeVerdict(stdout, Aggregate(runs))
@@ -342,6 +383,54 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 		}
 	}
 	return out, nil
+}
+
+// writeEstimates says, per policy over all runs, how wrong the estimates
+// the scheduler was told were and, for learned ones, the model's error.
+func writeEstimates(w io.Writer, runs []RunResult, mode string) {
+	type acc struct {
+		err, mape float64
+		n, mapeN  int
+	}
+	var order []string
+	by := map[string]*acc{}
+	for _, run := range runs {
+		for _, r := range run.Results {
+			a := by[r.Policy]
+			if a == nil {
+				a = &acc{}
+				by[r.Policy] = a
+				order = append(order, r.Policy)
+			}
+			a.err += r.EstimateErrorPct
+			a.n++
+			a.mape += r.ModelMAPEPct * float64(r.ModelMAPERuns)
+			a.mapeN += r.ModelMAPERuns
+		}
+	}
+	fmt.Fprintf(w, "\n%s estimates:\n", mode)
+	for _, p := range order {
+		a := by[p]
+		fmt.Fprintf(w, "  %-16s mean estimate error %.1f%%", p, a.err/float64(a.n))
+		if a.mapeN > 0 {
+			fmt.Fprintf(w, "; model MAPE after 10 runs of a signature %.1f%% (%d runs)", a.mape/float64(a.mapeN), a.mapeN)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// readMix reads and validates --mix.
+func readMix(path string) (workload.Mix, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return workload.Mix{}, fmt.Errorf("simulate: --mix: %w", err)
+	}
+	defer file.Close()
+	m, err := workload.ParseMix(file)
+	if err != nil {
+		return workload.Mix{}, fmt.Errorf("simulate: --mix %s: %w", path, err)
+	}
+	return m, nil
 }
 
 // readTrace reads --trace, or the default trace, or the embedded copy.

@@ -109,6 +109,18 @@ type Options struct {
 	PreemptProtect  time.Duration
 	PreemptMaxShare float64
 	MaxPreemptions  int
+	// Estimates is what the scheduler is told of run times: EstimatesOracle
+	// (also ""), EstimatesUser or EstimatesLearned; EstimateError is the
+	// sigma of the user's log-normal error. HideAppType gives jobs opaque
+	// main classes, so that placement cannot infer their application type.
+	Estimates     string
+	EstimateError float64
+	HideAppType   bool
+	// RunNoise, when > 0, multiplies every job's simulated run time by
+	// exp(N(0, RunNoise)), drawn per job with Seed (the same for every
+	// policy and run of the job): runs of one job no longer take exactly
+	// what the performance model says.
+	RunNoise float64
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -162,6 +174,14 @@ type Result struct {
 	Preemptions int     `json:"preemptions"`
 	LostWorkS   float64 `json:"lost_work_s"`
 	LostCPUS    float64 `json:"lost_cpu_s"`
+	// EstimateErrorPct is the mean absolute error of the estimates the
+	// scheduler was told against the profiled run times (user and learned
+	// estimates). ModelMAPEPct is the learned model's mean absolute
+	// percentage error on the ModelMAPERuns runs of signatures that had 10
+	// runs before them (learned estimates).
+	EstimateErrorPct float64 `json:"estimate_error_pct,omitempty"`
+	ModelMAPEPct     float64 `json:"model_mape_pct,omitempty"`
+	ModelMAPERuns    int     `json:"model_mape_runs,omitempty"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
@@ -187,6 +207,7 @@ type jobInfo struct {
 	end      time.Time
 	done     bool
 	run      int // runs started (an eviction ends one)
+	noise    float64
 }
 
 type finish struct {
@@ -314,9 +335,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		wl = model.FromTrace(o.Jobs)
 	}
 	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
+	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
+	if err != nil {
+		return Result{}, err
+	}
 	info := make(map[string]*jobInfo, len(jobs))
+	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
+		return Result{}, fmt.Errorf("run noise %v not in [0, 5]", o.RunNoise)
+	}
+	noise := rand.New(rand.NewPCG(o.Seed, 0x7a15e))
 	for _, j := range jobs {
-		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt}
+		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt, noise: 1}
+		if o.RunNoise > 0 {
+			info[j.ID].noise = math.Exp(o.RunNoise * noise.NormFloat64())
+		}
 	}
 	slices.SortStableFunc(jobs, func(a, b scheduler.Job) int { return a.SubmittedAt.Compare(b.SubmittedAt) })
 
@@ -373,9 +405,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			ji := info[f.id]
 			ji.end, ji.done = now, true
+			est.finish(f.id, now.Sub(ji.start).Seconds())
 			done++
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
+			est.submit(&jobs[next])
 			j, err := store.Create(jobs[next])
 			if err != nil {
 				return Result{}, err
@@ -398,7 +432,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			for _, id := range cluster.TakeStarted() {
 				ji := info[id]
-				d := model.Duration(ji.profile, cluster.Shares(id)).Total()
+				shares := cluster.Shares(id)
+				d := model.Duration(ji.profile, shares).Total()
+				if ji.noise != 1 {
+					d = time.Duration(float64(d) * ji.noise).Round(time.Millisecond)
+				}
+				est.start(id, shares)
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 					return Result{}, err
@@ -439,6 +478,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
+	est.report(&r)
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs

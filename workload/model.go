@@ -54,6 +54,12 @@ type Profile struct {
 	Executors        int
 	ExecutorCores    int
 	ExecutorMemoryMB int
+	// Kind is the job's kind in an operator's mix (FromMix), "" otherwise:
+	// jobs of one kind share a signature.
+	Kind string
+	// Perf, if set, replaces the application type's performance figures
+	// for this job (a mix kind's own): the truth the scheduler is not told.
+	Perf *AppParams
 }
 
 // MainClass is the Spark example class a profile stands for (for demos).
@@ -186,6 +192,9 @@ func (b Breakdown) Total() time.Duration { return b.Startup + b.Compute + b.Shuf
 // job is taken to run on one uncontended agent.
 func (m Model) Duration(p Profile, shares []AgentShare) Breakdown {
 	ap, ok := m.Apps[p.App]
+	if p.Perf != nil {
+		ap, ok = *p.Perf, true
+	}
 	if !ok || ap.ComputeMBps <= 0 {
 		ap = AppParams{ComputeMBps: 20, CPUBound: 1}
 	}

@@ -1,0 +1,257 @@
+package perfmodel
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFallbackChain: a book predicts from the prior, then from the
+// application type (another signature's runs), then from the signature's
+// own runs, and its p90 / p50 spread widens as it falls back.
+func TestFallbackChain(t *testing.T) {
+	b := NewBook()
+	q := Query{Executors: 4, Size: 5, EstimateSeconds: 200}
+	p, err := b.Predict("jar:Mine", "sort", q)
+	if err != nil || p.Level != LevelPrior {
+		t.Fatalf("empty book: %+v %v", p, err)
+	}
+	// The prior: the estimate times dap's placement factor (none here).
+	if p.P50 != 200 || p.P90 != 400 {
+		t.Errorf("prior: %+v, want p50 200 (the estimate) and p90 400", p)
+	}
+	// Spread across agents, the prior charges the sort type's shuffle share.
+	pl := Placement{CrossShare: 0.5}
+	if p, _ := b.Predict("jar:Mine", "sort", Query{Executors: 4, Size: 5, EstimateSeconds: 200, Placement: pl}); math.Abs(p.P50-200*(0.8+0.2*2.5)) > 1e-9 {
+		t.Errorf("prior spread: p50 %v", p.P50)
+	}
+	// Without an estimate: the throughput prior, wider still.
+	if p, _ := b.Predict("jar:Mine", "sort", Query{Executors: 5, Size: 10}); p.P50 != 10+30*10/5.0 || p.P90 != 3*p.P50 {
+		t.Errorf("prior without estimate: %+v", p)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	other := truth{ua: 30, va: 1, b: -1, wg: 10}
+	for _, r := range synth(rng, other, 12, 0.05) {
+		if err := b.Observe("jar:Other", "sort", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pt, err := b.Predict("jar:Mine", "sort", q)
+	if err != nil || pt.Level != LevelAppType || pt.Runs != 12 {
+		t.Fatalf("after another sort's runs: %+v %v", pt, err)
+	}
+	if pu, _ := b.Predict("jar:Mine", "wordcount", q); pu.Level != LevelPrior {
+		t.Errorf("another type still falls back to the prior: %+v", pu)
+	}
+	mine := truth{ua: 60, va: 1, b: -1, wg: 10}
+	for _, r := range synth(rng, mine, 12, 0.05) {
+		if err := b.Observe("jar:Mine", "sort", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := b.Predict("jar:Mine", "sort", q)
+	if err != nil || ps.Level != LevelSignature {
+		t.Fatalf("after its own runs: %+v %v", ps, err)
+	}
+	if want := mine.params().Seconds(4, 5, Placement{}); math.Abs(ps.P50-want)/want > 0.08 {
+		t.Errorf("signature p50 %.1f, truth %.1f", ps.P50, want)
+	}
+	// The type's model pools both signatures; as a fallback it is widened.
+	b2 := NewBook()
+	for _, r := range synth(rand.New(rand.NewPCG(1, 1)), other, 30, 0.05) {
+		_ = b2.Observe("jar:Other", "sort", r)
+	}
+	own, _ := b2.Predict("jar:Other", "sort", q)
+	fell, _ := b2.Predict("jar:New", "sort", q)
+	if math.Abs(fell.P90/fell.P50-AppTypeWiden*own.P90/own.P50) > 0.03 || fell.Sigma <= own.Sigma {
+		t.Errorf("fallback not widened: own %+v, type %+v", own, fell)
+	}
+	if !(own.P90/own.P50 < fell.P90/fell.P50 && fell.P90/fell.P50 < PriorP90WithEstimate) {
+		t.Errorf("spreads: signature %.3f, type %.3f, prior %.3f: want increasing", own.P90/own.P50, fell.P90/fell.P50, PriorP90WithEstimate)
+	}
+}
+
+// TestOnlineMAPEAfterTenRuns: a signature's runs predicted before each is
+// seen (5% noise) are within 15% once it has ten runs.
+func TestOnlineMAPEAfterTenRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for trial := 0; trial < 5; trial++ {
+		tr := randomTruth(rng)
+		b := NewBook()
+		runs := synth(rng, tr, 40, 0.05)
+		var ape float64
+		for i, r := range runs {
+			if i >= 10 {
+				p, err := b.Predict("s", "", Query{Executors: r.Executors, Size: r.Size, Placement: r.Placement})
+				if err != nil || p.Level != LevelSignature {
+					t.Fatalf("%+v %v", p, err)
+				}
+				ape += math.Abs(p.P50-r.Seconds) / r.Seconds
+			}
+			if err := b.Observe("s", "", r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m := 100 * ape / 30; m > 15 {
+			t.Errorf("trial %d: MAPE after 10 runs %.1f%%", trial, m)
+		}
+		s := b.Signatures()
+		if len(s) != 1 || s[0].Runs != 40 || s[0].OnlineRuns != 40-MinRuns || s[0].OnlineMAPE <= 0 {
+			t.Errorf("summary %+v", s)
+		}
+	}
+}
+
+// TestWindowBoundsRuns: a key keeps at most Window runs.
+func TestWindowBoundsRuns(t *testing.T) {
+	b := NewBook()
+	b.Window = 20
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, r := range synth(rng, randomTruth(rng), 50, 0.02) {
+		if err := b.Observe("s", "t", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := b.Signatures(); s[0].Runs != 20 || s[0].Fit.Runs != 20 {
+		t.Errorf("%+v", s[0])
+	}
+}
+
+// TestEstimateCorrection: a team that underestimates by 40% (actual =
+// estimate / 0.6) is corrected towards 1 / 0.6; one sample is shrunk
+// towards no correction.
+func TestEstimateCorrection(t *testing.T) {
+	s := NewEstimates()
+	c, err := s.Correct("team", 100)
+	if err != nil || c.Seconds != 100 || c.Samples != 0 || c.Sigma != EstimatePriorSigma {
+		t.Fatalf("no history: %+v %v", c, err)
+	}
+	_ = s.Observe("team", 60, 100)
+	c, _ = s.Correct("team", 60)
+	// One sample: exp(ln(1/0.6) x 1/4).
+	if want := 60 * math.Exp(math.Log(1/0.6)/4); math.Abs(c.Seconds-want) > 1e-9 {
+		t.Errorf("one sample: %.3f, want %.3f", c.Seconds, want)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 60; i++ {
+		actual := 50 + 500*rng.Float64()
+		_ = s.Observe("team", 0.6*actual*math.Exp(0.1*rng.NormFloat64()), actual)
+	}
+	c, _ = s.Correct("team", 60)
+	if c.Ratio < 1.55 || c.Ratio > 1.75 || c.Sigma > 0.2 {
+		t.Errorf("after 61 samples: %+v, want ratio about 1.67 and sigma about 0.1", c)
+	}
+	if c, _ := s.Correct("other", 60); c.Ratio != 1 {
+		t.Errorf("another key is not corrected: %+v", c)
+	}
+	var ie *InputError
+	for _, bad := range []float64{math.NaN(), -1, 0, math.Inf(1)} {
+		if _, err := s.Correct("team", bad); !errors.As(err, &ie) {
+			t.Errorf("Correct(%v): %v", bad, err)
+		}
+		if err := s.Observe("team", bad, 10); !errors.As(err, &ie) || ie.Field != "estimateSeconds" {
+			t.Errorf("Observe(estimate %v): %v", bad, err)
+		}
+		if err := s.Observe("team", 10, bad); !errors.As(err, &ie) || ie.Field != "seconds" {
+			t.Errorf("Observe(actual %v): %v", bad, err)
+		}
+	}
+}
+
+func TestBlend(t *testing.T) {
+	for _, c := range []struct{ a, sa, b, sb, want, wantS float64 }{
+		{100, 0.5, 100, 0.1, 100, 1 / math.Sqrt(4+100)},
+		{100, 0.3, 400, 0.3, 200, 0.3 / math.Sqrt2},
+		{math.NaN(), 0.3, 50, 0.2, 50, 0.2},
+		{80, 0.3, -1, 0.2, 80, 0.3},
+		{80, 0, 50, 0.2, 80, 0},
+	} {
+		got, s := Blend(c.a, c.sa, c.b, c.sb)
+		if math.Abs(got-c.want) > 1e-9 || math.Abs(s-c.wantS) > 1e-9 {
+			t.Errorf("Blend(%v, %v, %v, %v) = %v, %v; want %v, %v", c.a, c.sa, c.b, c.sb, got, s, c.want, c.wantS)
+		}
+	}
+}
+
+// TestBadQueries: bad queries are errors naming the field.
+func TestBadQueries(t *testing.T) {
+	b := NewBook()
+	for _, c := range []struct {
+		field string
+		q     Query
+	}{
+		{"executors", Query{Executors: 0, Size: 1}},
+		{"size", Query{Executors: 1, Size: math.NaN()}},
+		{"size", Query{Executors: 1, Size: 0}},
+		{"crossShare", Query{Executors: 1, Size: 1, Placement: Placement{CrossShare: math.Inf(-1)}}},
+		{"estimateSeconds", Query{Executors: 1, Size: 1, EstimateSeconds: -5}},
+		{"estimateSeconds", Query{Executors: 1, Size: 1, EstimateSeconds: math.NaN()}},
+	} {
+		var ie *InputError
+		if _, err := b.Predict("s", "", c.q); !errors.As(err, &ie) || ie.Field != c.field {
+			t.Errorf("%+v: %v, want field %s", c.q, err, c.field)
+		}
+	}
+	if err := b.Observe("", "", Run{Executors: 1, Size: 1, Seconds: 1}); err == nil {
+		t.Error("empty signature accepted")
+	}
+}
+
+func benchBook(b *testing.B, n int) (*Book, []Run) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	tr := randomTruth(rng)
+	runs := synth(rng, tr, n, 0.05)
+	book := NewBook()
+	for _, r := range runs {
+		if err := book.Observe("s", "t", r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return book, runs
+}
+
+// BenchmarkPredict: one prediction from a signature's fitted model (the
+// scheduler's pass asks this per job and plan; target well under 1 ms).
+func BenchmarkPredict(b *testing.B) {
+	book, _ := benchBook(b, 100)
+	q := Query{Executors: 6, Size: 7, Placement: Placement{CrossShare: 0.3, BusiestLoad: 0.8}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := book.Predict("s", "t", q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkObserve: recording one run of a signature with a full window
+// (100 runs) and refitting it incrementally.
+func BenchmarkObserve(b *testing.B) {
+	book, runs := benchBook(b, 100)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := book.Observe("s", "t", runs[i%len(runs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLearnedTraits: a signature whose runs on varied plans show a
+// shuffle cost of 0.9 and a contention of 0.075 reads, in dap's terms, as
+// shuffle share 0.3 and CPU-boundness 0.5; before that, the type's prior.
+func TestLearnedTraits(t *testing.T) {
+	b := NewBook()
+	if tr, lv := b.Traits("s", "sort"); lv != LevelPrior || tr != DefaultPrior.Traits["sort"] {
+		t.Fatalf("empty book: %+v %s", tr, lv)
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, r := range synth(rng, truth{ua: 40, va: 1, b: -1, wg: 10, ks: 0.9, kc: 0.075}, 60, 0.02) {
+		if err := b.Observe("s", "sort", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, lv := b.Traits("s", "sort")
+	if lv != LevelSignature || math.Abs(tr.ShuffleShare-0.3) > 0.05 || math.Abs(tr.CPUBound-0.5) > 0.2 {
+		t.Errorf("learned traits %+v (%s), want about 0.3 and 0.5", tr, lv)
+	}
+}

@@ -1,0 +1,160 @@
+package simulate
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/workload"
+)
+
+func thesisHour(t *testing.T, hour, n int, seed uint64) []workload.Job {
+	arr := workload.First(workload.Hour(loadTrace(t), hour), n)
+	return workload.DefaultModel.Thesis(arr, workload.DefaultThesisMix, seed)
+}
+
+// TestEstimatorRewritesOnlyWhatTheSchedulerIsTold: user estimates change
+// the estimates (log-normal with the given sigma) and nothing else; hidden
+// application types leave placement no type to infer but keep one
+// signature per kind; oracle with known types changes nothing.
+func TestEstimatorRewritesOnlyWhatTheSchedulerIsTold(t *testing.T) {
+	m := workload.DefaultModel
+	wl := thesisHour(t, 6, 400, 1)
+	base, profiles := BuildWorkload(wl, m, 1, 1.5, 1)
+	build := func() []scheduler.Job { j, _ := BuildWorkload(wl, m, 1, 1.5, 1); return j }
+
+	same := build()
+	if _, err := newEstimator(same, profiles, m, EstimatesOracle, 0.5, false, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range same {
+		if same[i].Spec.Fingerprint() != base[i].Spec.Fingerprint() {
+			t.Fatalf("oracle/known changed job %s", base[i].ID)
+		}
+	}
+
+	user := build()
+	if _, err := newEstimator(user, profiles, m, EstimatesUser, 0.5, true, 1); err != nil {
+		t.Fatal(err)
+	}
+	var sum, sq float64
+	sigs := map[string]bool{}
+	for i := range user {
+		u, b := user[i], base[i]
+		if *u.DeadlineAt != *b.DeadlineAt || u.Executors != b.Executors || u.SubmittedAt != b.SubmittedAt {
+			t.Fatalf("job %s: more than the estimate changed", u.ID)
+		}
+		if got := scheduler.AppType(&u); got != "" {
+			t.Fatalf("hidden: job %s (%s) still reads as %q", u.ID, u.App.MainClass, got)
+		}
+		if u.Fingerprint != u.Spec.Fingerprint() {
+			t.Fatalf("job %s: stale fingerprint", u.ID)
+		}
+		sigs[u.App.AppResource+" "+u.App.MainClass] = true
+		l := math.Log(u.EstimatedDurationSeconds / b.EstimatedDurationSeconds)
+		sum += l
+		sq += l * l
+	}
+	n := float64(len(user))
+	if mean, sd := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n)); math.Abs(mean) > 0.08 || math.Abs(sd-0.5) > 0.06 {
+		t.Errorf("log(user / profiled): mean %.3f sd %.3f, want about 0 and 0.5", mean, sd)
+	}
+	if len(sigs) != len(workload.ThesisApps) {
+		t.Errorf("%d signatures, want one per application type (%d)", len(sigs), len(workload.ThesisApps))
+	}
+	if _, err := newEstimator(build(), profiles, m, "psychic", 0.5, false, 1); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	if _, err := newEstimator(build(), profiles, m, EstimatesUser, math.NaN(), false, 1); err == nil {
+		t.Error("NaN sigma accepted")
+	}
+}
+
+// TestEstimatesDoNotChangeTheTruth: a policy that ignores estimates
+// (fifo-spread) gets the same run whatever the scheduler is told.
+func TestEstimatesDoNotChangeTheTruth(t *testing.T) {
+	wl := thesisHour(t, 0, 50, 2)
+	spread, _ := LookupPolicy("fifo-spread")
+	var first Result
+	for i, mode := range []string{EstimatesOracle, EstimatesUser, EstimatesLearned} {
+		r, err := Run(context.Background(), Options{Workload: wl, From: 0, Cluster: clusterspec.Thesis14(), Policy: spread,
+			DeadlineFraction: 1, Slack: 1.5, Seed: 2, Estimates: mode, EstimateError: 0.5, HideAppType: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = r
+			continue
+		}
+		if r.TotalCostUSD != first.TotalCostUSD || r.JCTMeanS != first.JCTMeanS || r.DeadlineMissed != first.DeadlineMissed {
+			t.Errorf("%s: cost %v JCT %v missed %d; oracle %v %v %d", mode, r.TotalCostUSD, r.JCTMeanS, r.DeadlineMissed, first.TotalCostUSD, first.JCTMeanS, first.DeadlineMissed)
+		}
+	}
+}
+
+// TestLearnedEstimatesBeatTheUsers: with users off by a log-normal factor
+// of sigma 0.5 and hidden types, learned estimates are closer to the truth
+// than the users', and the model's error after ten runs of a signature is
+// within 15% even with 10% noise on every run.
+func TestLearnedEstimatesBeatTheUsers(t *testing.T) {
+	wl := thesisHour(t, 22, 50, 3)
+	dap, _ := LookupPolicy("dap")
+	run := func(mode string) Result {
+		r, err := Run(context.Background(), Options{Workload: wl, From: 22 * 3600e9, Cluster: clusterspec.Thesis14(), Policy: dap,
+			DeadlineFraction: 1, Slack: 1.5, Seed: 3, Estimates: mode, EstimateError: 0.5, HideAppType: true, RunNoise: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	user, learned := run(EstimatesUser), run(EstimatesLearned)
+	if !(learned.EstimateErrorPct < 0.7*user.EstimateErrorPct) {
+		t.Errorf("estimate error: learned %.1f%%, users %.1f%%", learned.EstimateErrorPct, user.EstimateErrorPct)
+	}
+	if learned.ModelMAPERuns < 10 || learned.ModelMAPEPct > 15 {
+		t.Errorf("model MAPE %.1f%% over %d runs", learned.ModelMAPEPct, learned.ModelMAPERuns)
+	}
+	if user.ModelMAPERuns != 0 {
+		t.Errorf("user mode reports a model: %+v", user)
+	}
+}
+
+func TestCommandEstimateFlags(t *testing.T) {
+	trace := tracePath(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"name": "x", "kinds": [{"name": "a", "app": "sort", "share": 1, "inputGB": {"min": 1, "max": 2}, "shuffleRatio": -1, "outputRatio": 0}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--estimates", "psychic"}, "--estimates"},
+		{[]string{"--estimate-error", "-1"}, "--estimate-error"},
+		{[]string{"--estimate-error", "NaN"}, "--estimate-error"},
+		{[]string{"--run-noise", "9"}, "--run-noise"},
+		{[]string{"--app-type", "guessed"}, "--app-type"},
+		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
+		{[]string{"--mix", bad}, "kinds[0].shuffleRatio"},
+		{[]string{"--mix", "../examples/mixes/iterative-graph.json", "--workload", "trace"}, "--mix"},
+	} {
+		_, _, err := runCommand(t, append([]string{"--trace", trace, "--quiet", "--hour", "0", "--jobs", "5", "--policies", "bfd"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
+		}
+	}
+	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--hour", "0", "--jobs", "20", "--policies", "dap",
+		"--mix", "../examples/mixes/iterative-graph.json", "--estimates", "learned", "--app-type", "hidden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
+		t.Errorf("output:\n%s", out)
+	}
+}
