@@ -128,6 +128,8 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, le.Status, "", le.Msg)
 		return
+	case err != nil && r.Context().Err() != nil:
+		return // the client went away (a page closed while it read): nobody to answer
 	case err != nil:
 		loggerFrom(r.Context()).WithError(err).WithField("job", id).Warn("reading a job's log failed")
 		w.Header().Set("Retry-After", "2")

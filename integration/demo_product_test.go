@@ -170,6 +170,33 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	})
 	b.run(t, 30*time.Second, chromedp.WaitVisible(`.queue li .reason`, chromedp.ByQuery))
 	b.screenshot(t, "demo-busy")
+	// The legend names the colour of every job on the agents, and a click
+	// on a block opens its job; "#jobs" is the jobs page, and the leader
+	// badge shows there too.
+	var legendJobs, blockJobs []string
+	var openedHash string
+	b.run(t, 30*time.Second,
+		chromedp.WaitVisible(`#cluster-legend a.legend-job`, chromedp.ByQuery),
+		chromedp.Evaluate(`[...new Set([...document.querySelectorAll("#cluster .block")].map(b => b.dataset.job))].sort()`, &blockJobs),
+		chromedp.Evaluate(`[...document.querySelectorAll("#cluster-legend a.legend-job")].map(a => a.dataset.job).sort()`, &legendJobs),
+		chromedp.Evaluate(`(() => { const b = document.querySelector("#cluster .block"); const id = b.dataset.job; b.click(); return location.hash === "#/jobs/" + encodeURIComponent(id) ? location.hash : "not opened: " + location.hash; })()`, &openedHash),
+		chromedp.WaitVisible(`#view-job #job-facts dd`, chromedp.ByQuery),
+	)
+	if len(blockJobs) == 0 || strings.Join(blockJobs, ",") != strings.Join(legendJobs, ",") || !strings.HasPrefix(openedHash, "#/jobs/") {
+		t.Errorf("legend %v, blocks %v, click opened %q", legendJobs, blockJobs, openedHash)
+	}
+	var jobsShown, leaderShown bool
+	b.run(t, 30*time.Second,
+		chromedp.Evaluate(`location.hash = "#jobs"`, nil),
+		chromedp.WaitVisible(`#view-jobs`, chromedp.ByQuery),
+		chromedp.Evaluate(`location.hash === "#/jobs" && !document.getElementById("view-jobs").hidden`, &jobsShown),
+		chromedp.Poll(`!document.getElementById("leader").hidden`, &leaderShown, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(`location.hash = "#/"`, nil),
+		chromedp.WaitVisible(`#view-overview`, chromedp.ByQuery),
+	)
+	if !jobsShown || !leaderShown {
+		t.Errorf("#jobs shows the jobs page: %v; the leader badge on it: %v", jobsShown, leaderShown)
+	}
 	// No chart label is cut off at the edges of its chart.
 	clipped := func(when string) {
 		var n int

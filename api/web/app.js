@@ -123,6 +123,7 @@ async function renderCluster() {
   catch (e) { box.replaceChildren(el("p", { class: "empty" }, e.status === 404 ? "No cluster view in this server." : e.auth ? "Enter a token to see the cluster." : "Cluster unavailable: " + e.message)); return; }
   const agents = data.agents || [];
   let active = 0;
+  const legend = new Map(); // job id -> name, in the order first seen
   const cards = agents.map((a) => {
     if (a.state === "active") active++;
     const bar = (kind, total) => {
@@ -130,9 +131,14 @@ async function renderCluster() {
       b.append(el("span", { class: "label" }, kind));
       const add = (jobId, amount, text, cls) => {
         if (!total || !amount) return;
-        const blk = el("div", { class: "block" + (cls ? " " + cls : ""), tabindex: 0, role: "img", "aria-label": text, "data-job": jobId,
+        const blk = el("div", { class: "block" + (cls ? " " + cls : ""), tabindex: 0, role: "link", "aria-label": text + " (opens the job)", "data-job": jobId,
           style: "height:" + Math.max(1, 100 * amount / total).toFixed(2) + "%;background-color:" + jobColour(jobId) });
-        attachTip(blk, text);
+        attachTip(blk, text + " — click to open the job");
+        // A block opens its job (click, or Enter on the focused block).
+        const open = () => { location.hash = "#/jobs/" + encodeURIComponent(jobId); };
+        blk.addEventListener("click", open);
+        blk.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
+        if (!legend.has(jobId)) legend.set(jobId, text.startsWith("driver of job ") ? text.slice(14).split(":")[0] : text.slice(4).split(":")[0]);
         b.append(blk);
       };
       for (const r of a.reservations || []) {
@@ -154,6 +160,11 @@ async function renderCluster() {
       el("footer", {}, (a.instanceType || (a.attributes || {}).instance_type || "") + " · " + a.cpus + " cpu · " + Math.round(a.memMB / 1024) + " GiB · $" + (a.pricePerHour || 0) + "/h · " + (a.location || "")));
   });
   box.replaceChildren(...cards);
+  // The legend: which colour is which job (each links to the job).
+  $("cluster-legend").replaceChildren(...[...legend].map(([id, name]) =>
+    el("a", { class: "legend-job", href: "#/jobs/" + encodeURIComponent(id), "data-job": id },
+      el("span", { class: "swatch", style: "background-color:" + jobColour(id), "aria-hidden": "true" }), name)));
+  $("cluster-legend").hidden = legend.size === 0;
   const off = agents.filter((a) => a.power === "off").length;
   // A large cluster comes a page at a time (GET /api/v1/cluster?limit=&cursor=); the summary counts every agent.
   const sum = data.summary, shown = sum && sum.agents > agents.length ? " (first " + agents.length + " shown)" : "";
@@ -478,7 +489,9 @@ async function cancelJob() {
 
 // ---- routing and live updates ----
 function route() {
-  const h = location.hash || "#/";
+  let h = location.hash || "#/";
+  // "#jobs" and "#jobs/ID" (a hand-typed or shared link) mean "#/jobs"...
+  if (/^#[^/]/.test(h)) { location.replace("#/" + h.slice(1)); return; }
   const m = h.match(/^#\/jobs\/([^/]+)$/);
   $("view-overview").hidden = !(h === "#/" || h === "#");
   $("view-jobs").hidden = h !== "#/jobs";
@@ -486,8 +499,9 @@ function route() {
   if (m) renderJob(decodeURIComponent(m[1]));
   else if (h === "#/jobs") loadJobs(false);
   else refreshOverview();
+  renderLeader(); // the leader badge is in the header: every page shows it
 }
-function refreshOverview() { renderCluster(); renderQueues(); renderCost(); renderLeader(); }
+function refreshOverview() { renderCluster(); renderQueues(); renderCost(); }
 function refreshAll() {
   renderCost();
   if (!$("view-overview").hidden) { renderCluster(); renderQueues(); }
