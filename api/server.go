@@ -54,6 +54,10 @@ type Config struct {
 	// Guard, if set, is the access policy (shared with the Spark REST
 	// listener); nil builds one from Tokens and ProtectReads.
 	Guard *Guard
+	// Containment is the operator's policy on the launch settings a job
+	// may choose (serve --allow-spark-conf, --allow-env); the zero value
+	// refuses them all. Submit applies it, for every front end.
+	Containment scheduler.Containment
 	// MaxWaitingPerToken, when positive, caps the jobs one token may have
 	// waiting (SUBMITTED or QUEUED): more are refused with 429.
 	MaxWaitingPerToken int

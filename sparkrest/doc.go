@@ -65,7 +65,14 @@
 // ...) is refused with a 400 naming it.
 //
 // environmentVariables (the client forwards its SPARK_* and MESOS_*
-// variables) become the job's environment; appArgs its arguments.
+// variables) become the job's environment, except those that choose how
+// the driver is launched (scheduler.LaunchEnvReason: MESOS_NATIVE_JAVA_LIBRARY,
+// SPARK_SUBMIT_OPTS, ...), which are dropped unless the operator allows
+// them (Config.Containment, serve --allow-env), and named in the answer's
+// message: the client sends them from its own environment unasked, so
+// refusing them would refuse ordinary spark-submit runs. Spark properties
+// and main classes that change the launch are refused (400), as by the
+// native API. appArgs become the job's arguments.
 //
 // # Submission ids and idempotency
 //

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -59,6 +60,13 @@ type Config struct {
 	// the allowlist): create needs the submit scope, kill cancel, status
 	// read (under --protect-reads). Nil admits everything.
 	Guard *api.Guard
+	// Containment is the operator's policy on launch settings
+	// (scheduler.Containment; serve passes the REST API's). The
+	// environment variables it refuses are dropped from a create, with a
+	// note in the answer: Spark's client forwards its own SPARK_* and
+	// MESOS_* environment whether or not the user chose it. Spark
+	// properties it refuses are refused (400) by Submit.
+	Containment scheduler.Containment
 }
 
 // DefaultSparkVersion is the Spark release the deployment ships (docker/.env).
@@ -250,6 +258,9 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.error(w, http.StatusBadRequest, "Invalid request: "+err.Error())
 		return
 	}
+	if dropped := dropRefusedEnv(&spec, h.cfg.Containment); len(dropped) > 0 {
+		notes = append(notes, fmt.Sprintf("environment variables %s not passed to the driver: they choose how it is launched (the operator can allow them: serve --allow-env)", strings.Join(dropped, ", ")))
+	}
 	if err := spec.Validate(); err != nil {
 		h.error(w, http.StatusBadRequest, "Invalid request: "+describeFieldError(err))
 		return
@@ -350,10 +361,8 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 	msg := strings.TrimSpace(string(rec.body))
 	if json.Unmarshal(rec.body, &eb) == nil && eb.Error != "" {
 		msg = eb.Error
-		if eb.Field == "id" {
-			msg = PropID + ": " + msg
-		} else if eb.Field != "" {
-			msg = eb.Field + ": " + msg
+		if eb.Field != "" {
+			msg = describeFieldError(&scheduler.FieldError{Field: eb.Field, Msg: eb.Error})
 		}
 	}
 	if msg == "" {
@@ -468,4 +477,18 @@ func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 		resp.Message = "Removed driver while it was still pending (sparkpack state CANCELLED)"
 	}
 	h.write(w, http.StatusOK, resp)
+}
+
+// dropRefusedEnv removes from the spec's environment the variables the
+// policy refuses, and returns their names, sorted.
+func dropRefusedEnv(spec *scheduler.Spec, c scheduler.Containment) []string {
+	var dropped []string
+	for k := range spec.App.Environment {
+		if c.EnvRefused(k) != "" {
+			dropped = append(dropped, k)
+			delete(spec.App.Environment, k)
+		}
+	}
+	sort.Strings(dropped)
+	return dropped
 }

@@ -242,8 +242,14 @@ func TestSparkPiSubmitStatusKill(t *testing.T) {
 	if len(job.App.SparkConf) != 1 || job.App.SparkConf["spark.eventLog.enabled"] != "true" {
 		t.Errorf("sparkConf should keep only spark.eventLog.enabled: %v", job.App.SparkConf)
 	}
-	if job.App.Environment["SPARK_SCALA_VERSION"] != "2.12" || len(job.App.Environment) != 2 {
+	// MESOS_NATIVE_JAVA_LIBRARY (forwarded by the client from its own
+	// environment) chooses the native library of the driver: dropped,
+	// and the answer says so.
+	if job.App.Environment["SPARK_SCALA_VERSION"] != "2.12" || len(job.App.Environment) != 1 {
 		t.Errorf("environment: %v", job.App.Environment)
+	}
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "MESOS_NATIVE_JAVA_LIBRARY not passed to the driver") {
+		t.Errorf("the message does not say the variable was dropped: %q", msg)
 	}
 	if job.DeadlineAt == nil || job.DeadlineAt.Before(before.Add(3599*time.Second)) || job.DeadlineAt.After(time.Now().Add(3601*time.Second)) {
 		t.Errorf("deadline: %v", job.DeadlineAt)
@@ -384,6 +390,10 @@ func TestBadRequests(t *testing.T) {
 		{"spaced option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "  -c"`), 400, "appResource"},
 		{"unicode dash appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "\u2014conf=spark.cores.max=99"`), 400, "appResource: must not begin with a dash"},
 		{"shell class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.repl.Main"`), 400, "mainClass"},
+		{"SparkSubmit class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.deploy.SparkSubmit"`), 400, "mainClass: org.apache.spark.deploy.SparkSubmit runs spark-submit again"},
+		{"PythonGatewayServer class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.api.python.PythonGatewayServer"`), 400, "mainClass"},
+		{"launch property", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.driver.extraJavaOptions" : "-Dspark.mesos.role=*"`), 400, "serve --allow-spark-conf spark.driver.extraJavaOptions"},
+		{"docker image", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.mesos.executor.docker.image" : "evil/spark"`), 400, "sparkProperties: spark.mesos.executor.docker.image"},
 		{"dash app name", "POST", "/v1/submissions/create", replace(`"spark.app.name" : "Spark Pi"`, `"spark.app.name" : "--verbose"`), 400, "spark.app.name"},
 		{"GET create", "GET", "/v1/submissions/create", "", 405, "not supported"},
 		{"POST status", "POST", "/v1/submissions/status/x", "", 405, "not supported"},

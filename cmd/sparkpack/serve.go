@@ -65,6 +65,10 @@ type serveConfig struct {
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
 	ha                               haConfig
+	// allowSparkConf and allowEnv are --allow-spark-conf and --allow-env
+	// as given; containment the policy built from them.
+	allowSparkConf, allowEnv string
+	containment              scheduler.Containment
 	// pprof, when set, serves Go's runtime profiles on that address.
 	pprof string
 	// started, if set, is called once the server accepts requests (the
@@ -120,6 +124,8 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateLimit, "rate-limit", envDefault("SPARKPACK_RATE_LIMIT", "50"), withEnv("mutating requests (submit, cancel, kill) a second per token, or per client address without one; past it: 429 with Retry-After. 0 disables", "SPARKPACK_RATE_LIMIT"))
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
+	fs.StringVar(&c.allowSparkConf, "allow-spark-conf", envDefault("SPARKPACK_ALLOW_SPARK_CONF", ""), withEnv("Spark properties that choose how drivers and executors are launched (spark.mesos.executor.docker.image, spark.driver.extraJavaOptions, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400). Only for submitters you trust with the cluster", "SPARKPACK_ALLOW_SPARK_CONF"))
+	fs.StringVar(&c.allowEnv, "allow-env", envDefault("SPARKPACK_ALLOW_ENV", ""), withEnv("environment variables that choose how drivers are launched (SPARK_HOME, JAVA_TOOL_OPTIONS, LD_PRELOAD, PATH, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400)", "SPARKPACK_ALLOW_ENV"))
 	powerFlags(fs, &c.mesos.power)
 	preemptFlags(fs, &c.mesos.preempt)
 	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
@@ -150,6 +156,9 @@ func (c *serveConfig) validate() error {
 		return fmt.Errorf("--spark-rest-allow: %w", err)
 	}
 	c.allow = allow
+	if c.containment, err = scheduler.NewContainment(strings.Split(c.allowSparkConf, ","), strings.Split(c.allowEnv, ",")); err != nil {
+		return err
+	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together: set both (a PEM certificate and its key) or neither")
 	}
@@ -267,7 +276,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	m := metrics.New(st)
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
-	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log,
+	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
 		Broker: broker, Dashboard: true,
 		Mount: func(r *mux.Router, s *api.Server) {
 			r.Handle("/metrics", s.Require(api.ScopeMetrics, m.Handler())).Methods(http.MethodGet)
@@ -358,7 +367,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			// Submit and Cancel are the native API's own: both front ends
 			// validate, store, notify the scheduler and kill alike.
 			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
-				Log: log.WithField("listener", "spark-rest"), Guard: guard}),
+				Log: log.WithField("listener", "spark-rest"), Guard: guard, Containment: c.containment}),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			IdleTimeout:       120 * time.Second,
