@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,6 +483,9 @@ func TestDatabaseDown(t *testing.T) {
 				accepted = append(accepted, id)
 				mu.Unlock()
 			case 503:
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("a 503 without Retry-After while the database dies")
+				}
 			default:
 				t.Errorf("status %d while the database dies", resp.StatusCode)
 			}
@@ -501,8 +506,16 @@ func TestDatabaseDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 503 {
-		t.Fatalf("readyz with the database down: %d", resp.StatusCode)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterDatabase) {
+		t.Fatalf("readyz with the database down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	resp, err = http.Post(srv.URL+"/api/v1/jobs", "application/json", strings.NewReader(goodJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterDatabase) {
+		t.Fatalf("a submission with the database down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	if err := pg.Resume(); err != nil {
 		t.Fatal(err)
@@ -590,5 +603,31 @@ func TestLaunchSettingsRefusedUnlessAllowed(t *testing.T) {
 	resp, m = e.post(t, withApp(`{`+res+`,"mainClass":"org.apache.spark.examples.SparkPi","sparkConf":{"spark.mesos.executor.docker.volumes":"/:/host"}}`))
 	if resp.StatusCode != http.StatusBadRequest || m["field"] != "app.sparkConf" {
 		t.Fatalf("a setting not allowed: %d %v", resp.StatusCode, m)
+	}
+}
+
+// A follower forwards the views to the leader; while the leader does not
+// answer (it died and no other instance leads yet), or when it answers 503
+// itself, the follower's 503 carries Retry-After.
+func TestForwardedViews503CarryRetryAfter(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL, _ := url.Parse(dead.URL)
+	dead.Close()
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable) // an old leader's 503, without Retry-After
+	}))
+	defer busy.Close()
+	busyURL, _ := url.Parse(busy.URL)
+	for name, target := range map[string]*url.URL{"dead leader": deadURL, "leader answering 503": busyURL} {
+		env := newEnv(t, func(c *Config) {
+			c.Views = fixedViews{}
+			c.Forward = func() *url.URL { return target }
+		})
+		for _, path := range []string{"/api/v1/cluster", "/api/v1/queues", "/api/v1/cost"} {
+			resp, _ := env.do(t, "GET", path, "", "", nil)
+			if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterElection) {
+				t.Errorf("%s: %s: %d, Retry-After %q", name, path, resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+		}
 	}
 }

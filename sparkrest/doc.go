@@ -14,9 +14,20 @@
 // was processed (even when the answer says "success": false, e.g. an unknown
 // submission), 400 with an ErrorResponse for a malformed or invalid request,
 // 468 with an ErrorResponse naming "highestProtocolVersion": "v1" for another
-// protocol version, 500 with an ErrorResponse when sparkpack itself fails
-// (for example the database is unavailable; retrying is safe only with
-// spark.sparkpack.id, see below). A wrong HTTP method gets 405.
+// protocol version, 503 with Retry-After and an ErrorResponse when the
+// database is unavailable (retrying a create is safe only with
+// spark.sparkpack.id, see below), 500 with an ErrorResponse when sparkpack
+// itself fails otherwise. A wrong HTTP method gets 405.
+//
+// Spark 3.5's RestSubmissionClient has no retryable status: readResponse
+// turns every status but 200 into an ErrorResponse whose message it logs
+// (a 500 whose Content-Type is not JSON is thrown as a protocol error
+// instead), createSubmission never retries (SPARK-6443), and only a
+// connection failure (refused, reset, no answer in 10 s) moves it to the
+// next master of a spark:// list — a mesos:// master is a single address.
+// So spark-submit prints "Server responded with error: Service
+// unavailable: ..." and the user submits again; 503 and Retry-After serve
+// the clients, proxies and load balancers that do retry.
 //
 // Responses hold only the fields Spark's response classes have: the client
 // parses them with Jackson, which rejects unknown properties, so sparkpack's

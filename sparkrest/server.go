@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -385,7 +386,26 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 		h.error(w, status, "Invalid request: "+msg)
 		return
 	}
+	if rec.status == http.StatusServiceUnavailable {
+		// The database is down (nothing was stored, or the answer was
+		// lost): a retry is safe with spark.sparkpack.id.
+		h.unavailable(w, rec.header.Get("Retry-After"), "Service unavailable: "+msg+
+			"; submit again in a few seconds (with spark.sparkpack.id set, a retry never creates the job twice)")
+		return
+	}
 	h.error(w, status, "Internal server error: "+msg)
+}
+
+// unavailable answers 503 with Retry-After (seconds; api.RetryAfterDatabase
+// when retryAfter is empty). Spark 3.5's RestSubmissionClient treats every
+// status but 200 alike (it prints the message; it never retries a create,
+// SPARK-6443), so the status is for other clients, proxies and operators.
+func (h *handler) unavailable(w http.ResponseWriter, retryAfter, msg string) {
+	if retryAfter == "" {
+		retryAfter = strconv.Itoa(api.RetryAfterDatabase)
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	h.error(w, http.StatusServiceUnavailable, msg)
 }
 
 func (h *handler) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -400,11 +420,11 @@ func newRequestID() string {
 
 func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
 	api.LoggerFrom(r.Context(), h.cfg.Log).WithError(err).Warn(what)
-	msg := "Internal server error: " + what + " failed; see the sparkpack log"
 	if store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
-		msg = "Internal server error: the database is unavailable; retry shortly"
+		h.unavailable(w, "", "Service unavailable: the database is unavailable; retry in a few seconds")
+		return
 	}
-	h.error(w, http.StatusInternalServerError, msg)
+	h.error(w, http.StatusInternalServerError, "Internal server error: "+what+" failed; see the sparkpack log")
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -622,9 +623,21 @@ func TestServerFailuresAreErrorResponses(t *testing.T) {
 		{"GET", "/v1/submissions/status/" + id, ""},
 		{"POST", "/v1/submissions/kill/" + id, ""},
 	} {
+		// A database outage is a 503 with Retry-After (Spark's client
+		// prints the message whatever the status; other clients and
+		// proxies know to come back).
 		code, m := do(t, c.method, srv.URL+c.path, c.body)
-		if code != 500 || m["action"] != ActionErrorResponse || !strings.Contains(m["message"].(string), "unavailable") {
+		if code != http.StatusServiceUnavailable || m["action"] != ActionErrorResponse || !strings.Contains(m["message"].(string), "unavailable") {
 			t.Errorf("%s %s: %d %v", c.method, c.path, code, m)
+		}
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Errorf("%s %s: Retry-After %q", c.method, c.path, resp.Header.Get("Retry-After"))
 		}
 	}
 }

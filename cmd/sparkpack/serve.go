@@ -279,7 +279,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
 		Broker: broker, Dashboard: true,
 		Mount: func(r *mux.Router, s *api.Server) {
-			r.Handle("/metrics", s.Require(api.ScopeMetrics, m.Handler())).Methods(http.MethodGet)
+			r.Handle("/metrics", s.Require(api.ScopeMetrics, api.WithQuery(nil, m.Handler()))).Methods(http.MethodGet)
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
