@@ -55,7 +55,7 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 // before it tries again.
 const (
 	// RetryAfterElection: no instance leads, or the leader does not
-	// answer; a new leader is elected within --leader-lease (5 s by default).
+	// answer; a new leader is elected within --leader-lease + --leader-retry (4.25 s by default).
 	RetryAfterElection = 2
 	// RetryAfterDatabase: PostgreSQL does not answer (a restart or a
 	// failover of the database takes seconds).

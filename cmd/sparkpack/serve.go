@@ -25,6 +25,7 @@ import (
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/pprofserve"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/leader"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/placement"
@@ -130,10 +131,10 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	preemptFlags(fs, &c.mesos.preempt)
 	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
 	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
-	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
-	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", 2*time.Second), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
+	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", leader.DefaultTTL), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over (a dead leader is replaced within lease + --leader-retry; a live one rides out renewal stalls shorter than 0.8 x lease - --leader-renew)", "SPARKPACK_LEADER_LEASE"))
+	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", leader.DefaultRenew), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
 	fs.DurationVar(&c.ha.rescan, "lost-job-rescan", envDuration("SPARKPACK_LOST_JOB_RESCAN", 30*time.Second), withEnv("how often the leader looks for jobs stored lately that it never heard of (a lost notification) and queues them; 0 turns it off", "SPARKPACK_LOST_JOB_RESCAN"))
-	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", time.Second), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
+	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", leader.DefaultRetry), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
 	fs.StringVar(&c.pprof, "pprof", envDefault("SPARKPACK_PPROF", ""), withEnv("address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6060) for diagnosis; empty disables it. Keep it on a private address", "SPARKPACK_PPROF"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
