@@ -105,8 +105,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // back to back, so only a stalled process (stopped, or cut off from the
 // database) is ever ended this way, which releases its locks: a stalled
 // leader's fenced transaction (leader.go) cannot hold the leadership lease
-// for longer than this.
-const IdleTxTimeout = 5 * time.Second
+// for longer than this. It is shorter than the default leadership lease
+// (leader.DefaultTTL, 4 s), so that a leader stopped in the middle of a
+// transaction is replaced as soon as its lease runs out, not when its
+// lock goes.
+const IdleTxTimeout = 3 * time.Second
 
 // withSessionDefaults adds IdleTxTimeout to the connection settings,
 // unless they set it already (a URL or a key=value string).
