@@ -114,6 +114,7 @@ func hostile(ctx context.Context, s *Stack, c Config, r *Result) {
 		}
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
 		resp.Body.Close()
+		r.Hostile++
 		switch {
 		case resp.StatusCode >= 500:
 			r.ClientError5xx++

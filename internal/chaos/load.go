@@ -33,6 +33,9 @@ type Result struct {
 	ClientError5xx int
 	// NoRetryAfter: 503 answers without Retry-After.
 	NoRetryAfter int
+	// Unavailable counts the 503s the load met (with Retry-After), and
+	// Hostile the hostile requests sent: both show a check was exercised.
+	Unavailable, Hostile int
 	// Unauthorised: requests that should have been refused and were not.
 	Unauthorised int
 	// UnwantedFailovers: leadership changes with no leader dying (a stall
@@ -83,6 +86,7 @@ type Load struct {
 	mu           sync.Mutex
 	acked        map[string]bool
 	noRetryAfter int
+	unavailable  int
 	other5xx     []string
 	stop         chan struct{}
 	done         chan struct{}
@@ -139,11 +143,12 @@ func (l *Load) submit(i int) {
 			l.mu.Unlock()
 			return
 		case resp.StatusCode == http.StatusServiceUnavailable:
+			l.mu.Lock()
+			l.unavailable++
 			if resp.Header.Get("Retry-After") == "" {
-				l.mu.Lock()
 				l.noRetryAfter++
-				l.mu.Unlock()
 			}
+			l.mu.Unlock()
 			time.Sleep(300 * time.Millisecond)
 		default:
 			l.mu.Lock()
@@ -178,6 +183,7 @@ func (s *Stack) Check(ctx context.Context, r *Result, ids []string, l *Load, set
 	if l != nil {
 		l.mu.Lock()
 		r.NoRetryAfter += l.noRetryAfter
+		r.Unavailable += l.unavailable
 		for _, e := range l.other5xx {
 			if strings.Contains(e, ": 5") {
 				r.note("a submission answered %s", e)

@@ -1,13 +1,17 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Run starts a stack of n instances and runs every scenario of c against
@@ -29,6 +33,9 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 	if _, _, err := s.WaitLeader(ctx, nil, 60*time.Second); err != nil {
 		return nil, err
 	}
+	if err := s.selfCheck(ctx); err != nil {
+		return nil, err
+	}
 	var out []Result
 	for _, sc := range Scenarios(c) {
 		logf("scenario: %s", sc.Name)
@@ -48,8 +55,8 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 
 // Summary is the result on one line.
 func (r Result) Summary() string {
-	return fmt.Sprintf("jobs %d, lost %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d)",
-		r.Jobs, r.Lost, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers)
+	return fmt.Sprintf("jobs %d (503s met %d, hostile requests %d), lost %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d)",
+		r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers)
 }
 
 // FailoverRange is "n: min-max (median m)" of the failover times.
@@ -66,10 +73,10 @@ func FailoverRange(d []time.Duration) string {
 // Table writes the results as a Markdown table.
 func Table(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| scenario\t| jobs\t| lost\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| breaches\t|")
-	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
+	fmt.Fprintln(tw, "| scenario\t| jobs\t| 503s met\t| hostile requests\t| lost\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| breaches\t|")
+	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	for _, r := range results {
-		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t|\n", r.Scenario, r.Jobs, r.Lost, r.Doubled, r.Leaked,
+		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t|\n", r.Scenario, r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked,
 			r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, strings.ReplaceAll(FailoverRange(r.Failovers), "|", "/"), r.Breaches())
 	}
 	tw.Flush()
@@ -82,4 +89,44 @@ func Breaches(results []Result) int {
 		n += r.Breaches()
 	}
 	return n
+}
+
+// selfCheck shows that the checks see what they look for: a running job's
+// reservations, quota and tasks are leftovers while it runs, and its
+// launches are counted. A check that sees nothing could never fail.
+func (s *Stack) selfCheck(ctx context.Context) error {
+	id := uuid.NewString()
+	req, _ := http.NewRequest(http.MethodPost, s.Live(0).API+"/api/v1/jobs", bytes.NewReader(jobBody(id, 600)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+TokenChaos)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("self-check: submit: %w", err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	var seen []string
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		seen = s.leftovers()
+		var launches map[string]int
+		_ = getJSON(s.EmuURL+"/sim/launches", "", &launches)
+		if len(launches) > 0 && strings.Contains(strings.Join(seen, " "), "reservation") && strings.Contains(strings.Join(seen, " "), "task") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	del, _ := http.NewRequest(http.MethodDelete, s.Live(0).API+"/api/v1/jobs/"+id, nil)
+	del.Header.Set("Authorization", "Bearer "+TokenChaos)
+	if resp, err := client.Do(del); err == nil {
+		resp.Body.Close()
+	}
+	if !strings.Contains(strings.Join(seen, " "), "reservation") || !strings.Contains(strings.Join(seen, " "), "task") {
+		return fmt.Errorf("self-check: the leak check never saw the reservations and tasks of a running job (saw %q): it could not find a leak", seen)
+	}
+	var r Result
+	s.Check(ctx, &r, []string{id}, nil, time.Minute, s.seen)
+	if r.Breaches() > 0 {
+		return fmt.Errorf("self-check: a job cancelled while running: %s %v", r.Summary(), r.Notes)
+	}
+	return nil
 }
