@@ -18,7 +18,7 @@
 # failover times; a Markdown table (docs/chaos.md) ends the run. It exits
 # non-zero on any breach (a failover over 5 s is one).
 #
-#   scripts/chaos.sh                       # the full suite (~10 minutes)
+#   scripts/chaos.sh                       # the full suite (~4 minutes)
 #   scripts/chaos.sh --kills 3 --hostile 50  # flags go to sparkpack-chaos (--help lists them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
