@@ -147,6 +147,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) route(w http.ResponseWriter, r *http.Request) {
+	// Spark's client sends no query string; like every route of the REST
+	// API, the protocol's routes refuse parameters they do not take.
+	if _, err := api.CheckQuery(r.URL.RawQuery, nil); err != nil {
+		h.error(w, http.StatusBadRequest, "Invalid request: "+err.Error())
+		return
+	}
 	var parts []string
 	for _, p := range strings.Split(r.URL.Path, "/") {
 		if p != "" {

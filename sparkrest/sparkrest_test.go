@@ -396,6 +396,8 @@ func TestBadRequests(t *testing.T) {
 		{"launch property", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.driver.extraJavaOptions" : "-Dspark.mesos.role=*"`), 400, "serve --allow-spark-conf spark.driver.extraJavaOptions"},
 		{"docker image", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.mesos.executor.docker.image" : "evil/spark"`), 400, "sparkProperties: spark.mesos.executor.docker.image"},
 		{"dash app name", "POST", "/v1/submissions/create", replace(`"spark.app.name" : "Spark Pi"`, `"spark.app.name" : "--verbose"`), 400, "spark.app.name"},
+		{"query parameter", "GET", "/v1/submissions/status/x?a=%00", "", 400, "unknown query parameter \"a\""},
+		{"malformed query", "POST", "/v1/submissions/create?%zz", sparkPiRequest, 400, "not a parameter name"},
 		{"GET create", "GET", "/v1/submissions/create", "", 405, "not supported"},
 		{"POST status", "POST", "/v1/submissions/status/x", "", 405, "not supported"},
 		{"status without id", "GET", "/v1/submissions/status/", "", 400, "Submission ID is missing"},
