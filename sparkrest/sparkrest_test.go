@@ -748,3 +748,24 @@ func TestInvalidTextAndDuplicateKeysRefused(t *testing.T) {
 		t.Errorf("%d jobs stored from refused bodies", len(list))
 	}
 }
+
+// dropRefusedEnv drops what the policy refuses (what Spark's client
+// forwards from its own environment) and keeps what the operator allows.
+func TestDropRefusedEnv(t *testing.T) {
+	env := func() *scheduler.Spec {
+		return &scheduler.Spec{App: scheduler.App{Environment: map[string]string{
+			"MESOS_NATIVE_JAVA_LIBRARY": "/usr/lib/libmesos.so", "SPARK_SUBMIT_OPTS": "-Dspark.mesos.role=*", "SPARK_LOCAL_DIRS": "/tmp"}}}
+	}
+	s := env()
+	if got := dropRefusedEnv(s, scheduler.Containment{}); strings.Join(got, ",") != "MESOS_NATIVE_JAVA_LIBRARY,SPARK_SUBMIT_OPTS" || len(s.App.Environment) != 1 {
+		t.Errorf("dropped %v, left %v", got, s.App.Environment)
+	}
+	pol, err := scheduler.NewContainment(nil, []string{"MESOS_NATIVE_JAVA_LIBRARY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = env()
+	if got := dropRefusedEnv(s, pol); strings.Join(got, ",") != "SPARK_SUBMIT_OPTS" || s.App.Environment["MESOS_NATIVE_JAVA_LIBRARY"] == "" {
+		t.Errorf("allowed by the operator: dropped %v, left %v", got, s.App.Environment)
+	}
+}
