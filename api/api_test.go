@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,6 +483,9 @@ func TestDatabaseDown(t *testing.T) {
 				accepted = append(accepted, id)
 				mu.Unlock()
 			case 503:
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("a 503 without Retry-After while the database dies")
+				}
 			default:
 				t.Errorf("status %d while the database dies", resp.StatusCode)
 			}
@@ -501,8 +506,16 @@ func TestDatabaseDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 503 {
-		t.Fatalf("readyz with the database down: %d", resp.StatusCode)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterDatabase) {
+		t.Fatalf("readyz with the database down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	resp, err = http.Post(srv.URL+"/api/v1/jobs", "application/json", strings.NewReader(goodJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterDatabase) {
+		t.Fatalf("a submission with the database down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	if err := pg.Resume(); err != nil {
 		t.Fatal(err)
@@ -547,3 +560,74 @@ func TestDatabaseDown(t *testing.T) {
 
 // Private is a short name for a test-owned PostgreSQL server.
 func Private(t *testing.T) *pgtest.Server { return pgtest.Private(t) }
+
+// A job may not choose how its driver is launched (issue 34): the REST API
+// refuses a launcher main class, a launch property and a launch variable
+// with a 400 naming the field and the flag that allows it, stores nothing,
+// and takes what the operator allows by name.
+func TestLaunchSettingsRefusedUnlessAllowed(t *testing.T) {
+	withApp := func(app string) string {
+		return `{"name":"x","app":` + app + `,"executors":1,"executorCores":1,"executorMemoryMB":1024}`
+	}
+	const res = `"appResource":"local:///opt/spark/examples/jars/spark-examples.jar"`
+	for _, c := range []struct {
+		name, body, field, msg string
+	}{
+		{"SparkSubmit", withApp(`{` + res + `,"mainClass":"org.apache.spark.deploy.SparkSubmit","args":["--master","mesos://m:5050","--conf","spark.mesos.role=*"]}`), "app.mainClass", "spark-submit"},
+		{"PythonGatewayServer", withApp(`{` + res + `,"mainClass":"org.apache.spark.api.python.PythonGatewayServer"}`), "app.mainClass", "PythonGatewayServer"},
+		{"principal", withApp(`{` + res + `,"mainClass":"org.apache.spark.examples.SparkPi","sparkConf":{"spark.mesos.principal":"root"}}`), "app.sparkConf", "--allow-spark-conf spark.mesos.principal"},
+		{"java options", withApp(`{` + res + `,"mainClass":"org.apache.spark.examples.SparkPi","sparkConf":{"spark.driver.extraJavaOptions":"-Dspark.mesos.role=*"}}`), "app.sparkConf", "--allow-spark-conf spark.driver.extraJavaOptions"},
+		{"LD_PRELOAD", withApp(`{` + res + `,"mainClass":"org.apache.spark.examples.SparkPi","environment":{"LD_PRELOAD":"/tmp/x.so"}}`), "app.environment", "--allow-env LD_PRELOAD"},
+		{"SPARK_HOME", withApp(`{` + res + `,"mainClass":"org.apache.spark.examples.SparkPi","environment":{"SPARK_HOME":"/tmp/spark"}}`), "app.environment", "--allow-env SPARK_HOME"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			resp, m := e.post(t, c.body)
+			if resp.StatusCode != http.StatusBadRequest || m["field"] != c.field || !strings.Contains(fmt.Sprint(m["error"]), c.msg) {
+				t.Fatalf("got %d %v; want 400 on %s mentioning %q", resp.StatusCode, m, c.field, c.msg)
+			}
+			if jobs, _, _ := e.store.ListJobs(context.Background(), store.ListOptions{}); len(jobs) != 0 {
+				t.Errorf("a refused job was stored: %v", jobs)
+			}
+		})
+	}
+	pol, err := scheduler.NewContainment([]string{"spark.mesos.executor.docker.image"}, []string{"LD_PRELOAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *Config) { c.Containment = pol })
+	resp, m := e.post(t, withApp(`{`+res+`,"mainClass":"org.apache.spark.examples.SparkPi","sparkConf":{"spark.mesos.executor.docker.image":"own/spark:3.5"},"environment":{"LD_PRELOAD":"/opt/x.so"}}`))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("allowed settings: %d %v", resp.StatusCode, m)
+	}
+	resp, m = e.post(t, withApp(`{`+res+`,"mainClass":"org.apache.spark.examples.SparkPi","sparkConf":{"spark.mesos.executor.docker.volumes":"/:/host"}}`))
+	if resp.StatusCode != http.StatusBadRequest || m["field"] != "app.sparkConf" {
+		t.Fatalf("a setting not allowed: %d %v", resp.StatusCode, m)
+	}
+}
+
+// A follower forwards the views to the leader; while the leader does not
+// answer (it died and no other instance leads yet), or when it answers 503
+// itself, the follower's 503 carries Retry-After.
+func TestForwardedViews503CarryRetryAfter(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL, _ := url.Parse(dead.URL)
+	dead.Close()
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable) // an old leader's 503, without Retry-After
+	}))
+	defer busy.Close()
+	busyURL, _ := url.Parse(busy.URL)
+	for name, target := range map[string]*url.URL{"dead leader": deadURL, "leader answering 503": busyURL} {
+		env := newEnv(t, func(c *Config) {
+			c.Views = fixedViews{}
+			c.Forward = func() *url.URL { return target }
+		})
+		for _, path := range []string{"/api/v1/cluster", "/api/v1/queues", "/api/v1/cost"} {
+			resp, _ := env.do(t, "GET", path, "", "", nil)
+			if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != strconv.Itoa(RetryAfterElection) {
+				t.Errorf("%s: %s: %d, Retry-After %q", name, path, resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/sirupsen/logrus"
 
@@ -38,17 +39,33 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 	log := loggerFrom(r.Context())
 	if errors.Is(err, ErrNoScheduler) {
 		log.WithError(err).Info(what + ": no scheduler to answer")
-		w.Header().Set("Retry-After", "2")
-		writeError(w, http.StatusServiceUnavailable, "", err.Error()+"; retry in a few seconds")
+		writeUnavailable(w, RetryAfterElection, err.Error()+"; retry in a few seconds")
 		return
 	}
 	if store.IsUnavailable(err) || errors.Is(err, errDBTimeout) {
 		log.WithError(err).Warn(what + ": database unavailable")
-		writeError(w, http.StatusServiceUnavailable, "", "the database is unavailable; retry shortly (resending a job with the same id never creates it twice)")
+		writeUnavailable(w, RetryAfterDatabase, "the database is unavailable; retry shortly (resending a job with the same id never creates it twice)")
 		return
 	}
 	log.WithError(err).Error(what)
 	writeError(w, http.StatusInternalServerError, "", "internal error; the request id in X-Request-Id identifies it in the server log")
+}
+
+// Every 503 carries Retry-After (seconds): how long a client should wait
+// before it tries again.
+const (
+	// RetryAfterElection: no instance leads, or the leader does not
+	// answer; a new leader is elected within --leader-lease + --leader-retry (4.25 s by default).
+	RetryAfterElection = 2
+	// RetryAfterDatabase: PostgreSQL does not answer (a restart or a
+	// failover of the database takes seconds).
+	RetryAfterDatabase = 5
+)
+
+// writeUnavailable answers 503 with Retry-After.
+func writeUnavailable(w http.ResponseWriter, retryAfter int, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	writeError(w, http.StatusServiceUnavailable, "", msg)
 }
 
 var errDBTimeout = errors.New("database did not answer in time")

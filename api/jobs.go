@@ -87,6 +87,15 @@ func (s *Server) Submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 }
 
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.Spec) (scheduler.Job, bool, bool) {
+	if err := s.cfg.Containment.Check(&spec); err != nil {
+		var fe *scheduler.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		} else {
+			writeError(w, http.StatusBadRequest, "", err.Error())
+		}
+		return scheduler.Job{}, false, false
+	}
 	if spec.ID == "" {
 		spec.ID = uuid.NewString()
 	}

@@ -141,4 +141,3 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, chunk)
 }
-

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -54,6 +55,10 @@ type Config struct {
 	// Guard, if set, is the access policy (shared with the Spark REST
 	// listener); nil builds one from Tokens and ProtectReads.
 	Guard *Guard
+	// Containment is the operator's policy on the launch settings a job
+	// may choose (serve --allow-spark-conf, --allow-env); the zero value
+	// refuses them all. Submit applies it, for every front end.
+	Containment scheduler.Containment
 	// MaxWaitingPerToken, when positive, caps the jobs one token may have
 	// waiting (SUBMITTED or QUEUED): more are refused with 429.
 	MaxWaitingPerToken int
@@ -130,12 +135,13 @@ func New(cfg Config) *Server {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "", r.Method+" is not allowed on "+r.URL.Path)
 	})
-	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc("/api/v1/jobs", s.require(ScopeSubmit, s.createJob)).Methods(http.MethodPost)
-	r.HandleFunc("/api/v1/jobs", s.reading(s.listJobs)).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/jobs/{id}", s.reading(s.getJob)).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, s.deleteJob)).Methods(http.MethodDelete)
+	// Every route names its query parameters (query.go).
+	r.HandleFunc("/healthz", withQuery(noParams, s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/readyz", withQuery(noParams, s.readyz)).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/api/v1/jobs", s.require(ScopeSubmit, withQuery(noParams, s.createJob))).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/jobs", s.reading(withQuery(listJobParams, s.listJobs))).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/jobs/{id}", s.reading(withQuery(noParams, s.getJob))).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
 	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
@@ -218,6 +224,12 @@ type statusRecorder struct {
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+	}
+	// A 503 without Retry-After (one a leader answered through a
+	// follower's forwarding, say, from an older version) gets one: every
+	// 503 says when to come back.
+	if code == http.StatusServiceUnavailable && r.Header().Get("Retry-After") == "" {
+		r.Header().Set("Retry-After", strconv.Itoa(RetryAfterElection))
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -315,7 +327,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.cfg.Store.Ready(ctx); err != nil {
 		loggerFrom(r.Context()).WithError(err).Warn("not ready")
-		writeError(w, http.StatusServiceUnavailable, "", "not ready: "+err.Error())
+		writeUnavailable(w, RetryAfterDatabase, "not ready: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

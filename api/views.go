@@ -158,7 +158,7 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 		}
 	}
 	get := func(path string, f func(ctx context.Context) (any, error)) {
-		r.HandleFunc(path, s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
+		r.HandleFunc(path, s.reading(withQuery(noParams, forward(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := s.dbContext(r)
 			defer cancel()
 			out, err := f(ctx)
@@ -167,13 +167,13 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, out)
-		}))).Methods(http.MethodGet)
+		})))).Methods(http.MethodGet)
 	}
 	if s.cfg.Logs != nil {
-		r.HandleFunc("/api/v1/jobs/{id}/logs", s.reading(forward(s.getLogs))).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/jobs/{id}/logs", s.reading(withQuery(logParams, forward(s.getLogs)))).Methods(http.MethodGet)
 	}
 	if v != nil {
-		r.HandleFunc("/api/v1/cluster", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
+		r.HandleFunc("/api/v1/cluster", s.reading(withQuery(clusterParams, forward(func(w http.ResponseWriter, r *http.Request) {
 			q, field, err := parseClusterQuery(r.URL.Query())
 			if err != nil {
 				writeError(w, http.StatusBadRequest, field, err.Error())
@@ -192,8 +192,8 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, page)
-		}))).Methods(http.MethodGet)
-		r.HandleFunc("/api/v1/queues", s.reading(forward(func(w http.ResponseWriter, r *http.Request) {
+		})))).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/queues", s.reading(withQuery(queuesParams, forward(func(w http.ResponseWriter, r *http.Request) {
 			q, field, err := parseQueuesQuery(r.URL.Query())
 			if err != nil {
 				writeError(w, http.StatusBadRequest, field, err.Error())
@@ -209,17 +209,17 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, out)
-		}))).Methods(http.MethodGet)
+		})))).Methods(http.MethodGet)
 		get("/api/v1/cost", func(ctx context.Context) (any, error) { return v.Cost(ctx) })
 	}
 	if b != nil {
 		// The leader authenticates a forwarded stream (it redeems the
 		// ticket it issued: tickets are forwarded to it too).
-		r.Handle("/api/v1/events", forward(s.streamAuth(b.ServeHTTP))).Methods(http.MethodGet)
-		r.HandleFunc("/api/v1/events/ticket", s.reading(forward(s.issueTicket))).Methods(http.MethodPost)
+		r.Handle("/api/v1/events", withQuery(eventParams, forward(s.streamAuth(b.ServeHTTP)))).Methods(http.MethodGet)
+		r.HandleFunc("/api/v1/events/ticket", s.reading(withQuery(noParams, forward(s.issueTicket)))).Methods(http.MethodPost)
 	}
 	if s.cfg.Leader != nil {
-		r.HandleFunc("/api/v1/leader", s.reading(func(w http.ResponseWriter, r *http.Request) {
+		r.HandleFunc("/api/v1/leader", s.reading(withQuery(noParams, func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := s.dbContext(r)
 			defer cancel()
 			out, err := s.cfg.Leader(ctx)
@@ -228,7 +228,7 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 				return
 			}
 			writeJSON(w, http.StatusOK, out)
-		})).Methods(http.MethodGet)
+		}))).Methods(http.MethodGet)
 	}
 }
 
@@ -241,7 +241,7 @@ func (s *Server) proxy(target *url.URL) http.Handler {
 	}
 	p.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
 		loggerFrom(r.Context()).WithError(err).Warn("forwarding to the leader failed")
-		writeError(w, http.StatusServiceUnavailable, "", "the leading sparkpack instance ("+target.Host+") does not answer; try again in a few seconds")
+		writeUnavailable(w, RetryAfterElection, "the leading sparkpack instance ("+target.Host+") does not answer; try again in a few seconds")
 	}
 	return p
 }

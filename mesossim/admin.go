@@ -14,6 +14,7 @@ import (
 // registerAdmin adds the emulator's own endpoints (not part of Mesos):
 //
 //	GET  /sim/agents | /sim/tasks | /sim/frameworks | /sim/reservations | /sim/quotas
+//	GET  /sim/launches                 how often each task id was launched (a chaos check: never twice)
 //	POST /sim/agents                   body: a clusterspec agent (JSON)
 //	POST /sim/agents/remove?id=A       remove for good
 //	POST /sim/agents/lose?id=A         crash, tasks TASK_LOST
@@ -77,6 +78,7 @@ func (m *Master) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("/sim/frameworks", getJSON(func() any { return m.Frameworks() }))
 	mux.HandleFunc("/sim/reservations", getJSON(func() any { return m.Reservations() }))
 	mux.HandleFunc("/sim/quotas", getJSON(func() any { return m.Quotas() }))
+	mux.HandleFunc("/sim/launches", getJSON(func() any { return m.Launches() }))
 	mux.HandleFunc("/sim/bill", getJSON(func() any { return m.Bill() }))
 	id := func(r *http.Request) string { return r.URL.Query().Get("id") }
 	mux.HandleFunc("/sim/agents/remove", post(func(r *http.Request) error { return m.RemoveAgent(id(r)) }))

@@ -405,11 +405,68 @@ func validateAppResource(s string) error {
 	return nil
 }
 
+// sparkLauncherClasses are Spark 3.5's classes with a main (or run by
+// spark-submit as a SparkApplication) that launch Spark again or run one
+// of its daemons: given as a job's main class, each would read the job's
+// arguments as options of a launch of its own (--master, --conf
+// spark.mesos.role=*, another class to run, ...), outside the role, sizes
+// and quota sparkpack set.
+var sparkLauncherClasses = map[string]string{
+	"org.apache.spark.deploy.sparksubmit":                       "runs spark-submit again, with the job's arguments as its options",
+	"org.apache.spark.launcher.main":                            "is spark-submit's launcher",
+	"org.apache.spark.deploy.client":                            "submits a driver to a standalone master",
+	"org.apache.spark.deploy.clientapp":                         "submits a driver to a standalone master",
+	"org.apache.spark.deploy.rest.restsubmissionclientapp":      "submits a driver to a REST submission server",
+	"org.apache.spark.deploy.pythonrunner":                      "runs a Python program of the arguments' choosing",
+	"org.apache.spark.deploy.rrunner":                           "runs an R program of the arguments' choosing",
+	"org.apache.spark.deploy.worker.driverwrapper":              "runs another main class of the arguments' choosing",
+	"org.apache.spark.deploy.master.master":                     "starts a standalone master",
+	"org.apache.spark.deploy.worker.worker":                     "starts a standalone worker",
+	"org.apache.spark.deploy.history.historyserver":             "starts a history server",
+	"org.apache.spark.deploy.externalshuffleservice":            "starts a shuffle service",
+	"org.apache.spark.deploy.mesos.mesosclusterdispatcher":      "starts Spark's Mesos dispatcher",
+	"org.apache.spark.deploy.mesos.mesosexternalshuffleservice": "starts a shuffle service",
+	"org.apache.spark.api.python.pythongatewayserver":           "is the PySpark shell's gateway, which creates Spark contexts for whoever connects to it",
+	"org.apache.spark.api.r.rbackend":                           "is SparkR's backend, which creates Spark contexts for whoever connects to it",
+	"org.apache.spark.executor.coarsegrainedexecutorbackend":    "starts an executor outside the job's plan",
+	"org.apache.spark.executor.mesosexecutorbackend":            "starts an executor outside the job's plan",
+}
+
+// sparkLauncherPackages hold only such classes (and none a job would run
+// as its application): a class in them is refused whatever its name.
+var sparkLauncherPackages = []string{
+	"org.apache.spark.deploy.",
+	"org.apache.spark.launcher.",
+	"org.apache.spark.repl.",
+	"org.apache.spark.api.python.",
+	"org.apache.spark.api.r.",
+	"org.apache.spark.executor.",
+	"org.apache.spark.sql.hive.thriftserver.",
+	"org.apache.spark.sql.connect.service.",
+	"org.apache.spark.sql.application.",
+}
+
 // checkMainClass refuses Spark's shell and server classes, for which
-// spark-submit reads the application's arguments as its own options.
+// spark-submit reads the application's arguments as its own options, and
+// every class that launches or re-enters Spark's launcher (compared
+// without regard to case, and without the "$" of a Scala object).
 func checkMainClass(c string) error {
 	if sparkSpecialClasses[c] {
 		return fieldErr("app.mainClass", "%s is one of Spark's shell or server classes, for which spark-submit reads the application's arguments as its own options; sparkpack does not run it", c)
+	}
+	norm := strings.ToLower(strings.TrimRight(c, "$"))
+	for k := range sparkSpecialClasses {
+		if strings.ToLower(k) == norm {
+			return fieldErr("app.mainClass", "%s is one of Spark's shell or server classes, for which spark-submit reads the application's arguments as its own options; sparkpack does not run it", c)
+		}
+	}
+	if why, ok := sparkLauncherClasses[norm]; ok {
+		return fieldErr("app.mainClass", "%s %s, outside the role, sizes and quota sparkpack gives the job; sparkpack does not run Spark's launcher or daemon classes", c, why)
+	}
+	for _, p := range sparkLauncherPackages {
+		if strings.HasPrefix(norm, p) {
+			return fieldErr("app.mainClass", "%s is in %s*, whose classes launch or re-enter Spark's launcher or daemons, outside the role, sizes and quota sparkpack gives the job; sparkpack does not run them", c, p)
+		}
 	}
 	return nil
 }

@@ -14,9 +14,20 @@
 // was processed (even when the answer says "success": false, e.g. an unknown
 // submission), 400 with an ErrorResponse for a malformed or invalid request,
 // 468 with an ErrorResponse naming "highestProtocolVersion": "v1" for another
-// protocol version, 500 with an ErrorResponse when sparkpack itself fails
-// (for example the database is unavailable; retrying is safe only with
-// spark.sparkpack.id, see below). A wrong HTTP method gets 405.
+// protocol version, 503 with Retry-After and an ErrorResponse when the
+// database is unavailable (retrying a create is safe only with
+// spark.sparkpack.id, see below), 500 with an ErrorResponse when sparkpack
+// itself fails otherwise. A wrong HTTP method gets 405.
+//
+// Spark 3.5's RestSubmissionClient has no retryable status: readResponse
+// turns every status but 200 into an ErrorResponse whose message it logs
+// (a 500 whose Content-Type is not JSON is thrown as a protocol error
+// instead), createSubmission never retries (SPARK-6443), and only a
+// connection failure (refused, reset, no answer in 10 s) moves it to the
+// next master of a spark:// list — a mesos:// master is a single address.
+// So spark-submit prints "Server responded with error: Service
+// unavailable: ..." and the user submits again; 503 and Retry-After serve
+// the clients, proxies and load balancers that do retry.
 //
 // Responses hold only the fields Spark's response classes have: the client
 // parses them with Jackson, which rejects unknown properties, so sparkpack's
@@ -65,7 +76,14 @@
 // ...) is refused with a 400 naming it.
 //
 // environmentVariables (the client forwards its SPARK_* and MESOS_*
-// variables) become the job's environment; appArgs its arguments.
+// variables) become the job's environment, except those that choose how
+// the driver is launched (scheduler.LaunchEnvReason: MESOS_NATIVE_JAVA_LIBRARY,
+// SPARK_SUBMIT_OPTS, ...), which are dropped unless the operator allows
+// them (Config.Containment, serve --allow-env), and named in the answer's
+// message: the client sends them from its own environment unasked, so
+// refusing them would refuse ordinary spark-submit runs. Spark properties
+// and main classes that change the launch are refused (400), as by the
+// native API. appArgs become the job's arguments.
 //
 // # Submission ids and idempotency
 //
@@ -96,7 +114,8 @@
 //
 // Request bodies are read strictly (package internal/strictjson): strings
 // that are not valid UTF-8 or hold a lone surrogate escape, and keys given
-// twice, are a 400 naming the field. The application resource, the main
+// twice, are a 400 naming the field; so is any query string (Spark's client
+// sends none; api.CheckQuery). The application resource, the main
 // class and the name are checked as by the native API: none may make
 // spark-submit read a value as one of its options.
 //

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +61,13 @@ type Config struct {
 	// the allowlist): create needs the submit scope, kill cancel, status
 	// read (under --protect-reads). Nil admits everything.
 	Guard *api.Guard
+	// Containment is the operator's policy on launch settings
+	// (scheduler.Containment; serve passes the REST API's). The
+	// environment variables it refuses are dropped from a create, with a
+	// note in the answer: Spark's client forwards its own SPARK_* and
+	// MESOS_* environment whether or not the user chose it. Spark
+	// properties it refuses are refused (400) by Submit.
+	Containment scheduler.Containment
 }
 
 // DefaultSparkVersion is the Spark release the deployment ships (docker/.env).
@@ -138,6 +147,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) route(w http.ResponseWriter, r *http.Request) {
+	// Spark's client sends no query string; like every route of the REST
+	// API, the protocol's routes refuse parameters they do not take.
+	if _, err := api.CheckQuery(r.URL.RawQuery, nil); err != nil {
+		h.error(w, http.StatusBadRequest, "Invalid request: "+err.Error())
+		return
+	}
 	var parts []string
 	for _, p := range strings.Split(r.URL.Path, "/") {
 		if p != "" {
@@ -250,6 +265,9 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.error(w, http.StatusBadRequest, "Invalid request: "+err.Error())
 		return
 	}
+	if dropped := dropRefusedEnv(&spec, h.cfg.Containment); len(dropped) > 0 {
+		notes = append(notes, fmt.Sprintf("environment variables %s not passed to the driver: they choose how it is launched (the operator can allow them: serve --allow-env)", strings.Join(dropped, ", ")))
+	}
 	if err := spec.Validate(); err != nil {
 		h.error(w, http.StatusBadRequest, "Invalid request: "+describeFieldError(err))
 		return
@@ -350,10 +368,8 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 	msg := strings.TrimSpace(string(rec.body))
 	if json.Unmarshal(rec.body, &eb) == nil && eb.Error != "" {
 		msg = eb.Error
-		if eb.Field == "id" {
-			msg = PropID + ": " + msg
-		} else if eb.Field != "" {
-			msg = eb.Field + ": " + msg
+		if eb.Field != "" {
+			msg = describeFieldError(&scheduler.FieldError{Field: eb.Field, Msg: eb.Error})
 		}
 	}
 	if msg == "" {
@@ -376,7 +392,26 @@ func (h *handler) submitFailed(w http.ResponseWriter, rec *recorder) {
 		h.error(w, status, "Invalid request: "+msg)
 		return
 	}
+	if rec.status == http.StatusServiceUnavailable {
+		// The database is down (nothing was stored, or the answer was
+		// lost): a retry is safe with spark.sparkpack.id.
+		h.unavailable(w, rec.header.Get("Retry-After"), "Service unavailable: "+msg+
+			"; submit again in a few seconds (with spark.sparkpack.id set, a retry never creates the job twice)")
+		return
+	}
 	h.error(w, status, "Internal server error: "+msg)
+}
+
+// unavailable answers 503 with Retry-After (seconds; api.RetryAfterDatabase
+// when retryAfter is empty). Spark 3.5's RestSubmissionClient treats every
+// status but 200 alike (it prints the message; it never retries a create,
+// SPARK-6443), so the status is for other clients, proxies and operators.
+func (h *handler) unavailable(w http.ResponseWriter, retryAfter, msg string) {
+	if retryAfter == "" {
+		retryAfter = strconv.Itoa(api.RetryAfterDatabase)
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	h.error(w, http.StatusServiceUnavailable, msg)
 }
 
 func (h *handler) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -391,11 +426,11 @@ func newRequestID() string {
 
 func (h *handler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
 	api.LoggerFrom(r.Context(), h.cfg.Log).WithError(err).Warn(what)
-	msg := "Internal server error: " + what + " failed; see the sparkpack log"
 	if store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
-		msg = "Internal server error: the database is unavailable; retry shortly"
+		h.unavailable(w, "", "Service unavailable: the database is unavailable; retry in a few seconds")
+		return
 	}
-	h.error(w, http.StatusInternalServerError, msg)
+	h.error(w, http.StatusInternalServerError, "Internal server error: "+what+" failed; see the sparkpack log")
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request, id string) {
@@ -468,4 +503,18 @@ func (h *handler) kill(w http.ResponseWriter, r *http.Request, id string) {
 		resp.Message = "Removed driver while it was still pending (sparkpack state CANCELLED)"
 	}
 	h.write(w, http.StatusOK, resp)
+}
+
+// dropRefusedEnv removes from the spec's environment the variables the
+// policy refuses, and returns their names, sorted.
+func dropRefusedEnv(spec *scheduler.Spec, c scheduler.Containment) []string {
+	var dropped []string
+	for k := range spec.App.Environment {
+		if c.EnvRefused(k) != "" {
+			dropped = append(dropped, k)
+			delete(spec.App.Environment, k)
+		}
+	}
+	sort.Strings(dropped)
+	return dropped
 }

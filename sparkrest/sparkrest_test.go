@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -242,8 +243,14 @@ func TestSparkPiSubmitStatusKill(t *testing.T) {
 	if len(job.App.SparkConf) != 1 || job.App.SparkConf["spark.eventLog.enabled"] != "true" {
 		t.Errorf("sparkConf should keep only spark.eventLog.enabled: %v", job.App.SparkConf)
 	}
-	if job.App.Environment["SPARK_SCALA_VERSION"] != "2.12" || len(job.App.Environment) != 2 {
+	// MESOS_NATIVE_JAVA_LIBRARY (forwarded by the client from its own
+	// environment) chooses the native library of the driver: dropped,
+	// and the answer says so.
+	if job.App.Environment["SPARK_SCALA_VERSION"] != "2.12" || len(job.App.Environment) != 1 {
 		t.Errorf("environment: %v", job.App.Environment)
+	}
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "MESOS_NATIVE_JAVA_LIBRARY not passed to the driver") {
+		t.Errorf("the message does not say the variable was dropped: %q", msg)
 	}
 	if job.DeadlineAt == nil || job.DeadlineAt.Before(before.Add(3599*time.Second)) || job.DeadlineAt.After(time.Now().Add(3601*time.Second)) {
 		t.Errorf("deadline: %v", job.DeadlineAt)
@@ -384,7 +391,13 @@ func TestBadRequests(t *testing.T) {
 		{"spaced option as appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "  -c"`), 400, "appResource"},
 		{"unicode dash appResource", "POST", "/v1/submissions/create", replace(`"appResource" : "local:///opt/spark/examples/jars/spark-examples.jar"`, `"appResource" : "\u2014conf=spark.cores.max=99"`), 400, "appResource: must not begin with a dash"},
 		{"shell class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.repl.Main"`), 400, "mainClass"},
+		{"SparkSubmit class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.deploy.SparkSubmit"`), 400, "mainClass: org.apache.spark.deploy.SparkSubmit runs spark-submit again"},
+		{"PythonGatewayServer class", "POST", "/v1/submissions/create", replace(`"mainClass" : "org.apache.spark.examples.SparkPi"`, `"mainClass" : "org.apache.spark.api.python.PythonGatewayServer"`), 400, "mainClass"},
+		{"launch property", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.driver.extraJavaOptions" : "-Dspark.mesos.role=*"`), 400, "serve --allow-spark-conf spark.driver.extraJavaOptions"},
+		{"docker image", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.mesos.executor.docker.image" : "evil/spark"`), 400, "sparkProperties: spark.mesos.executor.docker.image"},
 		{"dash app name", "POST", "/v1/submissions/create", replace(`"spark.app.name" : "Spark Pi"`, `"spark.app.name" : "--verbose"`), 400, "spark.app.name"},
+		{"query parameter", "GET", "/v1/submissions/status/x?a=%00", "", 400, "unknown query parameter \"a\""},
+		{"malformed query", "POST", "/v1/submissions/create?%zz", sparkPiRequest, 400, "not a parameter name"},
 		{"GET create", "GET", "/v1/submissions/create", "", 405, "not supported"},
 		{"POST status", "POST", "/v1/submissions/status/x", "", 405, "not supported"},
 		{"status without id", "GET", "/v1/submissions/status/", "", 400, "Submission ID is missing"},
@@ -612,9 +625,21 @@ func TestServerFailuresAreErrorResponses(t *testing.T) {
 		{"GET", "/v1/submissions/status/" + id, ""},
 		{"POST", "/v1/submissions/kill/" + id, ""},
 	} {
+		// A database outage is a 503 with Retry-After (Spark's client
+		// prints the message whatever the status; other clients and
+		// proxies know to come back).
 		code, m := do(t, c.method, srv.URL+c.path, c.body)
-		if code != 500 || m["action"] != ActionErrorResponse || !strings.Contains(m["message"].(string), "unavailable") {
+		if code != http.StatusServiceUnavailable || m["action"] != ActionErrorResponse || !strings.Contains(m["message"].(string), "unavailable") {
 			t.Errorf("%s %s: %d %v", c.method, c.path, code, m)
+		}
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Errorf("%s %s: Retry-After %q", c.method, c.path, resp.Header.Get("Retry-After"))
 		}
 	}
 }
@@ -721,5 +746,26 @@ func TestInvalidTextAndDuplicateKeysRefused(t *testing.T) {
 	list, _, _ := e.store.ListJobs(context.Background(), store.ListOptions{})
 	if len(list) != 0 {
 		t.Errorf("%d jobs stored from refused bodies", len(list))
+	}
+}
+
+// dropRefusedEnv drops what the policy refuses (what Spark's client
+// forwards from its own environment) and keeps what the operator allows.
+func TestDropRefusedEnv(t *testing.T) {
+	env := func() *scheduler.Spec {
+		return &scheduler.Spec{App: scheduler.App{Environment: map[string]string{
+			"MESOS_NATIVE_JAVA_LIBRARY": "/usr/lib/libmesos.so", "SPARK_SUBMIT_OPTS": "-Dspark.mesos.role=*", "SPARK_LOCAL_DIRS": "/tmp"}}}
+	}
+	s := env()
+	if got := dropRefusedEnv(s, scheduler.Containment{}); strings.Join(got, ",") != "MESOS_NATIVE_JAVA_LIBRARY,SPARK_SUBMIT_OPTS" || len(s.App.Environment) != 1 {
+		t.Errorf("dropped %v, left %v", got, s.App.Environment)
+	}
+	pol, err := scheduler.NewContainment(nil, []string{"MESOS_NATIVE_JAVA_LIBRARY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = env()
+	if got := dropRefusedEnv(s, pol); strings.Join(got, ",") != "SPARK_SUBMIT_OPTS" || s.App.Environment["MESOS_NATIVE_JAVA_LIBRARY"] == "" {
+		t.Errorf("allowed by the operator: dropped %v, left %v", got, s.App.Environment)
 	}
 }

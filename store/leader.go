@@ -13,12 +13,20 @@ import (
 // The leadership lease (package leader) and the fencing of leader-only
 // writes. All times are the database's.
 
+// leaseDB is the lease's own pool (the main one in a Store built without Open).
+func (s *Store) leaseDB() *sql.DB {
+	if s.lease != nil {
+		return s.lease
+	}
+	return s.db
+}
+
 func interval(d time.Duration) string { return fmt.Sprintf("%d microseconds", d.Microseconds()) }
 
 // TryAcquire implements leader.Store.
 func (s *Store) TryAcquire(ctx context.Context, instance, url string, ttl time.Duration) (leader.Lease, bool, error) {
 	var l leader.Lease
-	err := s.db.QueryRowContext(ctx, `INSERT INTO leader_lease (id, instance, url, token, since, expires_at)
+	err := s.leaseDB().QueryRowContext(ctx, `INSERT INTO leader_lease (id, instance, url, token, since, expires_at)
 			VALUES (1, $1, $2, 1, now(), now() + $3::interval)
 		ON CONFLICT (id) DO UPDATE SET instance = $1, url = $2, token = leader_lease.token + 1, since = now(),
 			expires_at = now() + $3::interval
@@ -39,7 +47,7 @@ func (s *Store) TryAcquire(ctx context.Context, instance, url string, ttl time.D
 // Renew implements leader.Store.
 func (s *Store) Renew(ctx context.Context, instance string, token int64, ttl time.Duration) (leader.Lease, error) {
 	var l leader.Lease
-	err := s.db.QueryRowContext(ctx, `UPDATE leader_lease SET expires_at = now() + $3::interval
+	err := s.leaseDB().QueryRowContext(ctx, `UPDATE leader_lease SET expires_at = now() + $3::interval
 		WHERE id = 1 AND instance = $1 AND token = $2 AND expires_at >= now()
 		RETURNING instance, url, token, since, expires_at`, instance, token, interval(ttl)).
 		Scan(&l.Instance, &l.URL, &l.Token, &l.Since, &l.Expires)
@@ -55,7 +63,7 @@ func (s *Store) Renew(ctx context.Context, instance string, token int64, ttl tim
 
 // Release implements leader.Store.
 func (s *Store) Release(ctx context.Context, instance string, token int64) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE leader_lease SET expires_at = now() - interval '1 microsecond'
+	_, err := s.leaseDB().ExecContext(ctx, `UPDATE leader_lease SET expires_at = now() - interval '1 microsecond'
 		WHERE id = 1 AND instance = $1 AND token = $2`, instance, token)
 	if err != nil {
 		return fmt.Errorf("release the leadership lease: %w", err)

@@ -21,9 +21,14 @@ import (
 // Store is the PostgreSQL-backed state of sparkpack. It is safe for
 // concurrent use.
 type Store struct {
-	db  *sql.DB
-	log logrus.FieldLogger
-	now func() time.Time
+	db *sql.DB
+	// lease is a small pool of its own for the leadership lease
+	// (leader.go): a renewal never waits behind the main pool's
+	// connections when they are all busy (a database stall queues every
+	// request), so a live leader renews as soon as the database answers.
+	lease *sql.DB
+	log   logrus.FieldLogger
+	now   func() time.Time
 
 	// group commit of submissions (create.go), shared by fenced views
 	committers int
@@ -67,16 +72,25 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters, gc: &groupCommit{}}
+	lease, err := sql.Open("postgres", withSessionDefaults(url))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w (check --database-url)", err)
+	}
+	lease.SetMaxOpenConns(2)
+	lease.SetMaxIdleConns(2)
+	s := &Store{db: db, lease: lease, log: logrus.StandardLogger(), now: time.Now, committers: DefaultCommitters, gc: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		lease.Close()
 		return nil, fmt.Errorf("connect to database: %w (is PostgreSQL running and --database-url right?)", err)
 	}
 	if _, err := s.Migrate(ctx); err != nil {
 		db.Close()
+		lease.Close()
 		return nil, err
 	}
 	if s.committers > 0 {
@@ -91,8 +105,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // back to back, so only a stalled process (stopped, or cut off from the
 // database) is ever ended this way, which releases its locks: a stalled
 // leader's fenced transaction (leader.go) cannot hold the leadership lease
-// for longer than this.
-const IdleTxTimeout = 5 * time.Second
+// for longer than this. It is shorter than the default leadership lease
+// (leader.DefaultTTL, 4 s), so that a leader stopped in the middle of a
+// transaction is replaced as soon as its lease runs out, not when its
+// lock goes.
+const IdleTxTimeout = 3 * time.Second
 
 // withSessionDefaults adds IdleTxTimeout to the connection settings,
 // unless they set it already (a URL or a key=value string).
@@ -135,6 +152,9 @@ func (s *Store) Close() error {
 		}
 	}
 	s.gc.stmtMu.Unlock()
+	if s.lease != nil {
+		s.lease.Close()
+	}
 	return s.db.Close()
 }
 

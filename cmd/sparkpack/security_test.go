@@ -247,6 +247,9 @@ func TestServeStartupChecks(t *testing.T) {
 		{[]string{"--rate-burst", "0"}, "--rate-burst"},
 		{[]string{"--max-waiting-per-token", "-1"}, "--max-waiting-per-token"},
 		{[]string{"--mesos-ca-file", "ca.pem"}, "--mesos-master"},
+		{[]string{"--allow-spark-conf", "spark.mesos.role"}, "--allow-spark-conf spark.mesos.role: sparkpack sets this property itself"},
+		{[]string{"--allow-spark-conf", "spark.eventLog.enabled"}, "--allow-spark-conf spark.eventLog.enabled: jobs may set"},
+		{[]string{"--allow-env", "LDPRELOAD"}, "--allow-env LDPRELOAD"},
 		{[]string{"--tls-cert", filepath.Join(dir, "none.crt"), "--tls-key", filepath.Join(dir, "none.key")}, "none.crt"},
 	} {
 		args := append([]string{"serve", "--database-url", "postgres://127.0.0.1:1/x", "--listen", "127.0.0.1:0"}, c.args...)

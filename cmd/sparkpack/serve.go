@@ -25,6 +25,7 @@ import (
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/pprofserve"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
+	"github.com/sparkpack/sparkpack/leader"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/placement"
@@ -65,6 +66,10 @@ type serveConfig struct {
 	burst, maxWaitingN               int
 	mesos                            mesosConfig
 	ha                               haConfig
+	// allowSparkConf and allowEnv are --allow-spark-conf and --allow-env
+	// as given; containment the policy built from them.
+	allowSparkConf, allowEnv string
+	containment              scheduler.Containment
 	// pprof, when set, serves Go's runtime profiles on that address.
 	pprof string
 	// started, if set, is called once the server accepts requests (the
@@ -120,14 +125,16 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.rateLimit, "rate-limit", envDefault("SPARKPACK_RATE_LIMIT", "50"), withEnv("mutating requests (submit, cancel, kill) a second per token, or per client address without one; past it: 429 with Retry-After. 0 disables", "SPARKPACK_RATE_LIMIT"))
 	fs.StringVar(&c.rateBurst, "rate-burst", envDefault("SPARKPACK_RATE_BURST", "500"), withEnv("mutating requests a token or address may make at once before --rate-limit applies", "SPARKPACK_RATE_BURST"))
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
+	fs.StringVar(&c.allowSparkConf, "allow-spark-conf", envDefault("SPARKPACK_ALLOW_SPARK_CONF", ""), withEnv("Spark properties that choose how drivers and executors are launched (spark.mesos.executor.docker.image, spark.driver.extraJavaOptions, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400). Only for submitters you trust with the cluster", "SPARKPACK_ALLOW_SPARK_CONF"))
+	fs.StringVar(&c.allowEnv, "allow-env", envDefault("SPARKPACK_ALLOW_ENV", ""), withEnv("environment variables that choose how drivers are launched (SPARK_HOME, JAVA_TOOL_OPTIONS, LD_PRELOAD, PATH, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400)", "SPARKPACK_ALLOW_ENV"))
 	powerFlags(fs, &c.mesos.power)
 	preemptFlags(fs, &c.mesos.preempt)
 	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
 	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
-	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", 10*time.Second), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over", "SPARKPACK_LEADER_LEASE"))
-	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", 2*time.Second), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
+	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", leader.DefaultTTL), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over (a dead leader is replaced within lease + --leader-retry; a live one rides out renewal stalls shorter than 0.8 x lease - --leader-renew)", "SPARKPACK_LEADER_LEASE"))
+	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", leader.DefaultRenew), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
 	fs.DurationVar(&c.ha.rescan, "lost-job-rescan", envDuration("SPARKPACK_LOST_JOB_RESCAN", 30*time.Second), withEnv("how often the leader looks for jobs stored lately that it never heard of (a lost notification) and queues them; 0 turns it off", "SPARKPACK_LOST_JOB_RESCAN"))
-	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", time.Second), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
+	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", leader.DefaultRetry), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
 	fs.StringVar(&c.pprof, "pprof", envDefault("SPARKPACK_PPROF", ""), withEnv("address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6060) for diagnosis; empty disables it. Keep it on a private address", "SPARKPACK_PPROF"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
@@ -150,6 +157,9 @@ func (c *serveConfig) validate() error {
 		return fmt.Errorf("--spark-rest-allow: %w", err)
 	}
 	c.allow = allow
+	if c.containment, err = scheduler.NewContainment(strings.Split(c.allowSparkConf, ","), strings.Split(c.allowEnv, ",")); err != nil {
+		return err
+	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together: set both (a PEM certificate and its key) or neither")
 	}
@@ -267,10 +277,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	m := metrics.New(st)
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
-	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log,
+	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
 		Broker: broker, Dashboard: true,
 		Mount: func(r *mux.Router, s *api.Server) {
-			r.Handle("/metrics", s.Require(api.ScopeMetrics, m.Handler())).Methods(http.MethodGet)
+			r.Handle("/metrics", s.Require(api.ScopeMetrics, api.WithQuery(nil, m.Handler()))).Methods(http.MethodGet)
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
@@ -358,7 +368,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			// Submit and Cancel are the native API's own: both front ends
 			// validate, store, notify the scheduler and kill alike.
 			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
-				Log: log.WithField("listener", "spark-rest"), Guard: guard}),
+				Log: log.WithField("listener", "spark-rest"), Guard: guard, Containment: c.containment}),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			IdleTimeout:       120 * time.Second,

@@ -1,0 +1,81 @@
+// Command sparkpack-chaos runs sparkpack's chaos suite (package
+// internal/chaos): a scratch PostgreSQL, the Mesos emulator and several
+// `sparkpack serve` instances, faulted scenario by scenario while jobs
+// are submitted. It prints each scenario's counts (lost, doubled, leaked,
+// 5xx for client errors, 503 without Retry-After, unauthorised, unwanted
+// failovers) and failover times, then a Markdown table, and exits 1 on any
+// breach. scripts/chaos.sh builds and runs it; it is a test tool, not part
+// of the product binary.
+//
+//	sparkpack-chaos --bin bin/sparkpack [--instances 3] [--kills 19] [--split-brains 3] ...
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/sparkpack/sparkpack/internal/chaos"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sparkpack-chaos:", err)
+	}
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("sparkpack-chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c chaos.Config
+	bin := fs.String("bin", "bin/sparkpack", "the sparkpack binary to run")
+	root := fs.String("root", ".", "the repository (for scripts/scratch-pg.sh)")
+	dir := fs.String("dir", "", "where the logs and the database go (default: a new temporary directory, kept)")
+	n := fs.Int("instances", 3, "sparkpack instances sharing the database")
+	timeScale := fs.Float64("time-scale", 0.05, "the emulator's wall-clock seconds per simulated second")
+	fs.IntVar(&c.Kills, "kills", 19, "kill -9 of the leader (every other one during the new leader's recovery)")
+	fs.IntVar(&c.SplitBrains, "split-brains", 3, "SIGSTOP of the leader until another leads, then SIGCONT")
+	fs.IntVar(&c.Stalls, "stalls", 5, "2 s stalls of the leader's renewals in the database and 1 s pauses of its process (each); none may depose it")
+	fs.IntVar(&c.DBOutages, "db-outages", 2, "PostgreSQL stopped and started again, and as many postmaster kills")
+	fs.IntVar(&c.Hostile, "hostile", 330, "hostile requests")
+	fs.DurationVar(&c.MaxFailover, "max-failover", 5*time.Second, "failover target: a slower failover is a breach")
+	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "longest wait for the jobs to end after a scenario")
+	fs.DurationVar(&c.SubmitEvery, "submit-every", 250*time.Millisecond, "pace of the job load")
+	fs.Float64Var(&c.JobSeconds, "job-seconds", 20, "simulated run time of each job")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	absBin, err := filepath.Abs(*bin)
+	if err != nil {
+		return 2, err
+	}
+	absRoot, err := filepath.Abs(*root)
+	if err != nil {
+		return 2, err
+	}
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "sparkpack-chaos-"); err != nil {
+			return 2, err
+		}
+	}
+	results, err := chaos.Run(ctx, absBin, absRoot, *dir, *n, *timeScale, c, stderr)
+	fmt.Fprintf(stdout, "\nsparkpack-chaos %v (instances %d, logs in %s)\n\n", args, *n, *dir)
+	chaos.Table(stdout, results)
+	if err != nil {
+		return 1, err
+	}
+	if b := chaos.Breaches(results); b > 0 {
+		return 1, fmt.Errorf("%d breaches", b)
+	}
+	return 0, nil
+}
