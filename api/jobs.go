@@ -312,9 +312,9 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 	var o store.ListOptions
 	for k := range q {
 		switch k {
-		case "state", "label", "limit", "cursor":
+		case "state", "label", "limit", "cursor", "q":
 		default:
-			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, limit, cursor)", k)
+			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, limit, cursor, q)", k)
 		}
 	}
 	for _, v := range q["state"] {
@@ -344,6 +344,12 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 		o.Limit = n
 	}
 	o.Cursor = q.Get("cursor")
+	if v := strings.TrimSpace(q.Get("q")); v != "" {
+		if len(v) > 200 {
+			return o, "q", fmt.Errorf("a search is at most 200 bytes, got %d", len(v))
+		}
+		o.Search = v
+	}
 	return o, "", nil
 }
 

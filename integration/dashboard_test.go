@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -103,16 +104,44 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	}
 	b.screenshot(t, "dashboard-jobs")
 
-	// The search box filters, and keyboard users reach the job page.
+	// The search box filters on the server, and the filter is in the URL.
 	var rows int
+	var hash string
 	b.run(t, 20*time.Second,
 		chromedp.SendKeys(`#job-search`, "no-such-job", chromedp.ByQuery),
+		chromedp.Poll(`location.hash === "#/jobs?q=no-such-job" && document.querySelectorAll("#jobs-table tbody tr").length === 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
 		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr").length`, &rows),
 	)
 	if rows != 0 {
 		t.Fatalf("search left %d rows", rows)
 	}
-	b.run(t, 10*time.Second, chromedp.Evaluate(`(() => { const s = document.getElementById("job-search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`, nil))
+	// The search covers every job, not only the 100 rows loaded: the first
+	// job is found behind 100 newer ones.
+	for i := range 100 {
+		postJob(t, base, fmt.Sprintf(`{"name":"filler-%03d","app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024}`, i))
+	}
+	b.run(t, 20*time.Second,
+		chromedp.Evaluate(`location.replace("#/jobs?q=`+id[:8]+`")`, nil),
+		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr").length`, &rows),
+	)
+	if rows != 1 {
+		t.Fatalf("searching the first job's id among 101: %d rows", rows)
+	}
+	// A column sorts when its header is clicked, and the order is in the URL.
+	var names []string
+	b.run(t, 20*time.Second,
+		chromedp.Evaluate(`location.replace("#/jobs?q=filler-")`, nil),
+		chromedp.Poll(`document.querySelectorAll("#jobs-table tbody tr").length === 100`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Click(`#jobs-table th[data-sort="name"]`, chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("sort=name") && document.querySelector('#jobs-table th[data-sort="name"]').getAttribute("aria-sort") === "ascending"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(`[...document.querySelectorAll("#jobs-table tbody tr td:first-child")].slice(0, 3).map(td => td.textContent)`, &names),
+		chromedp.Evaluate(`location.hash`, &hash),
+	)
+	if strings.Join(names, ",") != "filler-000,filler-001,filler-002" {
+		t.Fatalf("sorted by name (%s): first rows %v", hash, names)
+	}
+	b.run(t, 10*time.Second, chromedp.Evaluate(`location.replace("#/jobs")`, nil))
 	var timeline, facts string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
@@ -130,7 +159,7 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	b.run(t, 20*time.Second,
 		chromedp.EmulateViewport(390, 844),
 		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
-		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#jobs-table tbody tr[data-job]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
 	)
 	b.screenshot(t, "dashboard-narrow")

@@ -121,6 +121,9 @@ type ListOptions struct {
 	Labels map[string]string // all must match
 	Limit  int               // 1..1000, default 100
 	Cursor string            // from a previous page's next
+	// Search, if set, keeps the jobs whose name contains it (any case),
+	// whose id starts with it, or that have a label key=value equal to it.
+	Search string
 }
 
 // ListJobs returns jobs newest first, and the cursor of the next page ("" at the end).
@@ -149,6 +152,21 @@ func (s *Store) ListJobs(ctx context.Context, o ListOptions) ([]scheduler.Job, s
 		args = append(args, b)
 		// labels <> '{}' lets the partial index jobs_labels serve the filter.
 		where = append(where, fmt.Sprintf("labels @> $%d::jsonb AND labels <> '{}'::jsonb", len(args)))
+	}
+	if o.Search != "" {
+		like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(o.Search)
+		args = append(args, "%"+like+"%", strings.ToLower(like)+"%")
+		n := len(args)
+		cond := fmt.Sprintf("(name ILIKE $%d OR id::text LIKE $%d", n-1, n)
+		if k, v, ok := strings.Cut(o.Search, "="); ok && k != "" {
+			b, err := json.Marshal(map[string]string{k: v})
+			if err != nil {
+				return nil, "", err
+			}
+			args = append(args, b)
+			cond += fmt.Sprintf(" OR labels @> $%d::jsonb", len(args))
+		}
+		where = append(where, cond+")")
 	}
 	if o.Cursor != "" {
 		seq, err := decodeCursor(o.Cursor)

@@ -338,16 +338,45 @@ function jobRow(j) {
     el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
     el("td", { class: "agentlist", "data-label": "Agents" }, ...(agents.length ? agents : ["–"])));
 }
-function filteredRows() {
-  const q = $("job-search").value.trim().toLowerCase();
-  if (!q) return jobsRows;
-  return jobsRows.filter((j) => [j.name, j.id, j.state, ...Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v)]
-    .some((s) => String(s || "").toLowerCase().includes(q)));
+// The jobs page's filter lives in the URL (#/jobs?q=...&state=...&sort=...),
+// so that a filtered list can be shared and survives a reload; the search
+// runs on the server over every job (GET /api/v1/jobs?q=), the sort orders
+// the rows loaded.
+function jobsQuery() {
+  const h = location.hash, i = h.indexOf("?");
+  return new URLSearchParams(i < 0 ? "" : h.slice(i + 1));
 }
-function paintJobs() { $("jobs-table").tBodies[0].replaceChildren(...filteredRows().map(jobRow)); $("jobs-more").hidden = !jobsNext; }
+function setJobsQuery(changes) {
+  const q = jobsQuery();
+  for (const [k, v] of Object.entries(changes)) { if (v) q.set(k, v); else q.delete(k); }
+  const qs = q.toString();
+  location.replace("#/jobs" + (qs ? "?" + qs : ""));
+}
+const SORTS = {
+  name: (j) => jobLabel(j).toLowerCase(), state: (j) => j.state, submitted: (j) => Date.parse(j.submittedAt),
+  waited: (j) => waitedSeconds(j) ?? -1, ran: (j) => ranSeconds(j) ?? -1, cost: (j) => j.costUSD ?? -1,
+};
+function sortedRows() {
+  const key = jobsQuery().get("sort") || "";
+  const desc = key.startsWith("-"), f = SORTS[desc ? key.slice(1) : key];
+  if (!f) return jobsRows;
+  return jobsRows.slice().sort((a, b) => { const x = f(a), y = f(b); return (x < y ? -1 : x > y ? 1 : 0) * (desc ? -1 : 1); });
+}
+function paintJobs() {
+  const key = jobsQuery().get("sort") || "";
+  for (const th of document.querySelectorAll("#jobs-table th[data-sort]")) {
+    const k = th.dataset.sort;
+    th.setAttribute("aria-sort", key === k ? "ascending" : key === "-" + k ? "descending" : "none");
+  }
+  $("jobs-table").tBodies[0].replaceChildren(...sortedRows().map(jobRow));
+  $("jobs-more").hidden = !jobsNext;
+}
 async function loadJobs(more) {
-  const st = $("job-state").value;
-  let url = "/api/v1/jobs?limit=100" + (st ? "&state=" + encodeURIComponent(st) : "");
+  const q = jobsQuery();
+  const st = q.get("state") || "", search = q.get("q") || "";
+  if ($("job-state").value !== st) $("job-state").value = st;
+  if (document.activeElement !== $("job-search") && $("job-search").value !== search) $("job-search").value = search;
+  let url = "/api/v1/jobs?limit=100" + (st ? "&state=" + encodeURIComponent(st) : "") + (search ? "&q=" + encodeURIComponent(search) : "");
   if (more && jobsNext) url += "&cursor=" + encodeURIComponent(jobsNext);
   const errBox = $("jobs-error");
   try {
@@ -361,6 +390,7 @@ async function loadJobs(more) {
   }
   paintJobs();
 }
+let searchTimer = null;
 
 // ---- one job ----
 let currentJob = "", currentState = "", currentName = "";
@@ -492,12 +522,13 @@ function route() {
   let h = location.hash || "#/";
   // "#jobs" and "#jobs/ID" (a hand-typed or shared link) mean "#/jobs"...
   if (/^#[^/]/.test(h)) { location.replace("#/" + h.slice(1)); return; }
-  const m = h.match(/^#\/jobs\/([^/]+)$/);
-  $("view-overview").hidden = !(h === "#/" || h === "#");
-  $("view-jobs").hidden = h !== "#/jobs";
+  const path = h.split("?")[0];
+  const m = path.match(/^#\/jobs\/([^/]+)$/);
+  $("view-overview").hidden = !(path === "#/" || path === "#");
+  $("view-jobs").hidden = path !== "#/jobs";
   $("view-job").hidden = !m;
   if (m) renderJob(decodeURIComponent(m[1]));
-  else if (h === "#/jobs") loadJobs(false);
+  else if (path === "#/jobs") loadJobs(false);
   else refreshOverview();
   renderLeader(); // the leader badge is in the header: every page shows it
 }
@@ -562,8 +593,16 @@ async function connect() {
 document.addEventListener("DOMContentLoaded", () => {
   const sel = $("job-state");
   for (const s of STATES) sel.append(el("option", { value: s }, s));
-  sel.addEventListener("change", () => loadJobs(false));
-  $("job-search").addEventListener("input", paintJobs);
+  sel.addEventListener("change", () => setJobsQuery({ state: sel.value }));
+  $("job-search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => setJobsQuery({ q: $("job-search").value.trim() }), 250);
+  });
+  for (const th of document.querySelectorAll("#jobs-table th[data-sort]")) {
+    const sortBy = () => { const k = th.dataset.sort, cur = jobsQuery().get("sort"); setJobsQuery({ sort: cur === k ? "-" + k : k }); };
+    th.addEventListener("click", sortBy);
+    th.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sortBy(); } });
+  }
   $("jobs-more-btn").addEventListener("click", () => loadJobs(true));
   $("job-cancel").addEventListener("click", askCancel);
   $("job-log-refresh").addEventListener("click", () => { if (currentJob) loadLog(currentJob); });

@@ -111,8 +111,31 @@ func TestCLIManagesJobs(t *testing.T) {
 		t.Fatalf("job unknown: %d %q", code, errOut)
 	}
 	code, _, errOut = runCmd(t, "job", "--server", server, "nope")
-	if code != 1 || !strings.Contains(errOut, "not a job id") {
+	if code != 1 || !strings.Contains(errOut, `no job has an id starting with "nope" or the name "nope"`) {
 		t.Fatalf("job nope: %d %q", code, errOut)
+	}
+	// A job is found by the start of its id, or by its name.
+	code, out, errOut = runCmd(t, "job", "--server", server, id[:8])
+	if code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("job by id prefix: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, "job", "--server", server, "four-g")
+	if code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("job by name: %d %q %q", code, out, errOut)
+	}
+	// An empty name is refused; a name that fits several jobs is refused
+	// with the candidates.
+	if code, _, errOut = runCmd(t, "job", "--server", server, ""); code == 0 {
+		t.Fatalf("job with an empty name: %d %q", code, errOut)
+	}
+	for range 2 {
+		if code, out, errOut = sub("--executor-memory", "1g", "--name", "twin"); code != 0 {
+			t.Fatalf("submit twin: %d %q %q", code, out, errOut)
+		}
+	}
+	code, _, errOut = runCmd(t, "job", "--server", server, "twin")
+	if code != 1 || !strings.Contains(errOut, `"twin" fits 2 jobs`) {
+		t.Fatalf("job twin: %d %q", code, errOut)
 	}
 
 	// cancel: waiting jobs are cancelled; an ended one is left alone.

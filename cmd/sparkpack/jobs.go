@@ -49,6 +49,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	state := fs.String("state", "", "only jobs in these states, comma-separated (e.g. QUEUED,RUNNING; waiting = SUBMITTED,QUEUED; active = every state before the end)")
 	var labels listFlag
 	fs.Var(&labels, "label", "only jobs with this label key=value (repeat: all must match)")
+	search := fs.String("search", "", "only jobs whose name contains this, whose id starts with it, or with this label key=value (the server searches every job)")
 	limit := fs.Int("limit", 50, "at most this many jobs (1-1000)")
 	all := fs.Bool("all", false, "every matching job (follows the pages)")
 	asJSON := fs.Bool("json", false, "print the jobs as JSON, one object per line")
@@ -84,6 +85,9 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		q.Add("label", l)
 	}
 	q.Set("limit", fmt.Sprint(*limit))
+	if *search != "" {
+		q.Set("q", *search)
+	}
 	cl, err := cf.client()
 	if err != nil {
 		return err
@@ -395,6 +399,9 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	cl.retries = 2
+	if id, err = resolveIDs(ctx, cl, id); err != nil {
+		return err
+	}
 	get := func(ctx context.Context) (api.JobView, error) {
 		var v api.JobView
 		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id[0], nil, &v); err != nil {
@@ -589,11 +596,60 @@ func parseWithIDs(fs *flag.FlagSet, args []string, n int) ([]string, error) {
 		return nil, errUsage
 	}
 	for _, id := range ids {
-		if err := checkJobID(id); err != nil {
-			return nil, err
+		if strings.TrimSpace(id) == "" || strings.HasPrefix(id, "-") {
+			return nil, fmt.Errorf("%q is not a job: give a job id, the start of one, or a job's name (list them with sparkpack jobs)", id)
 		}
 	}
 	return ids, nil
+}
+
+// resolveIDs turns what the user typed into job ids, as kubectl and nomad
+// do: a whole id as it is; otherwise the one job whose id starts with it
+// or whose name is it (a name or prefix that fits several jobs is an
+// error listing them).
+func resolveIDs(ctx context.Context, cl *apiClient, args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if jobIDPattern.MatchString(a) {
+			out = append(out, strings.ToLower(a))
+			continue
+		}
+		var page api.ListResponse
+		q := url.Values{"q": {a}, "limit": {"50"}}
+		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &page); err != nil {
+			return nil, explain(err, "look up job "+a)
+		}
+		var byID, byName []api.JobView
+		for _, j := range page.Jobs {
+			switch {
+			case strings.HasPrefix(j.ID, strings.ToLower(a)):
+				byID = append(byID, j)
+			case j.Name == a:
+				byName = append(byName, j)
+			}
+		}
+		matches := byID
+		if len(matches) == 0 {
+			matches = byName
+		}
+		switch {
+		case len(matches) == 1:
+			out = append(out, matches[0].ID)
+		case len(matches) == 0:
+			return nil, fmt.Errorf("no job has an id starting with %q or the name %q; list them with sparkpack jobs", a, a)
+		default:
+			var list []string
+			for i, j := range matches {
+				if i == 5 {
+					list = append(list, fmt.Sprintf("and %d more", len(matches)-5))
+					break
+				}
+				list = append(list, fmt.Sprintf("%s (%s, %s)", j.ID, j.Name, j.State))
+			}
+			return nil, fmt.Errorf("%q fits %d jobs: %s; give more of the id", a, len(matches), strings.Join(list, "; "))
+		}
+	}
+	return out, nil
 }
 
 // runCancel is `sparkpack cancel ID...`: DELETE /api/v1/jobs/{id}. A
@@ -624,6 +680,9 @@ func cancelJobs(ctx context.Context, name string, args []string, stdout, stderr 
 		return err
 	}
 	cl.retries, cl.stderr = 3, stderr
+	if ids, err = resolveIDs(ctx, cl, ids); err != nil {
+		return err
+	}
 	failed := 0
 	for _, id := range ids {
 		var v api.JobView

@@ -44,6 +44,9 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	cl.retries = 2
+	if ids, err = resolveIDs(ctx, cl, ids); err != nil {
+		return err
+	}
 	file := "stdout"
 	if *errFile {
 		file = "stderr"

@@ -51,7 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
 		{[]string{"version"}, 0, ""},
 		{[]string{"kill"}, 2, "give at least one job id"},
-		{[]string{"kill", "--server", "http://127.0.0.1:1", "not-a-uuid"}, 1, "not a job id"},
+		{[]string{"kill", "--server", "http://127.0.0.1:1", "-"}, 1, `"-" is not a job`},
 	}
 	for _, tc := range cases {
 		code, out, errOut := runCmd(t, tc.args...)
