@@ -76,6 +76,9 @@ type live struct {
 	names         jobNames       // job names for the cluster view
 	hosts         hostOrder      // the cluster view's order
 
+	// costBase is the saved cost meter's total this term adds to (costmeter.go).
+	costBase costBase
+
 	// agentsMu guards a short-lived copy of the agents for jobCost.
 	agentsMu sync.Mutex
 	agentsAt time.Time
@@ -207,8 +210,9 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if err := cluster.Start(ctx); err != nil {
 		return nil, err
 	}
-	l.wg.Add(4)
+	l.wg.Add(5)
 	go func() { defer l.wg.Done(); l.sample(ctx, 2*time.Second) }()
+	go func() { defer l.wg.Done(); l.keepCostMeter(ctx, st, log.WithField("component", "cost")) }()
 	go func() {
 		defer l.wg.Done()
 		if err := core.Run(ctx); err != nil && ctx.Err() == nil {
@@ -377,12 +381,13 @@ func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, e
 
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {
 	r := l.core.Cost()
-	v := api.CostView{TotalUSD: r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
+	base := l.costBase.get()
+	v := api.CostView{TotalUSD: base + r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
 	if b := l.bill.get(ctx); b != nil {
 		v.Bill = &api.BillView{TotalUSD: b.TotalUSD, AlwaysOnUSD: b.AlwaysOnUSD, Seconds: b.Seconds}
 	}
 	for _, p := range r.Series {
-		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: p.TotalUSD})
+		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: base + p.TotalUSD})
 	}
 	return v, nil
 }
@@ -448,7 +453,7 @@ func (l *live) refreshGauges() {
 	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
 	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
 	r := l.core.Cost()
-	l.metrics.SetCost(r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	l.metrics.SetCost(l.costBase.get()+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
 	if l.power != nil {
 		// As /api/v1/cluster shows them: an agent power management has
 		// not stepped yet is on; one gone without a power record was lost.
