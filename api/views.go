@@ -107,6 +107,23 @@ type StatPoint struct {
 	DeadlineQueue   int       `json:"deadlineQueue"`
 	RegularQueue    int       `json:"regularQueue"`
 	ActiveAgents    int       `json:"activeAgents"`
+	// MeterUSD is the cost meter then; BillUSD and AlwaysOnUSD the bill and
+	// what the cluster would have cost always on, when a bill is known.
+	MeterUSD    float64  `json:"meterUSD"`
+	BillUSD     *float64 `json:"billUSD,omitempty"`
+	AlwaysOnUSD *float64 `json:"alwaysOnUSD,omitempty"`
+}
+
+// DeadlineCounts are the deadline jobs that ended by outcome (met: finished
+// by the deadline; missed: finished after it, or failed or killed after
+// it), in all, in the last hour and in the hour before it.
+type DeadlineCounts struct {
+	Met              int `json:"met"`
+	Missed           int `json:"missed"`
+	MetLastHour      int `json:"metLastHour"`
+	MissedLastHour   int `json:"missedLastHour"`
+	MetHourBefore    int `json:"metHourBefore"`
+	MissedHourBefore int `json:"missedHourBefore"`
 }
 
 // CostView is GET /api/v1/cost.
@@ -118,6 +135,8 @@ type CostView struct {
 	// Bill is what the cloud billed (every agent while powered on), when
 	// sparkpack can read it (the Mesos emulator's /sim/bill); nil otherwise.
 	Bill *BillView `json:"bill,omitempty"`
+	// Deadlines counts the deadline jobs that ended, by outcome.
+	Deadlines *DeadlineCounts `json:"deadlines,omitempty"`
 }
 
 // BillView is the provider's bill next to sparkpack's own meter.

@@ -309,6 +309,21 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	time.Sleep(time.Second) // let the charts take the last sample
 	b.screenshot(t, "demo-idle")
 	clipped("idle")
+	// The cost panel explains itself: the meter, the bill, always on and
+	// what power management saved, with their lines in the chart; the
+	// deadline counts below it.
+	var costFacts, deadlines string
+	var costLines int
+	b.run(t, 20*time.Second,
+		chromedp.WaitVisible(`#cost-explain dd[data-fact="saved"]`, chromedp.ByQuery),
+		chromedp.Text(`#cost-explain`, &costFacts, chromedp.ByQuery),
+		chromedp.Text(`#deadline-counts`, &deadlines, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#chart-cost .keys .key").length`, &costLines),
+	)
+	if !strings.Contains(costFacts, "% of always on") || !strings.Contains(costFacts, "bill") || costLines != 3 ||
+		!strings.HasPrefix(deadlines, "Deadlines: ") || strings.HasPrefix(deadlines, "Deadlines: 0 met") {
+		t.Errorf("cost panel: %q, %d lines in the chart; deadlines %q", costFacts, costLines, deadlines)
+	}
 	// Every agent card shows its whole name, whatever its badge says.
 	var cut []string
 	b.run(t, 10*time.Second, chromedp.Evaluate(`[...document.querySelectorAll("#cluster .agent .host")].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)`, &cut))

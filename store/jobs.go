@@ -539,10 +539,24 @@ func (s *Store) CountByState(ctx context.Context) (map[string]int, error) {
 // it had passed); a job cancelled or rejected did not run, so it neither
 // met nor missed.
 func (s *Store) DeadlineOutcomes(ctx context.Context) (met, missed int, err error) {
+	return s.DeadlineOutcomesBetween(ctx, time.Time{}, time.Time{})
+}
+
+// DeadlineOutcomesBetween is DeadlineOutcomes for the jobs that ended in
+// [from, to); a zero time leaves that side open.
+func (s *Store) DeadlineOutcomesBetween(ctx context.Context, from, to time.Time) (met, missed int, err error) {
+	var lo, hi any
+	if !from.IsZero() {
+		lo = from
+	}
+	if !to.IsZero() {
+		hi = to
+	}
 	err = s.db.QueryRowContext(ctx, `
 		SELECT count(*) FILTER (WHERE state = 'FINISHED' AND finished_at <= deadline_at),
 		       count(*) FILTER (WHERE finished_at > deadline_at AND state IN ('FINISHED', 'FAILED', 'KILLED'))
-		FROM jobs WHERE deadline_at IS NOT NULL AND finished_at IS NOT NULL`).Scan(&met, &missed)
+		FROM jobs WHERE deadline_at IS NOT NULL AND finished_at IS NOT NULL
+		  AND ($1::timestamptz IS NULL OR finished_at >= $1) AND ($2::timestamptz IS NULL OR finished_at < $2)`, lo, hi).Scan(&met, &missed)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count deadline outcomes: %w", err)
 	}

@@ -53,4 +53,19 @@ func TestDeadlineOutcomes(t *testing.T) {
 	if err != nil || met != 2 || missed != 2 {
 		t.Fatalf("DeadlineOutcomes = %d met, %d missed, %v; want 2 and 2", met, missed, err)
 	}
+	// Every job ended at now: a window around it counts them all, one
+	// before or after it none.
+	for _, w := range []struct {
+		from, to  time.Time
+		met, miss int
+	}{
+		{now.Add(-time.Minute), now.Add(time.Minute), 2, 2},
+		{now.Add(-time.Hour), now.Add(-time.Minute), 0, 0},
+		{now.Add(time.Second), time.Time{}, 0, 0},
+	} {
+		met, missed, err := s.DeadlineOutcomesBetween(ctx, w.from, w.to)
+		if err != nil || met != w.met || missed != w.miss {
+			t.Errorf("DeadlineOutcomesBetween(%v, %v) = %d, %d, %v; want %d, %d", w.from, w.to, met, missed, err, w.met, w.miss)
+		}
+	}
 }

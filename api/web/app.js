@@ -280,8 +280,30 @@ async function renderCost() {
   if (c.bill) $("bill-total").textContent = fmtUSD(c.bill.totalUSD) + " (always on: " + fmtUSD(c.bill.alwaysOnUSD) + ")";
   if ($("view-overview").hidden) return;
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
-  lineChart($("chart-cost"), [{ name: "cost of the active agents (reservations and drivers)", points: pts, colour: "#0b63c4" }], { fmt: fmtAxisUSD });
   const st = c.stats || [];
+  const lines = [{ name: "meter: agents holding work", points: pts, colour: "#0b63c4" }];
+  const billPts = st.filter((p) => p.billUSD !== undefined);
+  if (billPts.length) {
+    lines.push({ name: "bill: agents powered on", points: billPts.map((p) => [Date.parse(p.t), p.billUSD]), colour: "#c46a0b" });
+    lines.push({ name: "always on", points: billPts.map((p) => [Date.parse(p.t), p.alwaysOnUSD]), colour: "#8a8f96" });
+  }
+  lineChart($("chart-cost"), lines, { fmt: fmtAxisUSD });
+  // What each figure is, and what power management saved.
+  const facts = [["meter", fmtUSD4(c.totalUSD) + " — what the agents holding sparkpack's reservations or drivers cost while they did (the jobs' own costs are their shares of it; the rest is capacity of those agents no job used)"]];
+  if (c.bill) {
+    const saved = c.bill.alwaysOnUSD - c.bill.totalUSD;
+    facts.push(["bill", fmtUSD4(c.bill.totalUSD) + " — every agent while it was powered on, idle time before power-off and boot time included"]);
+    facts.push(["always on", fmtUSD4(c.bill.alwaysOnUSD) + " — the same agents, none ever off, over the same " + fmtDur(c.bill.seconds)]);
+    facts.push(["saved", fmtUSD4(saved) + (c.bill.alwaysOnUSD > 0 ? " (" + (100 * saved / c.bill.alwaysOnUSD).toFixed(1) + "% of always on)" : "")]);
+  }
+  $("cost-explain").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v)]));
+  const d = c.deadlines;
+  $("deadline-counts").hidden = !d;
+  if (d) {
+    const trend = (now, before) => now > before ? "▲" : now < before ? "▼" : "=";
+    $("deadline-counts").textContent = "Deadlines: " + d.met + " met, " + d.missed + " missed" +
+      " · last hour " + d.metLastHour + " met, " + d.missedLastHour + " missed (" + trend(d.missedLastHour, d.missedHourBefore) + " misses against the hour before: " + d.missedHourBefore + ")";
+  }
   lineChart($("chart-latency"), [{ name: "mean time to place a job", points: st.filter((p) => p.placementMs > 0).map((p) => [Date.parse(p.t), p.placementMs]), colour: "#7a3fc4" }], { height: 120, fmt: fmtMs });
   lineChart($("chart-queue"), [
     { name: "deadline queue", points: st.map((p) => [Date.parse(p.t), p.deadlineQueue]), colour: "#b3261e" },

@@ -386,6 +386,17 @@ func (l *live) Cost(ctx context.Context) (api.CostView, error) {
 	if b := l.bill.get(ctx); b != nil {
 		v.Bill = &api.BillView{TotalUSD: b.TotalUSD, AlwaysOnUSD: b.AlwaysOnUSD, Seconds: b.Seconds}
 	}
+	now := time.Now()
+	var d api.DeadlineCounts
+	var err error
+	if d.Met, d.Missed, err = l.st.DeadlineOutcomes(ctx); err == nil {
+		if d.MetLastHour, d.MissedLastHour, err = l.st.DeadlineOutcomesBetween(ctx, now.Add(-time.Hour), time.Time{}); err == nil {
+			d.MetHourBefore, d.MissedHourBefore, err = l.st.DeadlineOutcomesBetween(ctx, now.Add(-2*time.Hour), now.Add(-time.Hour))
+		}
+	}
+	if err == nil {
+		v.Deadlines = &d
+	}
 	for _, p := range r.Series {
 		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: base + p.TotalUSD})
 	}
@@ -428,7 +439,7 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			}
 			sig.WriteByte(';')
 		}
-		l.stats.sample(q.Deadline, q.Regular, active)
+		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.Cost().TotalUSD, l.bill.get(ctx))
 		l.refreshGauges()
 		if s := sig.String(); s != lastSig {
 			lastSig = s
@@ -520,10 +531,14 @@ func (r *statRing) add(p scheduler.PlacementStat) {
 	r.mu.Unlock()
 }
 
-func (r *statRing) sample(deadlineQ, regularQ, active int) {
+func (r *statRing) sample(deadlineQ, regularQ, active int, meter float64, bill *emulatorBill) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := api.StatPoint{T: time.Now().UTC(), DeadlineQueue: deadlineQ, RegularQueue: regularQ, ActiveAgents: active}
+	p := api.StatPoint{T: time.Now().UTC(), DeadlineQueue: deadlineQ, RegularQueue: regularQ, ActiveAgents: active, MeterUSD: meter}
+	if bill != nil {
+		total, always := bill.TotalUSD, bill.AlwaysOnUSD
+		p.BillUSD, p.AlwaysOnUSD = &total, &always
+	}
 	if r.nPlaced > 0 {
 		p.PlacementMillis = r.sumMs / float64(r.nPlaced)
 	}
