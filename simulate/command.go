@@ -200,6 +200,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runs []RunResult
 	for _, w := range windows {
 		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
+		w = replayedWindow(w, arrivals, set)
 		for _, seed := range seeds {
 			var wl []workload.Job
 			if f.workload == WorkloadThesis {

@@ -320,6 +320,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	slices.SortStableFunc(jobs, func(a, b scheduler.Job) int { return a.SubmittedAt.Compare(b.SubmittedAt) })
 
+	// The window starts now: power management sees the agents idle from
+	// here (not only from the first arrival), so that agents idle before
+	// it are powered off and the bill covers the window only.
+	tickPower()
+
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
 	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
