@@ -78,6 +78,82 @@ func (d Demand) Excess(m float64) float64 {
 	return math.Max(0, d.Jobs-m+below)
 }
 
+// Tails are P(N >= k) for k = 1, 2, ... while it is at least 1e-9 (at
+// most mean + 12 sd + 30 of them).
+func (d Demand) Tails() []float64 {
+	if !d.OK || !(d.Jobs > 0) {
+		return nil
+	}
+	var out []float64
+	if d.Jobs >= normalFrom {
+		sd := math.Sqrt(math.Max(d.Dispersion, 1) * d.Jobs)
+		for k := 1; ; k++ {
+			t := 1 - normCDF((float64(k)-0.5-d.Jobs)/sd)
+			if t < 1e-9 {
+				return out
+			}
+			out = append(out, t)
+		}
+	}
+	cdf := 0.0
+	d.pmfIter(func(k int, p float64) bool {
+		cdf += p
+		if t := 1 - cdf; t >= 1e-9 {
+			out = append(out, t)
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// Beyond is the expected number of jobs that find no room in c cpus: the
+// k-th arrival finds none when the first k ask for more than c together,
+// so it is the sum over k of P(N >= k) P(S_1 + ... + S_k > c), the sizes S
+// drawn from JobCPUs (exact for k = 1, normal for more; the mean size for
+// all when JobCPUs is nil). tails are d.Tails() (computed once by a
+// caller that asks often).
+func (d Demand) Beyond(c float64, tails []float64) float64 {
+	if !d.OK || !(d.Jobs > 0) || math.IsNaN(c) {
+		return 0
+	}
+	mean, sd := d.CPUs/d.Jobs, 0.0
+	if n := len(d.JobCPUs); n > 0 {
+		mean = 0
+		for _, x := range d.JobCPUs {
+			mean += x
+		}
+		mean /= float64(n)
+		for _, x := range d.JobCPUs {
+			sd += (x - mean) * (x - mean)
+		}
+		sd = math.Sqrt(sd / float64(n))
+	}
+	out := 0.0
+	for i, t := range tails {
+		k := float64(i + 1)
+		var p float64
+		switch {
+		case k == 1 && len(d.JobCPUs) > 0:
+			above := 0
+			for _, x := range d.JobCPUs {
+				if x > c+1e-9 {
+					above++
+				}
+			}
+			p = float64(above) / float64(len(d.JobCPUs))
+		case sd == 0:
+			if k*mean > c+1e-9 {
+				p = 1
+			}
+		default:
+			p = 1 - normCDF((c-k*mean)/(math.Sqrt(k)*sd))
+		}
+		out += t * p
+	}
+	return out
+}
+
 func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 

@@ -106,7 +106,11 @@ type Model struct {
 	opt    Options
 	slots  []slot // LevelWeek: 7 x per day; LevelDay: per day
 	slacks []float64
+	sizes  []float64 // SizeSample cpus quantiles of the jobs
 }
+
+// SizeSample is how many quantiles of the jobs' cpus a Demand carries.
+const SizeSample = 32
 
 type slot struct {
 	jobs float64
@@ -156,6 +160,7 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 		sumWork         float64
 		deadlines       int
 		execC, execM    []float64
+		cpus            []float64
 		slacks          []float64
 		recent          float64
 	)
@@ -177,6 +182,7 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 			first = j.SubmittedAt
 		}
 		sumCPU += j.CPUs
+		cpus = append(cpus, j.CPUs)
 		sumMem += j.MemMB
 		sumWork += j.CPUs * j.RunSeconds
 		ec, em := j.ExecutorCPUs, j.ExecutorMemMB
@@ -225,6 +231,11 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 	m.ExecCPUsP90, m.ExecMemMBP90 = quantile(execC, 0.9), quantile(execM, 0.9)
 	sort.Float64s(slacks)
 	m.slacks = slacks
+	sort.Float64s(cpus)
+	m.sizes = make([]float64, SizeSample)
+	for i := range m.sizes {
+		m.sizes[i] = cpus[min(int((float64(i)+0.5)/SizeSample*float64(len(cpus))), len(cpus)-1)]
+	}
 	if dropped > 0 {
 		m.Reason = fmt.Sprintf("%d invalid jobs dropped (first: %s)", dropped, firstReason)
 	}
@@ -358,6 +369,9 @@ type Demand struct {
 	Dispersion float64
 	// The p90 executor shape of the jobs (what an agent must hold).
 	ExecCPUs, ExecMemMB float64
+	// JobCPUs are SizeSample equally spaced quantiles of the jobs' cpus
+	// (nil: every job asks for CPUs/Jobs).
+	JobCPUs []float64
 }
 
 // Expect forecasts the jobs submitted in [from, to). An interval longer
@@ -370,7 +384,7 @@ func (m *Model) Expect(from, to time.Time) Demand {
 		}
 		return Demand{Reason: r}
 	}
-	d := Demand{OK: true, Reason: m.Reason, Dispersion: m.Dispersion, ExecCPUs: m.ExecCPUsP90, ExecMemMB: m.ExecMemMBP90}
+	d := Demand{OK: true, Reason: m.Reason, Dispersion: m.Dispersion, ExecCPUs: m.ExecCPUsP90, ExecMemMB: m.ExecMemMBP90, JobCPUs: m.sizes}
 	if !to.After(from) {
 		return d
 	}

@@ -295,3 +295,36 @@ func BenchmarkExpect(b *testing.B) {
 		_ = d.Excess(2)
 	}
 }
+
+// TestBeyond: with every job the same size s, the jobs beyond c cpus are
+// E[(N - floor(c/s))+] (Excess). With half the jobs of 2 cpus and half of
+// 8 (mean 5, sd 3) and one job expected (Poisson), 4 cpus leave out the
+// first arrival half the time (P(N>=1) = 0.63212 x 0.5) and the k-th
+// (k >= 2) when k sizes exceed 4 (normal: 1 - Phi((4 - 5k)/(3 sqrt k))):
+// 0.31606 + 0.26424 x 0.92135 + 0.08030 x 0.98287 + ... = 0.66171.
+func TestBeyond(t *testing.T) {
+	d := Demand{OK: true, Jobs: 2, CPUs: 8, Dispersion: 1}
+	tails := d.Tails()
+	for _, c := range []float64{0, 3.9, 4, 7, 8, 12, 100} {
+		approx(t, "constant sizes", d.Beyond(c, tails), d.Excess(math.Floor(c/4+1e-9)), 1e-9)
+	}
+	mixed := Demand{OK: true, Jobs: 1, CPUs: 5, Dispersion: 1}
+	for i := 0; i < SizeSample; i++ {
+		mixed.JobCPUs = append(mixed.JobCPUs, []float64{2, 8}[i%2])
+	}
+	approx(t, "mixed sizes", mixed.Beyond(4, mixed.Tails()), 0.66171, 1e-5)
+	if (Demand{}).Beyond(4, tails) != 0 || len((Demand{}).Tails()) != 0 {
+		t.Fatal("no forecast: nothing beyond")
+	}
+	// The model carries the quantiles of the history's sizes.
+	now := at(12, 0)
+	var h []Job
+	for i := 0; i < 10; i++ {
+		h = append(h, Job{SubmittedAt: at(11, i), CPUs: float64(2 + 6*(i%2)), MemMB: 1024})
+	}
+	m := Fit(h, now, Options{})
+	e := m.Expect(now, now.Add(time.Minute))
+	if len(e.JobCPUs) != SizeSample || e.JobCPUs[0] != 2 || e.JobCPUs[SizeSample-1] != 8 {
+		t.Fatalf("%v", e.JobCPUs)
+	}
+}

@@ -48,6 +48,8 @@ type flags struct {
 	preemptProtect                          time.Duration
 	preemptMaxShare                         float64
 	maxPreemptions                          int
+	warmPool                                bool
+	missCost                                float64
 }
 
 // Workload modes of --workload.
@@ -91,6 +93,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
 	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
 	fs.IntVar(&f.maxPreemptions, "max-preemptions", 0, "with --preemption: a job evicted this often is not evicted again (default 3)")
+	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
+	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -171,6 +175,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.maxPreemptions < 0 {
 		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
 	}
+	if f.warmPool && f.powerOffAfter <= 0 {
+		return errors.New("simulate: --warm-pool needs --power-off-after")
+	}
+	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
+		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
+	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
@@ -224,7 +234,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, WarmPool: f.warmPool, MissCostUSD: f.missCost,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {

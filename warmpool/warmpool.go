@@ -10,12 +10,14 @@ import (
 )
 
 // DefaultMissCostUSD is the price of one missed deadline when none is
-// configured: $1, about ten minutes of the whole thesis14 cluster ($6/h)
-// or four hours of its cheapest agent. With it, a 4-cpu agent at $0.24/h
-// is kept warm while it avoids more than one expected miss in 250 of the
-// boot-time windows it covers. (Tuned on hour 0, seeds 1-3, of the thesis
-// workload; docs/power.md, "A warm pool sized from a forecast".)
-const DefaultMissCostUSD = 1.0
+// configured: $2, about twenty minutes of the whole thesis14 cluster
+// ($6/h) or eight hours of its cheapest agent. A 4-cpu agent at $0.24/h is
+// then kept warm over a 60 s boot time while it avoids more than one
+// expected miss in 500 such windows. Tuned on hour 0, seeds 1-3, of the
+// thesis workload (of $0.5, $1, $2, $4: the lowest whose 2-minute warm
+// pool missed no more deadlines than plain 10-minute power-off, at a lower
+// bill); docs/power.md, "A warm pool sized from a forecast".
+const DefaultMissCostUSD = 2.0
 
 // State is an agent's power state as the rule sees it.
 type State string
@@ -139,19 +141,36 @@ func Decide(in Input) Plan {
 
 	// Busy and booting agents stay; their free capacity is warm.
 	onCPUs := 0.0
+	// Warm capacity is counted in usable cpus: whole executors of the
+	// forecast's p90 shape that fit in what an agent has free (a busy
+	// agent's 2 free cpus without the memory for an executor hold none).
+	ec, em := in.Forecast.ExecCPUs, in.Forecast.ExecMemMB
+	usable := func(c, m float64) float64 {
+		c, m = math.Max(c, 0), math.Max(m, 0)
+		if !(ec > 0) || !(em > 0) {
+			return c
+		}
+		return ec * math.Min(math.Floor(c/ec+1e-9), math.Floor(m/em+1e-9))
+	}
 	var freeC, freeM float64
 	for i, a := range in.Agents {
 		switch {
 		case a.State == On && a.Busy:
 			decided[i] = true
 			onCPUs += a.CPUs
-			freeC += math.Max(a.FreeCPUs, 0)
+			freeC += usable(a.FreeCPUs, a.FreeMemMB)
 			freeM += math.Max(a.FreeMemMB, 0)
 			p.KeepOn = append(p.KeepOn, Decision{a.ID, "holds work"})
 		case a.State == Booting:
+			// Arrivals spread over the boot time find it ready for the
+			// part of it after ReadyAt.
 			decided[i] = true
-			freeC += a.CPUs
-			freeM += a.MemMB
+			w := 1.0
+			if !a.ReadyAt.IsZero() && boot > 0 {
+				w = math.Min(math.Max(in.Now.Add(boot).Sub(a.ReadyAt).Seconds()/boot.Seconds(), 0), 1)
+			}
+			freeC += w * usable(a.CPUs, a.MemMB)
+			freeM += w * a.MemMB
 			why := "booting"
 			if !a.ReadyAt.IsZero() {
 				why = fmt.Sprintf("booting, ready in %s", a.ReadyAt.Sub(in.Now).Round(time.Second))
@@ -167,7 +186,7 @@ func Decide(in Input) Plan {
 		}
 		decided[i] = true
 		onCPUs += a.CPUs
-		freeC += a.CPUs
+		freeC += usable(a.CPUs, a.MemMB)
 		freeM += a.MemMB
 		p.KeepOn = append(p.KeepOn, Decision{a.ID, fmt.Sprintf("min warm cpus %g", in.MinWarmCPUs)})
 	}
@@ -186,34 +205,33 @@ func Decide(in Input) Plan {
 		return rest(p.Reason)
 	}
 
-	// Capacity in jobs of the forecast's mean size; the queue's waiting
-	// demand comes first, running jobs ending within half the boot time
-	// give theirs back. misses is the expected number of deadline jobs
+	// The queue's waiting demand comes first; running jobs ending within
+	// the boot time give theirs back for the part of it after their end. misses is the expected number of deadline jobs
 	// (that cannot absorb a boot) arriving beyond the warm capacity.
 	f := in.Forecast
-	var endC, endM float64
+	var endC float64
 	for _, r := range in.Running {
-		if r.EndsAt.Before(in.Now.Add(boot / 2)) {
-			endC += math.Max(r.CPUs, 0)
-			endM += math.Max(r.MemMB, 0)
+		// Arrivals spread over the boot time find its cpus free for the
+		// part of it after its end.
+		w := 1.0
+		if boot > 0 {
+			w = math.Min(math.Max(in.Now.Add(boot).Sub(r.EndsAt).Seconds()/boot.Seconds(), 0), 1)
 		}
+		endC += w * usable(r.CPUs, r.MemMB)
 	}
-	misses := func(d forecast.Demand, c, m float64) float64 {
+	tails := map[*forecast.Demand][]float64{}
+	misses := func(d *forecast.Demand, c, m float64) float64 {
 		if !(d.Jobs > 0) {
 			return 0
 		}
-		c, m = c+endC-in.WaitingCPUs, m+endM-in.WaitingMemMB
-		s := math.Inf(1)
-		if pc := d.CPUs / d.Jobs; pc > 0 {
-			s = c / pc
+		t, ok := tails[d]
+		if !ok {
+			t = d.Tails()
+			tails[d] = t
 		}
-		if pm := d.MemMB / d.Jobs; pm > 0 {
-			s = math.Min(s, m/pm)
-		}
-		if math.IsInf(s, 0) || math.IsNaN(s) {
-			s = 0
-		}
-		return d.DeadlineJobs / d.Jobs * tight * d.Excess(math.Max(s, 0))
+		// (Memory is in c already: usable cpus.)
+		c = c + endC - in.WaitingCPUs
+		return d.DeadlineJobs / d.Jobs * tight * d.Beyond(math.Max(c, 0), t)
 	}
 	fits := func(a Agent) bool {
 		return a.CPUs+1e-9 >= f.ExecCPUs && a.MemMB+1e-9 >= f.ExecMemMB
@@ -224,7 +242,7 @@ func Decide(in Input) Plan {
 	// expected miss cost over d is lowest: the first k of them are taken.
 	// Not a greedy stop: an agent that only covers the queue saves nothing
 	// alone, but makes the next one worth it.
-	best := func(cands []cand, d forecast.Demand) int {
+	best := func(cands []cand, d *forecast.Demand) int {
 		c, m, bill := freeC, freeM, 0.0
 		bestK, bestTotal := 0, missCost*misses(d, c, m)
 		for k, x := range cands {
@@ -232,22 +250,22 @@ func Decide(in Input) Plan {
 				break
 			}
 			a := in.Agents[x.i]
-			c, m, bill = c+a.CPUs, m+a.MemMB, bill+x.cost
+			c, m, bill = c+usable(a.CPUs, a.MemMB), m+a.MemMB, bill+x.cost
 			if total := bill + missCost*misses(d, c, m); total < bestTotal-1e-15 {
 				bestK, bestTotal = k+1, total
 			}
 		}
 		return bestK
 	}
-	take := func(a Agent, d forecast.Demand, cost float64, what string) Decision {
+	take := func(a Agent, d *forecast.Demand, cost float64, what string) Decision {
 		before := misses(d, freeC, freeM)
-		freeC += a.CPUs
+		freeC += usable(a.CPUs, a.MemMB)
 		freeM += a.MemMB
 		p.IdleBillUSD += cost
 		return Decision{a.ID, fmt.Sprintf("%s: expected misses %.4f -> %.4f, for $%.4f", what, before, misses(d, freeC, freeM), cost)}
 	}
 	why := map[int]string{}
-	notWorth := func(d forecast.Demand, cands []cand, suffix string) {
+	notWorth := func(d *forecast.Demand, cands []cand, suffix string) {
 		base := misses(d, freeC, freeM)
 		gains := map[[2]float64]float64{} // by agent size: agents alike cost one Excess
 		for _, x := range cands {
@@ -258,7 +276,7 @@ func Decide(in Input) Plan {
 			size := [2]float64{a.CPUs, a.MemMB}
 			gain, ok := gains[size]
 			if !ok {
-				gain = missCost * (base - misses(d, freeC+a.CPUs, freeM+a.MemMB))
+				gain = missCost * (base - misses(d, freeC+usable(a.CPUs, a.MemMB), freeM+a.MemMB))
 				gains[size] = gain
 			}
 			why[x.i] = fmt.Sprintf("not worth keeping: saves $%.4f of expected misses for $%.4f%s", gain, x.cost, suffix)
@@ -279,13 +297,13 @@ func Decide(in Input) Plan {
 		}
 		cands = append(cands, cand{i, a.PricePerHour * boot.Hours()})
 	}
-	k := best(cands, f)
+	k := best(cands, &f)
 	for _, x := range cands[:k] {
 		decided[x.i] = true
-		p.KeepOn = append(p.KeepOn, take(in.Agents[x.i], f, x.cost, "warm for the forecast in "+boot.String()))
+		p.KeepOn = append(p.KeepOn, take(in.Agents[x.i], &f, x.cost, "warm for the forecast in "+boot.String()))
 	}
-	p.ExpectedMisses = misses(f, freeC, freeM)
-	notWorth(f, cands[k:], " in "+boot.String())
+	p.ExpectedMisses = misses(&f, freeC, freeM)
+	notWorth(&f, cands[k:], " in "+boot.String())
 
 	// Power on ahead of the demand one boot time away: first idle agents
 	// still on (no boot to pay), then agents that are off (the boot and
@@ -304,19 +322,19 @@ func Decide(in Input) Plan {
 				cands = append(cands, cand{i, a.PricePerHour * (lh + boot.Hours())})
 			}
 		}
-		k := best(cands, ah)
+		k := best(cands, &ah)
 		what := fmt.Sprintf("forecast %.2f jobs (p90 %g) in %s from %s", ah.Jobs, ah.JobsP90, lead, boot)
 		for _, x := range cands[:k] {
 			decided[x.i] = true
 			a := in.Agents[x.i]
-			d := take(a, ah, x.cost, what)
+			d := take(a, &ah, x.cost, what)
 			if a.State == On {
 				p.KeepOn = append(p.KeepOn, d)
 			} else {
 				p.PowerOnNow = append(p.PowerOnNow, d)
 			}
 		}
-		notWorth(ah, cands[k:], "")
+		notWorth(&ah, cands[k:], "")
 	}
 	p.Reason = fmt.Sprintf("forecast %.2f jobs (p90 %g), %.2f with a deadline, in the next %s; %.3f expected misses with %g warm cpus",
 		f.Jobs, f.JobsP90, f.DeadlineJobs, boot, p.ExpectedMisses, freeC)

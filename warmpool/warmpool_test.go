@@ -90,7 +90,7 @@ func TestMissCostByHand(t *testing.T) {
 	if math.Abs(p.ExpectedMisses-0.01633) > 1e-5 || p.WarmCPUs != 8 {
 		t.Fatalf("%+v", p)
 	}
-	// The default miss cost is $1.
+	// The default miss cost is $2: all kept, as at $1.
 	in.MissCostUSD = 0
 	check(t, Decide(in), "a,b,c", "", "")
 }
@@ -99,8 +99,8 @@ func TestMissCostByHand(t *testing.T) {
 // capacity first: with one job (4 cpus) waiting, a alone saves nothing
 // but a and b together save $0.0984 for $0.008, and c (two slots more)
 // $0.0226 for $0.008: all kept at $0.25 (the best prefix, not a greedy
-// stop). With two waiting, also all. A running job ending within half the
-// boot time gives its cpus back. Executors of 6 cpus make the 4-cpu
+// stop). With two waiting, also all. A running job ending within the boot
+// time gives its cpus back for the part of the boot time after its end. Executors of 6 cpus make the 4-cpu
 // agents useless, so the dearer c is kept instead of them.
 func TestQueueRunningAndShapes(t *testing.T) {
 	in := Input{Now: now, Agents: agents(On), Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25}
@@ -110,8 +110,14 @@ func TestQueueRunningAndShapes(t *testing.T) {
 	in.WaitingCPUs, in.WaitingMemMB = 8, 16384
 	check(t, Decide(in), "a,b,c", "", "")
 	in.WaitingCPUs, in.WaitingMemMB = 4, 8192
+	// A job ending now gives its 4 cpus back for the whole boot time, one
+	// ending in 60 s none of them: as if nothing waited.
+	in.Running = []Running{{CPUs: 4, MemMB: 8192, EndsAt: now}, {CPUs: 4, MemMB: 8192, EndsAt: now.Add(60 * time.Second)}}
+	check(t, Decide(in), "a,b", "", "c")
+	// Ending in 20 s and 50 s: 4 x (40/60 + 10/60) = 3.33 cpus back, 0.67
+	// still waiting: b alone no longer covers the first forecast job.
 	in.Running = []Running{{CPUs: 4, MemMB: 8192, EndsAt: now.Add(20 * time.Second)}, {CPUs: 4, MemMB: 8192, EndsAt: now.Add(50 * time.Second)}}
-	check(t, Decide(in), "a,b", "", "c") // one job's cpus back by 30 s: as if nothing waited
+	check(t, Decide(in), "a,b,c", "", "")
 	in = Input{Now: now, Agents: agents(On), Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25}
 	in.Forecast.ExecCPUs = 6
 	p := Decide(in)
@@ -121,17 +127,23 @@ func TestQueueRunningAndShapes(t *testing.T) {
 	}
 }
 
-// TestBusyAndBooting: busy agents and booting ones stay and their free
-// capacity is warm; here a booting c (2 slots) covers the forecast, so a
-// and b may go (a saves 0.25 x (0.01633 - 0.00194) = $0.0036 < $0.004).
+// TestBusyAndBooting: busy agents and booting ones stay, and their free
+// capacity is warm: a booting agent for the part of the boot time after it
+// is ready. c (8 cpus, 2 slots) ready now covers the forecast, so a and b
+// may go (a saves 0.25 x (0.01633 - 0.00194) = $0.0036 < $0.004); ready
+// in 40 s it counts 8 x 20/60 = 2.67 cpus, less than one job: a and b are
+// kept as if c were not there (a saves $0.0984, b $0.0225).
 // A busy b with nothing free is no warm capacity: a and c are kept as
 // they would be without b (a saves $0.0984, c then 0.25 x (0.10653 -
 // 0.00194) = $0.0261).
 func TestBusyAndBooting(t *testing.T) {
 	ag := agents(On)
-	ag[0].State, ag[0].ReadyAt = Booting, now.Add(40*time.Second)
+	ag[0].State, ag[0].ReadyAt = Booting, now
 	p := Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
 	check(t, p, "c", "", "b,a")
+	ag[0].ReadyAt = now.Add(40 * time.Second)
+	p = Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
+	check(t, p, "c,a,b", "", "")
 	if p.KeepOn[0].Reason != "booting, ready in 40s" {
 		t.Fatalf("%q", p.KeepOn[0].Reason)
 	}
@@ -216,4 +228,22 @@ func BenchmarkDecide10kAgents(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		Decide(in)
 	}
+}
+
+// TestUsableCapacity: warm capacity counts whole executors of the
+// forecast's shape (2 cpus, 6 GB here). A busy b with 4 cpus but 4 GB
+// free holds none: a (4 cpus: 2 executors) and c (8 cpus: 4) are kept as
+// with nothing warm (a saves $0.0984, c $0.0261 at $0.25). With 16 GB
+// free, b holds one job: a saves 0.25 x (0.10653 - 0.01633) = $0.0225,
+// c 0.25 x (0.01633 - 0.00019) = $0.0040 < $0.008: c may go.
+func TestUsableCapacity(t *testing.T) {
+	f := demand(0.5)
+	f.MemMB, f.ExecMemMB = 12288*0.5, 6144
+	ag := agents(On)
+	ag[1].Busy, ag[1].FreeCPUs, ag[1].FreeMemMB = true, 4, 4096
+	p := Decide(Input{Now: now, Agents: ag, Forecast: f, BootTime: time.Minute, MissCostUSD: 0.25})
+	check(t, p, "b,a,c", "", "")
+	ag[1].FreeMemMB = 16384
+	p = Decide(Input{Now: now, Agents: ag, Forecast: f, BootTime: time.Minute, MissCostUSD: 0.25})
+	check(t, p, "b,a", "", "c")
 }
