@@ -247,3 +247,42 @@ func TestUsableCapacity(t *testing.T) {
 	p = Decide(Input{Now: now, Agents: ag, Forecast: f, BootTime: time.Minute, MissCostUSD: 0.25})
 	check(t, p, "b,a", "", "c")
 }
+
+// FuzzDecide (property): whatever the agents and the forecast (NaN,
+// negative, huge), Decide does not panic; every on agent is in exactly one
+// of KeepOn and MayPowerOff, every booting one in KeepOn, and only agents
+// that are off are powered on.
+func FuzzDecide(f *testing.F) {
+	f.Add(4.0, 16384.0, 0.24, 0.5, 4.0, 2.0, 4096.0, 2.0, 8.0, uint8(7))
+	f.Add(math.NaN(), -1.0, math.Inf(1), 1e300, math.NaN(), 0.0, -5.0, -1.0, math.NaN(), uint8(255))
+	f.Fuzz(func(t *testing.T, cpus, mem, price, jobs, jobCPUs, execC, execM, missCost, floor float64, states uint8) {
+		var ag []Agent
+		for i := 0; i < 8; i++ {
+			s := []State{On, Off, Booting, On}[(states>>(i%4*2))&3]
+			ag = append(ag, Agent{ID: fmt.Sprint("a", i), CPUs: cpus * float64(i%3+1), MemMB: mem, PricePerHour: price * float64(i%2+1), State: s,
+				Busy: i%3 == 0, FreeCPUs: cpus / 2, FreeMemMB: mem / 2, ReadyAt: now.Add(time.Duration(i) * time.Second)})
+		}
+		d := forecast.Demand{OK: true, Jobs: jobs, CPUs: jobs * jobCPUs, MemMB: jobs * mem, DeadlineJobs: jobs / 2, Dispersion: 1, ExecCPUs: execC, ExecMemMB: execM,
+			JobCPUs: []float64{jobCPUs, 2 * jobCPUs}}
+		if !(jobs >= 0 && jobs < 1e6) { // what Expect can answer: finite, bounded by MaxHorizon
+			d.Jobs, d.CPUs, d.DeadlineJobs = 1, jobCPUs, 0.5
+		}
+		p := Decide(Input{Now: now, Agents: ag, Forecast: d, Ahead: d, Lead: 15 * time.Second, BootTime: time.Minute, MissCostUSD: missCost, MinWarmCPUs: floor})
+		seen := map[string]int{}
+		for _, ds := range [][]Decision{p.KeepOn, p.MayPowerOff} {
+			for _, x := range ds {
+				seen[x.AgentID]++
+			}
+		}
+		for _, x := range p.PowerOnNow {
+			if ag[x.AgentID[1]-'0'].State != Off {
+				t.Fatalf("%s powered on: %+v", x.AgentID, ag)
+			}
+		}
+		for _, a := range ag {
+			if (a.State == On || a.State == Booting) && seen[a.ID] != 1 {
+				t.Fatalf("%s (%s) in %d lists: %+v", a.ID, a.State, seen[a.ID], p)
+			}
+		}
+	})
+}
