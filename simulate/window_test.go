@@ -35,6 +35,11 @@ func TestBillStartsAtTheWindow(t *testing.T) {
 	near(t, "bill", r.BillUSD, 190.0/3600)
 	near(t, "always on", r.AlwaysOnUSD, 530.0/3600)
 	near(t, "wait", r.WaitMeanS, 30)
+	// One power-on; 2 cpus on for 190 of 530 s.
+	near(t, "mean cpus on", r.MeanOnCPUs, 2*190.0/530)
+	if r.Boots != 1 {
+		t.Errorf("boots %d, want 1", r.Boots)
+	}
 }
 
 // TestTraceThatStartsLate: a trace file whose jobs start at 16 h (as one
