@@ -317,9 +317,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
 		}
 		wp = newSimWarmPool(cluster, pm, o.BootTime, o.MissCostUSD, 0, start)
-		if o.BootTime <= 0 {
-			wp.boot = 60 * time.Second
-		}
 	}
 	tickPower := func() {
 		if pm == nil {

@@ -45,6 +45,9 @@ type simWarmPool struct {
 }
 
 func newSimWarmPool(c *Cluster, pm *power.Manager, boot time.Duration, missCost, minWarm float64, start time.Time) *simWarmPool {
+	if boot <= 0 {
+		boot = 60 * time.Second // as the simulated cluster's default
+	}
 	return &simWarmPool{c: c, pm: pm, boot: boot, missCost: missCost, minWarm: minWarm, keep: map[string]bool{},
 		next: start, pending: map[string][2]float64{}, running: map[string]warmpool.Running{}}
 }
