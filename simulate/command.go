@@ -50,6 +50,8 @@ type flags struct {
 	maxPreemptions                          int
 	estimates, appType, mix                 string
 	estimateError, runNoise                 float64
+	warmPool                                bool
+	missCost                                float64
 }
 
 // Workload modes of --workload.
@@ -98,6 +100,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Float64Var(&f.runNoise, "run-noise", 0, "multiply every job's simulated run time by exp(N(0, SIGMA)), drawn per job with the seed (0 to 5;\n0: runs take exactly what the performance model says)")
 	fs.StringVar(&f.appType, "app-type", AppTypeKnown, "known (placement infers the application type from the main class) or hidden (opaque main classes:\npolicies see no application type and fall back)")
 	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
+	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
+	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -206,6 +210,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.maxPreemptions < 0 {
 		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
 	}
+	if f.warmPool && f.powerOffAfter <= 0 {
+		return errors.New("simulate: --warm-pool needs --power-off-after")
+	}
+	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
+		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
+	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
@@ -235,6 +245,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runs []RunResult
 	for _, w := range windows {
 		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
+		w = replayedWindow(w, arrivals, set)
 		for _, seed := range seeds {
 			var wl []workload.Job
 			if mix != nil {
@@ -260,7 +271,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime,
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, WarmPool: f.warmPool, MissCostUSD: f.missCost,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Progress: func(now time.Duration, done, total int) {

@@ -27,6 +27,7 @@ type agentPower struct {
 	registeredAt time.Time
 	onSince      time.Time // zero while off
 	onTotal      time.Duration
+	boots        int // power-ons
 }
 
 // powerOn starts billing at t and schedules the registration.
@@ -37,6 +38,7 @@ func (c *Cluster) powerOn(i int, t time.Time, boot time.Duration) {
 	}
 	p.bootAt = t.Add(boot)
 	p.onSince = t
+	p.boots++
 }
 
 func (c *Cluster) powerOff(i int, t time.Time) {

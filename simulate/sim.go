@@ -104,6 +104,13 @@ type Options struct {
 	// 60 s). The bill is kept either way.
 	PowerOffAfter time.Duration
 	BootTime      time.Duration
+	// WarmPool (with PowerOffAfter): a forecast of the arrivals, fitted
+	// online from those replayed so far, sizes a warm pool (package
+	// warmpool, simulate/warmpool.go) that power management keeps on or
+	// powers on ahead; MissCostUSD is the price of a missed deadline
+	// (0: warmpool.DefaultMissCostUSD).
+	WarmPool    bool
+	MissCostUSD float64
 	// Preemption settings of the core (zero: its defaults); the policy
 	// is Policy.Preemption.
 	PreemptProtect  time.Duration
@@ -182,6 +189,10 @@ type Result struct {
 	EstimateErrorPct float64 `json:"estimate_error_pct,omitempty"`
 	ModelMAPEPct     float64 `json:"model_mape_pct,omitempty"`
 	ModelMAPERuns    int     `json:"model_mape_runs,omitempty"`
+	// Boots counts agents powered on; MeanOnCPUs is the time-weighted
+	// mean of the cpus powered on (billed) over the run.
+	Boots      int     `json:"boots"`
+	MeanOnCPUs float64 `json:"mean_on_cpus"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
@@ -321,13 +332,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var wp *simWarmPool
+	if o.WarmPool {
+		if pm == nil {
+			return Result{}, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
+		}
+		wp = newSimWarmPool(cluster, pm, o.BootTime, o.MissCostUSD, 0, start)
+	}
 	tickPower := func() {
 		if pm == nil {
 			return
 		}
 		// Deactivate, then power off: two steps at the same instant.
 		for k := 0; k < 3; k++ {
-			_ = pm.Tick(ctx, cluster.powerAgents(), func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+			_ = pm.Tick(ctx, cluster.powerAgents(), func(a power.Agent) bool {
+				return core.CouldUse(a.CPUs, a.MemMB) || (wp != nil && wp.wanted(a))
+			})
 		}
 	}
 	wl := o.Workload
@@ -351,6 +371,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b scheduler.Job) int { return a.SubmittedAt.Compare(b.SubmittedAt) })
+
+	// The window starts now: power management sees the agents idle from
+	// here (not only from the first arrival), so that agents idle before
+	// it are powered off and the bill covers the window only.
+	tickPower()
 
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
@@ -382,8 +407,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if t, ok := cluster.NextBoot(); ok {
 				consider(t)
 			}
-			if t, ok := pm.NextIdleExpiry(); ok {
+			// (An expiry already past is an agent kept on: nothing to do
+			// at it.)
+			if t, ok := pm.NextIdleExpiry(); ok && t.After(clock.Now()) {
 				consider(t)
+			}
+			if wp != nil {
+				consider(wp.next)
 			}
 		}
 		if !have {
@@ -407,6 +437,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			ji.end, ji.done = now, true
 			est.finish(f.id, now.Sub(ji.start).Seconds())
 			done++
+			if wp != nil {
+				wp.ended(f.id, nil)
+			}
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
 			est.submit(&jobs[next])
@@ -416,6 +449,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 			if _, err := core.Submit(ctx, j); err != nil {
 				return Result{}, fmt.Errorf("submit %s: %w", j.ID, err)
+			}
+			if wp != nil {
+				wp.submitted(j)
 			}
 			next++
 		}
@@ -448,6 +484,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				ji.start = now
 				ji.run++
 				heap.Push(&finishes, finish{at: end, seq: seq, id: id, run: ji.run})
+				if wp != nil {
+					if j, err := store.Get(id); err == nil {
+						wp.started(j, now)
+					}
+				}
 				seq++
 			}
 			evicted := cluster.TakePreempted()
@@ -461,10 +502,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				lostWork += ran.Seconds()
 				lostCPU += ran.Seconds() * float64(ji.profile.Executors*ji.profile.ExecutorCores)
 				ji.run++ // its pending end no longer counts
+				if wp != nil {
+					if j, err := store.Get(id); err == nil {
+						wp.ended(id, &j)
+					}
+				}
 				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {
 					return Result{}, fmt.Errorf("evict %s: %w", id, err)
 				}
 			}
+		}
+		if wp != nil {
+			wp.dropRejected(store)
+			if err := wp.decide(ctx, now); err != nil {
+				return Result{}, fmt.Errorf("warm pool at %s: %w", now.Sub(start), err)
+			}
+			tickPower() // keep, and power on what it asks for
 		}
 		if o.Progress != nil && done/50 != lastProgress {
 			lastProgress = done / 50
@@ -479,6 +532,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	est.report(&r)
+	r.Boots, r.MeanOnCPUs = cluster.Boots(), cluster.MeanOnCPUs(start, end)
 	cpus := map[string]float64{}
 	for _, a := range o.Cluster.Agents {
 		cpus[a.ID] = a.CPUs
