@@ -59,3 +59,9 @@ func ApplyTransition(j Job, from, to State, reason string, now time.Time, mutate
 	}
 	return j, TransitionEvent{At: now, JobID: id, From: from, To: to, Reason: reason}, nil
 }
+
+// WaitedReason is the timeline's record of a waiting reason that held for d
+// before it changed: "waited 2m19s: does not fit now: short of cpus".
+func WaitedReason(d time.Duration, reason string) string {
+	return "waited " + d.Round(time.Second).String() + ": " + reason
+}

@@ -168,12 +168,65 @@ func (s *Store) SetWaitingMany(ctx context.Context, notes []scheduler.WaitingNot
 	for i, n := range notes {
 		ids[i], reasons[i], risks[i] = n.ID, n.Reason, n.AtRisk
 	}
-	err := s.exec(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
-		FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, reason, at_risk)
-		WHERE j.id = u.id AND j.state IN ('SUBMITTED','QUEUED') AND (j.waiting_reason <> u.reason OR j.at_risk <> u.at_risk)`,
-		pq.Array(ids), pq.Array(reasons), pq.Array(risks), s.timestamp())
+	now := s.timestamp()
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := keepWaitingReasons(ctx, tx, ids, reasons, now); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs AS j SET waiting_reason = u.reason, at_risk = u.at_risk, updated_at = $4
+			FROM unnest($1::uuid[], $2::text[], $3::bool[]) AS u(id, reason, at_risk)
+			WHERE j.id = u.id AND j.state IN ('SUBMITTED','QUEUED') AND (j.waiting_reason <> u.reason OR j.at_risk <> u.at_risk)`,
+			pq.Array(ids), pq.Array(reasons), pq.Array(risks), now)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set waiting reasons of %d jobs: %w", len(notes), err)
+	}
+	return nil
+}
+
+// MinKeptWait is how long a waiting reason must have held to be kept in
+// the job's timeline when it changes (a reason of one pass is noise).
+const MinKeptWait = time.Second
+
+// keepWaitingReasons appends to the timeline of each waiting job whose
+// reason changes the reason it had and how long it held ("waited 2m19s:
+// does not fit now: short of cpus"), so that why a job started late is
+// still known after it started. The reason held since the job's last
+// event (every change of reason is one) or its submission.
+func keepWaitingReasons(ctx context.Context, tx *sql.Tx, ids, reasons []string, now time.Time) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT j.id, j.state, j.waiting_reason,
+		       coalesce((SELECT max(e.at) FROM job_events e WHERE e.job_id = j.id), j.submitted_at)
+		FROM jobs j JOIN unnest($1::uuid[], $2::text[]) AS u(id, reason) ON j.id = u.id
+		WHERE j.state IN ('SUBMITTED','QUEUED') AND j.waiting_reason <> '' AND j.waiting_reason <> u.reason`,
+		pq.Array(ids), pq.Array(reasons))
+	if err != nil {
+		return fmt.Errorf("read the reasons that change: %w", err)
+	}
+	var evIDs, evStates, evReasons []string
+	for rows.Next() {
+		var id, state, old string
+		var since time.Time
+		if err := rows.Scan(&id, &state, &old, &since); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the reasons that change: %w", err)
+		}
+		if d := now.Sub(since); d >= MinKeptWait {
+			evIDs, evStates, evReasons = append(evIDs, id), append(evStates, state), append(evReasons, scheduler.WaitedReason(d, old))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the reasons that change: %w", err)
+	}
+	if len(evIDs) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, at, from_state, to_state, reason)
+		SELECT u.id, $4, u.state, u.state, u.reason FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, state, reason)`,
+		pq.Array(evIDs), pq.Array(evStates), pq.Array(evReasons), now); err != nil {
+		return fmt.Errorf("keep the reasons that held: %w", err)
 	}
 	return nil
 }

@@ -431,10 +431,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]scheduler.Job, error) {
 // SetWaiting implements scheduler.Store. It changes nothing for a job
 // that is no longer waiting.
 func (s *Store) SetWaiting(ctx context.Context, id, reason string, atRisk bool) error {
-	err := s.exec(ctx, `UPDATE jobs SET waiting_reason = $2, at_risk = $3, updated_at = $4
-		WHERE id = $1 AND state IN ('SUBMITTED','QUEUED') AND (waiting_reason <> $2 OR at_risk <> $3)`,
-		id, reason, atRisk, s.timestamp())
-	if err != nil {
+	if err := s.SetWaitingMany(ctx, []scheduler.WaitingNote{{ID: id, Reason: reason, AtRisk: atRisk}}); err != nil {
 		return fmt.Errorf("set waiting reason of job %s: %w", id, err)
 	}
 	return nil
