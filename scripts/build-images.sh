@@ -82,7 +82,13 @@ base_id=$(image_id "$BASE")
 build() {
   local image=$1 hash=$2 dockerfile=$3; shift 3
   step "$image: docker build ($dockerfile)"
-  docker build -q -f "$dockerfile" --build-arg "BASE=$BASE" --label "sparkpack.inputs=$hash" -t "$image" "$@" - >/dev/null
+  local log; log=$(mktemp /tmp/sparkpack-build.XXXXXX.log)
+  # Progress: the builder's steps; the whole output only on failure.
+  if ! docker build -f "$dockerfile" --build-arg "BASE=$BASE" --label "sparkpack.inputs=$hash" -t "$image" "$@" - 2>&1 |
+      tee "$log" | grep --line-buffered '^Step ' | while IFS= read -r l; do echo "    [+$(( $(date +%s) - t0 ))s] ${l:0:110}"; done; then
+    echo "build-images: docker build of $image failed; its output:" >&2; tail -40 "$log" >&2; rm -f "$log"; exit 1
+  fi
+  rm -f "$log"
   built+=("$image")
 }
 

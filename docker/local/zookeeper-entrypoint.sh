@@ -12,9 +12,8 @@ clientPort=2181
 admin.enableServer=false
 4lw.commands.whitelist=${ZOO_4LW_COMMANDS_WHITELIST:-srvr}
 CFG
-cp /etc/zookeeper/conf/log4j.properties /tmp/log4j.properties 2>/dev/null || true
-CP=/etc/zookeeper/conf
-for j in /usr/share/java/*.jar; do CP=$CP:$j; done
-exec java -Dzookeeper.log.dir=/tmp -Dzookeeper.root.logger=INFO,CONSOLE \
-  -Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties \
-  -cp "$CP" org.apache.zookeeper.server.quorum.QuorumPeerMain /tmp/zoo.cfg
+# Debian's classpath (zookeeper.jar's manifest names its dependencies),
+# logging to the console.
+exec java -Dzookeeper.log.dir=/tmp -Dzookeeper.root.logger=INFO,CONSOLE -Dzookeeper.console.threshold=INFO \
+  -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar \
+  org.apache.zookeeper.server.quorum.QuorumPeerMain /tmp/zoo.cfg
