@@ -72,10 +72,24 @@ func newDeployEnv(t *testing.T) *deployEnv {
 		}
 	}
 	env := envFile(t)
+	// The master authenticates operator API calls (MESOS_AUTHENTICATE_HTTP_READWRITE):
+	// the observer uses sparkpack's principal from credentials.json.
+	var creds struct {
+		Credentials []struct{ Principal, Secret string } `json:"credentials"`
+	}
+	if raw, err := os.ReadFile("mesos/credentials.json"); err != nil || json.Unmarshal(raw, &creds) != nil {
+		t.Fatalf("mesos/credentials.json: %v", err)
+	}
+	obs := realmesos.NewObserver(os.Getenv("DEPLOY_MESOS"))
+	for _, c := range creds.Credentials {
+		if c.Principal == "sparkpack" {
+			obs.HTTP = &http.Client{Timeout: 15 * time.Second, Transport: basicAuth{c.Principal, c.Secret}}
+		}
+	}
 	return &deployEnv{
 		compose: strings.Fields(os.Getenv("DEPLOY_COMPOSE")),
 		apis:    map[string]string{"sparkpack": os.Getenv("DEPLOY_API_1"), "sparkpack-2": os.Getenv("DEPLOY_API_2")},
-		mesos:   realmesos.NewObserver(os.Getenv("DEPLOY_MESOS")),
+		mesos:   obs,
 		http: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
 		ciToken:  tokens["ci"],
@@ -83,6 +97,14 @@ func newDeployEnv(t *testing.T) *deployEnv {
 		sparkJar: "local:///opt/spark/examples/jars/spark-examples_2.12-" + env["SPARK_VERSION"] + ".jar",
 		nonce:    fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff),
 	}
+}
+
+type basicAuth struct{ user, pass string }
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.pass)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // phase logs a step with the time since the test started.

@@ -43,7 +43,8 @@ label_of() { docker image inspect -f '{{index .Config.Labels "sparkpack.inputs"}
 fresh() { [ "$(label_of "$1")" = "$2" ]; }
 image_id() { docker image inspect -f '{{.Id}}' "$1"; }
 
-built=()
+# The images built in this run (build runs at the end of pipelines, in subshells).
+builtlog=$(mktemp /tmp/sparkpack-built.XXXXXX)
 
 # ---- base: debootstrap from this machine's configured Debian mirror ---------
 debian_mirror() {
@@ -74,7 +75,7 @@ else
   step "$BASE: docker import ($(du -sh "$dir" | cut -f1))"
   tar -C "$dir" -c . | docker import --change "LABEL sparkpack.inputs=$base_hash" --change 'CMD ["/bin/bash"]' - "$BASE" >/dev/null
   rm -rf "$dir"; trap - EXIT
-  built+=("$BASE")
+  echo "$BASE" >> "$builtlog"
 fi
 base_id=$(image_id "$BASE")
 
@@ -89,7 +90,7 @@ build() {
     echo "build-images: docker build of $image failed; its output:" >&2; tail -40 "$log" >&2; rm -f "$log"; exit 1
   fi
   rm -f "$log"
-  built+=("$image")
+  echo "$image" >> "$builtlog"
 }
 
 # ---- Go builder: base + gcc + the host's Go ------------------------------------
@@ -117,14 +118,19 @@ fi
 go_id=$(image_id "$GO_IMAGE")
 
 # ---- sparkpack: the real docker/Dockerfile -------------------------------------
-# Context: the repository's files as git sees them (tracked and untracked, not
-# ignored), minus docker/Dockerfile.dockerignore's patterns' usual suspects.
-files=$(git ls-files -co --exclude-standard | grep -v -E '^(\.ci/|docker/local/|artifacts/|bin/)' | while read -r f; do [ -f "$f" ] && echo "$f"; done)
-h=$(EXTRA="$go_id $base_id $(val SPARKPACK_VERSION)" inputs_of $files)
+# Context: what `go build ./cmd/sparkpack` reads (Go sources but tests, go.mod,
+# go.sum, embedded files), as git sees the tree (tracked and untracked, not
+# ignored). Docs, tests, scripts and docker/ stay out, so that editing them
+# neither rebuilds the image nor busts the builder's layer cache (the classic
+# builder ignores docker/Dockerfile.dockerignore, which is about the same list).
+files=$(git ls-files -co --exclude-standard |
+  grep -v -E '^(\.ci|docs|docker|scripts|examples|artifacts|bin)/|_test\.go$|(^|/)testdata/|(^|/)[^/]*\.md$|(^|/)\.gitignore$' |
+  while read -r f; do [ -f "$f" ] && echo "$f"; done)
+h=$(EXTRA="$go_id $base_id $(val SPARKPACK_VERSION) $(sha256sum docker/Dockerfile)" inputs_of $files)
 if fresh "$SPARKPACK_IMAGE" "$h"; then step "$SPARKPACK_IMAGE: cached"; else
   # The classic builder ignores <Dockerfile>.dockerignore, so the context is
   # made here from the same file list.
-  echo "$files" | tar -c -T - | build "$SPARKPACK_IMAGE" "$h" docker/Dockerfile \
+  { echo "$files"; echo docker/Dockerfile; } | tar -c -T - | build "$SPARKPACK_IMAGE" "$h" docker/Dockerfile \
     --build-arg "GO_IMAGE=$GO_IMAGE" --build-arg "RUNTIME_IMAGE=$BASE" --build-arg "VERSION=$(val SPARKPACK_VERSION)"
 fi
 
@@ -153,15 +159,18 @@ fs_files=$(git ls-files -co --exclude-standard integration/realmesos | grep '\.g
 h=$(EXTRA="$base_id $gover $SPARK_VERSION" inputs_of docker/local/spark-standin.Dockerfile go.mod go.sum $fs_files)
 if fresh "$SPARK_IMAGE" "$h"; then step "$SPARK_IMAGE: cached"; else
   ctx=$(mktemp -d /tmp/sparkpack-standin.XXXXXX)
-  step "$SPARK_IMAGE: go build ./integration/realmesos/fakespark (host Go, static)"
-  CGO_ENABLED=0 go build -trimpath -o "$ctx/fakespark" ./integration/realmesos/fakespark
+  # Built as the real-Mesos tests build it (same flags: the build cache of
+  # `make test` serves it); it runs on the same Debian 12 glibc as the host.
+  step "$SPARK_IMAGE: go build ./integration/realmesos/fakespark (host Go)"
+  go build -o "$ctx/fakespark" ./integration/realmesos/fakespark
   cp docker/local/spark-standin.Dockerfile "$ctx/"
   tar -c -C "$ctx" . | build "$SPARK_IMAGE" "$h" spark-standin.Dockerfile --build-arg "SPARK_VERSION=$SPARK_VERSION"
   rm -rf "$ctx"
 fi
 
-if [ ${#built[@]} -gt 0 ]; then
-  step "built ${#built[@]} image(s) in $(( $(date +%s) - t0 ))s: ${built[*]}"
+if [ -s "$builtlog" ]; then
+  step "built $(wc -l < "$builtlog") image(s) in $(( $(date +%s) - t0 ))s: $(paste -sd' ' "$builtlog")"
 else
   step "every image was cached ($(( $(date +%s) - t0 ))s)"
 fi
+rm -f "$builtlog"
