@@ -86,6 +86,9 @@ if [ -n "$(leftovers)" ]; then
   teardown
 fi
 
+step "compiling the checks (docker/deploy_test.go, build tag deploytest)"
+go test -c -tags deploytest -o "$work/deploy.test" ./docker
+
 step "up -d (${compose[*]})"
 stack_up=1
 tu=$(date +%s)
@@ -93,17 +96,15 @@ tu=$(date +%s)
 upcmd_s=$(( $(date +%s) - tu ))
 "${compose[@]}" run --rm --no-deps --entrypoint cat certs /certs/ca.pem > "$work/ca.pem"
 
-step "checks (go test -tags deploytest ./docker -run TestDeployStack)"
-export DEPLOY_COMPOSE="${compose[*]}" DEPLOY_CA=$work/ca.pem \
+step "checks (TestDeployStack)"
+export DEPLOY_COMPOSE="${compose[*]}" DEPLOY_CA=$work/ca.pem DEPLOY_UP_STARTED=$tu \
   DEPLOY_API_1=https://$(hostport SPARKPACK_PORT) DEPLOY_API_2=https://$(hostport SPARKPACK_PORT_2) \
   DEPLOY_MESOS=http://$(hostport MESOS_MASTER_PORT)
-go test -tags deploytest -count=1 -timeout 30m -v -run '^TestDeployStack$' ./docker 2>&1 | tee "$work/checks.log" | grep -E -- '^(=== RUN|--- |PASS|FAIL|ok)|\[deploy|waiting for|deploy_test.go:[0-9]+: [^ ]' || true
-if ! grep -q '^ok ' "$work/checks.log"; then
+(cd docker && "$work/deploy.test" -test.v -test.count=1 -test.timeout 30m -test.run '^TestDeployStack$') 2>&1 | tee "$work/checks.log" | grep --line-buffered -E -- '^(=== RUN|--- |PASS|FAIL|ok)|\[deploy|waiting for|deploy_test.go:[0-9]+: [^ ]' || true
+if ! grep -q '^PASS$' "$work/checks.log"; then
   echo "deploy-test: the checks failed:"; grep -v '^\s*$' "$work/checks.log" | tail -40
   exit 1
 fi
-up_s=$(sed -n 's/.*\[deploy + *\([0-9.]*\)s\] stack ready.*/\1/p' "$work/checks.log" | head -1)
-
 stack_up=
 teardown
 left=$(leftovers)
@@ -115,6 +116,6 @@ echo "nothing left: no container, network or volume of project $project"
 
 step "summary"
 echo "images: ${build_s}s (scripts/build-images.sh; 'cached' above means nothing was rebuilt)"
-echo "stack up: ${upcmd_s}s for up -d, then ${up_s:-?}s until both instances, the 4 agents and the framework were ready"
+echo "up -d returned after ${upcmd_s}s"
 grep -o 'TIME .*' "$work/checks.log" | sed 's/^TIME /  /' || true
 echo "deploy-test: PASSED in $(( $(date +%s) - t0 ))s"

@@ -8,7 +8,7 @@ FROM ${BASE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libapr1 libarchive13 libcurl4 libgrpc29 libgrpc++1.51 libprotobuf32 libsasl2-2 libsasl2-modules \
-      libsvn1 libunwind8 zlib1g libzookeeper-mt2 curl ca-certificates procps \
+      libsvn1 libunwind8 zlib1g libzookeeper-mt2 curl ca-certificates procps tini \
  && rm -rf /var/lib/apt/lists/*
 COPY mesos /opt/mesos
 # mesos-master / mesos-agent on PATH; libmesos where the compose file's
@@ -19,3 +19,8 @@ RUN ln -s /opt/mesos/bin/mesos-master /opt/mesos/bin/mesos-agent /usr/local/bin/
  && if ldd /opt/mesos/bin/mesos-agent | grep 'not found'; then exit 1; fi
 # The programs an agent starts (executors, fetcher, ...).
 ENV MESOS_LAUNCHER_DIR=/opt/mesos/bin
+# tini as PID 1: mesos-master and mesos-agent install no SIGTERM handler, and
+# PID 1 ignores a signal it does not handle, so `docker compose stop/down`
+# waited out its 10 s timeout on every Mesos container; tini also reaps the
+# executors' orphans.
+ENTRYPOINT ["/usr/bin/tini", "--"]
