@@ -77,3 +77,4 @@ step "summary"
 passed=$(grep -c '^ok ' "$testlog" || true)
 failed=$(grep -c '^FAIL' "$testlog" || true)
 echo "packages: $passed passed, $failed failed"
+echo "deploy test (the docker-compose stack, needs Docker): not part of make test; run make test-deploy (.ci/run does when a Docker engine can be started)"
