@@ -203,13 +203,8 @@ func serviceOf(instance string) string {
 }
 
 type jobView struct {
-	ID     string `json:"id"`
-	State  string `json:"state"`
-	Events []struct {
-		Type  string `json:"type"`
-		State string `json:"state"`
-		To    string `json:"to"`
-	} `json:"events"`
+	ID    string `json:"id"`
+	State string `json:"state"`
 }
 
 func (d *deployEnv) job(service, id string) (jobView, error) {
