@@ -1,5 +1,5 @@
 # sparkpack — the few targets a newcomer needs.
-.PHONY: demo test build bench clean
+.PHONY: demo test test-deploy build bench clean
 
 # Flags for the demo go in ARGS, e.g. make demo ARGS="--listen 127.0.0.1:8090 --sim-speed 4"
 # (every flag: bin/sparkpack demo --help).
@@ -8,6 +8,9 @@ demo:  ## run sparkpack on an emulated Mesos cluster and a scratch database (ins
 
 test:  ## run every test against real PostgreSQL (installs what it needs)
 	scripts/test.sh
+
+test-deploy:  ## bring the docker-compose stack up for real and check it (installs Docker; docs/deploy.md, "Try it on one machine")
+	scripts/deploy-test.sh
 
 build: ## build bin/sparkpack
 	go build -o bin/sparkpack ./cmd/sparkpack

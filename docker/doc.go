@@ -23,5 +23,11 @@
 //     builds (package sparksubmit) uses only options and properties that
 //     exist in Spark 3.5.
 //
+// TestDeployStack (deploy_test.go, build tag deploytest) is not part of
+// `make test`: `make test-deploy` (scripts/deploy-test.sh) builds the images
+// locally (scripts/build-images.sh, docker/local/), brings the stack up with
+// a Docker engine and runs it against the running stack (docs/deploy.md,
+// "Try it on one machine").
+//
 // See docs/deploy.md for using the deployment.
 package docker

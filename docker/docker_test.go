@@ -145,7 +145,8 @@ func composeEnv() []string {
 		}
 		if _, inEnvFile := map[string]bool{"GO_IMAGE": true, "RUNTIME_IMAGE": true, "SPARK_IMAGE": true, "MESOS_IMAGE": true,
 			"MESOS_VERSION": true, "SPARK_VERSION": true, "POSTGRES_VERSION": true, "ZOOKEEPER_VERSION": true,
-			"POSTGRES_PASSWORD": true, "SPARKPACK_VERSION": true}[k]; inEnvFile {
+			"POSTGRES_PASSWORD": true, "SPARKPACK_VERSION": true,
+			"ZOOKEEPER_IMAGE": true, "POSTGRES_IMAGE": true, "MESOS_MASTER_SCHEME": true, "MESOS_MASTER_CA_FILE": true}[k]; inEnvFile {
 			continue
 		}
 		out = append(out, kv)

@@ -104,3 +104,4 @@ passed=$(grep -c '^ok ' "$testlog" || true)
 failed=$(grep -c '^FAIL' "$testlog" || true)
 echo "under -race: $(grep -c '^ok ' "$racelog" || true) packages passed"
 echo "packages: $passed passed, $failed failed"
+echo "deploy test (the docker-compose stack, needs Docker): not part of make test; run make test-deploy (.ci/run does when a Docker engine can be started)"
