@@ -14,7 +14,7 @@ import (
 // titled title in a real Mesos 1.12 transcript under ../../shared.
 func transcriptBody(t *testing.T, file, title string) []byte {
 	t.Helper()
-	path := filepath.Join("..", "integration", "mesossim", "testdata", "transcripts", file)
+	path := filepath.Join("..", "mesossim", "testdata", "transcripts", file)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("transcript %s: %v", path, err)

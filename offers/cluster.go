@@ -841,7 +841,7 @@ func (c *Cluster) reserve(ctx context.Context, lj *liveJob) error {
 	// From offers, the reservations need the job's agents offered in the
 	// job's role: offers kept in sparkpack's role would hold those very
 	// resources, so the driver's offers are announced only once reserved.
-	_, fromOffers := c.cfg.Reserver.(*OfferReserver)
+	fromOffers := c.cfg.Reserver.FromOffers()
 	if !fromOffers {
 		expect()
 	}

@@ -327,7 +327,9 @@ func (f *Framework) Event(ctx context.Context, ev *scheduler.Event) {
 			for _, h := range handlers {
 				h.OperationStatus(st)
 			}
-			if st.UUID != nil && st.AgentID != nil {
+			// Only updates with a uuid are acknowledged, by their
+			// operation id (none comes for an operation sent without one).
+			if st.UUID != nil && st.AgentID != nil && st.OperationID != nil {
 				ack := &scheduler.Call_AcknowledgeOperationStatus{AgentID: st.AgentID, ResourceProviderID: st.ResourceProviderID, UUID: st.UUID.Value, OperationID: *st.OperationID}
 				_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: ack})
 			}
