@@ -54,6 +54,11 @@ type Observer interface {
 	ObserveAccept(held time.Duration)
 	// ObserveDriverLaunch: an ACCEPT with a driver's LAUNCH was sent.
 	ObserveDriverLaunch()
+	// ObserveConnected: the framework runs and holds a subscription
+	// (true) or lost it, or has none yet (false).
+	ObserveConnected(connected bool)
+	// ObserveStopped: the framework stopped running.
+	ObserveStopped()
 }
 
 type nopObserver struct{}
@@ -62,6 +67,8 @@ func (nopObserver) ObserveOffers(int)           {}
 func (nopObserver) ObserveDeclines(int)         {}
 func (nopObserver) ObserveAccept(time.Duration) {}
 func (nopObserver) ObserveDriverLaunch()        {}
+func (nopObserver) ObserveConnected(bool)       {}
+func (nopObserver) ObserveStopped()             {}
 
 // IDStore keeps the framework id durably (package store implements it).
 type IDStore interface {
@@ -228,6 +235,8 @@ func (f *Framework) Info(ctx context.Context) (mesos.FrameworkInfo, error) {
 func (f *Framework) Run(ctx context.Context, o RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	f.cfg.Observer.ObserveConnected(false)
+	defer f.cfg.Observer.ObserveStopped()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.expireOffers(ctx) }()
@@ -247,6 +256,7 @@ func (f *Framework) Connected() bool {
 // Subscribed implements Handler: store the id, then reconcile every known
 // driver task explicitly and all tasks implicitly.
 func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscribed) {
+	f.cfg.Observer.ObserveConnected(true)
 	f.mu.Lock()
 	f.connected = true
 	f.offers = map[string]heldOffer{}
@@ -292,6 +302,7 @@ func (f *Framework) Reconcile(ctx context.Context, taskIDs []string) {
 
 // Disconnected implements Handler: outstanding offers are void.
 func (f *Framework) Disconnected(err error) {
+	f.cfg.Observer.ObserveConnected(false)
 	f.mu.Lock()
 	f.connected = false
 	f.offers = map[string]heldOffer{}
