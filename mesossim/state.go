@@ -33,6 +33,12 @@ type agent struct {
 	booting      *timerEntry
 	deactivated  bool
 	drain        *mesos.DrainInfo
+
+	// crashed is set while the agent's process is dead and the agent not
+	// yet unreachable (listed inactive, no offers, KILLs wait for it): the
+	// timer that marks it unreachable after UnreachableAfter.
+	crashed *timerEntry
+
 	// Renderings kept for GET_AGENTS (operator.go).
 	info     *mesos.AgentInfo
 	totalSrc Res
