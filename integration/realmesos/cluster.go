@@ -45,7 +45,7 @@ type Cluster struct {
 	master     *daemon
 	masterArgs []string
 	agents     []*agentProc
-	obs    *Observer
+	obs        *Observer
 }
 
 type agentProc struct {
