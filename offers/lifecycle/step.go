@@ -251,7 +251,10 @@ func decide(s State, at time.Time, out []Action) (State, []Action) {
 			}
 			s.Phase = Done
 			return s, append(out, Action{Kind: ActFinish})
-		case s.Phase == Launching && d.Started:
+		case s.Phase == Launching && d.Started && !d.Ended && !stop && s.Lost == "":
+			// (A driver to stop, or one that ended, goes straight to its
+			// outcome: LAUNCHING may end KILLED, FINISHED, FAILED or QUEUED,
+			// and a failing report must not hold up a kill.)
 			s.Reporting = scheduler.Running
 			return busy(Action{Kind: ActReport, To: scheduler.Running, Why: "driver running on agent " + nameOr(s.DriverAgentName, d.AgentID)})
 		case s.Kill && beforeDriver:
