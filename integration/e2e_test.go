@@ -309,10 +309,11 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 		t.Fatalf("job ended %s after losing its driver's agent %s, want FAILED", v.State, victim)
 	}
 	last := v.Events[len(v.Events)-1]
-	// The driver was lost: Mesos says so (TASK_LOST) or sparkpack saw its
-	// agent go first (agents are named by hostname, as everywhere
-	// sparkpack shows them).
-	if !strings.Contains(last.Reason, "TASK_LOST") && (victimHost == "" || !strings.Contains(last.Reason, victimHost)) {
+	// The driver was lost: Mesos says so (TASK_LOST, TASK_UNREACHABLE) or
+	// sparkpack saw its agent go first (agents are named by hostname, as
+	// everywhere sparkpack shows them).
+	if !strings.Contains(last.Reason, "TASK_LOST") && !strings.Contains(last.Reason, "TASK_UNREACHABLE") &&
+		(victimHost == "" || !strings.Contains(last.Reason, victimHost)) {
 		t.Errorf("final event %q says neither that the driver was lost nor names its agent %s (%s)", last.Reason, victimHost, victim)
 	}
 	// Nothing is held on the agents still present.

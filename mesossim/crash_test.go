@@ -99,3 +99,40 @@ func TestCrashedAgentIsUnreachableOnlyAfterItsPingTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutorsOfACrashedAgentGiveUp: the executors of an agent that stays
+// down longer than AgentRecoveryTimeout (an agent's --recovery_timeout)
+// end; when the agent comes back it reports their tasks failed instead of
+// running.
+func TestExecutorsOfACrashedAgentGiveUp(t *testing.T) {
+	m, base := testMaster(t, Config{UnreachableAfter: 200 * time.Millisecond, AgentRecoveryTimeout: 600 * time.Millisecond})
+	info := frameworkInfo("")
+	info.Capabilities = append(info.Capabilities, mesos.FrameworkInfo_Capability{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE})
+	f := subscribeMGOInfo(t, base, info)
+	o := f.next(scheduler.Event_OFFERS, 5*time.Second).Offers.Offers[0]
+	f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(simTask("waiter", o.AgentID, "3600", nil))}.WithOffers(o.ID)))
+	next := func() mesos.TaskStatus {
+		t.Helper()
+		st := f.next(scheduler.Event_UPDATE, 10*time.Second).Update.Status
+		if len(st.UUID) > 0 {
+			f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+		}
+		return st
+	}
+	for st := next(); st.GetState() != mesos.TASK_RUNNING; st = next() {
+	}
+	if err := m.CrashAgent(o.AgentID.Value); err != nil {
+		t.Fatal(err)
+	}
+	if st := next(); st.GetState() != mesos.TASK_UNREACHABLE {
+		t.Fatalf("update %s once unreachable, want TASK_UNREACHABLE (PARTITION_AWARE)", st.GetState())
+	}
+	time.Sleep(time.Second) // past the recovery timeout
+	if err := m.RestartAgent(o.AgentID.Value); err != nil {
+		t.Fatal(err)
+	}
+	if st := next(); st.TaskID.Value != "waiter" || st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED {
+		t.Fatalf("update %s %s (%s) when the agent came back, want waiter TASK_FAILED REASON_EXECUTOR_TERMINATED (its executor gave up)",
+			st.TaskID.Value, st.GetState(), st.GetReason())
+	}
+}

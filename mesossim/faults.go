@@ -85,6 +85,22 @@ func (m *Master) CrashAgent(agentID string) error {
 		a.crashed = nil
 		m.agentGoneLocked(a, true)
 	})
+	a.recovery = m.afterLocked(m.cfg.AgentRecoveryTimeout, func() {
+		// The executors waited long enough for their agent: they end,
+		// and a simulated Spark driver among them ends its application.
+		a.recovery = nil
+		for _, t := range a.sortedTasks() {
+			if isTerminal(t.actual) {
+				continue
+			}
+			t.gaveUp = true
+			t.cancelTimers()
+			if t.spark != nil {
+				m.sparkDriverEndedLocked(t.spark)
+			}
+		}
+		m.log.WithField("agent", agentID).Info("the executors of the crashed agent gave up waiting for it")
+	})
 	m.log.WithFields(logrus.Fields{"agent": agentID, "unreachable_in": m.cfg.UnreachableAfter}).Info("agent process died; disconnected")
 	m.kickAllocator()
 	return nil
@@ -103,6 +119,8 @@ func (m *Master) RestartAgent(agentID string) error {
 		defer m.mu.Unlock()
 		a.crashed.cancel()
 		a.crashed = nil
+		a.recovery.cancel()
+		a.recovery = nil
 		a.reregistered = time.Now()
 		for _, t := range a.sortedTasks() {
 			if t.killAfterReturn {
@@ -229,6 +247,8 @@ func (m *Master) agentBack(agentID, why string) error {
 		return fmt.Errorf("mesossim: agent %q did not crash (use PowerOn for a powered-off one)", agentID)
 	}
 	a.poweredOff, a.unreachable = false, false
+	a.recovery.cancel()
+	a.recovery = nil
 	a.reregistered = time.Now() // registered_time stays the first one
 	a.used = nil
 	tasks := make([]*task, 0, len(a.tasks))
@@ -239,6 +259,13 @@ func (m *Master) agentBack(agentID, why string) error {
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
 	for _, t := range tasks {
+		if t.gaveUp {
+			// Its executor is gone: the agent reports the task failed.
+			m.dropTaskLocked(t, mesos.TASK_FAILED)
+			m.lostUpdateLocked(a, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED,
+				"Executor did not re-register within the recovery timeout", time.Now())
+			continue
+		}
 		t.unreachable, t.released = false, false
 		a.used = a.used.plus(t.res)
 		running, src, reason := mesos.TASK_RUNNING, mesos.SOURCE_MASTER, mesos.REASON_AGENT_REREGISTERED

@@ -322,8 +322,22 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 	lj := c.jobs[jobID]
 	if lj == nil || !lj.st.TakesStatus(st.TaskID.Value) {
 		// An older launch, a job that is over, or a task whose ACCEPT was
-		// never sent (Mesos cannot know it): just acknowledge.
+		// never sent (Mesos cannot know it): just acknowledge. A driver
+		// sparkpack gave up that runs (its agent came back after it was
+		// unreachable) is killed: its executors would hold the job's
+		// reservations, and a retry may run meanwhile.
+		orphan := lifecycle.Runs(st.GetState().String()) && (lj == nil || lj.st.Driver.TaskID != st.TaskID.Value || lj.st.Driver.Ended)
 		c.mu.Unlock()
+		if orphan && c.cfg.Framework != nil {
+			agent := ""
+			if st.AgentID != nil {
+				agent = st.AgentID.Value
+			}
+			c.log.WithFields(logrus.Fields{"job": jobID, "task": st.TaskID.Value, "state": st.GetState().String()}).Warn("a driver sparkpack gave up runs; killing it")
+			if err := c.cfg.Framework.Kill(ctx, st.TaskID.Value, agent); err != nil {
+				return fmt.Errorf("kill driver %s that runs after it was given up: %w", st.TaskID.Value, err)
+			}
+		}
 		return nil
 	}
 	u := lifecycle.TaskUpdate{State: st.GetState().String(), Message: st.GetMessage(),

@@ -10,6 +10,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	sched "github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -115,5 +116,54 @@ func TestExecutorRunsAJob(t *testing.T) {
 	}
 	if n := len(calls.of(scheduler.Call_ACKNOWLEDGE)); n != 2 {
 		t.Fatalf("%d acknowledgements, want 2", n)
+	}
+}
+
+// TestGivenUpDriverThatRunsIsKilled (#34): a driver sparkpack gave up (it
+// ended TASK_UNREACHABLE when its agent missed its pings) that reports
+// RUNNING again when its agent comes back is killed, as is a running task
+// of a job the adapter no longer follows; a driver that is wanted is not.
+func TestGivenUpDriverThatRunsIsKilled(t *testing.T) {
+	ctx := context.Background()
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	fw, calls := subscribedFramework(t, nil)
+	st := newMemStore(testJob(0))
+	cl := NewCluster(ClusterConfig{Store: st, Framework: fw, Log: log})
+	running := mesos.TASK_RUNNING
+	status := func(task string) mesos.TaskStatus {
+		return mesos.TaskStatus{TaskID: mesos.TaskID{Value: task}, State: &running, AgentID: &mesos.AgentID{Value: "S1"}}
+	}
+	lj := &liveJob{signal: make(chan struct{}, 1), st: lifecycle.New(lifecycle.Config{}, testJob(0), placement.Plan{}, lifecycle.Releasing,
+		sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", AgentID: "S1", State: "TASK_UNREACHABLE", Started: true, Ended: true}, time.Now())}
+	lj.st.Busy = lifecycle.ActGiveBack
+	cl.jobs[testJobID] = lj
+
+	if err := cl.DriverStatus(ctx, testJobID, status("t-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.DriverStatus(ctx, "job-not-followed", status("t-9")); err != nil {
+		t.Fatal(err)
+	}
+	var killed []string
+	for _, c := range calls.of(scheduler.Call_KILL) {
+		killed = append(killed, c.Kill.TaskID.Value)
+	}
+	if len(killed) != 2 || killed[0] != "t-1" || killed[1] != "t-9" {
+		t.Fatalf("killed %v, want the given-up driver t-1 and the unfollowed t-9", killed)
+	}
+
+	// The wanted driver of a job: its RUNNING is recorded, not killed.
+	lj.st = lifecycle.New(lifecycle.Config{}, testJob(0), placement.Plan{}, lifecycle.Launching,
+		sched.DriverRecord{JobID: testJobID, Attempt: 2, TaskID: "t-2", AgentID: "S1", State: LaunchSent}, time.Now())
+	lj.st.Busy = lifecycle.ActKillDriver
+	if err := cl.DriverStatus(ctx, testJobID, status("t-2")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(calls.of(scheduler.Call_KILL)); n != 2 {
+		t.Fatalf("%d kills after the wanted driver's RUNNING, want still 2", n)
+	}
+	if !lj.st.Driver.Started {
+		t.Fatal("the wanted driver's RUNNING was not recorded")
 	}
 }

@@ -407,6 +407,66 @@ func TestE2ELostExecutorAgentDoesNotFailTheJob(t *testing.T) {
 	})
 }
 
+// driverLossOutcome is what the driver-agent-loss scenario observes.
+type driverLossOutcome struct {
+	State          string
+	DriverGone     bool
+	LeftoversAtEnd []string
+}
+
+// TestE2ELostDriverAgentFailsTheJob (#34): the agent running a job's
+// driver dies (real: SIGKILL of its process; emulator: CrashAgent). Once
+// the master marks it unreachable the driver is lost (TASK_UNREACHABLE)
+// and the job, without retries, is FAILED; when the agent comes back, the
+// driver it still runs is killed and everything is given back.
+func TestE2ELostDriverAgentFailsTheJob(t *testing.T) {
+	onBoth(t, func(t *testing.T, tg *target) driverLossOutcome {
+		sp := startSparkpack(t, tg.url, pgtest.URL(t), "--leak-sweep", "1s")
+		id := submit(t, sp.API, sparkJob("driverless", 3, 3, 2048, 600))
+		waitState(t, sp.API, id, time.Minute, "RUNNING")
+		driverTask := func() (string, string) {
+			ts, err := tg.obs.Tasks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ts {
+				if strings.HasPrefix(x.ID, "sparkpack-driver-"+id) && !x.Completed {
+					return x.ID, x.AgentID
+				}
+			}
+			return "", ""
+		}
+		_, driverAgent := driverTask()
+		if driverAgent == "" {
+			t.Fatalf("%s: no driver task of job %s", tg.name, id)
+		}
+		host := tg.host(driverAgent)
+		tg.loseAgent(t, host)
+		v := waitState(t, sp.API, id, 2*time.Minute, "FAILED", "FINISHED", "KILLED")
+		var out driverLossOutcome
+		out.State = v.State
+		if v.State != "FAILED" {
+			t.Errorf("%s: job ended %s after its driver's agent %s was lost, want FAILED: %+v", tg.name, v.State, host, v.Events)
+		}
+		tg.returnAgent(t, host)
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if task, _ := driverTask(); task == "" {
+				out.DriverGone = true
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: the given-up driver still runs a minute after its agent came back", tg.name)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		tg.waitNoLeftovers(t, time.Minute)
+		out.LeftoversAtEnd = tg.leftovers(t)
+		return out
+	})
+}
+
 // TestE2EFailingDriverIsRetriedThenFails: a driver that exits non-zero
 // (fakespark with FAKESPARK_EXIT_CODE in the job's environment; the
 // emulator's Spark honours it too) fails its attempt; the job is placed

@@ -17,17 +17,30 @@ type TaskUpdate struct {
 	InvalidOffers bool
 }
 
-// terminal are the task states after which a task never runs again;
+// terminal are the task states that end a driver for sparkpack.
 // TASK_UNKNOWN is how a master answers a partition-aware framework's
 // reconciliation of a task it does not know (older masters say TASK_LOST).
+// TASK_UNREACHABLE (its agent missed its pings: 75 s on a default master)
+// may come back if the agent does, but the driver is lost: the job fails
+// or is retried, and a driver that comes back is killed (Cluster.DriverStatus).
 var terminal = map[string]bool{
 	"TASK_FINISHED": true, "TASK_FAILED": true, "TASK_KILLED": true, "TASK_LOST": true, "TASK_ERROR": true,
-	"TASK_DROPPED": true, "TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true, "TASK_UNKNOWN": true,
+	"TASK_DROPPED": true, "TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true, "TASK_UNKNOWN": true, "TASK_UNREACHABLE": true,
 }
 
 // lostStates are the ends that mean Mesos lost or does not know the task.
 var lostStates = map[string]bool{
 	"TASK_UNKNOWN": true, "TASK_LOST": true, "TASK_DROPPED": true, "TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true,
+	"TASK_UNREACHABLE": true,
+}
+
+// Runs reports whether a task state says the task runs (or is about to).
+func Runs(state string) bool {
+	switch state {
+	case "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING":
+		return true
+	}
+	return false
 }
 
 // AfterStatus is the driver record once a status update is taken: the
