@@ -274,10 +274,12 @@ func TestE2ESIGKILLAndRestartCompletesEveryJob(t *testing.T) {
 	}
 }
 
-// TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns: an agent of
-// a running job powers off; the job is marked FAILED and what it held
-// elsewhere is given back; when the agent comes back with its
-// checkpointed reservation, the leak sweep releases that too.
+// TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns: the agent of
+// a running job's driver powers off; the job is marked FAILED (no retries
+// left) and what it held elsewhere is given back; when the agent comes
+// back with its checkpointed reservation, the leak sweep releases that
+// too. (An agent that held only executors does not fail the job:
+// TestE2EExecutorAgentLossDoesNotFailTheJob.)
 func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 	emu := startEmulator(t, mesossim.Config{})
 	sp := startSparkpack(t, emu.URL, e2eDB(t), "--leak-sweep", "300ms")
@@ -290,26 +292,29 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 			driverAgent = task.AgentID
 		}
 	}
-	victim, victimHost := "", ""
-	for _, a := range v.Placement {
-		if a.AgentID != driverAgent {
-			victim, victimHost = a.AgentID, a.Hostname
+	victim, victimHost := driverAgent, ""
+	for _, a := range emu.Agents() {
+		if a.ID == victim {
+			victimHost = a.Hostname
 		}
 	}
 	if victim == "" {
-		t.Fatalf("no executor agent apart from the driver's (%s) in placement %+v", driverAgent, v.Placement)
+		t.Fatalf("no driver task of job %s in the emulator", id)
 	}
 	if err := emu.PowerOff(victim); err != nil {
 		t.Fatal(err)
 	}
 	v = waitState(t, sp.API, id, 30*time.Second, "FAILED", "FINISHED", "KILLED")
 	if v.State != "FAILED" {
-		t.Fatalf("job ended %s after losing agent %s, want FAILED", v.State, victim)
+		t.Fatalf("job ended %s after losing its driver's agent %s, want FAILED", v.State, victim)
 	}
 	last := v.Events[len(v.Events)-1]
-	// Agents are named by hostname, as everywhere sparkpack shows them.
-	if victimHost == "" || !strings.Contains(last.Reason, victimHost) {
-		t.Errorf("final event %q does not name the lost agent %s (%s)", last.Reason, victimHost, victim)
+	// The driver was lost: Mesos says so (TASK_LOST, TASK_UNREACHABLE) or
+	// sparkpack saw its agent go first (agents are named by hostname, as
+	// everywhere sparkpack shows them).
+	if !strings.Contains(last.Reason, "TASK_LOST") && !strings.Contains(last.Reason, "TASK_UNREACHABLE") &&
+		(victimHost == "" || !strings.Contains(last.Reason, victimHost)) {
+		t.Errorf("final event %q says neither that the driver was lost nor names its agent %s (%s)", last.Reason, victimHost, victim)
 	}
 	// Nothing is held on the agents still present.
 	waitNoLeftovers(t, emu.Master, 20*time.Second)
@@ -344,6 +349,50 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 	if !back {
 		t.Logf("the returning agent's reservation was released before this test saw it")
 	}
+}
+
+// TestE2EExecutorAgentLossDoesNotFailTheJob (#34): an agent that holds
+// only executors of a running job powers off; Spark carries on without
+// them, the loss is recorded as an event of the job, and the driver's own
+// end (TASK_FINISHED, exit 0) decides: the job is FINISHED, not FAILED,
+// and nothing is left held.
+func TestE2EExecutorAgentLossDoesNotFailTheJob(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t), "--leak-sweep", "300ms")
+	// 4 executors of 4 cpus: bfd spreads them over at least two agents;
+	// 200 simulated seconds run 10 s.
+	id := submit(t, sp.API, sparkJob("survivor", 4, 4, 4096, 200))
+	v := waitState(t, sp.API, id, 30*time.Second, "RUNNING")
+	driverAgent := ""
+	for _, task := range emu.Tasks() {
+		if task.SparkDriver && strings.Contains(task.TaskID, id) {
+			driverAgent = task.AgentID
+		}
+	}
+	victim, victimHost := "", ""
+	for _, a := range v.Placement {
+		if a.AgentID != driverAgent {
+			victim, victimHost = a.AgentID, a.Hostname
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no executor agent apart from the driver's (%s) in placement %+v", driverAgent, v.Placement)
+	}
+	if err := emu.PowerOff(victim); err != nil {
+		t.Fatal(err)
+	}
+	v = waitState(t, sp.API, id, 60*time.Second, "FAILED", "FINISHED", "KILLED")
+	if v.State != "FINISHED" {
+		t.Fatalf("job ended %s after losing agent %s that held only executors, want FINISHED (events %+v)", v.State, victim, v.Events)
+	}
+	noted := false
+	for _, e := range v.Events {
+		noted = noted || (strings.Contains(e.Reason, victimHost) && strings.Contains(e.Reason, "executors"))
+	}
+	if !noted {
+		t.Errorf("no event of the job records that agent %s (%s), which held executors, was lost: %+v", victimHost, victim, v.Events)
+	}
+	waitNoLeftovers(t, emu.Master, 20*time.Second)
 }
 
 // TestE2EFlakyMesos: status updates delayed, reordered and duplicated, the

@@ -177,7 +177,7 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		if agents != nil && !agents[a.id] {
 			continue
 		}
-		if a.poweredOff || a.deactivated {
+		if a.poweredOff || a.deactivated || a.crashed != nil {
 			continue
 		}
 		avail := a.available()

@@ -35,7 +35,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		seed        = fs.Int64("fault-seed", 1, "seed of the fault injection random choices")
 		noSpark     = fs.Bool("no-spark", false, "do not simulate Spark for launched spark-submit tasks")
 		bootTime    = fs.Duration("boot-time", 60*time.Second, "simulated time from POST /sim/agents/power-on to the agent registering again")
-		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
+		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off or crashed agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		showVersion = fs.Bool("version", false, "print the emulated Mesos version and exit")
 		pprofAddr   = fs.String("pprof", "", "address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6061); empty disables it")

@@ -61,9 +61,15 @@ func frameworkInfo(id string) *mesos.FrameworkInfo {
 // subscribeMGO subscribes with the protobuf codec and reads events until the test ends.
 func subscribeMGO(t *testing.T, base, id string) *mgoFramework {
 	t.Helper()
+	return subscribeMGOInfo(t, base, frameworkInfo(id))
+}
+
+// subscribeMGOInfo is subscribeMGO with a FrameworkInfo of the caller's.
+func subscribeMGOInfo(t *testing.T, base string, info *mesos.FrameworkInfo) *mgoFramework {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &mgoFramework{t: t, caller: newCaller(base, "protobuf"), events: make(chan *scheduler.Event, 4096), cancel: cancel, done: make(chan struct{})}
-	resp, err := f.caller.Call(ctx, calls.Subscribe(frameworkInfo(id)))
+	resp, err := f.caller.Call(ctx, calls.Subscribe(info))
 	if err != nil {
 		cancel()
 		t.Fatalf("SUBSCRIBE with mesos-go: %v", err)

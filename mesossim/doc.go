@@ -108,9 +108,15 @@
 //
 // # Known differences from the real master
 //
-// The emulator marks a crashed agent unreachable at once (a real master
-// after its ping timeouts: 75 s by default, ~4 s in the real-Mesos tests);
-// PowerOff reports every task on the machine lost at once ("Agent powered
+// A crashed agent (CrashAgent) is disconnected at once and marked
+// unreachable after UnreachableAfter, as a real master does after its ping
+// timeouts (75 s by default; tests set it short, ~3 s like the real-Mesos
+// tests' cluster), and its executors give up after AgentRecoveryTimeout
+// (an agent's --recovery_timeout: a simulated Spark driver among them ends
+// its application; their tasks are reported TASK_FAILED when the agent
+// comes back), but the status updates its surviving tasks send while it
+// is disconnected (a task that ends meanwhile) reach the framework at once
+// instead of when the agent re-registers; PowerOff reports every task on the machine lost at once ("Agent powered
 // off"; a real master would say TASK_LOST "Agent <host> disconnected" at
 // once only for frameworks that do not checkpoint, and TASK_UNREACHABLE /
 // TASK_LOST "health check timed out" for the others when the agent turns

@@ -52,59 +52,124 @@ func (m *Master) LoseAgent(agentID string) error {
 // CrashAgent kills an agent's process, as SIGKILL would; its executors
 // keep running. The master, which cannot tell a dead process from a dead
 // machine, reacts as a real Mesos 1.12 master does (recorded in
-// testdata/real/probe.json): the tasks of frameworks that do not
-// checkpoint go TASK_LOST "Agent <host> disconnected"
-// (REASON_AGENT_DISCONNECTED); once the agent is unreachable (at once
-// here; after its ping timeouts on a real master) it leaves GET_AGENTS,
-// the tasks of PARTITION_AWARE frameworks go TASK_UNREACHABLE "health
-// check timed out" (REASON_AGENT_REMOVED, with unreachable_time) and are
-// listed as unreachable, those of other checkpointing frameworks go
-// TASK_LOST with the same reason, and every framework gets a FAILURE
-// event naming the agent. RestartAgent brings it back.
+// testdata/real/probe.json): at once the agent is disconnected (listed by
+// GET_AGENTS as inactive, its offers rescinded, a KILL waits for it) and
+// the tasks of frameworks that do not checkpoint go TASK_LOST "Agent
+// <host> disconnected" (REASON_AGENT_DISCONNECTED); only after
+// UnreachableAfter (a real master: agent_ping_timeout 15 s x
+// max_agent_ping_timeouts 5 = 75 s) is it marked unreachable: it leaves
+// GET_AGENTS, the tasks of PARTITION_AWARE frameworks go TASK_UNREACHABLE
+// "health check timed out" (REASON_AGENT_REMOVED, with unreachable_time)
+// and are listed as unreachable, those of other checkpointing frameworks
+// go TASK_LOST with the same reason, and every framework gets a FAILURE
+// event naming the agent. RestartAgent brings it back, before or after.
 func (m *Master) CrashAgent(agentID string) error {
-	return m.agentGone(agentID, true)
-}
-
-// RestartAgent starts a crashed agent again: it re-registers with its id,
-// its checkpointed reservations and the executors that survived, and the
-// PARTITION_AWARE frameworks get TASK_RUNNING "Unreachable agent
-// re-reregistered" (REASON_AGENT_REREGISTERED) for their tasks there.
-func (m *Master) RestartAgent(agentID string) error {
-	return m.agentBack(agentID, "agent restarted")
-}
-
-// agentGone takes an agent away at once, as a real master sees an agent
-// process that died (after its ping timeouts); with survive its executors
-// live on and the unreachable tasks of partition-aware frameworks come
-// back with it.
-func (m *Master) agentGone(agentID string, survive bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agents[agentID]
-	if a == nil || a.poweredOff {
+	if a == nil || a.poweredOff || a.crashed != nil {
 		return fmt.Errorf("mesossim: no running agent %q", agentID)
 	}
 	for _, id := range sortedOfferIDs(a.offers) {
 		m.removeOfferLocked(a.offers[id], true)
 	}
+	now := time.Now()
+	for _, t := range a.sortedTasks() {
+		if isTerminal(t.actual) || t.unreachable || t.fw.info.GetCheckpoint() {
+			continue
+		}
+		m.dropTaskLocked(t, mesos.TASK_LOST)
+		m.lostUpdateLocked(a, t, mesos.TASK_LOST, mesos.REASON_AGENT_DISCONNECTED, "Agent "+a.spec.Hostname+" disconnected", now)
+	}
+	a.crashed = m.afterLocked(m.cfg.UnreachableAfter, func() {
+		a.crashed = nil
+		m.agentGoneLocked(a, true)
+	})
+	a.recovery = m.afterLocked(m.cfg.AgentRecoveryTimeout, func() {
+		// The executors waited long enough for their agent: they end,
+		// and a simulated Spark driver among them ends its application.
+		a.recovery = nil
+		for _, t := range a.sortedTasks() {
+			if isTerminal(t.actual) {
+				continue
+			}
+			t.gaveUp = true
+			t.cancelTimers()
+			if t.spark != nil {
+				m.sparkDriverEndedLocked(t.spark)
+			}
+		}
+		m.log.WithField("agent", agentID).Info("the executors of the crashed agent gave up waiting for it")
+	})
+	m.log.WithFields(logrus.Fields{"agent": agentID, "unreachable_in": m.cfg.UnreachableAfter}).Info("agent process died; disconnected")
+	m.kickAllocator()
+	return nil
+}
+
+// RestartAgent starts a crashed agent again: it re-registers with its id,
+// its checkpointed reservations and the executors that survived. Before
+// it was marked unreachable its tasks simply run on (a KILL sent meanwhile
+// reaches them now); after, the PARTITION_AWARE frameworks get
+// TASK_RUNNING "Unreachable agent re-reregistered"
+// (REASON_AGENT_REREGISTERED) for their tasks there.
+func (m *Master) RestartAgent(agentID string) error {
+	m.mu.Lock()
+	a := m.agents[agentID]
+	if a != nil && a.crashed != nil {
+		defer m.mu.Unlock()
+		a.crashed.cancel()
+		a.crashed = nil
+		a.recovery.cancel()
+		a.recovery = nil
+		a.reregistered = time.Now()
+		for _, t := range a.sortedTasks() {
+			if t.killAfterReturn {
+				t.killAfterReturn = false
+				m.killTaskLocked(t)
+			}
+		}
+		m.log.WithField("agent", agentID).Info("agent restarted before it was marked unreachable")
+		m.kickAllocator()
+		return nil
+	}
+	m.mu.Unlock()
+	return m.agentBack(agentID, "agent restarted")
+}
+
+// sortedTasks is the agent's tasks by id.
+func (a *agent) sortedTasks() []*task {
 	tasks := make([]*task, 0, len(a.tasks))
 	for t := range a.tasks {
 		tasks = append(tasks, t)
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
-	now := time.Now()
+	return tasks
+}
+
+// lostUpdateLocked sends the master's update about a task of an agent
+// that is gone.
+func (m *Master) lostUpdateLocked(a *agent, t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, now time.Time) *mesos.TaskStatus {
+	ts := float64(now.UnixNano()) / 1e9
 	src := mesos.SOURCE_MASTER
-	lostUpdate := func(t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string, unreachable bool) *mesos.TaskStatus {
-		ts := float64(now.UnixNano()) / 1e9
-		st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: &state, Source: &src, Reason: &reason,
-			Message: strPtr(msg), AgentID: &mesos.AgentID{Value: a.id}, Timestamp: &ts}
-		if unreachable {
-			st.UnreachableTime = timeInfo(now)
-		}
-		m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
-		return st
+	st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: &state, Source: &src, Reason: &reason,
+		Message: strPtr(msg), AgentID: &mesos.AgentID{Value: a.id}, Timestamp: &ts}
+	if state == mesos.TASK_UNREACHABLE {
+		st.UnreachableTime = timeInfo(now)
 	}
-	for _, t := range tasks {
+	m.sendLocked(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: *cloneStatus(st)}})
+	return st
+}
+
+// agentGoneLocked marks a disconnected agent unreachable, as a real
+// master does after its ping timeouts; with survive its executors live on
+// and the unreachable tasks of partition-aware frameworks come back with
+// it.
+func (m *Master) agentGoneLocked(a *agent, survive bool) {
+	for _, id := range sortedOfferIDs(a.offers) {
+		m.removeOfferLocked(a.offers[id], true)
+	}
+	now := time.Now()
+	for _, t := range a.sortedTasks() {
 		fw := t.fw
 		if isTerminal(t.actual) || t.unreachable {
 			if !t.unreachable {
@@ -115,21 +180,21 @@ func (m *Master) agentGone(agentID string, survive bool) error {
 		switch {
 		case !fw.info.GetCheckpoint():
 			m.dropTaskLocked(t, mesos.TASK_LOST)
-			lostUpdate(t, mesos.TASK_LOST, mesos.REASON_AGENT_DISCONNECTED, "Agent "+a.spec.Hostname+" disconnected", false)
+			m.lostUpdateLocked(a, t, mesos.TASK_LOST, mesos.REASON_AGENT_DISCONNECTED, "Agent "+a.spec.Hostname+" disconnected", now)
 		case fw.partitionAware && survive:
-			st := lostUpdate(t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", true)
+			st := m.lostUpdateLocked(a, t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", now)
 			m.unreachableLocked(t, st)
 		case fw.partitionAware:
 			m.dropTaskLocked(t, mesos.TASK_UNREACHABLE)
-			lostUpdate(t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", true)
+			m.lostUpdateLocked(a, t, mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED, "health check timed out", now)
 		default:
 			m.dropTaskLocked(t, mesos.TASK_LOST)
-			lostUpdate(t, mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED, "health check timed out", false)
+			m.lostUpdateLocked(a, t, mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED, "health check timed out", now)
 		}
 	}
 	a.used = nil
-	// Gone from GET_AGENTS at once (marked unreachable); its machine runs
-	// on, so it is still billed.
+	// Gone from GET_AGENTS (marked unreachable); its machine runs on, so
+	// it is still billed.
 	a.poweredOff, a.unreachable, a.offAt = true, true, now
 	for _, fw := range m.sortedFrameworksLocked() {
 		if fw.connected {
@@ -137,9 +202,8 @@ func (m *Master) agentGone(agentID string, survive bool) error {
 		}
 	}
 	m.publishAgentLocked(a, false)
-	m.log.WithFields(logrus.Fields{"agent": agentID, "executors_survive": survive}).Info("agent gone")
+	m.log.WithFields(logrus.Fields{"agent": a.id, "executors_survive": survive}).Info("agent gone (unreachable)")
 	m.kickAllocator()
-	return nil
 }
 
 // dropTaskLocked forgets a task the master considers ended in state.
@@ -183,6 +247,8 @@ func (m *Master) agentBack(agentID, why string) error {
 		return fmt.Errorf("mesossim: agent %q did not crash (use PowerOn for a powered-off one)", agentID)
 	}
 	a.poweredOff, a.unreachable = false, false
+	a.recovery.cancel()
+	a.recovery = nil
 	a.reregistered = time.Now() // registered_time stays the first one
 	a.used = nil
 	tasks := make([]*task, 0, len(a.tasks))
@@ -193,6 +259,13 @@ func (m *Master) agentBack(agentID, why string) error {
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
 	for _, t := range tasks {
+		if t.gaveUp {
+			// Its executor is gone: the agent reports the task failed.
+			m.dropTaskLocked(t, mesos.TASK_FAILED)
+			m.lostUpdateLocked(a, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED,
+				"Executor did not re-register within the recovery timeout", time.Now())
+			continue
+		}
 		t.unreachable, t.released = false, false
 		a.used = a.used.plus(t.res)
 		running, src, reason := mesos.TASK_RUNNING, mesos.SOURCE_MASTER, mesos.REASON_AGENT_REREGISTERED

@@ -92,6 +92,11 @@ type Config struct {
 	// by GET_AGENTS before it is marked unreachable (a real master:
 	// agent_ping_timeout 15s x max_agent_ping_timeouts 5 = 75s; wall time).
 	UnreachableAfter time.Duration
+	// AgentRecoveryTimeout is how long the executors of a crashed agent
+	// wait for it to come back before they give up (an agent's
+	// --recovery_timeout, default 15 minutes; wall time): a simulated
+	// Spark driver among them ends then, and its application with it.
+	AgentRecoveryTimeout time.Duration
 
 	// Logger receives the emulator's logs (default: logrus standard logger).
 	Logger logrus.FieldLogger
@@ -142,6 +147,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.UnreachableAfter <= 0 {
 		c.UnreachableAfter = 75 * time.Second
+	}
+	if c.AgentRecoveryTimeout <= 0 {
+		c.AgentRecoveryTimeout = 15 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = logrus.StandardLogger()

@@ -556,7 +556,7 @@ func (m *Master) getAgentsLocked() *master.Response_GetAgents {
 		}
 		ga.Agents = append(ga.Agents, master.Response_GetAgents_Agent{
 			AgentInfo:          m.agentInfoLocked(a),
-			Active:             !a.poweredOff && !a.deactivated,
+			Active:             !a.poweredOff && !a.deactivated && a.crashed == nil,
 			Deactivated:        &deactivated,
 			DrainInfo:          cloneDrain(a.drain),
 			Version:            Version,

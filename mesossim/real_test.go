@@ -25,7 +25,10 @@ func TestEmulatorMatchesTheRealMasterRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, base := testMaster(t, Config{Cluster: realmesos.ThreeAgents(), OfferInterval: 200 * time.Millisecond, TaskStartDelay: 100 * time.Millisecond})
+	// The recorded cluster marks a lost agent unreachable after its ping
+	// timeouts (1 s x 3, see realmesos.Cluster): so does the emulator.
+	m, base := testMaster(t, Config{Cluster: realmesos.ThreeAgents(), OfferInterval: 200 * time.Millisecond, TaskStartDelay: 100 * time.Millisecond,
+		UnreachableAfter: 3 * time.Second})
 	idOf := map[string]string{}
 	for _, a := range realmesos.ThreeAgents().Agents {
 		idOf[a.Hostname] = a.ID

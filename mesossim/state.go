@@ -35,6 +35,15 @@ type agent struct {
 	booting      *timerEntry
 	deactivated  bool
 	drain        *mesos.DrainInfo
+
+	// crashed is set while the agent's process is dead and the agent not
+	// yet unreachable (listed inactive, no offers, KILLs wait for it): the
+	// timer that marks it unreachable after UnreachableAfter.
+	crashed *timerEntry
+	// recovery is set while the agent's process is dead: the timer after
+	// which its executors give up (AgentRecoveryTimeout).
+	recovery *timerEntry
+
 	// Renderings kept for GET_AGENTS (operator.go).
 	info     *mesos.AgentInfo
 	totalSrc Res
@@ -352,6 +361,7 @@ type task struct {
 	// unreachable: the task's agent crashed; it comes back with the agent.
 	unreachable     bool
 	killAfterReturn bool          // a KILL arrived while the agent was unreachable
+	gaveUp          bool          // its executor gave up waiting for its crashed agent
 	finishAt        time.Time     // when its simulated run ends
 	remaining       time.Duration // run time left when its agent crashed
 	spark           *sparkJob     // set when this task is a simulated Spark driver

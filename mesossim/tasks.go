@@ -374,7 +374,7 @@ func (m *Master) killTaskLocked(t *task) {
 	if isTerminal(t.actual) {
 		return
 	}
-	if t.unreachable {
+	if t.unreachable || t.agent.crashed != nil {
 		// A real master cannot reach the agent: the kill is retried when
 		// the agent re-registers.
 		t.killAfterReturn = true

@@ -42,6 +42,7 @@ type Metrics struct {
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
 	RequestsRefused *prometheus.CounterVec
 	preemptionMetrics
+	mesosMetrics
 
 	mu       sync.Mutex
 	onScrape []func()
@@ -109,6 +110,7 @@ func New(jobs JobCounter) *Metrics {
 		m.Leader, m.LeaderChanges, m.LostJobsFound, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
+	m.registerMesos()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
 			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})

@@ -2,12 +2,13 @@ package offers
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -83,59 +84,6 @@ func testJob(retries int) scheduler.Job {
 		Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}, State: scheduler.Running}
 }
 
-func ended(task, state string, started bool, lost int) scheduler.DriverRecord {
-	return scheduler.DriverRecord{JobID: testJobID, TaskID: task, State: state, Ended: true, Started: started, LostLaunches: lost}
-}
-
-// TestOutcome: what follows a driver's end, one kind of count each.
-func TestOutcome(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		name      string
-		retries   int
-		killed    bool // stored kill request (the notice never came)
-		lostAgent string
-		drv       scheduler.DriverRecord
-		counted   string // a task already counted as failed
-		want      scheduler.State
-		why       string
-		runs      int // failed runs counted after
-	}{
-		{name: "finished", drv: ended("t-1", "TASK_FINISHED", true, 0), want: scheduler.Finished},
-		{name: "stored kill wins", killed: true, retries: 3, drv: ended("t-1", "TASK_KILLED", true, 0), want: scheduler.Killed, why: "killed on request"},
-		{name: "failed, retries left", retries: 2, drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Queued, why: "retry 1 of 2", runs: 1},
-		{name: "failed, no retries", drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Failed, runs: 1},
-		{name: "same task counted once", retries: 1, counted: "t-1", drv: ended("t-1", "TASK_FAILED", true, 0), want: scheduler.Queued, why: "retry 1 of 1", runs: 1},
-		{name: "retries exhausted", retries: 1, counted: "t-0", drv: ended("t-2", "TASK_FAILED", true, 0), want: scheduler.Failed, why: "no retry left", runs: 2},
-		{name: "agent lost while running", retries: 1, lostAgent: "S3", drv: ended("t-1", "TASK_KILLED", true, 0), want: scheduler.Queued, why: "agent S3 was lost", runs: 1},
-		{name: "agent lost before the driver started", lostAgent: "S3", drv: ended("t-1", "TASK_KILLED", false, 0), want: scheduler.Queued, why: "placing again", runs: 0},
-		{name: "too many lost launches", retries: 5, drv: ended("t-5", "TASK_UNKNOWN", false, maxLostLaunches), want: scheduler.Failed, why: "Mesos lost 5 launches", runs: 0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			j := testJob(c.retries)
-			j.KillRequested = c.killed
-			st := newMemStore(j)
-			if c.counted != "" {
-				st.counted[testJobID] = c.counted
-				j.FailedRuns = 1
-				st.jobs[testJobID] = j
-			}
-			cl := NewCluster(ClusterConfig{Store: st})
-			lj := &liveJob{job: j, lost: c.lostAgent, driver: c.drv}
-			to, why, err := cl.outcome(ctx, lj, c.drv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if to != c.want || !strings.Contains(why, c.why) {
-				t.Fatalf("outcome = %s %q, want %s with %q", to, why, c.want, c.why)
-			}
-			if got, _ := st.GetJob(ctx, testJobID); got.FailedRuns != c.runs {
-				t.Fatalf("failed runs %d, want %d", got.FailedRuns, c.runs)
-			}
-		})
-	}
-}
-
 type nopReporter struct{ reports []scheduler.State }
 
 func (r *nopReporter) Report(_ context.Context, _ string, to scheduler.State, _ string) error {
@@ -157,8 +105,9 @@ func TestDriverStatusCounts(t *testing.T) {
 		cl := NewCluster(ClusterConfig{Store: st})
 		rep := &nopReporter{}
 		cl.SetReporter(rep)
-		lj := &liveJob{job: testJob(0), phase: phaseLaunching, signal: make(chan struct{}, 1),
-			driver: scheduler.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", State: state}}
+		lj := &liveJob{signal: make(chan struct{}, 1), st: lifecycle.New(lifecycle.Config{}, testJob(0), placement.Plan{}, lifecycle.Launching,
+			scheduler.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", State: state}, time.Now())}
+		lj.st.Busy = lifecycle.ActKillDriver // no decisions: only the record is looked at
 		cl.jobs[testJobID] = lj
 		return cl, lj, st
 	}
@@ -167,16 +116,16 @@ func TestDriverStatusCounts(t *testing.T) {
 	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_UNKNOWN, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if lj.driver.Ended || lj.driver.LostLaunches != 0 {
-		t.Fatalf("an answer about a task never sent changed the record: %+v", lj.driver)
+	if lj.st.Driver.Ended || lj.st.Driver.LostLaunches != 0 {
+		t.Fatalf("an answer about a task never sent changed the record: %+v", lj.st.Driver)
 	}
 
 	cl, lj, st := setup(LaunchSent)
 	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_UNKNOWN, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if !lj.driver.Ended || lj.driver.LostLaunches != 1 || !lostBeforeStart(lj.driver) {
-		t.Fatalf("lost launch: %+v", lj.driver)
+	if !lj.st.Driver.Ended || lj.st.Driver.LostLaunches != 1 || !lifecycle.LostBeforeStart(lj.st.Driver) {
+		t.Fatalf("lost launch: %+v", lj.st.Driver)
 	}
 	if d, _ := st.Driver(ctx, testJobID); d.LostLaunches != 1 || !d.Ended {
 		t.Fatalf("not stored before the acknowledgement: %+v", d)
@@ -187,8 +136,8 @@ func TestDriverStatusCounts(t *testing.T) {
 	if err := cl.DriverStatus(ctx, testJobID, status("t-1", mesos.TASK_DROPPED, &invalid)); err != nil {
 		t.Fatal(err)
 	}
-	if !lostBeforeStart(lj.driver) || lj.driver.LostLaunches != 0 {
-		t.Fatalf("a launch refused for an invalid offer was counted: %+v", lj.driver)
+	if !lifecycle.LostBeforeStart(lj.st.Driver) || lj.st.Driver.LostLaunches != 0 {
+		t.Fatalf("a launch refused for an invalid offer was counted: %+v", lj.st.Driver)
 	}
 
 	cl, lj, _ = setup(LaunchSent)
@@ -197,13 +146,13 @@ func TestDriverStatusCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !lj.driver.Started || !lj.driver.Ended || lostBeforeStart(lj.driver) || lj.driver.LostLaunches != 0 {
-		t.Fatalf("a driver that ran and was lost is a failed run, not a lost launch: %+v", lj.driver)
+	if !lj.st.Driver.Started || !lj.st.Driver.Ended || lifecycle.LostBeforeStart(lj.st.Driver) || lj.st.Driver.LostLaunches != 0 {
+		t.Fatalf("a driver that ran and was lost is a failed run, not a lost launch: %+v", lj.st.Driver)
 	}
 	if err := cl.DriverStatus(ctx, testJobID, status("t-0", mesos.TASK_FAILED, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if lj.driver.TaskID != "t-1" || lj.driver.State != "TASK_LOST" {
-		t.Fatalf("an older launch's update changed the record: %+v", lj.driver)
+	if lj.st.Driver.TaskID != "t-1" || lj.st.Driver.State != "TASK_LOST" {
+		t.Fatalf("an older launch's update changed the record: %+v", lj.st.Driver)
 	}
 }

@@ -8,6 +8,16 @@
 // rejects enum values it does not know, such as the QUOTA_V2 capability a
 // Mesos 1.12 master announces in SUBSCRIBED.
 //
+// Files by concept: the cluster adapter (cluster.go: scheduler.Cluster,
+// restarts; clusterviews.go: snapshots and views; clusteragents.go:
+// GET_AGENTS refresh and the leak sweep; follow.go: the executor of the
+// per-job state machine of package offers/lifecycle, which decides every
+// step), the framework (framework.go: subscription and status updates;
+// frameworklaunch.go: driver launches; frameworkoffers.go: offer hygiene;
+// frameworkroles.go: job roles for offer mode), the reservers (reserve.go:
+// operator API; offermode.go: from offers) and the clients (operator.go,
+// schedclient.go, transport.go).
+//
 // It must not import the api or store packages, nor SQL drivers: it talks
 // to the scheduler core through the core's interfaces.
 package offers

@@ -6,6 +6,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -53,9 +54,12 @@ func TestDriversCount(t *testing.T) {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024,
 			Driver: &scheduler.Driver{Cores: 1, MemoryMB: 1024}}}
 	}
-	c.jobs["j-a"] = &liveJob{job: job("j-a"), phase: phaseLaunching, driver: scheduler.DriverRecord{JobID: "j-a", TaskID: "t-a", AgentID: "A", State: "LAUNCH_SENT"}}
-	c.jobs["j-b"] = &liveJob{job: job("j-b"), phase: phaseRunning, driver: scheduler.DriverRecord{JobID: "j-b", TaskID: "t-b", AgentID: "B", State: "TASK_RUNNING"}}
-	c.jobs["j-d"] = &liveJob{job: job("j-d"), phase: phaseReleasing, driver: scheduler.DriverRecord{JobID: "j-d", TaskID: "t-d", AgentID: "D", State: "TASK_FINISHED", Ended: true}}
+	live := func(id string, ph lifecycle.Phase, drv scheduler.DriverRecord) *liveJob {
+		return &liveJob{st: lifecycle.State{Job: job(id), Phase: ph, Driver: drv}}
+	}
+	c.jobs["j-a"] = live("j-a", lifecycle.Launching, scheduler.DriverRecord{JobID: "j-a", TaskID: "t-a", AgentID: "A", State: "LAUNCH_SENT"})
+	c.jobs["j-b"] = live("j-b", lifecycle.Running, scheduler.DriverRecord{JobID: "j-b", TaskID: "t-b", AgentID: "B", State: "TASK_RUNNING"})
+	c.jobs["j-d"] = live("j-d", lifecycle.Releasing, scheduler.DriverRecord{JobID: "j-d", TaskID: "t-d", AgentID: "D", State: "TASK_FINISHED", Ended: true})
 
 	byID := map[string]AgentState{}
 	for _, a := range c.Agents() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +53,11 @@ type Observer interface {
 	ObserveAccept(held time.Duration)
 	// ObserveDriverLaunch: an ACCEPT with a driver's LAUNCH was sent.
 	ObserveDriverLaunch()
+	// ObserveConnected: the framework runs and holds a subscription
+	// (true) or lost it, or has none yet (false).
+	ObserveConnected(connected bool)
+	// ObserveStopped: the framework stopped running.
+	ObserveStopped()
 }
 
 type nopObserver struct{}
@@ -62,6 +66,8 @@ func (nopObserver) ObserveOffers(int)           {}
 func (nopObserver) ObserveDeclines(int)         {}
 func (nopObserver) ObserveAccept(time.Duration) {}
 func (nopObserver) ObserveDriverLaunch()        {}
+func (nopObserver) ObserveConnected(bool)       {}
+func (nopObserver) ObserveStopped()             {}
 
 // IDStore keeps the framework id durably (package store implements it).
 type IDStore interface {
@@ -228,6 +234,8 @@ func (f *Framework) Info(ctx context.Context) (mesos.FrameworkInfo, error) {
 func (f *Framework) Run(ctx context.Context, o RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	f.cfg.Observer.ObserveConnected(false)
+	defer f.cfg.Observer.ObserveStopped()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.expireOffers(ctx) }()
@@ -247,6 +255,7 @@ func (f *Framework) Connected() bool {
 // Subscribed implements Handler: store the id, then reconcile every known
 // driver task explicitly and all tasks implicitly.
 func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscribed) {
+	f.cfg.Observer.ObserveConnected(true)
 	f.mu.Lock()
 	f.connected = true
 	f.offers = map[string]heldOffer{}
@@ -292,6 +301,7 @@ func (f *Framework) Reconcile(ctx context.Context, taskIDs []string) {
 
 // Disconnected implements Handler: outstanding offers are void.
 func (f *Framework) Disconnected(err error) {
+	f.cfg.Observer.ObserveConnected(false)
 	f.mu.Lock()
 	f.connected = false
 	f.offers = map[string]heldOffer{}
@@ -327,7 +337,9 @@ func (f *Framework) Event(ctx context.Context, ev *scheduler.Event) {
 			for _, h := range handlers {
 				h.OperationStatus(st)
 			}
-			if st.UUID != nil && st.AgentID != nil {
+			// Only updates with a uuid are acknowledged, by their
+			// operation id (none comes for an operation sent without one).
+			if st.UUID != nil && st.AgentID != nil && st.OperationID != nil {
 				ack := &scheduler.Call_AcknowledgeOperationStatus{AgentID: st.AgentID, ResourceProviderID: st.ResourceProviderID, UUID: st.UUID.Value, OperationID: *st.OperationID}
 				_ = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: ack})
 			}
@@ -390,614 +402,4 @@ func jobOfTask(taskID string) string {
 		return ""
 	}
 	return rest[:36]
-}
-
-// RoleHandler receives what Mesos sends for a job role the framework took
-// on for offer-mode reservations. Offer returns the operations to ACCEPT
-// the offer with (none: it is declined). Both are called from the event
-// goroutine and must not block.
-type RoleHandler interface {
-	Offer(o mesos.Offer) []mesos.Offer_Operation
-	OperationStatus(st mesos.OperationStatus)
-}
-
-func (f *Framework) roles() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := []string{f.cfg.Role}
-	for r := range f.extraRoles {
-		out = append(out, r)
-	}
-	sort.Strings(out[1:])
-	return out
-}
-
-// AddRole subscribes the framework to a job role too (UPDATE_FRAMEWORK),
-// sending that role's offers and operation updates to h, and revives it.
-func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) error {
-	f.mu.Lock()
-	if f.extraRoles == nil {
-		f.extraRoles = map[string]RoleHandler{}
-	}
-	f.extraRoles[role] = h
-	f.mu.Unlock()
-	if err := f.updateFramework(ctx); err != nil {
-		return err
-	}
-	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
-}
-
-// Yield makes sparkpack's role give back, and not hold, offers on agents
-// while a job's role reserves there from offers (offer mode); the returned
-// function ends it.
-func (f *Framework) Yield(ctx context.Context, agents []string) (done func()) {
-	f.mu.Lock()
-	for _, a := range agents {
-		f.yielding[a]++
-	}
-	f.mu.Unlock()
-	f.declineUnneeded(ctx, true)
-	return func() {
-		f.mu.Lock()
-		for _, a := range agents {
-			if f.yielding[a]--; f.yielding[a] <= 0 {
-				delete(f.yielding, a)
-			}
-		}
-		f.mu.Unlock()
-	}
-}
-
-// RemoveRole drops a job role from the framework (UPDATE_FRAMEWORK).
-func (f *Framework) RemoveRole(ctx context.Context, role string) error {
-	f.mu.Lock()
-	delete(f.extraRoles, role)
-	f.mu.Unlock()
-	return f.updateFramework(ctx)
-}
-
-func (f *Framework) updateFramework(ctx context.Context) error {
-	info, _ := f.Info(ctx) // without the stored id, the subscribed one
-	if info.ID == nil {
-		id := f.Sched.FrameworkID()
-		if id == "" {
-			return errors.New("not subscribed to Mesos yet")
-		}
-		info.ID = &mesos.FrameworkID{Value: id}
-	}
-	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_UPDATE_FRAMEWORK, UpdateFramework: &scheduler.Call_UpdateFramework{FrameworkInfo: info}})
-}
-
-// roleOffers hands offers of job roles to their handlers; it returns the
-// offers of sparkpack's own role. received is when they arrived.
-func (f *Framework) roleOffers(ctx context.Context, offers []mesos.Offer, received time.Time) []mesos.Offer {
-	var own []mesos.Offer
-	var decline []mesos.OfferID
-	for _, o := range offers {
-		role := f.cfg.Role
-		if o.AllocationInfo != nil {
-			role = o.AllocationInfo.GetRole()
-		}
-		if role == f.cfg.Role {
-			own = append(own, o)
-			continue
-		}
-		f.mu.Lock()
-		h := f.extraRoles[role]
-		f.mu.Unlock()
-		var ops []mesos.Offer_Operation
-		if h != nil {
-			ops = h.Offer(o)
-		}
-		if len(ops) == 0 {
-			decline = append(decline, o.ID)
-			continue
-		}
-		refuse := 1.0
-		call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
-			OfferIDs: []mesos.OfferID{o.ID}, Operations: ops, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
-		if err := f.Sched.Call(ctx, call); err != nil {
-			f.log.WithError(err).WithField("role", role).Warn("ACCEPT in a job role failed; it will be retried with the next offer")
-		} else {
-			f.cfg.Observer.ObserveAccept(time.Since(received))
-		}
-	}
-	if len(decline) > 0 {
-		refuse := 1.0
-		if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: decline, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}); err == nil {
-			f.cfg.Observer.ObserveDeclines(len(decline))
-		}
-	}
-	return own
-}
-
-// Launch queues a driver launch; it is sent with the next offer in
-// sparkpack's role that holds the driver's cpus and memory.
-//
-// The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
-// cannot know a task before, and an answer saying so would be noise.
-func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
-	now := time.Now()
-	f.mu.Lock()
-	f.pending[l.JobID] = l
-	delete(f.expected, l.JobID)
-	// The job's reservations were just made on its agents: offers there
-	// received until now may be rescinded for them (and the RESCIND not
-	// read yet); only later offers there are used.
-	for _, a := range l.Prefer {
-		f.touched[a] = now
-	}
-	f.mu.Unlock()
-	f.tryLaunch(ctx)              // an offer kept in stock may have room
-	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
-	f.reviveIfWaiting(ctx)
-}
-
-// CancelLaunch forgets a queued launch (the job was killed first).
-func (f *Framework) CancelLaunch(jobID string) {
-	f.mu.Lock()
-	delete(f.pending, jobID)
-	delete(f.expected, jobID)
-	f.mu.Unlock()
-}
-
-// expectFor bounds how long an announced launch keeps offers in stock.
-const expectFor = 2 * time.Minute
-
-type expectation struct {
-	at     time.Time
-	agents []string
-}
-
-// Expect announces that a job's driver launch comes soon (its reservations
-// are being made on agents): offers stay unsuppressed, offers on those
-// agents are kept (they are where the cluster keeps room for the driver;
-// declining them would filter them out until a REVIVE), and a few others
-// are kept in stock, so that the driver starts as soon as Launch is
-// called. Launch or CancelLaunch ends the announcement.
-func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
-	now := time.Now()
-	f.mu.Lock()
-	f.expected[jobID] = expectation{at: now, agents: agents}
-	for _, a := range agents {
-		f.touched[a] = now
-	}
-	for a, at := range f.touched {
-		if now.Sub(at) > expectFor {
-			delete(f.touched, a)
-		}
-	}
-	f.mu.Unlock()
-	f.reviveOrSuppress(ctx)
-}
-
-// waitingLocked counts the launches offers are wanted for: queued and
-// announced ones. f.mu is held.
-func (f *Framework) waitingLocked() int {
-	for id, e := range f.expected {
-		if time.Since(e.at) > expectFor {
-			delete(f.expected, id)
-		}
-	}
-	return len(f.pending) + len(f.expected)
-}
-
-// wantedAgentsLocked are the agents that waiting or announced launches
-// prefer. f.mu is held.
-func (f *Framework) wantedAgentsLocked() map[string]bool {
-	out := map[string]bool{}
-	for _, l := range f.pending {
-		for _, a := range l.Prefer {
-			out[a] = true
-		}
-	}
-	for _, e := range f.expected {
-		for _, a := range e.agents {
-			out[a] = true
-		}
-	}
-	return out
-}
-
-// Kill asks Mesos to kill a task.
-func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
-	k := &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: taskID}}
-	if agentID != "" {
-		k.AgentID = &mesos.AgentID{Value: agentID}
-	}
-	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_KILL, Kill: k})
-}
-
-func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
-	now := time.Now()
-	f.cfg.Observer.ObserveOffers(len(offers))
-	offers = f.roleOffers(ctx, offers, now)
-	f.mu.Lock()
-	f.lastOffer = now
-	for _, o := range offers {
-		ho := heldOffer{offer: o, since: now}
-		ho.cpus, ho.mem = f.driverRoom(o)
-		f.offers[o.ID.Value] = ho
-	}
-	f.mu.Unlock()
-	f.tryLaunch(ctx)
-	f.declineUnneeded(ctx, false)
-}
-
-// driverRoom is what a driver may take from an offer: unreserved cpus and
-// mem allocated to sparkpack's role.
-func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
-	for _, r := range o.Resources {
-		if r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil ||
-			r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
-			continue
-		}
-		switch r.Name {
-		case "cpus":
-			cpus += r.Scalar.Value
-		case "mem":
-			mem += r.Scalar.Value
-		}
-	}
-	return cpus, mem
-}
-
-// pickLocked chooses the first waiting launch (by job id) that a held
-// offer has room for, and the offer: one on an agent the launch prefers,
-// else the one with the most cpus free. f.mu is held.
-func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
-	if len(f.pending) == 0 || len(f.offers) == 0 {
-		return nil, heldOffer{}, false
-	}
-	ids := make([]string, 0, len(f.pending))
-	for id := range f.pending {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	fits := func(ho heldOffer, l *DriverLaunch) bool {
-		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
-	}
-	for _, id := range ids {
-		l := f.pending[id]
-		if len(l.Prefer) > 0 {
-			prefer := make(map[string]bool, len(l.Prefer))
-			for _, a := range l.Prefer {
-				prefer[a] = true
-			}
-			var best heldOffer
-			found := false
-			for _, ho := range f.offers {
-				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
-					best, found = ho, true
-				}
-			}
-			if found {
-				return l, best, true
-			}
-		}
-		var best heldOffer
-		found := false
-		for _, ho := range f.offers {
-			if fits(ho, l) && (!found || roomier(ho, best)) {
-				best, found = ho, true
-			}
-		}
-		if found {
-			return l, best, true
-		}
-	}
-	return nil, heldOffer{}, false
-}
-
-// roomier orders offers by cpus, then mem, then id (deterministic).
-func roomier(a, b heldOffer) bool {
-	if a.cpus != b.cpus {
-		return a.cpus > b.cpus
-	}
-	if a.mem != b.mem {
-		return a.mem > b.mem
-	}
-	return a.offer.ID.Value < b.offer.ID.Value
-}
-
-// driverResources picks cpus and mem for a driver from an offer's
-// resources allocated to sparkpack's role that are not reserved for a job.
-func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.Resource, bool) {
-	var out []mesos.Resource
-	need := map[string]float64{"cpus": cpus, "mem": mem}
-	for _, r := range o.Resources {
-		want := need[r.Name]
-		if want <= 0 || r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil {
-			continue
-		}
-		if r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
-			continue
-		}
-		take := want
-		if r.Scalar.Value < take {
-			take = r.Scalar.Value
-		}
-		c := r
-		c.Scalar = &mesos.Value_Scalar{Value: take}
-		c.Role = nil
-		out = append(out, c)
-		need[r.Name] -= take
-	}
-	return out, need["cpus"] <= 1e-9 && need["mem"] <= 1e-9
-}
-
-func (f *Framework) tryLaunch(ctx context.Context) {
-	for {
-		f.mu.Lock()
-		l, chosen, ok := f.pickLocked()
-		var res []mesos.Resource
-		if ok {
-			res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
-		}
-		if !ok {
-			f.mu.Unlock()
-			return
-		}
-		delete(f.pending, l.JobID)
-		delete(f.offers, chosen.offer.ID.Value)
-		f.mu.Unlock()
-		agent := chosen.offer.AgentID.Value
-		if l.Sending != nil {
-			if err := l.Sending(agent); err != nil {
-				f.mu.Lock()
-				f.offers[chosen.offer.ID.Value] = chosen // declined in time like any unused offer
-				if !errors.Is(err, ErrLaunchWithdrawn) {
-					if _, again := f.pending[l.JobID]; !again {
-						f.pending[l.JobID] = l
-					}
-				}
-				f.mu.Unlock()
-				if errors.Is(err, ErrLaunchWithdrawn) {
-					continue
-				}
-				f.log.WithError(err).WithField("job", l.JobID).Warn("could not record the driver launch; it waits for the next offer")
-				return
-			}
-		}
-		err := f.acceptLaunch(ctx, chosen.offer, l, res)
-		if err == nil {
-			f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
-			f.cfg.Observer.ObserveDriverLaunch()
-			f.mu.Lock()
-			f.taskJob[l.TaskID] = l.JobID
-			f.mu.Unlock()
-		} else {
-			f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
-			f.mu.Lock()
-			if _, again := f.pending[l.JobID]; !again {
-				f.pending[l.JobID] = l
-			}
-			f.mu.Unlock()
-		}
-		if l.Sent != nil {
-			l.Sent(agent, err)
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLaunch, res []mesos.Resource) error {
-	if len(l.Argv) == 0 {
-		return errors.New("empty driver command")
-	}
-	shell := false
-	cmd := &mesos.CommandInfo{Shell: &shell, Value: &l.Argv[0], Arguments: l.Argv}
-	if len(l.Env) > 0 {
-		keys := make([]string, 0, len(l.Env))
-		for k := range l.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		env := &mesos.Environment{}
-		for _, k := range keys {
-			v := l.Env[k]
-			env.Variables = append(env.Variables, mesos.Environment_Variable{Name: k, Value: &v})
-		}
-		cmd.Environment = env
-	}
-	labels := &mesos.Labels{}
-	lk := make([]string, 0, len(l.Labels))
-	for k := range l.Labels {
-		lk = append(lk, k)
-	}
-	sort.Strings(lk)
-	for _, k := range lk {
-		v := l.Labels[k]
-		labels.Labels = append(labels.Labels, mesos.Label{Key: k, Value: &v})
-	}
-	task := mesos.TaskInfo{
-		Name:      "sparkpack driver " + l.JobID,
-		TaskID:    mesos.TaskID{Value: l.TaskID},
-		AgentID:   o.AgentID,
-		Resources: res,
-		Command:   cmd,
-		Labels:    labels,
-	}
-	refuse := f.cfg.RefuseSeconds
-	call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
-		OfferIDs:   []mesos.OfferID{o.ID},
-		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{task}}}},
-		Filters:    &mesos.Filters{RefuseSeconds: &refuse},
-	}}
-	if err := f.Sched.Call(ctx, call); err != nil {
-		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.Hostname, err)
-	}
-	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.Hostname, "agent_id": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
-	return nil
-}
-
-// declineUnneeded declines the offers held longer than OfferHold and, unless
-// expiredOnly, those beyond the stock: one per waiting launch plus
-// OfferStock, keeping the roomiest. Offers on agents a waiting or announced
-// launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
-// so that the master does not offer the same resources again at once; a
-// REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
-func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
-	f.mu.Lock()
-	var ids, stale []mesos.OfferID
-	now := time.Now()
-	var keep []heldOffer
-	var yield []mesos.OfferID
-	wanted := f.wantedAgentsLocked()
-	for id, ho := range f.offers {
-		if ho.cpus <= 0 || ho.mem <= 0 {
-			ids = append(ids, ho.offer.ID)
-			delete(f.offers, id)
-			continue
-		}
-		if f.yielding[ho.offer.AgentID.Value] > 0 {
-			yield = append(yield, ho.offer.ID)
-			delete(f.offers, id)
-			continue
-		}
-		if ho.since.Before(f.touched[ho.offer.AgentID.Value]) {
-			// Received before a reservation on its agent: it is about
-			// to be rescinded, or, if not, it is given back without a
-			// filter so that the master offers the agent again.
-			stale = append(stale, ho.offer.ID)
-			delete(f.offers, id)
-			continue
-		}
-		if wanted[ho.offer.AgentID.Value] && now.Sub(ho.since) < expectFor {
-			continue // kept for the launch that prefers its agent
-		}
-		if now.Sub(ho.since) >= f.cfg.OfferHold {
-			ids = append(ids, ho.offer.ID)
-			delete(f.offers, id)
-			continue
-		}
-		keep = append(keep, ho)
-	}
-	if stock := f.waitingLocked() + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
-		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
-		for _, ho := range keep[stock:] {
-			ids = append(ids, ho.offer.ID)
-			delete(f.offers, ho.offer.ID.Value)
-		}
-	}
-	f.mu.Unlock()
-	if len(yield) > 0 {
-		// A short filter: the job's role is offered the agent meanwhile.
-		short := 2.0
-		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: yield, Filters: &mesos.Filters{RefuseSeconds: &short}}}
-		if err := f.Sched.Call(ctx, call); err != nil {
-			f.log.WithError(err).Debug("decline failed")
-		} else {
-			f.cfg.Observer.ObserveDeclines(len(yield))
-		}
-	}
-	if len(stale) > 0 {
-		var none float64
-		call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: stale, Filters: &mesos.Filters{RefuseSeconds: &none}}}
-		if err := f.Sched.Call(ctx, call); err != nil {
-			f.log.WithError(err).Debug("decline failed")
-		} else {
-			f.cfg.Observer.ObserveDeclines(len(stale))
-		}
-	}
-	if len(ids) == 0 {
-		return
-	}
-	refuse := f.cfg.RefuseSeconds
-	call := &scheduler.Call{Type: scheduler.Call_DECLINE, Decline: &scheduler.Call_Decline{OfferIDs: ids, Filters: &mesos.Filters{RefuseSeconds: &refuse}}}
-	if err := f.Sched.Call(ctx, call); err != nil {
-		f.log.WithError(err).Debug("decline failed")
-	} else {
-		f.cfg.Observer.ObserveDeclines(len(ids))
-	}
-	f.reviveOrSuppress(ctx)
-}
-
-// reviveOrSuppress keeps offers flowing only while a driver waits or is
-// expected (Expect). Calls
-// are serialised and decided just before sending, so a SUPPRESS can never
-// overtake a later REVIVE.
-func (f *Framework) reviveOrSuppress(ctx context.Context) {
-	f.rsMu.Lock()
-	defer f.rsMu.Unlock()
-	f.mu.Lock()
-	want := f.waitingLocked() > 0
-	change := want == f.suppressed
-	f.mu.Unlock()
-	if !change {
-		return
-	}
-	f.sendReviveOrSuppress(ctx, want)
-}
-
-// sendReviveOrSuppress sends REVIVE (want) or SUPPRESS; f.rsMu is held.
-func (f *Framework) sendReviveOrSuppress(ctx context.Context, want bool) {
-	var err error
-	t := scheduler.Call_SUPPRESS
-	if want {
-		t = scheduler.Call_REVIVE
-		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Revive: &scheduler.Call_Revive{Roles: []string{f.cfg.Role}}})
-	} else {
-		err = f.Sched.Call(ctx, &scheduler.Call{Type: t, Suppress: &scheduler.Call_Suppress{Roles: []string{f.cfg.Role}}})
-	}
-	if err != nil {
-		f.log.WithError(err).Debug(t.String() + " failed; trying again later")
-		return
-	}
-	f.mu.Lock()
-	f.suppressed = !want
-	if want {
-		f.revivedAt = time.Now()
-	}
-	f.mu.Unlock()
-}
-
-// reviveEvery bounds how often REVIVE is sent while drivers wait for room.
-const reviveEvery = time.Second
-
-// reviveIfWaiting sends REVIVE when a driver waits and no held offer has
-// room, at most every reviveEvery: it also clears the decline filters of
-// sparkpack's role, so every agent with room is offered again (a lost
-// REVIVE or filters the master kept are covered too, as Mesos advises).
-func (f *Framework) reviveIfWaiting(ctx context.Context) {
-	f.rsMu.Lock()
-	defer f.rsMu.Unlock()
-	f.mu.Lock()
-	since := time.Since(f.revivedAt)
-	waiting := f.connected && (len(f.pending) > 0 && (f.suppressed || since >= reviveEvery) ||
-		// announced launches get a fresh stock once the last one was declined
-		f.waitingLocked() > 0 && len(f.offers) == 0 && (f.suppressed || since >= f.cfg.OfferHold))
-	f.mu.Unlock()
-	if waiting {
-		f.sendReviveOrSuppress(ctx, true)
-	}
-}
-
-func (f *Framework) expireOffers(ctx context.Context) {
-	t := time.NewTicker(min(f.cfg.OfferHold/2, reviveEvery/2))
-	defer t.Stop()
-	rec := time.NewTicker(f.cfg.ReconcileEvery)
-	defer rec.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-rec.C:
-			if f.Connected() {
-				f.mu.Lock()
-				tasks := make([]string, 0, len(f.taskJob))
-				for t := range f.taskJob {
-					tasks = append(tasks, t)
-				}
-				f.mu.Unlock()
-				sort.Strings(tasks)
-				f.Reconcile(ctx, tasks)
-			}
-		case <-t.C:
-			f.declineUnneeded(ctx, true)
-			f.reviveIfWaiting(ctx)
-		}
-	}
 }

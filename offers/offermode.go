@@ -21,6 +21,12 @@ type Pinner interface {
 	Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error
 	Release(ctx context.Context, jobID string) error
 	Orphans(ctx context.Context, keep func(jobID string) bool) ([]string, error)
+	// FromOffers reports whether reservations are made from offers in the
+	// job's role: offers kept in sparkpack's role for the driver would
+	// then hold those very resources, so the driver's launch is announced
+	// only once the reservations are made. A wrapper (metrics) passes it
+	// on: the adapter asks, it never looks at the concrete type.
+	FromOffers() bool
 }
 
 var (
@@ -52,6 +58,9 @@ type OfferReserver struct {
 	once  sync.Once
 	reads *Reserver
 }
+
+// FromOffers implements Pinner: reservations are made from offers.
+func (r *OfferReserver) FromOffers() bool { return true }
 
 func (r *OfferReserver) timeout() time.Duration {
 	if r.Timeout <= 0 {

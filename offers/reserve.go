@@ -45,6 +45,9 @@ func JobAmounts(j scheduler.Job) (cpus, memMB float64) {
 	return float64(j.ExecutorCores), float64(j.ExecutorTotalMemMB())
 }
 
+// FromOffers implements Pinner: the operator API reserves without offers.
+func (r *Reserver) FromOffers() bool { return false }
+
 func (r *Reserver) timeouts() (time.Duration, time.Duration) {
 	c, p := r.ConfirmTimeout, r.Poll
 	if c <= 0 {

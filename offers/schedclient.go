@@ -171,7 +171,7 @@ func (c *SchedClient) Subscribe(ctx context.Context, info mesos.FrameworkInfo) (
 		s.Subscribed = *ev.Subscribed
 	case ev.GetType() == scheduler.Event_ERROR && ev.Error != nil:
 		s.Close()
-		return nil, fmt.Errorf("SUBSCRIBE refused by the master: %s", ev.Error.Message)
+		return nil, fmt.Errorf("SUBSCRIBE %w: %s", errRefused, ev.Error.Message)
 	default:
 		s.Close()
 		return nil, fmt.Errorf("SUBSCRIBE: first event is %s, want SUBSCRIBED", ev.GetType())
@@ -206,6 +206,30 @@ type RunOptions struct {
 	MissedHeartbeats int
 	// MinBackoff and MaxBackoff bound the reconnect delay (defaults 500 ms, 30 s).
 	MinBackoff, MaxBackoff time.Duration
+	// ProbeEvery is how often the master is probed (GET /version) while
+	// backing off after it could not be reached or answered 5xx: as soon
+	// as it answers, the backoff ends and the framework subscribes
+	// (default 500 ms). A master that refuses the subscription (4xx, an
+	// ERROR event) is not probed: the backoff runs out.
+	ProbeEvery time.Duration
+}
+
+// errRefused marks a subscription the master refused (an ERROR event):
+// asking again at once would be refused again.
+var errRefused = errors.New("refused by the Mesos master")
+
+// probeWorthy reports whether a subscription that ended with err may be
+// made again as soon as the master answers: it could not be reached, the
+// stream broke, or the master was not ready (5xx).
+func probeWorthy(err error) bool {
+	if err == nil || errors.Is(err, errRefused) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code >= 500
+	}
+	return true
 }
 
 // Run subscribes and re-subscribes until ctx ends, with capped exponential
@@ -224,6 +248,9 @@ func (c *SchedClient) Run(ctx context.Context, info func() (mesos.FrameworkInfo,
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 30 * time.Second
+	}
+	if o.ProbeEvery <= 0 {
+		o.ProbeEvery = 500 * time.Millisecond
 	}
 	attempt := 0
 	for ctx.Err() == nil {
@@ -245,13 +272,38 @@ func (c *SchedClient) Run(ctx context.Context, info func() (mesos.FrameworkInfo,
 		}
 		wait := backoff(attempt, o.MinBackoff, o.MaxBackoff, rand.Int64N)
 		c.log.WithError(err).WithField("retry_in", wait.Round(time.Millisecond).String()).Warn("Mesos subscription lost; re-subscribing")
-		select {
-		case <-ctx.Done():
+		if !c.backOff(ctx, wait, probeWorthy(err), o.ProbeEvery) {
 			return nil
-		case <-time.After(wait):
 		}
 	}
 	return nil
+}
+
+// backOff waits before the next subscription: wait, or, with probe, until
+// the master answers a probe (checked every probeEvery), whichever comes
+// first. It returns false when ctx ends.
+func (c *SchedClient) backOff(ctx context.Context, wait time.Duration, probe bool, probeEvery time.Duration) bool {
+	done := time.NewTimer(wait)
+	defer done.Stop()
+	var tick <-chan time.Time
+	if probe && c.ep != nil {
+		t := time.NewTicker(probeEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-done.C:
+			return true
+		case <-tick:
+			if err := c.ep.Probe(ctx); err == nil {
+				c.log.Info("the Mesos master answers again; re-subscribing now")
+				return true
+			}
+		}
+	}
 }
 
 func (c *SchedClient) runOnce(ctx context.Context, info mesos.FrameworkInfo, h Handler, o RunOptions) error {
@@ -314,7 +366,7 @@ func (c *SchedClient) runOnce(ctx context.Context, info mesos.FrameworkInfo, h H
 			if ev.Error != nil {
 				msg = ev.Error.Message
 			}
-			return fmt.Errorf("Mesos sent ERROR: %s", msg)
+			return fmt.Errorf("Mesos sent ERROR (%w): %s", errRefused, msg)
 		}
 		h.Event(ctx, ev)
 	}

@@ -3,6 +3,7 @@ package offers
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -67,5 +68,25 @@ func TestStreamReadsLargeOffersEvent(t *testing.T) {
 	}
 	if ev.GetType() != scheduler.Event_OFFERS || len(ev.Offers.Offers) != agents {
 		t.Fatalf("got %s with %d offers", ev.GetType(), len(ev.GetOffers().GetOffers()))
+	}
+}
+
+// TestProbeWorthy: only a master that could not be reached or was not
+// ready (5xx) is probed to end the backoff early; one that refused the
+// subscription is not asked again at once.
+func TestProbeWorthy(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("Mesos event stream: %w", io.ErrUnexpectedEOF), true},
+		{&StatusError{Code: http.StatusServiceUnavailable, Call: "SUBSCRIBE"}, true},
+		{&StatusError{Code: http.StatusUnauthorized, Call: "SUBSCRIBE"}, false},
+		{fmt.Errorf("SUBSCRIBE %w: Framework has been removed", errRefused), false},
+		{nil, false},
+	} {
+		if got := probeWorthy(c.err); got != c.want {
+			t.Errorf("probeWorthy(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -201,6 +201,31 @@ func (e *Endpoint) follow(loc string) error {
 	return nil
 }
 
+// Probe asks the master cheaply whether it answers (GET /version, at most
+// a second): any HTTP answer counts. It is how a framework that lost its
+// master notices it is back without waiting out a long backoff.
+func (e *Endpoint) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	e.mu.Lock()
+	target := e.base.ResolveReference(&url.URL{Path: "/version"}).String()
+	e.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	if e.principal != "" {
+		req.SetBasicAuth(e.principal, e.secret)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("probe Mesos master %s: %w", target, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return nil
+}
+
 func readError(resp *http.Response, call string) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	return &StatusError{Code: resp.StatusCode, Body: string(b), Call: call}

@@ -41,10 +41,11 @@ type Cluster struct {
 	URL string // http://127.0.0.1:<master port>
 	Dir string // the temporary directory (work dirs and logs)
 
-	opts   Options
-	master *daemon
-	agents []*agentProc
-	obs    *Observer
+	opts       Options
+	master     *daemon
+	masterArgs []string
+	agents     []*agentProc
+	obs        *Observer
 }
 
 type agentProc struct {
@@ -112,6 +113,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		// (Mesos default: 75 s), so agent loss can be tested quickly.
 		"--agent_ping_timeout=1secs", "--max_agent_ping_timeouts=3"}
 	args = append(args, c.opts.MasterFlags...)
+	c.masterArgs = args
 	c.master, err = c.run("master", filepath.Join(c.opts.Bin, "mesos-master"), args)
 	if err != nil {
 		return err
@@ -388,6 +390,33 @@ func (c *Cluster) RestartAgent(ctx context.Context, name string) error {
 	}
 	c.opts.Logf("realmesos: agent %s restarting", a.name)
 	return c.waitAgents(ctx, 60*time.Second)
+}
+
+// RestartMaster kills the master with SIGKILL, keeps it down for down,
+// starts it again on the same port (its registry is in memory: agents
+// re-register, frameworks re-subscribe) and returns when it answers
+// GET_HEALTH again, with that time.
+func (c *Cluster) RestartMaster(ctx context.Context, down time.Duration) (time.Time, error) {
+	c.master.stop(syscall.SIGKILL, 10*time.Second)
+	c.opts.Logf("realmesos: master killed with SIGKILL; down for %s", down)
+	select {
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	case <-time.After(down):
+	}
+	var err error
+	if c.master, err = c.run("master", filepath.Join(c.opts.Bin, "mesos-master"), c.masterArgs); err != nil {
+		return time.Time{}, err
+	}
+	var back time.Time
+	err = c.waitFor(ctx, 30*time.Second, "the restarted master to answer GET_HEALTH", func() (bool, error) {
+		if err := c.master.exited(); err != nil {
+			return false, err
+		}
+		back = time.Now()
+		return c.obs.Healthy(ctx), nil
+	})
+	return back, err
 }
 
 // MasterLog returns the last n lines of the master's log.

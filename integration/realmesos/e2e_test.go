@@ -290,24 +290,28 @@ func TestE2ESIGKILLAndRestartCompletesEveryJob(t *testing.T) {
 
 // lostAgentOutcome is what the agent-loss scenario observes.
 type lostAgentOutcome struct {
+	RunningWhenGone  bool
 	State            string
-	FinalNamesAgent  bool
+	LossRecorded     bool
 	ShownOff         bool
 	LeftoversWhenOff []string
 	LeftoversAtEnd   []string
 }
 
-// TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns: an agent of
-// a running job dies (real: its process is killed with SIGKILL and the
-// master marks it unreachable; emulator: powered off). The job fails
-// naming the agent, what it held elsewhere is given back, the cluster
-// view shows the agent off; when the agent comes back with its
-// checkpointed reservation, the leak sweep releases that too.
-func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
+// TestE2ELostExecutorAgentDoesNotFailTheJob (#34): an agent holding only
+// executors of a running job dies (real: its process is killed with
+// SIGKILL and the master marks it unreachable after its ping timeouts;
+// emulator: CrashAgent, unreachable after as long). Spark carries on
+// without those executors: the loss is recorded as an event of the job,
+// the job keeps running and ends FINISHED when its driver exits 0; what it
+// held is given back, the cluster view shows the agent off, and when the
+// agent comes back with its checkpointed reservation the leak sweep
+// releases that too.
+func TestE2ELostExecutorAgentDoesNotFailTheJob(t *testing.T) {
 	onBoth(t, func(t *testing.T, tg *target) lostAgentOutcome {
 		sp := startSparkpack(t, tg.url, pgtest.URL(t), "--leak-sweep", "1s")
-		// 3 executors of 3 cpus: at least two agents.
-		id := submit(t, sp.API, sparkJob("doomed", 3, 3, 2048, 3600))
+		// 3 executors of 3 cpus: at least two agents; 45 s of run.
+		id := submit(t, sp.API, sparkJob("survivor", 3, 3, 2048, 45))
 		v := waitState(t, sp.API, id, time.Minute, "RUNNING")
 		deadline := time.Now().Add(time.Minute)
 		for tg.running(t, jobRole(id)) < 3 {
@@ -338,8 +342,8 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 		host := tg.host(victim)
 		lost := time.Now()
 		tg.loseAgent(t, host)
-		// The real master marks the agent unreachable (it leaves
-		// GET_AGENTS) after its ping timeouts.
+		// The master marks the agent unreachable (it leaves GET_AGENTS)
+		// after its ping timeouts.
 		for {
 			agents, err := tg.obs.Agents(context.Background())
 			if err != nil {
@@ -358,14 +362,25 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		t.Logf("%s: agent %s left GET_AGENTS %s after it died", tg.name, host, time.Since(lost).Round(100*time.Millisecond))
-		v = waitState(t, sp.API, id, 2*time.Minute, "FAILED", "FINISHED", "KILLED")
 		var out lostAgentOutcome
+		time.Sleep(3 * time.Second) // a few refreshes of sparkpack's view
+		if now, err := getJob(sp.API, id); err == nil {
+			out.RunningWhenGone = now.State == "RUNNING"
+			if !out.RunningWhenGone {
+				t.Errorf("%s: job %s after agent %s (executors only) was lost, want still RUNNING", tg.name, now.State, host)
+			}
+		}
+		v = waitState(t, sp.API, id, 2*time.Minute, "FAILED", "FINISHED", "KILLED")
 		out.State = v.State
-		last := v.Events[len(v.Events)-1]
+		if v.State != "FINISHED" {
+			t.Errorf("%s: job ended %s after losing agent %s that held only executors, want FINISHED: %+v", tg.name, v.State, host, v.Events)
+		}
 		// Agents are named by hostname, as everywhere sparkpack shows them.
-		out.FinalNamesAgent = strings.Contains(last.Reason, host)
-		if !out.FinalNamesAgent {
-			t.Errorf("%s: final event %q does not name the lost agent %s (%s)", tg.name, last.Reason, host, victim)
+		for _, e := range v.Events {
+			out.LossRecorded = out.LossRecorded || (strings.Contains(e.Reason, host) && strings.Contains(e.Reason, "executors"))
+		}
+		if !out.LossRecorded {
+			t.Errorf("%s: no event of the job records the loss of agent %s (%s): %+v", tg.name, host, victim, v.Events)
 		}
 		tg.waitNoLeftovers(t, 30*time.Second)
 		out.LeftoversWhenOff = tg.leftovers(t)
@@ -389,6 +404,66 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		out.LeftoversAtEnd = tg.leftovers(t)
+		return out
+	})
+}
+
+// driverLossOutcome is what the driver-agent-loss scenario observes.
+type driverLossOutcome struct {
+	State          string
+	DriverGone     bool
+	LeftoversAtEnd []string
+}
+
+// TestE2ELostDriverAgentFailsTheJob (#34): the agent running a job's
+// driver dies (real: SIGKILL of its process; emulator: CrashAgent). Once
+// the master marks it unreachable the driver is lost (TASK_UNREACHABLE)
+// and the job, without retries, is FAILED; when the agent comes back, the
+// driver it still runs is killed and everything is given back.
+func TestE2ELostDriverAgentFailsTheJob(t *testing.T) {
+	onBoth(t, func(t *testing.T, tg *target) driverLossOutcome {
+		sp := startSparkpack(t, tg.url, pgtest.URL(t), "--leak-sweep", "1s")
+		id := submit(t, sp.API, sparkJob("driverless", 3, 3, 2048, 600))
+		waitState(t, sp.API, id, time.Minute, "RUNNING")
+		driverTask := func() (string, string) {
+			ts, err := tg.obs.Tasks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ts {
+				if strings.HasPrefix(x.ID, "sparkpack-driver-"+id) && !x.Completed {
+					return x.ID, x.AgentID
+				}
+			}
+			return "", ""
+		}
+		_, driverAgent := driverTask()
+		if driverAgent == "" {
+			t.Fatalf("%s: no driver task of job %s", tg.name, id)
+		}
+		host := tg.host(driverAgent)
+		tg.loseAgent(t, host)
+		v := waitState(t, sp.API, id, 2*time.Minute, "FAILED", "FINISHED", "KILLED")
+		var out driverLossOutcome
+		out.State = v.State
+		if v.State != "FAILED" {
+			t.Errorf("%s: job ended %s after its driver's agent %s was lost, want FAILED: %+v", tg.name, v.State, host, v.Events)
+		}
+		tg.returnAgent(t, host)
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if task, _ := driverTask(); task == "" {
+				out.DriverGone = true
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: the given-up driver still runs a minute after its agent came back", tg.name)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		tg.waitNoLeftovers(t, time.Minute)
 		out.LeftoversAtEnd = tg.leftovers(t)
 		return out
 	})

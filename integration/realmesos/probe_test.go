@@ -14,7 +14,7 @@ import (
 // ProbeRecording is where the real master's probe record is kept; the
 // emulator's tests compare against it.
 func probeRecording() string {
-	return filepath.Join(RepoRoot(), "integration", "mesossim", "testdata", "real", "probe.json")
+	return filepath.Join(RepoRoot(), "mesossim", "testdata", "real", "probe.json")
 }
 
 func runProbe(t *testing.T, tg *target) *probe.Record {

@@ -99,8 +99,11 @@ func emulatorTarget(t *testing.T) *target {
 	l := logrus.New()
 	l.SetOutput(logs)
 	l.SetLevel(logrus.InfoLevel)
+	// A lost agent is marked unreachable after the real cluster's ping
+	// timeouts (1 s x 3), and its executors give up after the agents'
+	// --recovery_timeout (1 minute; see cluster.go).
 	m, err := mesossim.New(mesossim.Config{Cluster: ThreeAgents(), Logger: l, TaskStartDelay: 500 * time.Millisecond,
-		DefaultTaskDuration: time.Second})
+		DefaultTaskDuration: time.Second, UnreachableAfter: 3 * time.Second, AgentRecoveryTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,190 @@
+package offers
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
+)
+
+// ---- agents ---------------------------------------------------------------
+
+func (c *Cluster) kick() {
+	select {
+	case c.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+// refresh reads GET_AGENTS, notices lost agents and tells the core when
+// free capacity or the set of agents changed.
+func (c *Cluster) refresh(ctx context.Context) error {
+	raw, err := c.cfg.Operator.GetAgents(ctx)
+	if err != nil {
+		return err
+	}
+	agents, warnings := AgentsFromMesos(raw, c.cfg.Prices)
+	for _, w := range warnings {
+		c.log.Debug(w)
+	}
+	statuses := StatusesFromMesos(raw, c.cfg.Prices)
+	c.mu.Lock()
+	c.statuses = statuses
+	changed := !c.loaded || !sameCapacity(c.agents, agents)
+	present := map[string]bool{}
+	for _, a := range agents {
+		present[a.ID] = true
+		delete(c.missing, a.ID)
+	}
+	for _, a := range c.agents {
+		if !present[a.ID] {
+			c.missing[a.ID]++
+		}
+	}
+	c.agents, c.loaded = agents, true
+	c.index = nil
+	c.indexLocked()
+	if c.gone == nil {
+		c.gone = map[string]Agent{}
+	}
+	for _, a := range agents {
+		delete(c.gone, a.ID)
+		c.seen[a.ID] = a
+	}
+	for id, a := range c.seen {
+		if !present[id] {
+			c.gone[id] = a
+		}
+	}
+	now := time.Now()
+	for _, lj := range c.jobs {
+		st := lj.st
+		if st.Phase != lifecycle.Running && st.Phase != lifecycle.Launching || st.Lost != "" {
+			continue
+		}
+		agents := make([]string, 0, len(st.Plan.Assignments)+1)
+		for _, as := range st.Plan.Assignments {
+			agents = append(agents, as.AgentID)
+		}
+		if st.Driver.AgentID != "" && !st.Driver.Ended {
+			agents = append(agents, st.Driver.AgentID)
+		}
+		for _, id := range agents {
+			if !present[id] && c.missing[id] > 0 && !slices.Contains(lj.st.LostExecutors, id) && lj.st.Lost == "" {
+				// The machine tells the driver's agent (the job stops)
+				// from one that held only executors (recorded).
+				c.log.WithFields(logrus.Fields{"job": st.Job.ID, "agent": c.nameLocked(id), "agent_id": id, "driver_agent": id == st.Driver.AgentID}).Warn("an agent of the job (executors or driver) is gone")
+				c.postLocked(lj, lifecycle.Event{Kind: lifecycle.EvAgentLost, At: now, Agent: id, Name: c.nameLocked(id)})
+			}
+		}
+	}
+	c.mu.Unlock()
+	if changed {
+		if rep := c.reporter(); rep != nil {
+			rep.ClusterChanged()
+		}
+	}
+	return nil
+}
+
+func sameCapacity(a, b []Agent) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || math.Abs(a[i].FreeCPUs-b[i].FreeCPUs) > 1e-9 || math.Abs(a[i].FreeMemMB-b[i].FreeMemMB) > 1e-9 || a[i].CPUs != b[i].CPUs {
+			return false
+		}
+	}
+	return true
+}
+
+// refreshLoop reads GET_AGENTS every Refresh, and soon after a kick
+// (reservations made or given back). On a large cluster every GET_AGENTS is
+// megabytes that the master builds and sparkpack decodes (about 0.3 s of a
+// core for 30,000 agents), so refreshes are spaced by what they cost: the
+// periodic one at least 8 times, a kicked one at least twice its last
+// duration after the previous one (and kicked ones at least 500 ms apart,
+// as kicks come in bursts when many jobs start or end at once).
+func (c *Cluster) refreshLoop(ctx context.Context) {
+	gap := min(c.cfg.Refresh/4, 500*time.Millisecond)
+	for {
+		last := time.Now()
+		if err := c.refresh(ctx); err != nil && ctx.Err() == nil {
+			c.log.WithError(err).Warn("GET_AGENTS failed; the cluster view may be stale (is the Mesos master reachable?)")
+		}
+		took := time.Since(last)
+		period := max(c.cfg.Refresh, 8*took)
+		kickGap := max(gap, 2*took)
+		timer := time.NewTimer(period - took)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-c.kickCh:
+			timer.Stop()
+			if wait := kickGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}
+	}
+}
+
+// sweepLoop releases reservations labelled for jobs that are over or unknown.
+func (c *Cluster) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Sweep)
+	defer t.Stop()
+	for {
+		if err := c.sweep(ctx); err != nil && ctx.Err() == nil {
+			c.log.WithError(err).Warn("looking for leaked reservations failed; will try again")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep releases every labelled reservation whose job is not followed and
+// not unfinished in the store.
+func (c *Cluster) sweep(ctx context.Context) error {
+	unfinished, err := c.cfg.Store.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, j := range unfinished {
+		keep[j.ID] = true
+	}
+	c.mu.Lock()
+	for id := range c.jobs {
+		keep[id] = true
+	}
+	c.mu.Unlock()
+	orphans, err := c.cfg.Reserver.Orphans(ctx, func(id string) bool { return keep[id] })
+	if err != nil {
+		return err
+	}
+	sort.Strings(orphans)
+	for _, id := range orphans {
+		c.log.WithField("job", id).Warn("releasing reservations of a job that is over (left by a crash or a lost agent)")
+		if err := c.cfg.Reserver.Release(ctx, id); err != nil {
+			c.log.WithError(err).WithField("job", id).Warn("releasing leaked reservations failed; will try again")
+		}
+	}
+	if len(orphans) > 0 {
+		c.kick()
+	}
+	return nil
+}

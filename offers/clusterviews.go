@@ -1,0 +1,282 @@
+package offers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// ---- scheduler.Cluster ----------------------------------------------------
+
+// Snapshot implements scheduler.Cluster: the agents as GET_AGENTS last
+// showed them, with every plan handed to Apply and not yet given back
+// counted as used even where its reservations are not made yet.
+func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
+	c.mu.Lock()
+	loaded := c.loaded
+	c.mu.Unlock()
+	if !loaded {
+		if err := c.refresh(ctx); err != nil {
+			return placement.Snapshot{}, fmt.Errorf("mesos cluster snapshot: %w", err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snap := Snapshot(c.overlayLocked())
+	if c.cfg.Unavailable != nil {
+		for i := range snap.Agents {
+			if c.cfg.Unavailable(snap.Agents[i].ID) {
+				snap.Agents[i].FreeCPUs, snap.Agents[i].FreeMemMB = 0, 0
+			}
+		}
+	}
+	return snap, nil
+}
+
+// AgentStatuses is every agent GET_AGENTS last listed, whatever its state,
+// for power management. An agent counts as busy while GET_AGENTS shows a
+// task or reservation of anyone there, or while a plan of sparkpack's
+// still counts on it (its reservations may not be made yet).
+func (c *Cluster) AgentStatuses() []AgentStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	planned := map[string]bool{}
+	for _, lj := range c.jobs {
+		if lj.st.Phase == lifecycle.Done {
+			continue
+		}
+		for _, as := range lj.st.Plan.Assignments {
+			planned[as.AgentID] = true
+		}
+		if lj.st.Driver.AgentID != "" && !lj.st.Driver.Ended {
+			planned[lj.st.Driver.AgentID] = true
+		}
+	}
+	out := make([]AgentStatus, len(c.statuses))
+	for i, st := range c.statuses {
+		out[i] = st
+		out[i].Reservations = append([]Reserved(nil), st.Reservations...)
+		if planned[st.ID] {
+			out[i].Busy = true
+		}
+	}
+	return out
+}
+
+// AgentName is the name people know an agent by: its hostname, or its
+// Mesos id when the agent was never seen. Events and logs use it, as the
+// dashboard and the CLI do.
+func (c *Cluster) AgentName(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nameLocked(id)
+}
+
+func (c *Cluster) nameLocked(id string) string {
+	if a, ok := c.seen[id]; ok && a.Hostname != "" {
+		return a.Hostname
+	}
+	return id
+}
+
+// registeredLocked reports whether GET_AGENTS lists the agent as active.
+func (c *Cluster) registeredLocked(id string) bool {
+	_, ok := c.indexLocked()[id]
+	return ok
+}
+
+// indexLocked maps agent ids to their position in c.agents; refresh keeps
+// it, and it is built again if c.agents was set without it.
+func (c *Cluster) indexLocked() map[string]int {
+	if len(c.index) != len(c.agents) {
+		c.index = make(map[string]int, len(c.agents))
+		for i, a := range c.agents {
+			c.index[a.ID] = i
+		}
+	}
+	return c.index
+}
+
+// overlayLocked returns the agents with the resources of live plans that
+// GET_AGENTS does not show reserved yet taken out.
+func (c *Cluster) overlayLocked() []Agent {
+	out := make([]Agent, len(c.agents))
+	index := c.indexLocked()
+	for i, a := range c.agents {
+		out[i] = a
+		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
+	}
+	for id, lj := range c.jobs {
+		if lj.st.Phase == lifecycle.Done {
+			continue
+		}
+		cpu1, mem1 := JobAmounts(lj.st.Job)
+		for _, as := range lj.st.Plan.Assignments {
+			i, ok := index[as.AgentID]
+			if !ok || as.Executors <= 0 {
+				continue
+			}
+			a := &out[i]
+			var haveC, haveM float64
+			for _, r := range a.Reservations {
+				if r.JobID == id {
+					haveC += r.CPUs
+					haveM += r.MemMB
+				}
+			}
+			needC, needM := cpu1*float64(as.Executors), mem1*float64(as.Executors)
+			dc, dm := math.Max(needC-haveC, 0), math.Max(needM-haveM, 0)
+			a.FreeCPUs = math.Max(a.FreeCPUs-dc, 0)
+			a.FreeMemMB = math.Max(a.FreeMemMB-dm, 0)
+			if dc > 0 || dm > 0 || haveC == 0 {
+				a.Reservations = append(a.Reservations, Reserved{AgentID: a.ID, JobID: id, Role: scheduler.Role(id), CPUs: dc, MemMB: dm})
+			}
+		}
+	}
+	ids := make([]string, 0, len(c.jobs))
+	for id := range c.jobs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	c.overlayDriversLocked(out, index, ids)
+	// Room for the drivers not launched yet: without it, plans could
+	// reserve every cpu and leave the drivers of the reserved jobs nowhere
+	// to run. It is taken on the job's own agents when they have it.
+	for _, id := range ids {
+		lj := c.jobs[id]
+		if (lj.st.Phase != lifecycle.Reserving && lj.st.Phase != lifecycle.Launching) || lj.st.Driver.State != "" {
+			continue
+		}
+		d := lj.st.Job.DriverOrDefault()
+		dc, dm := d.Cores, float64(d.MemoryMB)
+		best := -1
+		for _, as := range lj.st.Plan.Assignments {
+			if i, ok := index[as.AgentID]; ok && out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm {
+				best = i
+				break
+			}
+		}
+		if best < 0 {
+			for i := range out {
+				if out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm && (best < 0 || out[i].FreeCPUs > out[best].FreeCPUs) {
+					best = i
+				}
+			}
+		}
+		if best >= 0 {
+			out[best].FreeCPUs -= dc
+			out[best].FreeMemMB -= dm
+		}
+	}
+	return out
+}
+
+// overlayDriversLocked lists on each agent the drivers launched there that
+// have not ended, and takes from its free resources what GET_AGENTS does
+// not show allocated to sparkpack's role yet (a launch sent since the last
+// refresh).
+func (c *Cluster) overlayDriversLocked(out []Agent, index map[string]int, ids []string) {
+	role := "sparkpack"
+	if c.cfg.Framework != nil {
+		role = c.cfg.Framework.cfg.Role
+	}
+	for _, id := range ids {
+		lj := c.jobs[id]
+		drv := lj.st.Driver
+		if lj.st.Phase == lifecycle.Done || drv.AgentID == "" || drv.State == "" || drv.Ended {
+			continue
+		}
+		i, ok := index[drv.AgentID]
+		if !ok {
+			continue
+		}
+		d := lj.st.Job.DriverOrDefault()
+		out[i].Drivers = append(out[i].Drivers, DriverTask{JobID: id, TaskID: drv.TaskID, CPUs: d.Cores, MemMB: float64(d.MemoryMB)})
+	}
+	for i := range out {
+		a := &out[i]
+		if len(a.Drivers) == 0 {
+			continue
+		}
+		var needC, needM float64
+		for _, d := range a.Drivers {
+			needC += d.CPUs
+			needM += d.MemMB
+		}
+		have := a.allocByRole[role]
+		a.FreeCPUs = math.Max(a.FreeCPUs-math.Max(needC-have[0], 0), 0)
+		a.FreeMemMB = math.Max(a.FreeMemMB-math.Max(needM-have[1], 0), 0)
+	}
+}
+
+// Apply implements scheduler.Cluster: it starts following the job and
+// returns at once.
+// ---- views ----------------------------------------------------------------
+
+// AgentHolding is what one job holds on one agent.
+type AgentHolding struct {
+	JobID     string
+	Executors int
+	CPUs      float64
+	MemMB     float64
+}
+
+// AgentState is an agent with what sparkpack's jobs hold on it.
+type AgentState struct {
+	Agent
+	Holdings []AgentHolding
+	// Gone is set for an agent seen before that GET_AGENTS no longer
+	// lists (powered off, or lost).
+	Gone bool
+}
+
+// Agents returns the agents as the core sees them (with plans in flight
+// counted) and, per agent, the jobs holding resources there.
+func (c *Cluster) Agents() []AgentState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	agents := c.overlayLocked()
+	out := make([]AgentState, len(agents), len(agents)+len(c.gone))
+	for i, a := range agents {
+		out[i].Agent = a
+		per := map[string]*AgentHolding{}
+		var order []string
+		for _, r := range a.Reservations {
+			h := per[r.JobID]
+			if h == nil {
+				h = &AgentHolding{JobID: r.JobID}
+				per[r.JobID] = h
+				order = append(order, r.JobID)
+			}
+			h.CPUs += r.CPUs
+			h.MemMB += r.MemMB
+		}
+		for _, id := range order {
+			h := per[id]
+			if lj := c.jobs[id]; lj != nil {
+				for _, as := range lj.st.Plan.Assignments {
+					if as.AgentID == a.ID {
+						h.Executors = as.Executors
+					}
+				}
+			}
+			out[i].Holdings = append(out[i].Holdings, *h)
+		}
+	}
+	ids := make([]string, 0, len(c.gone))
+	for id := range c.gone {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		a := c.gone[id]
+		a.FreeCPUs, a.FreeMemMB, a.Reservations = 0, 0, nil
+		out = append(out, AgentState{Agent: a, Gone: true})
+	}
+	return out
+}

@@ -1,0 +1,304 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/sirupsen/logrus"
+)
+
+// Driver launches: queued and announced launches, the offer a driver
+// goes to, and the ACCEPT with its LAUNCH.
+
+// Launch queues a driver launch; it is sent with the next offer in
+// sparkpack's role that holds the driver's cpus and memory.
+//
+// The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
+// cannot know a task before, and an answer saying so would be noise.
+func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
+	now := time.Now()
+	f.mu.Lock()
+	f.pending[l.JobID] = l
+	delete(f.expected, l.JobID)
+	// The job's reservations were just made on its agents: offers there
+	// received until now may be rescinded for them (and the RESCIND not
+	// read yet); only later offers there are used.
+	for _, a := range l.Prefer {
+		f.touched[a] = now
+	}
+	f.mu.Unlock()
+	f.tryLaunch(ctx)              // an offer kept in stock may have room
+	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
+	f.reviveIfWaiting(ctx)
+}
+
+// CancelLaunch forgets a queued launch (the job was killed first).
+func (f *Framework) CancelLaunch(jobID string) {
+	f.mu.Lock()
+	delete(f.pending, jobID)
+	delete(f.expected, jobID)
+	f.mu.Unlock()
+}
+
+// expectFor bounds how long an announced launch keeps offers in stock.
+const expectFor = 2 * time.Minute
+
+type expectation struct {
+	at     time.Time
+	agents []string
+}
+
+// Expect announces that a job's driver launch comes soon (its reservations
+// are being made on agents): offers stay unsuppressed, offers on those
+// agents are kept (they are where the cluster keeps room for the driver;
+// declining them would filter them out until a REVIVE), and a few others
+// are kept in stock, so that the driver starts as soon as Launch is
+// called. Launch or CancelLaunch ends the announcement.
+func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
+	now := time.Now()
+	f.mu.Lock()
+	f.expected[jobID] = expectation{at: now, agents: agents}
+	for _, a := range agents {
+		f.touched[a] = now
+	}
+	for a, at := range f.touched {
+		if now.Sub(at) > expectFor {
+			delete(f.touched, a)
+		}
+	}
+	f.mu.Unlock()
+	f.reviveOrSuppress(ctx)
+}
+
+// waitingLocked counts the launches offers are wanted for: queued and
+// announced ones. f.mu is held.
+func (f *Framework) waitingLocked() int {
+	for id, e := range f.expected {
+		if time.Since(e.at) > expectFor {
+			delete(f.expected, id)
+		}
+	}
+	return len(f.pending) + len(f.expected)
+}
+
+// wantedAgentsLocked are the agents that waiting or announced launches
+// prefer. f.mu is held.
+func (f *Framework) wantedAgentsLocked() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range f.pending {
+		for _, a := range l.Prefer {
+			out[a] = true
+		}
+	}
+	for _, e := range f.expected {
+		for _, a := range e.agents {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// Kill asks Mesos to kill a task.
+func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
+	k := &scheduler.Call_Kill{TaskID: mesos.TaskID{Value: taskID}}
+	if agentID != "" {
+		k.AgentID = &mesos.AgentID{Value: agentID}
+	}
+	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_KILL, Kill: k})
+}
+
+// pickLocked chooses the first waiting launch (by job id) that a held
+// offer has room for, and the offer: one on an agent the launch prefers,
+// else the one with the most cpus free. f.mu is held.
+func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
+	if len(f.pending) == 0 || len(f.offers) == 0 {
+		return nil, heldOffer{}, false
+	}
+	ids := make([]string, 0, len(f.pending))
+	for id := range f.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	fits := func(ho heldOffer, l *DriverLaunch) bool {
+		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
+	}
+	for _, id := range ids {
+		l := f.pending[id]
+		if len(l.Prefer) > 0 {
+			prefer := make(map[string]bool, len(l.Prefer))
+			for _, a := range l.Prefer {
+				prefer[a] = true
+			}
+			var best heldOffer
+			found := false
+			for _, ho := range f.offers {
+				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
+					best, found = ho, true
+				}
+			}
+			if found {
+				return l, best, true
+			}
+		}
+		var best heldOffer
+		found := false
+		for _, ho := range f.offers {
+			if fits(ho, l) && (!found || roomier(ho, best)) {
+				best, found = ho, true
+			}
+		}
+		if found {
+			return l, best, true
+		}
+	}
+	return nil, heldOffer{}, false
+}
+
+// roomier orders offers by cpus, then mem, then id (deterministic).
+func roomier(a, b heldOffer) bool {
+	if a.cpus != b.cpus {
+		return a.cpus > b.cpus
+	}
+	if a.mem != b.mem {
+		return a.mem > b.mem
+	}
+	return a.offer.ID.Value < b.offer.ID.Value
+}
+
+// driverResources picks cpus and mem for a driver from an offer's
+// resources allocated to sparkpack's role that are not reserved for a job.
+func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.Resource, bool) {
+	var out []mesos.Resource
+	need := map[string]float64{"cpus": cpus, "mem": mem}
+	for _, r := range o.Resources {
+		want := need[r.Name]
+		if want <= 0 || r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil {
+			continue
+		}
+		if r.AllocationInfo == nil || r.AllocationInfo.GetRole() != f.cfg.Role {
+			continue
+		}
+		take := want
+		if r.Scalar.Value < take {
+			take = r.Scalar.Value
+		}
+		c := r
+		c.Scalar = &mesos.Value_Scalar{Value: take}
+		c.Role = nil
+		out = append(out, c)
+		need[r.Name] -= take
+	}
+	return out, need["cpus"] <= 1e-9 && need["mem"] <= 1e-9
+}
+
+func (f *Framework) tryLaunch(ctx context.Context) {
+	for {
+		f.mu.Lock()
+		l, chosen, ok := f.pickLocked()
+		var res []mesos.Resource
+		if ok {
+			res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
+		}
+		if !ok {
+			f.mu.Unlock()
+			return
+		}
+		delete(f.pending, l.JobID)
+		delete(f.offers, chosen.offer.ID.Value)
+		f.mu.Unlock()
+		agent := chosen.offer.AgentID.Value
+		if l.Sending != nil {
+			if err := l.Sending(agent); err != nil {
+				f.mu.Lock()
+				f.offers[chosen.offer.ID.Value] = chosen // declined in time like any unused offer
+				if !errors.Is(err, ErrLaunchWithdrawn) {
+					if _, again := f.pending[l.JobID]; !again {
+						f.pending[l.JobID] = l
+					}
+				}
+				f.mu.Unlock()
+				if errors.Is(err, ErrLaunchWithdrawn) {
+					continue
+				}
+				f.log.WithError(err).WithField("job", l.JobID).Warn("could not record the driver launch; it waits for the next offer")
+				return
+			}
+		}
+		err := f.acceptLaunch(ctx, chosen.offer, l, res)
+		if err == nil {
+			f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
+			f.cfg.Observer.ObserveDriverLaunch()
+			f.mu.Lock()
+			f.taskJob[l.TaskID] = l.JobID
+			f.mu.Unlock()
+		} else {
+			f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
+			f.mu.Lock()
+			if _, again := f.pending[l.JobID]; !again {
+				f.pending[l.JobID] = l
+			}
+			f.mu.Unlock()
+		}
+		if l.Sent != nil {
+			l.Sent(agent, err)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLaunch, res []mesos.Resource) error {
+	if len(l.Argv) == 0 {
+		return errors.New("empty driver command")
+	}
+	shell := false
+	cmd := &mesos.CommandInfo{Shell: &shell, Value: &l.Argv[0], Arguments: l.Argv}
+	if len(l.Env) > 0 {
+		keys := make([]string, 0, len(l.Env))
+		for k := range l.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		env := &mesos.Environment{}
+		for _, k := range keys {
+			v := l.Env[k]
+			env.Variables = append(env.Variables, mesos.Environment_Variable{Name: k, Value: &v})
+		}
+		cmd.Environment = env
+	}
+	labels := &mesos.Labels{}
+	lk := make([]string, 0, len(l.Labels))
+	for k := range l.Labels {
+		lk = append(lk, k)
+	}
+	sort.Strings(lk)
+	for _, k := range lk {
+		v := l.Labels[k]
+		labels.Labels = append(labels.Labels, mesos.Label{Key: k, Value: &v})
+	}
+	task := mesos.TaskInfo{
+		Name:      "sparkpack driver " + l.JobID,
+		TaskID:    mesos.TaskID{Value: l.TaskID},
+		AgentID:   o.AgentID,
+		Resources: res,
+		Command:   cmd,
+		Labels:    labels,
+	}
+	refuse := f.cfg.RefuseSeconds
+	call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
+		OfferIDs:   []mesos.OfferID{o.ID},
+		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{task}}}},
+		Filters:    &mesos.Filters{RefuseSeconds: &refuse},
+	}}
+	if err := f.Sched.Call(ctx, call); err != nil {
+		return fmt.Errorf("launch driver of job %s on agent %s: %w", l.JobID, o.Hostname, err)
+	}
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "agent": o.Hostname, "agent_id": o.AgentID.Value, "task": l.TaskID}).Info("driver launched")
+	return nil
+}

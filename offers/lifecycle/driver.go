@@ -1,0 +1,80 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// TaskUpdate is a Mesos task status of a driver, in Mesos' names.
+type TaskUpdate struct {
+	State   string // TASK_RUNNING, ...
+	Message string
+	AgentID string // "" when the update names none
+	// InvalidOffers: the master refused the launch because its offer was
+	// no longer valid (REASON_INVALID_OFFERS): it provably never ran.
+	InvalidOffers bool
+}
+
+// terminal are the task states that end a driver for sparkpack.
+// TASK_UNKNOWN is how a master answers a partition-aware framework's
+// reconciliation of a task it does not know (older masters say TASK_LOST).
+// TASK_UNREACHABLE (its agent missed its pings: 75 s on a default master)
+// may come back if the agent does, but the driver is lost: the job fails
+// or is retried, and a driver that comes back is killed (Cluster.DriverStatus).
+var terminal = map[string]bool{
+	"TASK_FINISHED": true, "TASK_FAILED": true, "TASK_KILLED": true, "TASK_LOST": true, "TASK_ERROR": true,
+	"TASK_DROPPED": true, "TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true, "TASK_UNKNOWN": true, "TASK_UNREACHABLE": true,
+}
+
+// lostStates are the ends that mean Mesos lost or does not know the task.
+var lostStates = map[string]bool{
+	"TASK_UNKNOWN": true, "TASK_LOST": true, "TASK_DROPPED": true, "TASK_GONE": true, "TASK_GONE_BY_OPERATOR": true,
+	"TASK_UNREACHABLE": true,
+}
+
+// Runs reports whether a task state says the task runs (or is about to).
+func Runs(state string) bool {
+	switch state {
+	case "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING":
+		return true
+	}
+	return false
+}
+
+// AfterStatus is the driver record once a status update is taken: the
+// state, message and agent, Started on TASK_STARTING/TASK_RUNNING, Ended
+// on a terminal state, and one more lost launch when the launch ended
+// before the driver started (unless the master refused it for an invalid
+// offer: it never ran).
+func AfterStatus(d scheduler.DriverRecord, u TaskUpdate) scheduler.DriverRecord {
+	d.State, d.Message = u.State, u.Message
+	if u.AgentID != "" {
+		d.AgentID = u.AgentID
+	}
+	if u.State == "TASK_STARTING" || u.State == "TASK_RUNNING" {
+		d.Started = true
+	}
+	d.Ended = terminal[u.State]
+	if LostBeforeStart(d) && !u.InvalidOffers {
+		d.LostLaunches++
+	}
+	return d
+}
+
+// LostBeforeStart: the driver ended without ever starting because Mesos
+// lost, dropped or does not know its launch.
+func LostBeforeStart(d scheduler.DriverRecord) bool {
+	return d.Ended && !d.Started && lostStates[d.State]
+}
+
+// endNote is the job note for a driver's end.
+func endNote(d scheduler.DriverRecord, maxLost int) string {
+	note := fmt.Sprintf("driver %s: %s %s", d.TaskID, d.State, d.Message)
+	if LostBeforeStart(d) {
+		note = fmt.Sprintf("driver %s: %s before it started (Mesos lost the launch; launched again, %d of %d lost launches counted) %s",
+			d.TaskID, d.State, d.LostLaunches, maxLost, d.Message)
+	}
+	return strings.TrimSpace(note)
+}
