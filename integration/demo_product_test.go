@@ -506,6 +506,12 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		t.Errorf("sparkpack_leader %g, sparkpack_leadership_changes_total %g; want 1 and >= 1",
 			sum(final, "sparkpack_leader"), sum(final, "sparkpack_leadership_changes_total"))
 	}
+	// Subscribed to the emulated master all along: connected, and never
+	// disconnected long (a second at most, at start).
+	if sum(final, "sparkpack_mesos_connected") != 1 || sum(final, "sparkpack_mesos_disconnected_seconds_total") > 1 {
+		t.Errorf("sparkpack_mesos_connected %g, sparkpack_mesos_disconnected_seconds_total %g; want 1 and at most 1",
+			sum(final, "sparkpack_mesos_connected"), sum(final, "sparkpack_mesos_disconnected_seconds_total"))
+	}
 	// Every job of the demo was heard of when it was stored.
 	if got := sum(final, "sparkpack_lost_jobs_found_total"); got != 0 {
 		t.Errorf("sparkpack_lost_jobs_found_total %g; want 0 (no notification is lost in the demo)", got)
@@ -519,7 +525,8 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_reservation_operations_total": true, "sparkpack_placement_seconds": true, "sparkpack_offer_to_accept_seconds": true,
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,
-		"sparkpack_lost_jobs_found_total": true, "sparkpack_deadline_jobs_ended_total": true}
+		"sparkpack_lost_jobs_found_total": true, "sparkpack_deadline_jobs_ended_total": true,
+		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true}
 	var unchecked []string
 	for k := range final {
 		if name, ok := strings.CutPrefix(k, "#family "); ok && !checked[name] {
