@@ -32,20 +32,22 @@ type Cluster interface {
 	Snapshot(ctx context.Context) (placement.Snapshot, error)
 	Apply(ctx context.Context, job Job, plan placement.Plan) error
 	Release(ctx context.Context, jobID string) error
+	Killer
+	Preempter
 }
 
-// Killer is implemented by clusters that can stop a running job; the Core
-// uses it for cancellations of jobs that already hold resources. The job's
-// end is then reported with Core.Report(..., Killed, ...).
+// Killer stops a running job; the Core uses it for cancellations of jobs
+// that already hold resources. The job's end is then reported with
+// Core.Report(..., Killed, ...).
 type Killer interface {
 	Kill(ctx context.Context, jobID string) error
 }
 
-// Preempter is implemented by clusters that can evict a running job to
-// make room for a deadline job (required when Config.Preemption is not
-// none): the job's driver is stopped, its resources given back, and the
-// job reported back to the queue with Core.Report(..., Queued, ...). The
-// core has stored the decision (PreemptionStore) before it calls Preempt.
+// Preempter evicts a running job to make room for a deadline job (the
+// core asks only when Config.Preemption is not none): the job's driver is
+// stopped, its resources given back, and the job reported back to the
+// queue with Core.Report(..., Queued, ...). The core has stored the
+// decision (Store.RequestPreemption) before it calls Preempt.
 type Preempter interface {
 	Preempt(ctx context.Context, jobID, reason string) error
 }

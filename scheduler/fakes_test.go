@@ -142,6 +142,44 @@ func (s *testStore) SavePlacement(_ context.Context, id string, p placement.Plan
 	return nil
 }
 
+// StartPlaced implements Store: both moves and the plan, or nothing. An
+// injected failure of either move fails the whole.
+func (s *testStore) StartPlaced(_ context.Context, p Placed) (Job, error) {
+	s.count("StartPlaced")
+	if s.hold != nil {
+		s.hold(p.ID, Placing)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[p.ID]
+	if !ok {
+		return Job{}, ErrNotFound
+	}
+	if j.State != Queued {
+		return *j, fmt.Errorf("job %s is %s: %w", p.ID, j.State, ErrStale)
+	}
+	for _, to := range []State{Placing, Reserving} {
+		if s.failTimes[to] > 0 {
+			s.failTimes[to]--
+			return *j, fmt.Errorf("injected failure: connection reset by peer")
+		}
+		if s.failOn != "" && s.failOn == to {
+			s.failOn = ""
+			return *j, fmt.Errorf("injected failure")
+		}
+	}
+	cp := *j
+	if p.Mutate != nil {
+		p.Mutate(&cp)
+	}
+	cp.State = Reserving
+	*j = cp
+	s.plans[p.ID] = p.Plan
+	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:%s", p.ID, Queued, Placing, p.PlacingReason),
+		fmt.Sprintf("%s:%s->%s:%s", p.ID, Placing, Reserving, p.ReservingReason))
+	return cp, nil
+}
+
 // batchStore adds the BatchStore methods to testStore, counting batches.
 type batchStore struct{ *testStore }
 
@@ -180,6 +218,8 @@ type testCluster struct {
 	applied   []string
 	killed    []string
 	preempted []string
+	// failApply is how many next Applies fail.
+	failApply int
 }
 
 func newTestCluster(agents ...placement.Agent) *testCluster {
@@ -213,6 +253,10 @@ func (c *testCluster) Snapshot(context.Context) (placement.Snapshot, error) {
 func (c *testCluster) Apply(_ context.Context, j Job, p placement.Plan) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.failApply > 0 {
+		c.failApply--
+		return errors.New("injected failure: the cluster refused the plan")
+	}
 	d := DemandOf(&j)
 	for _, a := range p.Assignments {
 		for i := range c.agents {
@@ -325,7 +369,7 @@ func (c *testCluster) takePreempted() []string {
 	return out
 }
 
-// RequestPreemption implements PreemptionStore.
+// RequestPreemption implements Store.
 func (s *testStore) RequestPreemption(_ context.Context, id, reason string) (Job, error) {
 	s.count("RequestPreemption")
 	s.mu.Lock()

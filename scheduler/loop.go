@@ -110,6 +110,11 @@ type Config struct {
 	DurationScale float64
 	// Provisioner powers idle agents off and on; default NopProvisioner.
 	Provisioner Provisioner
+	// DriverRoom: the cluster keeps room for the driver of every job it
+	// started until the driver is launched (live Mesos does:
+	// offers.Cluster.Snapshot); a pass then keeps it too on its copy of
+	// the snapshot, for the jobs it starts.
+	DriverRoom bool
 	// Standby, if set, gives the agents that are powered off but may be
 	// powered on for a plan. A job is placed on them only when it fits no
 	// other way (a powered-off agent must boot first); they also count
@@ -130,8 +135,7 @@ type Config struct {
 
 	// Preemption is the eviction policy for waiting deadline jobs that
 	// would miss their deadline waiting (see preempt.go): PreemptNone
-	// (default), PreemptMDF, PreemptMLF or PreemptSRT. Any but none needs
-	// a Cluster that is a Preempter and a Store that is a PreemptionStore.
+	// (default), PreemptMDF, PreemptMLF or PreemptSRT.
 	Preemption PreemptionPolicy
 	// PreemptProtect: a running job expected to end within this is never
 	// evicted (default DefaultPreemptProtect; negative: no protection).
@@ -258,16 +262,14 @@ type Core struct {
 	viewDirty     bool
 	publishedAt   time.Time     // wall time of the last publish
 	publishTook   time.Duration // how long it took
-	standby       *standbyView
-	wakeAt        time.Time // next timer-driven change (at risk, promotion)
+	wakeAt        time.Time     // next timer-driven change (at risk, promotion)
 	// hint is what the last pass left for Decide's waiting reason.
 	hint atomic.Pointer[submitHint]
-	// Preemption (owned by the pass).
-	preempter      Preempter
-	preemptStore   PreemptionStore
-	room           *roomProfile // expected ends on the current snapshot
-	evictLog       []evictRecord
-	preemptScanned int
+	// The pass's decisions (decide.go) and the policy that times them.
+	dec   decider
+	timed *timedPolicy
+	// Recent evictions, for PreemptMaxShare (owned by the pass).
+	evictLog []evictRecord
 
 	actMu  sync.Mutex
 	active map[string]*activeJob
@@ -355,17 +357,6 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	if cfg.MaxPreemptions < 0 {
 		return nil, fmt.Errorf("scheduler: max preemptions %d must be >= 1", cfg.MaxPreemptions)
 	}
-	var preempter Preempter
-	var preemptStore PreemptionStore
-	if pre != PreemptNone {
-		var ok bool
-		if preempter, ok = cluster.(Preempter); !ok {
-			return nil, fmt.Errorf("scheduler: preemption %s needs a cluster that can evict jobs (%T cannot)", pre, cluster)
-		}
-		if preemptStore, ok = store.(PreemptionStore); !ok {
-			return nil, fmt.Errorf("scheduler: preemption %s needs a store that records evictions (%T does not)", pre, store)
-		}
-	}
 	alpha, beta := cfg.PolicyOptions.Alpha, cfg.PolicyOptions.Beta
 	switch {
 	case alpha == 0 && beta == 0:
@@ -381,12 +372,13 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		kick:      make(chan struct{}, 1),
 		byID:      map[string]*Entry{},
 		cancelled: map[string]time.Time{}, placed: map[string]time.Time{}, stranded: map[string]strandedJob{},
-		active:    map[string]*activeJob{},
-		waiting:   newWaitingWriter(),
-		cost:      NewCostMeter(clock.Now()),
-		fullDue:   true,
-		preempter: preempter, preemptStore: preemptStore,
+		active:  map[string]*activeJob{},
+		waiting: newWaitingWriter(),
+		cost:    NewCostMeter(clock.Now()),
+		fullDue: true,
 	}
+	c.timed = &timedPolicy{Policy: pol, on: cfg.OnPlacement != nil}
+	c.dec = decider{cfg: cfg, policy: c.timed}
 	c.jq.FIFO = cfg.Ordering == OrderFIFO
 	c.publish(clock.Now())
 	return c, nil
@@ -587,11 +579,16 @@ func (c *Core) transition(ctx context.Context, id string, from, to State, reason
 	if err != nil {
 		return j, err
 	}
-	c.log.WithFields(logrus.Fields{"job": id, "from": from, "to": to}).Debug(reason)
+	c.changed(j, from, reason)
+	return j, nil
+}
+
+// changed logs a stored state change of j and tells Config.OnChange.
+func (c *Core) changed(j Job, from State, reason string) {
+	c.log.WithFields(logrus.Fields{"job": j.ID, "from": from, "to": j.State}).Debug(reason)
 	if c.cfg.OnChange != nil {
 		c.cfg.OnChange(j)
 	}
-	return j, nil
 }
 
 // transitionMany writes a batch of changes: in one round trip when the
@@ -623,10 +620,7 @@ func (c *Core) transitionMany(ctx context.Context, changes []Change) ([]ChangeRe
 	}
 	for i, r := range res {
 		if r.Err == nil {
-			c.log.WithFields(logrus.Fields{"job": changes[i].ID, "from": changes[i].From, "to": changes[i].To}).Debug(changes[i].Reason)
-			if c.cfg.OnChange != nil {
-				c.cfg.OnChange(r.Job)
-			}
+			c.changed(r.Job, changes[i].From, changes[i].Reason)
 		}
 	}
 	return res, nil
@@ -974,7 +968,7 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 }
 
 // Cancel withdraws a waiting job (QUEUED -> CANCELLED), or asks the cluster
-// to kill one that holds resources (when it implements Killer).
+// to kill one that holds resources.
 func (c *Core) Cancel(ctx context.Context, id, reason string) error {
 	c.passMu.Lock()
 	defer c.passMu.Unlock()
@@ -993,11 +987,7 @@ func (c *Core) Cancel(ctx context.Context, id, reason string) error {
 		return err
 	}
 	if a := c.activeJob(id); a != nil {
-		k, ok := c.cluster.(Killer)
-		if !ok {
-			return fmt.Errorf("scheduler: job %s holds resources and the cluster cannot kill jobs", id)
-		}
-		return k.Kill(ctx, id)
+		return c.cluster.Kill(ctx, id)
 	}
 	return fmt.Errorf("scheduler: cancel job %s: %w", id, ErrNotFound)
 }

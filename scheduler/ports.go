@@ -34,6 +34,27 @@ type Store interface {
 	SetWaiting(ctx context.Context, id, reason string, atRisk bool) error
 	// SavePlacement stores the plan chosen for the job (replacing any earlier one).
 	SavePlacement(ctx context.Context, id string, plan placement.Plan) error
+	// StartPlaced records the start of a queued job in one transaction:
+	// QUEUED -> PLACING -> RESERVING, each move with its event, and the
+	// plan (replacing any earlier one). It fails with ErrStale when the
+	// job is not QUEUED; nothing is written then.
+	StartPlaced(ctx context.Context, p Placed) (Job, error)
+	// RequestPreemption marks job id, which holds resources, for eviction
+	// with the reason (its PreemptRequested) and appends an event. It
+	// fails with ErrStale when the job no longer holds resources.
+	RequestPreemption(ctx context.Context, id, reason string) (Job, error)
+}
+
+// Placed is the start of a queued job with its plan (Store.StartPlaced).
+type Placed struct {
+	ID   string
+	Plan placement.Plan
+	// PlacingReason and ReservingReason are the reasons of the events
+	// QUEUED -> PLACING and PLACING -> RESERVING.
+	PlacingReason, ReservingReason string
+	// Mutate, if not nil, changes the job's other fields (as in
+	// Store.Transition) with the move to PLACING.
+	Mutate func(*Job)
 }
 
 // Clock tells the time and makes timers; the simulator drives a virtual one.
@@ -86,15 +107,6 @@ type BatchStore interface {
 	// SetWaitingMany records several waiting reasons at once; jobs that no
 	// longer wait are left alone.
 	SetWaitingMany(ctx context.Context, notes []WaitingNote) error
-}
-
-// PreemptionStore is implemented by stores that can record an eviction
-// decision durably (required when Config.Preemption is not none).
-type PreemptionStore interface {
-	// RequestPreemption marks job id, which holds resources, for eviction
-	// with the reason (its PreemptRequested) and appends an event. It
-	// fails with ErrStale when the job no longer holds resources.
-	RequestPreemption(ctx context.Context, id, reason string) (Job, error)
 }
 
 // PlanReader is implemented by stores that return the plan saved for a

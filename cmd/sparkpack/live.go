@@ -180,6 +180,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		OnPreempted: func(_ scheduler.Job, lost time.Duration) { m.LostWork(lost) },
 		Provisioner: provisioner,
 		Standby:     standby,
+		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		OnChange: func(j scheduler.Job) {
 			broker.Publish("job", j)
