@@ -264,32 +264,23 @@ func (c *Core) changed(j Job, from State, reason string) {
 	}
 }
 
-// transitionMany writes a batch of changes: in one round trip when the
-// store can, else one by one.
+// transitionMany writes a batch of changes in one round trip (one change
+// as a Transition).
 func (c *Core) transitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
 	var res []ChangeResult
-	if bs, ok := c.store.(BatchStore); ok && len(changes) > 1 {
-		r, err := bs.TransitionMany(ctx, changes)
+	if len(changes) == 1 {
+		ch := changes[0]
+		j, err := c.store.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
+		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrIllegalTransition) {
+			return nil, err
+		}
+		res = []ChangeResult{{Job: j, Err: err}}
+	} else if len(changes) > 1 {
+		r, err := c.store.TransitionMany(ctx, changes)
 		if err != nil {
 			return nil, err
 		}
 		res = r
-	} else {
-		res = make([]ChangeResult, len(changes))
-		for i, ch := range changes {
-			j, err := c.store.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
-			if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrIllegalTransition) {
-				if i == 0 {
-					return nil, err
-				}
-				// The rest was not tried: report them as failed alike.
-				for k := i; k < len(changes); k++ {
-					res[k] = ChangeResult{Err: err}
-				}
-				break
-			}
-			res[i] = ChangeResult{Job: j, Err: err}
-		}
 	}
 	for i, r := range res {
 		if r.Err == nil {

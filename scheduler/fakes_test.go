@@ -180,23 +180,36 @@ func (s *testStore) StartPlaced(_ context.Context, p Placed) (Job, error) {
 	return cp, nil
 }
 
-// batchStore adds the BatchStore methods to testStore, counting batches.
+// batchStore is a testStore as the harnesses that count its batches name it.
 type batchStore struct{ *testStore }
 
-func (b batchStore) TransitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
+// Plan implements Store.
+func (s *testStore) Plan(_ context.Context, id string) (placement.Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.plans[id]
+	if !ok {
+		return p, ErrNotFound
+	}
+	return p, nil
+}
+
+// TransitionMany implements Store, counting batches.
+func (b *testStore) TransitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
 	b.count("TransitionMany")
 	out := make([]ChangeResult, len(changes))
 	for i, ch := range changes {
 		b.mu.Lock()
 		b.calls["Transition"]-- // counted as part of the batch
 		b.mu.Unlock()
-		j, err := b.testStore.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
+		j, err := b.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
 		out[i] = ChangeResult{Job: j, Err: err}
 	}
 	return out, nil
 }
 
-func (b batchStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error {
+// SetWaitingMany implements Store, counting batches.
+func (b *testStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error {
 	b.count("SetWaitingMany")
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -116,8 +116,8 @@ func (c *Core) Recover(ctx context.Context) error {
 		default:
 			if j.State.Active() {
 				var plan *placement.Plan
-				if pr, ok := c.store.(PlanReader); ok && j.State != Placing {
-					if p, err := pr.Plan(ctx, j.ID); err == nil && len(p.Assignments) > 0 {
+				if j.State != Placing {
+					if p, err := c.store.Plan(ctx, j.ID); err == nil && len(p.Assignments) > 0 {
 						plan = &p
 					}
 				}

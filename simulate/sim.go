@@ -296,7 +296,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cluster.unavailable = pm.Unavailable
 		cfg.Provisioner, cfg.Standby = pm, pm
 	}
-	core, err := scheduler.New(cfg, cluster, store, clock)
+	core, err := scheduler.New(cfg, cluster, coreStore{store}, clock)
 	if err != nil {
 		return Result{}, err
 	}
