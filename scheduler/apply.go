@@ -202,9 +202,7 @@ func (c *Core) evict(ctx context.Context, now time.Time, v Victim, e *Entry) err
 	c.noteEviction(now, v.CPUs())
 	e.evicting = append(e.evicting, v.ID)
 	c.log.WithFields(logrus.Fields{"job": v.ID, "for": e.ID, "policy": c.cfg.Preemption}).Info("evicting a running job for a deadline job")
-	if c.cfg.OnPreempt != nil {
-		c.cfg.OnPreempt(PreemptStat{Victim: v.ID, For: e.ID, Policy: c.cfg.Preemption})
-	}
+	c.cfg.Observer.Evicting(PreemptStat{Victim: v.ID, For: e.ID, Policy: c.cfg.Preemption})
 	// The decision is stored: a failure here is retried by the framework
 	// (or by the next sparkpack, which reads it back).
 	if err := c.cluster.Preempt(ctx, v.ID, reason); err != nil {
@@ -227,31 +225,24 @@ func (c *Core) noteEviction(now time.Time, cpus float64) {
 
 // timedPolicy is the placement policy with its statistics: it times each
 // call (wall time: the scheduling delay of the thesis, whatever clock the
-// core runs on) for Config.OnPlacement. The pass's decide step calls it;
+// core runs on) for Observer.Placed. The pass's decide step calls it;
 // the core reports the statistics after the decisions.
 type timedPolicy struct {
 	placement.Policy
-	on    bool
 	stats []PlacementStat
 }
 
 func (t *timedPolicy) Place(s placement.Snapshot, d placement.Demand) (placement.Plan, error) {
-	if !t.on {
-		return t.Policy.Place(s, d)
-	}
 	t0 := time.Now()
 	plan, err := t.Policy.Place(s, d)
 	t.stats = append(t.stats, PlacementStat{JobID: d.JobID, Policy: t.Policy.Name(), Elapsed: time.Since(t0), Placed: err == nil, Outcome: plan.Outcome})
 	return plan, err
 }
 
-// reportPlacements hands the pass's placement statistics to OnPlacement.
+// reportPlacements hands the pass's placement statistics to the observer.
 func (c *Core) reportPlacements() {
-	if c.cfg.OnPlacement == nil {
-		return
-	}
 	for _, s := range c.timed.stats {
-		c.cfg.OnPlacement(s)
+		c.cfg.Observer.Placed(s)
 	}
 	c.timed.stats = c.timed.stats[:0]
 }

@@ -112,16 +112,9 @@ type Config struct {
 	Standby Standby
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
-	// OnChange, if set, is called after every job state change the core
-	// makes (with the job as stored), from the goroutine that made it. It
-	// must be quick and must not call the Core.
-	OnChange func(Job)
-	// OnPlacement, if set, is called after every run of the placement
-	// policy, with the same restrictions as OnChange.
-	OnPlacement func(PlacementStat)
-	// OnPass, if set, is called after every scheduling pass, with the same
-	// restrictions as OnChange.
-	OnPass func(PassStat)
+	// Observer hears what the core does (job changes, placements, passes,
+	// evictions); default NopObserver.
+	Observer Observer
 
 	// Preemption is the eviction policy for waiting deadline jobs that
 	// would miss their deadline waiting (see preempt.go): PreemptNone
@@ -136,11 +129,6 @@ type Config struct {
 	// MaxPreemptions: a job evicted this often is not evicted again
 	// (default DefaultMaxPreemptions).
 	MaxPreemptions int
-	// OnPreempt, if set, is called when the core decides an eviction;
-	// OnPreempted when an evicted job is back in the queue, with the run
-	// time it lost. Same restrictions as OnChange.
-	OnPreempt   func(PreemptStat)
-	OnPreempted func(j Job, lost time.Duration)
 }
 
 // PassStat describes one scheduling pass.

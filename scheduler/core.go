@@ -184,6 +184,9 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = NopObserver{}
+	}
 	pre, err := ParsePreemption(string(cfg.Preemption))
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
@@ -224,7 +227,7 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 		cost:    NewCostMeter(clock.Now()),
 		fullDue: true,
 	}
-	c.timed = &timedPolicy{Policy: pol, on: cfg.OnPlacement != nil}
+	c.timed = &timedPolicy{Policy: pol}
 	c.dec = decider{cfg: cfg, policy: c.timed}
 	c.jq.FIFO = cfg.Ordering == OrderFIFO
 	c.publish(clock.Now())
@@ -256,12 +259,10 @@ func (c *Core) transition(ctx context.Context, id string, from, to State, reason
 	return j, nil
 }
 
-// changed logs a stored state change of j and tells Config.OnChange.
+// changed logs a stored state change of j and tells the observer.
 func (c *Core) changed(j Job, from State, reason string) {
 	c.log.WithFields(logrus.Fields{"job": j.ID, "from": from, "to": j.State}).Debug(reason)
-	if c.cfg.OnChange != nil {
-		c.cfg.OnChange(j)
-	}
+	c.cfg.Observer.JobChanged(j)
 }
 
 // transitionMany writes a batch of changes in one round trip (one change

@@ -398,3 +398,11 @@ func (s *testStore) RequestPreemption(_ context.Context, id, reason string) (Job
 	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:preemption requested: %s", id, j.State, j.State, reason))
 	return *j, nil
 }
+
+// changeObserver sends every job change the core makes to ch.
+type changeObserver struct {
+	NopObserver
+	ch chan Job
+}
+
+func (o changeObserver) JobChanged(j Job) { o.ch <- j }

@@ -563,7 +563,7 @@ func TestRecover(t *testing.T) {
 // timer each wake it; nothing polls.
 func TestRunEventDriven(t *testing.T) {
 	changes := make(chan Job, 100)
-	h := newHarness(t, Config{OnChange: func(j Job) { changes <- j }}, agent("a1", 4, 16384, 0.24))
+	h := newHarness(t, Config{Observer: changeObserver{ch: changes}}, agent("a1", 4, 16384, 0.24))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.core.Run(ctx) }()
@@ -604,7 +604,7 @@ func TestRunEventDriven(t *testing.T) {
 // leaving its leader scheduling nothing.
 func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
 	changes := make(chan Job, 100)
-	h := newHarness(t, Config{OnChange: func(j Job) { changes <- j }}, agent("a1", 4, 16384, 0.24))
+	h := newHarness(t, Config{Observer: changeObserver{ch: changes}}, agent("a1", 4, 16384, 0.24))
 	q := mkJob("q", 1, 4)
 	q.State = Queued
 	h.store.add(q)

@@ -39,10 +39,8 @@ func (c *Core) Schedule(ctx context.Context) (int, error) {
 	t0 := time.Now()
 	st := PassStat{}
 	n, err := c.pass(ctx, c.clock.Now(), &st)
-	if c.cfg.OnPass != nil {
-		st.Elapsed, st.Started, st.Waiting = time.Since(t0), n, c.dq.Len()+c.jq.Len()
-		c.cfg.OnPass(st)
-	}
+	st.Elapsed, st.Started, st.Waiting = time.Since(t0), n, c.dq.Len()+c.jq.Len()
+	c.cfg.Observer.PassDone(st)
 	return n, err
 }
 

@@ -354,7 +354,7 @@ type evictRecord struct {
 	cpus float64
 }
 
-// PreemptStat describes one eviction decision (Config.OnPreempt).
+// PreemptStat describes one eviction decision (Observer.Evicting).
 type PreemptStat struct {
 	Victim, For string
 	Policy      PreemptionPolicy

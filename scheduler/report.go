@@ -105,8 +105,8 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	if err != nil {
 		return err
 	}
-	if evicted && c.cfg.OnPreempted != nil {
-		c.cfg.OnPreempted(j, lost)
+	if evicted {
+		c.cfg.Observer.Evicted(j, lost)
 	}
 	a.gone = true
 	c.actMu.Lock()

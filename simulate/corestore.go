@@ -4,10 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
+
+// delayObserver keeps the placement policy's measured delays.
+type delayObserver struct {
+	scheduler.NopObserver
+	delays []time.Duration
+}
+
+func (o *delayObserver) Placed(s scheduler.PlacementStat) { o.delays = append(o.delays, s.Elapsed) }
 
 // coreStore is the MemStore as the scheduler core's Store: the batch
 // calls made of one-job calls (the simulation has no round trips to

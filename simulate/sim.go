@@ -271,7 +271,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	clock := NewVirtualClock(start)
 	store := NewMemStore(clock)
 	cluster := NewCluster(o.Cluster, clock)
-	var delays []time.Duration
+	delays := &delayObserver{}
 	cfg := scheduler.Config{
 		Policy:         o.Policy.Placement,
 		PolicyOptions:  o.PolicyOptions,
@@ -280,8 +280,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Admission:      scheduler.AdmitFlag,
 		Preemption:     o.Policy.Preemption,
 		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
-		Log:         scheduler.DiscardLogger(),
-		OnPlacement: func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
+		Log:      scheduler.DiscardLogger(),
+		Observer: delays,
 	}
 	var pm *power.Manager
 	if o.PowerOffAfter > 0 {
@@ -436,7 +436,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Progress != nil {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
-	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	cpus := map[string]float64{}
