@@ -13,7 +13,9 @@ import (
 //   - Snapshot returns a consistent view in which every plan given to
 //     Apply and not yet released is already accounted for (its resources
 //     are not free, its agents are Active), even if the reservations are
-//     still being made.
+//     still being made. A pass does not ask again after each start: it
+//     marks its starts on its own copy the same way (the executors taken,
+//     the agents active; with Config.DriverRoom, the driver's room too).
 //   - Apply starts making the plan real (reserve, launch the driver) and
 //     should return quickly; progress and the end of the job are reported
 //     back with Core.Report from another goroutine. Apply and Release must
