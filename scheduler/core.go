@@ -126,6 +126,9 @@ type Core struct {
 	capMu    sync.RWMutex
 	capacity [][2]float64
 	capSizes [][2]float64 // the agent sizes capacity was computed from (agentSizes)
+	// capCounts: every agent size with how many agents have it, for
+	// admission of jobs the whole cluster could never hold (neverFits).
+	capCounts []sizeCount
 
 	view    atomic.Pointer[queueSnapshot]
 	wakeMu  sync.Mutex

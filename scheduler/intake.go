@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -84,6 +85,11 @@ func (c *Core) dequeueEntry(e *Entry) {
 // accept-and-flag mode, the at-risk reason.
 func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	fits := c.executorFitsSomewhere(j)
+	if fits {
+		if r := c.neverFits(j); r != "" {
+			return r, ""
+		}
+	}
 	scaled := *j
 	scaled.EstimatedDurationSeconds *= c.cfg.DurationScale
 	r := Admit(&scaled, now, fits)
@@ -165,6 +171,53 @@ func (c *Core) executorFitsSomewhere(j *Job) bool {
 		}
 	}
 	return false
+}
+
+// neverFits is why the whole cluster, powered-off agents included, could
+// never hold j even empty ("" when it could, or when no agent is known
+// yet): such a job is rejected when it arrives, whatever else waits (a
+// pass only finds out when it tries the job, and it does not try regular
+// jobs while deadline jobs wait). The pass gives the same reason.
+func (c *Core) neverFits(j *Job) string {
+	c.capMu.RLock()
+	defer c.capMu.RUnlock()
+	if len(c.capCounts) == 0 {
+		return ""
+	}
+	d := DemandOf(j)
+	if d.Executors <= 0 || d.CPUs <= 0 || d.MemMB <= 0 {
+		return "" // the placement policy rejects an invalid demand with its own reason
+	}
+	n := 0
+	for _, s := range c.capCounts {
+		k := int(min(math.Floor(s.cpus/d.CPUs+1e-9), math.Floor(s.memMB/d.MemMB+1e-9)))
+		if n += k * s.agents; n >= d.Executors {
+			return ""
+		}
+	}
+	return fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB", d.Executors, d.CPUs, d.MemMB)
+}
+
+// sizeCount is how many agents have one size.
+type sizeCount struct {
+	cpus, memMB float64
+	agents      int
+}
+
+// countSizes groups agent sizes (agentSizes) by size.
+func countSizes(sizes [][2]float64) []sizeCount {
+	at := map[[2]float64]int{}
+	var out []sizeCount
+	for _, s := range sizes {
+		i, ok := at[s]
+		if !ok {
+			i = len(out)
+			at[s] = i
+			out = append(out, sizeCount{cpus: s[0], memMB: s[1]})
+		}
+		out[i].agents++
+	}
+	return out
 }
 
 // sizeFrontier is the agent sizes (cpus, MiB) that no other agent beats on

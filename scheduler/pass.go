@@ -317,6 +317,7 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 		capacity := sizeFrontier(snap.Agents, standby)
 		c.capMu.Lock()
 		c.capacity, c.capSizes = capacity, agentSizes(c.capSizes, snap.Agents, standby)
+		c.capCounts = countSizes(c.capSizes)
 		c.capMu.Unlock()
 	}
 	c.observeCost(ctx, now, snap)
