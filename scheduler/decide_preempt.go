@@ -71,7 +71,7 @@ func (p *passRun) considerPreemption(dc *decision) {
 		return
 	}
 	est := p.d.estimate(e)
-	pv := &PreemptionView{LatestStart: e.DeadlineAt.Add(-est), Policy: cfg.Preemption}
+	pv := &PreemptionView{LatestStart: e.DeadlineAt.Add(-est - startAllowance), Policy: cfg.Preemption}
 	if pending := p.pendingVictims(dc); len(pending) > 0 {
 		pv.WillMiss, pv.Evicting = true, pending
 		dc.wait.pre = pv
@@ -80,11 +80,11 @@ func (p *passRun) considerPreemption(dc *decision) {
 	d := p.d.demandAt(e, now)
 	if at, ok := p.roomProfile().roomAt(d); ok {
 		pv.RoomExpectedAt = &at
-		pv.WillMiss = at.After(pv.LatestStart.Add(-evictionAllowance))
+		pv.WillMiss = at.After(pv.LatestStart)
 	}
 	// Without an expected time (jobs holding resources have no estimate)
 	// nothing is claimed and nothing evicted.
-	check := pv.LatestStart.Add(-evictionAllowance)
+	check := pv.LatestStart
 	if !pv.WillMiss || cfg.Preemption == PreemptNone {
 		if !pv.WillMiss {
 			pv = nil // the reason needs no preemption note

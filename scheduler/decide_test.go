@@ -314,3 +314,45 @@ func TestPromotions(t *testing.T) {
 		}
 	}
 }
+
+// TestWillMissAgreesWithItsTimes (issue 28): a waiting deadline job is
+// said to miss its deadline waiting exactly when the room is expected
+// after the latest start the view shows; before, the view claimed a miss
+// with the room expected a few seconds before that latest start (the time
+// a start takes was counted in the decision but not in the time shown).
+func TestWillMissAgreesWithItsTimes(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	snap := snapOf([]placement.Agent{agent("a1", 4, 16384, 0.24)}, "a1=0")
+	plan := &placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Executors: 1}}}
+	// The deadline job can start at t0+10m at the latest by its estimate.
+	for _, c := range []struct {
+		roomAt   time.Duration // when the running job is expected to end
+		willMiss bool
+	}{
+		{10*time.Minute - 3*time.Second, true}, // too close: starting takes up to startAllowance
+		{10*time.Minute + time.Minute, true},
+		{10*time.Minute - time.Minute, false},
+	} {
+		dq := entriesOf(mkJob("d", 1, 4, withDeadline(20*time.Minute), withEstimate(10*time.Minute)))
+		running := []runningJob{{id: "r", state: Running, startedAt: ptr(t0.Add(-time.Minute)), estimate: c.roomAt + time.Minute,
+			plan: plan, demand: placement.Demand{Executors: 1, CPUs: 4, MemMB: 1408}}}
+		out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 1, full: true, running: running})
+		if len(out.decisions) != 1 {
+			t.Fatalf("room at +%s: decisions %v", c.roomAt, describe(out.decisions, 0))
+		}
+		pv := out.decisions[0].wait.pre
+		if got := pv != nil && pv.WillMiss; got != c.willMiss {
+			t.Fatalf("room at +%s: will miss %v, want %v (%+v)", c.roomAt, got, c.willMiss, pv)
+		}
+		if pv == nil {
+			continue
+		}
+		if pv.RoomExpectedAt == nil || !pv.RoomExpectedAt.Equal(t0.Add(c.roomAt)) {
+			t.Fatalf("room at +%s: view says %v", c.roomAt, pv.RoomExpectedAt)
+		}
+		if !pv.RoomExpectedAt.After(pv.LatestStart) {
+			t.Fatalf("room at +%s: the view says it will miss with the room expected at %s, before its latest start %s",
+				c.roomAt, pv.RoomExpectedAt.Format(time.TimeOnly), pv.LatestStart.Format(time.TimeOnly))
+		}
+	}
+}

@@ -72,11 +72,12 @@ const (
 	DefaultMaxPreemptions  = 3
 	// preemptWindow is the period PreemptMaxShare counts over.
 	preemptWindow = time.Minute
-	// evictionAllowance is how long an eviction takes live (the victim's
-	// driver killed, its reservations given back, the deadline job's made
-	// and its driver launched): a deadline job is helped when the room is
-	// expected later than its latest start minus this.
-	evictionAllowance = 10 * time.Second
+	// startAllowance is how long starting a job takes live (its
+	// reservations made and its driver launched, after a victim's driver
+	// is killed and its reservations given back): a deadline job's latest
+	// start (PreemptionView.LatestStart) is this much before the moment it
+	// would have to be running by its estimate.
+	startAllowance = 10 * time.Second
 )
 
 // Victim is a running job as victim selection sees it.
@@ -294,8 +295,9 @@ func sortSearch(n int, f func(int) bool) int {
 // PreemptionView tells why a waiting deadline job is at risk and what
 // preemption does about it (the queue views show it).
 type PreemptionView struct {
-	// LatestStart is the last moment the job can start and still meet its
-	// deadline (by its estimate).
+	// LatestStart is the last moment the job can be started and still
+	// meet its deadline: the deadline less its estimate, less the time a
+	// start takes (startAllowance).
 	LatestStart time.Time `json:"latestStart"`
 	// RoomExpectedAt is when the running jobs' estimates say the cluster
 	// will hold it; nil when not even once they have all ended.
