@@ -59,7 +59,7 @@ func (c *Core) apply(ctx context.Context, now time.Time, out passOutput) (int, e
 // applyWait records a waiting job's new state.
 func (c *Core) applyWait(now time.Time, d *decision) {
 	e := d.entry
-	if d.setEvicting {
+	if d.decisionExtra != nil && d.setEvicting {
 		e.evicting = d.evicting
 	}
 	if d.skipped && e.SkippedSince.IsZero() {

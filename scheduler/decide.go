@@ -49,25 +49,43 @@ func (k decisionKind) String() string {
 	return fmt.Sprintf("decision(%d)", uint8(k))
 }
 
-// decision is one thing a pass decided about one waiting job.
+// decision is one thing a pass decided about one waiting job. A wait, by
+// far the most common, is kept small: a pass over 100,000 waiting jobs
+// whose figures all changed (a job ended) decides 100,000 waits.
 type decision struct {
-	kind  decisionKind
-	entry *Entry
+	kind decisionKind
+	// Wait and Evict: skipped sets a regular job's SkippedSince to the
+	// pass's time (it was zero).
+	skipped bool
+	entry   *Entry
+	// Wait and Evict: the waiting state.
+	wait waitState
+	// The rest: nil for a wait that changes only the waiting state.
+	*decisionExtra
+}
+
+// decisionExtra is what starts, rejections and evictions decide besides
+// a waiting state.
+type decisionExtra struct {
 	// Start.
 	plan   placement.Plan
 	atRisk bool
 	// Reject.
 	reason string
-	// Wait and Evict: the waiting state; skipped sets a regular job's
-	// SkippedSince to the pass's time (it was zero).
-	wait    waitState
-	skipped bool
 	// evicting, when setEvicting, replaces the jobs being evicted for it
 	// (those that ended are dropped).
 	evicting    []string
 	setEvicting bool
 	// Evict: the victims, in the order they are evicted.
 	victims []Victim
+}
+
+// extra returns d's decisionExtra, made when missing.
+func (d *decision) extra() *decisionExtra {
+	if d.decisionExtra == nil {
+		d.decisionExtra = &decisionExtra{}
+	}
+	return d.decisionExtra
 }
 
 // runningJob is a job that holds resources as a pass sees it (a copy of
@@ -106,6 +124,9 @@ type passInput struct {
 	// evictions (for PreemptMaxShare).
 	running  []runningJob
 	evictLog []evictRecord
+	// buf, if not nil, is where the decisions are written (from its
+	// start): a core reuses one across passes.
+	buf []decision
 }
 
 // passOutput is what one pass decided.
@@ -238,7 +259,7 @@ const (
 // reasons stay the same decides nothing about them.
 func (d *decider) decide(in passInput) passOutput {
 	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
-		running: in.running, evictLog: in.evictLog}
+		running: in.running, evictLog: in.evictLog, out: in.buf[:0]}
 	p.ix = placement.NewFitIndex(p.snap)
 	deadlineLeft := in.deadlineQueued
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
@@ -295,7 +316,7 @@ func (p *passRun) try(e *Entry) outcome {
 			return p.waitOrEvict(e, nf)
 		}
 		// An invalid demand: it can never run.
-		p.out = append(p.out, decision{kind: decReject, entry: e, reason: err.Error()})
+		p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: err.Error()}})
 		return rejected
 	}
 	p.start(e, plan)
@@ -305,7 +326,7 @@ func (p *passRun) try(e *Entry) outcome {
 // start decides to start e with plan and marks the plan on the pass's
 // snapshot.
 func (p *passRun) start(e *Entry, plan placement.Plan) {
-	p.out = append(p.out, decision{kind: decStart, entry: e, plan: plan, atRisk: p.d.atRisk(e, p.now)})
+	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: p.d.atRisk(e, p.now)}})
 	p.markStart(e, plan)
 }
 
@@ -448,12 +469,12 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 			whole = v.ix.Check(e.Demand)
 		}
 		if whole != nil && whole.Never {
-			p.out = append(p.out, decision{kind: decReject, entry: e, reason: whole.Error()})
+			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: whole.Error()}})
 			return rejected
 		}
 		if !v.ix.FitsEmpty(e.Demand) {
-			p.out = append(p.out, decision{kind: decReject, entry: e, reason: fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
-				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB)})
+			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
+				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB)}})
 			return rejected
 		}
 	}
@@ -475,7 +496,7 @@ func (p *passRun) wait(dc decision) {
 	if dc.kind == 0 {
 		dc.kind = decWait
 	}
-	if dc.kind == decWait && !dc.skipped && !dc.setEvicting && sameWait(dc.wait, dc.entry.wait) {
+	if dc.kind == decWait && !dc.skipped && (dc.decisionExtra == nil || !dc.setEvicting) && sameWait(dc.wait, dc.entry.wait) {
 		return
 	}
 	p.out = append(p.out, dc)

@@ -141,7 +141,7 @@ func (p *passRun) considerPreemption(dc *decision) {
 	p.room = nil
 	pv.Evicting = ids
 	dc.wait.pre = pv
-	dc.kind, dc.victims = decEvict, chosen
+	dc.kind, dc.extra().victims = decEvict, chosen
 }
 
 // pendingVictims are the jobs evicted for the decision's job that still
@@ -161,7 +161,8 @@ func (p *passRun) pendingVictims(dc *decision) []string {
 		}
 	}
 	if len(kept) != len(e.evicting) {
-		dc.evicting, dc.setEvicting = kept, true
+		x := dc.extra()
+		x.evicting, x.setEvicting = kept, true
 	}
 	return slices.Clone(kept)
 }

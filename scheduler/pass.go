@@ -84,7 +84,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		}
 	}
 	in := passInput{now: now, snap: snap, deadline: c.candidates(true, full), deadlineQueued: c.dq.Len(),
-		regular: c.jq.Entries(), full: full, blocked: c.blocked, running: running, evictLog: c.evictLog}
+		regular: c.jq.Entries(), full: full, blocked: c.blocked, running: running, evictLog: c.evictLog, buf: c.decBuf}
 	if !full {
 		in.regularFresh = c.candidates(false, false)
 	}
@@ -95,6 +95,8 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	c.reportPlacements()
 	started, err := c.apply(ctx, now, out)
 	note(err)
+	clear(out.decisions) // keep no entry alive through the buffer
+	c.decBuf = out.decisions[:0]
 	if out.wakeAt.After(now) && (c.wakeAt.IsZero() || out.wakeAt.Before(c.wakeAt)) {
 		c.wakeAt = out.wakeAt
 	}
