@@ -262,7 +262,8 @@ func (d *decider) decide(in passInput) passOutput {
 			regular = in.regular
 		}
 		for _, e := range regular {
-			p.wait(decision{entry: e, wait: waitState{kind: waitDeadlineFirst}, skipped: e.SkippedSince.IsZero()})
+			dc := decision{entry: e, wait: waitState{kind: waitDeadlineFirst}, skipped: e.SkippedSince.IsZero()}
+			p.wait(&dc)
 			p.noteWake(e)
 		}
 	}
@@ -460,19 +461,19 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 	if e.DeadlineAt != nil {
 		p.considerPreemption(&dc)
 	}
-	p.wait(dc)
+	p.wait(&dc)
 	return waited
 }
 
 // wait records a wait decision when it changes something.
-func (p *passRun) wait(dc decision) {
+func (p *passRun) wait(dc *decision) {
 	if dc.kind == 0 {
 		dc.kind = decWait
 	}
 	if dc.kind == decWait && !dc.skipped && (dc.decisionExtra == nil || !dc.setEvicting) && sameWait(dc.wait, dc.entry.wait) {
 		return
 	}
-	p.out = append(p.out, dc)
+	p.out = append(p.out, *dc)
 }
 
 // sameWait reports whether two waiting states read the same.
