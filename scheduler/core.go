@@ -115,7 +115,8 @@ type Core struct {
 	// The pass's decisions (decide.go) and the policy that times them.
 	dec   decider
 	timed *timedPolicy
-	// decBuf is the decisions buffer passes reuse (emptied after each).
+	// decBuf is the decisions buffer passes reuse (emptied after each; at
+	// most maxKeptDecisions long).
 	decBuf []decision
 	// Recent evictions, for PreemptMaxShare (owned by the pass).
 	evictLog []evictRecord

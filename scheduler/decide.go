@@ -80,6 +80,9 @@ type decisionExtra struct {
 	victims []Victim
 }
 
+// maxKeptDecisions bounds the decisions buffer a core keeps between passes.
+const maxKeptDecisions = 4096
+
 // extra returns d's decisionExtra, made when missing.
 func (d *decision) extra() *decisionExtra {
 	if d.decisionExtra == nil {

@@ -95,8 +95,14 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	c.reportPlacements()
 	started, err := c.apply(ctx, now, out)
 	note(err)
-	clear(out.decisions) // keep no entry alive through the buffer
-	c.decBuf = out.decisions[:0]
+	// The buffer is kept for the next pass unless a pass that changed
+	// thousands of waiting reasons grew it: the collector would then scan
+	// it at every cycle for nothing.
+	c.decBuf = nil
+	if cap(out.decisions) <= maxKeptDecisions {
+		clear(out.decisions) // keep no entry alive through the buffer
+		c.decBuf = out.decisions[:0]
+	}
 	if out.wakeAt.After(now) && (c.wakeAt.IsZero() || out.wakeAt.Before(c.wakeAt)) {
 		c.wakeAt = out.wakeAt
 	}
