@@ -334,7 +334,7 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 		}
 	}
 	if p.d.cfg.DriverRoom && (e.driverCPUs > 0 || e.driverMemMB > 0) {
-		takeDriverRoom(agents, at, plan, e.driverCPUs, e.driverMemMB)
+		takeDriverRoom(agents, at, plan, float64(e.driverCPUs), float64(e.driverMemMB))
 	}
 	for _, id := range plan.Activated {
 		if _, live := at[id]; live {
