@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"strings"
-	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -37,14 +36,4 @@ func AppType(j *Job) string {
 		return placement.AppSort
 	}
 	return ""
-}
-
-// demandAt is the entry's demand as the policy sees it at now: the time
-// of the decision and the estimate in wall time (see DurationScale), so
-// that deadline-aware policies compare like with like.
-func (c *Core) demandAt(e *Entry, now time.Time) placement.Demand {
-	d := e.Demand
-	d.Now = now
-	d.EstimatedDuration = c.estimate(e)
-	return d
 }

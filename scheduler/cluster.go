@@ -13,7 +13,9 @@ import (
 //   - Snapshot returns a consistent view in which every plan given to
 //     Apply and not yet released is already accounted for (its resources
 //     are not free, its agents are Active), even if the reservations are
-//     still being made.
+//     still being made. A pass does not ask again after each start: it
+//     marks its starts on its own copy the same way (the executors taken,
+//     the agents active; with Config.DriverRoom, the driver's room too).
 //   - Apply starts making the plan real (reserve, launch the driver) and
 //     should return quickly; progress and the end of the job are reported
 //     back with Core.Report from another goroutine. Apply and Release must
@@ -32,22 +34,23 @@ type Cluster interface {
 	Snapshot(ctx context.Context) (placement.Snapshot, error)
 	Apply(ctx context.Context, job Job, plan placement.Plan) error
 	Release(ctx context.Context, jobID string) error
+	Killer
+	Preempter
 }
 
-// Killer is implemented by clusters that can stop a running job; the Core
-// uses it for the kill requests of jobs that already hold resources (the
-// store marks the kill, JobCancelled tells the core, its next pass asks
-// the cluster). The job's
-// end is then reported with Core.Report(..., Killed, ...).
+// Killer stops a running job; the Core uses it for the kill requests of
+// jobs that already hold resources (the store marks the kill, JobCancelled
+// tells the core, its next pass asks the cluster). The job's end is then
+// reported with Core.Report(..., Killed, ...).
 type Killer interface {
 	Kill(ctx context.Context, jobID string) error
 }
 
-// Preempter is implemented by clusters that can evict a running job to
-// make room for a deadline job (required when Config.Preemption is not
-// none): the job's driver is stopped, its resources given back, and the
-// job reported back to the queue with Core.Report(..., Queued, ...). The
-// core has stored the decision (PreemptionStore) before it calls Preempt.
+// Preempter evicts a running job to make room for a deadline job (the
+// core asks only when Config.Preemption is not none): the job's driver is
+// stopped, its resources given back, and the job reported back to the
+// queue with Core.Report(..., Queued, ...). The core has stored the
+// decision (Store.RequestPreemption) before it calls Preempt.
 type Preempter interface {
 	Preempt(ctx context.Context, jobID, reason string) error
 }

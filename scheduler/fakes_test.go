@@ -167,23 +167,74 @@ func (s *testStore) SavePlacement(_ context.Context, id string, p placement.Plan
 	return nil
 }
 
-// batchStore adds the BatchStore methods to testStore, counting batches.
+// StartPlaced implements Store: both moves and the plan, or nothing. An
+// injected failure of either move fails the whole.
+func (s *testStore) StartPlaced(_ context.Context, p Placed) (Job, error) {
+	s.count("StartPlaced")
+	if s.hold != nil {
+		s.hold(p.ID, Placing)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[p.ID]
+	if !ok {
+		return Job{}, ErrNotFound
+	}
+	if j.State != Queued {
+		return *j, fmt.Errorf("job %s is %s: %w", p.ID, j.State, ErrStale)
+	}
+	for _, to := range []State{Placing, Reserving} {
+		if s.failTimes[to] > 0 {
+			s.failTimes[to]--
+			return *j, fmt.Errorf("injected failure: connection reset by peer")
+		}
+		if s.failOn != "" && s.failOn == to {
+			s.failOn = ""
+			return *j, fmt.Errorf("injected failure")
+		}
+	}
+	cp := *j
+	if p.Mutate != nil {
+		p.Mutate(&cp)
+	}
+	cp.State = Reserving
+	*j = cp
+	s.plans[p.ID] = p.Plan
+	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:%s", p.ID, Queued, Placing, p.PlacingReason),
+		fmt.Sprintf("%s:%s->%s:%s", p.ID, Placing, Reserving, p.ReservingReason))
+	return cp, nil
+}
+
+// batchStore is a testStore as the harnesses that count its batches name it.
 type batchStore struct{ *testStore }
 
-func (b batchStore) TransitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
+// Plan implements Store.
+func (s *testStore) Plan(_ context.Context, id string) (placement.Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.plans[id]
+	if !ok {
+		return p, ErrNotFound
+	}
+	return p, nil
+}
+
+// TransitionMany implements Store, counting batches.
+func (b *testStore) TransitionMany(ctx context.Context, changes []Change) ([]ChangeResult, error) {
 	b.count("TransitionMany")
 	out := make([]ChangeResult, len(changes))
 	for i, ch := range changes {
 		b.mu.Lock()
 		b.calls["Transition"]-- // counted as part of the batch
 		b.mu.Unlock()
-		j, err := b.testStore.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
+		j, err := b.Transition(ctx, ch.ID, ch.From, ch.To, ch.Reason, ch.Mutate)
 		out[i] = ChangeResult{Job: j, Err: err}
 	}
 	return out, nil
 }
 
-func (b batchStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error {
+// SetWaitingMany implements Store, counting batches.
+func (b *testStore) SetWaitingMany(_ context.Context, notes []WaitingNote) error {
 	b.count("SetWaitingMany")
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -205,6 +256,8 @@ type testCluster struct {
 	applied   []string
 	killed    []string
 	preempted []string
+	// failApply is how many next Applies fail.
+	failApply int
 }
 
 func newTestCluster(agents ...placement.Agent) *testCluster {
@@ -238,6 +291,10 @@ func (c *testCluster) Snapshot(context.Context) (placement.Snapshot, error) {
 func (c *testCluster) Apply(_ context.Context, j Job, p placement.Plan) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.failApply > 0 {
+		c.failApply--
+		return errors.New("injected failure: the cluster refused the plan")
+	}
 	d := DemandOf(&j)
 	for _, a := range p.Assignments {
 		for i := range c.agents {
@@ -307,7 +364,7 @@ func (c *testCluster) takePreempted() []string {
 	return out
 }
 
-// RequestPreemption implements PreemptionStore.
+// RequestPreemption implements Store.
 func (s *testStore) RequestPreemption(_ context.Context, id, reason string) (Job, error) {
 	s.count("RequestPreemption")
 	s.mu.Lock()
@@ -323,3 +380,11 @@ func (s *testStore) RequestPreemption(_ context.Context, id, reason string) (Job
 	s.events = append(s.events, fmt.Sprintf("%s:%s->%s:preemption requested: %s", id, j.State, j.State, reason))
 	return *j, nil
 }
+
+// changeObserver sends every job change the core makes to ch.
+type changeObserver struct {
+	NopObserver
+	ch chan Job
+}
+
+func (o changeObserver) JobChanged(j Job) { o.ch <- j }

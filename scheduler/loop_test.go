@@ -583,7 +583,7 @@ func TestRecover(t *testing.T) {
 // timer each wake it; nothing polls.
 func TestRunEventDriven(t *testing.T) {
 	changes := make(chan Job, 100)
-	h := newHarness(t, Config{OnChange: func(j Job) { changes <- j }}, agent("a1", 4, 16384, 0.24))
+	h := newHarness(t, Config{Observer: changeObserver{ch: changes}}, agent("a1", 4, 16384, 0.24))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.core.Run(ctx) }()
@@ -624,7 +624,7 @@ func TestRunEventDriven(t *testing.T) {
 // leaving its leader scheduling nothing.
 func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
 	changes := make(chan Job, 100)
-	h := newHarness(t, Config{OnChange: func(j Job) { changes <- j }}, agent("a1", 4, 16384, 0.24))
+	h := newHarness(t, Config{Observer: changeObserver{ch: changes}}, agent("a1", 4, 16384, 0.24))
 	q := mkJob("q", 1, 4)
 	q.State = Queued
 	h.store.add(q)
@@ -664,36 +664,40 @@ func TestRunRecoversThroughFailuresAndChanges(t *testing.T) {
 	}
 }
 
-// TestStrandedJobIsPutBackWhenTheStoreAnswers: a step of a job's start
-// fails, and so does putting it back in the queue (the store is away):
-// its row says PLACING and no queue holds it. Later passes put it back
-// once the store answers, and it starts; a kill asked for meanwhile ends
-// it instead.
+// TestStrandedJobIsPutBackWhenTheStoreAnswers: the cluster refuses a
+// started job's plan, and putting the job back in the queue fails too (the
+// store is away): its row says RESERVING, no queue holds it and the
+// cluster holds nothing for it. Later passes put it back once the store
+// answers, and it starts; a kill asked for meanwhile ends it instead.
 func TestStrandedJobIsPutBackWhenTheStoreAnswers(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
 			h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
 			h.schedule()
 			h.submit(mkJob("j", 1, 4))
-			h.store.failTimes = map[State]int{Reserving: 1, Queued: 3}
+			h.cluster.failApply = 1
+			h.store.failTimes = map[State]int{Queued: 3}
 			for i := 0; i < 3; i++ {
 				if _, err := h.core.Schedule(context.Background()); err == nil {
 					t.Fatalf("pass %d: want the injected error", i)
 				}
-				if got := h.store.get("j").State; got != Placing {
-					t.Fatalf("pass %d: j is %s, want PLACING while the store fails", i, got)
+				if got := h.store.get("j").State; got != Reserving {
+					t.Fatalf("pass %d: j is %s, want RESERVING while the store fails", i, got)
+				}
+				if h.core.byID["j"] != nil || h.core.ActiveJobs() != 0 || len(h.cluster.appliedIDs()) != 0 {
+					t.Fatalf("pass %d: j queued %v, %d active jobs, applied %v; want none", i, h.core.byID["j"] != nil, h.core.ActiveJobs(), h.cluster.appliedIDs())
 				}
 			}
 			if kill {
 				h.store.update("j", func(j *Job) { j.KillRequested = true })
 			}
 			h.schedule()
-			want := Reserving
+			want, applied := Reserving, []string{"j"}
 			if kill {
-				want = Cancelled
+				want, applied = Cancelled, nil
 			}
-			if got := h.store.get("j").State; got != want {
-				t.Fatalf("j is %s once the store answers, want %s", got, want)
+			if got := h.store.get("j").State; got != want || !slices.Equal(h.cluster.appliedIDs(), applied) {
+				t.Fatalf("j is %s and applied %v once the store answers, want %s and %v", got, h.cluster.appliedIDs(), want, applied)
 			}
 		})
 	}

@@ -1,8 +1,6 @@
 package scheduler
 
-import (
-	"time"
-)
+import "time"
 
 // deadlineOrder is the order in which one pass tries the deadline queue's
 // entries (all of them, or those new since the last pass, in EDF order).
@@ -14,20 +12,19 @@ import (
 // from taking the resources that jobs which can still make it need (EDF's
 // domino effect); the hopeless jobs still run, as soon as no feasible job
 // can use the resources. Promoted regular jobs (no deadline) count as
-// feasible. It reorders entries in place and returns them.
-func (c *Core) deadlineOrder(entries []*Entry, now time.Time) []*Entry {
-	if c.cfg.Ordering != OrderFeasibleEDF {
+// feasible. It returns a new slice.
+func (d *decider) deadlineOrder(entries []*Entry, now time.Time) []*Entry {
+	if d.cfg.Ordering != OrderFeasibleEDF {
 		return entries
 	}
-	late := make([]*Entry, 0, len(entries))
-	n := 0
+	out := make([]*Entry, 0, len(entries))
+	var late []*Entry
 	for _, e := range entries {
-		if c.atRisk(e, now) {
+		if d.atRisk(e, now) {
 			late = append(late, e)
 		} else {
-			entries[n] = e
-			n++
+			out = append(out, e)
 		}
 	}
-	return append(entries[:n], late...)
+	return append(out, late...)
 }

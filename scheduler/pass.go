@@ -20,6 +20,11 @@ const cancelledMemory = 10 * time.Minute
 // order; only if no deadline job is left waiting are regular jobs tried, by
 // descending RD, a job that does not fit being skipped and the next tried.
 //
+// A pass decides, then applies (decide.go, apply.go): the decisions are
+// made on one snapshot of the cluster, in memory, with no I/O; then each
+// start is written to the store in one transaction and handed to the
+// cluster, rejections are written, evictions carried out.
+//
 // A pass costs O(1) per waiting job that cannot fit: jobs are checked
 // against a placement.FitIndex of the snapshot (one computation per
 // executor size), and when nothing was freed since the last pass and no
@@ -34,10 +39,8 @@ func (c *Core) Schedule(ctx context.Context) (int, error) {
 	t0 := time.Now()
 	st := PassStat{}
 	n, err := c.pass(ctx, c.clock.Now(), &st)
-	if c.cfg.OnPass != nil {
-		st.Elapsed, st.Started, st.Waiting = time.Since(t0), n, c.dq.Len()+c.jq.Len()
-		c.cfg.OnPass(st)
-	}
+	st.Elapsed, st.Started, st.Waiting = time.Since(t0), n, c.dq.Len()+c.jq.Len()
+	c.cfg.Observer.PassDone(st)
 	return n, err
 }
 
@@ -61,13 +64,14 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
-	c.annotateRemaining(&snap, now)
+	running := c.runningJobs()
+	annotateRemaining(&snap, running, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
 	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false
 		c.retryAt, c.wakeAt = time.Time{}, time.Time{}
-		c.promote(now)
+		c.promote(c.dec.promotions(c.jq.Entries(), now))
 		for id, at := range c.cancelled {
 			if now.Sub(at) > cancelledMemory {
 				delete(c.cancelled, id)
@@ -79,49 +83,31 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 			}
 		}
 	}
-	ix := placement.NewFitIndex(snap)
-	c.standby, c.room, c.preemptScanned = nil, nil, 0
-	started := 0
-
-	for _, e := range c.deadlineOrder(c.candidates(true, full), now) {
-		if !e.queued || !e.inDQ {
-			continue
-		}
-		ok, err := c.try(ctx, now, &snap, &ix, e)
-		note(err)
-		if ok {
-			started++
-			continue
-		}
-		c.noteWake(e, now)
+	in := passInput{now: now, snap: snap, deadline: c.candidates(true, full), deadlineQueued: c.dq.Len(),
+		regular: c.jq.Entries(), full: full, blocked: c.blocked, running: running, evictLog: c.evictLog, buf: c.decBuf}
+	if !full {
+		in.regularFresh = c.candidates(false, false)
 	}
-	if c.dq.Len() == 0 {
-		for _, e := range c.candidates(false, full || c.blocked) {
-			if !e.queued || e.inDQ {
-				continue
-			}
-			ok, err := c.try(ctx, now, &snap, &ix, e)
-			note(err)
-			if ok {
-				started++
-				continue
-			}
-			c.noteWake(e, now)
-		}
-	} else {
-		for _, e := range c.candidates(false, full || !c.blocked) {
-			if !e.queued || e.inDQ {
-				continue
-			}
-			if e.SkippedSince.IsZero() {
-				e.SkippedSince = now
-			}
-			c.setWait(e, waitState{kind: waitDeadlineFirst})
-			c.noteWake(e, now)
-		}
+	if c.cfg.Standby != nil {
+		in.standby = c.cfg.Standby.StandbyAgents()
+	}
+	out := c.dec.decide(in)
+	c.reportPlacements()
+	started, err := c.apply(ctx, now, out)
+	note(err)
+	// The buffer is kept for the next pass unless a pass that changed
+	// thousands of waiting reasons grew it: the collector would then scan
+	// it at every cycle for nothing.
+	c.decBuf = nil
+	if cap(out.decisions) <= maxKeptDecisions {
+		clear(out.decisions) // keep no entry alive through the buffer
+		c.decBuf = out.decisions[:0]
+	}
+	if out.wakeAt.After(now) && (c.wakeAt.IsZero() || out.wakeAt.Before(c.wakeAt)) {
+		c.wakeAt = out.wakeAt
 	}
 	c.blocked = c.dq.Len() > 0
-	c.leaveHint(ix)
+	c.leaveHint(out.ix)
 	if firstErr != nil {
 		// Jobs put back by a failed step were not looked at again: the
 		// next pass looks at everything.
@@ -132,17 +118,20 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 }
 
 // candidates are the entries of one queue a pass looks at, in queue order:
-// all of them, or only those that entered it since the last pass.
+// all of them (the queue's own slice: the pass only reads it), or only
+// those that entered it since the last pass.
 func (c *Core) candidates(deadline, all bool) []*Entry {
 	if all {
 		if deadline {
-			return slices.Clone(c.dq.Entries())
+			return c.dq.Entries()
 		}
-		return slices.Clone(c.jq.Entries())
+		return c.jq.Entries()
 	}
 	var out []*Entry
+	seen := make(map[*Entry]bool, len(c.fresh))
 	for _, e := range c.fresh {
-		if e.queued && e.inDQ == deadline {
+		if e.queued && e.inDQ == deadline && !seen[e] {
+			seen[e] = true
 			out = append(out, e)
 		}
 	}
@@ -151,6 +140,29 @@ func (c *Core) candidates(deadline, all bool) []*Entry {
 	} else {
 		slices.SortFunc(out, c.jq.less)
 	}
+	return out
+}
+
+// runningJobs copies what a pass needs of the jobs holding resources.
+func (c *Core) runningJobs() []runningJob {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	out := make([]runningJob, 0, len(c.active))
+	for id, a := range c.active {
+		out = append(out, runningJob{id: id, plan: a.plan, state: a.state, startedAt: a.startedAt, preempting: a.preempting,
+			estimate: a.estimate, deadline: a.deadline, demand: a.demand, preemptions: a.preemptions})
+	}
+	// Map order would make the pass's choices among equals vary from run
+	// to run.
+	slices.SortFunc(out, func(a, b runningJob) int {
+		switch {
+		case a.id < b.id:
+			return -1
+		case a.id > b.id:
+			return 1
+		}
+		return 0
+	})
 	return out
 }
 
@@ -183,23 +195,16 @@ func (c *Core) timerDue(now time.Time) bool {
 	return (!c.wakeAt.IsZero() && !now.Before(c.wakeAt)) || (!c.retryAt.IsZero() && !now.Before(c.retryAt))
 }
 
-// noteWake takes a waiting entry's next timer into account: when a deadline
-// job becomes at risk, when a skipped regular job is due for promotion.
-func (c *Core) noteWake(e *Entry, now time.Time) {
-	consider := func(x time.Time) {
-		if x.After(now) && (c.wakeAt.IsZero() || x.Before(c.wakeAt)) {
-			c.wakeAt = x
-		}
-	}
-	if e.DeadlineAt != nil && !e.wait.atRisk {
-		if est := c.estimate(e); est > 0 {
-			consider(e.DeadlineAt.Add(-est + time.Nanosecond))
-		} else {
-			consider(*e.DeadlineAt)
-		}
-	}
-	if !e.inDQ && c.cfg.PromoteAfter > 0 && c.cfg.Ordering != OrderFIFO && !e.SkippedSince.IsZero() {
-		consider(e.SkippedSince.Add(c.cfg.PromoteAfter))
+// promote moves regular jobs skipped for longer than PromoteAfter (see
+// decider.promotions) into the deadline queue.
+func (c *Core) promote(es []*Entry) {
+	for _, e := range es {
+		c.dequeueEntry(e)
+		e.Promoted = true
+		e.PromotedAt = e.SkippedSince.Add(c.cfg.PromoteAfter)
+		c.enqueue(e, e.EnqueuedAt)
+		c.restamp(e)
+		c.log.WithField("job", e.ID).Info("regular job promoted after waiting too long")
 	}
 }
 
@@ -263,10 +268,8 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 	for _, n := range cancels {
 		if n.kill {
 			if c.activeJob(n.job.ID) != nil {
-				if k, ok := c.cluster.(Killer); ok {
-					if err := k.Kill(ctx, n.job.ID); err != nil {
-						c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
-					}
+				if err := c.cluster.Kill(ctx, n.job.ID); err != nil {
+					c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
 				}
 			} else if e := c.byID[n.job.ID]; e != nil {
 				// It went back to the queue before the kill reached the core.
@@ -321,6 +324,7 @@ func (c *Core) observe(ctx context.Context, now time.Time, snap placement.Snapsh
 		capacity := sizeFrontier(snap.Agents, standby)
 		c.capMu.Lock()
 		c.capacity, c.capSizes = capacity, agentSizes(c.capSizes, snap.Agents, standby)
+		c.capCounts = countSizes(c.capSizes)
 		c.capMu.Unlock()
 	}
 	c.observeCost(ctx, now, snap)
@@ -330,43 +334,8 @@ func (c *Core) observeCost(ctx context.Context, now time.Time, snap placement.Sn
 	c.cost.Observe(now, snap)
 }
 
-// promote moves regular jobs skipped for longer than PromoteAfter into the
-// deadline queue.
-func (c *Core) promote(now time.Time) {
-	if c.cfg.PromoteAfter < 0 || c.cfg.Ordering == OrderFIFO {
-		return
-	}
-	for _, e := range slices.Clone(c.jq.Entries()) {
-		if e.SkippedSince.IsZero() || now.Sub(e.SkippedSince) < c.cfg.PromoteAfter {
-			continue
-		}
-		c.dequeueEntry(e)
-		e.Promoted = true
-		e.PromotedAt = e.SkippedSince.Add(c.cfg.PromoteAfter)
-		c.enqueue(e, e.EnqueuedAt)
-		c.restamp(e)
-		c.log.WithField("job", e.ID).Info("regular job promoted after waiting too long")
-	}
-}
-
-// atRisk: a waiting deadline job is at risk when, started now, it would
-// end after its deadline (with its estimated duration), or when its
-// deadline has passed.
-func (c *Core) atRisk(e *Entry, now time.Time) bool {
-	dl := e.DeadlineAt
-	if dl == nil {
-		return false
-	}
-	if est := c.estimate(e); est > 0 {
-		return now.Add(est).After(*dl)
-	}
-	return !now.Before(*dl)
-}
-
-// estimate is the job's estimated run time in wall time (see DurationScale).
-func (c *Core) estimate(e *Entry) time.Duration {
-	return time.Duration(e.EstimatedDurationSeconds * float64(time.Second) * c.cfg.DurationScale)
-}
+// atRisk is decider.atRisk (for the views and admission).
+func (c *Core) atRisk(e *Entry, now time.Time) bool { return c.dec.atRisk(e, now) }
 
 // setWait records why an entry waits: in memory at once, in the store (by
 // the writer) only when its coarse form or the at-risk flag changed.
@@ -387,218 +356,6 @@ func (c *Core) restamp(e *Entry) {
 		e.stored = storedWait{reason: coarse, atRisk: e.wait.atRisk}
 		c.waiting.put(WaitingNote{ID: e.ID, Reason: coarse, AtRisk: e.wait.atRisk})
 	}
-}
-
-// try places one waiting job on snap and starts it. It reports whether the
-// job started; snap and ix are refreshed after a start.
-func (c *Core) try(ctx context.Context, now time.Time, snap *placement.Snapshot, ix **placement.FitIndex, e *Entry) (bool, error) {
-	if *ix == nil {
-		return false, nil // no fresh snapshot after the last start: wait for the next pass
-	}
-	if nf := (*ix).Check(e.Demand); nf != nil {
-		if plan, ok := c.placeOnStandby(now, *snap, e); ok {
-			return c.start(ctx, now, snap, ix, e, plan)
-		}
-		return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
-	}
-	plan, err := c.place(now, *snap, e)
-	if err != nil {
-		var nf *placement.NoFit
-		if errors.As(err, &nf) {
-			if plan, ok := c.placeOnStandby(now, *snap, e); ok {
-				return c.start(ctx, now, snap, ix, e, plan)
-			}
-			return false, c.waitOrEvict(ctx, now, *snap, *ix, e, nf)
-		}
-		// An invalid demand: it can never run.
-		return false, c.reject(ctx, now, e, err.Error())
-	}
-	return c.start(ctx, now, snap, ix, e, plan)
-}
-
-// place runs the placement policy, with its statistics.
-func (c *Core) place(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, error) {
-	t0 := time.Now()
-	plan, err := c.policy.Place(snap, c.demandAt(e, now))
-	elapsed := time.Since(t0)
-	if c.cfg.OnPlacement != nil {
-		c.cfg.OnPlacement(PlacementStat{JobID: e.ID, Policy: c.policy.Name(), Elapsed: elapsed, Placed: err == nil, Outcome: plan.Outcome})
-	}
-	return plan, err
-}
-
-// standbyView is the snapshot with the powered-off agents added, built at
-// most once per snapshot.
-type standbyView struct {
-	snap  placement.Snapshot
-	ix    *placement.FitIndex
-	extra int // powered-off agents added
-}
-
-func (c *Core) standbyOf(snap placement.Snapshot) *standbyView {
-	if c.standby != nil {
-		return c.standby
-	}
-	v := &standbyView{snap: snap}
-	if c.cfg.Standby != nil {
-		if extra := c.cfg.Standby.StandbyAgents(); len(extra) > 0 {
-			live := make(map[string]bool, len(snap.Agents))
-			for _, a := range snap.Agents {
-				live[a.ID] = true
-			}
-			ag := make([]placement.Agent, 0, len(snap.Agents)+len(extra))
-			ag = append(ag, snap.Agents...)
-			for _, a := range extra {
-				if !live[a.ID] { // registered again already: it is in the snapshot
-					ag = append(ag, a)
-					v.extra++
-				}
-			}
-			v.snap = placement.Snapshot{Agents: ag}
-		}
-	}
-	v.ix = placement.NewFitIndex(v.snap)
-	c.standby = v
-	return v
-}
-
-// placeOnStandby places a job that fits no powered-on agent on the
-// cluster with the powered-off agents added (the plan activates them).
-func (c *Core) placeOnStandby(now time.Time, snap placement.Snapshot, e *Entry) (placement.Plan, bool) {
-	v := c.standbyOf(snap)
-	if v.extra == 0 || v.ix.Check(e.Demand) != nil {
-		return placement.Plan{}, false
-	}
-	plan, err := c.place(now, v.snap, e)
-	return plan, err == nil
-}
-
-// waitOrEvict handles a job that does not fit now (noFit), then, for a
-// deadline job, looks at whether it will miss its deadline waiting and
-// evicts running jobs for it (considerPreemption).
-func (c *Core) waitOrEvict(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
-	err := c.noFit(ctx, now, snap, ix, e, nf)
-	if err != nil || !e.queued || e.DeadlineAt == nil {
-		return err
-	}
-	return c.considerPreemption(ctx, now, snap, e)
-}
-
-// noFit handles a job that does not fit now: it waits with the reason, or
-// is rejected when it could never run on this cluster (powered-off agents
-// included).
-func (c *Core) noFit(ctx context.Context, now time.Time, snap placement.Snapshot, ix *placement.FitIndex, e *Entry, nf *placement.NoFit) error {
-	v := c.standbyOf(snap)
-	if len(v.snap.Agents) > 0 {
-		whole := nf
-		if v.extra > 0 {
-			whole = v.ix.Check(e.Demand)
-		}
-		if whole != nil && whole.Never {
-			return c.reject(ctx, now, e, whole.Error())
-		}
-		if !v.ix.FitsEmpty(e.Demand) {
-			return c.reject(ctx, now, e, fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
-				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB))
-		}
-	}
-	// No agent known yet (a restart, a partition): wait, never reject.
-	w := *nf
-	w.Never = false
-	if !e.IsDeadlineJob() && !e.Promoted && e.SkippedSince.IsZero() {
-		e.SkippedSince = now
-	}
-	// A deadline job keeps its preemption view; considerPreemption updates it.
-	c.setWait(e, waitState{kind: waitNoFit, nf: w, atRisk: c.atRisk(e, now), pre: e.wait.pre})
-	return nil
-}
-
-// reject takes a job that can never run here out of its queue: REJECTED.
-func (c *Core) reject(ctx context.Context, now time.Time, e *Entry, reason string) error {
-	c.dequeueEntry(e)
-	_, err := c.transition(ctx, e.ID, Queued, Rejected, reason, func(x *Job) {
-		x.WaitingReason = reason
-		x.FinishedAt = &now
-	})
-	if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) {
-		c.enqueue(e, e.EnqueuedAt)
-		return err
-	}
-	return nil
-}
-
-func (c *Core) start(ctx context.Context, now time.Time, snap *placement.Snapshot, ix **placement.FitIndex, e *Entry, plan placement.Plan) (bool, error) {
-	id := e.ID
-	c.dequeueEntry(e)
-	c.placed[id] = now
-	atRisk := c.atRisk(e, now)
-	j, err := c.transition(ctx, id, Queued, Placing, "placing with "+plan.Policy, func(x *Job) {
-		x.WaitingReason = ""
-		x.AtRisk = atRisk
-	})
-	if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
-		return false, nil // cancelled meanwhile
-	}
-	if err != nil {
-		c.enqueue(e, e.EnqueuedAt)
-		return false, err
-	}
-	requeue := func(from State, why string, cause error) (bool, error) {
-		nj, terr := c.transition(ctx, id, from, Queued, why, func(x *Job) { x.WaitingReason = why })
-		if terr != nil {
-			if errors.Is(terr, ErrStale) || errors.Is(terr, ErrNotFound) {
-				c.log.WithError(terr).WithField("job", id).Warn("cannot put job back in the queue: it changed meanwhile")
-				return false, errors.Join(cause, terr)
-			}
-			// Its row says PLACING or RESERVING and nothing follows it:
-			// every pass tries again (retryStranded).
-			c.stranded[id] = strandedJob{from: from, why: why}
-			c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue; trying again at every pass")
-			return false, errors.Join(cause, terr)
-		}
-		ne := NewEntry(&nj)
-		ne.EnqueuedAt, ne.SkippedSince, ne.Promoted, ne.PromotedAt = e.EnqueuedAt, e.SkippedSince, e.Promoted, e.PromotedAt
-		c.enqueue(ne, now)
-		return false, cause
-	}
-	if err := c.store.SavePlacement(ctx, id, plan); err != nil {
-		return requeue(Placing, "could not save the placement", err)
-	}
-	for _, ag := range plan.Activated {
-		if err := c.cfg.Provisioner.PowerOn(ctx, ag); err != nil {
-			return requeue(Placing, "could not power on agent "+ag, err)
-		}
-	}
-	j, err = c.transition(ctx, id, Placing, Reserving, describePlan(plan), nil)
-	if err != nil {
-		return requeue(Placing, "could not record the plan", err)
-	}
-	p := plan
-	a := c.newActiveJob(j, &p)
-	c.actMu.Lock()
-	c.active[id] = a
-	c.actMu.Unlock()
-	if err := c.cluster.Apply(ctx, j, plan); err != nil {
-		c.actMu.Lock()
-		delete(c.active, id)
-		c.actMu.Unlock()
-		if rerr := c.cluster.Release(ctx, id); rerr != nil {
-			c.log.WithError(rerr).WithField("job", id).Warn("release after failed apply")
-		}
-		c.freeEpoch.Add(1)
-		return requeue(Reserving, "applying the plan failed: "+err.Error(), err)
-	}
-	s, err := c.cluster.Snapshot(ctx)
-	if err != nil {
-		*ix = nil
-		return true, fmt.Errorf("scheduler: snapshot after start: %w", err)
-	}
-	c.annotateRemaining(&s, now)
-	*snap = s
-	*ix = placement.NewFitIndex(s)
-	c.standby, c.room = nil, nil
-	c.observeCost(ctx, now, s)
-	return true, nil
 }
 
 func describePlan(p placement.Plan) string {

@@ -30,10 +30,29 @@ type Store interface {
 	// Unfinished returns every job that is not in a terminal state, oldest
 	// submission first: the core rebuilds its queues from it at start.
 	Unfinished(ctx context.Context) ([]Job, error)
-	// SetWaiting records why a queued job waits and whether it risks its deadline.
-	SetWaiting(ctx context.Context, id, reason string, atRisk bool) error
-	// SavePlacement stores the plan chosen for the job (replacing any earlier one).
-	SavePlacement(ctx context.Context, id string, plan placement.Plan) error
+	// StartPlaced records the start of a queued job in one transaction:
+	// QUEUED -> PLACING -> RESERVING, each move with its event, and the
+	// plan (replacing any earlier one). It fails with ErrStale when the
+	// job is not QUEUED; nothing is written then.
+	StartPlaced(ctx context.Context, p Placed) (Job, error)
+	// RequestPreemption marks job id, which holds resources, for eviction
+	// with the reason (its PreemptRequested) and appends an event. It
+	// fails with ErrStale when the job no longer holds resources.
+	RequestPreemption(ctx context.Context, id, reason string) (Job, error)
+	BatchStore
+	PlanReader
+}
+
+// Placed is the start of a queued job with its plan (Store.StartPlaced).
+type Placed struct {
+	ID   string
+	Plan placement.Plan
+	// PlacingReason and ReservingReason are the reasons of the events
+	// QUEUED -> PLACING and PLACING -> RESERVING.
+	PlacingReason, ReservingReason string
+	// Mutate, if not nil, changes the job's other fields (as in
+	// Store.Transition) with the move to PLACING.
+	Mutate func(*Job)
 }
 
 // Clock tells the time and makes timers; the simulator drives a virtual one.
@@ -73,10 +92,9 @@ type WaitingNote struct {
 	AtRisk bool
 }
 
-// BatchStore is implemented by stores that can write many changes in one
-// round trip (the PostgreSQL store). The core uses it, when present, to
-// admit a burst of submissions and to record waiting reasons without one
-// database call per job; otherwise it falls back to Store's one-job calls.
+// BatchStore writes many changes in one round trip: the core admits a
+// burst of submissions and records waiting reasons without one database
+// call per job.
 type BatchStore interface {
 	// TransitionMany applies every change in one transaction. A change
 	// that fails on its own (stale state, unknown job) is reported in its
@@ -88,18 +106,9 @@ type BatchStore interface {
 	SetWaitingMany(ctx context.Context, notes []WaitingNote) error
 }
 
-// PreemptionStore is implemented by stores that can record an eviction
-// decision durably (required when Config.Preemption is not none).
-type PreemptionStore interface {
-	// RequestPreemption marks job id, which holds resources, for eviction
-	// with the reason (its PreemptRequested) and appends an event. It
-	// fails with ErrStale when the job no longer holds resources.
-	RequestPreemption(ctx context.Context, id, reason string) (Job, error)
-}
-
-// PlanReader is implemented by stores that return the plan saved for a
-// job (SavePlacement): the core reads the plans of the jobs it finds
-// running at a restart, so that it knows what evicting them would free.
+// PlanReader returns the plan saved for a job (StartPlaced): the core
+// reads the plans of the jobs it finds running at a restart, so that it
+// knows what evicting them would free.
 type PlanReader interface {
 	Plan(ctx context.Context, id string) (placement.Plan, error)
 }

@@ -2,16 +2,12 @@ package scheduler
 
 import (
 	"cmp"
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -77,11 +73,12 @@ const (
 	DefaultMaxPreemptions  = 3
 	// preemptWindow is the period PreemptMaxShare counts over.
 	preemptWindow = time.Minute
-	// evictionAllowance is how long an eviction takes live (the victim's
-	// driver killed, its reservations given back, the deadline job's made
-	// and its driver launched): a deadline job is helped when the room is
-	// expected later than its latest start minus this.
-	evictionAllowance = 10 * time.Second
+	// startAllowance is how long starting a job takes live (its
+	// reservations made and its driver launched, after a victim's driver
+	// is killed and its reservations given back): a deadline job's latest
+	// start (PreemptionView.LatestStart) is this much before the moment it
+	// would have to be running by its estimate.
+	startAllowance = 10 * time.Second
 )
 
 // Victim is a running job as victim selection sees it.
@@ -286,8 +283,9 @@ func (p *roomProfile) index(k int) *placement.FitIndex {
 // PreemptionView tells why a waiting deadline job is at risk and what
 // preemption does about it (the queue views show it).
 type PreemptionView struct {
-	// LatestStart is the last moment the job can start and still meet its
-	// deadline (by its estimate).
+	// LatestStart is the last moment the job can be started and still
+	// meet its deadline: the deadline less its estimate, less the time a
+	// start takes (startAllowance).
 	LatestStart time.Time `json:"latestStart"`
 	// RoomExpectedAt is when the running jobs' estimates say the cluster
 	// will hold it; nil when not even once they have all ended.
@@ -346,235 +344,7 @@ type evictRecord struct {
 	cpus float64
 }
 
-// victimOf describes an active job as a possible victim; ok is false when
-// it is not running or already being evicted. Called with actMu held.
-func (c *Core) victimOf(id string, a *activeJob) (Victim, bool) {
-	if a.state != Running || a.preempting || a.plan == nil || a.startedAt == nil {
-		return Victim{}, false
-	}
-	return Victim{ID: id, Deadline: a.deadline, RunningSince: *a.startedAt, Estimate: a.estimate,
-		Preemptions: a.preemptions, Plan: *a.plan, Demand: a.demand}, true
-}
-
-// roomProfileOf is the pass's view of the running jobs' expected ends on
-// snap (built once per snapshot). Jobs being evicted for a deadline job
-// that still waits are left out: their room is that job's.
-func (c *Core) roomProfileOf(snap placement.Snapshot, now time.Time) *roomProfile {
-	if c.room != nil {
-		return c.room
-	}
-	p := &roomProfile{base: snap, ix: map[int]*placement.FitIndex{}}
-	c.actMu.Lock()
-	for id, a := range c.active {
-		if a.preempting || a.plan == nil || a.estimate <= 0 {
-			continue
-		}
-		start := now
-		if a.startedAt != nil && a.state == Running {
-			start = *a.startedAt
-		}
-		end := start.Add(a.estimate)
-		if end.Before(now) {
-			end = now
-		}
-		p.rel = append(p.rel, release{at: end, v: Victim{ID: id, Plan: *a.plan, Demand: a.demand}})
-	}
-	c.actMu.Unlock()
-	slices.SortFunc(p.rel, func(x, y release) int {
-		if c := x.at.Compare(y.at); c != 0 {
-			return c
-		}
-		return strings.Compare(x.v.ID, y.v.ID)
-	})
-	c.room = p
-	return p
-}
-
-// considerPreemption looks at a waiting deadline job that does not fit
-// now: whether it will miss its deadline waiting, and if so, with a
-// preemption policy, evicts running jobs for it. It records what it found
-// in the job's waiting reason. Called by the pass.
-func (c *Core) considerPreemption(ctx context.Context, now time.Time, snap placement.Snapshot, e *Entry) error {
-	if e.DeadlineAt == nil || !e.queued {
-		return nil
-	}
-	if c.atRisk(e, now) {
-		c.setPreemptionView(e, nil) // too late either way: the at-risk reason says so
-		return nil
-	}
-	c.preemptScanned++
-	if c.preemptScanned > preemptScanLimit {
-		return nil
-	}
-	est := c.estimate(e)
-	pv := &PreemptionView{LatestStart: e.DeadlineAt.Add(-est), Policy: c.cfg.Preemption}
-	if pending := c.pendingVictims(e); len(pending) > 0 {
-		pv.WillMiss, pv.Evicting = true, pending
-		c.setPreemptionView(e, pv)
-		return nil
-	}
-	d := c.demandAt(e, now)
-	if at, ok := c.roomProfileOf(snap, now).roomAt(d); ok {
-		pv.RoomExpectedAt = &at
-		pv.WillMiss = at.After(pv.LatestStart.Add(-evictionAllowance))
-	}
-	// Without an expected time (jobs holding resources have no estimate)
-	// nothing is claimed and nothing evicted.
-	check := pv.LatestStart.Add(-evictionAllowance)
-	if !pv.WillMiss || c.cfg.Preemption == PreemptNone {
-		if !pv.WillMiss {
-			pv = nil // the reason needs no preemption note
-		}
-		c.setPreemptionView(e, pv)
-		if c.cfg.Preemption != PreemptNone {
-			c.wakeAtLeast(check, now) // look again before it is too late
-		}
-		return nil
-	}
-	rules := PreemptRules{Protect: c.cfg.PreemptProtect, MaxPreemptions: c.cfg.MaxPreemptions}
-	var cands []Victim
-	c.actMu.Lock()
-	for id, a := range c.active {
-		v, ok := c.victimOf(id, a)
-		if !ok {
-			continue
-		}
-		if ok, _ := rules.Eligible(&v, *e.DeadlineAt, est, now); ok {
-			cands = append(cands, v)
-		}
-	}
-	c.actMu.Unlock()
-	OrderVictims(c.cfg.Preemption, cands, now)
-	chosen := ChooseVictims(snap, d, cands)
-	if chosen == nil {
-		pv.Blocked = "no running job may be evicted for it (protected, evicted too often, or with a deadline of its own to meet)"
-		c.setPreemptionView(e, pv)
-		c.wakeAtLeast(check, now)
-		return nil
-	}
-	ids := make([]string, len(chosen))
-	var cpus float64
-	for i, v := range chosen {
-		ids[i] = v.ID
-		cpus += v.CPUs()
-	}
-	if free, until, none := c.evictionRoom(now); cpus > free+1e-9 && !(none && len(chosen) == 1) {
-		pv.WouldEvict = ids
-		pv.Blocked = fmt.Sprintf("the eviction limit (%g%% of the running jobs' cpus per minute) is reached", c.cfg.PreemptMaxShare*100)
-		c.setPreemptionView(e, pv)
-		c.wakeAtLeast(until, now)
-		return nil
-	}
-	var firstErr error
-	for _, v := range chosen {
-		if err := c.evict(ctx, now, v, e); err != nil {
-			firstErr = err
-			break
-		}
-		pv.Evicting = append(pv.Evicting, v.ID)
-	}
-	if len(pv.Evicting) == 0 {
-		pv.WouldEvict = ids
-		pv.Blocked = "the eviction could not be started"
-	}
-	c.setPreemptionView(e, pv)
-	return firstErr
-}
-
-// pendingVictims are the jobs evicted for e that still hold resources.
-func (c *Core) pendingVictims(e *Entry) []string {
-	if len(e.evicting) == 0 {
-		return nil
-	}
-	c.actMu.Lock()
-	defer c.actMu.Unlock()
-	kept := e.evicting[:0]
-	for _, id := range e.evicting {
-		if a := c.active[id]; a != nil && a.preempting {
-			kept = append(kept, id)
-		}
-	}
-	e.evicting = kept
-	return slices.Clone(kept)
-}
-
-// evictionRoom is how many cpus may still be evicted now under
-// PreemptMaxShare, when the oldest eviction of the window expires, and
-// whether the window holds no eviction (one job may then go whatever its
-// size, or a cluster held by one big job could never be preempted).
-func (c *Core) evictionRoom(now time.Time) (float64, time.Time, bool) {
-	kept := c.evictLog[:0]
-	var used float64
-	for _, r := range c.evictLog {
-		if now.Sub(r.at) < preemptWindow {
-			kept = append(kept, r)
-			used += r.cpus
-		}
-	}
-	c.evictLog = kept
-	var running float64
-	c.actMu.Lock()
-	for _, a := range c.active {
-		if a.plan != nil {
-			running += float64(a.plan.Executors()) * a.demand.CPUs
-		}
-	}
-	c.actMu.Unlock()
-	until := now.Add(preemptWindow)
-	if len(kept) > 0 {
-		until = kept[0].at.Add(preemptWindow)
-	}
-	return c.cfg.PreemptMaxShare*running - used, until, len(kept) == 0
-}
-
-// evict stores the decision to evict v for e, then asks the cluster to
-// carry it out; the victim comes back through Report(..., Queued, ...).
-func (c *Core) evict(ctx context.Context, now time.Time, v Victim, e *Entry) error {
-	reason := fmt.Sprintf("evicted (%s) to make room for deadline job %s", c.cfg.Preemption, e.ID)
-	if _, err := c.preemptStore.RequestPreemption(ctx, v.ID, reason); err != nil {
-		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
-			return nil // it ended meanwhile
-		}
-		return fmt.Errorf("scheduler: record eviction of job %s: %w", v.ID, err)
-	}
-	c.actMu.Lock()
-	if a := c.active[v.ID]; a != nil {
-		a.preempting = true
-	}
-	c.actMu.Unlock()
-	c.room = nil
-	c.evictLog = append(c.evictLog, evictRecord{at: now, cpus: v.CPUs()})
-	e.evicting = append(e.evicting, v.ID)
-	c.log.WithFields(logrus.Fields{"job": v.ID, "for": e.ID, "policy": c.cfg.Preemption}).Info("evicting a running job for a deadline job")
-	if c.cfg.OnPreempt != nil {
-		c.cfg.OnPreempt(PreemptStat{Victim: v.ID, For: e.ID, Policy: c.cfg.Preemption})
-	}
-	// The decision is stored: a failure here is retried by the framework
-	// (or by the next sparkpack, which reads it back).
-	if err := c.preempter.Preempt(ctx, v.ID, reason); err != nil {
-		c.log.WithError(err).WithField("job", v.ID).Warn("eviction request failed; the stored decision is carried out when the framework next looks at the job")
-	}
-	return nil
-}
-
-// setPreemptionView records the preemption view in e's waiting reason.
-func (c *Core) setPreemptionView(e *Entry, pv *PreemptionView) {
-	if e.wait.pre.equal(pv) {
-		return
-	}
-	w := e.wait
-	w.pre = pv
-	c.setWait(e, w)
-}
-
-// wakeAtLeast makes the next pass happen no later than t (when t is ahead).
-func (c *Core) wakeAtLeast(t, now time.Time) {
-	if t.After(now) && (c.wakeAt.IsZero() || t.Before(c.wakeAt)) {
-		c.wakeAt = t
-	}
-}
-
-// PreemptStat describes one eviction decision (Config.OnPreempt).
+// PreemptStat describes one eviction decision (Observer.Evicting).
 type PreemptStat struct {
 	Victim, For string
 	Policy      PreemptionPolicy

@@ -371,17 +371,11 @@ func TestEvictionRules(t *testing.T) {
 	})
 }
 
-// TestPreemptionNeedsCapableParts: a preemption policy needs a cluster
-// that evicts and a store that records it.
-func TestPreemptionNeedsCapableParts(t *testing.T) {
-	if _, err := New(Config{Preemption: "mdf"}, noEvict{newTestCluster()}, newTestStore(), nil); err == nil || !strings.Contains(err.Error(), "evict") {
-		t.Fatalf("New with a cluster that cannot evict: %v", err)
-	}
+// TestPreemptionPolicyIsChecked: an unknown preemption policy is refused.
+// (A cluster that evicts and a store that records it are required by the
+// Cluster and Store interfaces.)
+func TestPreemptionPolicyIsChecked(t *testing.T) {
 	if _, err := New(Config{Preemption: "lifo"}, newTestCluster(), newTestStore(), nil); err == nil || !strings.Contains(err.Error(), "mdf") {
 		t.Fatalf("New with an unknown policy: %v", err)
 	}
 }
-
-type noEvict struct{ *testCluster }
-
-func (noEvict) Preempt() {}

@@ -97,6 +97,9 @@ type Entry struct {
 	Preemptions int
 
 	evicting []string // jobs being evicted for it
+	// The driver's size, for the room a start keeps for it (Config.DriverRoom);
+	// float32 keeps an entry within its allocation size class.
+	driverCPUs, driverMemMB float32
 
 	wait   waitState  // why it waits now (in memory, detailed)
 	stored storedWait // what the store holds (coarse; written on change)
@@ -108,7 +111,9 @@ type Entry struct {
 
 // NewEntry builds the queue entry of a job.
 func NewEntry(j *Job) *Entry {
+	drv := j.DriverOrDefault()
 	return &Entry{
+		driverCPUs: float32(drv.Cores), driverMemMB: float32(drv.MemoryMB),
 		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		Demand: DemandOf(j), Preemptions: j.Preemptions,

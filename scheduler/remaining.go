@@ -14,13 +14,13 @@ import (
 // ("unknown"). The same code runs live and in the simulator, so policies
 // that use it (dap, gio) see the same information in both. The snapshot is
 // the caller's own copy (Cluster.Snapshot returns a fresh one).
-func (c *Core) annotateRemaining(snap *placement.Snapshot, now time.Time) {
+func annotateRemaining(snap *placement.Snapshot, running []runningJob, now time.Time) {
 	if len(snap.Agents) == 0 {
 		return
 	}
 	until := make(map[string]time.Duration)
-	c.actMu.Lock()
-	for _, a := range c.active {
+	for i := range running {
+		a := &running[i]
 		if a.plan == nil || a.estimate <= 0 {
 			continue
 		}
@@ -38,7 +38,6 @@ func (c *Core) annotateRemaining(snap *placement.Snapshot, now time.Time) {
 			}
 		}
 	}
-	c.actMu.Unlock()
 	if len(until) == 0 {
 		return
 	}

@@ -306,6 +306,7 @@ func benchCore(b *testing.B, n int) *harness {
 func BenchmarkPassFull(b *testing.B) {
 	h := benchCore(b, 100_000)
 	ctx := context.Background()
+	c0 := processCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		h.core.ClusterChanged()
@@ -313,6 +314,8 @@ func BenchmarkPassFull(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	reportCPU(b, c0)
 }
 
 // BenchmarkPassNewJob is a pass after one submission with 100,000 jobs
@@ -320,6 +323,7 @@ func BenchmarkPassFull(b *testing.B) {
 func BenchmarkPassNewJob(b *testing.B) {
 	h := benchCore(b, 100_000)
 	ctx := context.Background()
+	c0 := processCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		h.core.JobSubmitted(h.store.add(mkJob(fmt.Sprintf("n-%07d", i), 12, 2, submittedAt(time.Hour))))
@@ -327,6 +331,8 @@ func BenchmarkPassNewJob(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	reportCPU(b, c0)
 }
 
 // BenchmarkQueuedJobMemory reports the heap a queued job costs the core

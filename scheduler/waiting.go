@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -176,16 +175,7 @@ func (c *Core) flushWaiting(ctx context.Context) error {
 }
 
 func (c *Core) setWaitingMany(ctx context.Context, notes []WaitingNote) error {
-	if bs, ok := c.store.(BatchStore); ok {
-		return bs.SetWaitingMany(ctx, notes)
-	}
-	for _, n := range notes {
-		if err := c.store.SetWaiting(ctx, n.ID, n.Reason, n.AtRisk); err != nil &&
-			!errors.Is(err, ErrNotFound) && !errors.Is(err, ErrStale) {
-			return err
-		}
-	}
-	return nil
+	return c.store.SetWaitingMany(ctx, notes)
 }
 
 // writeWaiting is the goroutine (owned by Run) that stores waiting reasons

@@ -151,7 +151,7 @@ func (c *Cluster) Release(_ context.Context, jobID string) error {
 	return nil
 }
 
-// Preempt implements scheduler.Preempter: the job is evicted at once (the
+// Preempt implements scheduler.Cluster: the job is evicted at once (the
 // simulation loop reports it back to the queue; TakePreempted).
 func (c *Cluster) Preempt(_ context.Context, jobID, _ string) error {
 	c.mu.Lock()
@@ -163,6 +163,12 @@ func (c *Cluster) Preempt(_ context.Context, jobID, _ string) error {
 		c.preempted = append(c.preempted, jobID)
 	}
 	return nil
+}
+
+// Kill implements scheduler.Cluster. A simulation has no one to cancel a
+// running job (its jobs end by their run times), so the core never asks.
+func (c *Cluster) Kill(_ context.Context, jobID string) error {
+	return fmt.Errorf("simulated cluster: kill job %s: the simulator does not kill running jobs", jobID)
 }
 
 // TakePreempted returns the jobs evicted since the last call, in order.

@@ -303,7 +303,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	clock := NewVirtualClock(start)
 	store := NewMemStore(clock)
 	cluster := NewCluster(o.Cluster, clock)
-	var delays []time.Duration
+	delays := &delayObserver{}
 	cfg := scheduler.Config{
 		Policy:         o.Policy.Placement,
 		PolicyOptions:  o.PolicyOptions,
@@ -312,8 +312,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Admission:      scheduler.AdmitFlag,
 		Preemption:     o.Policy.Preemption,
 		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
-		Log:         scheduler.DiscardLogger(),
-		OnPlacement: func(s scheduler.PlacementStat) { delays = append(delays, s.Elapsed) },
+		Log:      scheduler.DiscardLogger(),
+		Observer: delays,
 	}
 	var pm *power.Manager
 	if o.PowerOffAfter > 0 {
@@ -328,7 +328,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cluster.unavailable = pm.Unavailable
 		cfg.Provisioner, cfg.Standby = pm, pm
 	}
-	core, err := scheduler.New(cfg, cluster, store, clock)
+	core, err := scheduler.New(cfg, cluster, coreStore{store}, clock)
 	if err != nil {
 		return Result{}, err
 	}
@@ -528,7 +528,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Progress != nil {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
-	r := summarize(o.Policy.Name, store, info, core.Cost(), delays, start, end)
+	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	est.report(&r)

@@ -181,3 +181,22 @@ func (s *MemStore) RequestPreemption(_ context.Context, id, reason string) (sche
 	s.log(Event{At: s.clock.Now(), JobID: id, From: j.State, To: j.State, Reason: "preemption requested: " + reason})
 	return *j, nil
 }
+
+// StartPlaced implements scheduler.Store: the two moves through Transition
+// (the simulator's one transition implementation) and the plan. The
+// simulation runs its core from one goroutine, so nothing comes between
+// them; a job not QUEUED is refused before anything is written.
+func (s *MemStore) StartPlaced(ctx context.Context, p scheduler.Placed) (scheduler.Job, error) {
+	if j, err := s.Get(p.ID); err != nil {
+		return j, err
+	} else if j.State != scheduler.Queued {
+		return j, fmt.Errorf("job %s is %s, not %s: %w", p.ID, j.State, scheduler.Queued, scheduler.ErrStale)
+	}
+	if _, err := s.Transition(ctx, p.ID, scheduler.Queued, scheduler.Placing, p.PlacingReason, p.Mutate); err != nil {
+		return scheduler.Job{}, err
+	}
+	if err := s.SavePlacement(ctx, p.ID, p.Plan); err != nil {
+		return scheduler.Job{}, err
+	}
+	return s.Transition(ctx, p.ID, scheduler.Placing, scheduler.Reserving, p.ReservingReason, nil)
+}

@@ -449,21 +449,24 @@ type PlacementRow struct {
 // SavePlacement implements scheduler.Store: it replaces the job's placement.
 func (s *Store) SavePlacement(ctx context.Context, id string, plan placement.Plan) error {
 	now := s.timestamp()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM placements WHERE job_id = $1`, id); err != nil {
-			return fmt.Errorf("replace placement of job %s: %w", id, err)
+	return s.inTx(ctx, func(tx *sql.Tx) error { return savePlacement(ctx, tx, id, plan, now) })
+}
+
+// savePlacement replaces the job's placement inside tx.
+func savePlacement(ctx context.Context, tx *sql.Tx, id string, plan placement.Plan, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM placements WHERE job_id = $1`, id); err != nil {
+		return fmt.Errorf("replace placement of job %s: %w", id, err)
+	}
+	for _, a := range plan.Assignments {
+		if a.Executors <= 0 {
+			continue
 		}
-		for _, a := range plan.Assignments {
-			if a.Executors <= 0 {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO placements (job_id, agent_id, hostname, executors, policy, outcome, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, a.AgentID, a.Hostname, a.Executors, plan.Policy, plan.Outcome, now); err != nil {
-				return fmt.Errorf("save placement of job %s on agent %s: %w", id, a.AgentID, err)
-			}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO placements (job_id, agent_id, hostname, executors, policy, outcome, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, a.AgentID, a.Hostname, a.Executors, plan.Policy, plan.Outcome, now); err != nil {
+			return fmt.Errorf("save placement of job %s on agent %s: %w", id, a.AgentID, err)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Placement returns a job's placement, ordered by agent id.

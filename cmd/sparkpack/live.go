@@ -180,26 +180,11 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		DurationScale:  mc.durationScale,
 		Preemption:     scheduler.PreemptionPolicy(mc.preempt.policy),
 		PreemptProtect: mc.preempt.protect, PreemptMaxShare: mc.preempt.maxShare, MaxPreemptions: mc.preempt.max,
-		OnPreempt:   func(p scheduler.PreemptStat) { m.Preempted(string(p.Policy)) },
-		OnPreempted: func(_ scheduler.Job, lost time.Duration) { m.LostWork(lost) },
 		Provisioner: provisioner,
 		Standby:     standby,
+		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
-		OnChange: func(j scheduler.Job) {
-			broker.Publish("job", j)
-		},
-		OnPlacement: func(p scheduler.PlacementStat) {
-			l.stats.add(p)
-			m.ObservePlacement(p.Elapsed)
-			broker.Publish("placement", p)
-		},
-		OnPass: func(p scheduler.PassStat) {
-			m.ObservePass(p.Full, p.Elapsed)
-			if p.Elapsed > time.Second {
-				log.WithFields(logrus.Fields{"component": "scheduler", "full": p.Full, "elapsed": p.Elapsed.String(),
-					"admitted": p.Admitted, "started": p.Started, "waiting": p.Waiting}).Warn("slow scheduling pass")
-			}
-		},
+		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
 		return nil, err

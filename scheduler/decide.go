@@ -1,0 +1,517 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// The scheduling pass is split in two (docs/architecture.md): decide, a
+// pure function from what the core knows (a snapshot of the cluster, the
+// queues' entries, the jobs holding resources, now) to a list of
+// decisions, and apply (apply.go), which carries them out: the store, the
+// power provisioner, the cluster. decide does no I/O, reads no clock and
+// takes no lock; it changes nothing it is given. It marks its own starts
+// on its copy of the snapshot, so that the jobs after a start are placed
+// on what is left.
+
+// decisionKind says what a decision does.
+type decisionKind uint8
+
+const (
+	// decStart: start the job with the plan (store the move to RESERVING
+	// with the plan, power on the agents it activates, apply it).
+	decStart decisionKind = iota + 1
+	// decReject: the job can never run here: REJECTED with the reason.
+	decReject
+	// decWait: the job waits; its waiting state (and, for a regular job,
+	// the time it was first skipped) changed.
+	decWait
+	// decEvict: evict running jobs for the waiting deadline job; it waits
+	// meanwhile (wait holds the preemption view as decided).
+	decEvict
+)
+
+func (k decisionKind) String() string {
+	switch k {
+	case decStart:
+		return "start"
+	case decReject:
+		return "reject"
+	case decWait:
+		return "wait"
+	case decEvict:
+		return "evict"
+	}
+	return fmt.Sprintf("decision(%d)", uint8(k))
+}
+
+// decision is one thing a pass decided about one waiting job. A wait, by
+// far the most common, is kept small: a pass over 100,000 waiting jobs
+// whose figures all changed (a job ended) decides 100,000 waits.
+type decision struct {
+	kind decisionKind
+	// Wait and Evict: skipped sets a regular job's SkippedSince to the
+	// pass's time (it was zero).
+	skipped bool
+	entry   *Entry
+	// Wait and Evict: the waiting state.
+	wait waitState
+	// The rest: nil for a wait that changes only the waiting state.
+	*decisionExtra
+}
+
+// decisionExtra is what starts, rejections and evictions decide besides
+// a waiting state.
+type decisionExtra struct {
+	// Start.
+	plan   placement.Plan
+	atRisk bool
+	// Reject.
+	reason string
+	// evicting, when setEvicting, replaces the jobs being evicted for it
+	// (those that ended are dropped).
+	evicting    []string
+	setEvicting bool
+	// Evict: the victims, in the order they are evicted.
+	victims []Victim
+}
+
+// maxKeptDecisions bounds the decisions buffer a core keeps between passes.
+const maxKeptDecisions = 4096
+
+// extra returns d's decisionExtra, made when missing.
+func (d *decision) extra() *decisionExtra {
+	if d.decisionExtra == nil {
+		d.decisionExtra = &decisionExtra{}
+	}
+	return d.decisionExtra
+}
+
+// runningJob is a job that holds resources as a pass sees it (a copy of
+// the core's activeJob).
+type runningJob struct {
+	id          string
+	plan        *placement.Plan // nil when recovered after a restart
+	state       State
+	startedAt   *time.Time // when its current run started (RUNNING only)
+	preempting  bool
+	estimate    time.Duration
+	deadline    *time.Time
+	demand      placement.Demand
+	preemptions int
+}
+
+// passInput is what one pass decides from.
+type passInput struct {
+	now time.Time
+	// snap is the cluster's powered-on agents (annotated with
+	// RemainingActive); standby the powered-off agents a plan may power on
+	// (and those booting, with nothing free).
+	snap    placement.Snapshot
+	standby []placement.Agent
+	// deadline are the deadline queue's entries the pass looks at, in EDF
+	// order; deadlineQueued is how many the queue holds in all.
+	deadline       []*Entry
+	deadlineQueued int
+	// regular and regularFresh are the regular queue's entries (all of
+	// them, and those that entered it since the last pass), in queue
+	// order; full says the pass looks at every entry, blocked that regular
+	// jobs waited behind deadline jobs at the last pass.
+	regular, regularFresh []*Entry
+	full, blocked         bool
+	// running are the jobs holding resources; evictLog the recent
+	// evictions (for PreemptMaxShare).
+	running  []runningJob
+	evictLog []evictRecord
+	// buf, if not nil, is where the decisions are written (from its
+	// start): a core reuses one across passes.
+	buf []decision
+}
+
+// passOutput is what one pass decided.
+type passOutput struct {
+	decisions []decision
+	// wakeAt is the earliest timer the waiting jobs need (a deadline job
+	// becoming at risk, a promotion, a preemption check); zero for none.
+	wakeAt time.Time
+	// snap is the input snapshot with the pass's starts marked; ix its
+	// fit index.
+	snap placement.Snapshot
+	ix   *placement.FitIndex
+}
+
+// decider holds what decisions depend on besides a pass's input: the
+// configuration and the placement policy. It has no state of its own.
+type decider struct {
+	cfg    Config
+	policy placement.Policy
+}
+
+// estimate is the job's estimated run time in wall time (see DurationScale).
+func (d *decider) estimate(e *Entry) time.Duration {
+	return time.Duration(e.EstimatedDurationSeconds * float64(time.Second) * d.cfg.DurationScale)
+}
+
+// atRisk: a waiting deadline job is at risk when, started now, it would
+// end after its deadline (with its estimated duration), or when its
+// deadline has passed.
+func (d *decider) atRisk(e *Entry, now time.Time) bool {
+	dl := e.DeadlineAt
+	if dl == nil {
+		return false
+	}
+	if est := d.estimate(e); est > 0 {
+		return now.Add(est).After(*dl)
+	}
+	return !now.Before(*dl)
+}
+
+// demandAt is the entry's demand as the policy sees it at now: the time
+// of the decision and the estimate in wall time (see DurationScale), so
+// that deadline-aware policies compare like with like.
+func (d *decider) demandAt(e *Entry, now time.Time) placement.Demand {
+	dm := e.Demand
+	dm.Now = now
+	dm.EstimatedDuration = d.estimate(e)
+	return dm
+}
+
+// promotions are the regular jobs skipped for longer than PromoteAfter:
+// they move into the deadline queue (see Config.PromoteAfter).
+func (d *decider) promotions(regular []*Entry, now time.Time) []*Entry {
+	if d.cfg.PromoteAfter < 0 || d.cfg.Ordering == OrderFIFO {
+		return nil
+	}
+	var out []*Entry
+	for _, e := range regular {
+		if !e.SkippedSince.IsZero() && now.Sub(e.SkippedSince) >= d.cfg.PromoteAfter {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// passRun is the working state of one decide call.
+type passRun struct {
+	d    *decider
+	in   *passInput
+	now  time.Time
+	snap placement.Snapshot // the caller's until the first start, then a copy
+	ix   *placement.FitIndex
+	// standbyAgents is in.standby, copied once a start powers one on.
+	standbyAgents []placement.Agent
+	standbyCopied bool
+	standby       *standbyView // built at most once per snapshot
+	room          *roomProfile // built at most once per snapshot
+	// running is in.running, copied once a start or an eviction changes it.
+	running        []runningJob
+	runningCopied  bool
+	evictLog       []evictRecord
+	preemptScanned int
+	wakeAt         time.Time
+	out            []decision
+}
+
+// outcome of trying one job.
+type outcome uint8
+
+const (
+	waited outcome = iota
+	started
+	rejected
+)
+
+// decide is one pass of thesis Algorithm 3 over in: deadline jobs are
+// tried in EDF order (see deadlineOrder); only if no deadline job is left
+// waiting are regular jobs tried, in queue order, a job that does not fit
+// being skipped and the next tried. A job that fits no agent now is
+// checked in O(1) against a FitIndex of the snapshot; only jobs that can
+// fit run the placement policy. A wait is a decision only when the job's
+// waiting state changes, so that a pass over 100,000 waiting jobs whose
+// reasons stay the same decides nothing about them.
+func (d *decider) decide(in passInput) passOutput {
+	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
+		running: in.running, evictLog: in.evictLog, out: in.buf[:0]}
+	p.ix = placement.NewFitIndex(p.snap)
+	deadlineLeft := in.deadlineQueued
+	for _, e := range d.deadlineOrder(in.deadline, in.now) {
+		switch p.try(e) {
+		case started:
+			deadlineLeft--
+			continue
+		case rejected:
+			deadlineLeft--
+		}
+		p.noteWake(e)
+	}
+	if deadlineLeft <= 0 {
+		regular := in.regularFresh
+		if in.full || in.blocked {
+			regular = in.regular
+		}
+		for _, e := range regular {
+			if p.try(e) == started {
+				continue
+			}
+			p.noteWake(e)
+		}
+	} else {
+		regular := in.regularFresh
+		if in.full || !in.blocked {
+			regular = in.regular
+		}
+		for _, e := range regular {
+			dc := decision{entry: e, wait: waitState{kind: waitDeadlineFirst}, skipped: e.SkippedSince.IsZero()}
+			p.wait(&dc)
+			p.noteWake(e)
+		}
+	}
+	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix}
+}
+
+// try places one waiting job on the pass's snapshot.
+func (p *passRun) try(e *Entry) outcome {
+	if nf := p.ix.Check(e.Demand); nf != nil {
+		if plan, ok := p.placeOnStandby(e); ok {
+			p.start(e, plan)
+			return started
+		}
+		return p.waitOrEvict(e, nf)
+	}
+	plan, err := p.d.policy.Place(p.snap, p.d.demandAt(e, p.now))
+	if err != nil {
+		var nf *placement.NoFit
+		if errors.As(err, &nf) {
+			if plan, ok := p.placeOnStandby(e); ok {
+				p.start(e, plan)
+				return started
+			}
+			return p.waitOrEvict(e, nf)
+		}
+		// An invalid demand: it can never run.
+		p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: err.Error()}})
+		return rejected
+	}
+	p.start(e, plan)
+	return started
+}
+
+// start decides to start e with plan and marks the plan on the pass's
+// snapshot.
+func (p *passRun) start(e *Entry, plan placement.Plan) {
+	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: p.d.atRisk(e, p.now)}})
+	p.markStart(e, plan)
+}
+
+// markStart takes plan's executors (and, with Config.DriverRoom, room for
+// the driver) from a copy of the pass's snapshot, as the cluster's next
+// snapshot would show them: the plan's agents are active, each for at
+// least the job's estimate. Powered-off agents the plan powers on are
+// booting: standby with nothing free. The job holds resources from now.
+func (p *passRun) markStart(e *Entry, plan placement.Plan) {
+	agents := slices.Clone(p.snap.Agents)
+	at := make(map[string]int, len(agents))
+	for i := range agents {
+		at[agents[i].ID] = i
+	}
+	est := p.d.estimate(e)
+	for _, as := range plan.Assignments {
+		i, ok := at[as.AgentID]
+		if !ok || as.Executors <= 0 {
+			continue
+		}
+		a := &agents[i]
+		n := float64(as.Executors)
+		a.FreeCPUs = max(a.FreeCPUs-n*e.Demand.CPUs, 0)
+		a.FreeMemMB = max(a.FreeMemMB-n*e.Demand.MemMB, 0)
+		a.Active = true
+		if est > a.RemainingActive {
+			a.RemainingActive = est
+		}
+	}
+	if p.d.cfg.DriverRoom && (e.driverCPUs > 0 || e.driverMemMB > 0) {
+		takeDriverRoom(agents, at, plan, float64(e.driverCPUs), float64(e.driverMemMB))
+	}
+	for _, id := range plan.Activated {
+		if _, live := at[id]; live {
+			continue
+		}
+		for i := range p.standbyAgents {
+			if p.standbyAgents[i].ID == id && (p.standbyAgents[i].FreeCPUs > 0 || p.standbyAgents[i].FreeMemMB > 0) {
+				if !p.standbyCopied {
+					p.standbyAgents, p.standbyCopied = slices.Clone(p.standbyAgents), true
+				}
+				p.standbyAgents[i].FreeCPUs, p.standbyAgents[i].FreeMemMB = 0, 0
+			}
+		}
+	}
+	p.snap = placement.Snapshot{Agents: agents}
+	p.ix = placement.NewFitIndex(p.snap)
+	p.standby, p.room = nil, nil
+	pl := plan
+	p.copyRunning()
+	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
+		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions})
+}
+
+// takeDriverRoom keeps room for a started job's driver, as the live
+// cluster's snapshot does (offers.Cluster.Snapshot): on the first of the
+// plan's agents that has it, else on the agent with the most free cpus
+// that has it; nowhere when none has.
+func takeDriverRoom(agents []placement.Agent, at map[string]int, plan placement.Plan, cpus, memMB float64) {
+	best := -1
+	for _, as := range plan.Assignments {
+		if i, ok := at[as.AgentID]; ok && agents[i].FreeCPUs+1e-9 >= cpus && agents[i].FreeMemMB+1e-9 >= memMB {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		for i := range agents {
+			if agents[i].FreeCPUs+1e-9 >= cpus && agents[i].FreeMemMB+1e-9 >= memMB && (best < 0 || agents[i].FreeCPUs > agents[best].FreeCPUs) {
+				best = i
+			}
+		}
+	}
+	if best >= 0 {
+		agents[best].FreeCPUs -= cpus
+		agents[best].FreeMemMB -= memMB
+	}
+}
+
+func (p *passRun) copyRunning() {
+	if !p.runningCopied {
+		p.running = slices.Clone(p.running)
+		p.runningCopied = true
+	}
+}
+
+// standbyView is the snapshot with the powered-off agents added, built at
+// most once per snapshot.
+type standbyView struct {
+	snap  placement.Snapshot
+	ix    *placement.FitIndex
+	extra int // powered-off agents added
+}
+
+func (p *passRun) standbyOf() *standbyView {
+	if p.standby != nil {
+		return p.standby
+	}
+	v := &standbyView{snap: p.snap}
+	if extra := p.standbyAgents; len(extra) > 0 {
+		live := make(map[string]bool, len(p.snap.Agents))
+		for _, a := range p.snap.Agents {
+			live[a.ID] = true
+		}
+		ag := make([]placement.Agent, 0, len(p.snap.Agents)+len(extra))
+		ag = append(ag, p.snap.Agents...)
+		for _, a := range extra {
+			if !live[a.ID] { // registered again already: it is in the snapshot
+				ag = append(ag, a)
+				v.extra++
+			}
+		}
+		v.snap = placement.Snapshot{Agents: ag}
+	}
+	v.ix = placement.NewFitIndex(v.snap)
+	p.standby = v
+	return v
+}
+
+// placeOnStandby places a job that fits no powered-on agent on the
+// cluster with the powered-off agents added (the plan activates them).
+func (p *passRun) placeOnStandby(e *Entry) (placement.Plan, bool) {
+	v := p.standbyOf()
+	if v.extra == 0 || v.ix.Check(e.Demand) != nil {
+		return placement.Plan{}, false
+	}
+	plan, err := p.d.policy.Place(v.snap, p.d.demandAt(e, p.now))
+	return plan, err == nil
+}
+
+// waitOrEvict handles a job that does not fit now (nf): it is rejected
+// when it could never run on this cluster (powered-off agents included),
+// else it waits with the reason; a deadline job may then have running
+// jobs evicted for it (considerPreemption).
+func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
+	v := p.standbyOf()
+	if len(v.snap.Agents) > 0 {
+		whole := nf
+		if v.extra > 0 {
+			whole = v.ix.Check(e.Demand)
+		}
+		if whole != nil && whole.Never {
+			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: whole.Error()}})
+			return rejected
+		}
+		if !v.ix.FitsEmpty(e.Demand) {
+			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
+				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB)}})
+			return rejected
+		}
+	}
+	// No agent known yet (a restart, a partition): wait, never reject.
+	w := *nf
+	w.Never = false
+	dc := decision{entry: e, skipped: !e.IsDeadlineJob() && !e.Promoted && e.SkippedSince.IsZero(),
+		// A deadline job keeps its preemption view; considerPreemption updates it.
+		wait: waitState{kind: waitNoFit, nf: w, atRisk: p.d.atRisk(e, p.now), pre: e.wait.pre}}
+	if e.DeadlineAt != nil {
+		p.considerPreemption(&dc)
+	}
+	p.wait(&dc)
+	return waited
+}
+
+// wait records a wait decision when it changes something.
+func (p *passRun) wait(dc *decision) {
+	if dc.kind == 0 {
+		dc.kind = decWait
+	}
+	if dc.kind == decWait && !dc.skipped && (dc.decisionExtra == nil || !dc.setEvicting) && sameWait(dc.wait, dc.entry.wait) {
+		return
+	}
+	p.out = append(p.out, *dc)
+}
+
+// sameWait reports whether two waiting states read the same.
+func sameWait(a, b waitState) bool {
+	return a.kind == b.kind && a.text == b.text && a.nf == b.nf && a.atRisk == b.atRisk && a.pre.equal(b.pre)
+}
+
+// noteWake takes a waiting entry's next timer into account: when a deadline
+// job becomes at risk, when a skipped regular job is due for promotion.
+// It looks at the entry as the pass's last decision about it leaves it.
+func (p *passRun) noteWake(e *Entry) {
+	atRisk, skipped := e.wait.atRisk, e.SkippedSince
+	if n := len(p.out); n > 0 && p.out[n-1].entry == e {
+		if dc := &p.out[n-1]; dc.kind == decWait || dc.kind == decEvict {
+			atRisk = dc.wait.atRisk
+			if dc.skipped {
+				skipped = p.now
+			}
+		}
+	}
+	if e.DeadlineAt != nil && !atRisk {
+		if est := p.d.estimate(e); est > 0 {
+			p.wakeAtLeast(e.DeadlineAt.Add(-est + time.Nanosecond))
+		} else {
+			p.wakeAtLeast(*e.DeadlineAt)
+		}
+	}
+	if !e.inDQ && p.d.cfg.PromoteAfter > 0 && p.d.cfg.Ordering != OrderFIFO && !skipped.IsZero() {
+		p.wakeAtLeast(skipped.Add(p.d.cfg.PromoteAfter))
+	}
+}
+
+// wakeAtLeast makes the next pass happen no later than t (when t is ahead).
+func (p *passRun) wakeAtLeast(t time.Time) {
+	if t.After(p.now) && (p.wakeAt.IsZero() || t.Before(p.wakeAt)) {
+		p.wakeAt = t
+	}
+}

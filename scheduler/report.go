@@ -1,0 +1,105 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Report tells the core about a job that holds resources: it moves to
+// LAUNCHING or RUNNING, it ended (FINISHED, FAILED, KILLED: its resources
+// are released), or it goes back to QUEUED for a retry (released and
+// queued again at the next pass). The transition is stored; waiting jobs
+// are then tried. Report takes no core-wide lock.
+func (c *Core) Report(ctx context.Context, id string, to State, reason string) error {
+	a := c.activeJob(id)
+	if a == nil {
+		return fmt.Errorf("scheduler: report on job %s: not active: %w", id, ErrNotFound)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gone {
+		return fmt.Errorf("scheduler: report on job %s: not active: %w", id, ErrNotFound)
+	}
+	from := a.job.State
+	now := c.clock.Now()
+	if reason == "" {
+		reason = string(to)
+	}
+	switch to {
+	case Launching, Running:
+		j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+			if to == Running {
+				x.Attempt++ // one more run of the application started
+				t := now
+				x.LastStartedAt = &t
+				if x.StartedAt == nil {
+					x.StartedAt = &t
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		a.job = j
+		c.actMu.Lock()
+		a.state = j.State
+		if to == Running {
+			a.startedAt = j.LastStartedAt
+		}
+		c.actMu.Unlock()
+		return nil
+	case Finished, Failed, Killed, Queued:
+	default:
+		return fmt.Errorf("scheduler: report on job %s: %w: %s -> %s", id, ErrIllegalTransition, from, to)
+	}
+	var lost time.Duration
+	evicted := false
+	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+		pre := x.PreemptRequested
+		x.PreemptRequested = ""
+		if to == Queued && pre != "" {
+			// An eviction: the run so far is lost (Spark cannot resume it).
+			evicted = true
+			x.Preemptions++
+			if x.LastStartedAt != nil && from == Running {
+				lost = max(now.Sub(*x.LastStartedAt), 0)
+				x.LostWorkSeconds += lost.Seconds()
+			}
+			x.WaitingReason = "preempted: " + pre
+			return
+		}
+		if to == Queued {
+			x.WaitingReason = "retry: " + reason
+			return
+		}
+		t := now
+		x.FinishedAt = &t
+	})
+	if err != nil {
+		return err
+	}
+	if evicted {
+		c.cfg.Observer.Evicted(j, lost)
+	}
+	a.gone = true
+	c.actMu.Lock()
+	delete(c.active, id)
+	c.actMu.Unlock()
+	relErr := c.cluster.Release(ctx, id)
+	if relErr != nil {
+		c.log.WithError(relErr).WithField("job", id).Warn("release failed")
+	}
+	if to == Queued {
+		c.inboxMu.Lock()
+		c.requeues = append(c.requeues, j)
+		c.inboxMu.Unlock()
+	}
+	c.freeEpoch.Add(1)
+	// The bill stops when the job lets go of its agents, not at the next pass.
+	if snap, err := c.cluster.Snapshot(ctx); err == nil {
+		c.observeCost(ctx, now, snap)
+	}
+	c.wake()
+	return relErr
+}
