@@ -35,34 +35,8 @@ func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc
 }
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "send the job as Content-Type: application/json")
-			return
-		}
-	} else {
-		writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "the Content-Type header is missing; send application/json")
-		return
-	}
-	if r.ContentLength > MaxBodyBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
-		return
-	}
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	spec, err := scheduler.DecodeSpec(body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || strings.Contains(err.Error(), "http: request body too large") {
-			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
-			return
-		}
-		var fe *scheduler.FieldError
-		if errors.As(err, &fe) {
-			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
-			return
-		}
-		writeError(w, http.StatusBadRequest, "", err.Error())
+	spec, ok := readSpec(w, r)
+	if !ok {
 		return
 	}
 	job, created, ok := s.submit(w, r, spec)
@@ -381,4 +355,70 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusAccepted
 	}
 	writeJSON(w, status, JobView{Job: job, Placement: []store.PlacementRow{}})
+}
+
+// readSpec reads and checks a job's JSON body (Content-Type, size, the
+// strict decoding); on a problem it has answered (4xx naming the field).
+func readSpec(w http.ResponseWriter, r *http.Request) (scheduler.Spec, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "send the job as Content-Type: application/json")
+			return scheduler.Spec{}, false
+		}
+	} else {
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "the Content-Type header is missing; send application/json")
+		return scheduler.Spec{}, false
+	}
+	if r.ContentLength > MaxBodyBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+		return scheduler.Spec{}, false
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	spec, err := scheduler.DecodeSpec(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || strings.Contains(err.Error(), "http: request body too large") {
+			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
+			return scheduler.Spec{}, false
+		}
+		var fe *scheduler.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return scheduler.Spec{}, false
+		}
+		writeError(w, http.StatusBadRequest, "", err.Error())
+		return scheduler.Spec{}, false
+	}
+	return spec, true
+}
+
+// planJob is POST /api/v1/plan: what would happen to this job if it were
+// submitted now (where it would go, what it would add to the bill, when it
+// would start and end), without storing anything.
+func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
+	spec, ok := readSpec(w, r)
+	if !ok {
+		return
+	}
+	if err := s.cfg.Containment.Check(&spec); err != nil {
+		var fe *scheduler.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		} else {
+			writeError(w, http.StatusBadRequest, "", err.Error())
+		}
+		return
+	}
+	now := s.cfg.Now()
+	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	job.DeadlineAt = spec.ResolveDeadline(now)
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	p, err := s.cfg.Preview(ctx, job, now)
+	if err != nil {
+		writeStoreError(w, r, "plan the job", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
 }

@@ -77,6 +77,9 @@ type Config struct {
 	Broker *Broker
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
+	// Preview, if set, serves POST /api/v1/plan (with the views: a
+	// follower forwards it to the leader).
+	Preview func(ctx context.Context, j scheduler.Job, now time.Time) (scheduler.Preview, error)
 	// Logs, if set, serves /api/v1/jobs/{id}/logs (with the views: a
 	// follower forwards it to the leader).
 	Logs LogReader
@@ -142,7 +145,7 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(withQuery(listJobParams, s.listJobs))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(withQuery(noParams, s.getJob))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
-	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil {
+	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil || cfg.Preview != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
 	if cfg.Dashboard {

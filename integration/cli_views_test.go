@@ -94,3 +94,75 @@ func TestCLIOutputFormatsAndViews(t *testing.T) {
 		t.Fatalf("cost:\n%s", out)
 	}
 }
+
+// TestPlanSaysWhereAJobWouldGo: sparkpack plan (submit --dry-run) answers
+// where a job would go, what it would add to the bill and when it would
+// start, for a job that fits, one that never could, and stores nothing
+// (issue 28, item 8).
+func TestPlanSaysWhereAJobWouldGo(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	sp := startSparkpack(t, emu.URL, e2eDB(t))
+	bin := sparkpackBinary(t)
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var out, errb strings.Builder
+		cmd := exec.CommandContext(ctx, bin, append(args, "--server", sp.API)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("sparkpack %v: %v\n%s%s", args, err, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	job := []string{"--app-resource", "local:///opt/spark/examples/jars/spark-examples.jar", "--main-class", "org.apache.spark.examples.SparkPi",
+		"--executors", "3", "--executor-cores", "2", "--executor-memory", "2g", "--estimated-duration", "120", "--deadline", "30m"}
+	// The leader needs a moment to see the agents.
+	var p struct {
+		StartsNow bool
+		Queue     string
+		Plan      *struct {
+			Assignments []struct{ Executors int }
+			Activated   []string
+		}
+		EstimatedFinish       *time.Time
+		DeadlineMarginSeconds *float64
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := run(append([]string{"plan", "-o", "json"}, job...)...)
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("plan -o json: %v\n%s", err, out)
+		}
+		if p.Plan != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	n := 0
+	if p.Plan != nil {
+		for _, a := range p.Plan.Assignments {
+			n += a.Executors
+		}
+	}
+	if !p.StartsNow || p.Queue != "deadline" || n != 3 || len(p.Plan.Activated) == 0 || p.EstimatedFinish == nil ||
+		p.DeadlineMarginSeconds == nil || *p.DeadlineMarginSeconds < 27*60 {
+		t.Fatalf("plan of a job that fits an idle cluster: %+v", p)
+	}
+	out := run(append([]string{"submit", "--dry-run"}, job...)...)
+	for _, want := range []string{"start", "now", "placement", "cost", "+$", "deadline", "would be met by"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("submit --dry-run lacks %q:\n%s", want, out)
+		}
+	}
+	out = run("plan", "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "500", "--executor-cores", "8", "--executor-memory", "1g")
+	if !strings.Contains(out, "would be REJECTED") {
+		t.Errorf("plan of a job the cluster could never hold:\n%s", out)
+	}
+	// Nothing was stored.
+	var list struct{ Jobs []any }
+	getJSON(t, sp.API+"/api/v1/jobs", &list)
+	if len(list.Jobs) != 0 {
+		t.Fatalf("plan stored %d jobs", len(list.Jobs))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/offers"
@@ -82,4 +83,13 @@ func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.L
 		}
 	}
 	return out, nil
+}
+
+// Preview implements api.Config.Preview on the leader (followers forward
+// POST /api/v1/plan to it).
+func (h *leadership) Preview(ctx context.Context, j scheduler.Job, now time.Time) (scheduler.Preview, error) {
+	if lv := h.cur.Load(); lv != nil {
+		return lv.core.Preview(ctx, j, now)
+	}
+	return scheduler.Preview{}, h.notLeading()
 }

@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"cluster":   {"show the agents: state, power, free resources, price and the jobs on each", runCluster},
 	"queue":     {"show the waiting jobs in the order they will be tried, with why each waits", runQueue},
 	"logs":      {"print a job's Spark driver output from its Mesos sandbox: sparkpack logs [--stderr] [--follow] JOB-ID", runLogs},
+	"plan":      {"say where a job would go now, what it would cost and when it would run, without submitting it (submit --dry-run)", runPlan},
 	"prune":     {"delete the history of jobs that ended long ago: sparkpack prune --older-than 90d", runPrune},
 	"cost":      {"show the cost meter, the burn rate and (when known) the bill and the savings", runCost},
 }

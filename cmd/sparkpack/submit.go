@@ -12,11 +12,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparkrest"
 )
@@ -115,6 +117,8 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
 	fs.DurationVar(&c.poll, "poll", time.Second, "with --follow: how often to ask")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --follow: give up after this long (0: never)")
+	dryRun := fs.Bool("dry-run", false, "submit nothing: say where the job would go now, what it would add to the bill, and when it would start and end (the same as sparkpack plan)")
+	out := registerOutput(fs, "with --dry-run: json or yaml print the server's answer")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack submit [flags]   (prints the job id; the state goes to standard error)")
 		fmt.Fprintln(fs.Output(), "  e.g. sparkpack submit --app-resource local:///opt/spark/examples/jars/spark-examples.jar \\")
@@ -135,6 +139,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	cl.retries, cl.stderr = 5, stderr
+	if *dryRun {
+		return planJob(ctx, cl, body, *out, stdout)
+	}
 	var job api.JobView
 	status, err := cl.do(ctx, http.MethodPost, "/api/v1/jobs", body, &job)
 	if err != nil {
@@ -367,4 +374,68 @@ func followJob(ctx context.Context, cl *apiClient, poll, timeout time.Duration, 
 		}
 		job = next
 	}
+}
+
+// runPlan is `sparkpack plan`: submit --dry-run.
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runSubmit(ctx, append([]string{"--dry-run"}, args...), stdout, stderr)
+}
+
+// planJob asks the server what would happen to the job now (POST
+// /api/v1/plan) and prints it.
+func planJob(ctx context.Context, cl *apiClient, body []byte, format outputFormat, stdout io.Writer) error {
+	var p scheduler.Preview
+	if _, err := cl.do(ctx, http.MethodPost, "/api/v1/plan", body, &p); err != nil {
+		var he *httpError
+		if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Field == "" {
+			return fmt.Errorf("this sparkpack cannot plan jobs: plans are made by serve with --mesos-master (as in the demo)")
+		}
+		return explain(err, "plan")
+	}
+	switch format {
+	case outJSON, outYAML:
+		return writeStructured(stdout, format, p)
+	}
+	if p.Rejected != "" {
+		fmt.Fprintf(stdout, "would be REJECTED: %s\n", p.Rejected)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	if p.StartsNow {
+		fmt.Fprintf(tw, "start\tnow (nothing waits before it and it fits)\n")
+	} else {
+		fmt.Fprintf(tw, "start\twaits: %s\n", p.WaitingReason)
+	}
+	fmt.Fprintf(tw, "queue\t%s, behind %s", p.Queue, plural.N(p.Ahead, "job"))
+	if p.Queue == "regular" && p.DeadlineWaiting > 0 {
+		fmt.Fprintf(tw, " (and %s, which go first)", plural.N(p.DeadlineWaiting, "deadline job"))
+	}
+	fmt.Fprintln(tw)
+	if pl := p.Plan; pl != nil {
+		var where []string
+		for _, a := range pl.Assignments {
+			where = append(where, fmt.Sprintf("%s×%d", agentName(a.Hostname, a.AgentID), a.Executors))
+		}
+		fmt.Fprintf(tw, "placement\t%s (%s)\n", strings.Join(where, " "), pl.Policy)
+		if len(pl.Activated) > 0 {
+			fmt.Fprintf(tw, "cost\t+$%.4f/h: it activates %s\n", pl.AddedUSDPerHour, plural.N(len(pl.Activated), "idle agent"))
+		} else {
+			fmt.Fprintf(tw, "cost\t+$0/h: only agents already active\n")
+		}
+	}
+	if p.EstimatedFinish != nil {
+		fmt.Fprintf(tw, "finish\t%s (from its estimated duration)\n", p.EstimatedFinish.Local().Format(cliTime))
+	}
+	if p.DeadlineMarginSeconds != nil {
+		m := time.Duration(*p.DeadlineMarginSeconds * float64(time.Second))
+		if m >= 0 {
+			fmt.Fprintf(tw, "deadline\twould be met by %s\n", shortDur(m))
+		} else {
+			fmt.Fprintf(tw, "deadline\twould be missed by %s\n", shortDur(-m))
+		}
+	}
+	if p.AtRisk != "" {
+		fmt.Fprintf(tw, "at risk\t%s\n", p.AtRisk)
+	}
+	return tw.Flush()
 }

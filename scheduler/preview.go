@@ -1,0 +1,127 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// Preview is what would happen to a job submitted now, without submitting
+// it (sparkpack plan, submit --dry-run): rejected and why, or which queue
+// it joins behind how many jobs, where the placement policy would put it on
+// the cluster as it is, what that adds to the hourly bill, and when it
+// would start and end if nothing else changed.
+type Preview struct {
+	Rejected string `json:"rejected,omitempty"`
+	// Queue is "deadline" or "regular"; Ahead the waiting jobs it would
+	// wait behind in it (and, for a regular job, DeadlineWaiting the
+	// deadline jobs, which all go first).
+	Queue           string `json:"queue,omitempty"`
+	Ahead           int    `json:"ahead"`
+	DeadlineWaiting int    `json:"deadlineWaiting"`
+	// StartsNow is true when it fits the cluster now and nothing waits
+	// before it; otherwise WaitingReason says why it would wait.
+	StartsNow     bool   `json:"startsNow"`
+	WaitingReason string `json:"waitingReason,omitempty"`
+	AtRisk        string `json:"atRisk,omitempty"`
+	// Plan is where it would go now (nil when it does not fit now).
+	Plan *PreviewPlan `json:"plan,omitempty"`
+	// EstimatedStart and EstimatedFinish, when it would start now and
+	// its estimated duration is known.
+	EstimatedStart  *time.Time `json:"estimatedStart,omitempty"`
+	EstimatedFinish *time.Time `json:"estimatedFinish,omitempty"`
+	// DeadlineMarginSeconds is deadline minus estimated finish.
+	DeadlineMarginSeconds *float64 `json:"deadlineMarginSeconds,omitempty"`
+}
+
+// PreviewPlan is a placement as a preview shows it.
+type PreviewPlan struct {
+	Policy      string              `json:"policy"`
+	Assignments []PreviewAssignment `json:"assignments"`
+	Activated   []string            `json:"activated,omitempty"`
+	// AddedUSDPerHour is what the agents it would activate add to the
+	// hourly bill (agents already active cost nothing more).
+	AddedUSDPerHour float64 `json:"addedUSDPerHour"`
+}
+
+// PreviewAssignment is one agent of a previewed plan.
+type PreviewAssignment struct {
+	AgentID   string `json:"agentId"`
+	Hostname  string `json:"hostname,omitempty"`
+	Executors int    `json:"executors"`
+}
+
+// Preview answers what would happen to j if it were submitted at now. It
+// changes nothing: the intake decision (Decide), the queues as the last
+// pass published them, and the placement policy (pure) on a fresh snapshot.
+func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, error) {
+	var p Preview
+	d := c.Decide(&j, now)
+	if d.Reject != "" {
+		p.Rejected = d.Reject
+		return p, nil
+	}
+	p.AtRisk = d.AtRisk
+	snap, err := c.cluster.Snapshot(ctx)
+	if err != nil {
+		return p, fmt.Errorf("preview: snapshot of the cluster: %w", err)
+	}
+	// Its place in its queue, as the last pass ordered the queues.
+	s := c.snapshotView()
+	p.DeadlineWaiting = len(s.deadline)
+	e := NewEntry(&j)
+	if j.DeadlineAt != nil {
+		p.Queue = "deadline"
+		for _, q := range s.deadline {
+			if q.DeadlineAt != nil && !q.DeadlineAt.After(*j.DeadlineAt) {
+				p.Ahead++
+			}
+		}
+	} else {
+		p.Queue = "regular"
+		tc, tm := snap.Totals()
+		rd := placement.ResourceDemand(e.Demand, tc, tm, c.alpha, c.beta)
+		for _, q := range s.regular {
+			if s.fifo || q.ResourceDemand >= rd {
+				p.Ahead++
+			}
+		}
+	}
+	dm := e.Demand
+	dm.Now = now
+	dm.EstimatedDuration = c.dec.estimate(e)
+	plan, perr := c.policy.Place(snap, dm)
+	if perr == nil {
+		pp := &PreviewPlan{Policy: plan.Policy, Activated: plan.Activated, AddedUSDPerHour: float64(plan.CostMicroUSDPerHour) / 1e6}
+		for _, a := range plan.Assignments {
+			if a.Executors > 0 {
+				pp.Assignments = append(pp.Assignments, PreviewAssignment{AgentID: a.AgentID, Hostname: a.Hostname, Executors: a.Executors})
+			}
+		}
+		p.Plan = pp
+	}
+	blocked := p.Ahead > 0 || (p.Queue == "regular" && p.DeadlineWaiting > 0)
+	switch {
+	case perr != nil:
+		p.WaitingReason = perr.Error()
+	case blocked && p.Queue == "regular" && p.DeadlineWaiting > 0:
+		p.WaitingReason = fmt.Sprintf("deadline jobs first: %d waiting", p.DeadlineWaiting)
+	case blocked:
+		p.WaitingReason = fmt.Sprintf("behind %d waiting jobs in the %s queue (it fits now, but they are tried first)", p.Ahead, p.Queue)
+	default:
+		p.StartsNow = true
+		start := now
+		p.EstimatedStart = &start
+		if est := c.dec.estimate(e); est > 0 {
+			end := now.Add(est)
+			p.EstimatedFinish = &end
+			if j.DeadlineAt != nil {
+				m := j.DeadlineAt.Sub(end).Seconds()
+				p.DeadlineMarginSeconds = &m
+			}
+		}
+	}
+	return p, nil
+}
