@@ -1,0 +1,228 @@
+package placement
+
+// Tests that pin behaviour an audit could change without any other test
+// failing (issue 33): expected plans are derived by hand or by a second,
+// simpler implementation, never from the implementation's constants.
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestMorpheusOrderByHand: Morpheus fills the agent that is the most
+// loaded after taking one executor first (docs/placement.md). A job of 2
+// executors of 1 cpu and 1 GiB on three active agents:
+//
+//	lo: 8 cpus, 7 free: (1 + 1) / 8 = 0.25 after one executor
+//	hi: 8 cpus, 3 free: (5 + 1) / 8 = 0.75
+//	mid: 4 cpus, 3 free: (1 + 1) / 4 = 0.5
+//
+// hi takes both. With 4 executors: hi 3, then mid 1.
+func TestMorpheusOrderByHand(t *testing.T) {
+	s := Snapshot{Agents: []Agent{ag("lo", 8, 7, true), ag("hi", 8, 3, true), ag("mid", 4, 3, true)}}
+	m, _ := Get("morpheus")
+	for _, tc := range []struct {
+		e    int
+		want asg
+	}{
+		{2, asg{"hi": 2}},
+		{4, asg{"hi": 3, "mid": 1}},
+		{8, asg{"hi": 3, "mid": 3, "lo": 2}},
+	} {
+		d := Demand{JobID: "j", Executors: tc.e, CPUs: 1, MemMB: 1024}
+		pl, err := m.Place(s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toAsg(pl); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%d executors: morpheus = %v, want %v", tc.e, got, tc.want)
+		}
+	}
+	// Idle agents come after active ones, cheapest first; memory counts
+	// too: on "memfull" (8 cpus, 7 free, but 1 GiB of 32 free) one
+	// executor of 1 GiB fills the memory: load 1, first.
+	memfull := ag("memfull", 8, 7, true)
+	memfull.FreeMemMB = 1024
+	s = Snapshot{Agents: []Agent{ag("idle-dear", 4, 4, false), ag("idle-cheap", 2, 2, false), ag("lo", 8, 7, true), memfull}}
+	s.Agents[0].PriceMicroUSDPerHour = 500000
+	d := Demand{JobID: "j", Executors: 10, CPUs: 1, MemMB: 1024}
+	pl, err := m.Place(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := toAsg(pl), (asg{"memfull": 1, "lo": 7, "idle-cheap": 2}); !reflect.DeepEqual(got, want) {
+		t.Errorf("morpheus = %v, want %v", got, want)
+	}
+}
+
+// morpheusOracle is a second, plain implementation of the rule of
+// docs/placement.md: repeatedly pick, among the agents with room left,
+// the active ones if any (else the cheapest idle ones), the one most
+// loaded after one more executor of the job as the agents were before
+// the job (ties: snapshot order), and give it all the executors it holds.
+func morpheusOracle(s Snapshot, d Demand) map[string]int {
+	type cand struct {
+		i    int
+		load float64
+		n    int
+	}
+	var cs []cand
+	for i, a := range s.Agents {
+		n := FitsOn(a, d)
+		if n == 0 {
+			continue
+		}
+		l := 0.0
+		if a.CPUs > 0 {
+			l = (a.CPUs - a.FreeCPUs + d.CPUs) / a.CPUs
+		}
+		if a.MemMB > 0 && (a.MemMB-a.FreeMemMB+d.MemMB)/a.MemMB > l {
+			l = (a.MemMB - a.FreeMemMB + d.MemMB) / a.MemMB
+		}
+		cs = append(cs, cand{i, l, n})
+	}
+	price := func(c cand) int64 {
+		if s.Agents[c.i].Active {
+			return 0
+		}
+		return s.Agents[c.i].PriceMicroUSDPerHour
+	}
+	out := map[string]int{}
+	left := d.Executors
+	for left > 0 && len(cs) > 0 {
+		best := 0
+		for k := 1; k < len(cs); k++ {
+			pb, pk := price(cs[best]), price(cs[k])
+			if pk < pb || pk == pb && (cs[k].load > cs[best].load || cs[k].load == cs[best].load && cs[k].i < cs[best].i) {
+				best = k
+			}
+		}
+		c := cs[best]
+		n := min(c.n, left)
+		out[s.Agents[c.i].ID] = n
+		left -= n
+		cs = slices.Delete(cs, best, best+1)
+	}
+	return out
+}
+
+// TestMorpheusAgainstOracle: morpheus places as the plain implementation
+// does on random clusters.
+func TestMorpheusAgainstOracle(t *testing.T) {
+	m, _ := Get("morpheus")
+	placed := 0
+	for seed := range 3000 {
+		r := rand.New(rand.NewPCG(uint64(seed), 4))
+		s := genSnapshot(r, 1+r.IntN(20))
+		d := genDemand(r, 20)
+		pl, err := m.Place(s, d)
+		if err != nil {
+			continue
+		}
+		placed++
+		if got, want := toAsg(pl), asg(morpheusOracle(s, d)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: morpheus %v, oracle %v", seed, got, want)
+		}
+	}
+	if placed < 1000 {
+		t.Fatalf("only %d placed", placed)
+	}
+}
+
+// TestDAPPriceBoundByHand: docs/placement.md says no dap plan adds more
+// than exact's price plus 2 x the job's own price (E x c x the dearest
+// price per cpu among the agents that can take an executor). a1, a2:
+// active 8-cpu agents with 4 cpus free (exact's plan, price 0); a3 idle,
+// k cpus at $0.06 per cpu-hour. A WordCount of 4 x 2 cpus, 100 s, due in
+// 115 s: on a1 + a2 it takes 116.35 s (TestDAPHandChecked), on a3 alone
+// at most half loaded 100 s: only a3 ends in time. Its added price is
+// k x 60000; the bound 0 + 2 x 8 cpus x 60000 = 960000: a3 qualifies up
+// to k = 16 cpus, not at 17.
+func TestDAPPriceBoundByHand(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := Demand{JobID: "j", Executors: 4, CPUs: 2, MemMB: 1024, EstimatedDuration: 100 * time.Second, App: AppWordCount,
+		Now: t0, Deadline: t0.Add(115 * time.Second)}
+	dap, _ := Get("dap")
+	for _, tc := range []struct {
+		a3cpus float64
+		want   asg
+	}{
+		{12, asg{"a3": 4}},
+		{16, asg{"a3": 4}},
+		{17, asg{"a1": 2, "a2": 2}},
+		{32, asg{"a1": 2, "a2": 2}},
+	} {
+		s := Snapshot{Agents: []Agent{ag("a1", 8, 4, true), ag("a2", 8, 4, true), ag("a3", tc.a3cpus, tc.a3cpus, false)}}
+		pl, err := dap.Place(s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toAsg(pl); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("a3 of %g cpus: dap = %v, want %v", tc.a3cpus, got, tc.want)
+		}
+	}
+}
+
+// independentPriceLimit is the bound of docs/placement.md computed from
+// exact's plan: its added price + 2 x E x c x the dearest price per cpu
+// among the agents that can take an executor.
+func independentPriceLimit(s Snapshot, d Demand, exactPrice int64) float64 {
+	var perCPU float64
+	for _, a := range s.Agents {
+		if FitsOn(a, d) > 0 && a.CPUs > 0 {
+			perCPU = max(perCPU, float64(a.PriceMicroUSDPerHour)/a.CPUs)
+		}
+	}
+	return float64(exactPrice) + 2*float64(d.Executors)*d.CPUs*perCPU
+}
+
+// TestDAPPriceBoundProperty: on random clusters, in cost and deadline
+// mode, dap's added price stays within the bound computed here from
+// exact's plan (not from the package's constant), and DAPPriceLimit
+// agrees with it.
+func TestDAPPriceBoundProperty(t *testing.T) {
+	seeds := 3000
+	if testing.Short() {
+		seeds = 300
+	}
+	dap, _ := Get("dap")
+	exact, _ := Get("exact")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	apps := []string{"", AppWordCount, AppSort, AppPageRank}
+	checked := 0
+	for seed := range seeds {
+		r := rand.New(rand.NewPCG(uint64(seed), 2026))
+		s := genSnapshot(r, 1+r.IntN(30))
+		d := genDemand(r, 30)
+		d.App = apps[r.IntN(len(apps))]
+		ex, err := exact.Place(s, d)
+		if err != nil {
+			continue
+		}
+		limit := independentPriceLimit(s, d, ex.CostMicroUSDPerHour)
+		if got, ok := DAPPriceLimit(s, d); !ok || got != limit {
+			t.Fatalf("seed %d: DAPPriceLimit %v, want %v", seed, got, limit)
+		}
+		for _, dd := range []Demand{d, func() Demand {
+			x := d
+			x.Now = t0
+			x.Deadline = t0.Add(time.Duration(float64(d.EstimatedDuration) * (0.9 + r.Float64()*0.3)))
+			return x
+		}()} {
+			pl, err := dap.Place(s, dd)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if float64(pl.CostMicroUSDPerHour) > limit {
+				t.Fatalf("seed %d: dap adds %d per hour, above exact's %d + 2 job-prices = %.0f", seed, pl.CostMicroUSDPerHour, ex.CostMicroUSDPerHour, limit)
+			}
+			checked++
+		}
+	}
+	if checked < seeds/2 {
+		t.Fatalf("only %d plans checked", checked)
+	}
+}
