@@ -1,0 +1,105 @@
+package scheduler
+
+// Preemption rules of docs/preemption.md that no other test pinned
+// (issue 33), checked through the core's public calls (Submit, Schedule,
+// Report, Queues) on the test cluster.
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestEvictionAllowance: docs/preemption.md: a deadline job is helped when
+// room is expected later than its latest start less a 10 s allowance for
+// the eviction itself. On one 8-cpu agent a regular job holds every cpu;
+// the deadline job (8 x 1 cpu) is due at t0+60m and needs 10m: latest
+// start t0+50m. The regular job is expected to end at t0+50m-5s (inside
+// the allowance: evicted) or at t0+50m-15s (before it: left alone).
+func TestEvictionAllowance(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		endsAt  time.Duration // the regular job's expected end
+		evicted bool
+	}{
+		{"room 5 s before the latest start", 50*time.Minute - 5*time.Second, true},
+		{"room 15 s before the latest start", 50*time.Minute - 15*time.Second, false},
+		{"room after the latest start", 50*time.Minute + time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := preemptHarness(t, Config{})
+			h.submit(mkJob("r", 8, 1, submittedAt(-time.Hour), withEstimate(tc.endsAt)))
+			h.schedule()
+			h.run("r") // started at t0: expected end t0 + endsAt
+			h.submit(mkJob("d", 8, 1, withDeadline(time.Hour), withEstimate(10*time.Minute)))
+			h.schedule()
+			got := h.cluster.takePreempted()
+			if tc.evicted != (len(got) == 1) {
+				t.Fatalf("evicted %v, want eviction: %v", got, tc.evicted)
+			}
+			pv := h.core.Queues().Deadline[0].Preemption
+			if tc.evicted != (pv != nil && pv.WillMiss) {
+				t.Fatalf("view %+v, want a miss forecast: %v", pv, tc.evicted)
+			}
+		})
+	}
+}
+
+// TestNothingMoreEvictedWhileEvictionsAreUnderWay: docs/preemption.md:
+// "while evictions for a job are under way, nothing more is evicted for
+// it". Two regular jobs of 4 cpus hold the 8-cpu agent; a deadline job of
+// 4 cpus evicts one of them. Two minutes later (past the eviction share's
+// window) the victim's driver has not gone yet: the next full passes evict
+// nothing more, and the view names the pending victim. Once it is back in
+// the queue the deadline job starts and the other job still runs.
+func TestNothingMoreEvictedWhileEvictionsAreUnderWay(t *testing.T) {
+	h := preemptHarness(t, Config{})
+	h.submit(mkJob("r-old", 4, 1, submittedAt(-2*time.Hour), withEstimate(2*time.Hour)),
+		mkJob("r-new", 4, 1, submittedAt(-time.Hour), withEstimate(2*time.Hour)))
+	h.schedule()
+	h.run("r-old")
+	h.clock.Advance(time.Minute)
+	h.run("r-new")
+	h.clock.Advance(time.Minute)
+	h.submit(mkJob("d", 4, 1, submittedAt(2*time.Minute), withDeadline(30*time.Minute), withEstimate(10*time.Minute)))
+	h.schedule()
+	first := h.cluster.takePreempted()
+	if len(first) != 1 {
+		t.Fatalf("first pass evicted %v, want one job", first)
+	}
+	for range 3 {
+		h.clock.Advance(time.Minute)
+		h.core.ClusterChanged() // a full pass, as any cluster change brings
+		h.schedule()
+		if more := h.cluster.takePreempted(); len(more) != 0 {
+			t.Fatalf("evicted %v while %v is still being evicted", more, first)
+		}
+		pv := h.core.Queues().Deadline[0].Preemption
+		if pv == nil || !slices.Equal(pv.Evicting, first) {
+			t.Fatalf("view %+v, want evicting %v", pv, first)
+		}
+	}
+	// The victim's driver is gone: the deadline job starts in its room.
+	h.evictionsOf(first)
+	h.schedule()
+	if st := h.store.get("d").State; st != Reserving {
+		t.Fatalf("deadline job %s once the eviction ended", st)
+	}
+	other := "r-old"
+	if first[0] == "r-old" {
+		other = "r-new"
+	}
+	if st := h.store.get(other).State; st != Running {
+		t.Fatalf("%s %s: only one job had to go", other, st)
+	}
+}
+
+// evictionsOf reports the given evicted jobs back to their queue.
+func (h *harness) evictionsOf(ids []string) {
+	h.t.Helper()
+	for _, id := range ids {
+		if err := h.core.Report(h.t.Context(), id, Queued, "preempted: driver killed"); err != nil {
+			h.t.Fatalf("report %s back: %v", id, err)
+		}
+	}
+}
