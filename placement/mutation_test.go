@@ -226,3 +226,86 @@ func TestDAPPriceBoundProperty(t *testing.T) {
 		t.Fatalf("only %d plans checked", checked)
 	}
 }
+
+// TestResourceAvailabilityByHand: RA = alpha x free cpus / total cpus +
+// beta x free memory / total memory; a zero total leaves its term out.
+func TestResourceAvailabilityByHand(t *testing.T) {
+	a := Agent{FreeCPUs: 2, FreeMemMB: 1024}
+	for _, tc := range []struct {
+		tc, tm, want float64
+	}{
+		{8, 4096, 0.8*2/8 + 0.2*1024/4096},
+		{0, 4096, 0.2 * 1024 / 4096},
+		{8, 0, 0.8 * 2 / 8},
+		{0, 0, 0},
+	} {
+		if got := ResourceAvailability(a, tc.tc, tc.tm, 0.8, 0.2); got < tc.want-1e-12 || got > tc.want+1e-12 {
+			t.Errorf("RA with totals %v cpus, %v MiB = %v, want %v", tc.tc, tc.tm, got, tc.want)
+		}
+	}
+	d := Demand{Executors: 3, CPUs: 2, MemMB: 1024}
+	if got, want := ResourceDemand(d, 0, 4096, 0.8, 0.2), 3*(0.2*1024/4096.0); got < want-1e-12 || got > want+1e-12 {
+		t.Errorf("RD without cpus = %v, want %v", got, want)
+	}
+}
+
+// TestBFDIdleOrderByHand: bfd takes idle agents cheapest first, and among
+// equally priced ones the best fit (lowest RA) first.
+//
+//	cheap-big (8 cpus, $0.10/h) before dear-small (4 cpus, $0.20/h);
+//	at one price, small (4 cpus) before big (8 cpus).
+func TestBFDIdleOrderByHand(t *testing.T) {
+	bfd, _ := Get("bfd")
+	d := Demand{JobID: "j", Executors: 2, CPUs: 1, MemMB: 1024}
+	priced := func(a Agent, p int64) Agent { a.PriceMicroUSDPerHour = p; return a }
+	for _, tc := range []struct {
+		name string
+		s    Snapshot
+		want asg
+	}{
+		{"cheapest first", Snapshot{Agents: []Agent{priced(ag("dear-small", 4, 4, false), 200000), priced(ag("cheap-big", 8, 8, false), 100000)}}, asg{"cheap-big": 2}},
+		{"same price: best fit first", Snapshot{Agents: []Agent{priced(ag("big", 8, 8, false), 100000), priced(ag("small", 4, 4, false), 100000)}}, asg{"small": 2}},
+	} {
+		pl, err := bfd.Place(tc.s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toAsg(pl); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: bfd = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFitsOnZeroSize: a zero size does not constrain its dimension, even
+// on an agent whose free amount of it is negative (over-committed).
+func TestFitsOnZeroSize(t *testing.T) {
+	for _, tc := range []struct {
+		a    Agent
+		d    Demand
+		want int
+	}{
+		{Agent{FreeCPUs: -1, FreeMemMB: 4096}, Demand{Executors: 3, CPUs: 0, MemMB: 1024}, 3},
+		{Agent{FreeCPUs: 4, FreeMemMB: -1}, Demand{Executors: 3, CPUs: 1, MemMB: 0}, 3},
+		{Agent{FreeCPUs: -1, FreeMemMB: 4096}, Demand{Executors: 3, CPUs: 1, MemMB: 1024}, 0},
+		{Agent{FreeCPUs: 4, FreeMemMB: 2048}, Demand{Executors: 3, CPUs: 1, MemMB: 1024}, 2},
+	} {
+		if got := FitsOn(tc.a, tc.d); got != tc.want {
+			t.Errorf("FitsOn(%+v, %+v) = %d, want %d", tc.a, tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestShortOfTolerance: a shortage counts when it exceeds 1e-9 (float
+// noise), not at exactly 1e-9: one executor of 1e-9 cpus on nothing free
+// is short by exactly the tolerance.
+func TestShortOfTolerance(t *testing.T) {
+	if got := ShortOf(Demand{Executors: 1, CPUs: 1e-9}, 0, 0); got != "" {
+		t.Errorf("short by exactly 1e-9 cpus: %q, want none", got)
+	}
+	if got := ShortOf(Demand{Executors: 1, CPUs: 2e-9}, 0, 0); got != "cpus" {
+		t.Errorf("short by 2e-9 cpus: %q, want cpus", got)
+	}
+	if got := ShortOf(Demand{Executors: 1, MemMB: 1e-9}, 0, 0); got != "" {
+		t.Errorf("short by exactly 1e-9 MiB: %q, want none", got)
+	}
+}
