@@ -90,9 +90,12 @@ if [[ "$what" == all || "$what" == timings ]]; then
 			echo "$title: \`sparkpack simulate${flags:+ $flags}\`"
 			echo
 			echo '```'
+			t0=$(date +%s)
 			# shellcheck disable=SC2086
 			"$work/sparkpack" simulate $flags --quiet
 			echo '```'
+			echo
+			echo "(all eight policies in $(( $(date +%s) - t0 )) s of wall time)"
 		done
 	} > "$work/single.md"
 	region docs/simulation.md single-runs "$work/single.md"
