@@ -6,6 +6,8 @@
 #   scripts/docs-figures.sh              # everything below
 #   scripts/docs-figures.sh deterministic  # only the simulator's tables (same on every machine)
 #   scripts/docs-figures.sh timings      # only the machine-dependent figures
+#   scripts/docs-figures.sh preemption derived   # some parts: policies, preemption,
+#                                        # sensitivity, derived, single-runs, demo-bill
 #
 # Deterministic (the simulator on a virtual clock; TestDocFigures in
 # simulate checks them on every `make test`, so they cannot go stale):
@@ -25,8 +27,17 @@
 # (scripts/bench-*.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what="${1:-all}"
-case "$what" in all|deterministic|timings) ;; *) echo "usage: $0 [all|deterministic|timings]" >&2; exit 2 ;; esac
+parts=" "
+for a in "${@:-all}"; do
+	case "$a" in
+	all) parts+="policies preemption sensitivity derived single-runs demo-bill " ;;
+	deterministic) parts+="policies preemption sensitivity derived " ;;
+	timings) parts+="single-runs demo-bill " ;;
+	policies|preemption|sensitivity|derived|single-runs|demo-bill) parts+="$a " ;;
+	*) echo "usage: $0 [all|deterministic|timings|policies|preemption|sensitivity|derived|single-runs|demo-bill]..." >&2; exit 2 ;;
+	esac
+done
+want() { [[ "$parts" == *" $1 "* ]]; }
 
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo "+changes")
 machine() { echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"; }
@@ -61,23 +72,26 @@ timed() {
 	timings+=("| \`$label\` | $(( $(date +%s) - t0 )) s | $cpu s | $(stamp) |")
 }
 
-if [[ "$what" == all || "$what" == deterministic ]]; then
+if want policies; then
 	timed "scripts/compare-policies.sh all" scripts/compare-policies.sh all
 	# The page nests the script's sections one level deeper.
 	sed 's/^### /#### /' "$work/out" > "$work/policies.md"
 	region docs/simulation.md compare-policies "$work/policies.md"
-
+fi
+if want preemption; then
 	timed "scripts/compare-preemption.sh all" scripts/compare-preemption.sh all
 	region docs/preemption-results.md compare-preemption "$work/out"
-
+fi
+if want sensitivity; then
 	timed "scripts/dap-sensitivity.sh" scripts/dap-sensitivity.sh
 	region docs/simulation.md dap-sensitivity "$work/out"
-
+fi
+if want derived; then
 	echo "docs-figures: derived tables (go test ./simulate/ -run TestDocFigures -update-docs)" >&2
 	go test ./simulate/ -count=1 -run 'TestDocFigures' -args -update-docs >&2
 fi
 
-if [[ "$what" == all || "$what" == timings ]]; then
+if want single-runs; then
 	go build -o "$work/sparkpack" ./cmd/sparkpack
 	{
 		echo "Measured $(stamp) (scheduling delays are real time: they depend on the machine and its load)."
@@ -99,7 +113,8 @@ if [[ "$what" == all || "$what" == timings ]]; then
 		done
 	} > "$work/single.md"
 	region docs/simulation.md single-runs "$work/single.md"
-
+fi
+if want demo-bill; then
 	echo "docs-figures: scripts/demo-bill.sh (a live demo at 30x, a few minutes)" >&2
 	if scripts/demo-bill.sh > "$work/bill" 2> "$work/bill.err"; then
 		{
