@@ -247,6 +247,9 @@ func TestResourceAvailabilityByHand(t *testing.T) {
 	if got, want := ResourceDemand(d, 0, 4096, 0.8, 0.2), 3*(0.2*1024/4096.0); got < want-1e-12 || got > want+1e-12 {
 		t.Errorf("RD without cpus = %v, want %v", got, want)
 	}
+	if got, want := ResourceDemand(d, 8, 0, 0.8, 0.2), 3*(0.8*2/8.0); got < want-1e-12 || got > want+1e-12 {
+		t.Errorf("RD without memory = %v, want %v", got, want)
+	}
 }
 
 // TestBFDIdleOrderByHand: bfd takes idle agents cheapest first, and among

@@ -24,7 +24,8 @@
 #
 # The score per package is killed / (killed + lived - known equivalents);
 # the equivalent mutants are listed, with why, in scripts/mutation-equivalent.txt
-# (matched by file, mutator and source line, so they survive line shifts).
+# (matched by file, mutator, column and source line, so they survive line
+# shifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -116,16 +117,16 @@ done
 python3 - "$root" "$out" "${pkgs[@]}" <<'PY'
 import json, os, sys
 root, out, pkgs = sys.argv[1], sys.argv[2], sys.argv[3:]
-# Known equivalent mutants: "file|MUTATOR|source line|why".
+# Known equivalent mutants: "file | MUTATOR | column | source line | why".
 equiv = {}
 with open(os.path.join(root, "scripts", "mutation-equivalent.txt")) as f:
     for line in f:
         line = line.rstrip("\n")
         if not line.strip() or line.startswith("#"):
             continue
-        parts = line.split("|", 3)
-        if len(parts) == 4:
-            equiv[(parts[0].strip(), parts[1].strip(), parts[2].strip())] = parts[3].strip()
+        parts = line.split(" | ", 4)
+        if len(parts) == 5:
+            equiv[(parts[0].strip(), parts[1].strip(), int(parts[2]), parts[3].strip())] = parts[4].strip()
 rows, lived_new = [], []
 for p in pkgs:
     r = json.load(open(os.path.join(out, p + ".json")))
@@ -145,7 +146,7 @@ for p in pkgs:
             elif s == "NOT COVERED": nc += 1
             elif s == "LIVED":
                 text = src[m["line"] - 1].strip() if m["line"] <= len(src) else ""
-                if (path, m["type"], text) in equiv:
+                if (path, m["type"], m["column"], text) in equiv:
                     eq += 1
                 else:
                     l += 1
