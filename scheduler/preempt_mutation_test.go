@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 // TestEvictionAllowance: docs/preemption.md: a deadline job is helped when
@@ -101,5 +103,35 @@ func (h *harness) evictionsOf(ids []string) {
 		if err := h.core.Report(h.t.Context(), id, Queued, "preempted: driver killed"); err != nil {
 			h.t.Fatalf("report %s back: %v", id, err)
 		}
+	}
+}
+
+// TestVictimCPUs: the cpus a victim frees are its executors times their
+// size: 3 executors of 2 cpus on two agents hold 6.
+func TestVictimCPUs(t *testing.T) {
+	v := Victim{ID: "v", Plan: placement.Plan{Assignments: []placement.Assignment{{AgentID: "a", Executors: 2}, {AgentID: "b", Executors: 1}}},
+		Demand: placement.Demand{Executors: 3, CPUs: 2, MemMB: 1024}}
+	if got := v.CPUs(); got != 6 {
+		t.Fatalf("CPUs() = %v, want 6", got)
+	}
+}
+
+// TestEligibleBoundaries: MaxPreemptions 0 sets no limit; a job expected
+// to end exactly when the protection window does is not within it.
+func TestEligibleBoundaries(t *testing.T) {
+	forDeadline, forEst := t0.Add(30*time.Minute), 10*time.Minute
+	often := victim("often", nil, time.Minute, time.Hour, 1, "a")
+	often.Preemptions = 7
+	if ok, why := (PreemptRules{Protect: time.Minute}).Eligible(&often, forDeadline, forEst, t0); !ok {
+		t.Errorf("no limit (MaxPreemptions 0): a job evicted 7 times refused: %s", why)
+	}
+	// Ran 19 minutes of 20: exactly the 1-minute window left.
+	edge := victim("edge", nil, 19*time.Minute, 20*time.Minute, 1, "a")
+	if ok, why := (PreemptRules{Protect: time.Minute, MaxPreemptions: 3}).Eligible(&edge, forDeadline, forEst, t0); !ok {
+		t.Errorf("a job with exactly the protection window left refused: %s", why)
+	}
+	edge = victim("edge", nil, 19*time.Minute+time.Second, 20*time.Minute, 1, "a")
+	if ok, _ := (PreemptRules{Protect: time.Minute, MaxPreemptions: 3}).Eligible(&edge, forDeadline, forEst, t0); ok {
+		t.Error("a job 59 s from its end is eligible with a 1-minute protection window")
 	}
 }
