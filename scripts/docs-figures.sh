@@ -58,7 +58,7 @@ e = text.find("<!-- END " + name + " -->")
 if b < 0 or e < b:
     sys.exit(f"docs-figures: no region {name} in {path}")
 b = text.index("\n", b) + 1
-open(path, "w").write(text[:b] + content.rstrip("\n") + "\n" + text[e:])
+open(path, "w").write(text[:b] + content.rstrip("\n") + "\n\n" + text[e:])
 PY
 }
 
