@@ -312,3 +312,21 @@ func TestShortOfTolerance(t *testing.T) {
 		t.Errorf("short by exactly 1e-9 MiB: %q, want none", got)
 	}
 }
+
+// TestSortByKeyTies: equal keys keep snapshot (index) order, ascending or
+// descending.
+func TestSortByKeyTies(t *testing.T) {
+	key := []float64{2, 1, 2, 1, 2}
+	for _, tc := range []struct {
+		desc bool
+		want []int
+	}{{false, []int{1, 3, 0, 2, 4}}, {true, []int{0, 2, 4, 1, 3}}} {
+		for _, in := range [][]int{{4, 3, 2, 1, 0}, {0, 1, 2, 3, 4}, {2, 0, 4, 1, 3}} {
+			idx := slices.Clone(in)
+			sortByKey(idx, key, tc.desc)
+			if !slices.Equal(idx, tc.want) {
+				t.Errorf("desc %v, from %v: %v, want %v", tc.desc, in, idx, tc.want)
+			}
+		}
+	}
+}

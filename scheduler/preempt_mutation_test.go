@@ -135,3 +135,26 @@ func TestEligibleBoundaries(t *testing.T) {
 		t.Error("a job 59 s from its end is eligible with a 1-minute protection window")
 	}
 }
+
+// TestFreeByHand: evicting a victim gives back executors x size on each
+// of its agents, capped at the agent's capacity; unknown agents are
+// skipped and the snapshot given is not changed.
+func TestFreeByHand(t *testing.T) {
+	s := placement.Snapshot{Agents: []placement.Agent{
+		{ID: "a", CPUs: 8, MemMB: 16384, FreeCPUs: 1, FreeMemMB: 2048},
+		{ID: "b", CPUs: 4, MemMB: 8192, FreeCPUs: 1, FreeMemMB: 1024},
+	}}
+	v := Victim{ID: "v", Plan: placement.Plan{Assignments: []placement.Assignment{{AgentID: "a", Executors: 2}, {AgentID: "b", Executors: 2}, {AgentID: "gone", Executors: 1}}},
+		Demand: placement.Demand{Executors: 5, CPUs: 2, MemMB: 3072}}
+	got := Free(s, v)
+	// a: 1 + 2 x 2 = 5 cpus, 2048 + 2 x 3072 = 8192 MiB; b: 1 + 4 = 5 -> 4 cpus, 1024 + 6144 = 7168 MiB.
+	want := []struct{ cpus, mem float64 }{{5, 8192}, {4, 7168}}
+	for i, w := range want {
+		if a := got.Agents[i]; a.FreeCPUs != w.cpus || a.FreeMemMB != w.mem {
+			t.Errorf("%s free %v cpus, %v MiB; want %v, %v", a.ID, a.FreeCPUs, a.FreeMemMB, w.cpus, w.mem)
+		}
+	}
+	if s.Agents[0].FreeCPUs != 1 || s.Agents[1].FreeMemMB != 1024 {
+		t.Errorf("Free changed its input: %+v", s.Agents)
+	}
+}
