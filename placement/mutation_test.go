@@ -330,3 +330,25 @@ func TestSortByKeyTies(t *testing.T) {
 		}
 	}
 }
+
+// TestShareByHand: the share of an agent n executors take is the larger
+// of the cpu and memory shares, at most 1; a dimension the agent has none
+// of (capacity 0) is left out.
+func TestShareByHand(t *testing.T) {
+	for _, tc := range []struct {
+		a    Agent
+		d    Demand
+		n    int
+		want float64
+	}{
+		{Agent{CPUs: 8, MemMB: 8192}, Demand{CPUs: 2, MemMB: 1024}, 2, 0.5},
+		{Agent{CPUs: 8, MemMB: 8192}, Demand{CPUs: 1, MemMB: 2048}, 2, 0.5},
+		{Agent{CPUs: 8, MemMB: 8192}, Demand{CPUs: 4, MemMB: 1024}, 3, 1},
+		{Agent{CPUs: 0, MemMB: 4096}, Demand{CPUs: 0, MemMB: 1024}, 2, 0.5},
+		{Agent{CPUs: 4, MemMB: 0}, Demand{CPUs: 1, MemMB: 0}, 2, 0.5},
+	} {
+		if got := share(&tc.a, tc.d, tc.n); got != tc.want {
+			t.Errorf("share(%v cpus %v MiB, %d x (%v, %v)) = %v, want %v", tc.a.CPUs, tc.a.MemMB, tc.n, tc.d.CPUs, tc.d.MemMB, got, tc.want)
+		}
+	}
+}
