@@ -352,3 +352,44 @@ func TestShareByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestDAPFactorByHand: the run-time factor of docs/placement.md,
+// (1 - s) x (1 + 0.15 x cpuBound x clamp((u - 0.5) / 0.5, 0, 1)) + s x (1 + 3 x r),
+// for a Sort (s 0.2, cpu-bound 0.3) of 4 executors of 2 cpus:
+//
+//	2 + 2 on two 8-cpu agents with 4 free: u = 1, r = 0.5: 0.8 x 1.045 + 0.2 x 2.5 = 1.336
+//	4 on one idle 16-cpu agent: u = 0.5, r = 0: 0.8 + 0.2 = 1
+//	3 + 1 on the 16-cpu and an idle 8-cpu agent: u = 6/16, r = 1 - 10/16: 0.8 + 0.2 x 2.125 = 1.225
+//
+// and for a job of no cpus on an agent of no cpus (memory only): u = 0.
+func TestDAPFactorByHand(t *testing.T) {
+	s := Snapshot{Agents: []Agent{ag("a1", 8, 4, true), ag("a2", 8, 4, true), ag("big", 16, 16, false), ag("a3", 8, 8, false)}}
+	d := Demand{JobID: "j", Executors: 4, CPUs: 2, MemMB: 1024, App: AppSort}
+	p, err := prepare(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &dapEval{p: p, tr: traitsOf(AppSort), est: 1}
+	for _, tc := range []struct {
+		allocs []alloc
+		want   float64
+	}{
+		{[]alloc{{0, 2}, {1, 2}}, 0.8*1.045 + 0.2*2.5},
+		{[]alloc{{2, 4}}, 1},
+		{[]alloc{{2, 3}, {3, 1}}, 0.8 + 0.2*(1+3*(1-10.0/16))},
+	} {
+		if got := ev.factor(tc.allocs); got < tc.want-1e-12 || got > tc.want+1e-12 {
+			t.Errorf("factor(%v) = %v, want %v", tc.allocs, got, tc.want)
+		}
+	}
+	memOnly := Snapshot{Agents: []Agent{{ID: "m", CPUs: 0, MemMB: 8192, FreeMemMB: 8192}}}
+	dm := Demand{JobID: "j", Executors: 2, CPUs: 0, MemMB: 1024, App: AppWordCount}
+	p, err = prepare(memOnly, dm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = &dapEval{p: p, tr: traitsOf(AppWordCount), est: 1}
+	if got := ev.factor([]alloc{{0, 2}}); got != 1 {
+		t.Errorf("factor on a memory-only agent = %v, want 1", got)
+	}
+}
