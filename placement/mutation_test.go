@@ -393,3 +393,47 @@ func TestDAPFactorByHand(t *testing.T) {
 		t.Errorf("factor on a memory-only agent = %v, want 1", got)
 	}
 }
+
+// TestDAPEvalByHand: dap's scores of docs/placement.md (the numbers of
+// TestDAPHandChecked's comments): factor x (own share of the prices +
+// 0.25 x the rest of each agent it activates + 0.0625 x the rest of each
+// active agent whose remaining active time it extends, in proportion).
+func TestDAPEvalByHand(t *testing.T) {
+	job := func(app string) Demand {
+		return Demand{JobID: "j", Executors: 4, CPUs: 2, MemMB: 1024, EstimatedDuration: 100 * time.Second, App: app}
+	}
+	e1 := ag("e1", 12, 8, true)
+	e1.RemainingActive = 10 * time.Second
+	for _, tc := range []struct {
+		name   string
+		s      Snapshot
+		d      Demand
+		allocs []alloc
+		score  float64
+		key    dpKey
+	}{
+		// a1 + a2 (active, 4 of 8 cpus free): 1.336 x 2 x 0.5 x 480000.
+		{"sort on the leftovers", Snapshot{Agents: []Agent{ag("a1", 8, 4, true), ag("a2", 8, 4, true), ag("a3", 8, 8, false)}}, job(AppSort),
+			[]alloc{{0, 2}, {1, 2}}, 641280, dpKey{n: 2}},
+		// a3 idle, 8 cpus, taken whole: 1.036 x 480000, no spare.
+		{"sort on an idle agent", Snapshot{Agents: []Agent{ag("a1", 8, 4, true), ag("a2", 8, 4, true), ag("a3", 8, 8, false)}}, job(AppSort),
+			[]alloc{{2, 4}}, 497280, dpKey{cost: 480000, n: 1, idle: 1}},
+		// a3 idle, 12 cpus, 2/3 taken: 1.0495 x (480000 + 0.25 x 1/3 x 720000).
+		{"wordcount on a larger idle agent", Snapshot{Agents: []Agent{ag("a3", 12, 12, false)}}, job(AppWordCount),
+			[]alloc{{0, 4}}, 1.0495 * 540000, dpKey{cost: 720000, n: 1, idle: 1}},
+		// e1 active for 10 s more; the job runs 114.85 s: it extends e1 by
+		// 104.85/114.85: 1.1485 x (480000 + 0.0625 x 1/3 x 720000 x 104.85/114.85).
+		{"wordcount extending an active agent", Snapshot{Agents: []Agent{e1}}, job(AppWordCount),
+			[]alloc{{0, 4}}, 1.1485 * (480000 + 0.0625/3*720000*104.85/114.85), dpKey{n: 1}},
+	} {
+		p, err := prepare(tc.s, tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &dapEval{p: p, tr: traitsOf(tc.d.App), est: tc.d.EstimatedDuration.Seconds(), estSet: true}
+		c := ev.eval(tc.allocs)
+		if c.score < tc.score*(1-1e-9) || c.score > tc.score*(1+1e-9) || c.key != tc.key {
+			t.Errorf("%s: score %.3f key %+v, want %.3f %+v", tc.name, c.score, c.key, tc.score, tc.key)
+		}
+	}
+}
