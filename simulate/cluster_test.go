@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -73,4 +74,52 @@ func TestClusterByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	free(map[string][2]float64{"a": {8, 16384}, "b": {2, 6784}})
+}
+
+// TestCommandBounds: the flags' bounds, inclusive where the help says so:
+// --deadline-fraction in [0, 1], --preempt-max-share in (0, 1], --scale
+// and --slack > 0; without --hour (or --hours, --from) the whole trace.
+func TestCommandBounds(t *testing.T) {
+	base := []string{"--workload", "thesis", "--jobs", "2", "--policies", "bfd", "--format", "json"}
+	for _, args := range [][]string{
+		{"--hour", "0", "--deadline-fraction", "0"},
+		{"--hour", "0", "--deadline-fraction", "1"},
+		{"--hour", "0", "--preemption", "mdf", "--preempt-max-share", "1"},
+	} {
+		if _, stderr, err := runCommand(t, append(append([]string{}, base...), args...)...); err != nil {
+			t.Errorf("%v refused: %v %s", args, err, stderr)
+		}
+	}
+	for _, args := range [][]string{{"--scale", "0"}, {"--preempt-max-share", "1.5"}, {"--deadline-fraction", "-0.1"}} {
+		if _, _, err := runCommand(t, append(append([]string{"--quiet"}, base...), args...)...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	// No window flag: the whole trace, whose first two jobs are hour 0's.
+	all, _, err := runCommand(t, append([]string{"--quiet"}, base...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour0, _, err := runCommand(t, append([]string{"--quiet", "--hour", "0"}, base...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour1, _, err := runCommand(t, append([]string{"--quiet", "--hour", "1"}, base...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scheduling delays are real time: left out.
+	results := func(out string) []Result {
+		var rs []Result
+		if err := json.Unmarshal([]byte(out), &rs); err != nil {
+			t.Fatal(err)
+		}
+		for i := range rs {
+			rs[i].SchedDelayMeanMS, rs[i].SchedDelayP99MS = 0, 0
+		}
+		return rs
+	}
+	if a, h0, h1 := results(all), results(hour0), results(hour1); !reflect.DeepEqual(a, h0) || reflect.DeepEqual(a, h1) {
+		t.Errorf("without a window flag the run is not the whole trace's first jobs:\n%+v\nhour 0:\n%+v", a, h0)
+	}
 }
