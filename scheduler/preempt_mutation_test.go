@@ -158,3 +158,47 @@ func TestFreeByHand(t *testing.T) {
 		t.Errorf("Free changed its input: %+v", s.Agents)
 	}
 }
+
+// TestWakeBeforeTheLatestStart: a deadline job whose room is expected in
+// time is looked at again no later than its latest start less the
+// eviction allowance (t0+50m-10s here), in case the estimates were wrong.
+func TestWakeBeforeTheLatestStart(t *testing.T) {
+	h := preemptHarness(t, Config{})
+	h.submit(mkJob("r", 8, 1, submittedAt(-time.Hour), withEstimate(50*time.Minute-15*time.Second)))
+	h.schedule()
+	h.run("r")
+	h.submit(mkJob("d", 8, 1, withDeadline(time.Hour), withEstimate(10*time.Minute)))
+	h.schedule()
+	if got := h.cluster.takePreempted(); len(got) != 0 {
+		t.Fatalf("evicted %v", got)
+	}
+	want := t0.Add(50*time.Minute - 10*time.Second)
+	if at, ok := h.core.NextWake(); !ok || at.After(want) {
+		t.Fatalf("next wake %v (%v), want by %v", at, ok, want)
+	}
+}
+
+// TestEvictionShareCountsCPUs: the per-minute share counts cpus, not
+// executors. Two regular jobs of 4 executors of 2 cpus hold two 8-cpu
+// agents; a deadline job needs all 16 cpus. With a share of 1 both may go
+// at once (16 of 16 running cpus); with 0.5 neither (the pair is more than
+// half, and the one-job exception is for a single victim).
+func TestEvictionShareCountsCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		share   float64
+		evicted int
+	}{{1, 2}, {0.5, 0}} {
+		h := newHarness(t, Config{Preemption: PreemptMDF, PreemptMaxShare: tc.share},
+			agent("a", 8, 65536, 0.48), agent("b", 8, 65536, 0.48))
+		h.submit(mkJob("r1", 4, 2, submittedAt(-time.Hour), withEstimate(time.Hour)),
+			mkJob("r2", 4, 2, submittedAt(-time.Hour), withEstimate(time.Hour)))
+		h.schedule()
+		h.run("r1")
+		h.run("r2")
+		h.submit(mkJob("d", 8, 2, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+		h.schedule()
+		if got := h.cluster.takePreempted(); len(got) != tc.evicted {
+			t.Errorf("share %v: evicted %v, want %d jobs", tc.share, got, tc.evicted)
+		}
+	}
+}
