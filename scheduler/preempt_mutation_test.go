@@ -6,6 +6,7 @@ package scheduler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,5 +201,85 @@ func TestEvictionShareCountsCPUs(t *testing.T) {
 		if got := h.cluster.takePreempted(); len(got) != tc.evicted {
 			t.Errorf("share %v: evicted %v, want %d jobs", tc.share, got, tc.evicted)
 		}
+	}
+}
+
+// TestPreemptionViewEqual: two views are equal only when every field is.
+func TestPreemptionViewEqual(t *testing.T) {
+	at1, at2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	base := func() *PreemptionView {
+		return &PreemptionView{LatestStart: t0, RoomExpectedAt: &at1, WillMiss: true, Policy: PreemptMDF,
+			Evicting: []string{"a"}, WouldEvict: []string{"b"}, Blocked: "x"}
+	}
+	if !base().equal(base()) || !(*PreemptionView)(nil).equal(nil) {
+		t.Fatal("equal views differ")
+	}
+	if base().equal(nil) || (*PreemptionView)(nil).equal(base()) {
+		t.Fatal("a view equals nil")
+	}
+	for name, change := range map[string]func(v *PreemptionView){
+		"latest start": func(v *PreemptionView) { v.LatestStart = t0.Add(time.Second) },
+		"room":         func(v *PreemptionView) { v.RoomExpectedAt = &at2 },
+		"no room":      func(v *PreemptionView) { v.RoomExpectedAt = nil },
+		"will miss":    func(v *PreemptionView) { v.WillMiss = false },
+		"policy":       func(v *PreemptionView) { v.Policy = PreemptSRT },
+		"evicting":     func(v *PreemptionView) { v.Evicting = []string{"c"} },
+		"would evict":  func(v *PreemptionView) { v.WouldEvict = nil },
+		"blocked":      func(v *PreemptionView) { v.Blocked = "y" },
+	} {
+		v := base()
+		change(v)
+		if v.equal(base()) || base().equal(v) {
+			t.Errorf("views that differ in %s are equal", name)
+		}
+	}
+}
+
+// TestRoomAfterTheSecondEnd: the room is expected when enough running
+// jobs have ended, not at the first end. On one 8-cpu agent r1 (4 cpus)
+// ends at t0+10m and r2 (4 cpus) at t0+2h; a deadline job of 8 cpus due
+// at t0+60m (10m long) has room only at t0+2h: it will miss waiting.
+func TestRoomAfterTheSecondEnd(t *testing.T) {
+	h := preemptHarness(t, Config{Preemption: PreemptNone})
+	h.submit(mkJob("r1", 4, 1, submittedAt(-time.Hour), withEstimate(10*time.Minute)),
+		mkJob("r2", 4, 1, submittedAt(-time.Hour), withEstimate(2*time.Hour)))
+	h.schedule()
+	h.run("r1")
+	h.run("r2")
+	h.submit(mkJob("d", 8, 1, withDeadline(time.Hour), withEstimate(10*time.Minute)))
+	h.schedule()
+	pv := h.core.Queues().Deadline[0].Preemption
+	if pv == nil || !pv.WillMiss || pv.RoomExpectedAt == nil || !pv.RoomExpectedAt.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("view %+v, want a miss with room at t0+2h", pv)
+	}
+}
+
+// TestEvictionViewAndLimitMessage: a view that evicts carries no blocked
+// reason; the eviction limit's reason names the share in percent.
+func TestEvictionViewAndLimitMessage(t *testing.T) {
+	h := newHarness(t, Config{Preemption: PreemptMDF, PreemptMaxShare: 0.25},
+		agent("a", 8, 65536, 0.48), agent("b", 8, 65536, 0.48))
+	h.submit(mkJob("r1", 8, 1, submittedAt(-time.Hour), withEstimate(time.Hour)),
+		mkJob("r2", 8, 1, submittedAt(-time.Hour), withEstimate(time.Hour)))
+	h.schedule()
+	h.run("r1")
+	h.run("r2")
+	h.submit(mkJob("d1", 8, 1, withDeadline(15*time.Minute), withEstimate(10*time.Minute)),
+		mkJob("d2", 8, 1, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+	h.schedule()
+	var evicting, blocked *PreemptionView
+	for _, q := range h.core.Queues().Deadline {
+		switch pv := q.Preemption; {
+		case pv != nil && len(pv.Evicting) > 0:
+			evicting = pv
+		case pv != nil && len(pv.WouldEvict) > 0:
+			blocked = pv
+		}
+	}
+	if evicting == nil || evicting.Blocked != "" || len(evicting.WouldEvict) != 0 {
+		t.Errorf("evicting view %+v, want no blocked reason", evicting)
+	}
+	if blocked == nil || !strings.Contains(blocked.Blocked, "(25% of the running jobs' cpus per minute)") {
+		t.Errorf("blocked view %+v, want the limit of 25%%", blocked)
 	}
 }
