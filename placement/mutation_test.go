@@ -216,6 +216,16 @@ func TestDAPPriceBoundProperty(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
+			// Plan.Assignments: in snapshot order.
+			pos := map[string]int{}
+			for i, a := range s.Agents {
+				pos[a.ID] = i
+			}
+			for k := 1; k < len(pl.Assignments); k++ {
+				if pos[pl.Assignments[k-1].AgentID] >= pos[pl.Assignments[k].AgentID] {
+					t.Fatalf("seed %d: assignments %+v not in snapshot order", seed, pl.Assignments)
+				}
+			}
 			if float64(pl.CostMicroUSDPerHour) > limit {
 				t.Fatalf("seed %d: dap adds %d per hour, above exact's %d + 2 job-prices = %.0f", seed, pl.CostMicroUSDPerHour, ex.CostMicroUSDPerHour, limit)
 			}
