@@ -447,3 +447,59 @@ func TestDAPEvalByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestGIOTiesByHand: GIO's ties on extra cost (docs/placement.md): active
+// first, then local, then cheaper, then snapshot order.
+func TestGIOTiesByHand(t *testing.T) {
+	gio, _ := Get("gio")
+	priced := func(a Agent, p int64, loc Location) Agent {
+		a.PriceMicroUSDPerHour, a.Location = p, loc
+		return a
+	}
+	hour := time.Hour
+	// y active for 2 h more: extra max(0, 1 h - 2 h) x price = 0, as x's (price 0).
+	yActive := priced(ag("y", 4, 4, true), 100000, LocationCloud)
+	yActive.RemainingActive = 2 * hour
+	for _, tc := range []struct {
+		name string
+		s    Snapshot
+		d    Demand
+		want asg
+	}{
+		{"active first", Snapshot{Agents: []Agent{priced(ag("x", 4, 4, false), 0, LocationCloud), yActive}},
+			Demand{JobID: "j", Executors: 2, CPUs: 1, MemMB: 1024, EstimatedDuration: hour}, asg{"y": 2}},
+		// y local with room for one executor: the local agents cannot hold
+		// the job, so all are used, y first.
+		{"local first", Snapshot{Agents: []Agent{priced(ag("x", 4, 4, false), 0, LocationCloud), priced(ag("y", 4, 1, false), 0, LocationLocal)}},
+			Demand{JobID: "j", Executors: 2, CPUs: 1, MemMB: 1024, EstimatedDuration: hour}, asg{"y": 1, "x": 1}},
+		// No estimate: every extra cost is 0.
+		{"cheaper first", Snapshot{Agents: []Agent{priced(ag("x", 4, 4, false), 200000, LocationCloud), priced(ag("y", 4, 4, false), 100000, LocationCloud)}},
+			Demand{JobID: "j", Executors: 2, CPUs: 1, MemMB: 1024}, asg{"y": 2}},
+	} {
+		pl, err := gio.Place(tc.s, tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toAsg(pl); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: gio = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMorpheusMemoryOnlyAgent: an agent without cpus (memory only) is
+// ranked by its memory load: m0 (4 of 8 GiB used, 5/8 after one executor
+// of 1 GiB) before m1 (1/8 after).
+func TestMorpheusMemoryOnlyAgent(t *testing.T) {
+	m, _ := Get("morpheus")
+	s := Snapshot{Agents: []Agent{
+		{ID: "m1", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 8192, Active: true},
+		{ID: "m0", CPUs: 0, MemMB: 8192, FreeCPUs: 0, FreeMemMB: 4096, Active: true},
+	}}
+	pl, err := m.Place(s, Demand{JobID: "j", Executors: 1, CPUs: 0, MemMB: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toAsg(pl); !reflect.DeepEqual(got, asg{"m0": 1}) {
+		t.Errorf("morpheus = %v, want m0", got)
+	}
+}
