@@ -488,7 +488,7 @@ func TestGIOTiesByHand(t *testing.T) {
 
 // TestMorpheusMemoryOnlyAgent: an agent without cpus (memory only) is
 // ranked by its memory load: m0 (4 of 8 GiB used, 5/8 after one executor
-// of 1 GiB) before m1 (1/8 after).
+// of 1 GiB) before m1 (1/8 after); one without memory by its cpus.
 func TestMorpheusMemoryOnlyAgent(t *testing.T) {
 	m, _ := Get("morpheus")
 	s := Snapshot{Agents: []Agent{
@@ -501,5 +501,18 @@ func TestMorpheusMemoryOnlyAgent(t *testing.T) {
 	}
 	if got := toAsg(pl); !reflect.DeepEqual(got, asg{"m0": 1}) {
 		t.Errorf("morpheus = %v, want m0", got)
+	}
+	// And without memory: c0 (3 of 4 cpus used: 1 after one executor)
+	// before c1 (1/8).
+	s = Snapshot{Agents: []Agent{
+		{ID: "c1", CPUs: 8, FreeCPUs: 8, Active: true},
+		{ID: "c0", CPUs: 4, FreeCPUs: 1, Active: true},
+	}}
+	pl, err = m.Place(s, Demand{JobID: "j", Executors: 1, CPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toAsg(pl); !reflect.DeepEqual(got, asg{"c0": 1}) {
+		t.Errorf("morpheus = %v, want c0", got)
 	}
 }
