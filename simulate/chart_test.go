@@ -75,6 +75,9 @@ func TestChartByHand(t *testing.T) {
 		`<text x="420" y="408" font-size="14" text-anchor="middle">Cumulative cost ($) over time (h)</text>`,
 		`<line x1="70.0" y1="630.0" x2="770.0" y2="630.0" stroke="#ddd"/>`,
 		`<text x="66.0" y="634.0" text-anchor="end" fill="#555">1.25</text>`,
+		`<line x1="70.0" y1="560.0" x2="770.0" y2="560.0" stroke="#ddd"/>`,
+		`<text x="66.0" y="564.0" text-anchor="end" fill="#555">2.50</text>`,
+		`<text x="420.0" y="716.0" text-anchor="middle" fill="#555">1</text>`,
 		`<text x="245.0" y="716.0" text-anchor="middle" fill="#555">0.50</text>`,
 		`<text x="770.0" y="716.0" text-anchor="middle" fill="#555">2</text>`,
 		`<line x1="70.0" y1="700.0" x2="770.0" y2="700.0" stroke="#333"/>`,
@@ -95,5 +98,11 @@ func TestChartByHand(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(svg)
+	}
+	// A policy without a cost series draws no curve.
+	b.Reset()
+	renderChart(&b, []Result{{Policy: "Z", TotalCostUSD: 1}}, "")
+	if strings.Contains(b.String(), "<polyline") {
+		t.Error("a curve for a policy without a cost series")
 	}
 }
