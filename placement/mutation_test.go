@@ -516,3 +516,18 @@ func TestMorpheusMemoryOnlyAgent(t *testing.T) {
 		t.Errorf("morpheus = %v, want c0", got)
 	}
 }
+
+// TestOptionsBounds: alpha and beta in [0, 1] summing to 1 (0 and 1
+// included), a time limit >= 0, a ratio gap in [0, 1).
+func TestOptionsBounds(t *testing.T) {
+	for _, o := range []Options{{Alpha: 1, Beta: 0}, {Beta: 1}, {Alpha: 0.5, Beta: 0.5}, {ILPRatioGap: 0.999}} {
+		if _, err := New("bfd", o); err != nil {
+			t.Errorf("%+v refused: %v", o, err)
+		}
+	}
+	for _, o := range []Options{{Alpha: 1.5}, {Alpha: 0.6, Beta: 0.5}, {Alpha: 0.4, Beta: 0.5}, {ILPTimeLimit: -1}, {ILPRatioGap: 1}, {ILPRatioGap: -0.1}} {
+		if _, err := New("bfd", o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
