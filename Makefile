@@ -1,5 +1,5 @@
 # sparkpack — the few targets a newcomer needs.
-.PHONY: demo test test-deploy build bench clean
+.PHONY: demo test test-deploy build bench figures mutation clean
 
 # Flags for the demo go in ARGS, e.g. make demo ARGS="--listen 127.0.0.1:8090 --sim-speed 4"
 # (every flag: bin/sparkpack demo --help).
@@ -17,6 +17,12 @@ build: ## build bin/sparkpack
 
 bench: ## run the placement benchmarks (outside the default test run)
 	scripts/bench-placement.sh 1000
+
+figures: ## regenerate the figures the docs state, in place (review with git diff docs/)
+	scripts/docs-figures.sh $(ARGS)
+
+mutation: ## mutation testing (gremlins) of the core packages, or ARGS="--diff main" for changed lines only
+	scripts/mutation.sh $(ARGS)
 
 clean:
 	rm -rf bin

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
@@ -56,7 +57,10 @@ var Policies = []PolicySpec{
 	{Name: "dap", Ordering: scheduler.OrderFeasibleEDF, Placement: "dap", About: "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
 }
 
-// LookupPolicy resolves a simulator policy name.
+// LookupPolicy resolves a simulator policy name: one of Policies, a
+// placement policy name (under Algorithm 3), or "<placement>@<ordering>"
+// (e.g. dap@algorithm3, exact@feasible-edf: one half of the default
+// without the other, for ablations).
 func LookupPolicy(name string) (PolicySpec, error) {
 	for _, p := range Policies {
 		if p.Name == name {
@@ -65,6 +69,13 @@ func LookupPolicy(name string) (PolicySpec, error) {
 	}
 	if slices.Contains(placement.Names(), name) {
 		return PolicySpec{Name: name, Ordering: scheduler.OrderAlgorithm3, Placement: name}, nil
+	}
+	if pl, ord, ok := strings.Cut(name, "@"); ok && slices.Contains(placement.Names(), pl) {
+		switch o := scheduler.Ordering(ord); o {
+		case scheduler.OrderAlgorithm3, scheduler.OrderFIFO, scheduler.OrderFeasibleEDF:
+			return PolicySpec{Name: name, Ordering: o, Placement: pl}, nil
+		}
+		return PolicySpec{}, fmt.Errorf("unknown queue discipline %q in policy %q (algorithm3, fifo or feasible-edf)", ord, name)
 	}
 	var names []string
 	for _, p := range Policies {
