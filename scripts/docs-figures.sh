@@ -44,7 +44,7 @@ machine() { echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 stamp() { echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $commit, $(machine)"; }
 work=$(mktemp -d /tmp/sparkpack-figures.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-declare -a timings
+timings=()
 
 # region FILE NAME CONTENT-FILE: replaces what lies between
 # "<!-- BEGIN NAME" and "<!-- END NAME -->" in FILE.
