@@ -472,6 +472,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		{"sparkpack_cluster_cost_usd", nil},
 		{"sparkpack_jobs", []string{`state="FINISHED"`}},
 		{"sparkpack_deadline_jobs_ended_total", []string{`outcome="met"`}},
+		{"sparkpack_job_wait_seconds_count", nil},
 	} {
 		grew(c.name, c.want...)
 	}
@@ -506,6 +507,11 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		t.Errorf("sparkpack_leader %g, sparkpack_leadership_changes_total %g; want 1 and >= 1",
 			sum(final, "sparkpack_leader"), sum(final, "sparkpack_leadership_changes_total"))
 	}
+	// Power management saved money by the idle spell (the emulator's bill
+	// against always on).
+	if got := sum(idle, "sparkpack_power_savings_usd"); got <= 0 {
+		t.Errorf("sparkpack_power_savings_usd %g when idle; want above 0", got)
+	}
 	// Subscribed to the emulated master all along: connected, and never
 	// disconnected long (a second at most, at start).
 	if sum(final, "sparkpack_mesos_connected") != 1 || sum(final, "sparkpack_mesos_disconnected_seconds_total") > 1 {
@@ -526,7 +532,8 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,
 		"sparkpack_lost_jobs_found_total": true, "sparkpack_deadline_jobs_ended_total": true,
-		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true}
+		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true,
+		"sparkpack_job_wait_seconds": true, "sparkpack_power_savings_usd": true}
 	var unchecked []string
 	for k := range final {
 		if name, ok := strings.CutPrefix(k, "#family "); ok && !checked[name] {

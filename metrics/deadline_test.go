@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 type outcomes struct{ met, missed int }
@@ -20,6 +21,25 @@ func TestDeadlineOutcomesMetric(t *testing.T) {
 		`sparkpack_deadline_jobs_ended_total{outcome="missed"} 2`,
 		"# TYPE sparkpack_deadline_jobs_ended_total counter",
 	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}
+
+func TestWaitAndSavingsMetrics(t *testing.T) {
+	m := New(outcomes{})
+	_, body := scrape(t, m)
+	if strings.Contains(body, "sparkpack_power_savings_usd") {
+		t.Fatal("savings shown before any bill is known")
+	}
+	m.ObserveWait(90 * time.Second)
+	m.ObserveWait(-time.Second) // ignored
+	m.SetPowerSavings(1.5)
+	m.SetPowerSavings(2.25)
+	_, body = scrape(t, m)
+	for _, want := range []string{"sparkpack_job_wait_seconds_count 1", `sparkpack_job_wait_seconds_bucket{le="120"} 1`,
+		`sparkpack_job_wait_seconds_bucket{le="60"} 0`, "sparkpack_power_savings_usd 2.25"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("scrape lacks %q", want)
 		}

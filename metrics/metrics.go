@@ -42,6 +42,7 @@ type Metrics struct {
 	// unknown_token, missing_scope, rate_limited, ...: api.Refused*).
 	RequestsRefused *prometheus.CounterVec
 	preemptionMetrics
+	waitMetrics
 	mesosMetrics
 
 	mu       sync.Mutex
@@ -110,6 +111,7 @@ func New(jobs JobCounter) *Metrics {
 		m.Leader, m.LeaderChanges, m.LostJobsFound, m.RequestsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
+	m.registerWaiting()
 	m.registerMesos()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(

@@ -450,6 +450,9 @@ func (l *live) refreshGauges() {
 	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
 	r := l.core.Cost()
 	l.metrics.SetCost(l.costBase.get()+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	if b := l.bill.get(context.Background()); b != nil {
+		l.metrics.SetPowerSavings(b.AlwaysOnUSD - b.TotalUSD)
+	}
 	if l.power != nil {
 		// As /api/v1/cluster shows them: an agent power management has
 		// not stepped yet is on; one gone without a power record was lost.

@@ -22,7 +22,13 @@ type coreObserver struct {
 
 var _ scheduler.Observer = coreObserver{}
 
-func (o coreObserver) JobChanged(j scheduler.Job) { o.broker.Publish("job", j) }
+func (o coreObserver) JobChanged(j scheduler.Job) {
+	if j.State == scheduler.Reserving && j.StartedAt == nil && j.Attempt <= 1 {
+		// Its first start: how long it waited since it was submitted.
+		o.m.ObserveWait(time.Since(j.SubmittedAt))
+	}
+	o.broker.Publish("job", j)
+}
 
 func (o coreObserver) Placed(p scheduler.PlacementStat) {
 	o.l.stats.add(p)
