@@ -115,13 +115,15 @@ func TestDashboardTokenEntry(t *testing.T) {
 		chromedp.Click(`#token-save`, chromedp.ByQuery),
 	)
 	confirmCancel()
-	b.run(t, 20*time.Second, chromedp.WaitVisible(`#job-facts dd[data-fact="state"]`, chromedp.ByQuery))
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(textOf(t, b, `#job-facts dd[data-fact="state"]`), "CANCELLED") {
-		if time.Now().After(deadline) {
-			t.Fatalf("job page shows %q after the kill", textOf(t, b, `#job-facts`))
-		}
-		time.Sleep(100 * time.Millisecond)
+	// Polled in the page: the facts are drawn anew at every update, so a
+	// node read from outside may be gone by the time its text is asked for.
+	var cancelledShown bool
+	b.run(t, 30*time.Second,
+		chromedp.WaitVisible(`#job-facts dd[data-fact="state"]`, chromedp.ByQuery),
+		chromedp.Poll(`(document.querySelector('#job-facts dd[data-fact="state"]') || {}).textContent === "CANCELLED"`, &cancelledShown, chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	if !cancelledShown {
+		t.Fatalf("job page shows %q after the kill", textOf(t, b, `#job-facts`))
 	}
 	if v, err := getJob(base, id); err != nil || v.State != "CANCELLED" {
 		t.Fatalf("after the kill: %+v %v", v, err)

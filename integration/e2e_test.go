@@ -443,16 +443,29 @@ func TestE2EOfferModeReservations(t *testing.T) {
 	if !strings.Contains(sp.logText(), `"mode":"offers"`) {
 		t.Fatal("no reservation was made from offers")
 	}
-	// The framework gave the job roles up again.
-	for _, fw := range emu.Frameworks() {
-		if fw.Simulated {
-			continue
-		}
-		for _, r := range fw.Roles {
-			if strings.HasPrefix(r, "sparkpack-job-") {
-				t.Errorf("framework %s still holds role %s", fw.ID, r)
+	// The framework gives the job roles up again: once a release sees the
+	// last reservation gone (it looks every 200 ms), it sends
+	// UPDATE_FRAMEWORK, so the roles go a moment after the reservations do.
+	held := func() []string {
+		var out []string
+		for _, fw := range emu.Frameworks() {
+			if fw.Simulated {
+				continue
+			}
+			for _, r := range fw.Roles {
+				if strings.HasPrefix(r, "sparkpack-job-") {
+					out = append(out, fw.ID+" holds "+r)
+				}
 			}
 		}
+		return out
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(held()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, h := range held() {
+		t.Errorf("10 s after the jobs ended, framework %s", h)
 	}
 }
 

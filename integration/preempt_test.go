@@ -78,6 +78,9 @@ func preemptionScenario(t *testing.T, crash bool) {
 		FinishedAt  *time.Time `json:"finishedAt"`
 	}
 	getJSON(t, sp.API+"/api/v1/jobs/"+urgent, &full)
+	if full.DeadlineAt != nil && full.FinishedAt != nil {
+		t.Logf("deadline job: finished %.1f s before its deadline", full.DeadlineAt.Sub(*full.FinishedAt).Seconds())
+	}
 	// (A restart in the middle may cost the deadline: not checked then.)
 	if !crash && (full.DeadlineAt == nil || full.FinishedAt == nil || full.FinishedAt.After(*full.DeadlineAt)) {
 		t.Fatalf("deadline job finished %v, deadline %v: missed", full.FinishedAt, full.DeadlineAt)
