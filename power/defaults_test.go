@@ -100,10 +100,14 @@ func offRecord(now time.Time) power.Record {
 		State: power.StateOff, Since: now, RegisteredAt: registered}
 }
 
+// standby lists the standby agents a plan may power on (those with room:
+// agents in passing or avoided are listed with none).
 func standby(m *power.Manager) []string {
 	var ids []string
 	for _, a := range m.StandbyAgents() {
-		ids = append(ids, a.ID)
+		if a.FreeCPUs > 0 {
+			ids = append(ids, a.ID)
+		}
 	}
 	return ids
 }

@@ -360,11 +360,13 @@ func TestPowerOnAndBootTimeout(t *testing.T) {
 	if r.store.state("a2") != StateOff || !r.m.Failed("a2") {
 		t.Fatalf("a2 after the timeout: %s", r.store.state("a2"))
 	}
-	if sb := r.m.StandbyAgents(); len(sb) != 0 {
+	// Avoided for a while: still counted (its capacity), but with no room
+	// a plan may take.
+	if sb := r.m.StandbyAgents(); len(sb) != 1 || sb[0].ID != "a2" || sb[0].FreeCPUs != 0 {
 		t.Fatalf("standby right after a failed boot: %+v", sb)
 	}
 	r.now = r.now.Add(31 * time.Minute)
-	if sb := r.m.StandbyAgents(); len(sb) != 1 || sb[0].ID != "a2" {
+	if sb := r.m.StandbyAgents(); len(sb) != 1 || sb[0].ID != "a2" || sb[0].FreeCPUs != 4 {
 		t.Fatalf("standby after the avoid time: %+v", sb)
 	}
 }

@@ -14,17 +14,25 @@ import (
 
 // StandbyAgents are the agents that are off and may be powered on for a
 // plan (their whole capacity free; they cost nothing until then), and the
-// agents booting (nothing free yet, but they count when the core decides
-// whether a job could ever run). Agents that did not come back recently,
-// or outside the selector, are left out.
+// other agents plans cannot use now — draining, powering off, booting, or
+// off but avoided after a failed power-on — with nothing free: they count
+// when the core decides whether a job could ever run. Agents outside the
+// selector are left out.
 func (m *Manager) StandbyAgents() []placement.Agent {
 	now := m.cfg.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []placement.Agent
 	for _, r := range m.recs {
+		// Every agent that plans cannot use now (Unavailable: draining,
+		// powering off, off, booting) is here, so that the core's picture
+		// of what the cluster could hold never misses an agent in
+		// passing: a job must not be rejected as too big for the cluster
+		// while one of its agents is on its way off. Only an agent that is
+		// off and not avoided (a failed power-on) may be planned on: the
+		// others are listed with no free room.
 		usable := r.State == StateOff && !now.Before(r.AvoidUntil)
-		if (!usable && r.State != StateBooting) || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
+		if r.State == StateOn || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
 			continue
 		}
 		loc := placement.LocationCloud
