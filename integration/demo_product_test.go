@@ -260,6 +260,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	if !strings.Contains(logLinks, "sandbox on") || (strings.Contains(logMsg, "driver running") && !strings.Contains(logLinks, "Spark UI")) {
 		t.Fatalf("job page log: links %q, status %q, log:\n%s", logLinks, logMsg, logText)
 	}
+	b.screenshot(t, "demo-job")
 	// A page for a job that does not exist keeps nothing of the last one.
 	var facts string
 	var leftovers int

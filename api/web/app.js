@@ -258,7 +258,9 @@ function lineChart(box, series, opts) {
     // A label near an end of the axis is anchored there, not cut off.
     const anchor = X(x) > W - R - 45 ? "end" : X(x) < L + 30 ? "start" : "middle";
     const t = svgEl("text", { x: X(x), y: H - 6, "text-anchor": anchor, class: "xlabel" });
-    t.textContent = new Date(x).toLocaleTimeString([], tt.seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
+    // 24-hour local time, as fmtTime writes it (not a locale's AM/PM).
+    const d = new Date(x);
+    t.textContent = pad2(d.getHours()) + ":" + pad2(d.getMinutes()) + (tt.seconds ? ":" + pad2(d.getSeconds()) : "");
     svg.append(t);
   }
   for (const s of series) {
