@@ -83,6 +83,9 @@ type Config struct {
 	// Logs, if set, serves /api/v1/jobs/{id}/logs (with the views: a
 	// follower forwards it to the leader).
 	Logs LogReader
+	// Forecast, if set, serves GET /api/v1/forecast (forecast.go; with
+	// the views: a follower forwards it to the leader).
+	Forecast func(ctx context.Context, horizon, step time.Duration) (any, error)
 	// Forward, if set, names the instance to forward the views and the
 	// event stream to (the leader, when this instance follows); nil
 	// serves them here.

@@ -191,6 +191,9 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 	if s.cfg.Preview != nil {
 		r.HandleFunc("/api/v1/plan", s.reading(withQuery(noParams, forward(s.planJob)))).Methods(http.MethodPost)
 	}
+	if s.cfg.Forecast != nil {
+		r.HandleFunc("/api/v1/forecast", s.reading(withQuery(forecastParams, forward(s.getForecast)))).Methods(http.MethodGet)
+	}
 	if s.cfg.Logs != nil {
 		r.HandleFunc("/api/v1/jobs/{id}/logs", s.reading(withQuery(logParams, forward(s.getLogs)))).Methods(http.MethodGet)
 	}

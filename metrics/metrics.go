@@ -43,6 +43,7 @@ type Metrics struct {
 	RequestsRefused *prometheus.CounterVec
 	preemptionMetrics
 	waitMetrics
+	warmPoolMetrics
 	mesosMetrics
 
 	mu       sync.Mutex
@@ -112,6 +113,7 @@ func New(jobs JobCounter) *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPreemption()
 	m.registerWaiting()
+	m.registerWarmPool()
 	m.registerMesos()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(

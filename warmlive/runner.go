@@ -186,6 +186,9 @@ func (r *Runner) Step(ctx context.Context) error {
 	}
 	if r.src.Agents == nil {
 		r.publish(st, Actions{Keep: map[string]bool{}}, true)
+		if r.src.Applied != nil {
+			r.src.Applied(r.Status())
+		}
 		return nil
 	}
 	agents, err := r.src.Agents(ctx)
@@ -279,3 +282,7 @@ func (r *Runner) failed(now time.Time, err error) error {
 	}
 	return err
 }
+
+// Expect is the decision's forecast of the jobs arriving in [from, to)
+// (not OK without a forecast).
+func (s Status) Expect(from, to time.Time) forecast.Demand { return s.model.Expect(from, to) }

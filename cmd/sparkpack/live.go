@@ -24,6 +24,7 @@ import (
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/warmlive"
 )
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
@@ -83,6 +84,11 @@ type live struct {
 	agentsMu sync.Mutex
 	agentsAt time.Time
 	agentsBy map[string]offers.Agent
+
+	// warm is the live warm pool (warmpool.go); warmAhead the agents it
+	// powered on ahead, as last counted in the metrics.
+	warm      *warmlive.Runner
+	warmAhead int
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -192,6 +198,11 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster.SetReporter(core)
 	sink.c = cluster
 	l.core, l.cluster, l.fw = core, cluster, fw
+	wp, err := startWarmPool(mc, st, core, cluster, pm, log, l.warmApplied)
+	if err != nil {
+		return nil, fmt.Errorf("warm pool: %w", err)
+	}
+	l.warm = wp
 	if err := cluster.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -211,13 +222,15 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		}
 	}()
 	go func() { defer l.wg.Done(); cluster.Wait() }()
+	l.wg.Add(1)
+	go func() { defer l.wg.Done(); wp.Run(ctx) }()
 	if pm != nil {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
 			pm.Run(ctx, mc.power.tick, func(context.Context) ([]power.Agent, error) {
 				return powerAgents(cluster.AgentStatuses()), nil
-			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) })
+			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}
 	return l, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
+	"github.com/sparkpack/sparkpack/warmlive"
+	"github.com/sparkpack/sparkpack/warmpool"
 )
 
 // powerConfig is power management's part of serve's flags.
@@ -32,6 +35,10 @@ type powerConfig struct {
 	emulatorURL      string
 	selector         string
 	tick             time.Duration
+	// The live warm pool (warmpool.go).
+	bootTime      time.Duration
+	missCostUSD   float64
+	forecastEvery time.Duration
 }
 
 // powerFlags adds the --power-* flags.
@@ -50,6 +57,9 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.StringVar(&c.webhookTokenFile, "power-webhook-token-file", envDefault("SPARKPACK_POWER_WEBHOOK_TOKEN_FILE", ""), withEnv("file holding the webhook's bearer token", "SPARKPACK_POWER_WEBHOOK_TOKEN_FILE"))
 	fs.StringVar(&c.emulatorURL, "power-emulator-url", envDefault("SPARKPACK_POWER_EMULATOR_URL", ""), withEnv("the Mesos emulator's URL for the emulator provider (default: --mesos-master)", "SPARKPACK_POWER_EMULATOR_URL"))
 	fs.StringVar(&c.selector, "power-selector", envDefault("SPARKPACK_POWER_SELECTOR", ""), withEnv("only agents matching every term are powered off, e.g. location=cloud,hostname=worker-* (others, such as on-premises agents, are never touched)", "SPARKPACK_POWER_SELECTOR"))
+	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: the warm pool keeps warm (or powers on ahead) what the forecast needs within it", "SPARKPACK_POWER_BOOT_TIME"))
+	fs.Float64Var(&c.missCostUSD, "power-miss-cost-usd", envFloat("SPARKPACK_POWER_MISS_COST_USD", warmpool.DefaultMissCostUSD), withEnv("the warm pool's price of one missed deadline in dollars: an idle agent is kept warm while the expected misses it avoids, at this price, exceed its bill (docs/power.md)", "SPARKPACK_POWER_MISS_COST_USD"))
+	fs.DurationVar(&c.forecastEvery, "power-forecast-every", envDuration("SPARKPACK_POWER_FORECAST_EVERY", warmlive.DefaultEvery), withEnv("how often the leader refits the forecast of arrivals from the job history and decides the warm pool", "SPARKPACK_POWER_FORECAST_EVERY"))
 	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
 }
 
@@ -75,6 +85,12 @@ func (c *powerConfig) validate() error {
 	}
 	if c.onTimeout <= 0 || c.tick <= 0 {
 		return fmt.Errorf("--power-on-timeout and --power-tick must be positive")
+	}
+	if c.bootTime <= 0 || c.forecastEvery <= 0 {
+		return fmt.Errorf("--power-boot-time and --power-forecast-every must be positive")
+	}
+	if !(c.missCostUSD >= 0) || math.IsInf(c.missCostUSD, 0) {
+		return fmt.Errorf("--power-miss-cost-usd must be a number >= 0 (0: the default, $%g)", warmpool.DefaultMissCostUSD)
 	}
 	if _, err := power.ParseSelector(c.selector); err != nil {
 		return fmt.Errorf("--power-selector: %w", err)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/power"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/warmpool"
+)
+
+// TestWarmAgents: what the sizing rule sees of the live agents: power
+// states from power management (never stepped: on), busy from Mesos, free
+// room from the core's view; agents on their way off, gone or avoided are
+// left out; an agent outside the selector counts as busy.
+func TestWarmAgents(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	ag := func(id string, cpus float64) offers.Agent {
+		return offers.Agent{ID: id, Hostname: "h-" + id, CPUs: cpus, MemMB: 4096 * cpus, PricePerHour: 0.1 * cpus,
+			Attributes: map[string]string{"location": "cloud"}}
+	}
+	statuses := []offers.AgentStatus{
+		{Agent: ag("new", 4), Active: true},
+		{Agent: ag("idle", 4), Active: true},
+		{Agent: ag("busy", 8), Active: true, Busy: true},
+		{Agent: ag("draining", 4), Active: false, Deactivated: true},
+		{Agent: ag("local", 2), Active: true},
+	}
+	statuses[4].Attributes = map[string]string{"location": "local"}
+	states := []offers.AgentState{{Agent: ag("busy", 8)}}
+	states[0].FreeCPUs, states[0].FreeMemMB = 3, 1000
+	rec := func(id string, s power.State, cpus float64) power.Record {
+		a := ag(id, cpus)
+		return power.Record{AgentID: id, Hostname: a.Hostname, Attributes: a.Attributes, CPUs: cpus, MemMB: a.MemMB, PricePerHour: a.PricePerHour, State: s, Since: now.Add(-10 * time.Second)}
+	}
+	avoided := rec("avoided", power.StateOff, 4)
+	avoided.AvoidUntil = now.Add(time.Minute)
+	recs := []power.Record{rec("idle", power.StateOn, 4), rec("busy", power.StateOn, 8), rec("draining", power.StateDraining, 4),
+		rec("off", power.StateOff, 4), rec("booting", power.StateBooting, 8), avoided, rec("powering", power.StatePoweringOff, 4)}
+	sel, err := power.ParseSelector("location=cloud")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := warmAgents(recs, statuses, states, sel, time.Minute, now)
+	by := map[string]warmpool.Agent{}
+	var ids []string
+	for _, a := range got {
+		by[a.ID] = a
+		ids = append(ids, a.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{"booting", "busy", "idle", "local", "new", "off"}; !slices.Equal(ids, want) {
+		t.Fatalf("agents %v; want %v", ids, want)
+	}
+	if a := by["new"]; a.State != warmpool.On || a.Busy || a.FreeCPUs != 4 || a.PricePerHour != 0.4 {
+		t.Errorf("never stepped agent: %+v", a)
+	}
+	if a := by["busy"]; !a.Busy || a.FreeCPUs != 3 || a.FreeMemMB != 1000 {
+		t.Errorf("busy agent: %+v", a)
+	}
+	if a := by["local"]; !a.Busy {
+		t.Errorf("an agent outside the selector must count as busy: %+v", a)
+	}
+	if a := by["off"]; a.State != warmpool.Off || a.CPUs != 4 {
+		t.Errorf("off agent: %+v", a)
+	}
+	if a := by["booting"]; a.State != warmpool.Booting || !a.ReadyAt.Equal(now.Add(50*time.Second)) {
+		t.Errorf("booting agent: %+v (ready one boot time after its power-on)", a)
+	}
+}
+
+// TestExpectedEnds: start plus the scaled estimate; no estimate: far away.
+func TestExpectedEnds(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	start := now.Add(-time.Minute)
+	held := map[string]*warmpool.Running{"a": {CPUs: 2, MemMB: 100}, "b": {CPUs: 1, MemMB: 50}}
+	jobs := []scheduler.Job{{StartedAt: &start}, {StartedAt: &start}, {}}
+	jobs[0].ID, jobs[1].ID, jobs[2].ID = "a", "b", "gone"
+	jobs[0].EstimatedDurationSeconds = 600
+	got := expectedEnds(held, jobs, 0.1, now)
+	if len(got) != 2 || got[0].CPUs != 2 || !got[0].EndsAt.Equal(now) || !got[1].EndsAt.After(now.Add(24*time.Hour)) {
+		t.Fatalf("%+v", got)
+	}
+}
