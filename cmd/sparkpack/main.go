@@ -49,6 +49,7 @@ var commands = map[string]command{
 	"plan":      {"say where a job would go now, what it would cost and when it would run, without submitting it (submit --dry-run)", runPlan},
 	"prune":     {"delete the history of jobs that ended long ago: sparkpack prune --older-than 90d", runPrune},
 	"cost":      {"show the cost meter, the burn rate and (when known) the bill and the savings", runCost},
+	"forecast":  {"show the forecast of arrivals from the job history next to the actual, and which agents the warm pool keeps on", runForecast},
 }
 
 func main() {

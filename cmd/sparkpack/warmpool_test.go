@@ -2,12 +2,14 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/warmlive"
 	"github.com/sparkpack/sparkpack/warmpool"
 )
 
@@ -82,5 +84,28 @@ func TestExpectedEnds(t *testing.T) {
 	got := expectedEnds(held, jobs, 0.1, now)
 	if len(got) != 2 || got[0].CPUs != 2 || !got[0].EndsAt.Equal(now) || !got[1].EndsAt.After(now.Add(24*time.Hour)) {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// TestPrintForecast: the table shows the steps with their actuals and
+// the agents kept warm with why; a fallback says so.
+func TestPrintForecast(t *testing.T) {
+	at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	v := warmlive.View{Model: warmlive.ModelView{OK: true, Jobs: 180, Level: "mean", MeanPerHour: 180, DeadlineShare: 1},
+		Steps: []warmlive.Step{{From: at, Jobs: warmlive.Band{P10: 1, P50: 3, P90: 5}, Actual: &warmlive.Actual{Jobs: 4}}},
+		WarmPool: &warmlive.WarmPoolView{At: at, Reason: "forecast 1.00 jobs", WarmCPUs: 4,
+			KeepOn: []warmlive.DecisionView{{AgentID: "w-cheap", Reason: "warm for the forecast in 20s"}}}}
+	var b strings.Builder
+	printForecast(&b, &v, false)
+	for _, want := range []string{"180 jobs in the history", "w-cheap", "keep on", "warm for the forecast in 20s", "1         3    5    4"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+	v.Model, v.WarmPool.Fallback = warmlive.ModelView{Reason: "empty history"}, "no forecast: empty history"
+	b.Reset()
+	printForecast(&b, &v, true)
+	if !strings.Contains(b.String(), "no forecast: empty history") || !strings.Contains(b.String(), "idle agents power off after their idle timeout") {
+		t.Errorf("fallback:\n%s", b.String())
 	}
 }
