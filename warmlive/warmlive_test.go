@@ -232,3 +232,49 @@ func TestRunnerRecurringDeadlineJob(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerForecastOnly: without power management the Runner forecasts
+// (the view has steps and a model) and keeps nothing; the view has no
+// warm pool.
+func TestRunnerForecastOnly(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	f := &fake{rows: recurring(now, 20*time.Second, time.Hour)}
+	src := f.sources()
+	src.Agents, src.PowerOn = nil, nil
+	var applied int
+	src.Applied = func(Status) { applied++ }
+	r, err := New(Config{Log: quiet(), Now: func() time.Time { return now }}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v := r.View(time.Hour, 15*time.Minute)
+	if !v.Model.OK || v.Model.Jobs != 180 || len(v.Steps) != 8 || v.WarmPool != nil || applied != 1 || r.Wanted("cheap") {
+		t.Fatalf("view %+v, applied %d", v, applied)
+	}
+	if got := r.Status().Expect(now, now.Add(time.Hour)).Jobs; got < 150 || got > 210 {
+		t.Errorf("the next hour forecasts %.1f jobs; want about 180", got)
+	}
+}
+
+// TestRunnerConcurrent: power management's Wanted and the API's View
+// read while Run decides (run with -race); Run ends with its context.
+func TestRunnerConcurrent(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	f := &fake{rows: recurring(now, 20*time.Second, time.Hour), agents: cluster(warmpool.On)}
+	r, _ := New(Config{Every: time.Millisecond, BootTime: 20 * time.Second, MissCostUSD: 0.05, Log: quiet(), Now: func() time.Time { return now }}, f.sources())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	for i := 0; i < 200; i++ {
+		r.Wanted("cheap")
+		_ = r.View(time.Minute, time.Minute)
+	}
+	cancel()
+	<-done
+	if !r.Wanted("cheap") {
+		t.Fatal("the cheap agent is not kept")
+	}
+}
