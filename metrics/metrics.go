@@ -207,6 +207,8 @@ func (m *Metrics) NotLeading() {
 	m.QueueLength.Reset()
 	m.SetCost(0, 0, 0)
 	m.AgentsByPower.Reset()
+	m.WarmCPUs.Set(0)
+	m.ForecastArrivalsP50.Set(0)
 }
 
 // Refused counts one refused request (api.Guard's Refused hook).
