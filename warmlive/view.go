@@ -88,7 +88,18 @@ type WarmPoolView struct {
 // DecisionView is one agent's part of the plan.
 type DecisionView struct {
 	AgentID string `json:"agentId"`
-	Reason  string `json:"reason"`
+	// Name is the agent's hostname when the caller knows it (Names).
+	Name   string `json:"name,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Names sets each decision's Name with name(agentID).
+func (w *WarmPoolView) Names(name func(agentID string) string) {
+	for _, ds := range [][]DecisionView{w.KeepOn, w.PowerOnNow, w.MayPowerOff} {
+		for i := range ds {
+			ds[i].Name = name(ds[i].AgentID)
+		}
+	}
 }
 
 // WarmConfigView is the settings the decision used.
@@ -126,6 +137,12 @@ func BuildView(st Status, cfg Config, now time.Time, horizon, step time.Duration
 	n := min(int((horizon+step-1)/step), MaxSteps)
 	cur := now.Truncate(step)
 	start, end := cur.Add(-time.Duration(n)*step), cur.Add(time.Duration(n)*step)
+	if len(st.history) > 0 {
+		// Nothing to compare before the history starts.
+		if first := st.history[0].SubmittedAt.Truncate(step); first.After(start) && !first.After(cur) {
+			start = first
+		}
+	}
 	for t := start; t.Before(end); t = t.Add(step) {
 		s := Step{From: t, To: t.Add(step)}
 		if m.OK {
@@ -183,7 +200,7 @@ func finite(x float64) bool { return x == x && x-x == 0 }
 func decisions(ds []warmpool.Decision) []DecisionView {
 	out := make([]DecisionView, len(ds))
 	for i, d := range ds {
-		out[i] = DecisionView{d.AgentID, d.Reason}
+		out[i] = DecisionView{AgentID: d.AgentID, Reason: d.Reason}
 	}
 	return out
 }

@@ -31,8 +31,11 @@ async function renderForecast() {
   const rows = [];
   if (w.fallback) rows.push(el("li", {}, w.fallback + " — idle agents power off after their idle timeout."));
   else rows.push(el("li", {}, w.reason));
-  for (const d of w.keepOn) rows.push(el("li", { "data-agent": d.agentId }, el("strong", {}, d.agentId), " kept on: " + d.reason));
-  for (const d of w.powerOnNow) rows.push(el("li", { "data-agent": d.agentId }, el("strong", {}, d.agentId), " powered on ahead: " + d.reason));
+  // Agents holding work stay on anyway: counted, not listed.
+  const working = w.keepOn.filter((d) => d.reason === "holds work").length;
+  for (const d of w.keepOn) if (d.reason !== "holds work") rows.push(el("li", { "data-agent": d.agentId }, el("strong", {}, d.name || d.agentId), " kept warm: " + d.reason));
+  for (const d of w.powerOnNow) rows.push(el("li", { "data-agent": d.agentId }, el("strong", {}, d.name || d.agentId), " powered on ahead: " + d.reason));
+  if (working) rows.push(el("li", {}, working + (working === 1 ? " agent holds" : " agents hold") + " work (on anyway)."));
   rows.push(el("li", {}, w.warmCPUs.toFixed(1) + " warm cpus; " + w.poweredOnAhead + " agents powered on ahead this term; a missed deadline priced at $" + w.config.missCostUSD));
   list.replaceChildren(...rows);
 }

@@ -90,7 +90,11 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 	fmt.Fprintln(tw, "AGENT\tDECISION\tWHY")
 	show := func(what string, ds []warmlive.DecisionView) {
 		for _, d := range ds {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.AgentID, what, d.Reason)
+			name := d.AgentID
+			if d.Name != "" && d.Name != d.AgentID {
+				name = d.Name + " (" + d.AgentID + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", name, what, d.Reason)
 		}
 	}
 	show("keep on", p.KeepOn)

@@ -178,7 +178,11 @@ func (l *live) warmApplied(st warmlive.Status) {
 
 // Forecast is GET /api/v1/forecast on the leader.
 func (l *live) Forecast(ctx context.Context, horizon, step time.Duration) (any, error) {
-	return l.warm.View(horizon, step), nil
+	v := l.warm.View(horizon, step)
+	if v.WarmPool != nil {
+		v.WarmPool.Names(l.cluster.AgentName)
+	}
+	return v, nil
 }
 
 // Forecast is GET /api/v1/forecast (followers forward it to the leader).
