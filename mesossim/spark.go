@@ -96,6 +96,10 @@ func ParseSparkSubmit(args []string) (SparkConf, bool) {
 	if idx < 0 {
 		return SparkConf{}, false
 	}
+	// A command without a shell repeats its program as argv[0].
+	for idx+1 < len(args) && strings.Contains(path.Base(args[idx+1]), "spark-submit") {
+		idx++
+	}
 	conf := map[string]string{}
 	rest := args[idx+1:]
 	for i := 0; i < len(rest); i++ {

@@ -2,6 +2,7 @@ package mesossim
 
 import (
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +168,25 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 	if len(runs[0].PerAgent) != 3 || len(runs[1].PerAgent) != 1 || runs[0].Seconds == runs[1].Seconds {
 		t.Fatalf("placements %v and %v, times %.1f and %.1f: want spread on 3 agents, packed on 1, different times",
 			runs[0].PerAgent, runs[1].PerAgent, runs[0].Seconds, runs[1].Seconds)
+	}
+}
+
+// TestParseSparkSubmitApplication: the application, its main class and its
+// data are read from a spark-submit as sparkpack launches it (no shell:
+// the program repeated as argv[0]) and as a shell line.
+func TestParseSparkSubmitApplication(t *testing.T) {
+	argv := []string{"/opt/spark/bin/spark-submit", "/opt/spark/bin/spark-submit", "--master", "mesos://m:5050", "--deploy-mode", "client",
+		"--class", "com.example.ETL", "--driver-memory", "1024m", "--name", "etl", "--conf", SimInputGBConf + "=12.5",
+		"--conf", SimIterationsConf + "=3", "--conf", "spark.mesos.role=r", "local:///jobs/etl.jar", "--conf", "spark.mesos.role=not-mine"}
+	for _, words := range [][]string{argv, shellWords(strings.Join(argv[1:], " "))} {
+		c, ok := ParseSparkSubmit(words)
+		if !ok || c.AppResource != "local:///jobs/etl.jar" || c.MainClass != "com.example.ETL" || c.InputGB != 12.5 || c.Iterations != 3 ||
+			c.Role != "r" || c.AppName != "etl" {
+			t.Fatalf("%q: %+v %v", words, c, ok)
+		}
+	}
+	c, ok := ParseSparkSubmit([]string{"spark-submit", "--conf", "spark.mesos.role=r", "--conf", SimInputGBConf + "=-1", "app.jar"})
+	if !ok || c.InputGB != 1 || c.Iterations != 1 || c.AppResource != "app.jar" {
+		t.Fatalf("defaults: %+v %v", c, ok)
 	}
 }
