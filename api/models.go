@@ -173,13 +173,13 @@ func modelView(m Models, s perfmodel.Summary, q modelsQuery) ModelView {
 		x := s.OnlineMAPE
 		v.MAPEPercent = &x
 	}
-	for i, e := range q.executors {
+	for _, e := range q.executors {
 		pr, err := m.Predict(s.Signature, "", perfmodel.Query{Executors: e, Size: q.size})
 		if err != nil || !finiteAll(pr.P50, pr.P90) {
 			continue
 		}
-		if i == 0 || v.Level == perfmodel.LevelPrior {
-			v.Level = pr.Level
+		if len(v.Curve) == 0 {
+			v.Level = pr.Level // the same at every point: it depends on the runs
 		}
 		v.Curve = append(v.Curve, CurvePoint{Executors: e, P50Seconds: pr.P50, P90Seconds: pr.P90, Level: pr.Level})
 	}
