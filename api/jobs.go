@@ -28,6 +28,15 @@ type JobView struct {
 	// CostUSD is the job's share of what its agents cost while it ran
 	// (Config.JobCost); absent when unknown or the job never ran.
 	CostUSD *float64 `json:"costUSD,omitempty"`
+	// PredictedSeconds and PredictedP90Seconds are the run time the
+	// performance model predicted for the job (Config.JobPrediction),
+	// PredictionLevel where it came from; ActualSeconds is its last run's
+	// time once it finished (in the estimate's units, see
+	// Config.DurationScale). See api/models.go.
+	PredictedSeconds    *float64 `json:"predictedSeconds,omitempty"`
+	PredictedP90Seconds *float64 `json:"predictedP90Seconds,omitempty"`
+	PredictionLevel     string   `json:"predictionLevel,omitempty"`
+	ActualSeconds       *float64 `json:"actualSeconds,omitempty"`
 }
 
 func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -232,6 +241,7 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 	if s.cfg.JobCost != nil {
 		v.CostUSD = s.cfg.JobCost(job, pl)
 	}
+	s.predictionFields(&v)
 	return v, nil
 }
 

@@ -95,6 +95,13 @@ type Config struct {
 	ForwardTransport http.RoundTripper
 	// Leader, if set, answers GET /api/v1/leader.
 	Leader func(ctx context.Context) (any, error)
+	// Models, if set, serves GET /api/v1/models and /api/v1/models/{id}
+	// (models.go); JobPrediction, if set, gives a job's predicted run time
+	// for its view (nil when none); DurationScale converts wall seconds
+	// into the estimates' units for a job's actualSeconds (0 means 1).
+	Models        Models
+	JobPrediction func(scheduler.Job) *JobPrediction
+	DurationScale float64
 	// Dashboard serves the web dashboard at /.
 	Dashboard bool
 	// Mount, if set, adds more routes (dashboard, cluster views) to the router.
@@ -150,6 +157,9 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
 	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil || cfg.Preview != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
+	}
+	if cfg.Models != nil {
+		s.mountModels(r, cfg.Models)
 	}
 	if cfg.Dashboard {
 		s.MountDashboard(r)

@@ -34,6 +34,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		lostRate    = fs.Float64("fault-lost-rate", 0, "probability that a task ends TASK_LOST (fault injection)")
 		seed        = fs.Int64("fault-seed", 1, "seed of the fault injection random choices")
 		noSpark     = fs.Bool("no-spark", false, "do not simulate Spark for launched spark-submit tasks")
+		perfTruth   = fs.String("perf-truth", "", "time simulated Spark applications by the emulator's performance truth (docs/simulation.md):\n\"derived\" (every signature's hidden parameters from a hash of it) or a truth JSON file; empty: by the\ndriver task's "+DurationLabel+" label (sparkpack's estimate) as before")
 		bootTime    = fs.Duration("boot-time", 60*time.Second, "simulated time from POST /sim/agents/power-on to the agent registering again")
 		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off or crashed agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -94,11 +95,15 @@ Flags:
 		}
 		log.WithField("address", addr).Info("serving Go runtime profiles at /debug/pprof/ (--pprof)")
 	}
+	truth, err := LoadPerfTruth(*perfTruth)
+	if err != nil {
+		return fmt.Errorf("mesos-sim: --perf-truth: %w", err)
+	}
 	m, err := New(Config{
 		Cluster: cl, Hostname: host, OfferInterval: *offerIvl, HeartbeatInterval: *heartbeat,
 		StatusUpdateRetry: *retry, TaskStartDelay: *startDelay, DefaultTaskDuration: *defaultDur,
 		TimeScale: *timeScale, TaskFailureRate: *failRate, TaskLostRate: *lostRate, Seed: *seed,
-		DisableSpark: *noSpark, Logger: log, BootTime: *bootTime, UnreachableAfter: *unreachable,
+		DisableSpark: *noSpark, PerfTruth: truth, Logger: log, BootTime: *bootTime, UnreachableAfter: *unreachable,
 	})
 	if err != nil {
 		return err

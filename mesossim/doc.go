@@ -104,7 +104,9 @@
 //     update faults (SetUpdateFaults: random delay, so updates of
 //     different tasks arrive reordered, and duplicates).
 //   - A simulated Spark 3.x coarse-grained driver for launched spark-submit
-//     commands (see spark.go).
+//     commands (see spark.go), timed, with Config.PerfTruth, by the
+//     emulator's performance truth of the placement its executors got
+//     (sparktruth.go, package perftruth) instead of its duration label.
 //
 // # Known differences from the real master
 //

@@ -21,6 +21,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/mesossim/perftruth"
 )
 
 // Version is the Mesos version the emulator reports.
@@ -81,6 +82,14 @@ type Config struct {
 
 	// DisableSpark turns off the simulated Spark framework (see spark.go).
 	DisableSpark bool
+	// PerfTruth, if set, times every simulated Spark application from the
+	// placement its executors got and its signature's hidden parameters
+	// (sparktruth.go, package perftruth) instead of its task's duration;
+	// SparkMaxWait is how long (simulated) it waits for all its executors
+	// before it starts with those it has (Spark's
+	// spark.scheduler.maxRegisteredResourcesWaitingTime, default 30s).
+	PerfTruth    *perftruth.Truth
+	SparkMaxWait time.Duration
 	// SparkExecutorStartDelay is how long the simulated Spark driver waits
 	// after TASK_RUNNING before it subscribes its framework (default 200ms).
 	SparkExecutorStartDelay time.Duration
@@ -136,6 +145,9 @@ func (c *Config) setDefaults() error {
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
 	}
+	if c.SparkMaxWait <= 0 {
+		c.SparkMaxWait = 30 * time.Second
+	}
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
@@ -187,6 +199,7 @@ type Master struct {
 	rng          *mrand.Rand
 	opSubs       map[*opStream]bool
 	sparkJobs    map[*task]*sparkJob
+	sparkRuns    []SparkRun // timed by the performance truth (sparktruth.go)
 	unavailUntil time.Time
 	updateFaults UpdateFaults
 

@@ -57,6 +57,13 @@ type SparkConf struct {
 	MemoryOverheadMB    float64 // 0 = max(384, 10%)
 	RejectOfferDuration time.Duration
 	Constraints         map[string][]string
+	// AppResource and MainClass are the application (its signature for
+	// the performance truth, sparktruth.go); InputGB and Iterations the
+	// data it reads (spark.sparkpack.sim.inputGB, default 1, and
+	// spark.sparkpack.sim.iterations, default 1).
+	AppResource, MainClass string
+	InputGB                float64
+	Iterations             int
 }
 
 type sparkJob struct {
@@ -70,6 +77,9 @@ type sparkJob struct {
 	pending   []*scheduler.Event
 	scheduled bool
 	done      bool
+	// Performance truth (sparktruth.go): the wait for executors is over;
+	// the application's timed run has started.
+	waitOver, started bool
 }
 
 // ParseSparkSubmit extracts the Spark settings the emulator models from a
@@ -85,6 +95,10 @@ func ParseSparkSubmit(args []string) (SparkConf, bool) {
 	}
 	if idx < 0 {
 		return SparkConf{}, false
+	}
+	// A command without a shell repeats its program as argv[0].
+	for idx+1 < len(args) && strings.Contains(path.Base(args[idx+1]), "spark-submit") {
+		idx++
 	}
 	conf := map[string]string{}
 	rest := args[idx+1:]
@@ -115,6 +129,14 @@ func ParseSparkSubmit(args []string) (SparkConf, bool) {
 			conf["spark.cores.max"] = next()
 		case a == "--name":
 			conf["spark.app.name"] = next()
+		case a == "--class":
+			conf["--class"] = next()
+		case sparkValueOption[a]:
+			next()
+		case !strings.HasPrefix(a, "-"):
+			// The application; what follows is its own arguments.
+			conf["--app"] = a
+			i = len(rest)
 		}
 	}
 	sc := SparkConf{Role: conf["spark.mesos.role"], AppName: conf["spark.app.name"]}
@@ -136,6 +158,14 @@ func ParseSparkSubmit(args []string) (SparkConf, bool) {
 	}
 	if sc.MemoryOverheadMB <= 0 {
 		sc.MemoryOverheadMB = math.Max(384, 0.10*sc.ExecutorMemoryMB)
+	}
+	sc.AppResource, sc.MainClass = conf["--app"], conf["--class"]
+	sc.InputGB, sc.Iterations = 1, 1
+	if f, err := strconv.ParseFloat(conf[SimInputGBConf], 64); err == nil && f > 0 && f <= 1e6 {
+		sc.InputGB = f
+	}
+	if n, err := strconv.Atoi(conf[SimIterationsConf]); err == nil && n >= 1 && n <= 1e6 {
+		sc.Iterations = n
 	}
 	sc.RejectOfferDuration = parseSparkDuration(conf["spark.mesos.rejectOfferDuration"], 120*time.Second)
 	if c := conf["spark.mesos.constraints"]; c != "" {
@@ -298,6 +328,9 @@ func (m *Master) sparkDriverRunningLocked(job *sparkJob) {
 		m.log.WithFields(logrus.Fields{"framework": fw.id, "role": role, "driver": job.driver.id}).Info("simulated Spark framework subscribed")
 		m.sandboxSparkLocked(job, "MesosCoarseGrainedSchedulerBackend", "Registered as framework ID "+fw.id)
 		m.kickAllocator()
+		if m.cfg.PerfTruth != nil {
+			m.sparkTruthWaitLocked(job)
+		}
 	})
 }
 
@@ -427,6 +460,7 @@ func (m *Master) sparkOffersLocked(job *sparkJob, offers []mesos.Offer) {
 			m.sandboxSparkLocked(job, "MesosCoarseGrainedSchedulerBackend", "Mesos task "+t.id+" is now TASK_RUNNING on agent "+t.agent.id+" ("+t.res.String()+")")
 		}
 	}
+	m.sparkTruthMaybeStartLocked(job)
 }
 
 // takeInOrder takes amount (milli) of a scalar from what is left of an

@@ -472,6 +472,7 @@ async function renderJob(id) {
   if (j.waitingReason) facts.push(["waiting because", j.waitingReason]);
   if (j.preemptions) facts.push(["preempted", j.preemptions + (j.preemptions === 1 ? " time" : " times") + ", " + fmtDur(j.lostWorkSeconds || 0) + " of work lost"]);
   if (j.preemptRequested) facts.push(["being evicted", j.preemptRequested]);
+  if (typeof predictionFacts === "function") facts.push(...predictionFacts(j)); // models.js
   $("job-facts").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v === undefined ? "–" : v)]));
   const perCpu = j.executorCores, perMem = j.executorMemoryMB + (j.memoryOverheadMB || Math.max(384, Math.floor(j.executorMemoryMB / 10)));
   $("job-placement").tBodies[0].replaceChildren(...(j.placement || []).map((p) => el("tr", {},

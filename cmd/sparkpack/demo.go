@@ -45,6 +45,8 @@ type demoConfig struct {
 	statusEvery time.Duration
 	// explicit names the flags given on the command line.
 	explicit map[string]bool
+	// perfTruth is --perf-truth: how the emulator times Spark applications.
+	perfTruth string
 }
 
 // The demo's default addresses; a busy one is replaced by a free port
@@ -72,6 +74,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.DurationVar(&c.powerOffAfter, "power-off-after", 30*time.Second, "power management: an agent idle this long (simulated time) is powered off through the emulator; 0 keeps every agent on")
 	fs.DurationVar(&c.bootTime, "boot-time", 60*time.Second, "simulated time an emulated agent takes to boot after a power-on")
 	fs.DurationVar(&c.statusEvery, "status-every", time.Minute, "print a status line (jobs, cost, the dashboard's address) this often; 0 never")
+	fs.StringVar(&c.perfTruth, "perf-truth", "derived", "how the emulator times a Spark application: derived (its performance truth from the placement it got and its signature's hidden parameters, docs/simulation.md), a truth JSON file, or off (the job's estimate, as before)")
 	fs.StringVar(&c.serve.logLevel, "log-level", "warn", "log level of sparkpack and the emulator: debug, info, warn or error (the demo prints its own summary lines)")
 	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text or json")
 	fs.Usage = func() {
@@ -177,7 +180,15 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 	// while shutting down.
 	emuCtx, stopEmu := context.WithCancel(context.Background())
 	defer stopEmu()
-	m, err := mesossim.New(mesossim.Config{Cluster: cl, TimeScale: 1 / c.simSpeed, BootTime: c.bootTime, Logger: log.WithField("component", "mesos-emulator")})
+	pt := c.perfTruth
+	if pt == "off" {
+		pt = ""
+	}
+	truth, err := mesossim.LoadPerfTruth(pt)
+	if err != nil {
+		return fmt.Errorf("--perf-truth: %w", err)
+	}
+	m, err := mesossim.New(mesossim.Config{Cluster: cl, TimeScale: 1 / c.simSpeed, BootTime: c.bootTime, PerfTruth: truth, Logger: log.WithField("component", "mesos-emulator")})
 	if err != nil {
 		return err
 	}
@@ -386,7 +397,11 @@ func runSample(ctx context.Context, base string, c demoConfig, cap capacity, out
 					return err
 				}
 			}
-			if err := postSample(ctx, client, base, j.body(c.simSpeed)); err != nil {
+			body := j.body(c.simSpeed)
+			if c.perfTruth != "off" {
+				body = withSimData(body, j.run) // demotruth.go
+			}
+			if err := postSample(ctx, client, base, body); err != nil {
 				return err
 			}
 			ids = append(ids, fmt.Sprint(j.spec["id"]))
