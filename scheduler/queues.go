@@ -107,6 +107,10 @@ type Entry struct {
 	queued bool       // in a queue now
 	inDQ   bool       // in the deadline queue (else the job queue)
 	fresh  bool       // entered a queue since the last pass
+	// learnKey is what the run-time model knows the job by; learnedAt
+	// the pass's cached prediction (predict.go).
+	learnKey  *RunKey
+	learnedAt learnedTime
 }
 
 // NewEntry builds the queue entry of a job.
@@ -117,8 +121,9 @@ func NewEntry(j *Job) *Entry {
 		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		Demand: DemandOf(j), Preemptions: j.Preemptions,
-		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
-		wait:   waitState{text: j.WaitingReason, atRisk: j.AtRisk},
+		stored:   storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
+		wait:     waitState{text: j.WaitingReason, atRisk: j.AtRisk},
+		learnKey: func() *RunKey { k := RunKeyOf(j); return &k }(),
 	}
 }
 

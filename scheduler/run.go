@@ -122,6 +122,7 @@ func (c *Core) Recover(ctx context.Context) error {
 					}
 				}
 				a := c.newActiveJob(j, plan)
+				c.learnRecovered(a)
 				c.actMu.Lock()
 				c.active[j.ID] = a
 				c.actMu.Unlock()

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// Run history (migration 0013, docs/learning.md): one row per finished
+// attempt of a job, written in the transaction that records the attempt's
+// end (Transition, when the core set Job.EndedRun). Append-only; PruneEnded
+// deletes the runs that ended before its cut.
+
+// insertRun appends r to the run history inside tx.
+func insertRun(ctx context.Context, tx *sql.Tx, r *scheduler.RunRecord) error {
+	types := r.InstanceTypes
+	if types == nil {
+		types = []string{}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_history (job_id, attempt, signature, app_type, estimate_key,
+			input_size_gb, iterations, executors, executor_cores, executor_memory_mb,
+			agents, max_per_agent, cross_share, busiest_load, instance_types,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
+		r.JobID, r.Attempt, r.Signature, r.AppType, r.EstimateKey,
+		r.InputSizeGB, r.Iterations, r.Executors, r.ExecutorCores, r.ExecutorMemoryMB,
+		r.Agents, r.MaxPerAgent, clamp01(r.CrossShare), clamp01(r.BusiestLoad), pq.Array(types),
+		r.StartedAt, r.EndedAt, max(0, r.Seconds), r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel)
+	if err != nil {
+		return fmt.Errorf("record run of job %s: %w", r.JobID, err)
+	}
+	return nil
+}
+
+func clamp01(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return min(1, x)
+}
+
+// RecordRun appends one run to the history in its own transaction (for
+// runs whose end is not a Transition, and for tests).
+func (s *Store) RecordRun(ctx context.Context, r scheduler.RunRecord) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return insertRun(ctx, tx, &r) })
+}
+
+// RunHistory returns the latest limit runs of the history (all when
+// limit <= 0), oldest first: what the learned model loads at start.
+func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecord, error) {
+	q := `SELECT job_id, attempt, signature, app_type, estimate_key, input_size_gb, iterations, executors,
+			executor_cores, executor_memory_mb, agents, max_per_agent, cross_share, busiest_load, instance_types,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level
+		FROM (SELECT * FROM run_history ORDER BY id DESC`
+	var args []any
+	if limit > 0 {
+		q += ` LIMIT $1`
+		args = append(args, limit)
+	}
+	q += `) r ORDER BY id`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the run history: %w", err)
+	}
+	defer rows.Close()
+	var out []scheduler.RunRecord
+	for rows.Next() {
+		var r scheduler.RunRecord
+		var types []string
+		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
+			&r.Executors, &r.ExecutorCores, &r.ExecutorMemoryMB, &r.Agents, &r.MaxPerAgent, &r.CrossShare, &r.BusiestLoad,
+			pq.Array(&types), &r.StartedAt, &r.EndedAt, &r.Seconds, &r.Outcome, &r.EstimateSeconds,
+			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel); err != nil {
+			return nil, fmt.Errorf("read the run history: %w", err)
+		}
+		if len(types) > 0 {
+			r.InstanceTypes = types
+		}
+		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the run history: %w", err)
+	}
+	return out, nil
+}
+
+// JobRuns returns the runs of one job, oldest first (for the job view).
+func (s *Store) JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, error) {
+	all, err := s.runsWhere(ctx, `job_id = $1`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read the runs of job %s: %w", id, err)
+	}
+	return all, nil
+}
+
+func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]scheduler.RunRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id, attempt, signature, app_type, seconds, outcome, started_at, ended_at,
+			executors, predicted_p50, predicted_p90, prediction_level FROM run_history WHERE `+cond+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []scheduler.RunRecord
+	for rows.Next() {
+		var r scheduler.RunRecord
+		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.Seconds, &r.Outcome, &r.StartedAt, &r.EndedAt,
+			&r.Executors, &r.PredictedP50, &r.PredictedP90, &r.PredictionLevel); err != nil {
+			return nil, err
+		}
+		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// pruneRuns deletes inside tx (which set sparkpack.prune) at most limit
+// runs that ended before the cut, oldest first.
+func pruneRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) (int, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM run_history WHERE id IN (
+			SELECT id FROM run_history WHERE ended_at < $1 ORDER BY id LIMIT $2)`, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune the run history: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// MarkRunningAtRisk implements scheduler.AtRiskMarker: job id, RUNNING,
+// is flagged at risk with an event (RUNNING -> RUNNING, the reason).
+func (s *Store) MarkRunningAtRisk(ctx context.Context, id, reason string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != scheduler.Running {
+			return fmt.Errorf("job %s is %s: %w", id, j.State, scheduler.ErrStale)
+		}
+		now := s.timestamp()
+		j.AtRisk = true
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		st := scheduler.Running
+		return appendEvent(ctx, tx, id, now, &st, scheduler.Running, reason)
+	})
+}

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// TestRunHistory: a run recorded with a job's end (Job.EndedRun) is
+// written in the end's transaction and read back whole; a failed end
+// writes no run; the history is append-only (UPDATE and DELETE fail) and
+// PruneEnded deletes the runs that ended before its cut.
+func TestRunHistory(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	run := func(id string, mod func(x *scheduler.Job)) error {
+		t.Helper()
+		from := scheduler.Submitted
+		for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+			if _, err := s.Transition(ctx, id, from, st, "test", nil); err != nil {
+				t.Fatalf("%s -> %s: %v", from, st, err)
+			}
+			from = st
+		}
+		_, err := s.Transition(ctx, id, scheduler.Running, scheduler.Finished, "done", mod)
+		return err
+	}
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "local:///a.jar com.example.A", AppType: "sort", EstimateKey: "local:///a.jar com.example.A",
+		InputSizeGB: 12.5, Iterations: 3, Executors: 6, ExecutorCores: 2, ExecutorMemoryMB: 2048,
+		RunShape:  scheduler.RunShape{Agents: 2, MaxPerAgent: 4, CrossShare: 0.444, BusiestLoad: 0.75, InstanceTypes: []string{"m5.xlarge", "m5.large"}},
+		StartedAt: now.Add(-90 * time.Second), EndedAt: now, Seconds: 90, Outcome: scheduler.RunFinished, EstimateSeconds: 60,
+		PredictedP50: 80, PredictedP90: 100, PredictionLevel: "signature"}
+	if err := run(j.ID, func(x *scheduler.Job) { r := want; x.EndedRun = &r }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunHistory(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("history: %d runs, want 1", len(got))
+	}
+	g := got[0]
+	if g.JobID != want.JobID || g.Signature != want.Signature || g.AppType != "sort" || g.InputSizeGB != 12.5 || g.Iterations != 3 ||
+		g.Executors != 6 || g.ExecutorCores != 2 || g.ExecutorMemoryMB != 2048 || g.Agents != 2 || g.MaxPerAgent != 4 ||
+		g.CrossShare != 0.444 || g.BusiestLoad != 0.75 || strings.Join(g.InstanceTypes, ",") != "m5.xlarge,m5.large" ||
+		!g.StartedAt.Equal(want.StartedAt) || !g.EndedAt.Equal(want.EndedAt) || g.Seconds != 90 || g.Outcome != "FINISHED" ||
+		g.EstimateSeconds != 60 || g.PredictedP50 != 80 || g.PredictedP90 != 100 || g.PredictionLevel != "signature" {
+		t.Fatalf("read back %+v\nwant %+v", g, want)
+	}
+
+	// A run whose end fails (a stale state) is not recorded: one transaction.
+	bad := want
+	if _, err := s.Transition(ctx, j.ID, scheduler.Running, scheduler.Failed, "late", func(x *scheduler.Job) { x.EndedRun = &bad }); err == nil {
+		t.Fatal("a stale end succeeded")
+	}
+	// A run the history refuses (an unknown outcome) undoes the job's end.
+	k, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := want
+	refused.JobID, refused.Outcome = k.ID, "LOST"
+	if err := run(k.ID, func(x *scheduler.Job) { x.EndedRun = &refused }); err == nil {
+		t.Fatal("a run with outcome LOST was stored")
+	}
+	if kk, err := s.GetJob(ctx, k.ID); err != nil || kk.State != scheduler.Running {
+		t.Fatalf("job after a refused run: %v, %v; want still RUNNING", kk.State, err)
+	}
+	if got, _ := s.RunHistory(ctx, 0); len(got) != 1 {
+		t.Fatalf("history after a stale and a refused end: %d runs, want 1", len(got))
+	}
+
+	// Append-only.
+	if _, err := s.db.ExecContext(ctx, `UPDATE run_history SET seconds = 1`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("update: %v", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_history`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("delete: %v", err)
+	}
+
+	// Bounded: newest last, limit keeps the latest; prune cuts by age.
+	older := want
+	older.JobID, older.EndedAt, older.StartedAt = k.ID, now.Add(-72*time.Hour), now.Add(-73*time.Hour)
+	if err := s.RecordRun(ctx, older); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.RunHistory(ctx, 1); len(got) != 1 || got[0].JobID != k.ID {
+		t.Fatalf("latest 1: %+v", got)
+	}
+	if _, err := s.PruneEnded(ctx, now.Add(-24*time.Hour), 10); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.RunHistory(ctx, 0)
+	if len(got) != 1 || got[0].JobID != j.ID {
+		t.Fatalf("after prune: %+v; want the recent run only", got)
+	}
+}
+
+// TestMarkRunningAtRisk: a running job is flagged with an event; one that
+// is not running is stale.
+func TestMarkRunningAtRisk(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkRunningAtRisk(ctx, j.ID, "at risk: test"); err == nil {
+		t.Fatal("a SUBMITTED job was flagged")
+	}
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+		if _, err := s.Transition(ctx, j.ID, from, st, "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		from = st
+	}
+	if err := s.MarkRunningAtRisk(ctx, j.ID, "at risk: test"); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := s.GetJob(ctx, j.ID)
+	evs, _ := s.Events(ctx, j.ID)
+	if !g.AtRisk || g.State != scheduler.Running || evs[len(evs)-1].Reason != "at risk: test" {
+		t.Fatalf("job %+v events %+v", g, evs)
+	}
+}
