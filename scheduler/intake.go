@@ -92,6 +92,7 @@ func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	}
 	scaled := *j
 	scaled.EstimatedDurationSeconds *= c.cfg.DurationScale
+	c.learnedAdmission(&scaled)
 	r := Admit(&scaled, now, fits)
 	if r == "" || !fits {
 		return r, ""

@@ -174,3 +174,15 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
+
+// learnedAdmission replaces the (scaled) estimate of a job being admitted
+// by the model's p90 on one uncontended agent, when the model knows the
+// job: admission decides a deadline.
+func (c *Core) learnedAdmission(j *Job) {
+	if c.cfg.Model == nil {
+		return
+	}
+	if p, ok := c.cfg.Model.Predict(RunKeyOf(j), max(1, j.Executors), perfmodel.Placement{}); ok && p.P90 > 0 {
+		j.EstimatedDurationSeconds = min(p.P90, perfmodel.MaxSeconds)
+	}
+}
