@@ -14,11 +14,11 @@ import (
 
 // Spark properties that map onto the job model.
 const (
-	PropAppName                  = "spark.app.name"
-	PropExecutorInstances        = "spark.executor.instances"
+	PropAppName           = "spark.app.name"
+	PropExecutorInstances = "spark.executor.instances"
 	// PropSparkpackExecutors = "auto" without spark.executor.instances
 	// (nor spark.cores.max) has sparkpack choose the executors.
-	PropSparkpackExecutors = "spark.sparkpack.executors"
+	PropSparkpackExecutors       = "spark.sparkpack.executors"
 	PropCoresMax                 = "spark.cores.max"
 	PropExecutorCores            = "spark.executor.cores"
 	PropExecutorMemory           = "spark.executor.memory"
