@@ -14,11 +14,8 @@ import (
 
 // Spark properties that map onto the job model.
 const (
-	PropAppName           = "spark.app.name"
-	PropExecutorInstances = "spark.executor.instances"
-	// PropSparkpackExecutors = "auto" without spark.executor.instances
-	// (nor spark.cores.max) has sparkpack choose the executors.
-	PropSparkpackExecutors       = "spark.sparkpack.executors"
+	PropAppName                  = "spark.app.name"
+	PropExecutorInstances        = "spark.executor.instances"
 	PropCoresMax                 = "spark.cores.max"
 	PropExecutorCores            = "spark.executor.cores"
 	PropExecutorMemory           = "spark.executor.memory"
@@ -31,6 +28,10 @@ const (
 	// restart a driver that fails; sparkpack maps it to the job's retries.
 	PropSupervise = "spark.driver.supervise"
 )
+
+// PropSparkpackExecutors = "auto" without spark.executor.instances (nor
+// spark.cores.max) has sparkpack choose the executors.
+const PropSparkpackExecutors = "spark.sparkpack.executors"
 
 // sparkpack's own settings; each also works without the "spark." prefix.
 const (
