@@ -12,5 +12,6 @@
 // It does no I/O of its own but Reload, which reads the history through
 // the History interface before taking its lock; it starts no goroutine.
 // It must not import net/http, database/sql, mesos-go nor package store
-// (the history comes through an interface).
+// (the history comes through an interface; its tests load a real one
+// through package store).
 package learned
