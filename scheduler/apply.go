@@ -149,7 +149,7 @@ func (c *Core) requeue(ctx context.Context, now time.Time, e *Entry, why string,
 		c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue; trying again at every pass")
 		return false, errors.Join(cause, terr)
 	}
-	ne := NewEntry(&nj)
+	ne := c.newEntry(&nj)
 	ne.EnqueuedAt, ne.SkippedSince, ne.Promoted, ne.PromotedAt = e.EnqueuedAt, e.SkippedSince, e.Promoted, e.PromotedAt
 	c.enqueue(ne, now)
 	return false, cause

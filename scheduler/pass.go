@@ -265,7 +265,7 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		entries = append(entries, NewEntry(j))
+		entries = append(entries, c.newEntry(j))
 	}
 	c.enqueueMany(entries, now)
 	for _, n := range cancels {

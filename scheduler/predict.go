@@ -54,21 +54,33 @@ type RunModel interface {
 	Version() uint64
 }
 
-// learnedTime is a cached prediction of an entry's run time on the
-// packed, uncontended placement (before a plan is known).
-type learnedTime struct {
+// entryLearn is an entry's key for the run-time model and its cached
+// prediction on the packed, uncontended placement (before a plan is
+// known).
+type entryLearn struct {
+	key      RunKey
 	version  uint64
 	p50, p90 time.Duration
 	ok, set  bool
 }
 
+// newEntry is NewEntry with the job's key for the run-time model, when
+// the core has one.
+func (c *Core) newEntry(j *Job) *Entry {
+	e := NewEntry(j)
+	if c.cfg.Model != nil {
+		e.learn = &entryLearn{key: RunKeyOf(j)}
+	}
+	return e
+}
+
 // learned is e's predicted run time (p50, p90) on pl, or ok=false.
 func (d *decider) learned(e *Entry, executors int, pl perfmodel.Placement) (p50, p90 time.Duration, pred perfmodel.Prediction, ok bool) {
 	m := d.cfg.Model
-	if m == nil || e.learnKey == nil {
+	if m == nil || e.learn == nil {
 		return 0, 0, pred, false
 	}
-	pred, ok = m.Predict(*e.learnKey, executors, pl)
+	pred, ok = m.Predict(e.learn.key, executors, pl)
 	if !ok || !(pred.P50 > 0) || !(pred.P90 > 0) {
 		return 0, 0, pred, false
 	}
@@ -79,24 +91,24 @@ func (d *decider) learned(e *Entry, executors int, pl perfmodel.Placement) (p50,
 // uncontended agent: the least it can take), cached per model version.
 func (d *decider) learnedEstimate(e *Entry) (time.Duration, bool) {
 	m := d.cfg.Model
-	if m == nil || e.learnKey == nil {
+	if m == nil || e.learn == nil {
 		return 0, false
 	}
 	v := m.Version()
-	if c := &e.learnedAt; !c.set || c.version != v {
+	if c := e.learn; !c.set || c.version != v {
 		p50, p90, _, ok := d.learned(e, e.Demand.Executors, perfmodel.Placement{})
-		*c = learnedTime{version: v, p50: p50, p90: p90, ok: ok, set: true}
+		c.version, c.p50, c.p90, c.ok, c.set = v, p50, p90, ok, true
 	}
-	return e.learnedAt.p90, e.learnedAt.ok
+	return e.learn.p90, e.learn.ok
 }
 
 // learnedTraits sets the demand's traits from the job's model when it has
 // its own; DAPTraits stay the prior otherwise.
 func (d *decider) learnedTraits(dm *placement.Demand, e *Entry) {
-	if d.cfg.Model == nil || e.learnKey == nil {
+	if d.cfg.Model == nil || e.learn == nil {
 		return
 	}
-	if t, ok := d.cfg.Model.Traits(*e.learnKey); ok {
+	if t, ok := d.cfg.Model.Traits(e.learn.key); ok {
 		dm.Traits = &placement.AppTraits{ShuffleShare: t.ShuffleShare, CPUBound: t.CPUBound}
 	}
 }

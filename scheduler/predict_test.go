@@ -65,6 +65,16 @@ func (m *tableModel) Version() uint64 {
 
 const xSig = "local:///x.jar X" // mkJob's signature
 
+// learnEntries are entriesOf with the jobs' keys for the model, as a
+// core with a model makes them (Core.newEntry).
+func learnEntries(jobs ...Job) []*Entry {
+	es := entriesOf(jobs...)
+	for i, e := range es {
+		e.learn = &entryLearn{key: RunKeyOf(&jobs[i])}
+	}
+	return es
+}
+
 // TestDecideWithModel: transcripts of passes whose run times come from
 // the model: p90 on the plan decides at risk and the feasible-EDF order,
 // a model that knows nothing leaves the pass as it was without a model.
@@ -134,7 +144,7 @@ func TestDecideWithModel(t *testing.T) {
 				cfg.Model = c.model
 			}
 			d := testDecider(t, cfg)
-			dq := entriesOf(c.deadline...)
+			dq := learnEntries(c.deadline...)
 			slices.SortFunc(dq, edfLess)
 			out := d.decide(passInput{now: t0, snap: c.snap, deadline: dq, deadlineQueued: len(dq), full: true})
 			if got := describe(out.decisions, 0); !slices.Equal(got, c.want) {
@@ -164,7 +174,7 @@ func TestDemandCarriesLearnedTraits(t *testing.T) {
 	other := mkJob("other", 1, 1, withEstimate(time.Minute))
 	other.App.MainClass = "Other"
 	in := passInput{now: t0, snap: snapOf([]placement.Agent{agent("a1", 4, 16384, 0.24)}),
-		regular: entriesOf(mkJob("known", 2, 1, withEstimate(time.Minute)), other), full: true}
+		regular: learnEntries(mkJob("known", 2, 1, withEstimate(time.Minute)), other), full: true}
 	d.decide(in)
 	if len(rp.got) != 2 {
 		t.Fatalf("placer asked %d times", len(rp.got))

@@ -107,10 +107,9 @@ type Entry struct {
 	queued bool       // in a queue now
 	inDQ   bool       // in the deadline queue (else the job queue)
 	fresh  bool       // entered a queue since the last pass
-	// learnKey is what the run-time model knows the job by; learnedAt
-	// the pass's cached prediction (predict.go).
-	learnKey  *RunKey
-	learnedAt learnedTime
+	// learn is what the run-time model knows the job by and the pass's
+	// cached prediction (predict.go); nil without a model.
+	learn *entryLearn
 }
 
 // NewEntry builds the queue entry of a job.
@@ -123,7 +122,6 @@ func NewEntry(j *Job) *Entry {
 		Demand: DemandOf(j), Preemptions: j.Preemptions,
 		stored:   storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
 		wait:     waitState{text: j.WaitingReason, atRisk: j.AtRisk},
-		learnKey: func() *RunKey { k := RunKeyOf(j); return &k }(),
 	}
 }
 
