@@ -120,8 +120,8 @@ func NewEntry(j *Job) *Entry {
 		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		Demand: DemandOf(j), Preemptions: j.Preemptions,
-		stored:   storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
-		wait:     waitState{text: j.WaitingReason, atRisk: j.AtRisk},
+		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
+		wait:   waitState{text: j.WaitingReason, atRisk: j.AtRisk},
 	}
 }
 
