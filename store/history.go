@@ -119,11 +119,13 @@ func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]sche
 	return out, rows.Err()
 }
 
-// pruneRuns deletes inside tx (which set sparkpack.prune) at most limit
-// runs that ended before the cut, oldest first.
-func pruneRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int) (int, error) {
-	res, err := tx.ExecContext(ctx, `DELETE FROM run_history WHERE id IN (
-			SELECT id FROM run_history WHERE ended_at < $1 ORDER BY id LIMIT $2)`, before, limit)
+// pruneRuns deletes inside tx (which set sparkpack.prune) the runs that
+// ended before the cut of the jobs ids (being pruned), and at most limit
+// others that ended before it, oldest first (runs outlive their jobs'
+// rows until their own cut).
+func pruneRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int, ids []string) (int, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM run_history WHERE ended_at < $1 AND (job_id = ANY($3::uuid[]) OR id IN (
+			SELECT id FROM run_history WHERE ended_at < $1 ORDER BY id LIMIT $2))`, before, limit, pq.Array(ids))
 	if err != nil {
 		return 0, fmt.Errorf("prune the run history: %w", err)
 	}

@@ -103,6 +103,37 @@ func TestRunHistory(t *testing.T) {
 	if len(got) != 1 || got[0].JobID != j.ID {
 		t.Fatalf("after prune: %+v; want the recent run only", got)
 	}
+
+	// A pruned job's runs go with it, all of them, whatever the batch.
+	o, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := now.Add(-48 * time.Hour)
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running, scheduler.Finished} {
+		if _, err := s.Transition(ctx, o.ID, from, st, "test", func(x *scheduler.Job) {
+			if st.Terminal() {
+				x.FinishedAt = &ended
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		from = st
+	}
+	for i := range 3 {
+		r := want
+		r.JobID, r.Attempt, r.EndedAt, r.StartedAt = o.ID, i+1, ended.Add(-time.Duration(3-i)*time.Hour), ended.Add(-10*time.Hour)
+		if err := s.RecordRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.PruneEnded(ctx, now.Add(-24*time.Hour), 1); err != nil || n != 1 {
+		t.Fatalf("prune the old job: %d, %v", n, err)
+	}
+	if got, _ := s.RunHistory(ctx, 0); len(got) != 1 || got[0].JobID != j.ID {
+		t.Fatalf("after pruning the old job: %d runs; want the recent run only", len(got))
+	}
 }
 
 // TestMarkRunningAtRisk: a running job is flagged with an event; one that

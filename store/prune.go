@@ -44,9 +44,9 @@ func (s *Store) PruneEnded(ctx context.Context, before time.Time, limit int) (in
 	if err != nil {
 		return 0, fmt.Errorf("prune: choose the jobs: %w", err)
 	}
-	// The run history ages on its own clock: its runs that ended before
-	// the cut go with the jobs (a bounded batch per call).
-	if _, err := pruneRuns(ctx, tx, before, limit); err != nil {
+	// The run history ages on its own clock: the runs of the jobs that go,
+	// and a batch of the other runs that ended before the cut.
+	if _, err := pruneRuns(ctx, tx, before, limit, ids); err != nil {
 		return 0, err
 	}
 	if len(ids) == 0 {
