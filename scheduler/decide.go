@@ -327,7 +327,7 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	for i := range agents {
 		at[agents[i].ID] = i
 	}
-	est := p.d.estimate(e)
+	est := p.startedEstimate(e)
 	for _, as := range plan.Assignments {
 		i, ok := at[as.AgentID]
 		if !ok || as.Executors <= 0 {

@@ -128,6 +128,19 @@ func (p *passRun) onPlan(e *Entry, plan placement.Plan) (RunShape, perfmodel.Pre
 	return shape, pred, p.now.Add(p90).After(*e.DeadlineAt)
 }
 
+// startedEstimate is the expected run time of e, just decided to start
+// (the pass's last decision): the model's p50 on its plan when it made
+// one, what its agents are expected to stay active for; else its
+// estimate.
+func (p *passRun) startedEstimate(e *Entry) time.Duration {
+	if n := len(p.out); n > 0 {
+		if d := &p.out[n-1]; d.entry == e && d.decisionExtra != nil && d.pred.P50 > 0 {
+			return secondsDuration(d.pred.P50)
+		}
+	}
+	return p.d.estimate(e)
+}
+
 // secondsDuration converts seconds to a duration, capped to stay finite.
 func secondsDuration(s float64) time.Duration {
 	if !(s > 0) {

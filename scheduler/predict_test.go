@@ -326,3 +326,24 @@ func TestSizeHintsAndAutoValidated(t *testing.T) {
 		t.Fatalf("right-sized by the prior: %d, %+v, %v", j.Executors, j.Sizing, err)
 	}
 }
+
+// TestStartKeepsAgentsForTheP50: a start marks its agents active for the
+// model's p50 on the plan (what later placements in the pass price), not
+// the user's estimate; without a model, for the estimate.
+func TestStartKeepsAgentsForTheP50(t *testing.T) {
+	one := []placement.Agent{agent("a1", 4, 16384, 0.24)}
+	for _, c := range []struct {
+		model RunModel
+		want  time.Duration
+	}{{nil, time.Hour}, {&tableModel{base: map[string]float64{xSig: 1200}}, 600 * time.Second}} {
+		cfg := Config{}
+		if c.model != nil {
+			cfg.Model = c.model
+		}
+		d := testDecider(t, cfg)
+		out := d.decide(passInput{now: t0, snap: snapOf(one), regular: learnEntries(mkJob("j", 2, 1, withEstimate(time.Hour))), full: true})
+		if got := out.snap.Agents[0].RemainingActive; got != c.want {
+			t.Errorf("model %v: agent active for %v, want %v", c.model != nil, got, c.want)
+		}
+	}
+}
