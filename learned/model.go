@@ -32,13 +32,16 @@ type Model struct {
 	book *perfmodel.Book
 	est  *perfmodel.Estimates
 	runs int // finished runs learned from
+	// corr caches each signature's estimate correction (for an estimate
+	// of 1 s: Seconds is the ratio); dropped when the signature learns.
+	corr map[string]perfmodel.Corrected
 	// version counts what was learned (scheduler.RunModel.Version).
 	version atomic.Uint64
 }
 
 // New is an empty model: every prediction is the prior's (ok=false).
 func New() *Model {
-	return &Model{book: perfmodel.NewBook(), est: perfmodel.NewEstimates()}
+	return &Model{book: perfmodel.NewBook(), est: perfmodel.NewEstimates(), corr: map[string]perfmodel.Corrected{}}
 }
 
 // learnable reports whether a run teaches the model a completion time:
@@ -77,6 +80,8 @@ func (m *Model) Observe(r scheduler.RunRecord) {
 	ok := observe(m.book, m.est, r)
 	if ok {
 		m.runs++
+		delete(m.corr, r.Signature)
+		delete(m.corr, r.EstimateKey)
 	}
 	m.mu.Unlock()
 	if ok {
@@ -95,6 +100,7 @@ func (m *Model) Load(runs []scheduler.RunRecord) int {
 	}
 	m.mu.Lock()
 	m.book, m.est, m.runs = b, e, n
+	m.corr = map[string]perfmodel.Corrected{}
 	m.mu.Unlock()
 	m.version.Add(1)
 	return n
@@ -136,10 +142,7 @@ func (m *Model) Predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
 	var c perfmodel.Corrected
 	if k.EstimateSeconds > 0 {
-		var err error
-		if c, err = m.est.Correct(k.Signature, k.EstimateSeconds); err != nil {
-			c = perfmodel.Corrected{}
-		}
+		c = m.correct(k.Signature, k.EstimateSeconds)
 	}
 	p, err := m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl, EstimateSeconds: c.Seconds})
 	if err != nil {
@@ -161,12 +164,33 @@ func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 	return perfmodel.Prediction{}, false
 }
 
+// correct is estimate corrected by key's history (under m.mu), from the
+// cached ratio; zero when the estimate is out of bounds.
+func (m *Model) correct(key string, estimate float64) perfmodel.Corrected {
+	r, ok := m.corr[key]
+	if !ok {
+		var err error
+		if r, err = m.est.Correct(key, 1); err != nil {
+			return perfmodel.Corrected{}
+		}
+		m.corr[key] = r
+	}
+	if !(estimate > 0) || estimate > perfmodel.MaxSeconds {
+		return perfmodel.Corrected{}
+	}
+	r.Seconds = estimate * r.Ratio
+	return r
+}
+
 // CorrectEstimate is the user's estimate of a job corrected by its
 // signature's history (ratio 1 without one).
 func (m *Model) CorrectEstimate(k scheduler.RunKey) (perfmodel.Corrected, error) {
+	if !(k.EstimateSeconds > 0) || k.EstimateSeconds > perfmodel.MaxSeconds {
+		return perfmodel.Corrected{}, &perfmodel.InputError{Field: "estimateSeconds", Msg: "not a run time in seconds"}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.est.Correct(k.Signature, k.EstimateSeconds)
+	return m.correct(k.Signature, k.EstimateSeconds), nil
 }
 
 // Traits implements scheduler.RunModel: the signature's fitted traits

@@ -101,6 +101,15 @@ func TestEstimateCorrection(t *testing.T) {
 	if _, ok := m.Predict(scheduler.RunKey{Signature: "other", Size: 1, EstimateSeconds: 60}, 4, perfmodel.Placement{}); ok {
 		t.Fatal("another signature's estimate was corrected")
 	}
+	// The correction is cached per signature and dropped when it learns:
+	// a third run that underestimated by far more moves it up.
+	r := runs(1, 4)[0]
+	r.EstimateSeconds = r.Seconds / 10
+	m.Observe(r)
+	c, err := m.CorrectEstimate(k)
+	if err != nil || !(c.Seconds > p.P50) || c.Samples != 3 {
+		t.Fatalf("after a third run: %+v (%v); want above %.1f s from 3 samples", c, err, p.P50)
+	}
 }
 
 type history struct {
