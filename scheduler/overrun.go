@@ -38,7 +38,7 @@ func (c *Core) learnRecovered(a *activeJob) {
 	}
 	shape := shapeOf(*a.plan, placement.Snapshot{}, 0)
 	a.shape = shape
-	if p, ok := c.cfg.Model.Predict(RunKeyOf(&a.job), max(1, a.plan.Executors()), shape.Placement()); ok {
+	if p, ok := c.cfg.Model.Predict(c.runKey(&a.job), max(1, a.plan.Executors()), shape.Placement()); ok {
 		a.pred = p
 		a.estimate = secondsDuration(p.P50)
 	}

@@ -69,9 +69,17 @@ type entryLearn struct {
 func (c *Core) newEntry(j *Job) *Entry {
 	e := NewEntry(j)
 	if c.cfg.Model != nil {
-		e.learn = &entryLearn{key: RunKeyOf(j)}
+		e.learn = &entryLearn{key: c.runKey(j)}
 	}
 	return e
+}
+
+// runKey is j's key with its estimate in wall time (Config.DurationScale):
+// the model compares estimates with the run times it sees.
+func (c *Core) runKey(j *Job) RunKey {
+	k := RunKeyOf(j)
+	k.EstimateSeconds *= c.cfg.DurationScale
+	return k
 }
 
 // learned is e's predicted run time (p50, p90) on pl, or ok=false.

@@ -347,3 +347,25 @@ func TestStartKeepsAgentsForTheP50(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimatesInWallTime: with a DurationScale (the demo's simulated
+// estimates) the model is told the estimate in wall time, as it sees the
+// runs, in the entry's key and in the recorded run.
+func TestEstimatesInWallTime(t *testing.T) {
+	m := &tableModel{base: map[string]float64{}}
+	h := newHarness(t, Config{Model: m, DurationScale: 0.5}, agent("a1", 4, 16384, 0.24))
+	h.submit(mkJob("j", 1, 1, withEstimate(time.Minute)))
+	h.core.passMu.Lock()
+	e := h.core.byID["j"]
+	h.core.passMu.Unlock()
+	if e == nil || e.learn == nil || e.learn.key.EstimateSeconds != 30 {
+		t.Fatalf("entry key %+v; want the estimate of 30 wall seconds", e)
+	}
+	h.schedule()
+	if err := h.finish("j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.seen) != 1 || m.seen[0].EstimateSeconds != 30 || m.seen[0].Outcome != RunFinished {
+		t.Fatalf("recorded %+v", m.seen)
+	}
+}

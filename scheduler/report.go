@@ -58,7 +58,7 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	var rec *RunRecord
 	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
 		if from == Running {
-			rec = runRecord(a, x, now, runOutcome(to, x.PreemptRequested != ""))
+			rec = runRecord(a, x, now, runOutcome(to, x.PreemptRequested != ""), c.cfg.DurationScale)
 			x.EndedRun = rec
 		}
 		pre := x.PreemptRequested

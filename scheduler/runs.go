@@ -202,7 +202,8 @@ func shapeOf(plan placement.Plan, snap placement.Snapshot, cpus float64) RunShap
 }
 
 // runRecord is the record of a's run ending at now with outcome.
-func runRecord(a *activeJob, j *Job, now time.Time, outcome string) *RunRecord {
+// The estimate is recorded in wall time (times scale, Config.DurationScale).
+func runRecord(a *activeJob, j *Job, now time.Time, outcome string, scale float64) *RunRecord {
 	if j.LastStartedAt == nil || j.Executors < 1 {
 		return nil
 	}
@@ -215,7 +216,7 @@ func runRecord(a *activeJob, j *Job, now time.Time, outcome string) *RunRecord {
 	return &RunRecord{JobID: j.ID, Attempt: j.Attempt, Signature: sig, AppType: AppType(j), EstimateKey: sig,
 		InputSizeGB: in, Iterations: it, Executors: j.Executors, ExecutorCores: j.ExecutorCores, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		RunShape: shape, StartedAt: *j.LastStartedAt, EndedAt: now, Seconds: max(0, now.Sub(*j.LastStartedAt).Seconds()),
-		Outcome: outcome, EstimateSeconds: j.EstimatedDurationSeconds,
+		Outcome: outcome, EstimateSeconds: j.EstimatedDurationSeconds * scale,
 		PredictedP50: a.pred.P50, PredictedP90: a.pred.P90, PredictionLevel: string(a.pred.Level)}
 }
 
