@@ -257,7 +257,7 @@ func TestRunsRecordedAndOverrunFlagged(t *testing.T) {
 	}
 	r := m.seen[0]
 	if r.Outcome != RunRetried || r.JobID != "j" || r.Signature != xSig || r.Executors != 2 || r.InputSizeGB != 5 || r.Iterations != 2 ||
-		r.Agents != 1 || r.MaxPerAgent != 2 || r.CrossShare != 0 || r.BusiestLoad != 0.5 || math.Abs(r.Seconds-901) > 1e-9 ||
+		r.Agents != 1 || r.MaxPerAgent != 2 || len(r.PerAgent) != 1 || r.PerAgent[0] != 2 || r.CrossShare != 0 || r.BusiestLoad != 0.5 || math.Abs(r.Seconds-901) > 1e-9 ||
 		r.PredictedP50 != 600 || r.PredictedP90 != 900 || r.EstimateSeconds != 60 {
 		t.Fatalf("recorded %+v", r)
 	}

@@ -151,6 +151,8 @@ func (r RunRecord) Run() perfmodel.Run {
 type RunShape struct {
 	Agents      int
 	MaxPerAgent int
+	// PerAgent is the executors on each agent, most first.
+	PerAgent []int
 	// CrossShare is the share of shuffle crossing agents (perfmodel.
 	// CrossShareOf); BusiestLoad the cpu load of the busiest agent holding
 	// the job, its own executors included (0 when unknown).
@@ -198,6 +200,8 @@ func shapeOf(plan placement.Plan, snap placement.Snapshot, cpus float64) RunShap
 	}
 	slices.Sort(s.InstanceTypes)
 	s.CrossShare = perfmodel.CrossShareOf(counts)
+	s.PerAgent = slices.Clone(counts)
+	slices.SortFunc(s.PerAgent, func(a, b int) int { return b - a })
 	return s
 }
 

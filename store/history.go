@@ -22,15 +22,19 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *scheduler.RunRecord) error {
 	if types == nil {
 		types = []string{}
 	}
+	perAgent := make([]int64, len(r.PerAgent))
+	for i, n := range r.PerAgent {
+		perAgent[i] = int64(n)
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_history (job_id, attempt, signature, app_type, estimate_key,
 			input_size_gb, iterations, executors, executor_cores, executor_memory_mb,
 			agents, max_per_agent, cross_share, busiest_load, instance_types,
-			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)`,
 		r.JobID, r.Attempt, r.Signature, r.AppType, r.EstimateKey,
 		r.InputSizeGB, r.Iterations, r.Executors, r.ExecutorCores, r.ExecutorMemoryMB,
 		r.Agents, r.MaxPerAgent, clamp01(r.CrossShare), clamp01(r.BusiestLoad), pq.Array(types),
-		r.StartedAt, r.EndedAt, max(0, r.Seconds), r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel)
+		r.StartedAt, r.EndedAt, max(0, r.Seconds), r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel, pq.Array(perAgent))
 	if err != nil {
 		return fmt.Errorf("record run of job %s: %w", r.JobID, err)
 	}
@@ -55,7 +59,7 @@ func (s *Store) RecordRun(ctx context.Context, r scheduler.RunRecord) error {
 func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecord, error) {
 	q := `SELECT job_id, attempt, signature, app_type, estimate_key, input_size_gb, iterations, executors,
 			executor_cores, executor_memory_mb, agents, max_per_agent, cross_share, busiest_load, instance_types,
-			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent
 		FROM (SELECT * FROM run_history ORDER BY id DESC`
 	var args []any
 	if limit > 0 {
@@ -72,14 +76,18 @@ func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecor
 	for rows.Next() {
 		var r scheduler.RunRecord
 		var types []string
+		var perAgent []int64
 		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
 			&r.Executors, &r.ExecutorCores, &r.ExecutorMemoryMB, &r.Agents, &r.MaxPerAgent, &r.CrossShare, &r.BusiestLoad,
 			pq.Array(&types), &r.StartedAt, &r.EndedAt, &r.Seconds, &r.Outcome, &r.EstimateSeconds,
-			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel); err != nil {
+			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel, pq.Array(&perAgent)); err != nil {
 			return nil, fmt.Errorf("read the run history: %w", err)
 		}
 		if len(types) > 0 {
 			r.InstanceTypes = types
+		}
+		for _, n := range perAgent {
+			r.PerAgent = append(r.PerAgent, int(n))
 		}
 		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
 		out = append(out, r)

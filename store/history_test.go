@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestRunHistory(t *testing.T) {
 	}
 	want := scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "local:///a.jar com.example.A", AppType: "sort", EstimateKey: "local:///a.jar com.example.A",
 		InputSizeGB: 12.5, Iterations: 3, Executors: 6, ExecutorCores: 2, ExecutorMemoryMB: 2048,
-		RunShape:  scheduler.RunShape{Agents: 2, MaxPerAgent: 4, CrossShare: 0.444, BusiestLoad: 0.75, InstanceTypes: []string{"m5.xlarge", "m5.large"}},
+		RunShape:  scheduler.RunShape{Agents: 2, MaxPerAgent: 4, PerAgent: []int{4, 2}, CrossShare: 0.444, BusiestLoad: 0.75, InstanceTypes: []string{"m5.xlarge", "m5.large"}},
 		StartedAt: now.Add(-90 * time.Second), EndedAt: now, Seconds: 90, Outcome: scheduler.RunFinished, EstimateSeconds: 60,
 		PredictedP50: 80, PredictedP90: 100, PredictionLevel: "signature"}
 	if err := run(j.ID, func(x *scheduler.Job) { r := want; x.EndedRun = &r }); err != nil {
@@ -50,7 +51,7 @@ func TestRunHistory(t *testing.T) {
 	}
 	g := got[0]
 	if g.JobID != want.JobID || g.Signature != want.Signature || g.AppType != "sort" || g.InputSizeGB != 12.5 || g.Iterations != 3 ||
-		g.Executors != 6 || g.ExecutorCores != 2 || g.ExecutorMemoryMB != 2048 || g.Agents != 2 || g.MaxPerAgent != 4 ||
+		g.Executors != 6 || fmt.Sprint(g.PerAgent) != "[4 2]" || g.ExecutorCores != 2 || g.ExecutorMemoryMB != 2048 || g.Agents != 2 || g.MaxPerAgent != 4 ||
 		g.CrossShare != 0.444 || g.BusiestLoad != 0.75 || strings.Join(g.InstanceTypes, ",") != "m5.xlarge,m5.large" ||
 		!g.StartedAt.Equal(want.StartedAt) || !g.EndedAt.Equal(want.EndedAt) || g.Seconds != 90 || g.Outcome != "FINISHED" ||
 		g.EstimateSeconds != 60 || g.PredictedP50 != 80 || g.PredictedP90 != 100 || g.PredictionLevel != "signature" {

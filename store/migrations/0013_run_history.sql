@@ -20,6 +20,7 @@ CREATE TABLE run_history (
     executor_memory_mb  integer NOT NULL DEFAULT 0,
     agents              integer NOT NULL DEFAULT 0,
     max_per_agent       integer NOT NULL DEFAULT 0,
+    per_agent           integer[] NOT NULL DEFAULT '{}',
     cross_share         double precision NOT NULL DEFAULT 0 CHECK (cross_share >= 0 AND cross_share <= 1),
     busiest_load        double precision NOT NULL DEFAULT 0 CHECK (busiest_load >= 0 AND busiest_load <= 1),
     instance_types      text[] NOT NULL DEFAULT '{}',
