@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -86,6 +87,14 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	// The store computes the fingerprint as it encodes the spec.
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)
+	if spec.AutoExecutors() {
+		// The fingerprint is the body's as sent ("auto"), so that sending
+		// it again finds the job whatever count the model would choose now.
+		job.Fingerprint = spec.Fingerprint()
+		if !s.rightSize(w, &job, now) {
+			return scheduler.Job{}, false, false
+		}
+	}
 	var reject string
 	if s.cfg.Decide != nil {
 		d := s.cfg.Decide(&job, now)
@@ -423,6 +432,9 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)
+	if spec.AutoExecutors() && !s.rightSize(w, &job, now) {
+		return
+	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
 	p, err := s.cfg.Preview(ctx, job, now)
@@ -431,4 +443,20 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, p)
+}
+
+// rightSize chooses the executors of an "executors": "auto" job; on
+// failure it has answered 400 naming the field.
+func (s *Server) rightSize(w http.ResponseWriter, j *scheduler.Job, now time.Time) bool {
+	var err error
+	if s.cfg.RightSize != nil {
+		err = s.cfg.RightSize(j, now)
+	} else {
+		err = scheduler.RightSize(nil, j, now)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "executors", "cannot choose the executors: "+err.Error())
+		return false
+	}
+	return true
 }

@@ -48,6 +48,10 @@ type Config struct {
 	// submission, and a job it accepts is stored QUEUED at once (one
 	// write instead of two; the core then only puts it in its queue).
 	Decide func(j *scheduler.Job, now time.Time) scheduler.Decision
+	// RightSize chooses the executors of a job submitted with
+	// "executors": "auto" (learned.Model.RightSize); nil right-sizes by
+	// the prior alone (scheduler.RightSize without a model).
+	RightSize func(j *scheduler.Job, now time.Time) error
 	// Tokens, when not empty, are required on every mutating request (and
 	// on reads too when ProtectReads is set). Ignored when Guard is set.
 	Tokens       *Tokens

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -31,7 +32,7 @@ func (c *Core) apply(ctx context.Context, now time.Time, out passOutput) (int, e
 		d := &out.decisions[i]
 		switch d.kind {
 		case decStart:
-			ok, err := c.applyStart(ctx, now, d.entry, d.plan, d.atRisk)
+			ok, err := c.applyStart(ctx, now, d.entry, d.plan, d.atRisk, d.shape, d.pred)
 			note(err)
 			if ok {
 				started++
@@ -89,7 +90,7 @@ func (c *Core) applyReject(ctx context.Context, now time.Time, e *Entry, reason 
 // applyStart starts a job: the store records the start and the plan in
 // one transaction, the agents the plan activates are powered on, and the
 // cluster gets the plan. It reports whether the job started.
-func (c *Core) applyStart(ctx context.Context, now time.Time, e *Entry, plan placement.Plan, atRisk bool) (bool, error) {
+func (c *Core) applyStart(ctx context.Context, now time.Time, e *Entry, plan placement.Plan, atRisk bool, shape RunShape, pred perfmodel.Prediction) (bool, error) {
 	id := e.ID
 	c.dequeueEntry(e)
 	c.placed[id] = now
@@ -114,6 +115,7 @@ func (c *Core) applyStart(ctx context.Context, now time.Time, e *Entry, plan pla
 	}
 	p := plan
 	a := c.newActiveJob(j, &p)
+	a.learnedRun(shape, pred)
 	c.actMu.Lock()
 	c.active[id] = a
 	c.actMu.Unlock()
@@ -147,7 +149,7 @@ func (c *Core) requeue(ctx context.Context, now time.Time, e *Entry, why string,
 		c.log.WithError(terr).WithField("job", id).Error("cannot put job back in the queue; trying again at every pass")
 		return false, errors.Join(cause, terr)
 	}
-	ne := NewEntry(&nj)
+	ne := c.newEntry(&nj)
 	ne.EnqueuedAt, ne.SkippedSince, ne.Promoted, ne.PromotedAt = e.EnqueuedAt, e.SkippedSince, e.Promoted, e.PromotedAt
 	c.enqueue(ne, now)
 	return false, cause

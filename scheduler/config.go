@@ -112,6 +112,10 @@ type Config struct {
 	Standby Standby
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
+	// Model, if set, is the learned run-time model the pass asks for
+	// run times and dap's traits (predict.go, docs/learning.md); nil: the
+	// users' estimates as given.
+	Model RunModel
 	// Observer hears what the core does (job changes, placements, passes,
 	// evictions); default NopObserver.
 	Observer Observer

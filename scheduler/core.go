@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -32,6 +33,13 @@ type activeJob struct {
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
+	// The plan's shape (shapeKnown when it was measured at the start) and
+	// the model's run time on it (zero without one): for the run history
+	// and the overrun check (overrun.go).
+	shape      RunShape
+	shapeKnown bool
+	pred       perfmodel.Prediction
+	overrun    bool // flagged at risk for running past its p90
 }
 
 // newActiveJob follows a job that holds resources (plan nil when unknown).

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -70,6 +71,9 @@ type decisionExtra struct {
 	// Start.
 	plan   placement.Plan
 	atRisk bool
+	// shape and pred: the plan's shape and the model's run time on it.
+	shape RunShape
+	pred  perfmodel.Prediction
 	// Reject.
 	reason string
 	// evicting, when setEvicting, replaces the jobs being evicted for it
@@ -153,6 +157,9 @@ type decider struct {
 
 // estimate is the job's estimated run time in wall time (see DurationScale).
 func (d *decider) estimate(e *Entry) time.Duration {
+	if t, ok := d.learnedEstimate(e); ok {
+		return t // the model's p90 (predict.go)
+	}
 	return time.Duration(e.EstimatedDurationSeconds * float64(time.Second) * d.cfg.DurationScale)
 }
 
@@ -177,6 +184,7 @@ func (d *decider) demandAt(e *Entry, now time.Time) placement.Demand {
 	dm := e.Demand
 	dm.Now = now
 	dm.EstimatedDuration = d.estimate(e)
+	d.learnedTraits(&dm, e)
 	return dm
 }
 
@@ -303,7 +311,8 @@ func (p *passRun) try(e *Entry) outcome {
 // start decides to start e with plan and marks the plan on the pass's
 // snapshot.
 func (p *passRun) start(e *Entry, plan placement.Plan) {
-	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: p.d.atRisk(e, p.now)}})
+	shape, pred, atRisk := p.onPlan(e, plan)
+	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: atRisk, shape: shape, pred: pred}})
 	p.markStart(e, plan)
 }
 
@@ -318,7 +327,7 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	for i := range agents {
 		at[agents[i].ID] = i
 	}
-	est := p.d.estimate(e)
+	est := p.startedEstimate(e)
 	for _, as := range plan.Assignments {
 		i, ok := at[as.AgentID]
 		if !ok || as.Executors <= 0 {

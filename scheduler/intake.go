@@ -92,6 +92,7 @@ func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	}
 	scaled := *j
 	scaled.EstimatedDurationSeconds *= c.cfg.DurationScale
+	c.learnedAdmission(&scaled)
 	r := Admit(&scaled, now, fits)
 	if r == "" || !fits {
 		return r, ""
@@ -333,7 +334,7 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 		}
 		seen[j.ID] = true
 		out = append(out, *j)
-		entries = append(entries, NewEntry(j))
+		entries = append(entries, c.newEntry(j))
 	}
 	c.enqueueMany(entries, now)
 	if len(submitted) == 0 {
@@ -376,7 +377,7 @@ func (c *Core) intake(ctx context.Context, jobs []Job, now time.Time) ([]Job, er
 		case r.Err == nil:
 			out = append(out, r.Job)
 			if queue[i] {
-				e := NewEntry(&r.Job)
+				e := c.newEntry(&r.Job)
 				entries = append(entries, e)
 			}
 		case errors.Is(r.Err, ErrStale) || errors.Is(r.Err, ErrNotFound):

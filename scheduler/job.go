@@ -82,7 +82,34 @@ type Spec struct {
 	EstimatedDurationSeconds float64           `json:"estimatedDurationSeconds,omitempty"`
 	Retries                  int               `json:"retries,omitempty"`
 	Labels                   map[string]string `json:"labels,omitempty"`
+	// Size hints for the learned run-time model (docs/learning.md): the
+	// input size in GB and the number of iterations (labels
+	// sparkpack.io/input-size-gb and sparkpack.io/iterations give them too).
+	InputSizeGB float64 `json:"inputSizeGB,omitempty"`
+	Iterations  int     `json:"iterations,omitempty"`
+	// MinExecutors and MaxExecutors bound "executors": "auto" (right-sizing).
+	MinExecutors int `json:"minExecutors,omitempty"`
+	MaxExecutors int `json:"maxExecutors,omitempty"`
+	// Sizing is set by sparkpack for a job submitted with "executors":
+	// "auto": the count it chose and why. A client may not send it.
+	Sizing *Sizing `json:"sizing,omitempty"`
 }
+
+// Sizing records how sparkpack right-sized a job's executors.
+type Sizing struct {
+	Auto       bool    `json:"auto"`
+	Executors  int     `json:"executors,omitempty"`
+	P50Seconds float64 `json:"p50Seconds,omitempty"`
+	P90Seconds float64 `json:"p90Seconds,omitempty"`
+	// Level is the model's level the choice came from (signature,
+	// app-type or prior).
+	Level  string `json:"level,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// AutoExecutors reports whether the job asked sparkpack to choose its
+// executor count.
+func (s *Spec) AutoExecutors() bool { return s.Sizing != nil && s.Sizing.Auto }
 
 // Job is a submitted job with its life so far.
 type Job struct {
@@ -119,6 +146,10 @@ type Job struct {
 	PreemptRequested string `json:"preemptRequested,omitempty"`
 	// Fingerprint identifies the submitted body, for idempotent resubmission.
 	Fingerprint string `json:"-"`
+	// EndedRun, set by the core when a run ends (Report), is the attempt's
+	// record for the run history: the store writes it in the transaction
+	// of the job's end. Not part of the job's JSON.
+	EndedRun *RunRecord `json:"-"`
 }
 
 // Defaults that Spark itself uses when nothing is set.

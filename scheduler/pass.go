@@ -106,6 +106,9 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if out.wakeAt.After(now) && (c.wakeAt.IsZero() || out.wakeAt.Before(c.wakeAt)) {
 		c.wakeAt = out.wakeAt
 	}
+	if at := c.flagOverruns(ctx, now); !at.IsZero() && (c.wakeAt.IsZero() || at.Before(c.wakeAt)) {
+		c.wakeAt = at
+	}
 	c.blocked = c.dq.Len() > 0
 	c.leaveHint(out.ix)
 	if firstErr != nil {
@@ -262,7 +265,7 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		entries = append(entries, NewEntry(j))
+		entries = append(entries, c.newEntry(j))
 	}
 	c.enqueueMany(entries, now)
 	for _, n := range cancels {

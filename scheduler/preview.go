@@ -71,7 +71,7 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	// Its place in its queue, as the last pass ordered the queues.
 	s := c.snapshotView()
 	p.DeadlineWaiting = len(s.deadline)
-	e := NewEntry(&j)
+	e := c.newEntry(&j)
 	if j.DeadlineAt != nil {
 		p.Queue = "deadline"
 		for _, q := range s.deadline {

@@ -107,6 +107,9 @@ type Entry struct {
 	queued bool       // in a queue now
 	inDQ   bool       // in the deadline queue (else the job queue)
 	fresh  bool       // entered a queue since the last pass
+	// learn is what the run-time model knows the job by and the pass's
+	// cached prediction (predict.go); nil without a model.
+	learn *entryLearn
 }
 
 // NewEntry builds the queue entry of a job.

@@ -55,7 +55,12 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	}
 	var lost time.Duration
 	evicted := false
+	var rec *RunRecord
 	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
+		if from == Running {
+			rec = runRecord(a, x, now, runOutcome(to, x.PreemptRequested != ""), c.cfg.DurationScale)
+			x.EndedRun = rec
+		}
 		pre := x.PreemptRequested
 		x.PreemptRequested = ""
 		if to == Queued && pre != "" {
@@ -81,6 +86,9 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	}
 	if evicted {
 		c.cfg.Observer.Evicted(j, lost)
+	}
+	if rec != nil && c.cfg.Model != nil {
+		c.cfg.Model.Observe(*rec)
 	}
 	a.gone = true
 	c.actMu.Lock()

@@ -108,7 +108,7 @@ func (c *Core) Recover(ctx context.Context) error {
 				// gave back before the kill was carried out: never run it again.
 				back = append(back, Change{ID: j.ID, From: j.State, To: Cancelled, Reason: reasonKillWhileWaiting})
 			} else if j.State == Queued {
-				c.enqueue(NewEntry(&j), now)
+				c.enqueue(c.newEntry(&j), now)
 			} else {
 				back = append(back, Change{ID: j.ID, From: Placing, To: Queued, Reason: "restart: placement was not applied",
 					Mutate: func(x *Job) { x.WaitingReason = ReasonQueued }})
@@ -122,6 +122,7 @@ func (c *Core) Recover(ctx context.Context) error {
 					}
 				}
 				a := c.newActiveJob(j, plan)
+				c.learnRecovered(a)
 				c.actMu.Lock()
 				c.active[j.ID] = a
 				c.actMu.Unlock()
@@ -145,7 +146,7 @@ func (c *Core) Recover(ctx context.Context) error {
 				return fmt.Errorf("scheduler: recover job %s: %w", back[i].ID, r.Err)
 			}
 			if back[i].To == Queued {
-				c.enqueue(NewEntry(&r.Job), now)
+				c.enqueue(c.newEntry(&r.Job), now)
 			}
 		}
 	}

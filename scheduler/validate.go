@@ -95,6 +95,10 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	if e := strictjson.CheckFields(data, specFields); e != nil {
 		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
 	}
+	data, auto, err := autoExecutors(data)
+	if err != nil {
+		return Spec{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -102,6 +106,12 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Spec{}, &FieldError{Msg: errNotOneDoc.Error()}
+	}
+	if s.Sizing != nil {
+		return Spec{}, fieldErr("sizing", "is set by sparkpack; to have it choose the executors send \"executors\": \"auto\"")
+	}
+	if auto {
+		s.Sizing = &Sizing{Auto: true}
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
@@ -209,7 +219,7 @@ func (s *Spec) Validate() error {
 	if err := s.App.validate(); err != nil {
 		return err
 	}
-	if s.Executors < 1 || s.Executors > MaxExecutors {
+	if (!s.AutoExecutors() || s.Executors != 0) && (s.Executors < 1 || s.Executors > MaxExecutors) {
 		return fieldErr("executors", "must be a whole number from 1 to %d, got %d", MaxExecutors, s.Executors)
 	}
 	if s.ExecutorCores < 1 || s.ExecutorCores > MaxExecutorCores {
@@ -249,6 +259,9 @@ func (s *Spec) Validate() error {
 	}
 	if v := s.EstimatedDurationSeconds; math.IsNaN(v) || v < 0 || v > MaxDurationSeconds {
 		return fieldErr("estimatedDurationSeconds", "must be from 0 to %d seconds, got %s", MaxDurationSeconds, formatSeconds(v))
+	}
+	if err := s.checkSizeHints(); err != nil {
+		return err
 	}
 	if s.Retries < 0 || s.Retries > MaxRetries {
 		return fieldErr("retries", "must be from 0 to %d, got %d", MaxRetries, s.Retries)

@@ -29,6 +29,10 @@ const (
 	PropSupervise = "spark.driver.supervise"
 )
 
+// PropSparkpackExecutors = "auto" without spark.executor.instances (nor
+// spark.cores.max) has sparkpack choose the executors.
+const PropSparkpackExecutors = "spark.sparkpack.executors"
+
 // sparkpack's own settings; each also works without the "spark." prefix.
 const (
 	PropDeadline          = "spark.sparkpack.deadline"
@@ -117,7 +121,18 @@ func ToSpec(req CreateSubmissionRequest, defaultExecutors int) (spec scheduler.S
 
 	instances, hasInstances := take(PropExecutorInstances)
 	coresMax, hasCoresMax := take(PropCoresMax)
+	auto, hasAuto := take(PropSparkpackExecutors)
+	if hasAuto && !strings.EqualFold(strings.TrimSpace(auto), "auto") {
+		return spec, nil, badRequest("%s must be \"auto\" (sparkpack chooses the executors), got %q", PropSparkpackExecutors, truncate(auto, 64))
+	}
+	if hasAuto && (hasInstances || hasCoresMax) {
+		notes = append(notes, fmt.Sprintf("%s ignored: %s or %s sets the executors", PropSparkpackExecutors, PropExecutorInstances, PropCoresMax))
+		hasAuto = false
+	}
 	switch {
+	case hasAuto:
+		// Right-sized at submission from the learned run times.
+		spec.Sizing = &scheduler.Sizing{Auto: true}
 	case hasInstances:
 		n, err := strconv.Atoi(instances)
 		if err != nil {

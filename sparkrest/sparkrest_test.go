@@ -483,6 +483,16 @@ func TestToSpec(t *testing.T) {
 				t.Errorf("executors %d notes %v", s.Executors, notes)
 			}
 		}},
+		{"executors auto", map[string]string{"spark.sparkpack.executors": "auto"}, func(t *testing.T, s scheduler.Spec, _ []string) {
+			if !s.AutoExecutors() || s.Executors != 0 || s.App.SparkConf["spark.sparkpack.executors"] != "" {
+				t.Errorf("executors %d sizing %+v conf %v", s.Executors, s.Sizing, s.App.SparkConf)
+			}
+		}},
+		{"instances win over auto", map[string]string{"spark.sparkpack.executors": "auto", "spark.executor.instances": "3"}, func(t *testing.T, s scheduler.Spec, notes []string) {
+			if s.AutoExecutors() || s.Executors != 3 || len(notes) == 0 {
+				t.Errorf("executors %d sizing %+v notes %v", s.Executors, s.Sizing, notes)
+			}
+		}},
 		{"cores.max alone", map[string]string{"spark.cores.max": "8.0", "spark.executor.cores": "2"}, func(t *testing.T, s scheduler.Spec, _ []string) {
 			if s.Executors != 4 {
 				t.Errorf("executors %d", s.Executors)

@@ -4,102 +4,160 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
-	"strconv"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
-// Submission is one past submission as the forecast of arrivals reads it
-// (package warmlive turns it into a forecast.Job). Sizes are read from
-// the stored spec as text and parsed here: a value that does not parse is
-// NaN, for the forecast to drop (a corrupt row never fails the query).
-type Submission struct {
-	SubmittedAt time.Time
-	// DeadlineAt is nil for a job without a deadline.
-	DeadlineAt *time.Time
-	// StartedAt and FinishedAt of the last run, if any.
-	StartedAt, FinishedAt *time.Time
-	State                 string
-	Executors             float64
-	ExecutorCores         float64
-	// ExecutorMemMB is the executor memory with its overhead (as placed).
-	ExecutorMemMB float64
-	DriverCores   float64
-	DriverMemMB   float64
-	// EstimatedSeconds is the submitter's estimate (0: none).
-	EstimatedSeconds float64
+// Run history (migration 0013, docs/learning.md): one row per finished
+// attempt of a job, written in the transaction that records the attempt's
+// end (Transition, when the core set Job.EndedRun). Append-only; PruneEnded
+// deletes the runs that ended before its cut.
+
+// insertRun appends r to the run history inside tx.
+func insertRun(ctx context.Context, tx *sql.Tx, r *scheduler.RunRecord) error {
+	types := r.InstanceTypes
+	if types == nil {
+		types = []string{}
+	}
+	perAgent := make([]int64, len(r.PerAgent))
+	for i, n := range r.PerAgent {
+		perAgent[i] = int64(n)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_history (job_id, attempt, signature, app_type, estimate_key,
+			input_size_gb, iterations, executors, executor_cores, executor_memory_mb,
+			agents, max_per_agent, cross_share, busiest_load, instance_types,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)`,
+		r.JobID, r.Attempt, r.Signature, r.AppType, r.EstimateKey,
+		r.InputSizeGB, r.Iterations, r.Executors, r.ExecutorCores, r.ExecutorMemoryMB,
+		r.Agents, r.MaxPerAgent, clamp01(r.CrossShare), clamp01(r.BusiestLoad), pq.Array(types),
+		r.StartedAt, r.EndedAt, max(0, r.Seconds), r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel, pq.Array(perAgent))
+	if err != nil {
+		return fmt.Errorf("record run of job %s: %w", r.JobID, err)
+	}
+	return nil
 }
 
-// MaxSubmissionHistory bounds SubmissionHistory's answer.
-const MaxSubmissionHistory = 200000
-
-// SubmissionHistory returns the jobs submitted at or after since, oldest
-// first: at most limit of them (the newest; MaxSubmissionHistory when
-// limit <= 0 or larger). It walks the jobs' seq index from the newest, so
-// its work is bounded by limit whatever the table holds.
-func (s *Store) SubmissionHistory(ctx context.Context, since time.Time, limit int) ([]Submission, error) {
-	if limit <= 0 || limit > MaxSubmissionHistory {
-		limit = MaxSubmissionHistory
+func clamp01(x float64) float64 {
+	if !(x > 0) {
+		return 0
 	}
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT submitted_at, deadline_at, started_at, finished_at, state,
-		       spec->>'executors', spec->>'executorCores', spec->>'executorMemoryMB', spec->>'memoryOverheadMB',
-		       spec->'driver'->>'cores', spec->'driver'->>'memoryMB', spec->>'estimatedDurationSeconds'
-		FROM (SELECT * FROM jobs ORDER BY seq DESC LIMIT $2) newest
-		WHERE submitted_at >= $1
-		ORDER BY submitted_at, seq`, since, limit)
+	return min(1, x)
+}
+
+// RecordRun appends one run to the history in its own transaction (for
+// runs whose end is not a Transition, and for tests).
+func (s *Store) RecordRun(ctx context.Context, r scheduler.RunRecord) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return insertRun(ctx, tx, &r) })
+}
+
+// RunHistory returns the latest limit runs of the history (all when
+// limit <= 0), oldest first: what the learned model loads at start.
+func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecord, error) {
+	q := `SELECT job_id, attempt, signature, app_type, estimate_key, input_size_gb, iterations, executors,
+			executor_cores, executor_memory_mb, agents, max_per_agent, cross_share, busiest_load, instance_types,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent
+		FROM (SELECT * FROM run_history ORDER BY id DESC`
+	var args []any
+	if limit > 0 {
+		q += ` LIMIT $1`
+		args = append(args, limit)
+	}
+	q += `) r ORDER BY id`
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read the submission history: %w", err)
+		return nil, fmt.Errorf("read the run history: %w", err)
 	}
 	defer rows.Close()
-	var out []Submission
+	var out []scheduler.RunRecord
 	for rows.Next() {
-		var (
-			h                                   Submission
-			deadline, started, finished         sql.NullTime
-			execs, cores, mem, overhead, dc, dm sql.NullString
-			est                                 sql.NullString
-		)
-		if err := rows.Scan(&h.SubmittedAt, &deadline, &started, &finished, &h.State,
-			&execs, &cores, &mem, &overhead, &dc, &dm, &est); err != nil {
-			return nil, fmt.Errorf("read the submission history: %w", err)
+		var r scheduler.RunRecord
+		var types []string
+		var perAgent []int64
+		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
+			&r.Executors, &r.ExecutorCores, &r.ExecutorMemoryMB, &r.Agents, &r.MaxPerAgent, &r.CrossShare, &r.BusiestLoad,
+			pq.Array(&types), &r.StartedAt, &r.EndedAt, &r.Seconds, &r.Outcome, &r.EstimateSeconds,
+			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel, pq.Array(&perAgent)); err != nil {
+			return nil, fmt.Errorf("read the run history: %w", err)
 		}
-		h.DeadlineAt, h.StartedAt, h.FinishedAt = nullTime(deadline), nullTime(started), nullTime(finished)
-		h.Executors, h.ExecutorCores = num(execs, math.NaN()), num(cores, math.NaN())
-		h.ExecutorMemMB = num(mem, math.NaN())
-		if ov := num(overhead, 0); ov > 0 {
-			h.ExecutorMemMB += ov
-		} else if h.ExecutorMemMB >= 0 && h.ExecutorMemMB < math.MaxInt32 {
-			h.ExecutorMemMB += float64(scheduler.SparkMemoryOverheadMB(int(h.ExecutorMemMB)))
+		if len(types) > 0 {
+			r.InstanceTypes = types
 		}
-		h.DriverCores = num(dc, scheduler.DefaultDriverCores)
-		if h.DriverCores == 0 {
-			h.DriverCores = scheduler.DefaultDriverCores
+		for _, n := range perAgent {
+			r.PerAgent = append(r.PerAgent, int(n))
 		}
-		h.DriverMemMB = num(dm, scheduler.DefaultDriverMemoryMB)
-		if h.DriverMemMB == 0 {
-			h.DriverMemMB = scheduler.DefaultDriverMemoryMB
-		}
-		h.EstimatedSeconds = num(est, 0)
-		out = append(out, h)
+		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the submission history: %w", err)
+		return nil, fmt.Errorf("read the run history: %w", err)
 	}
 	return out, nil
 }
 
-// num parses a spec field: def when absent (or null), NaN when it is not
-// a number.
-func num(s sql.NullString, def float64) float64 {
-	if !s.Valid || s.String == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(s.String, 64)
+// JobRuns returns the runs of one job, oldest first (for the job view).
+func (s *Store) JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, error) {
+	all, err := s.runsWhere(ctx, `job_id = $1`, id)
 	if err != nil {
-		return math.NaN()
+		return nil, fmt.Errorf("read the runs of job %s: %w", id, err)
 	}
-	return f
+	return all, nil
+}
+
+func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]scheduler.RunRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id, attempt, signature, app_type, seconds, outcome, started_at, ended_at,
+			executors, predicted_p50, predicted_p90, prediction_level FROM run_history WHERE `+cond+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []scheduler.RunRecord
+	for rows.Next() {
+		var r scheduler.RunRecord
+		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.Seconds, &r.Outcome, &r.StartedAt, &r.EndedAt,
+			&r.Executors, &r.PredictedP50, &r.PredictedP90, &r.PredictionLevel); err != nil {
+			return nil, err
+		}
+		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// pruneRuns deletes inside tx (which set sparkpack.prune) the runs that
+// ended before the cut of the jobs ids (being pruned), and at most limit
+// others that ended before it, oldest first (runs outlive their jobs'
+// rows until their own cut).
+func pruneRuns(ctx context.Context, tx *sql.Tx, before time.Time, limit int, ids []string) (int, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM run_history WHERE ended_at < $1 AND (job_id = ANY($3::uuid[]) OR id IN (
+			SELECT id FROM run_history WHERE ended_at < $1 ORDER BY id LIMIT $2))`, before, limit, pq.Array(ids))
+	if err != nil {
+		return 0, fmt.Errorf("prune the run history: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// MarkRunningAtRisk implements scheduler.AtRiskMarker: job id, RUNNING,
+// is flagged at risk with an event (RUNNING -> RUNNING, the reason).
+func (s *Store) MarkRunningAtRisk(ctx context.Context, id, reason string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != scheduler.Running {
+			return fmt.Errorf("job %s is %s: %w", id, j.State, scheduler.ErrStale)
+		}
+		now := s.timestamp()
+		j.AtRisk = true
+		if err := updateJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		st := scheduler.Running
+		return appendEvent(ctx, tx, id, now, &st, scheduler.Running, reason)
+	})
 }

@@ -2,80 +2,166 @@ package store
 
 import (
 	"context"
-	"math"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
-// TestSubmissionHistory: the jobs submitted since the cut, oldest first,
-// with their sizes read from the spec (overhead and driver defaults
-// filled in), the deadline, and a corrupt spec field as NaN (not an
-// error); the limit keeps the newest.
-func TestSubmissionHistory(t *testing.T) {
+// TestRunHistory: a run recorded with a job's end (Job.EndedRun) is
+// written in the end's transaction and read back whole; a failed end
+// writes no run; the history is append-only (UPDATE and DELETE fail) and
+// PruneEnded deletes the runs that ended before its cut.
+func TestRunHistory(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
-	now := time.Now().UTC().Truncate(time.Second)
-	mk := func(at time.Time, mod func(*scheduler.Spec)) string {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	run := func(id string, mod func(x *scheduler.Job)) error {
 		t.Helper()
-		j := newJob(t, mod)
-		j.SubmittedAt = at
-		j.DeadlineAt = j.Spec.ResolveDeadline(at)
-		got, _, err := s.CreateJob(ctx, j, "")
-		if err != nil {
+		from := scheduler.Submitted
+		for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+			if _, err := s.Transition(ctx, id, from, st, "test", nil); err != nil {
+				t.Fatalf("%s -> %s: %v", from, st, err)
+			}
+			from = st
+		}
+		_, err := s.Transition(ctx, id, scheduler.Running, scheduler.Finished, "done", mod)
+		return err
+	}
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "local:///a.jar com.example.A", AppType: "sort", EstimateKey: "local:///a.jar com.example.A",
+		InputSizeGB: 12.5, Iterations: 3, Executors: 6, ExecutorCores: 2, ExecutorMemoryMB: 2048,
+		RunShape:  scheduler.RunShape{Agents: 2, MaxPerAgent: 4, PerAgent: []int{4, 2}, CrossShare: 0.444, BusiestLoad: 0.75, InstanceTypes: []string{"m5.xlarge", "m5.large"}},
+		StartedAt: now.Add(-90 * time.Second), EndedAt: now, Seconds: 90, Outcome: scheduler.RunFinished, EstimateSeconds: 60,
+		PredictedP50: 80, PredictedP90: 100, PredictionLevel: "signature"}
+	if err := run(j.ID, func(x *scheduler.Job) { r := want; x.EndedRun = &r }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunHistory(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("history: %d runs, want 1", len(got))
+	}
+	g := got[0]
+	if g.JobID != want.JobID || g.Signature != want.Signature || g.AppType != "sort" || g.InputSizeGB != 12.5 || g.Iterations != 3 ||
+		g.Executors != 6 || fmt.Sprint(g.PerAgent) != "[4 2]" || g.ExecutorCores != 2 || g.ExecutorMemoryMB != 2048 || g.Agents != 2 || g.MaxPerAgent != 4 ||
+		g.CrossShare != 0.444 || g.BusiestLoad != 0.75 || strings.Join(g.InstanceTypes, ",") != "m5.xlarge,m5.large" ||
+		!g.StartedAt.Equal(want.StartedAt) || !g.EndedAt.Equal(want.EndedAt) || g.Seconds != 90 || g.Outcome != "FINISHED" ||
+		g.EstimateSeconds != 60 || g.PredictedP50 != 80 || g.PredictedP90 != 100 || g.PredictionLevel != "signature" {
+		t.Fatalf("read back %+v\nwant %+v", g, want)
+	}
+
+	// A run whose end fails (a stale state) is not recorded: one transaction.
+	bad := want
+	if _, err := s.Transition(ctx, j.ID, scheduler.Running, scheduler.Failed, "late", func(x *scheduler.Job) { x.EndedRun = &bad }); err == nil {
+		t.Fatal("a stale end succeeded")
+	}
+	// A run the history refuses (an unknown outcome) undoes the job's end.
+	k, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := want
+	refused.JobID, refused.Outcome = k.ID, "LOST"
+	if err := run(k.ID, func(x *scheduler.Job) { x.EndedRun = &refused }); err == nil {
+		t.Fatal("a run with outcome LOST was stored")
+	}
+	if kk, err := s.GetJob(ctx, k.ID); err != nil || kk.State != scheduler.Running {
+		t.Fatalf("job after a refused run: %v, %v; want still RUNNING", kk.State, err)
+	}
+	if got, _ := s.RunHistory(ctx, 0); len(got) != 1 {
+		t.Fatalf("history after a stale and a refused end: %d runs, want 1", len(got))
+	}
+
+	// Append-only.
+	if _, err := s.db.ExecContext(ctx, `UPDATE run_history SET seconds = 1`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("update: %v", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_history`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("delete: %v", err)
+	}
+
+	// Bounded: newest last, limit keeps the latest; prune cuts by age.
+	older := want
+	older.JobID, older.EndedAt, older.StartedAt = k.ID, now.Add(-72*time.Hour), now.Add(-73*time.Hour)
+	if err := s.RecordRun(ctx, older); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.RunHistory(ctx, 1); len(got) != 1 || got[0].JobID != k.ID {
+		t.Fatalf("latest 1: %+v", got)
+	}
+	if _, err := s.PruneEnded(ctx, now.Add(-24*time.Hour), 10); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.RunHistory(ctx, 0)
+	if len(got) != 1 || got[0].JobID != j.ID {
+		t.Fatalf("after prune: %+v; want the recent run only", got)
+	}
+
+	// A pruned job's runs go with it, all of them, whatever the batch.
+	o, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := now.Add(-48 * time.Hour)
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running, scheduler.Finished} {
+		if _, err := s.Transition(ctx, o.ID, from, st, "test", func(x *scheduler.Job) {
+			if st.Terminal() {
+				x.FinishedAt = &ended
+			}
+		}); err != nil {
 			t.Fatal(err)
 		}
-		return got.ID
+		from = st
 	}
-	mk(now.Add(-40*24*time.Hour), nil) // before the cut
-	mk(now.Add(-2*time.Hour), func(sp *scheduler.Spec) {
-		sec := 600.0
-		sp.Executors, sp.ExecutorCores, sp.ExecutorMemoryMB = 3, 2, 4096
-		sp.Driver = &scheduler.Driver{Cores: 2, MemoryMB: 2048}
-		sp.Deadline = &scheduler.Deadline{Seconds: &sec}
-		sp.EstimatedDurationSeconds = 120
-	})
-	corrupt := mk(now.Add(-time.Hour), nil)
-	mk(now.Add(-3*time.Hour), func(sp *scheduler.Spec) { sp.MemoryOverheadMB = 512 })
-	if _, err := s.DB().ExecContext(ctx, `UPDATE jobs SET spec = jsonb_set(spec, '{executors}', '"many"') WHERE id = $1`, corrupt); err != nil {
-		t.Fatal(err)
-	}
-
-	got, err := s.SubmissionHistory(ctx, now.Add(-35*24*time.Hour), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 3 {
-		t.Fatalf("got %d rows, want 3 (the old job is before the cut): %+v", len(got), got)
-	}
-	for i := 1; i < len(got); i++ {
-		if got[i].SubmittedAt.Before(got[i-1].SubmittedAt) {
-			t.Fatalf("not oldest first: %v", got)
+	for i := range 3 {
+		r := want
+		r.JobID, r.Attempt, r.EndedAt, r.StartedAt = o.ID, i+1, ended.Add(-time.Duration(3-i)*time.Hour), ended.Add(-10*time.Hour)
+		if err := s.RecordRun(ctx, r); err != nil {
+			t.Fatal(err)
 		}
 	}
-	// newJob: 2 executors of 1 cpu, 1024 MB.
-	o := got[0]
-	if o.Executors != 2 || o.ExecutorCores != 1 || o.ExecutorMemMB != 1024+512 || o.DeadlineAt != nil || o.DriverCores != 1 || o.DriverMemMB != 1024 {
-		t.Errorf("explicit overhead row: %+v", o)
+	if n, err := s.PruneEnded(ctx, now.Add(-24*time.Hour), 1); err != nil || n != 1 {
+		t.Fatalf("prune the old job: %d, %v", n, err)
 	}
-	d := got[1]
-	if d.Executors != 3 || d.ExecutorCores != 2 || d.ExecutorMemMB != 4096+409 || d.DriverCores != 2 || d.DriverMemMB != 2048 || d.EstimatedSeconds != 120 {
-		t.Errorf("deadline row sizes: %+v", d)
+	if got, _ := s.RunHistory(ctx, 0); len(got) != 1 || got[0].JobID != j.ID {
+		t.Fatalf("after pruning the old job: %d runs; want the recent run only", len(got))
 	}
-	if d.DeadlineAt == nil || !d.DeadlineAt.Equal(now.Add(-2*time.Hour+10*time.Minute)) {
-		t.Errorf("deadline row: deadline %v", d.DeadlineAt)
-	}
-	if c := got[2]; !math.IsNaN(c.Executors) || c.ExecutorCores != 1 || c.State != string(scheduler.Submitted) {
-		t.Errorf("corrupt row: %+v (want executors NaN)", c)
-	}
+}
 
-	// The limit keeps the newest stored (the last two created).
-	got, err = s.SubmissionHistory(ctx, now.Add(-35*24*time.Hour), 2)
+// TestMarkRunningAtRisk: a running job is flagged with an event; one that
+// is not running is stale.
+func TestMarkRunningAtRisk(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || !math.IsNaN(got[1].Executors) || got[0].ExecutorMemMB != 1024+512 {
-		t.Fatalf("limit 2: %+v", got)
+	if err := s.MarkRunningAtRisk(ctx, j.ID, "at risk: test"); err == nil {
+		t.Fatal("a SUBMITTED job was flagged")
+	}
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+		if _, err := s.Transition(ctx, j.ID, from, st, "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		from = st
+	}
+	if err := s.MarkRunningAtRisk(ctx, j.ID, "at risk: test"); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := s.GetJob(ctx, j.ID)
+	evs, _ := s.Events(ctx, j.ID)
+	if !g.AtRisk || g.State != scheduler.Running || evs[len(evs)-1].Reason != "at risk: test" {
+		t.Fatalf("job %+v events %+v", g, evs)
 	}
 }

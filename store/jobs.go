@@ -233,8 +233,9 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 	var state, actor, client, reason string
 	var at time.Time
 	var finished sql.NullTime
-	err := s.db.QueryRowContext(ctx, `SELECT submit_state, submitted_at, finished_at, submitted_by, submitted_client, waiting_reason FROM jobs WHERE id = $1`, id).
-		Scan(&state, &at, &finished, &actor, &client, &reason)
+	var sizing sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT submit_state, submitted_at, finished_at, submitted_by, submitted_client, waiting_reason, spec->'sizing'->>'reason' FROM jobs WHERE id = $1`, id).
+		Scan(&state, &at, &finished, &actor, &client, &reason, &sizing)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
@@ -242,6 +243,11 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
 	}
 	evs := submissionEvents(scheduler.State(state), at.UTC(), finished.Time.UTC(), actor, client, reason)
+	if sizing.Valid && sizing.String != "" {
+		// "executors": "auto": the count chosen at submission and why
+		// (scheduler.RightSize), kept in the stored spec.
+		evs = append(evs, Event{At: at.UTC(), To: scheduler.Submitted, Reason: "executors auto: " + sizing.String})
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, from_state, to_state, reason, actor, client FROM job_events WHERE job_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read events of job %s: %w", id, err)
@@ -332,6 +338,11 @@ func (s *Store) Transition(ctx context.Context, id string, from, to scheduler.St
 		}
 		if err := appendEvent(ctx, tx, id, ev.At, &ev.From, ev.To, ev.Reason); err != nil {
 			return err
+		}
+		if j.EndedRun != nil {
+			if err := insertRun(ctx, tx, j.EndedRun); err != nil {
+				return err
+			}
 		}
 		out = j
 		return nil

@@ -44,8 +44,13 @@ func (s *Store) PruneEnded(ctx context.Context, before time.Time, limit int) (in
 	if err != nil {
 		return 0, fmt.Errorf("prune: choose the jobs: %w", err)
 	}
+	// The run history ages on its own clock: the runs of the jobs that go,
+	// and a batch of the other runs that ended before the cut.
+	if _, err := pruneRuns(ctx, tx, before, limit, ids); err != nil {
+		return 0, err
+	}
 	if len(ids) == 0 {
-		return 0, nil
+		return 0, tx.Commit()
 	}
 	// Children first: the foreign keys point at jobs.
 	for _, table := range []string{"job_events", "placements", "reservations", "drivers", "jobs"} {

@@ -16,6 +16,7 @@ import (
 	"github.com/sparkpack/sparkpack/intake"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/leader"
+	"github.com/sparkpack/sparkpack/learned"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -50,6 +51,10 @@ type leadership struct {
 	el     *leader.Elector
 	submit sparksubmit.Options // for the driver command of jobs shown on followers
 
+	// model is the learned run-time model (docs/learning.md): loaded from
+	// the run history at start and at every term, fed by the core.
+	model *learned.Model
+
 	cur atomic.Pointer[live]
 	// ledUntil is when this instance last stopped leading (unix nanos).
 	ledUntil atomic.Int64
@@ -60,7 +65,7 @@ type leadership struct {
 }
 
 func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger) (*leadership, error) {
-	h := &leadership{c: c, st: st, broker: broker, m: m, log: log}
+	h := &leadership{c: c, st: st, broker: broker, m: m, log: log, model: learned.New()}
 	el, err := leader.New(leader.Config{Instance: c.ha.instance, URL: c.ha.advertise, TTL: c.ha.ttl, Renew: c.ha.renew,
 		Retry: c.ha.retry, Log: log.WithField("instance", c.ha.instance),
 		OnChange: func(lead bool, l leader.Lease) {
@@ -106,7 +111,9 @@ func (h *leadership) run(ctx context.Context) {
 func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	log := h.log.WithFields(logrus.Fields{"instance": h.c.ha.instance, "token": lease.Token})
 	started := time.Now()
-	lv, err := startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check)
+	// The runs recorded while another instance led count too.
+	h.loadModel(ctx, log)
+	lv, err := startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check, h.model)
 	if err != nil {
 		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
 		return
@@ -335,3 +342,22 @@ func preflight(mc mesosConfig, log *logrus.Logger) error {
 	}
 	return nil
 }
+
+// loadModel (re)loads the learned run-time model from the run history; on
+// failure the model keeps what it knew (the prior at worst).
+func (h *leadership) loadModel(ctx context.Context, log logrus.FieldLogger) {
+	n, err := h.model.Reload(ctx, h.st)
+	if err != nil {
+		log.WithError(err).Warn("cannot load the run history; run times are learned from the runs that end from now on")
+		return
+	}
+	log.WithFields(logrus.Fields{"runs": n, "signatures": len(h.model.Summaries())}).Info("learned run-time model loaded from the run history")
+}
+
+// RightSize is the API's right-sizing of "executors": "auto" jobs.
+func (h *leadership) RightSize(j *scheduler.Job, now time.Time) error {
+	return h.model.RightSize(j, now)
+}
+
+// Models is the learned model, for the views (GET /api/v1/models).
+func (h *leadership) Models() *learned.Model { return h.model }

@@ -137,6 +137,9 @@ func printJob(w io.Writer, v api.JobView) {
 		row("deadline", t(v.DeadlineAt)+" ("+deadlineNote(v.Job)+")")
 	}
 	row("executors", fmt.Sprintf("%d × (%s, %d MiB + %d MiB overhead)", v.Executors, plural.N(v.ExecutorCores, "cpu"), v.ExecutorMemoryMB, v.ExecutorTotalMemMB()-v.ExecutorMemoryMB))
+	if sz := v.Sizing; sz != nil && sz.Auto {
+		row("sized", sz.Reason) // "executors": "auto" (docs/learning.md)
+	}
 	d := v.DriverOrDefault()
 	row("driver", fmt.Sprintf("%s, %d MiB", plural.G(d.Cores, "cpu"), d.MemoryMB))
 	row("application", v.App.AppResource+" "+v.App.MainClass)

@@ -95,7 +95,7 @@ type live struct {
 // ctx does; wait() waits for them.
 // guard, if set, is asked before every call to Mesos and every power
 // provider call (the leadership check of package leader).
-func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger, guard func() error) (*live, error) {
+func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Store, broker *api.Broker, m *metrics.Metrics, log *logrus.Logger, guard func() error, model scheduler.RunModel) (*live, error) {
 	secret := ""
 	if mc.secretFile != "" {
 		b, err := os.ReadFile(mc.secretFile)
@@ -191,6 +191,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},
+		Model:       model,
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
 		return nil, err

@@ -310,6 +310,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
 		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview
 		acfg.Forecast = ha.Forecast
+		acfg.RightSize = ha.RightSize
+		ha.loadModel(ctx, log)
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
 				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}

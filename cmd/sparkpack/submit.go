@@ -65,10 +65,13 @@ func (m *memFlag) Set(v string) error {
 type submitConfig struct {
 	clientFlags
 	file, name, appResource, mainClass, deadline string
-	executors, cores                             int
+	executors                                    executorsFlag
+	cores                                        int
 	mem, overhead, driverMem                     memFlag
 	driverCores                                  float64
 	retries                                      int
+	minExecutors, maxExecutors, iterations       int
+	inputSizeGB                                  float64
 	duration                                     float64
 	follow                                       bool
 	poll, timeout                                time.Duration
@@ -87,7 +90,8 @@ var fieldFlags = map[string]string{
 	"executors": "--executors", "executorCores": "--executor-cores", "executorMemoryMB": "--executor-memory",
 	"memoryOverheadMB": "--memory-overhead", "driver.cores": "--driver-cores", "driver.memoryMB": "--driver-memory",
 	"driver": "--driver-cores/--driver-memory", "deadline": "--deadline", "estimatedDurationSeconds": "--estimated-duration",
-	"retries": "--retries", "id": "the id in -f",
+	"retries": "--retries", "id": "the id in -f", "minExecutors": "--min-executors", "maxExecutors": "--max-executors",
+	"inputSizeGB": "--input-size-gb", "iterations": "--iterations",
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -103,7 +107,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(c.conf, "conf", "a Spark property key=value (repeat)")
 	fs.Var(c.env, "env", "an environment variable NAME=value (repeat)")
 	fs.Var(c.labels, "label", "a label key=value (repeat)")
-	fs.IntVar(&c.executors, "executors", 0, req+"number of executors")
+	fs.Var(&c.executors, "executors", req+"number of executors, or auto: sparkpack chooses from the learned run times (with a deadline the cheapest count that meets it; bounds --min-executors, --max-executors)")
+	fs.IntVar(&c.minExecutors, "min-executors", 0, "with --executors auto: the least it may choose")
+	fs.IntVar(&c.maxExecutors, "max-executors", 0, "with --executors auto: the most it may choose (default 32)")
+	fs.Float64Var(&c.inputSizeGB, "input-size-gb", 0, "the job's input size in GB (a hint for the learned run times)")
+	fs.IntVar(&c.iterations, "iterations", 0, "the job's iterations (a hint for the learned run times)")
 	fs.IntVar(&c.cores, "executor-cores", 0, req+"cpus per executor")
 	fs.Var(&c.mem, "executor-memory", req+"memory per executor: MiB (4096) or with a unit (4096m, 4g)")
 	fs.Var(&c.mem, "executor-memory-mb", "the same as --executor-memory")
@@ -237,7 +245,22 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 	merge(&spec.App.Environment, c.env)
 	merge(&spec.Labels, c.labels)
 	if c.set["executors"] {
-		spec.Executors = c.executors
+		spec.Executors, spec.Sizing = c.executors.n, nil
+		if c.executors.auto {
+			spec.Executors, spec.Sizing = 0, &scheduler.Sizing{Auto: true}
+		}
+	}
+	if c.set["min-executors"] {
+		spec.MinExecutors = c.minExecutors
+	}
+	if c.set["max-executors"] {
+		spec.MaxExecutors = c.maxExecutors
+	}
+	if c.set["input-size-gb"] {
+		spec.InputSizeGB = c.inputSizeGB
+	}
+	if c.set["iterations"] {
+		spec.Iterations = c.iterations
 	}
 	if c.set["executor-cores"] {
 		spec.ExecutorCores = c.cores
@@ -280,7 +303,7 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 		case "main-class":
 			empty = spec.App.MainClass == ""
 		case "executors":
-			empty = spec.Executors == 0 && !c.set["executors"]
+			empty = spec.Executors == 0 && !c.set["executors"] && !spec.AutoExecutors()
 		case "executor-cores":
 			empty = spec.ExecutorCores == 0 && !c.set["executor-cores"]
 		case "executor-memory":
@@ -299,7 +322,52 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, flagError(err)
 	}
+	if spec.AutoExecutors() {
+		return autoJSON(&spec)
+	}
 	return json.Marshal(&spec)
+}
+
+// executorsFlag is --executors: a count or "auto".
+type executorsFlag struct {
+	n    int
+	auto bool
+}
+
+func (f *executorsFlag) String() string {
+	if f.auto {
+		return "auto"
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *executorsFlag) Set(v string) error {
+	if strings.EqualFold(strings.TrimSpace(v), "auto") {
+		f.n, f.auto = 0, true
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a whole number or auto, got %q", v)
+	}
+	f.n, f.auto = n, false
+	return nil
+}
+
+// autoJSON is the job's JSON with "executors": "auto" (the contract's
+// form; sizing is sparkpack's to set).
+func autoJSON(spec *scheduler.Spec) ([]byte, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "sizing")
+	m["executors"] = json.RawMessage(`"auto"`)
+	return json.Marshal(m)
 }
 
 // flagError names the flag behind a validation error of the job contract.

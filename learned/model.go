@@ -1,0 +1,231 @@
+package learned
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sparkpack/sparkpack/perfmodel"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// LevelEstimate is the level of a prediction that is only the user's
+// estimate corrected by the signature's history (no model of the job
+// yet): a point, p50 = p90, as the scheduler used estimates before.
+const LevelEstimate perfmodel.Level = "estimate"
+
+// DefaultLoad is how many of the latest runs Reload reads.
+const DefaultLoad = 50_000
+
+// History is where the runs come from (store.Store).
+type History interface {
+	RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecord, error)
+}
+
+// Model is the live model. The zero value is not usable; use New. All
+// methods are safe for concurrent use; none blocks on I/O but Reload's
+// read.
+type Model struct {
+	mu   sync.Mutex
+	book *perfmodel.Book
+	est  *perfmodel.Estimates
+	runs int // finished runs learned from
+	// corr caches each signature's estimate correction (for an estimate
+	// of 1 s: Seconds is the ratio); dropped when the signature learns.
+	corr map[string]perfmodel.Corrected
+	// version counts what was learned (scheduler.RunModel.Version).
+	version atomic.Uint64
+}
+
+// New is an empty model: every prediction is the prior's (ok=false).
+func New() *Model {
+	return &Model{book: perfmodel.NewBook(), est: perfmodel.NewEstimates(), corr: map[string]perfmodel.Corrected{}}
+}
+
+// learnable reports whether a run teaches the model a completion time:
+// only runs that finished (a failed, killed, retried or evicted run did
+// not complete its work).
+func learnable(r scheduler.RunRecord) bool {
+	return r.Outcome == scheduler.RunFinished && r.Seconds > 0 && r.Executors >= 1 && r.Signature != ""
+}
+
+// observe learns r under m.mu (b and e: the book and estimates to learn
+// into). It returns false for a run the model cannot take.
+func observe(b *perfmodel.Book, e *perfmodel.Estimates, r scheduler.RunRecord) bool {
+	if !learnable(r) {
+		return false
+	}
+	run := r.Run()
+	if err := b.Observe(r.Signature, r.AppType, run); err != nil {
+		return false // out of the model's limits: teaches nothing
+	}
+	if r.EstimateSeconds > 0 {
+		key := r.EstimateKey
+		if key == "" {
+			key = r.Signature
+		}
+		if ref := b.Reference(r.Signature, r.AppType, run); ref > 0 {
+			_ = e.Observe(key, r.EstimateSeconds, ref)
+		}
+	}
+	return true
+}
+
+// Observe learns from a finished attempt (scheduler.RunModel); attempts
+// that did not finish are ignored.
+func (m *Model) Observe(r scheduler.RunRecord) {
+	m.mu.Lock()
+	ok := observe(m.book, m.est, r)
+	if ok {
+		m.runs++
+		delete(m.corr, r.Signature)
+		delete(m.corr, r.EstimateKey)
+	}
+	m.mu.Unlock()
+	if ok {
+		m.version.Add(1)
+	}
+}
+
+// Load replaces what the model knows with runs (oldest first).
+func (m *Model) Load(runs []scheduler.RunRecord) int {
+	b, e := perfmodel.NewBook(), perfmodel.NewEstimates()
+	n := 0
+	for _, r := range runs {
+		if observe(b, e, r) {
+			n++
+		}
+	}
+	m.mu.Lock()
+	m.book, m.est, m.runs = b, e, n
+	m.corr = map[string]perfmodel.Corrected{}
+	m.mu.Unlock()
+	m.version.Add(1)
+	return n
+}
+
+// Reload reads the latest DefaultLoad runs of the history and replaces
+// what the model knows with them (at start, on becoming leader: the runs
+// another instance recorded while leading count too). It returns how many
+// finished runs it learned from.
+func (m *Model) Reload(ctx context.Context, h History) (int, error) {
+	runs, err := h.RunHistory(ctx, DefaultLoad)
+	if err != nil {
+		return 0, fmt.Errorf("learned: load the run history: %w", err)
+	}
+	return m.Load(runs), nil
+}
+
+// Runs is how many finished runs the model learned from.
+func (m *Model) Runs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.runs
+}
+
+// Version implements scheduler.RunModel.
+func (m *Model) Version() uint64 { return m.version.Load() }
+
+// Predict implements scheduler.RunModel: the job's run time on a plan
+// shaped like pl. From the signature's (or application type's) model when
+// it has one, the user's estimate corrected by the signature's history
+// blended into its p50; else, when the signature's estimates have a
+// history, the corrected estimate (LevelEstimate); else ok=false.
+func (m *Model) Predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.predict(k, executors, pl)
+}
+
+func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
+	var c perfmodel.Corrected
+	if k.EstimateSeconds > 0 {
+		c = m.correct(k.Signature, k.EstimateSeconds)
+	}
+	p, err := m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl, EstimateSeconds: c.Seconds})
+	if err != nil {
+		return perfmodel.Prediction{}, false
+	}
+	if p.Level != perfmodel.LevelPrior {
+		if c.Seconds > 0 {
+			b, s := perfmodel.Blend(c.Seconds, c.Sigma, p.P50, p.Sigma)
+			if b > 0 && p.P50 > 0 {
+				p.P90 *= b / p.P50
+				p.P50, p.Sigma = b, s
+			}
+		}
+		return p, true
+	}
+	if c.Samples > 0 && c.Seconds > 0 {
+		return perfmodel.Prediction{P50: c.Seconds, P90: c.Seconds, Sigma: c.Sigma, Level: LevelEstimate, Runs: c.Samples}, true
+	}
+	return perfmodel.Prediction{}, false
+}
+
+// correct is estimate corrected by key's history (under m.mu), from the
+// cached ratio; zero when the estimate is out of bounds.
+func (m *Model) correct(key string, estimate float64) perfmodel.Corrected {
+	r, ok := m.corr[key]
+	if !ok {
+		var err error
+		if r, err = m.est.Correct(key, 1); err != nil {
+			return perfmodel.Corrected{}
+		}
+		m.corr[key] = r
+	}
+	if !(estimate > 0) || estimate > perfmodel.MaxSeconds {
+		return perfmodel.Corrected{}
+	}
+	r.Seconds = estimate * r.Ratio
+	return r
+}
+
+// CorrectEstimate is the user's estimate of a job corrected by its
+// signature's history (ratio 1 without one).
+func (m *Model) CorrectEstimate(k scheduler.RunKey) (perfmodel.Corrected, error) {
+	if !(k.EstimateSeconds > 0) || k.EstimateSeconds > perfmodel.MaxSeconds {
+		return perfmodel.Corrected{}, &perfmodel.InputError{Field: "estimateSeconds", Msg: "not a run time in seconds"}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.correct(k.Signature, k.EstimateSeconds), nil
+}
+
+// Traits implements scheduler.RunModel: the signature's fitted traits
+// when its runs told them apart.
+func (m *Model) Traits(k scheduler.RunKey) (perfmodel.Traits, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, lv := m.book.Traits(k.Signature, k.App)
+	return t, lv == perfmodel.LevelSignature
+}
+
+// Predictor implements scheduler.RunModel: p50/p90 by executor count on
+// plans shaped like pl, for right-sizing. The user's estimate is left out
+// (it was for a count the job did not name); without a model of the job
+// the prior's curve answers.
+func (m *Model) Predictor(k scheduler.RunKey, pl perfmodel.Placement) perfmodel.Predictor {
+	return func(e int) (perfmodel.Prediction, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: e, Size: k.Size, Placement: pl})
+	}
+}
+
+// RightSize chooses the executors of a job submitted with "executors":
+// "auto" (scheduler.RightSize with this model); other jobs are left alone.
+func (m *Model) RightSize(j *scheduler.Job, now time.Time) error {
+	return scheduler.RightSize(m, j, now)
+}
+
+// Summaries is what the model knows of each signature, sorted by name
+// (for GET /api/v1/models and the dashboard).
+func (m *Model) Summaries() []perfmodel.Summary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.book.Signatures()
+}
+
+var _ scheduler.RunModel = (*Model)(nil)

@@ -1,0 +1,237 @@
+package learned
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/perfmodel"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+const sig = "local:///jobs/etl.jar com.example.Etl"
+
+// truth is the synthetic signature's run time: 400/E + 20 seconds.
+func truth(e int) float64 { return 400/float64(e) + 20 }
+
+// runs are n finished runs of sig with executors cycling 2..9 and a log-
+// normal noise of 3%; the user's estimate is 60% of the truth (a team that
+// underestimates by 40%).
+func runs(n int, seed uint64) []scheduler.RunRecord {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([]scheduler.RunRecord, n)
+	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	for i := range out {
+		e := 2 + i%8
+		s := truth(e) * math.Exp(0.03*rng.NormFloat64())
+		out[i] = scheduler.RunRecord{JobID: "j", Signature: sig, AppType: "", EstimateKey: sig, Executors: e,
+			StartedAt: t0, EndedAt: t0.Add(time.Duration(s * float64(time.Second))), Seconds: s,
+			Outcome: scheduler.RunFinished, EstimateSeconds: 0.6 * truth(e)}
+	}
+	return out
+}
+
+// TestPredictFallsBackToNothing: without history the model says nothing
+// (the scheduler keeps the user's estimate: today's behaviour).
+func TestPredictFallsBackToNothing(t *testing.T) {
+	m := New()
+	if p, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 100}, 4, perfmodel.Placement{}); ok {
+		t.Fatalf("empty model predicted %+v", p)
+	}
+	if _, ok := m.Traits(scheduler.RunKey{Signature: sig}); ok {
+		t.Fatal("empty model has traits")
+	}
+	// Runs that did not finish teach nothing.
+	for _, o := range []string{scheduler.RunFailed, scheduler.RunKilled, scheduler.RunRetried, scheduler.RunPreempted} {
+		r := runs(1, 1)[0]
+		r.Outcome = o
+		for range 5 {
+			m.Observe(r)
+		}
+	}
+	if _, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 100}, 4, perfmodel.Placement{}); ok || m.Runs() != 0 {
+		t.Fatalf("learned from runs that did not finish (%d runs)", m.Runs())
+	}
+}
+
+// TestPredictLearnsTheCurve: after ten runs the signature's model predicts
+// run times at counts it saw and did not see within 10%, with p90 >= p50.
+func TestPredictLearnsTheCurve(t *testing.T) {
+	m := New()
+	v0 := m.Version()
+	for _, r := range runs(10, 7) {
+		m.Observe(r)
+	}
+	if m.Version() == v0 || m.Runs() != 10 {
+		t.Fatalf("version %d -> %d, runs %d", v0, m.Version(), m.Runs())
+	}
+	for _, e := range []int{2, 5, 9, 12} {
+		p, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1}, e, perfmodel.Placement{})
+		if !ok || p.Level != perfmodel.LevelSignature {
+			t.Fatalf("E=%d: %+v ok=%v; want a signature-level prediction", e, p, ok)
+		}
+		if err := math.Abs(p.P50-truth(e)) / truth(e); err > 0.10 || p.P90 < p.P50 {
+			t.Errorf("E=%d: p50 %.1f p90 %.1f, truth %.1f (error %.0f%%)", e, p.P50, p.P90, truth(e), 100*err)
+		}
+	}
+	s := m.Summaries()
+	if len(s) != 1 || s[0].Signature != sig || s[0].Runs != 10 || s[0].Fit == nil {
+		t.Fatalf("summaries %+v", s)
+	}
+}
+
+// TestEstimateCorrection: with two runs (below the model's minimum) a new
+// estimate of the underestimating signature is corrected upwards; another
+// signature's estimate is left alone.
+func TestEstimateCorrection(t *testing.T) {
+	m := New()
+	for _, r := range runs(2, 3) {
+		m.Observe(r)
+	}
+	k := scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 60}
+	p, ok := m.Predict(k, 4, perfmodel.Placement{})
+	if !ok || p.Level != LevelEstimate || !(p.P50 > 60*1.2) || p.P50 > 60/0.6*1.01 {
+		t.Fatalf("corrected estimate %+v ok=%v; want above 72 s and at most 100 s (the estimate / 0.6)", p, ok)
+	}
+	if _, ok := m.Predict(scheduler.RunKey{Signature: "other", Size: 1, EstimateSeconds: 60}, 4, perfmodel.Placement{}); ok {
+		t.Fatal("another signature's estimate was corrected")
+	}
+	// The correction is cached per signature and dropped when it learns:
+	// a third run that underestimated by far more moves it up.
+	r := runs(1, 4)[0]
+	r.EstimateSeconds = r.Seconds / 10
+	m.Observe(r)
+	c, err := m.CorrectEstimate(k)
+	if err != nil || !(c.Seconds > p.P50) || c.Samples != 3 {
+		t.Fatalf("after a third run: %+v (%v); want above %.1f s from 3 samples", c, err, p.P50)
+	}
+}
+
+type history struct {
+	runs []scheduler.RunRecord
+	err  error
+}
+
+func (h history) RunHistory(_ context.Context, limit int) ([]scheduler.RunRecord, error) {
+	if limit > 0 && len(h.runs) > limit {
+		return h.runs[len(h.runs)-limit:], h.err
+	}
+	return h.runs, h.err
+}
+
+// TestReloadEqualsObserving: a model reloaded from the history predicts
+// what the model that observed the runs one by one predicts (a restart or
+// a failover loses nothing); a failed read keeps what the model knew.
+func TestReloadEqualsObserving(t *testing.T) {
+	rs := runs(12, 11)
+	live := New()
+	for _, r := range rs {
+		live.Observe(r)
+	}
+	re := New()
+	if n, err := re.Reload(context.Background(), history{runs: rs}); err != nil || n != 12 {
+		t.Fatalf("reload: %d, %v", n, err)
+	}
+	k := scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 30}
+	for e := 1; e <= 16; e++ {
+		a, _ := live.Predict(k, e, perfmodel.Placement{CrossShare: 0.5})
+		b, _ := re.Predict(k, e, perfmodel.Placement{CrossShare: 0.5})
+		if a != b {
+			t.Fatalf("E=%d: live %+v, reloaded %+v", e, a, b)
+		}
+	}
+	if _, err := re.Reload(context.Background(), history{err: errors.New("down")}); err == nil || re.Runs() != 12 {
+		t.Fatalf("failed reload: %v, runs %d", err, re.Runs())
+	}
+}
+
+// TestRightSizeFromHistory: after ten runs, an auto job with a deadline
+// gets the cheapest count whose p90 meets it; without a deadline the knee.
+func TestRightSizeFromHistory(t *testing.T) {
+	m := New()
+	for _, r := range runs(10, 5) {
+		m.Observe(r)
+	}
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	dl := now.Add(120 * time.Second)
+	j := &scheduler.Job{Spec: scheduler.Spec{App: scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"},
+		Sizing: &scheduler.Sizing{Auto: true}, MaxExecutors: 16}, DeadlineAt: &dl}
+	if err := m.RightSize(j, now); err != nil {
+		t.Fatal(err)
+	}
+	k := scheduler.RunKeyOf(j)
+	p, _ := m.Predict(k, j.Executors, perfmodel.Placement{})
+	prev, _ := m.Predict(k, j.Executors-1, perfmodel.Placement{})
+	if p.P90 > 120 || prev.P90 <= 120 || j.Sizing.Executors != j.Executors || !strings.Contains(j.Sizing.Reason, "cheapest") || j.Sizing.Level != "signature" {
+		t.Fatalf("chose %d (p90 %.0f; one fewer %.0f): %+v", j.Executors, p.P90, prev.P90, j.Sizing)
+	}
+	// 400/E + 20 with 400/(E(E+1)) < 10% of it from E = 8 (saving 400/72 = 5.6 of 70 = 7.9%).
+	free := &scheduler.Job{Spec: scheduler.Spec{App: j.App, Sizing: &scheduler.Sizing{Auto: true}}}
+	if err := m.RightSize(free, now); err != nil {
+		t.Fatal(err)
+	}
+	if free.Executors < 6 || free.Executors > 9 || !strings.Contains(free.Sizing.Reason, "knee") {
+		t.Fatalf("knee: %d executors, %+v; want about 7-8", free.Executors, free.Sizing)
+	}
+}
+
+// TestConcurrentUse: observing, predicting, right-sizing and summarising
+// from many goroutines at once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	m := New()
+	rs := runs(200, 9)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(rs); i += 4 {
+				m.Observe(rs[i])
+				m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 50}, 1+i%10, perfmodel.Placement{})
+				m.Traits(scheduler.RunKey{Signature: sig})
+				_ = m.Summaries()
+				if i%20 == 0 {
+					j := &scheduler.Job{Spec: scheduler.Spec{App: scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"}, Sizing: &scheduler.Sizing{Auto: true}}}
+					if err := m.RightSize(j, time.Now()); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if m.Runs() != 200 {
+		t.Fatalf("runs %d", m.Runs())
+	}
+}
+
+// BenchmarkPredict is the cost of one prediction the pass asks for (a
+// signature with a fitted model, a user's estimate to correct and blend).
+func BenchmarkPredict(b *testing.B) {
+	m := New()
+	for _, r := range runs(100, 3) {
+		m.Observe(r)
+	}
+	k := scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 60}
+	pl := perfmodel.Placement{CrossShare: 0.4, BusiestLoad: 0.7}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.Predict(k, 1+i%16, pl)
+	}
+}
+
+// BenchmarkPredictUnknown is the cost for a job the model knows nothing of
+// (the common case on a fresh install).
+func BenchmarkPredictUnknown(b *testing.B) {
+	m := New()
+	k := scheduler.RunKey{Signature: "unknown", Size: 1, EstimateSeconds: 60}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Predict(k, 4, perfmodel.Placement{})
+	}
+}
