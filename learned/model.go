@@ -229,3 +229,12 @@ func (m *Model) Summaries() []perfmodel.Summary {
 }
 
 var _ scheduler.RunModel = (*Model)(nil)
+
+// PredictQuery answers q for signature sig (application type app, "" when
+// unknown) from the book alone, as perfmodel.Book.Predict does: what the
+// models view shows, without a user's estimate to correct.
+func (m *Model) PredictQuery(sig, app string, q perfmodel.Query) (perfmodel.Prediction, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.book.Predict(sig, app, q)
+}

@@ -38,6 +38,9 @@ func withSimData(body map[string]any, run time.Duration) map[string]any {
 	}
 	a["sparkConf"] = conf
 	body["app"] = a
+	// sparkpack is told the size as a user would tell it (the hint its
+	// learned model scales with), never the truth's parameters.
+	body["inputSizeGB"] = math.Round(gb*1000) / 1000
 	return body
 }
 

@@ -312,6 +312,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		acfg.Forecast = ha.Forecast
 		acfg.RightSize = ha.RightSize
 		ha.loadModel(ctx, log)
+		mv := modelsView{m: ha.Models()}
+		acfg.Models, acfg.JobPrediction = mv, mv.jobPrediction
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
 				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
