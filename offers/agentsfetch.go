@@ -90,13 +90,19 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 	}
 }
 
+// getAgents sends one GET_AGENTS and decodes the fields sparkpack reads
+// (agentsdecode.go).
 func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, error) {
-	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_AGENTS})
+	b, err := o.callRaw(ctx, &master.Call{Type: master.Call_GET_AGENTS})
 	if err != nil {
 		return nil, err
 	}
-	if r == nil || r.GetAgents == nil {
+	if len(b) == 0 {
 		return nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
 	}
-	return r.GetAgents.Agents, nil
+	agents, err := decodeAgents(b)
+	if err != nil {
+		return nil, fmt.Errorf("Mesos GET_AGENTS: decode answer: %w", err)
+	}
+	return agents, nil
 }
