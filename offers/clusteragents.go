@@ -35,6 +35,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	statuses := StatusesFromMesos(raw, c.cfg.Prices)
 	c.mu.Lock()
 	c.statuses = statuses
+	c.version++
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
 	present := map[string]bool{}
 	for _, a := range agents {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
@@ -27,7 +28,11 @@ func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap := Snapshot(c.overlayLocked())
+	if c.snapBase == nil || c.snapVer != c.version {
+		// Built once per change; the passes in between get copies.
+		c.snapBase, c.snapVer = Snapshot(c.overlayLocked()).Agents, c.version
+	}
+	snap := placement.Snapshot{Agents: slices.Clone(c.snapBase)}
 	if c.cfg.Unavailable != nil {
 		for i := range snap.Agents {
 			if c.cfg.Unavailable(snap.Agents[i].ID) {
@@ -235,11 +240,28 @@ type AgentState struct {
 	Gone bool
 }
 
+// Version changes whenever what Snapshot and Agents show may have changed
+// (a refresh, a job's step, a job started or forgotten): a view built
+// from Agents stays valid while Version is the same.
+func (c *Cluster) Version() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
 // Agents returns the agents as the core sees them (with plans in flight
-// counted) and, per agent, the jobs holding resources there.
+// counted) and, per agent, the jobs holding resources there. It is built
+// once per Version and shared: callers must not modify it.
 func (c *Cluster) Agents() []AgentState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.view == nil || c.viewVer != c.version {
+		c.view, c.viewVer = c.agentsLocked(), c.version
+	}
+	return c.view
+}
+
+func (c *Cluster) agentsLocked() []AgentState {
 	agents := c.overlayLocked()
 	out := make([]AgentState, len(agents), len(agents)+len(c.gone))
 	for i, a := range agents {
