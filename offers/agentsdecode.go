@@ -3,6 +3,7 @@ package offers
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 )
@@ -145,6 +146,21 @@ func appendBytesField(b []byte, num uint64, v []byte) []byte {
 // decodeAgents decodes the agents of a protobuf GET_AGENTS answer (a
 // master.Response), keeping only the fields sparkpack reads.
 func decodeAgents(resp []byte) ([]master.Response_GetAgents_Agent, error) {
+	agents, _, _, err := decodeAgentsReusing(resp, nil)
+	return agents, err
+}
+
+// sumSeed seeds the sums that tell an agent's kept fields unchanged.
+var sumSeed = maphash.MakeSeed()
+
+// decodeAgentsReusing is decodeAgents that decodes only the agents whose
+// kept fields changed since the answer prev was made from: an agent whose
+// kept fields are byte for byte (by a 64-bit sum) those of an agent of
+// prev is that agent, shared. It returns each agent's sum (same sum, same
+// agent) and what the next call reuses. Between two GET_AGENTS of a large
+// cluster only the agents where something was reserved, launched or
+// ended change: a few hundred of tens of thousands.
+func decodeAgentsReusing(resp []byte, prev map[uint64]master.Response_GetAgents_Agent) ([]master.Response_GetAgents_Agent, []uint64, map[uint64]master.Response_GetAgents_Agent, error) {
 	var body []byte
 	found := false
 	err := eachField(resp, func(f wireField) error {
@@ -154,10 +170,10 @@ func decodeAgents(resp []byte) ([]master.Response_GetAgents_Agent, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if !found {
-		return nil, errors.New("no get_agents in the answer")
+		return nil, nil, nil, errors.New("no get_agents in the answer")
 	}
 	n := 0
 	if err := eachField(body, func(f wireField) error {
@@ -166,9 +182,11 @@ func decodeAgents(resp []byte) ([]master.Response_GetAgents_Agent, error) {
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	out := make([]master.Response_GetAgents_Agent, 0, n)
+	sums := make([]uint64, 0, n)
+	next := make(map[uint64]master.Response_GetAgents_Agent, n)
 	var scratch, info []byte
 	err = eachField(body, func(f wireField) error {
 		if f.num != fGetAgentsAgents || f.typ != wireBytes {
@@ -179,16 +197,20 @@ func decodeAgents(resp []byte) ([]master.Response_GetAgents_Agent, error) {
 		if scratch, info, err = slimAgent(scratch, info, f.value); err != nil {
 			return err
 		}
-		out = append(out, master.Response_GetAgents_Agent{})
-		if err := out[len(out)-1].Unmarshal(scratch); err != nil {
-			return fmt.Errorf("agent %d: %w", len(out), err)
+		sum := maphash.Bytes(sumSeed, scratch)
+		a, ok := prev[sum]
+		if !ok {
+			if err := a.Unmarshal(scratch); err != nil {
+				return fmt.Errorf("agent %d: %w", len(out)+1, err)
+			}
 		}
+		out, sums, next[sum] = append(out, a), append(sums, sum), a
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return out, nil
+	return out, sums, next, nil
 }
 
 // slimAgent appends to dst the kept fields of one encoded agent; info is

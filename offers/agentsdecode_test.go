@@ -174,3 +174,63 @@ func TestDecodeAgentsMalformed(t *testing.T) {
 		t.Error("an answer without get_agents decoded without an error")
 	}
 }
+
+// TestDecodeAgentsReusing: the next answer decodes (and converts) again
+// only the agents that changed, and gives exactly what a full decode and
+// conversion give.
+func TestDecodeAgentsReusing(t *testing.T) {
+	first := generatedGetAgents()
+	second := generatedGetAgents()
+	a2 := &second.GetAgents.Agents[1]
+	a2.AllocatedResources = append(a2.AllocatedResources, scalarRes("cpus", 2, "other")) // a task started on A2
+	second.GetAgents.Agents = append(second.GetAgents.Agents, getAgent("A5", 8, 16384))   // an agent came
+	second.GetAgents.Agents = append(second.GetAgents.Agents[:2], second.GetAgents.Agents[3:]...)
+	prices := PriceTable{"m1.large": 0.3}
+
+	b1, err := first.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got1, sums1, prev, err := decodeAgentsReusing(b1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, conv := convertReusing(got1, sums1, prices, nil)
+	b2, err := second.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2, sums2, _, err := decodeAgentsReusing(b2, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := decodeAgents(b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got2, fresh) {
+		t.Fatalf("reusing decode differs from a fresh one:\n%+v\n%+v", got2, fresh)
+	}
+	shared := map[string]bool{}
+	for i, a := range got2 {
+		id := a.AgentInfo.GetID().GetValue()
+		for j, b := range got1 {
+			same := len(a.TotalResources) > 0 && len(b.TotalResources) > 0 && &a.TotalResources[0] == &b.TotalResources[0] ||
+				len(a.AgentInfo.Resources) > 0 && len(b.AgentInfo.Resources) > 0 && &a.AgentInfo.Resources[0] == &b.AgentInfo.Resources[0]
+			if b.AgentInfo.GetID().GetValue() == id && sums1[j] == sums2[i] && same {
+				shared[id] = true
+			}
+		}
+	}
+	if want := map[string]bool{"A1": true, "A4": true}; !reflect.DeepEqual(shared, want) {
+		t.Fatalf("agents reused from the last answer: %v, want %v (A2 changed, A3 left, A5 is new)", shared, want)
+	}
+	agents, warnings, statuses, _ := convertReusing(got2, sums2, prices, conv)
+	wantAgents, wantWarnings := AgentsFromMesos(fresh, prices)
+	if !reflect.DeepEqual(agents, wantAgents) || !reflect.DeepEqual(warnings, wantWarnings) {
+		t.Fatalf("converted agents differ:\n%+v %v\n%+v %v", agents, warnings, wantAgents, wantWarnings)
+	}
+	if want := StatusesFromMesos(fresh, prices); !reflect.DeepEqual(statuses, want) {
+		t.Fatalf("converted statuses differ:\n%+v\n%+v", statuses, want)
+	}
+}

@@ -145,6 +145,11 @@ type Cluster struct {
 	view     []AgentState
 	snapVer  uint64
 	snapBase []placement.Agent
+
+	// converted: the agents of the last refresh by sum, reused by the next
+	// (convertReusing); convMu serialises refreshes' use of it.
+	convMu    sync.Mutex
+	converted map[uint64]convertedAgent
 }
 
 // NewCluster builds the adapter; SetReporter and Start must follow.

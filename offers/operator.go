@@ -23,6 +23,10 @@ type Operator struct {
 	agentsInFlight *agentsFetch
 	lastAgents     *agentsFetch
 	lastSeq        uint64
+	// decoded: the agents of the last GET_AGENTS by sum, reused by the
+	// next (decodeAgentsReusing).
+	decodeMu sync.Mutex
+	decoded  map[uint64]master.Response_GetAgents_Agent
 }
 
 // NewOperator returns an operator API client on the endpoint.
