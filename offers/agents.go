@@ -281,20 +281,24 @@ func statusOf(a master.Response_GetAgents_Agent, prices PriceTable) (AgentStatus
 func Snapshot(agents []Agent) placement.Snapshot {
 	s := placement.Snapshot{Agents: make([]placement.Agent, 0, len(agents))}
 	for _, a := range agents {
-		s.Agents = append(s.Agents, placement.Agent{
-			ID:                   a.ID,
-			Hostname:             a.Hostname,
-			Attributes:           a.Attributes,
-			CPUs:                 a.CPUs,
-			MemMB:                a.MemMB,
-			FreeCPUs:             a.FreeCPUs,
-			FreeMemMB:            a.FreeMemMB,
-			PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
-			Location:             a.Location,
-			Active:               a.HasOurWork(),
-		})
+		s.Agents = append(s.Agents, snapshotAgent(a))
 	}
 	return s
+}
+
+func snapshotAgent(a Agent) placement.Agent {
+	return placement.Agent{
+		ID:                   a.ID,
+		Hostname:             a.Hostname,
+		Attributes:           a.Attributes,
+		CPUs:                 a.CPUs,
+		MemMB:                a.MemMB,
+		FreeCPUs:             a.FreeCPUs,
+		FreeMemMB:            a.FreeMemMB,
+		PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
+		Location:             a.Location,
+		Active:               a.HasOurWork(),
+	}
 }
 
 // forUnreserve returns reserved resources as UNRESERVE wants them: the

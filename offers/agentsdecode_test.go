@@ -183,7 +183,7 @@ func TestDecodeAgentsReusing(t *testing.T) {
 	second := generatedGetAgents()
 	a2 := &second.GetAgents.Agents[1]
 	a2.AllocatedResources = append(a2.AllocatedResources, scalarRes("cpus", 2, "other")) // a task started on A2
-	second.GetAgents.Agents = append(second.GetAgents.Agents, getAgent("A5", 8, 16384))   // an agent came
+	second.GetAgents.Agents = append(second.GetAgents.Agents, getAgent("A5", 8, 16384))  // an agent came
 	second.GetAgents.Agents = append(second.GetAgents.Agents[:2], second.GetAgents.Agents[3:]...)
 	prices := PriceTable{"m1.large": 0.3}
 

@@ -140,11 +140,12 @@ type Cluster struct {
 	// version counts changes of what the snapshot and the views show (a
 	// refresh, a job's step, a job started or forgotten); the views and
 	// the overlay are built once per version (clusterviews.go).
-	version  uint64
-	viewVer  uint64
-	view     []AgentState
-	snapVer  uint64
+	version uint64
+	viewVer uint64
+	view    []AgentState
+	// snapBase is Snapshot(snapOf), snapOf the agents of the last refresh.
 	snapBase []placement.Agent
+	snapOf   []Agent
 
 	// converted: the agents of the last refresh by sum, reused by the next
 	// (convertReusing); convMu serialises refreshes' use of it.
