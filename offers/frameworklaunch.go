@@ -55,8 +55,15 @@ const expectFor = 2 * time.Minute
 // would otherwise be cut to the launches announced so far, the rest
 // declined with RefuseSeconds, and the later drivers would wait for the
 // next REVIVE (reviveEvery), about one more offer round. Offers are still
-// declined after OfferHold.
+// declined after OfferHold, and at most burstStock more are kept.
 const expectBurst = 500 * time.Millisecond
+
+// burstStock bounds the offers kept beyond the stock during a burst of
+// announcements: enough for the starts of a large pass, and on a cluster
+// of tens of thousands of agents not every agent's offer (holding 30,000
+// offers made every launch, decline and reservation slow: the master
+// rescinds a held offer before each reservation on its agent).
+const burstStock = 100
 
 type expectation struct {
 	at     time.Time

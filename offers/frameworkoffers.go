@@ -48,7 +48,8 @@ func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
 // declineUnneeded declines the offers held longer than OfferHold and, unless
 // expiredOnly, those beyond the stock: one per waiting launch plus
 // OfferStock, keeping the roomiest. While launches are being announced
-// (expectBurst) the stock is not cut; the first call after that cuts it. Offers on agents a waiting or announced
+// (expectBurst) the stock holds burstStock more; the first call after
+// that cuts it. Offers on agents a waiting or announced
 // launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
 // so that the master does not offer the same resources again at once; a
 // REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
@@ -89,12 +90,16 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 		keep = append(keep, ho)
 	}
 	trim := !expiredOnly || f.trimLater
-	if trim && now.Sub(f.lastExpect) < expectBurst {
-		trim, f.trimLater = false, true // launches are still being announced
+	stock := f.waitingLocked() + f.cfg.OfferStock
+	if now.Sub(f.lastExpect) < expectBurst {
+		// Launches are still being announced: room for them, cut to the
+		// plain stock once they stop.
+		stock += burstStock
+		f.trimLater = true
 	} else if trim {
 		f.trimLater = false
 	}
-	if stock := f.waitingLocked() + f.cfg.OfferStock; trim && len(keep) > stock {
+	if trim && len(keep) > stock {
 		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
 		for _, ho := range keep[stock:] {
 			ids = append(ids, ho.offer.ID)
