@@ -194,32 +194,85 @@ type AgentStatus struct {
 func StatusesFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) []AgentStatus {
 	out := make([]AgentStatus, 0, len(in))
 	for _, a := range in {
-		ag, _ := convertAgent(a, prices)
-		st := AgentStatus{Agent: ag, Active: a.Active && !a.GetDeactivated(), Deactivated: a.GetDeactivated()}
-		if di := a.GetDrainInfo(); di != nil && di.State == mesos.DrainState_DRAINED {
-			st.Drained = true
-		}
-		for _, r := range a.TotalResources {
-			if len(r.Reservations) > 0 || (r.Role != nil && *r.Role != "*" && *r.Role != "") {
-				st.Busy = true
-			}
-		}
-		for _, r := range a.AllocatedResources {
-			if r.Scalar != nil && r.Scalar.Value > 0 && (r.Name == "cpus" || r.Name == "mem") {
-				st.Busy = true
-			}
-		}
-		for _, t := range []*mesos.TimeInfo{a.GetRegisteredTime(), a.GetReregisteredTime()} {
-			if t != nil {
-				if at := time.Unix(0, t.Nanoseconds).UTC(); at.After(st.RegisteredAt) {
-					st.RegisteredAt = at
-				}
-			}
-		}
+		st, _ := statusOf(a, prices)
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// convertedAgent is one agent of a GET_AGENTS answer converted, with the
+// price warning AgentsFromMesos gives for it.
+type convertedAgent struct {
+	st   AgentStatus
+	warn string
+}
+
+// convertReusing converts a GET_AGENTS answer as StatusesFromMesos and
+// AgentsFromMesos do, in one pass: an agent whose sum (see
+// decodeAgentsReusing) is in prev is not converted again. It returns what
+// the next call reuses. The agents share their reservations and
+// attributes with the statuses (neither is modified).
+func convertReusing(in []master.Response_GetAgents_Agent, sums []uint64, prices PriceTable, prev map[uint64]convertedAgent) ([]Agent, []string, []AgentStatus, map[uint64]convertedAgent) {
+	statuses := make([]AgentStatus, 0, len(in))
+	warnOf := make(map[string]string)
+	next := make(map[uint64]convertedAgent, len(in))
+	for i, a := range in {
+		ca, ok := convertedAgent{}, false
+		if sums != nil {
+			ca, ok = prev[sums[i]]
+		}
+		if !ok {
+			ca.st, ca.warn = statusOf(a, prices)
+		}
+		if sums != nil {
+			next[sums[i]] = ca
+		}
+		statuses = append(statuses, ca.st)
+		if ca.warn != "" {
+			warnOf[ca.st.ID] = ca.warn
+		}
+	}
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
+	var agents []Agent
+	var warnings []string
+	for _, st := range statuses {
+		if !st.Active {
+			continue
+		}
+		agents = append(agents, st.Agent)
+		if w := warnOf[st.ID]; w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return agents, warnings, statuses, next
+}
+
+// statusOf converts one agent.
+func statusOf(a master.Response_GetAgents_Agent, prices PriceTable) (AgentStatus, string) {
+	ag, warn := convertAgent(a, prices)
+	st := AgentStatus{Agent: ag, Active: a.Active && !a.GetDeactivated(), Deactivated: a.GetDeactivated()}
+	if di := a.GetDrainInfo(); di != nil && di.State == mesos.DrainState_DRAINED {
+		st.Drained = true
+	}
+	for _, r := range a.TotalResources {
+		if len(r.Reservations) > 0 || (r.Role != nil && *r.Role != "*" && *r.Role != "") {
+			st.Busy = true
+		}
+	}
+	for _, r := range a.AllocatedResources {
+		if r.Scalar != nil && r.Scalar.Value > 0 && (r.Name == "cpus" || r.Name == "mem") {
+			st.Busy = true
+		}
+	}
+	for _, t := range []*mesos.TimeInfo{a.GetRegisteredTime(), a.GetReregisteredTime()} {
+		if t != nil {
+			if at := time.Unix(0, t.Nanoseconds).UTC(); at.After(st.RegisteredAt) {
+				st.RegisteredAt = at
+			}
+		}
+	}
+	return st, warn
 }
 
 // Snapshot converts agents to the placement engine's view. An agent is
@@ -228,20 +281,24 @@ func StatusesFromMesos(in []master.Response_GetAgents_Agent, prices PriceTable) 
 func Snapshot(agents []Agent) placement.Snapshot {
 	s := placement.Snapshot{Agents: make([]placement.Agent, 0, len(agents))}
 	for _, a := range agents {
-		s.Agents = append(s.Agents, placement.Agent{
-			ID:                   a.ID,
-			Hostname:             a.Hostname,
-			Attributes:           a.Attributes,
-			CPUs:                 a.CPUs,
-			MemMB:                a.MemMB,
-			FreeCPUs:             a.FreeCPUs,
-			FreeMemMB:            a.FreeMemMB,
-			PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
-			Location:             a.Location,
-			Active:               a.HasOurWork(),
-		})
+		s.Agents = append(s.Agents, snapshotAgent(a))
 	}
 	return s
+}
+
+func snapshotAgent(a Agent) placement.Agent {
+	return placement.Agent{
+		ID:                   a.ID,
+		Hostname:             a.Hostname,
+		Attributes:           a.Attributes,
+		CPUs:                 a.CPUs,
+		MemMB:                a.MemMB,
+		FreeCPUs:             a.FreeCPUs,
+		FreeMemMB:            a.FreeMemMB,
+		PriceMicroUSDPerHour: int64(math.Round(a.PricePerHour * 1e6)),
+		Location:             a.Location,
+		Active:               a.HasOurWork(),
+	}
 }
 
 // forUnreserve returns reserved resources as UNRESERVE wants them: the

@@ -19,6 +19,7 @@ type agentsFetch struct {
 	start  time.Time // when the call was sent
 	done   chan struct{}
 	agents []master.Response_GetAgents_Agent
+	sums   []uint64 // per agent: the same sum, the same agent (decodeAgentsReusing)
 	err    error
 }
 
@@ -41,25 +42,37 @@ func (o *Operator) GetAgents(ctx context.Context) ([]master.Response_GetAgents_A
 // AgentsSince(ctx, seen.Add(time.Nanosecond)). The answer must not be
 // modified.
 func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Response_GetAgents_Agent, time.Time, error) {
+	f, err := o.agentsSince(ctx, t)
+	if f == nil {
+		return nil, time.Time{}, err
+	}
+	if err != nil {
+		return nil, f.start, err
+	}
+	return f.agents, f.start, nil
+}
+
+// agentsSince is AgentsSince's answer as it was fetched.
+func (o *Operator) agentsSince(ctx context.Context, t time.Time) (*agentsFetch, error) {
 	for {
 		o.agentsMu.Lock()
 		if l := o.lastAgents; l != nil && !l.start.Before(t) {
 			o.agentsMu.Unlock()
-			return l.agents, l.start, nil
+			return l, nil
 		}
 		if f := o.agentsInFlight; f != nil {
 			o.agentsMu.Unlock()
 			select {
 			case <-f.done:
 			case <-ctx.Done():
-				return nil, time.Time{}, ctx.Err()
+				return nil, ctx.Err()
 			}
 			if !f.start.Before(t) {
 				if f.err == nil {
-					return f.agents, f.start, nil
+					return f, nil
 				}
 				if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
-					return nil, f.start, f.err
+					return f, f.err
 				}
 			}
 			continue // its answer is too old for us, or its caller gave up: go again
@@ -67,7 +80,7 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 		f := &agentsFetch{start: time.Now(), done: make(chan struct{})}
 		o.agentsInFlight = f
 		o.agentsMu.Unlock()
-		f.agents, f.err = o.getAgents(ctx)
+		f.agents, f.sums, f.err = o.getAgents(ctx)
 		o.agentsMu.Lock()
 		o.agentsInFlight = nil
 		if f.err == nil {
@@ -86,17 +99,27 @@ func (o *Operator) AgentsSince(ctx context.Context, t time.Time) ([]master.Respo
 		}
 		o.agentsMu.Unlock()
 		close(f.done)
-		return f.agents, f.start, f.err
+		return f, f.err
 	}
 }
 
-func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, error) {
-	r, err := o.Call(ctx, &master.Call{Type: master.Call_GET_AGENTS})
+// getAgents sends one GET_AGENTS and decodes the fields sparkpack reads
+// (agentsdecode.go).
+// Only the agents that changed since the last answer are decoded again.
+func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, []uint64, error) {
+	b, err := o.callRaw(ctx, &master.Call{Type: master.Call_GET_AGENTS})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if r == nil || r.GetAgents == nil {
-		return nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
+	if len(b) == 0 {
+		return nil, nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
 	}
-	return r.GetAgents.Agents, nil
+	o.decodeMu.Lock()
+	defer o.decodeMu.Unlock()
+	agents, sums, next, err := decodeAgentsReusing(b, o.decoded)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Mesos GET_AGENTS: decode answer: %w", err)
+	}
+	o.decoded = next
+	return agents, sums, nil
 }

@@ -137,6 +137,20 @@ type Cluster struct {
 	wg       sync.WaitGroup
 	kickCh   chan struct{}
 	sweeping bool
+	// version counts changes of what the snapshot and the views show (a
+	// refresh, a job's step, a job started or forgotten); the views and
+	// the overlay are built once per version (clusterviews.go).
+	version uint64
+	viewVer uint64
+	view    []AgentState
+	// snapBase is Snapshot(snapOf), snapOf the agents of the last refresh.
+	snapBase []placement.Agent
+	snapOf   []Agent
+
+	// converted: the agents of the last refresh by sum, reused by the next
+	// (convertReusing); convMu serialises refreshes' use of it.
+	convMu    sync.Mutex
+	converted map[uint64]convertedAgent
 }
 
 // NewCluster builds the adapter; SetReporter and Start must follow.
@@ -219,6 +233,7 @@ func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph lifecyc
 	lj := &liveJob{st: lifecycle.New(c.lifecycleConfig(), job, plan, ph, drv, time.Now()),
 		signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
 	c.jobs[job.ID] = lj
+	c.version++
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -255,6 +270,7 @@ func (c *Cluster) Release(ctx context.Context, jobID string) error {
 	}
 	if lj.st.Phase == lifecycle.Done {
 		delete(c.jobs, jobID)
+		c.version++
 		return nil
 	}
 	// Giving back already (the core hearing the outcome), or the core let

@@ -24,17 +24,21 @@ func (c *Cluster) kick() {
 // refresh reads GET_AGENTS, notices lost agents and tells the core when
 // free capacity or the set of agents changed.
 func (c *Cluster) refresh(ctx context.Context) error {
-	raw, err := c.cfg.Operator.GetAgents(ctx)
+	f, err := c.cfg.Operator.agentsSince(ctx, time.Now())
 	if err != nil {
 		return err
 	}
-	agents, warnings := AgentsFromMesos(raw, c.cfg.Prices)
+	// Only the agents that changed since the last refresh are converted.
+	c.convMu.Lock()
+	agents, warnings, statuses, next := convertReusing(f.agents, f.sums, c.cfg.Prices, c.converted)
+	c.converted = next
+	c.convMu.Unlock()
 	for _, w := range warnings {
 		c.log.Debug(w)
 	}
-	statuses := StatusesFromMesos(raw, c.cfg.Prices)
 	c.mu.Lock()
 	c.statuses = statuses
+	c.version++
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
 	present := map[string]bool{}
 	for _, a := range agents {

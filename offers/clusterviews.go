@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
@@ -27,7 +28,17 @@ func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap := Snapshot(c.overlayLocked())
+	// The agents as the last refresh listed them are converted once per
+	// refresh; a snapshot is a copy with the agents live plans and drivers
+	// change converted again.
+	if len(c.agents) != len(c.snapBase) || len(c.agents) > 0 && &c.agents[0] != &c.snapOf[0] {
+		c.snapBase, c.snapOf = Snapshot(c.agents).Agents, c.agents
+	}
+	ov := c.overlayPatchLocked()
+	snap := placement.Snapshot{Agents: slices.Clone(c.snapBase)}
+	for i, a := range ov.patch {
+		snap.Agents[i] = snapshotAgent(*a)
+	}
 	if c.cfg.Unavailable != nil {
 		for i := range snap.Agents {
 			if c.cfg.Unavailable(snap.Agents[i].ID) {
@@ -102,15 +113,57 @@ func (c *Cluster) indexLocked() map[string]int {
 	return c.index
 }
 
+// overlay is the agents as the last refresh listed them (base, shared,
+// never modified) with copies of the few that live plans and drivers
+// change (patch, by position): on a cluster of tens of thousands of agents
+// a plan touches a handful, and copying every agent for every pass and
+// view was most of what serve allocated.
+type overlay struct {
+	base  []Agent
+	patch map[int]*Agent
+}
+
+// get returns agent i as the overlay shows it (not to be modified).
+func (o *overlay) get(i int) *Agent {
+	if a := o.patch[i]; a != nil {
+		return a
+	}
+	return &o.base[i]
+}
+
+// mut returns agent i's own copy, made on the first change.
+func (o *overlay) mut(i int) *Agent {
+	if a := o.patch[i]; a != nil {
+		return a
+	}
+	a := o.base[i]
+	a.Reservations = append([]Reserved(nil), a.Reservations...)
+	a.Drivers = append([]DriverTask(nil), a.Drivers...)
+	o.patch[i] = &a
+	return &a
+}
+
+// all returns every agent with the patches applied (a shallow copy: the
+// unpatched agents share their slices and maps with base).
+func (o *overlay) all() []Agent {
+	out := make([]Agent, len(o.base))
+	copy(out, o.base)
+	for i, a := range o.patch {
+		out[i] = *a
+	}
+	return out
+}
+
 // overlayLocked returns the agents with the resources of live plans that
 // GET_AGENTS does not show reserved yet taken out.
 func (c *Cluster) overlayLocked() []Agent {
-	out := make([]Agent, len(c.agents))
+	return c.overlayPatchLocked().all()
+}
+
+// overlayPatchLocked is overlayLocked as patches over c.agents.
+func (c *Cluster) overlayPatchLocked() *overlay {
+	ov := &overlay{base: c.agents, patch: map[int]*Agent{}}
 	index := c.indexLocked()
-	for i, a := range c.agents {
-		out[i] = a
-		out[i].Reservations = append([]Reserved(nil), a.Reservations...)
-	}
 	for id, lj := range c.jobs {
 		if lj.st.Phase == lifecycle.Done {
 			continue
@@ -121,7 +174,7 @@ func (c *Cluster) overlayLocked() []Agent {
 			if !ok || as.Executors <= 0 {
 				continue
 			}
-			a := &out[i]
+			a := ov.mut(i)
 			var haveC, haveM float64
 			for _, r := range a.Reservations {
 				if r.JobID == id {
@@ -143,7 +196,7 @@ func (c *Cluster) overlayLocked() []Agent {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	c.overlayDriversLocked(out, index, ids)
+	c.overlayDriversLocked(ov, index, ids)
 	// Room for the drivers not launched yet: without it, plans could
 	// reserve every cpu and leave the drivers of the reserved jobs nowhere
 	// to run. It is taken on the job's own agents when they have it.
@@ -156,35 +209,38 @@ func (c *Cluster) overlayLocked() []Agent {
 		dc, dm := d.Cores, float64(d.MemoryMB)
 		best := -1
 		for _, as := range lj.st.Plan.Assignments {
-			if i, ok := index[as.AgentID]; ok && out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm {
+			if i, ok := index[as.AgentID]; ok && ov.get(i).FreeCPUs+1e-9 >= dc && ov.get(i).FreeMemMB+1e-9 >= dm {
 				best = i
 				break
 			}
 		}
 		if best < 0 {
-			for i := range out {
-				if out[i].FreeCPUs+1e-9 >= dc && out[i].FreeMemMB+1e-9 >= dm && (best < 0 || out[i].FreeCPUs > out[best].FreeCPUs) {
+			for i := range ov.base {
+				a := ov.get(i)
+				if a.FreeCPUs+1e-9 >= dc && a.FreeMemMB+1e-9 >= dm && (best < 0 || a.FreeCPUs > ov.get(best).FreeCPUs) {
 					best = i
 				}
 			}
 		}
 		if best >= 0 {
-			out[best].FreeCPUs -= dc
-			out[best].FreeMemMB -= dm
+			a := ov.mut(best)
+			a.FreeCPUs -= dc
+			a.FreeMemMB -= dm
 		}
 	}
-	return out
+	return ov
 }
 
 // overlayDriversLocked lists on each agent the drivers launched there that
 // have not ended, and takes from its free resources what GET_AGENTS does
 // not show allocated to sparkpack's role yet (a launch sent since the last
 // refresh).
-func (c *Cluster) overlayDriversLocked(out []Agent, index map[string]int, ids []string) {
+func (c *Cluster) overlayDriversLocked(ov *overlay, index map[string]int, ids []string) {
 	role := "sparkpack"
 	if c.cfg.Framework != nil {
 		role = c.cfg.Framework.cfg.Role
 	}
+	withDrivers := map[int]bool{}
 	for _, id := range ids {
 		lj := c.jobs[id]
 		drv := lj.st.Driver
@@ -196,13 +252,12 @@ func (c *Cluster) overlayDriversLocked(out []Agent, index map[string]int, ids []
 			continue
 		}
 		d := lj.st.Job.DriverOrDefault()
-		out[i].Drivers = append(out[i].Drivers, DriverTask{JobID: id, TaskID: drv.TaskID, CPUs: d.Cores, MemMB: float64(d.MemoryMB)})
+		a := ov.mut(i)
+		a.Drivers = append(a.Drivers, DriverTask{JobID: id, TaskID: drv.TaskID, CPUs: d.Cores, MemMB: float64(d.MemoryMB)})
+		withDrivers[i] = true
 	}
-	for i := range out {
-		a := &out[i]
-		if len(a.Drivers) == 0 {
-			continue
-		}
+	for i := range withDrivers {
+		a := ov.mut(i)
 		var needC, needM float64
 		for _, d := range a.Drivers {
 			needC += d.CPUs
@@ -235,15 +290,35 @@ type AgentState struct {
 	Gone bool
 }
 
+// Version changes whenever what Snapshot and Agents show may have changed
+// (a refresh, a job's step, a job started or forgotten): a view built
+// from Agents stays valid while Version is the same.
+func (c *Cluster) Version() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
 // Agents returns the agents as the core sees them (with plans in flight
-// counted) and, per agent, the jobs holding resources there.
+// counted) and, per agent, the jobs holding resources there. It is built
+// once per Version and shared: callers must not modify it.
 func (c *Cluster) Agents() []AgentState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.view == nil || c.viewVer != c.version {
+		c.view, c.viewVer = c.agentsLocked(), c.version
+	}
+	return c.view
+}
+
+func (c *Cluster) agentsLocked() []AgentState {
 	agents := c.overlayLocked()
 	out := make([]AgentState, len(agents), len(agents)+len(c.gone))
 	for i, a := range agents {
 		out[i].Agent = a
+		if len(a.Reservations) == 0 {
+			continue
+		}
 		per := map[string]*AgentHolding{}
 		var order []string
 		for _, r := range a.Reservations {

@@ -1,6 +1,8 @@
 package offers
 
 import (
+	"context"
+	"reflect"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -85,6 +87,11 @@ func TestDriversCount(t *testing.T) {
 		t.Errorf("driver on A: %+v", d[0])
 	}
 	snap := Snapshot(c.overlayLocked())
+	// The scheduler's snapshot (the refreshed agents converted once, the
+	// changed ones patched) is the same.
+	if got, err := c.Snapshot(context.Background()); err != nil || !reflect.DeepEqual(got, snap) {
+		t.Errorf("Snapshot %+v (%v), want %+v", got, err, snap)
+	}
 	for _, a := range snap.Agents {
 		want := a.ID == "A" || a.ID == "B"
 		if a.Active != want {

@@ -139,6 +139,11 @@ type Framework struct {
 	connected  bool
 	lastOffer  time.Time
 	revivedAt  time.Time
+	// lastExpect is when the last launch was announced; trimLater is set
+	// when the stock was not trimmed because announcements were still
+	// coming in (see expectBurst).
+	lastExpect time.Time
+	trimLater  bool
 	// extraRoles are job roles added for offer-mode reservations, with
 	// the handler that gets their offers and operation updates.
 	extraRoles map[string]RoleHandler

@@ -3,6 +3,7 @@ package offers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -257,5 +258,49 @@ func TestReviveSuppress(t *testing.T) {
 	fw.reviveOrSuppress(ctx) // no change: nothing sent
 	if n := len(calls.of(scheduler.Call_SUPPRESS)) + len(calls.of(scheduler.Call_REVIVE)); n != 2 {
 		t.Fatalf("%d REVIVE/SUPPRESS calls, want 2", n)
+	}
+}
+
+// TestStockKeptWhileLaunchesAreAnnounced: an offer round that arrives while
+// a pass's launches are still being announced is not cut to the launches
+// announced so far (the later drivers would wait for the next REVIVE) but
+// to that plus burstStock; the first check after the announcements stop
+// cuts it to the stock.
+func TestStockKeptWhileLaunchesAreAnnounced(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	fw.Expect(ctx, "job-1", []string{"S-job-1"})
+	var offers []mesos.Offer
+	n := 1 + fw.cfg.OfferStock + burstStock + 7 // more than the burst keeps
+	for i := range n {
+		offers = append(offers, driverOffer(fmt.Sprintf("O-%d", i), fmt.Sprintf("S%d", i), 4, 8192, "sparkpack"))
+	}
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
+	declined := func() int {
+		n := 0
+		for _, c := range calls.of(scheduler.Call_DECLINE) {
+			n += len(c.Decline.OfferIDs)
+		}
+		return n
+	}
+	if got := declined(); got != 7 {
+		t.Fatalf("%d offers declined while launches are being announced, want 7 (all but one per announced launch, the stock and burstStock)", got)
+	}
+	fw.declineUnneeded(ctx, true) // the periodic check, still within the burst
+	if got := declined(); got != 7 {
+		t.Fatalf("%d offers declined by the periodic check within the burst, want still 7", got)
+	}
+	fw.mu.Lock()
+	fw.lastExpect = fw.lastExpect.Add(-expectBurst) // the announcements stopped
+	fw.mu.Unlock()
+	fw.declineUnneeded(ctx, true)
+	if want := n - (1 + fw.cfg.OfferStock); declined() != want {
+		t.Fatalf("%d offers declined after the burst, want %d (all but one per announced launch and the stock)", declined(), want)
+	}
+	fw.mu.Lock()
+	held := len(fw.offers)
+	fw.mu.Unlock()
+	if held != 1+fw.cfg.OfferStock {
+		t.Fatalf("%d offers held after the burst, want %d", held, 1+fw.cfg.OfferStock)
 	}
 }

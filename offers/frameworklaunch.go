@@ -48,6 +48,23 @@ func (f *Framework) CancelLaunch(jobID string) {
 // expectFor bounds how long an announced launch keeps offers in stock.
 const expectFor = 2 * time.Minute
 
+// expectBurst: while launches are announced less than this apart, the
+// offers beyond the stock are kept rather than declined. A pass starts its
+// jobs one after the other (a store write each), so their announcements
+// come over a second or more; an offer round that arrives in the middle
+// would otherwise be cut to the launches announced so far, the rest
+// declined with RefuseSeconds, and the later drivers would wait for the
+// next REVIVE (reviveEvery), about one more offer round. Offers are still
+// declined after OfferHold, and at most burstStock more are kept.
+const expectBurst = 500 * time.Millisecond
+
+// burstStock bounds the offers kept beyond the stock during a burst of
+// announcements: enough for the starts of a large pass, and on a cluster
+// of tens of thousands of agents not every agent's offer (holding 30,000
+// offers made every launch, decline and reservation slow: the master
+// rescinds a held offer before each reservation on its agent).
+const burstStock = 100
+
 type expectation struct {
 	at     time.Time
 	agents []string
@@ -63,6 +80,7 @@ func (f *Framework) Expect(ctx context.Context, jobID string, agents []string) {
 	now := time.Now()
 	f.mu.Lock()
 	f.expected[jobID] = expectation{at: now, agents: agents}
+	f.lastExpect = now
 	for _, a := range agents {
 		f.touched[a] = now
 	}

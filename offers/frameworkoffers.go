@@ -1,8 +1,11 @@
 package offers
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -47,7 +50,9 @@ func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
 
 // declineUnneeded declines the offers held longer than OfferHold and, unless
 // expiredOnly, those beyond the stock: one per waiting launch plus
-// OfferStock, keeping the roomiest. Offers on agents a waiting or announced
+// OfferStock, keeping the roomiest. While launches are being announced
+// (expectBurst) the stock holds burstStock more; the first call after
+// that cuts it. Offers on agents a waiting or announced
 // launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
 // so that the master does not offer the same resources again at once; a
 // REVIVE (reviveIfWaiting) clears the filters when a driver finds no room.
@@ -55,7 +60,14 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	f.mu.Lock()
 	var ids, stale []mesos.OfferID
 	now := time.Now()
-	var keep []heldOffer
+	// What the roomiest are chosen by: small keys, not the offers (a
+	// REVIVE on a cluster of 30,000 agents brings 30,000 offers, and
+	// sorting the offers themselves moved megabytes under f.mu).
+	type stockKey struct {
+		cpus, mem float64
+		id        string
+	}
+	var keep []stockKey
 	var yield []mesos.OfferID
 	wanted := f.wantedAgentsLocked()
 	for id, ho := range f.offers {
@@ -85,13 +97,32 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 			delete(f.offers, id)
 			continue
 		}
-		keep = append(keep, ho)
+		keep = append(keep, stockKey{ho.cpus, ho.mem, id})
 	}
-	if stock := f.waitingLocked() + f.cfg.OfferStock; !expiredOnly && len(keep) > stock {
-		sort.Slice(keep, func(i, j int) bool { return roomier(keep[i], keep[j]) })
-		for _, ho := range keep[stock:] {
-			ids = append(ids, ho.offer.ID)
-			delete(f.offers, ho.offer.ID.Value)
+	trim := !expiredOnly || f.trimLater
+	stock := f.waitingLocked() + f.cfg.OfferStock
+	if now.Sub(f.lastExpect) < expectBurst {
+		// Launches are still being announced: room for them, cut to the
+		// plain stock once they stop.
+		stock += burstStock
+		f.trimLater = true
+	} else if trim {
+		f.trimLater = false
+	}
+	if trim && len(keep) > stock {
+		// The order of roomier: cpus, then mem, then id.
+		slices.SortFunc(keep, func(a, b stockKey) int {
+			if c := cmp.Compare(b.cpus, a.cpus); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.mem, a.mem); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		for _, k := range keep[stock:] {
+			ids = append(ids, f.offers[k.id].offer.ID)
+			delete(f.offers, k.id)
 		}
 	}
 	f.mu.Unlock()

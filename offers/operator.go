@@ -23,6 +23,10 @@ type Operator struct {
 	agentsInFlight *agentsFetch
 	lastAgents     *agentsFetch
 	lastSeq        uint64
+	// decoded: the agents of the last GET_AGENTS by sum, reused by the
+	// next (decodeAgentsReusing).
+	decodeMu sync.Mutex
+	decoded  map[uint64]master.Response_GetAgents_Agent
 }
 
 // NewOperator returns an operator API client on the endpoint.
@@ -31,6 +35,21 @@ func NewOperator(ep *Endpoint) *Operator { return &Operator{ep: ep} }
 // Call sends one operator call. Calls that answer with a body are decoded
 // into a master.Response; 200/202 with an empty body give a nil response.
 func (o *Operator) Call(ctx context.Context, call *master.Call) (*master.Response, error) {
+	name := call.GetType().String()
+	b, err := o.callRaw(ctx, call)
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
+	var out master.Response
+	if err := out.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("Mesos %s: decode answer: %w", name, err)
+	}
+	return &out, nil
+}
+
+// callRaw sends one operator call and returns its protobuf answer (empty
+// for 200/202 without a body).
+func (o *Operator) callRaw(ctx context.Context, call *master.Call) ([]byte, error) {
 	name := call.GetType().String()
 	resp, err := o.ep.post(ctx, "/api/v1", name, call, protobufType, nil)
 	if err != nil {
@@ -44,14 +63,7 @@ func (o *Operator) Call(ctx context.Context, call *master.Call) (*master.Respons
 	if err != nil {
 		return nil, fmt.Errorf("Mesos %s: read answer: %w", name, err)
 	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var out master.Response
-	if err := out.Unmarshal(b); err != nil {
-		return nil, fmt.Errorf("Mesos %s: decode answer: %w", name, err)
-	}
-	return &out, nil
+	return b, nil
 }
 
 // Reserve asks the master to reserve resources on an agent. 202 only means

@@ -14,6 +14,8 @@
 #
 #   scripts/bench-cluster.sh                   # 1,000 / 10,000 / 30,000 agents
 #   scripts/bench-cluster.sh 2000 10000        # chosen sizes
+#   scripts/bench-cluster.sh 10000 30000 50000 # the sizes of issue 30 (up to
+#                                              # clusterspec.MaxAgents, 100,000)
 #   RUNS=3 scripts/bench-cluster.sh 10000      # three runs of each size
 #
 # Environment: RUNS (default 1), JOBS (default 51), TIMEOUT (default 180s),

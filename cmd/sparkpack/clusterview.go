@@ -22,15 +22,21 @@ type jobNames struct {
 const maxCachedNames = 20000
 
 func (n *jobNames) get(ctx context.Context, st *store.Store, id string) string {
+	name, _ := n.lookup(ctx, st, id)
+	return name
+}
+
+// lookup is get that also says whether the name was found.
+func (n *jobNames) lookup(ctx context.Context, st *store.Store, id string) (string, bool) {
 	n.mu.Lock()
 	name, ok := n.m[id]
 	n.mu.Unlock()
 	if ok {
-		return name
+		return name, true
 	}
 	j, err := st.GetJob(ctx, id)
 	if err != nil {
-		return "" // not cached: read again next time
+		return "", false // not cached: read again next time
 	}
 	n.mu.Lock()
 	if n.m == nil || len(n.m) >= maxCachedNames {
@@ -38,7 +44,7 @@ func (n *jobNames) get(ctx context.Context, st *store.Store, id string) string {
 	}
 	n.m[id] = j.Name
 	n.mu.Unlock()
-	return j.Name
+	return j.Name, true
 }
 
 // hostOrder ranks hostnames in natural order ("agent-2" before
@@ -105,4 +111,26 @@ func (h *hostOrder) sorted(agents []api.AgentView) []api.AgentView {
 		out[i] = agents[j]
 	}
 	return out
+}
+
+// viewCache keeps the cluster view's agents built for one version of the
+// cluster (offers.Cluster.Version): GET /api/v1/cluster on a cluster of
+// tens of thousands of agents then costs a copy and a page, not a build of
+// every agent's view, between changes.
+type viewCache struct {
+	mu    sync.Mutex
+	ver   uint64
+	views []api.AgentView
+}
+
+func (c *viewCache) get(ver uint64) ([]api.AgentView, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.views, c.views != nil && c.ver == ver
+}
+
+func (c *viewCache) put(ver uint64, views []api.AgentView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ver, c.views = ver, views
 }

@@ -76,6 +76,7 @@ type live struct {
 	bill          *billSource    // the emulator's bill, when its provider is in use
 	names         jobNames       // job names for the cluster view
 	hosts         hostOrder      // the cluster view's order
+	views         viewCache      // the cluster view's agents, per cluster version
 
 	// costBase is the saved cost meter's total this term adds to (costmeter.go).
 	costBase costBase
@@ -294,9 +295,41 @@ func (l *live) agentIndex() map[string]offers.Agent {
 // ---- api.Views ----------------------------------------------------------
 
 func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
+	ver := l.cluster.Version()
+	views, ok := l.views.get(ver)
+	if !ok {
+		var complete bool
+		views, complete = l.agentViews(ctx)
+		if complete { // a job name not read is tried again next time
+			l.views.put(ver, views)
+		}
+	}
+	out := api.ClusterView{Agents: make([]api.AgentView, len(views))}
+	copy(out.Agents, views)
+	if l.power != nil {
+		// Power states change without the cluster's version: read now.
+		for i := range out.Agents {
+			v := &out.Agents[i]
+			v.Power = string(l.power.StateOf(v.ID))
+			if v.State == "off" && v.Power == string(power.StateOn) {
+				v.Power = "" // gone without power management (lost)
+			}
+		}
+	}
+	return out, nil
+}
+
+// agentViews builds every agent's view, in the view's order, without the
+// power states; complete is false when a job's name could not be read.
+func (l *live) agentViews(ctx context.Context) (views []api.AgentView, complete bool) {
 	agents := l.cluster.Agents()
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
-	jobName := func(id string) string { return l.names.get(ctx, l.st, id) }
+	complete = true
+	jobName := func(id string) string {
+		name, ok := l.names.lookup(ctx, l.st, id)
+		complete = complete && ok
+		return name
+	}
 	for _, a := range agents {
 		v := api.AgentView{
 			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
@@ -310,12 +343,6 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		if a.Gone {
 			v.State = "off"
 		}
-		if l.power != nil {
-			v.Power = string(l.power.StateOf(a.ID))
-			if a.Gone && v.Power == string(power.StateOn) {
-				v.Power = "" // gone without power management (lost)
-			}
-		}
 		for _, h := range a.Holdings {
 			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: jobName(h.JobID), Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
 		}
@@ -324,8 +351,7 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		}
 		out.Agents = append(out.Agents, v)
 	}
-	out.Agents = l.hosts.sorted(out.Agents)
-	return out, nil
+	return l.hosts.sorted(out.Agents), complete
 }
 
 // naturalLess orders "agent-2" before "agent-10".
@@ -415,39 +441,52 @@ func (s *lateSink) DriverStatus(ctx context.Context, jobID string, st mesos.Task
 func (l *live) sample(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	lastSig := ""
-	for {
+	lastSig, active := "", 0
+	var lastVer uint64
+	for first := true; ; first = false {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		q := l.core.Lengths()
-		active := 0
-		var sig strings.Builder
-		for _, a := range l.cluster.Agents() {
-			if a.HasOurWork() {
-				active++
+		// Walking every agent (tens of thousands) only when the cluster's
+		// version moved: nothing in the signature changes otherwise.
+		if ver := l.cluster.Version(); first || ver != lastVer {
+			lastVer = ver
+			var sig string
+			active, sig = clusterSignature(l.cluster.Agents())
+			if sig != lastSig {
+				lastSig = sig
+				l.broker.Publish("cluster", map[string]int{"activeAgents": active})
 			}
-			fmt.Fprintf(&sig, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
-			for _, h := range a.Holdings {
-				fmt.Fprintf(&sig, ",%s=%d", h.JobID, h.Executors)
-			}
-			for _, d := range a.Drivers {
-				fmt.Fprintf(&sig, ",driver:%s", d.JobID)
-			}
-			sig.WriteByte(';')
 		}
 		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.Cost().TotalUSD, l.bill.get(ctx))
 		l.refreshGauges()
-		if s := sig.String(); s != lastSig {
-			lastSig = s
-			l.broker.Publish("cluster", map[string]int{"activeAgents": active})
-		}
 		if active > 0 { // the bill grows only while agents are active
 			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
 		}
 	}
+}
+
+// clusterSignature counts the active agents and sums up what the
+// dashboard's cluster panel shows of every agent.
+func clusterSignature(agents []offers.AgentState) (active int, sig string) {
+	var b strings.Builder
+	for _, a := range agents {
+		if a.HasOurWork() {
+			active++
+		}
+		fmt.Fprintf(&b, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
+		for _, h := range a.Holdings {
+			fmt.Fprintf(&b, ",%s=%d", h.JobID, h.Executors)
+		}
+		for _, d := range a.Drivers {
+			fmt.Fprintf(&b, ",driver:%s", d.JobID)
+		}
+		b.WriteByte(';')
+	}
+	return active, b.String()
 }
 
 // refreshGauges sets the metrics whose values other parts own: the

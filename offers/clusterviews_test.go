@@ -1,0 +1,69 @@
+package offers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// TestViewsFollowChanges: the views and the snapshot are built once per
+// change and shared, yet a job's step or a job forgotten shows at once,
+// and a caller changing its snapshot does not change the next one.
+func TestViewsFollowChanges(t *testing.T) {
+	raw := []master.Response_GetAgents_Agent{getAgent("A", 4, 8192), getAgent("B", 4, 8192)}
+	agents, _ := AgentsFromMesos(raw, nil)
+	c := NewCluster(ClusterConfig{})
+	c.agents, c.statuses, c.loaded = agents, StatusesFromMesos(raw, nil), true
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024,
+		Driver: &scheduler.Driver{Cores: 1, MemoryMB: 1024}}}
+	lj := &liveJob{st: lifecycle.State{Job: job, Phase: lifecycle.Running,
+		Driver: scheduler.DriverRecord{JobID: "j", TaskID: "t", AgentID: "A", State: "TASK_RUNNING", Started: true}},
+		signal: make(chan struct{}, 1)}
+	c.mu.Lock()
+	c.jobs["j"] = lj
+	c.version++
+	c.mu.Unlock()
+	drivers := func() int {
+		n := 0
+		for _, a := range c.Agents() {
+			n += len(a.Drivers)
+		}
+		return n
+	}
+	if n := drivers(); n != 1 {
+		t.Fatalf("%d drivers in the view, want 1", n)
+	}
+	if c.Agents()[0].ID != "A" || &c.Agents()[0] != &c.Agents()[0] {
+		t.Fatal("the view is not shared between calls without a change")
+	}
+	ctx := context.Background()
+	snap, err := c.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.Agents[0].Active || snap.Agents[0].FreeCPUs != 3 {
+		t.Fatalf("snapshot agent A: %+v, want active with 3 cpus free", snap.Agents[0])
+	}
+	snap.Agents[0].FreeCPUs = -1 // the pass marks its starts on its copy
+	if again, _ := c.Snapshot(ctx); again.Agents[0].FreeCPUs != 3 {
+		t.Fatalf("a caller's change to its snapshot shows in the next: %g cpus free", again.Agents[0].FreeCPUs)
+	}
+
+	// The driver ends: the machine's step changes the views.
+	ended := lj.st.Driver
+	ended.State, ended.Ended = "TASK_FINISHED", true
+	c.mu.Lock()
+	c.postLocked(lj, lifecycle.Event{Kind: lifecycle.EvDriverRecorded, Driver: ended, At: time.Now()})
+	c.mu.Unlock()
+	if n := drivers(); n != 0 {
+		t.Fatalf("%d drivers in the view after the driver ended, want 0", n)
+	}
+	if s, _ := c.Snapshot(ctx); s.Agents[0].Active || s.Agents[0].FreeCPUs != 4 {
+		t.Fatalf("snapshot agent A after the driver ended: %+v, want idle with 4 cpus free", s.Agents[0])
+	}
+}
