@@ -77,6 +77,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	// The store computes the fingerprint as it encodes the spec.
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)
+	if err := scheduler.CheckNotBefore(&job); err != nil {
+		var fe *scheduler.FieldError
+		errors.As(err, &fe)
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		return scheduler.Job{}, false, false
+	}
 	var reject string
 	if s.cfg.Decide != nil {
 		d := s.cfg.Decide(&job, now)

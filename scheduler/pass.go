@@ -90,6 +90,9 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	}
 	if c.cfg.Standby != nil {
 		in.standby = c.cfg.Standby.StandbyAgents()
+		if b, ok := c.cfg.Standby.(BootInfo); ok {
+			in.boot = b.BootState()
+		}
 	}
 	out := c.dec.decide(in)
 	c.reportPlacements()

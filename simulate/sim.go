@@ -115,6 +115,11 @@ type Options struct {
 	// 60 s). The bill is kept either way.
 	PowerOffAfter time.Duration
 	BootTime      time.Duration
+	// NoBootAware (with PowerOffAfter) turns boot-aware placement off
+	// (serve --power-boot-time 0): a job that needs an agent that is off
+	// starts at once on a plan that powers it on, instead of waiting in
+	// the queue for its boot, sharing one, or waiting for warm capacity.
+	NoBootAware bool
 	// WarmPool (with PowerOffAfter): a forecast of the arrivals, fitted
 	// online from those replayed so far, sizes a warm pool (package
 	// warmpool, simulate/warmpool.go) that power management keeps on or
@@ -333,7 +338,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			boot = 60 * time.Second
 		}
 		var err error
-		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot, !o.NoBootAware); err != nil {
 			return Result{}, err
 		}
 		cluster.unavailable = pm.Unavailable

@@ -65,6 +65,7 @@ func (m *memFlag) Set(v string) error {
 type submitConfig struct {
 	clientFlags
 	file, name, appResource, mainClass, deadline string
+	notBefore                                    string
 	executors, cores                             int
 	mem, overhead, driverMem                     memFlag
 	driverCores                                  float64
@@ -87,7 +88,7 @@ var fieldFlags = map[string]string{
 	"executors": "--executors", "executorCores": "--executor-cores", "executorMemoryMB": "--executor-memory",
 	"memoryOverheadMB": "--memory-overhead", "driver.cores": "--driver-cores", "driver.memoryMB": "--driver-memory",
 	"driver": "--driver-cores/--driver-memory", "deadline": "--deadline", "estimatedDurationSeconds": "--estimated-duration",
-	"retries": "--retries", "id": "the id in -f",
+	"retries": "--retries", "notBefore": "--not-before", "id": "the id in -f",
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -112,6 +113,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&c.driverCores, "driver-cores", 0, "cpus of the driver (default 1)")
 	fs.Var(&c.driverMem, "driver-memory", "memory of the driver, like --executor-memory (default 1g)")
 	fs.StringVar(&c.deadline, "deadline", "", "deadline: an RFC 3339 time, seconds from now, or a duration such as 15m")
+	fs.StringVar(&c.notBefore, "not-before", "", "earliest start: an RFC 3339 time or a duration from now such as 2h; the job runs inside\n[not-before, deadline] when that is cheapest")
 	fs.Float64Var(&c.duration, "estimated-duration", 0, "estimated run time in seconds")
 	fs.IntVar(&c.retries, "retries", -1, "how often a failed driver is launched again (0-10; default 0, or the -f file's)")
 	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
@@ -271,6 +273,13 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 		}
 		spec.Deadline = d
 	}
+	if c.notBefore != "" {
+		nb, err := parseNotBeforeFlag(c.notBefore, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		spec.NotBefore = nb
+	}
 	var missing []string
 	for _, name := range requiredFlags {
 		var empty bool
@@ -337,6 +346,19 @@ func parseDeadlineFlag(v string) (*scheduler.Deadline, error) {
 		return nil, fmt.Errorf("--deadline %q: want an RFC 3339 time (2026-11-22T10:00:00Z), seconds from now (600) or a duration (10m)", v)
 	}
 	return &d, nil
+}
+
+// parseNotBeforeFlag reads --not-before: an RFC 3339 time or a Go
+// duration from now such as 30m or 2h.
+func parseNotBeforeFlag(v string, now time.Time) (*scheduler.NotBefore, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		return &scheduler.NotBefore{Time: now.Add(d).UTC().Truncate(time.Second)}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, fmt.Errorf("--not-before %q: want an RFC 3339 time (2026-11-22T02:40:00Z) or a duration from now (2h)", v)
+	}
+	return &scheduler.NotBefore{Time: t.UTC()}, nil
 }
 
 // followJob prints the job's state whenever it changes until it ends; the
