@@ -134,6 +134,9 @@ func (p *passRun) futureOf() *futureView {
 	// on the agents on is marked on the snapshot already).
 	for _, c := range p.claims {
 		fv.take(c.demand, c.plan, p.now.Add(b.BootTime), len(p.snap.Agents))
+		if c.driverCPUs > 0 || c.driverMemMB > 0 {
+			takeDriverRoom(fv.agents, fv.at, c.plan, c.driverCPUs, c.driverMemMB)
+		}
 	}
 	fv.ix = placement.NewFitIndex(placement.Snapshot{Agents: fv.agents})
 	p.future = fv
@@ -144,6 +147,8 @@ func (p *passRun) futureOf() *futureView {
 type bootClaim struct {
 	demand placement.Demand
 	plan   placement.Plan
+	// The room kept for its driver (Config.DriverRoom), as a start keeps it.
+	driverCPUs, driverMemMB float64
 }
 
 // take marks a plan's executors on the future view's agents (those from
@@ -269,12 +274,21 @@ func (p *passRun) bootAware(e *Entry) (outcome, bool) {
 // from the pass's snapshot on the agents on now, so that no job after it
 // in this pass takes that room.
 func (p *passRun) claim(e *Entry, plan placement.Plan, fv *futureView, boot time.Duration) {
-	p.claims = append(p.claims, bootClaim{demand: e.Demand, plan: plan})
+	c := bootClaim{demand: e.Demand, plan: plan}
+	if p.d.cfg.DriverRoom {
+		c.driverCPUs, c.driverMemMB = float64(e.driverCPUs), float64(e.driverMemMB)
+	}
+	p.claims = append(p.claims, c)
 	onNow := map[string]int{}
 	for i, a := range p.snap.Agents {
 		onNow[a.ID] = i
 	}
 	fv.take(e.Demand, plan, p.now.Add(boot), 0)
+	if c.driverCPUs > 0 || c.driverMemMB > 0 {
+		// On the future view only: where the driver goes is decided when
+		// the job starts.
+		takeDriverRoom(fv.agents, fv.at, plan, c.driverCPUs, c.driverMemMB)
+	}
 	fv.ix = placement.NewFitIndex(placement.Snapshot{Agents: fv.agents})
 	var agents []placement.Agent
 	for _, as := range plan.Assignments {

@@ -57,8 +57,9 @@ func TestDecideBootAware(t *testing.T) {
 		plan:   &placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Executors: 1}}},
 		demand: placement.Demand{Executors: 1, CPUs: 4, MemMB: 1408}}}
 	type tc struct {
-		name     string
-		bootTime time.Duration
+		name       string
+		driverRoom bool
+		bootTime   time.Duration
 		snap     placement.Snapshot
 		standby  []placement.Agent
 		booting  []BootingAgent
@@ -80,6 +81,21 @@ func TestDecideBootAware(t *testing.T) {
 			"wait d1: waiting for b1 to boot, ready in 40 s",
 			"wait d2: waiting for b1 to boot, ready in 40 s",
 			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
+		},
+	}, {
+		name: "the room kept for a driver counts: the boot is shared only while room is left for both drivers",
+		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1standby, off1}, booting: booting, driverRoom: true,
+		deadline: []Job{
+			mkJob("d1", 1, 5, withDeadline(time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d2", 1, 3, withDeadline(2*time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d3", 1, 1, withDeadline(3*time.Hour), withEstimate(10*time.Minute)),
+		},
+		// b1: 8 cpus, d1 takes 5 and 1 for its driver; d2 (3 + 1) does
+		// not fit the 2 left; d3 (1 + 1) does.
+		want: []string{
+			"wait d1: waiting for b1 to boot, ready in 40 s",
+			"power on off1 for d2: waiting for off1 to boot, ready in 60 s",
+			"wait d3: waiting for b1 to boot, ready in 40 s",
 		},
 	}, {
 		name: "a job whose deadline cannot absorb the boot still waits for the agent booting (nothing is sooner), at risk",
@@ -145,7 +161,7 @@ func TestDecideBootAware(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := testDecider(t, Config{Policy: "bfd"})
+			d := testDecider(t, Config{Policy: "bfd", DriverRoom: c.driverRoom})
 			now := c.now
 			if now.IsZero() {
 				now = t0
