@@ -60,14 +60,14 @@ func TestDecideBootAware(t *testing.T) {
 		name       string
 		driverRoom bool
 		bootTime   time.Duration
-		snap     placement.Snapshot
-		standby  []placement.Agent
-		booting  []BootingAgent
-		running  []runningJob
-		deadline []Job
-		regular  []Job
-		now      time.Time
-		want     []string
+		snap       placement.Snapshot
+		standby    []placement.Agent
+		booting    []BootingAgent
+		running    []runningJob
+		deadline   []Job
+		regular    []Job
+		now        time.Time
+		want       []string
 	}
 	cases := []tc{{
 		name: "a job with slack waits for a booting agent and shares its boot; the next one powers an agent on",
