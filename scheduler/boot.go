@@ -186,10 +186,22 @@ func (p *passRun) notOnNow(e *Entry, nf *placement.NoFit) outcome {
 }
 
 // holdUntilStart keeps a job whose start time (notBefore) is ahead
-// waiting; ok is false when it may start now.
+// waiting; ok is false when it may start now. With the boot time known,
+// a job that will not fit on the agents on has what it needs powered on
+// one boot time before its start time (or shares a boot), so that it
+// starts then, not a boot later.
 func (p *passRun) holdUntilStart(e *Entry) (outcome, bool) {
 	if e.NotBefore == nil || !e.NotBefore.After(p.now) {
 		return 0, false
+	}
+	if boot := p.in.boot.BootTime; boot > 0 {
+		early := e.NotBefore.Add(-boot)
+		if !p.now.Before(early) && p.ix.Check(e.Demand) != nil {
+			if o, ok := p.bootAware(e); ok {
+				return o, true
+			}
+		}
+		p.wakeAtLeast(early)
 	}
 	atRisk := false
 	if e.DeadlineAt != nil {

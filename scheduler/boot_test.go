@@ -137,6 +137,22 @@ func TestDecideBootAware(t *testing.T) {
 			"start r on a1x1 activating a1",
 		},
 	}, {
+		name: "one boot time before its start time, a job that needs an agent off has it powered on",
+		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{off1},
+		deadline: []Job{
+			mkJob("later", 1, 4, withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour+40*time.Minute)),
+		},
+		now:  t0.Add(2*time.Hour + 39*time.Minute),
+		want: []string{"power on off1 for later: waiting for off1 to boot, ready in 60 s"},
+	}, {
+		name: "earlier than that it only waits for its start time",
+		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{off1},
+		deadline: []Job{
+			mkJob("later", 1, 4, withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour+40*time.Minute)),
+		},
+		now:  t0.Add(2*time.Hour + 38*time.Minute),
+		want: []string{"wait later: waiting for its start time 12:40 UTC"},
+	}, {
 		name: "at its start time the job starts",
 		snap: snapOf([]placement.Agent{a1}),
 		deadline: []Job{
