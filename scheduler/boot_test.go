@@ -297,3 +297,27 @@ func TestBootAwareApply(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldJobsKeepNothingWarm: a job held for a start time more than a
+// boot time ahead does not make power management keep an agent on
+// (CouldUse); within a boot time of it, it does.
+func TestHeldJobsKeepNothingWarm(t *testing.T) {
+	bp := &bootPower{boot: time.Minute}
+	h := newHarness(t, Config{Provisioner: bp, Standby: bp}, agent("a1", 2, 16384, 0.24))
+	bp.now = h.clock.Now
+	h.schedule()
+	h.submit(mkJob("hog", 1, 2))
+	h.submit(mkJob("later", 1, 2, withDeadline(3*time.Hour), withEstimate(10*time.Minute), withNotBefore(time.Hour)))
+	h.schedule()
+	if j := h.store.get("later"); j.State != Queued || j.WaitingReason != "waiting for its start time 11:00 UTC" {
+		t.Fatalf("later %s %q", j.State, j.WaitingReason)
+	}
+	if h.core.CouldUse(8, 32768) {
+		t.Fatal("a job held for an hour keeps agents warm")
+	}
+	h.clock.Advance(59*time.Minute + 30*time.Second)
+	h.schedule()
+	if !h.core.CouldUse(8, 32768) {
+		t.Fatal("30 s before its start time the job does not keep agents warm")
+	}
+}

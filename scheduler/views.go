@@ -112,6 +112,9 @@ func (c *Core) publish(now time.Time) {
 	seen := map[[2]float64]bool{}
 	var last [2]float64
 	shape := func(e *Entry) {
+		if c.bootTime > 0 && e.NotBefore != nil && e.NotBefore.After(now.Add(c.bootTime)) {
+			return // held for its start time: its agents are powered on a boot ahead (boot.go)
+		}
 		// Neighbours mostly share a size: skip the map for repeats.
 		if k := [2]float64{e.Demand.CPUs, e.Demand.MemMB}; k != last || len(seen) == 0 {
 			seen[k], last = true, k
