@@ -124,7 +124,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	c.serve.mesos.durationScale = 1 / c.simSpeed
 	c.serve.mesos.power = powerConfig{offAfter: time.Duration(float64(c.powerOffAfter) / c.simSpeed), provider: "emulator",
-		onTimeout: 5 * time.Minute, tick: time.Second}
+		onTimeout: 5 * time.Minute, tick: time.Second, bootTime: time.Duration(float64(c.bootTime) / c.simSpeed)}
 	log, err := newLogger(stderr, c.serve.logLevel, c.serve.logFormat)
 	if err != nil {
 		return err
