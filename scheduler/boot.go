@@ -111,16 +111,20 @@ func (p *passRun) futureOf() *futureView {
 		}
 	}
 	for _, ba := range b.Booting {
-		if _, on := fv.at[ba.Agent.ID]; on {
-			continue
-		}
 		a := ba.Agent
 		h := held[a.ID]
 		a.FreeCPUs, a.FreeMemMB = max(a.CPUs-h[0], 0), max(a.MemMB-h[1], 0)
 		a.Active = true // paid for from its boot on: sharing it costs nothing more
+		fv.ready[a.ID] = maxTime(ba.ReadyAt, p.now)
+		if i, listed := fv.at[a.ID]; listed {
+			// Registered already, not yet marked on by power management
+			// (plans cannot use it yet: the snapshot shows nothing free):
+			// it is still the boot.
+			fv.agents[i] = a
+			continue
+		}
 		fv.at[a.ID] = len(fv.agents)
 		fv.agents = append(fv.agents, a)
-		fv.ready[a.ID] = maxTime(ba.ReadyAt, p.now)
 	}
 	for _, a := range p.standbyAgents {
 		if _, known := fv.at[a.ID]; known || (a.FreeCPUs <= 0 && a.FreeMemMB <= 0) {
@@ -151,13 +155,14 @@ type bootClaim struct {
 	driverCPUs, driverMemMB float64
 }
 
-// take marks a plan's executors on the future view's agents (those from
-// index from on: the first are the agents on now); an agent off is then
-// booting, ready at bootReady.
+// take marks a plan's executors on the future view's agents (from index
+// from on, and those booting: the first are the agents on now, whose part
+// the pass's snapshot holds); an agent off is then booting, ready at
+// bootReady.
 func (fv *futureView) take(d placement.Demand, plan placement.Plan, bootReady time.Time, from int) {
 	for _, as := range plan.Assignments {
 		i, ok := fv.at[as.AgentID]
-		if !ok || i < from {
+		if _, booting := fv.ready[as.AgentID]; !ok || (i < from && !booting) {
 			continue
 		}
 		n := float64(as.Executors)
@@ -178,9 +183,13 @@ func (p *passRun) notOnNow(e *Entry, nf *placement.NoFit) outcome {
 	if o, ok := p.bootAware(e); ok {
 		return o
 	}
-	if plan, ok := p.placeOnStandby(e); ok {
-		p.start(e, plan)
-		return started
+	// Boot-aware, the future view holds every agent a standby plan could
+	// use (less what the pass's boot waits took): no plan there, none here.
+	if p.in.boot.BootTime <= 0 {
+		if plan, ok := p.placeOnStandby(e); ok {
+			p.start(e, plan)
+			return started
+		}
 	}
 	return p.waitOrEvict(e, nf)
 }

@@ -83,6 +83,23 @@ func TestDecideBootAware(t *testing.T) {
 			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
 		},
 	}, {
+		name: "once every boot is promised, the next job waits: it never starts on an agent the pass powers on for others",
+		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1standby, off1}, booting: booting,
+		deadline: []Job{
+			mkJob("d1", 1, 4, withDeadline(time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d2", 1, 4, withDeadline(2*time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d3", 1, 4, withDeadline(3*time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d4", 1, 4, withDeadline(4*time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d5", 1, 4, withDeadline(5*time.Hour), withEstimate(10*time.Minute)),
+		},
+		want: []string{
+			"wait d1: waiting for b1 to boot, ready in 40 s",
+			"wait d2: waiting for b1 to boot, ready in 40 s",
+			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
+			"wait d4: waiting for off1 to boot, ready in 60 s",
+			"wait d5: does not fit: short of 4 cpus; the cluster can hold 0 executors now (at most 0 on one agent)",
+		},
+	}, {
 		name: "the room kept for a driver counts: the boot is shared only while room is left for both drivers",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1standby, off1}, booting: booting, driverRoom: true,
 		deadline: []Job{
@@ -96,6 +113,19 @@ func TestDecideBootAware(t *testing.T) {
 			"wait d1: waiting for b1 to boot, ready in 40 s",
 			"power on off1 for d2: waiting for off1 to boot, ready in 60 s",
 			"wait d3: waiting for b1 to boot, ready in 40 s",
+		},
+	}, {
+		name: "an agent that registered before power management marked it on is still the boot the jobs share",
+		snap: snapOf([]placement.Agent{a1, b1}, "a1=0", "b1=0"), standby: []placement.Agent{off1}, booting: booting,
+		deadline: []Job{
+			mkJob("d1", 1, 4, withDeadline(time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d2", 1, 4, withDeadline(2*time.Hour), withEstimate(10*time.Minute)),
+			mkJob("d3", 1, 4, withDeadline(3*time.Hour), withEstimate(10*time.Minute)),
+		},
+		want: []string{
+			"wait d1: waiting for b1 to boot, ready in 40 s",
+			"wait d2: waiting for b1 to boot, ready in 40 s",
+			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
 		},
 	}, {
 		name: "a job whose deadline cannot absorb the boot still waits for the agent booting (nothing is sooner), at risk",
