@@ -43,18 +43,3 @@ func TestBootState(t *testing.T) {
 		t.Fatalf("without a boot time: %+v", bs)
 	}
 }
-
-// TestAddOnChange: callbacks added after the manager was built are called
-// after the configured one, at every state change.
-func TestAddOnChange(t *testing.T) {
-	var got []string
-	r := newRig(t, Config{OffAfter: time.Minute, OnChange: func(rec Record) { got = append(got, "cfg "+string(rec.State)) }})
-	r.m.AddOnChange(func(rec Record) { got = append(got, "added "+string(rec.State)) })
-	a := idle("a1", 4)
-	r.tick(nil, a)
-	r.now = r.now.Add(2 * time.Minute)
-	r.tick(nil, a)
-	if len(got) < 2 || got[0] != "cfg draining" || got[1] != "added draining" {
-		t.Fatalf("callbacks %q", got)
-	}
-}

@@ -138,17 +138,3 @@ func (m *Manager) BootState() scheduler.BootState {
 	sort.Slice(st.Booting, func(i, j int) bool { return st.Booting[i].Agent.ID < st.Booting[j].Agent.ID })
 	return st
 }
-
-// AddOnChange adds f to Config.OnChange (called after it) once the
-// manager is built, for a caller that builds what it notifies later, such
-// as serve's scheduler core. It must be called before Run, Tick or
-// PowerOn.
-func (m *Manager) AddOnChange(f func(Record)) {
-	prev := m.cfg.OnChange
-	m.cfg.OnChange = func(r Record) {
-		if prev != nil {
-			prev(r)
-		}
-		f(r)
-	}
-}

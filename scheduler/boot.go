@@ -119,8 +119,10 @@ func (p *passRun) futureOf() *futureView {
 		if i, listed := fv.at[a.ID]; listed {
 			// Registered already, not yet marked on by power management
 			// (plans cannot use it yet: the snapshot shows nothing free):
-			// it is still the boot.
+			// it is still the boot. Power management marks it on at its
+			// next look, which the core may not hear of: look again soon.
 			fv.agents[i] = a
+			p.wakeAtLeast(p.now.Add(time.Second))
 			continue
 		}
 		fv.at[a.ID] = len(fv.agents)
@@ -286,7 +288,14 @@ func (p *passRun) bootAware(e *Entry) (outcome, bool) {
 	}
 	p.wait(&dc)
 	p.claim(e, plan, fv, boot)
-	p.wakeAtLeast(ready)
+	if ready.After(p.now) {
+		p.wakeAtLeast(ready)
+	} else {
+		// Overdue: look again every little while (the agent's
+		// registration, or power management marking it on, may come
+		// without a cluster change the core hears of).
+		p.wakeAtLeast(p.now.Add(max(time.Second, boot/20)))
+	}
 	return deferred, true
 }
 

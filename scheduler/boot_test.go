@@ -351,3 +351,34 @@ func TestHeldJobsKeepNothingWarm(t *testing.T) {
 		t.Fatal("30 s before its start time the job does not keep agents warm")
 	}
 }
+
+// TestDecideBootWakes: a pass with jobs waiting for a boot wakes at the
+// ready time; when the agent registered already but power management has
+// not marked it on, or the boot is overdue, it looks again within a second
+// or a twentieth of the boot time.
+func TestDecideBootWakes(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	b1 := agent("b1", 8, 32768, 0.48)
+	job := func() []*Entry { return entriesOf(mkJob("r", 1, 4)) }
+	for _, c := range []struct {
+		name   string
+		snap   []placement.Agent
+		ready  time.Time
+		wakeAt time.Time
+	}{
+		{"booting: at its ready time", nil, t0.Add(40 * time.Second), t0.Add(40 * time.Second)},
+		{"registered, not yet marked on: in a second", []placement.Agent{b1}, t0.Add(40 * time.Second), t0.Add(time.Second)},
+		{"overdue: in a twentieth of the boot time", nil, t0.Add(-time.Second), t0.Add(3 * time.Second)},
+	} {
+		snap := placement.Snapshot{}
+		if c.snap != nil {
+			snap = snapOf(c.snap, "b1=0")
+		}
+		in := passInput{now: t0, snap: snap, boot: BootState{BootTime: time.Minute, Booting: []BootingAgent{{Agent: fullAgent(b1), ReadyAt: c.ready}}},
+			regular: job(), full: true}
+		out := d.decide(in)
+		if len(out.decisions) != 1 || out.decisions[0].kind != decWait || !out.wakeAt.Equal(c.wakeAt) {
+			t.Errorf("%s: decisions %q, wake at %s; want a wait, a wake at %s", c.name, describeBoot(out.decisions), out.wakeAt, c.wakeAt)
+		}
+	}
+}

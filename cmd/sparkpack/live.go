@@ -190,15 +190,6 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		return nil, err
 	}
 	cluster.SetReporter(core)
-	if pm != nil {
-		// An agent marked on (back from a boot) or given up (off again)
-		// changes what waiting jobs can be placed on: a pass at once.
-		pm.AddOnChange(func(r power.Record) {
-			if r.State == power.StateOn || r.State == power.StateOff {
-				core.ClusterChanged()
-			}
-		})
-	}
 	sink.c = cluster
 	l.core, l.cluster, l.fw = core, cluster, fw
 	if err := cluster.Start(ctx); err != nil {
