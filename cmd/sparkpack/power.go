@@ -23,7 +23,6 @@ type powerConfig struct {
 	offAfter         time.Duration
 	minWarmCPUs      float64
 	onTimeout        time.Duration
-	bootTime         time.Duration
 	provider         string
 	execProgram      string
 	execArgs         []string
@@ -33,6 +32,8 @@ type powerConfig struct {
 	emulatorURL      string
 	selector         string
 	tick             time.Duration
+	// bootTime: boot-aware placement (scheduler/boot.go).
+	bootTime time.Duration
 }
 
 // powerFlags adds the --power-* flags.
@@ -40,7 +41,6 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.DurationVar(&c.offAfter, "power-off-after", envDuration("SPARKPACK_POWER_OFF_AFTER", 0), withEnv("power management: an agent idle this long (no task and no reservation of anyone) is deactivated in Mesos and powered off; 0 (the default) turns power management off", "SPARKPACK_POWER_OFF_AFTER"))
 	fs.Float64Var(&c.minWarmCPUs, "power-min-warm-cpus", envFloat("SPARKPACK_POWER_MIN_WARM_CPUS", 0), withEnv("never power off an agent if the cpus of the agents left on would drop below this", "SPARKPACK_POWER_MIN_WARM_CPUS"))
 	fs.DurationVar(&c.onTimeout, "power-on-timeout", envDuration("SPARKPACK_POWER_ON_TIMEOUT", 5*time.Minute), withEnv("how long a plan waits for a powered-on agent to register with Mesos before it is placed again without it", "SPARKPACK_POWER_ON_TIMEOUT"))
-	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", 60*time.Second), withEnv("how long an agent takes to register once powered on: placement counts it (a job waits for an agent booting,\nshares one boot, or waits for warm capacity when its deadline leaves the slack; docs/power.md); 0 turns this off", "SPARKPACK_POWER_BOOT_TIME"))
 	fs.StringVar(&c.provider, "power-provider", envDefault("SPARKPACK_POWER_PROVIDER", ""), withEnv("what powers agents off and on: exec (--power-exec), webhook (--power-webhook-url) or emulator (the Mesos emulator's /sim API)", "SPARKPACK_POWER_PROVIDER"))
 	fs.StringVar(&c.execProgram, "power-exec", envDefault("SPARKPACK_POWER_EXEC", ""), withEnv("program the exec provider runs as: PROGRAM [--power-exec-arg ...] on|off AGENT_ID HOSTNAME (an argument vector, no shell; attributes in SPARKPACK_AGENT_ATTR_*)", "SPARKPACK_POWER_EXEC"))
 	fs.Func("power-exec-arg", "an argument placed before the action for --power-exec (repeat for several)", func(s string) error {
@@ -52,6 +52,7 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.StringVar(&c.webhookTokenFile, "power-webhook-token-file", envDefault("SPARKPACK_POWER_WEBHOOK_TOKEN_FILE", ""), withEnv("file holding the webhook's bearer token", "SPARKPACK_POWER_WEBHOOK_TOKEN_FILE"))
 	fs.StringVar(&c.emulatorURL, "power-emulator-url", envDefault("SPARKPACK_POWER_EMULATOR_URL", ""), withEnv("the Mesos emulator's URL for the emulator provider (default: --mesos-master)", "SPARKPACK_POWER_EMULATOR_URL"))
 	fs.StringVar(&c.selector, "power-selector", envDefault("SPARKPACK_POWER_SELECTOR", ""), withEnv("only agents matching every term are powered off, e.g. location=cloud,hostname=worker-* (others, such as on-premises agents, are never touched)", "SPARKPACK_POWER_SELECTOR"))
+	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", 60*time.Second), withEnv("how long an agent takes to register once powered on: placement counts it (a job waits for an agent booting,\nshares one boot, or waits for warm capacity when its deadline leaves the slack; docs/power.md); 0 turns this off", "SPARKPACK_POWER_BOOT_TIME"))
 	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
 }
 
@@ -75,11 +76,11 @@ func (c *powerConfig) validate() error {
 	if c.minWarmCPUs < 0 {
 		return fmt.Errorf("--power-min-warm-cpus must be >= 0")
 	}
-	if c.bootTime < 0 {
-		return fmt.Errorf("--power-boot-time must be >= 0 (0 turns boot-aware placement off)")
-	}
 	if c.onTimeout <= 0 || c.tick <= 0 {
 		return fmt.Errorf("--power-on-timeout and --power-tick must be positive")
+	}
+	if c.bootTime < 0 {
+		return fmt.Errorf("--power-boot-time must be >= 0 (0 turns boot-aware placement off)")
 	}
 	if _, err := power.ParseSelector(c.selector); err != nil {
 		return fmt.Errorf("--power-selector: %w", err)
