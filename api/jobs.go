@@ -74,15 +74,15 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		spec.ID = uuid.NewString()
 	}
 	now := s.cfg.Now().UTC()
-	// The store computes the fingerprint as it encodes the spec.
-	job := scheduler.Job{Spec: spec, SubmittedAt: now}
-	job.DeadlineAt = spec.ResolveDeadline(now)
-	if err := scheduler.CheckNotBefore(&job); err != nil {
+	if err := scheduler.CheckNotBefore(&scheduler.Job{Spec: spec, DeadlineAt: spec.ResolveDeadline(now)}); err != nil {
 		var fe *scheduler.FieldError
 		errors.As(err, &fe)
 		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
 		return scheduler.Job{}, false, false
 	}
+	// The store computes the fingerprint as it encodes the spec.
+	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	job.DeadlineAt = spec.ResolveDeadline(now)
 	var reject string
 	if s.cfg.Decide != nil {
 		d := s.cfg.Decide(&job, now)

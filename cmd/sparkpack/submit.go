@@ -65,7 +65,6 @@ func (m *memFlag) Set(v string) error {
 type submitConfig struct {
 	clientFlags
 	file, name, appResource, mainClass, deadline string
-	notBefore                                    string
 	executors, cores                             int
 	mem, overhead, driverMem                     memFlag
 	driverCores                                  float64
@@ -76,6 +75,7 @@ type submitConfig struct {
 	args                                         listFlag
 	conf, env, labels                            kvFlag
 	set                                          map[string]bool
+	notBefore                                    string // --not-before (notbefore.go)
 }
 
 // requiredFlags are the flags a job needs unless its -f file gives them.
@@ -88,7 +88,7 @@ var fieldFlags = map[string]string{
 	"executors": "--executors", "executorCores": "--executor-cores", "executorMemoryMB": "--executor-memory",
 	"memoryOverheadMB": "--memory-overhead", "driver.cores": "--driver-cores", "driver.memoryMB": "--driver-memory",
 	"driver": "--driver-cores/--driver-memory", "deadline": "--deadline", "estimatedDurationSeconds": "--estimated-duration",
-	"retries": "--retries", "notBefore": "--not-before", "id": "the id in -f",
+	"retries": "--retries", "id": "the id in -f",
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -346,19 +346,6 @@ func parseDeadlineFlag(v string) (*scheduler.Deadline, error) {
 		return nil, fmt.Errorf("--deadline %q: want an RFC 3339 time (2026-11-22T10:00:00Z), seconds from now (600) or a duration (10m)", v)
 	}
 	return &d, nil
-}
-
-// parseNotBeforeFlag reads --not-before: an RFC 3339 time or a Go
-// duration from now such as 30m or 2h.
-func parseNotBeforeFlag(v string, now time.Time) (*scheduler.NotBefore, error) {
-	if d, err := time.ParseDuration(v); err == nil {
-		return &scheduler.NotBefore{Time: now.Add(d).UTC().Truncate(time.Second)}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return nil, fmt.Errorf("--not-before %q: want an RFC 3339 time (2026-11-22T02:40:00Z) or a duration from now (2h)", v)
-	}
-	return &scheduler.NotBefore{Time: t.UTC()}, nil
 }
 
 // followJob prints the job's state whenever it changes until it ends; the
