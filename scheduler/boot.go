@@ -33,7 +33,8 @@ import (
 // registration wakes the core; the pass also wakes at the ready time).
 // Jobs that wait this way, or for their start time (notBefore), wait by
 // choice: they do not hold back the regular queue as a deadline job that
-// does not fit does.
+// does not fit does. A job held for its start time is decided as above
+// one boot time before it, so that what it needs is up by then.
 //
 // With no BootInfo, or a zero boot time, the pass does as before: a job
 // that fits only with powered-off agents starts at once on a plan that
