@@ -84,6 +84,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		spec.ID = uuid.NewString()
 	}
 	now := s.cfg.Now().UTC()
+	if err := scheduler.CheckNotBefore(&scheduler.Job{Spec: spec, DeadlineAt: spec.ResolveDeadline(now)}); err != nil {
+		var fe *scheduler.FieldError
+		errors.As(err, &fe)
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		return scheduler.Job{}, false, false
+	}
 	// The store computes the fingerprint as it encodes the spec.
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)

@@ -43,6 +43,8 @@ func (c *Core) apply(ctx context.Context, now time.Time, out passOutput) (int, e
 			c.applyWait(now, d)
 		case decEvict:
 			note(c.applyEvict(ctx, now, d))
+		case decPowerOn:
+			note(c.applyPowerOn(ctx, now, d))
 		}
 	}
 	if started > 0 {

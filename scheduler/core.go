@@ -83,6 +83,9 @@ type Core struct {
 	store   Store
 	clock   Clock
 	log     logrus.FieldLogger
+	// bootTime is the boot time the last pass was told (BootInfo): jobs
+	// held for a start time further ahead do not keep agents warm.
+	bootTime time.Duration
 
 	// Inboxes, filled from any goroutine and drained by the pass.
 	buffer   JobBuffer

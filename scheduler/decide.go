@@ -46,6 +46,8 @@ func (k decisionKind) String() string {
 		return "wait"
 	case decEvict:
 		return "evict"
+	case decPowerOn:
+		return "power-on"
 	}
 	return fmt.Sprintf("decision(%d)", uint8(k))
 }
@@ -82,6 +84,8 @@ type decisionExtra struct {
 	setEvicting bool
 	// Evict: the victims, in the order they are evicted.
 	victims []Victim
+	// PowerOn: the agents to power on (boot.go).
+	powerOn []string
 }
 
 // maxKeptDecisions bounds the decisions buffer a core keeps between passes.
@@ -121,6 +125,8 @@ type passInput struct {
 	// order; deadlineQueued is how many the queue holds in all.
 	deadline       []*Entry
 	deadlineQueued int
+	// boot is what the Standby tells of boots (BootInfo; boot.go).
+	boot BootState
 	// regular and regularFresh are the regular queue's entries (all of
 	// them, and those that entered it since the last pass), in queue
 	// order; full says the pass looks at every entry, blocked that regular
@@ -214,6 +220,8 @@ type passRun struct {
 	standbyAgents []placement.Agent
 	standbyCopied bool
 	standby       *standbyView // built at most once per snapshot
+	future        *futureView  // boot-aware: built at most once per snapshot (boot.go)
+	claims        []bootClaim  // boot-aware: the pass's plans waiting for a boot
 	room          *roomProfile // built at most once per snapshot
 	// running is in.running, copied once a start or an eviction changes it.
 	running        []runningJob
@@ -251,7 +259,7 @@ func (d *decider) decide(in passInput) passOutput {
 		case started:
 			deadlineLeft--
 			continue
-		case rejected:
+		case rejected, deferred:
 			deadlineLeft--
 		}
 		p.noteWake(e)
@@ -283,22 +291,17 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
+	if o, held := p.holdUntilStart(e); held {
+		return o
+	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
-		if plan, ok := p.placeOnStandby(e); ok {
-			p.start(e, plan)
-			return started
-		}
-		return p.waitOrEvict(e, nf)
+		return p.notOnNow(e, nf)
 	}
 	plan, err := p.d.policy.Place(p.snap, p.d.demandAt(e, p.now))
 	if err != nil {
 		var nf *placement.NoFit
 		if errors.As(err, &nf) {
-			if plan, ok := p.placeOnStandby(e); ok {
-				p.start(e, plan)
-				return started
-			}
-			return p.waitOrEvict(e, nf)
+			return p.notOnNow(e, nf)
 		}
 		// An invalid demand: it can never run.
 		p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: err.Error()}})
@@ -360,7 +363,7 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	}
 	p.snap = placement.Snapshot{Agents: agents}
 	p.ix = placement.NewFitIndex(p.snap)
-	p.standby, p.room = nil, nil
+	p.standby, p.room, p.future = nil, nil, nil
 	pl := plan
 	p.copyRunning()
 	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
@@ -499,7 +502,7 @@ func sameWait(a, b waitState) bool {
 func (p *passRun) noteWake(e *Entry) {
 	atRisk, skipped := e.wait.atRisk, e.SkippedSince
 	if n := len(p.out); n > 0 && p.out[n-1].entry == e {
-		if dc := &p.out[n-1]; dc.kind == decWait || dc.kind == decEvict {
+		if dc := &p.out[n-1]; dc.kind == decWait || dc.kind == decEvict || dc.kind == decPowerOn {
 			atRisk = dc.wait.atRisk
 			if dc.skipped {
 				skipped = p.now

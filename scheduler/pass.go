@@ -67,6 +67,9 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	running := c.runningJobs()
 	annotateRemaining(&snap, running, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
+	if c.timerDue(now) {
+		c.viewDirty = true // a job held for its start time may now want warm agents (CouldUse)
+	}
 	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false
@@ -90,6 +93,10 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	}
 	if c.cfg.Standby != nil {
 		in.standby = c.cfg.Standby.StandbyAgents()
+		if b, ok := c.cfg.Standby.(BootInfo); ok {
+			in.boot = b.BootState()
+			c.bootTime = in.boot.BootTime
+		}
 	}
 	out := c.dec.decide(in)
 	c.reportPlacements()

@@ -43,6 +43,8 @@ type flags struct {
 	seed                                    uint64
 	promoteAfter, ilpLimit, powerOffAfter   time.Duration
 	bootTime                                time.Duration
+	bootAware                               bool
+	notBeforeLead                           time.Duration
 	quiet, compareDefault                   bool
 	preemption                              string
 	preemptProtect                          time.Duration
@@ -91,6 +93,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "time limit per ILP solve (default 200ms)")
 	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
 	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
+	fs.DurationVar(&f.notBeforeLead, "not-before-lead", 0, "model earliest start times (notBefore): every deadline job is submitted this much before its\narrival, with notBefore at the arrival and the same deadline (its wait counts from the arrival; 0: off)")
+	fs.BoolVar(&f.bootAware, "boot-aware", true, "with --power-off-after: placement counts the boot time as serve does (a job waits for a booting agent,\nshares one boot, or waits for warm capacity when its deadline leaves the slack; docs/power.md);\n--boot-aware=false starts a job at once on a plan that powers agents on")
 	fs.StringVar(&f.preemption, "preemption", "none", "eviction policy for deadline jobs that would miss their deadline waiting, as serve's --preemption:\nnone, mdf (furthest deadline first), mlf (largest laxity first), srt (longest remaining first), or a\ncomma-separated list to compare (each policy of --policies runs once per entry, named e.g. dap+mdf)")
 	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
 	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
@@ -271,7 +275,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, WarmPool: f.warmPool, MissCostUSD: f.missCost,
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Progress: func(now time.Duration, done, total int) {

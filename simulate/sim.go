@@ -115,6 +115,18 @@ type Options struct {
 	// 60 s). The bill is kept either way.
 	PowerOffAfter time.Duration
 	BootTime      time.Duration
+	// NoBootAware (with PowerOffAfter) turns boot-aware placement off
+	// (serve --power-boot-time 0): a job that needs an agent that is off
+	// starts at once on a plan that powers it on, instead of waiting in
+	// the queue for its boot, sharing one, or waiting for warm capacity.
+	NoBootAware bool
+	// NotBeforeLead, when > 0, models Lim's SLA triple (earliest start,
+	// run time, deadline): every deadline job is submitted this much
+	// before its arrival in the trace, with its notBefore at the arrival
+	// and the same deadline, so the scheduler knows it ahead (with the
+	// boot time known, what it needs is powered on to be up at its start
+	// time). Its wait is counted from its notBefore.
+	NotBeforeLead time.Duration
 	// WarmPool (with PowerOffAfter): a forecast of the arrivals, fitted
 	// online from those replayed so far, sizes a warm pool (package
 	// warmpool, simulate/warmpool.go) that power management keeps on or
@@ -333,7 +345,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			boot = 60 * time.Second
 		}
 		var err error
-		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot, !o.NoBootAware); err != nil {
 			return Result{}, err
 		}
 		cluster.unavailable = pm.Unavailable
@@ -370,6 +382,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if o.NotBeforeLead > 0 {
+		withNotBefore(jobs, o.NotBeforeLead, start)
+	}
 	info := make(map[string]*jobInfo, len(jobs))
 	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
 		return Result{}, fmt.Errorf("run noise %v not in [0, 5]", o.RunNoise)
@@ -377,6 +392,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	noise := rand.New(rand.NewPCG(o.Seed, 0x7a15e))
 	for _, j := range jobs {
 		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt, noise: 1}
+		if nb := j.NotBeforeAt(); nb != nil {
+			info[j.ID].submit = *nb
+		}
 		if o.RunNoise > 0 {
 			info[j.ID].noise = math.Exp(o.RunNoise * noise.NormFloat64())
 		}
@@ -629,4 +647,28 @@ func meanP(xs []float64, p float64) (mean, pct float64) {
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	rank = min(max(rank, 1), len(s))
 	return sum / float64(len(s)), s[rank-1]
+}
+
+// withNotBefore gives every deadline job a notBefore at its arrival and
+// submits it lead earlier (not before the window's start), its deadline
+// unchanged (NotBeforeLead).
+func withNotBefore(jobs []scheduler.Job, lead time.Duration, start time.Time) {
+	for i := range jobs {
+		j := &jobs[i]
+		if j.DeadlineAt == nil {
+			continue
+		}
+		arrival := j.SubmittedAt
+		j.SubmittedAt = arrival.Add(-lead)
+		if j.SubmittedAt.Before(start) {
+			j.SubmittedAt = start
+		}
+		if !j.SubmittedAt.Before(arrival) {
+			continue
+		}
+		j.NotBefore = &scheduler.NotBefore{Time: arrival.UTC()}
+		s := j.DeadlineAt.Sub(j.SubmittedAt).Seconds()
+		j.Deadline = &scheduler.Deadline{Seconds: &s}
+		j.Fingerprint = j.Spec.Fingerprint()
+	}
 }

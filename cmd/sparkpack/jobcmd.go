@@ -133,6 +133,9 @@ func printJob(w io.Writer, v api.JobView) {
 	if v.StartedAt != nil {
 		row("ran", ran(v.Job, now))
 	}
+	if nb := v.NotBeforeAt(); nb != nil {
+		row("not before", t(nb))
+	}
 	if v.DeadlineAt != nil {
 		row("deadline", t(v.DeadlineAt)+" ("+deadlineNote(v.Job)+")")
 	}

@@ -35,7 +35,8 @@ type powerConfig struct {
 	emulatorURL      string
 	selector         string
 	tick             time.Duration
-	// The live warm pool (warmpool.go).
+	// bootTime: boot-aware placement (scheduler/boot.go) and the live
+	// warm pool (warmpool.go).
 	bootTime      time.Duration
 	missCostUSD   float64
 	forecastEvery time.Duration
@@ -57,7 +58,7 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.StringVar(&c.webhookTokenFile, "power-webhook-token-file", envDefault("SPARKPACK_POWER_WEBHOOK_TOKEN_FILE", ""), withEnv("file holding the webhook's bearer token", "SPARKPACK_POWER_WEBHOOK_TOKEN_FILE"))
 	fs.StringVar(&c.emulatorURL, "power-emulator-url", envDefault("SPARKPACK_POWER_EMULATOR_URL", ""), withEnv("the Mesos emulator's URL for the emulator provider (default: --mesos-master)", "SPARKPACK_POWER_EMULATOR_URL"))
 	fs.StringVar(&c.selector, "power-selector", envDefault("SPARKPACK_POWER_SELECTOR", ""), withEnv("only agents matching every term are powered off, e.g. location=cloud,hostname=worker-* (others, such as on-premises agents, are never touched)", "SPARKPACK_POWER_SELECTOR"))
-	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: the warm pool keeps warm (or powers on ahead) what the forecast needs within it", "SPARKPACK_POWER_BOOT_TIME"))
+	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: placement counts it (a job waits for an agent booting, shares one boot, or waits for warm capacity when its deadline leaves the slack) and the warm pool keeps warm (or powers on ahead) what the forecast needs within it (docs/power.md)", "SPARKPACK_POWER_BOOT_TIME"))
 	fs.Float64Var(&c.missCostUSD, "power-miss-cost-usd", envFloat("SPARKPACK_POWER_MISS_COST_USD", warmpool.DefaultMissCostUSD), withEnv("the warm pool's price of one missed deadline in dollars: an idle agent is kept warm while the expected misses it avoids, at this price, exceed its bill (docs/power.md)", "SPARKPACK_POWER_MISS_COST_USD"))
 	fs.DurationVar(&c.forecastEvery, "power-forecast-every", envDuration("SPARKPACK_POWER_FORECAST_EVERY", warmlive.DefaultEvery), withEnv("how often the leader refits the forecast of arrivals from the job history and decides the warm pool", "SPARKPACK_POWER_FORECAST_EVERY"))
 	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
