@@ -155,14 +155,14 @@ func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offe
 	}
 	sel, _ := power.ParseSelector(c.selector)
 	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
-		Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
+		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
 	if err != nil {
 		return nil, err
 	}
 	if err := pm.Load(ctx); err != nil {
 		return nil, err
 	}
-	plog.WithFields(logrus.Fields{"off_after": c.offAfter.String(), "min_warm_cpus": c.minWarmCPUs, "provider": prov.Name(),
+	plog.WithFields(logrus.Fields{"off_after": c.offAfter.String(), "min_warm_cpus": c.minWarmCPUs, "boot_time": c.bootTime.String(), "provider": prov.Name(),
 		"selector": sel.String()}).Info("power management is on: idle agents are deactivated in Mesos and powered off")
 	return pm, nil
 }
