@@ -109,10 +109,12 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if guard != nil {
 		epOpts = append(epOpts, offers.WithGuard(guard))
 	}
+	epOpts = append(epOpts, offers.WithLogger(log.WithField("component", "mesos-master")))
 	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
 		return nil, err
 	}
+	context.AfterFunc(ctx, ep.Close) // the ZooKeeper session of a zk:// master
 	if !ep.TLS() && mc.principal != "" {
 		log.WithField("mesos_master", ep.Base()).Warn("the Mesos principal's secret goes to the master over plain http; use an https:// --mesos-master (with --mesos-ca-file) where the network is not trusted")
 	}
@@ -121,8 +123,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		return nil, fmt.Errorf("--prices: %w", err)
 	}
 	sparkMaster := mc.sparkMaster
+	var sparkMasterNow func() string
 	if sparkMaster == "" {
-		sparkMaster = "mesos://" + ep.Host()
+		// The leader at each launch (zk:// as given).
+		sparkMaster, sparkMasterNow = ep.SparkMaster(), ep.SparkMaster
 	}
 	op := offers.NewOperator(ep)
 	l := &live{st: st, op: op, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
@@ -152,6 +156,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Store:         st,
 		Prices:        prices,
 		Submit:        l.submit,
+		SparkMaster:   sparkMasterNow,
 		Refresh:       mc.refresh,
 		Sweep:         mc.sweep,
 		LaunchTimeout: mc.launchTimeout,
