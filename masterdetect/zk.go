@@ -56,6 +56,12 @@ func (m MasterInfo) HostPort() (string, error) {
 	return "", errors.New("MasterInfo has no address, hostname or pid")
 }
 
+func decodeMasterInfo(data []byte) (MasterInfo, error) {
+	var mi MasterInfo
+	err := json.Unmarshal(data, &mi)
+	return mi, err
+}
+
 // LeaderNode picks the leading master's znode among the children of the
 // masters' path: the json.info_ node with the lowest sequence number
 // (ZooKeeper's ten-digit suffix), as Mesos' detector does. ok is false
@@ -233,8 +239,8 @@ func (w *Watcher) lookup(conn *zk.Conn) (<-chan zk.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper %s: reading %s: %w", w.spec, node, err)
 	}
-	var mi MasterInfo
-	if err := json.Unmarshal(data, &mi); err != nil {
+	mi, err := decodeMasterInfo(data)
+	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper %s: %s is not a JSON MasterInfo: %w", w.spec, node, err)
 	}
 	hp, err := mi.HostPort()
