@@ -50,7 +50,9 @@ const driverACLs = `{"permissive": true,
 //     offered: a driver's framework in a nested role is offered every
 //     unreserved resource, where today's flat job role with its quota
 //     limit is offered only its job's reservations;
-//   - resources reserved to the parent role are offered to every child.
+//   - resources reserved to the parent role are offered to every child;
+//   - what works with flat roles: a zero quota limit on * keeps a
+//     framework in * from unreserved resources, not one in a made-up role.
 func TestRealMesosDriverACLs(t *testing.T) {
 	bin := mesosBin(t)
 	dir := t.TempDir()
@@ -164,28 +166,44 @@ func TestRealMesosDriverACLs(t *testing.T) {
 				t.Fatalf("teardown: %v", err)
 			}
 		}()
-		for {
-			ev, err := s.Next()
-			if err != nil {
-				t.Fatalf("%s in %s: no offer: %v", principal, role, err)
-			}
-			if ev.GetType() != scheduler.Event_OFFERS {
-				continue
-			}
-			for _, o := range ev.GetOffers().GetOffers() {
-				for _, r := range o.Resources {
-					if r.Name != "cpus" {
-						continue
-					}
-					if len(r.Reservations) > 0 || r.Reservation != nil {
-						reserved += r.GetScalar().GetValue()
-					} else {
-						unreserved += r.GetScalar().GetValue()
-					}
+		// The first OFFERS event, or none within 10 s (the master
+		// allocates every second): nothing is offered.
+		first := make(chan *scheduler.Event, 1)
+		go func() {
+			defer close(first)
+			for {
+				ev, err := s.Next()
+				if err != nil {
+					return
+				}
+				if ev.GetType() == scheduler.Event_OFFERS {
+					first <- ev
+					return
 				}
 			}
-			return unreserved, reserved
+		}()
+		var ev *scheduler.Event
+		select {
+		case ev = <-first:
+		case <-time.After(10 * time.Second):
 		}
+		if ev == nil {
+			t.Logf("%s in %s: no offer within 10 s", principal, role)
+			return 0, 0
+		}
+		for _, o := range ev.GetOffers().GetOffers() {
+			for _, r := range o.Resources {
+				if r.Name != "cpus" {
+					continue
+				}
+				if len(r.Reservations) > 0 || r.Reservation != nil {
+					reserved += r.GetScalar().GetValue()
+				} else {
+					unreserved += r.GetScalar().GetValue()
+				}
+			}
+		}
+		return unreserved, reserved
 	}
 	// The parent's limit (1 cpu) does not cap a child: offered all 4.
 	if u, _ := offered("nested", "d", "sparkpack-job/j2"); u != 4 {
@@ -219,6 +237,22 @@ func TestRealMesosDriverACLs(t *testing.T) {
 	}
 	if u, r := offered("nested", "d", "sparkpack-job/j9"); r != 1 {
 		t.Fatalf("a framework in sparkpack-job/j9 was offered %g reserved cpus (and %g unreserved), want the parent's 1", r, u)
+	}
+
+	// What an operator can do with flat roles: a zero quota limit on *
+	// keeps frameworks in * (spark.mesos.role=*) from unreserved cpus;
+	// a made-up role is still offered them.
+	if u, _ := offered("sparkpack", "s", "*"); u == 0 {
+		t.Fatal("a framework in * was offered no unreserved cpus before any quota on *")
+	}
+	if err := op.SetQuotaLimit(ctx, "*", 0, 0, true); err != nil {
+		t.Fatalf("quota limit on *: %v", err)
+	}
+	if u, _ := offered("sparkpack", "s", "*"); u != 0 {
+		t.Fatalf("a framework in * under a zero limit was offered %g unreserved cpus", u)
+	}
+	if u, _ := offered("sparkpack", "s", "made-up"); u != 3 {
+		t.Fatalf("a framework in a made-up role was offered %g unreserved cpus, want the 3 left", u)
 	}
 }
 
