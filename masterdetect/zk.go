@@ -108,27 +108,44 @@ func NewWatcher(spec ZKSpec, log logrus.FieldLogger) *Watcher {
 }
 
 // Start connects to ZooKeeper and follows the path until Close. The
-// connection is made in the background: Leader waits for the first
-// answer.
+// connection (and the digest authentication) is made in the background:
+// Leader waits for the first answer.
 func (w *Watcher) Start() error {
 	conn, _, err := zk.Connect(w.spec.Servers, 10*time.Second, zk.WithLogger(debugLogger{w.log}), zk.WithLogInfo(false))
 	if err != nil {
 		return fmt.Errorf("ZooKeeper %s: %w", w.spec, err)
-	}
-	if w.spec.Auth != "" {
-		if err := conn.AddAuth("digest", []byte(w.spec.Auth)); err != nil {
-			conn.Close()
-			return fmt.Errorf("ZooKeeper %s: digest authentication: %w", w.spec, err)
-		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel, w.done = cancel, make(chan struct{})
 	go func() {
 		defer close(w.done)
 		defer conn.Close()
-		w.follow(ctx, conn)
+		if w.authenticate(ctx, conn) {
+			w.follow(ctx, conn)
+		}
 	}()
 	return nil
+}
+
+// authenticate adds the digest credentials, if any, once ZooKeeper
+// answers (the client sends them again after a reconnection). It returns
+// false when ctx ends first.
+func (w *Watcher) authenticate(ctx context.Context, conn *zk.Conn) bool {
+	if w.spec.Auth == "" {
+		return true
+	}
+	for {
+		err := conn.AddAuth("digest", []byte(w.spec.Auth))
+		if err == nil {
+			return true
+		}
+		w.set("", fmt.Errorf("ZooKeeper %s: digest authentication: %w", w.spec, err))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Close stops following and closes the ZooKeeper session.
@@ -224,6 +241,9 @@ func (w *Watcher) lookup(conn *zk.Conn) (<-chan zk.Event, error) {
 		w.set("", fmt.Errorf("the znode %s does not exist in ZooKeeper %s: no Mesos master has registered there (do the masters run with --zk=%s?)", w.spec.Path, strings.Join(w.spec.Servers, ","), w.spec))
 		return ewait, nil
 	}
+	if errors.Is(err, zk.ErrNoAuth) {
+		return nil, fmt.Errorf("ZooKeeper %s: %w (the path needs credentials: zk://user:password@%s%s)", w.spec, err, strings.Join(w.spec.Servers, ","), w.spec.Path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper %s: %w", w.spec, err)
 	}
@@ -233,6 +253,9 @@ func (w *Watcher) lookup(conn *zk.Conn) (<-chan zk.Event, error) {
 		return wait, nil
 	}
 	data, _, err := conn.Get(w.spec.Path + "/" + node)
+	if errors.Is(err, zk.ErrNoAuth) {
+		return nil, fmt.Errorf("ZooKeeper %s: reading %s: %w (the masters' znodes need credentials: zk://user:password@%s%s)", w.spec, node, err, strings.Join(w.spec.Servers, ","), w.spec.Path)
+	}
 	if errors.Is(err, zk.ErrNoNode) {
 		return wait, nil // the leader just left; the children watch fires
 	}

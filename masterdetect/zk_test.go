@@ -108,3 +108,49 @@ func TestWatcherFollowsTheLeaderInZooKeeper(t *testing.T) {
 	}
 	waitLeader(t, w, "m3:5053")
 }
+
+// TestWatcherAuthenticatesToZooKeeper: masters registered under a path
+// only a digest user may read (zk://user:password@.../path) are found
+// with the credentials; without them the watcher says why.
+func TestWatcherAuthenticatesToZooKeeper(t *testing.T) {
+	addr := zktest.Start(t)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	c, err := zktest.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.AddAuth("digest", []byte("mesos:s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/secure", nil, 0, zk.DigestACL(zk.PermAll, "mesos", "s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	info := `{"address":{"hostname":"m1","ip":"127.0.0.1","port":5051},"port":5051}`
+	if _, err := c.Create("/secure/json.info_", []byte(info), zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "mesos", "s3cret")); err != nil {
+		t.Fatal(err)
+	}
+
+	sp, err := Parse("zk://mesos:s3cret@" + addr + "/secure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(*sp.ZK, quiet)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	waitLeader(t, w, "m1:5051")
+
+	anon := NewWatcher(ZKSpec{Servers: []string{addr}, Path: "/secure"}, quiet)
+	if err := anon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer anon.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if l, err := anon.Leader(ctx); err == nil || !strings.Contains(err.Error(), "not authenticated") || !strings.Contains(err.Error(), "zk://user:password@") {
+		t.Fatalf("without credentials: %q, %v; want ZooKeeper's refusal", l, err)
+	}
+}
