@@ -83,6 +83,9 @@ type live struct {
 	agentsMu sync.Mutex
 	agentsAt time.Time
 	agentsBy map[string]offers.Agent
+
+	// sparkMaster, if set, gives submit.Master now (the leading master).
+	sparkMaster func() string
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
@@ -133,6 +136,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if l.durationScale <= 0 {
 		l.durationScale = 1
 	}
+	l.sparkMaster = sparkMasterNow
 	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
@@ -232,7 +236,11 @@ func (l *live) wait() { l.wg.Wait() }
 
 // driverCommand is the spark-submit argument vector a job's driver runs.
 func (l *live) driverCommand(j scheduler.Job) []string {
-	argv, err := sparksubmit.Command(j, l.submit)
+	so := l.submit
+	if l.sparkMaster != nil {
+		so.Master = l.sparkMaster()
+	}
+	argv, err := sparksubmit.Command(j, so)
 	if err != nil {
 		return nil
 	}
