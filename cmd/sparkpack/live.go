@@ -71,6 +71,7 @@ type live struct {
 	// durationScale turns job estimates into wall time.
 	durationScale float64
 	metrics       *metrics.Metrics
+	sparkMaster   func() string  // if set, gives submit.Master now (the leading master)
 	power         *power.Manager // nil when power management is off
 	bill          *billSource    // the emulator's bill, when its provider is in use
 	names         jobNames       // job names for the cluster view
@@ -83,9 +84,6 @@ type live struct {
 	agentsMu sync.Mutex
 	agentsAt time.Time
 	agentsBy map[string]offers.Agent
-
-	// sparkMaster, if set, gives submit.Master now (the leading master).
-	sparkMaster func() string
 }
 
 // startLive connects the scheduler core to Mesos. Its goroutines end when
