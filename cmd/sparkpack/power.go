@@ -134,6 +134,9 @@ func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (p
 		u := c.emulatorURL
 		if u == "" {
 			u = mesosMaster
+			if strings.Contains(u, ",") || strings.HasPrefix(u, "zk://") {
+				return nil, fmt.Errorf("--power-provider emulator with --mesos-master %q: set --power-emulator-url to the emulator's URL", u)
+			}
 			if !strings.Contains(u, "://") {
 				u = "http://" + u
 			}
