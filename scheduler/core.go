@@ -32,6 +32,9 @@ type activeJob struct {
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
+	// team and the driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 }
 
 // newActiveJob follows a job that holds resources (plan nil when unknown).
@@ -39,6 +42,7 @@ func (c *Core) newActiveJob(j Job, plan *placement.Plan) *activeJob {
 	a := &activeJob{job: j, plan: plan, state: j.State, preempting: j.PreemptRequested != "",
 		deadline: j.DeadlineAt, demand: DemandOf(&j), preemptions: j.Preemptions,
 		estimate: time.Duration(j.EstimatedDurationSeconds * float64(time.Second) * c.cfg.DurationScale)}
+	a.team, a.driverCPUs, a.driverMemMB = teamOfActive(&j)
 	if j.State == Running {
 		a.startedAt = j.LastStartedAt
 		if a.startedAt == nil {
@@ -120,6 +124,8 @@ type Core struct {
 	decBuf []decision
 	// Recent evictions, for PreemptMaxShare (owned by the pass).
 	evictLog []evictRecord
+	// teams is what the team policy remembers between passes (teams.go).
+	teams teamMemory
 
 	actMu  sync.Mutex
 	active map[string]*activeJob

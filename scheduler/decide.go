@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // The scheduling pass is split in two (docs/architecture.md): decide, a
@@ -103,6 +104,9 @@ type runningJob struct {
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
+	// team and the driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 }
 
 // passInput is what one pass decides from.
@@ -130,6 +134,12 @@ type passInput struct {
 	// buf, if not nil, is where the decisions are written (from its
 	// start): a core reuses one across passes.
 	buf []decision
+	// teams is the teams configuration in force (nil: none), deadlineAll
+	// the whole deadline queue and teamStarts each team's last start, for
+	// the team policy (teams.go).
+	teams       *teams.Config
+	deadlineAll []*Entry
+	teamStarts  map[string]time.Time
 }
 
 // passOutput is what one pass decided.
@@ -210,6 +220,7 @@ type passRun struct {
 	// running is in.running, copied once a start or an eviction changes it.
 	running        []runningJob
 	runningCopied  bool
+	teams          *teamPass // nil without teams
 	evictLog       []evictRecord
 	preemptScanned int
 	wakeAt         time.Time
@@ -235,9 +246,9 @@ const (
 // reasons stay the same decides nothing about them.
 func (d *decider) decide(in passInput) passOutput {
 	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
-		running: in.running, evictLog: in.evictLog, out: in.buf[:0]}
+		running: in.running, evictLog: in.evictLog, out: in.buf[:0], teams: newTeamPass(&in)}
 	p.ix = placement.NewFitIndex(p.snap)
-	deadlineLeft := in.deadlineQueued
+	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs()
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
 		switch p.try(e) {
 		case started:
@@ -253,12 +264,13 @@ func (d *decider) decide(in passInput) passOutput {
 		if in.full || in.blocked {
 			regular = in.regular
 		}
-		for _, e := range regular {
-			if p.try(e) == started {
-				continue
+		p.fairOrder(regular, func(e *Entry) outcome {
+			o := p.try(e)
+			if o != started {
+				p.noteWake(e)
 			}
-			p.noteWake(e)
-		}
+			return o
+		})
 	} else {
 		regular := in.regularFresh
 		if in.full || !in.blocked {
@@ -275,6 +287,9 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
+	if p.teamHold(e) {
+		return waited
+	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		if plan, ok := p.placeOnStandby(e); ok {
 			p.start(e, plan)
@@ -305,6 +320,7 @@ func (p *passRun) try(e *Entry) outcome {
 func (p *passRun) start(e *Entry, plan placement.Plan) {
 	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: p.d.atRisk(e, p.now)}})
 	p.markStart(e, plan)
+	p.teamStarted(e)
 }
 
 // markStart takes plan's executors (and, with Config.DriverRoom, room for
@@ -355,7 +371,8 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	pl := plan
 	p.copyRunning()
 	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
-		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions})
+		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions,
+		team: e.Team, driverCPUs: float64(e.driverCPUs), driverMemMB: float64(e.driverMemMB)})
 }
 
 // takeDriverRoom keeps room for a started job's driver, as the live

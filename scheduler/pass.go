@@ -66,7 +66,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	c.observe(ctx, now, snap)
 	running := c.runningJobs()
 	annotateRemaining(&snap, running, now)
-	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
+	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now) || c.teamsChanged()
 	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false
@@ -88,10 +88,12 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if !full {
 		in.regularFresh = c.candidates(false, false)
 	}
+	c.teamInput(&in)
 	if c.cfg.Standby != nil {
 		in.standby = c.cfg.Standby.StandbyAgents()
 	}
 	out := c.dec.decide(in)
+	c.noteTeamStarts(out.decisions, now)
 	c.reportPlacements()
 	started, err := c.apply(ctx, now, out)
 	note(err)
@@ -150,7 +152,8 @@ func (c *Core) runningJobs() []runningJob {
 	out := make([]runningJob, 0, len(c.active))
 	for id, a := range c.active {
 		out = append(out, runningJob{id: id, plan: a.plan, state: a.state, startedAt: a.startedAt, preempting: a.preempting,
-			estimate: a.estimate, deadline: a.deadline, demand: a.demand, preemptions: a.preemptions})
+			estimate: a.estimate, deadline: a.deadline, demand: a.demand, preemptions: a.preemptions,
+			team: a.team, driverCPUs: a.driverCPUs, driverMemMB: a.driverMemMB})
 	}
 	// Map order would make the pass's choices among equals vary from run
 	// to run.

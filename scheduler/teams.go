@@ -1,0 +1,337 @@
+package scheduler
+
+import (
+	"container/heap"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sparkpack/sparkpack/teams"
+)
+
+// The team policy in a pass (package teams has the settings and the pure
+// share rules). Without a teams configuration (Config.Teams nil or empty)
+// none of this runs and a pass decides as it always did. With one:
+//
+//   - a job whose team would hold more than its maximum running cpus or
+//     memory with it waits, with the reason "team analytics at its cpu
+//     limit" (deadline jobs too); such a job neither counts as a deadline
+//     job regular jobs wait behind nor is skipped towards promotion;
+//   - regular jobs are tried team by team in weighted dominant-resource
+//     fairness order: teams below their guarantee first (the least filled
+//     first), then the others by their weighted dominant share, recomputed
+//     after each start; within a team, the queue's own order (demand);
+//   - deadline jobs stay in EDF order, but one that would take its team
+//     past its guarantee starts only if the free room left after it still
+//     holds what other teams' guaranteed deadline jobs wait for (each
+//     team's waiting deadline jobs, up to what is left of its guarantee):
+//     room another team is owed is never given to a team beyond its own.
+//     The check is on cpus and memory in aggregate, so it is conservative
+//     about room and ignores fragmentation.
+//
+// A job's footprint is its executors' cpus and memory plus its driver's,
+// and a team's usage the footprints of its jobs that hold resources.
+
+// teamPass is the team policy's working state in one pass; nil without teams.
+type teamPass struct {
+	cfg   *teams.Config
+	total teams.Usage
+	// free is the snapshot's free room, less the footprints of the pass's starts.
+	free teams.Usage
+	use  map[string]teams.Usage
+	// owed is, for each team with a guarantee, the footprints of its
+	// waiting deadline jobs (those within its maximum at the pass's start).
+	owed map[string]teams.Usage
+	// last is each team's last start (the pass's own starts at its time):
+	// between teams ranking equal, the one that started a job least
+	// recently goes first, so that ties never starve a team.
+	last map[string]time.Time
+	now  time.Time
+	// heldDeadline counts the deadline queue's entries held by their
+	// team's maximum at the pass's start: regular jobs do not wait behind
+	// them.
+	heldDeadline int
+}
+
+// footprint is what a waiting job holds once started.
+func footprint(e *Entry) teams.Usage {
+	n := float64(e.Demand.Executors)
+	return teams.Usage{CPUs: n*e.Demand.CPUs + float64(e.driverCPUs), MemMB: n*e.Demand.MemMB + float64(e.driverMemMB)}
+}
+
+// runningFootprint is what a job holding resources holds.
+func runningFootprint(r *runningJob) teams.Usage {
+	n := float64(r.demand.Executors)
+	if r.plan != nil {
+		n = float64(r.plan.Executors())
+	}
+	return teams.Usage{CPUs: n*r.demand.CPUs + r.driverCPUs, MemMB: n*r.demand.MemMB + r.driverMemMB}
+}
+
+// TeamUsage sums the footprints of jobs holding resources by team.
+func teamUsage(running []runningJob) map[string]teams.Usage {
+	use := map[string]teams.Usage{}
+	for i := range running {
+		r := &running[i]
+		use[r.team] = use[r.team].Add(runningFootprint(r))
+	}
+	return use
+}
+
+// newTeamPass sets up the team policy for one pass (nil without teams).
+func newTeamPass(in *passInput) *teamPass {
+	if in.teams.Empty() {
+		return nil
+	}
+	tc, tm := in.snap.Totals()
+	tp := &teamPass{cfg: in.teams, total: teams.Usage{CPUs: tc, MemMB: tm}, use: teamUsage(in.running), owed: map[string]teams.Usage{},
+		last: maps.Clone(in.teamStarts), now: in.now}
+	if tp.last == nil {
+		tp.last = map[string]time.Time{}
+	}
+	for _, a := range in.snap.Agents {
+		tp.free = tp.free.Add(teams.Usage{CPUs: a.FreeCPUs, MemMB: a.FreeMemMB})
+	}
+	for _, e := range in.deadlineAll {
+		t := tp.cfg.Team(e.Team)
+		fp := footprint(e)
+		if t.OverMax(tp.use[e.Team], fp) != "" {
+			tp.heldDeadline++
+			continue
+		}
+		if e.DeadlineAt != nil && t.HasGuarantee() {
+			tp.owed[e.Team] = tp.owed[e.Team].Add(fp)
+		}
+	}
+	return tp
+}
+
+// heldDeadlineJobs is how many deadline queue entries the team maximums
+// hold at the pass's start (0 without teams).
+func (p *passRun) heldDeadlineJobs() int {
+	if p.teams == nil {
+		return 0
+	}
+	return p.teams.heldDeadline
+}
+
+// teamHold decides whether the team policy holds e back now; if so it has
+// recorded e's wait (with the reason) and returns true.
+func (p *passRun) teamHold(e *Entry) bool {
+	tp := p.teams
+	if tp == nil {
+		return false
+	}
+	t := tp.cfg.Team(e.Team)
+	fp, u := footprint(e), tp.use[e.Team]
+	reason := ""
+	if res := t.OverMax(u, fp); res != "" {
+		reason = teams.LimitReason(e.Team, res)
+	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
+		// Only a job that fits the powered-on agents takes their room (one
+		// that does not waits, or starts on agents powered on for it).
+		reason = tp.protect(e.Team, fp)
+	}
+	if reason == "" {
+		return false
+	}
+	p.wait(&decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}})
+	return true
+}
+
+// protect is why a deadline job of team, past its guarantee with fp, may
+// not start: the room left after it would no longer hold what other teams
+// are owed for their guaranteed deadline jobs. "" when it may start.
+func (tp *teamPass) protect(team string, fp teams.Usage) string {
+	var owed teams.Usage
+	var who []string
+	for name, w := range tp.owed {
+		if name == team || (w.CPUs <= 0 && w.MemMB <= 0) {
+			continue
+		}
+		t := tp.cfg.Team(name)
+		room := t.Room(tp.use[name])
+		o := teams.Usage{CPUs: min(room.CPUs, w.CPUs), MemMB: min(room.MemMB, w.MemMB)}
+		if t.GuaranteedCPUs <= 0 {
+			o.CPUs = 0
+		}
+		if t.GuaranteedMemMB <= 0 {
+			o.MemMB = 0
+		}
+		if o.CPUs > 0 || o.MemMB > 0 {
+			owed = owed.Add(o)
+			who = append(who, name)
+		}
+	}
+	if len(who) == 0 {
+		return ""
+	}
+	if tp.free.CPUs-fp.CPUs+1e-9 >= owed.CPUs && tp.free.MemMB-fp.MemMB+1e-9 >= owed.MemMB {
+		return ""
+	}
+	slices.Sort(who)
+	return fmt.Sprintf("team %s past its guarantee: the room left is kept for the guaranteed deadline jobs of team %s",
+		teams.Label(team), strings.Join(who, ", team "))
+}
+
+// teamStarted counts a start against its team.
+func (p *passRun) teamStarted(e *Entry) {
+	tp := p.teams
+	if tp == nil {
+		return
+	}
+	fp := footprint(e)
+	tp.use[e.Team] = tp.use[e.Team].Add(fp)
+	tp.last[e.Team] = tp.now
+	tp.free = teams.Usage{CPUs: max(tp.free.CPUs-fp.CPUs, 0), MemMB: max(tp.free.MemMB-fp.MemMB, 0)}
+	if w, ok := tp.owed[e.Team]; ok && e.DeadlineAt != nil {
+		tp.owed[e.Team] = teams.Usage{CPUs: max(w.CPUs-fp.CPUs, 0), MemMB: max(w.MemMB-fp.MemMB, 0)}
+	}
+}
+
+// teamQueue is one team's regular entries in a pass, in queue order.
+type teamQueue struct {
+	team    string
+	entries []*Entry
+	next    int
+	below   bool    // below its guarantee
+	key     float64 // guarantee fill when below, else weighted dominant share
+	last    time.Time
+}
+
+func (tp *teamPass) rank(q *teamQueue) {
+	t := tp.cfg.Team(q.team)
+	u := tp.use[q.team]
+	q.last = tp.last[q.team]
+	q.below = t.BelowGuarantee(u)
+	if q.below {
+		q.key = t.GuaranteeFill(u)
+	} else {
+		q.key = t.DominantShare(u, tp.total)
+	}
+}
+
+type fairHeap []*teamQueue
+
+func (h fairHeap) Len() int { return len(h) }
+func (h fairHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.below != b.below {
+		return a.below
+	}
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	if !a.last.Equal(b.last) {
+		return a.last.Before(b.last)
+	}
+	return a.team < b.team
+}
+func (h fairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fairHeap) Push(x any)   { *h = append(*h, x.(*teamQueue)) }
+func (h *fairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// fairOrder calls try on the regular entries in fair-share order (see
+// above): the team that ranks first offers its next entry; after a start
+// the teams are ranked again. Without teams, or with one team, it is the
+// queue's order.
+func (p *passRun) fairOrder(entries []*Entry, try func(*Entry) outcome) {
+	tp := p.teams
+	if tp == nil {
+		for _, e := range entries {
+			try(e)
+		}
+		return
+	}
+	byTeam := map[string]*teamQueue{}
+	var h fairHeap
+	for _, e := range entries {
+		q := byTeam[e.Team]
+		if q == nil {
+			q = &teamQueue{team: e.Team}
+			byTeam[e.Team] = q
+			h = append(h, q)
+		}
+		q.entries = append(q.entries, e)
+	}
+	for _, q := range h {
+		tp.rank(q)
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		q := h[0]
+		e := q.entries[q.next]
+		q.next++
+		ok := try(e) == started
+		switch {
+		case q.next == len(q.entries):
+			heap.Pop(&h)
+		case ok:
+			// Only the starting team's rank changed.
+			tp.rank(q)
+			heap.Fix(&h, 0)
+		}
+	}
+}
+
+// teamOfActive is what the team policy keeps of a job holding resources:
+// its team and its driver's size.
+func teamOfActive(j *Job) (string, float64, float64) {
+	d := j.DriverOrDefault()
+	return j.Team, d.Cores, float64(d.MemoryMB)
+}
+
+// teamMemory is what the team policy keeps between passes (owned by the
+// pass).
+type teamMemory struct {
+	// seen is the teams configuration's version the last pass saw.
+	seen uint64
+	// lastStart is each team's last start (for ties, see teamPass.last);
+	// entries a day old are dropped.
+	lastStart map[string]time.Time
+}
+
+// teamsChanged reports (once) that another teams configuration came in
+// force: the pass then looks at every waiting job again.
+func (c *Core) teamsChanged() bool {
+	v := c.cfg.Teams.Version()
+	if v == c.teams.seen {
+		return false
+	}
+	c.teams.seen = v
+	return true
+}
+
+// teamInput hands the pass the teams configuration in force.
+func (c *Core) teamInput(in *passInput) {
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		in.teams, in.deadlineAll, in.teamStarts = cfg, c.dq.Entries(), c.teams.lastStart
+	}
+}
+
+// noteTeamStarts remembers when each team last started a job.
+func (c *Core) noteTeamStarts(ds []decision, now time.Time) {
+	if c.cfg.Teams.Get().Empty() {
+		return
+	}
+	if c.teams.lastStart == nil {
+		c.teams.lastStart = map[string]time.Time{}
+	}
+	for i := range ds {
+		if ds[i].kind == decStart {
+			c.teams.lastStart[ds[i].entry.Team] = now
+		}
+	}
+	for team, at := range c.teams.lastStart {
+		if now.Sub(at) > 24*time.Hour {
+			delete(c.teams.lastStart, team)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package scheduler
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
+)
+
+func inTeam(team string) jobOpt { return func(j *Job) { j.Team = team } }
+
+func teamsOf(t *testing.T, text string) *teams.Config {
+	t.Helper()
+	c, err := teams.Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// holding is a running job of team that holds cpus (one executor of
+// cpus-1 and a 1-cpu driver) and 2 GiB.
+func holding(id, team string, cpus float64) runningJob {
+	return runningJob{id: id, state: Running, startedAt: ptr(t0.Add(-time.Minute)), estimate: time.Hour, team: team,
+		demand: placement.Demand{JobID: id, Executors: 1, CPUs: cpus - 1, MemMB: 1024}, driverCPUs: 1, driverMemMB: 1024}
+}
+
+// TestDecideTeams: the team policy in one pass, against the same pass
+// without a teams configuration.
+func TestDecideTeams(t *testing.T) {
+	big := []placement.Agent{agent("a1", 16, 65536, 0.24)}
+	dl := func(d time.Duration) jobOpt { return withDeadline(d) }
+	cases := []struct {
+		name     string
+		teams    string
+		snap     placement.Snapshot
+		deadline []Job
+		regular  []Job
+		running  []runningJob
+		want     []string // with the teams
+		without  []string // the same pass without them
+	}{{
+		name:    "a team at its maximum waits with the reason, not skipped; another team starts",
+		teams:   "a max-cpus=10",
+		snap:    snapOf(big, "a1=10"),
+		regular: []Job{mkJob("a1", 2, 2, inTeam("a")), mkJob("b1", 2, 2, inTeam("b"), submittedAt(time.Second))},
+		running: []runningJob{holding("ra", "a", 6)},
+		want:    []string{"start b1 on a1x2", "wait a1: team a at its cpu limit"},
+		without: []string{"start a1 on a1x2", "start b1 on a1x2"},
+	}, {
+		name:     "a deadline job held by its team's maximum does not hold regular jobs back",
+		teams:    "a max-memory=4g",
+		snap:     snapOf(big, "a1=10"),
+		deadline: []Job{mkJob("d1", 1, 1, inTeam("a"), dl(time.Hour))},
+		regular:  []Job{mkJob("b1", 2, 2, inTeam("b"))},
+		running:  []runningJob{holding("ra", "a", 6)},
+		want:     []string{"wait d1: team a at its memory limit", "start b1 on a1x2"},
+		without:  []string{"start d1 on a1x1", "start b1 on a1x2"},
+	}, {
+		name:    "regular jobs: the team with the smaller share goes first, whatever the queue order",
+		teams:   "a weight=1",
+		snap:    snapOf(big, "a1=5"),
+		regular: []Job{mkJob("a1", 2, 2, inTeam("a")), mkJob("b1", 2, 2, inTeam("b"), submittedAt(time.Second))},
+		running: []runningJob{holding("ra", "a", 11)},
+		want:    []string{"start b1 on a1x2", "wait a1: does not fit now: short of cpus [skipped]"},
+		without: []string{"start a1 on a1x2", "wait b1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:    "a weight scales the share",
+		teams:   "a weight=3",
+		snap:    snapOf(big, "a1=5"),
+		regular: []Job{mkJob("b1", 2, 2, inTeam("b")), mkJob("a1", 2, 2, inTeam("a"), submittedAt(time.Second))},
+		// a holds 6 cpus / 3 = 2, b 5: a goes first.
+		running: []runningJob{holding("ra", "a", 6), holding("rb", "b", 5)},
+		want:    []string{"start a1 on a1x2", "wait b1: does not fit now: short of cpus [skipped]"},
+		without: []string{"start b1 on a1x2", "wait a1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:    "a team below its guarantee goes before one with a smaller share",
+		teams:   "g guaranteed-cpus=12\na weight=10",
+		snap:    snapOf(big, "a1=5"),
+		regular: []Job{mkJob("a1", 2, 2, inTeam("a")), mkJob("g1", 2, 2, inTeam("g"), submittedAt(time.Second))},
+		running: []runningJob{holding("rg", "g", 8), holding("ra", "a", 3)},
+		want:    []string{"start g1 on a1x2", "wait a1: does not fit now: short of cpus [skipped]"},
+		without: []string{"start a1 on a1x2", "wait g1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:  "a deadline job past its team's guarantee leaves the room owed to another team's guaranteed deadline jobs",
+		teams: "g guaranteed-cpus=10",
+		snap:  snapOf(big, "a1=8"),
+		// g1 (9 cpus, 10 with its driver) does not fit in 8; x1 (3 cpus
+		// with its driver) would, but g is owed 10 of the 8 free.
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), dl(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), dl(2*time.Hour))},
+		running:  []runningJob{holding("rx", "x", 8)},
+		want:     []string{"wait g1: does not fit now: short of cpus", "wait x1: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g"},
+		without:  []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}, {
+		name:     "within its own guarantee a deadline job starts in EDF order",
+		teams:    "g guaranteed-cpus=10\nx guaranteed-cpus=4",
+		snap:     snapOf(big, "a1=8"),
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), dl(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), dl(2*time.Hour))},
+		running:  []runningJob{holding("rg", "g", 2)},
+		want:     []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+		without:  []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, with := range []bool{true, false} {
+				d := testDecider(t, Config{Policy: "bfd"})
+				in := passInput{now: t0, snap: c.snap, deadline: entriesOf(c.deadline...), regular: entriesOf(c.regular...),
+					full: true, running: c.running}
+				in.deadlineQueued = len(in.deadline)
+				want := c.without
+				if with {
+					in.teams, in.deadlineAll, want = teamsOf(t, c.teams), in.deadline, c.want
+				}
+				got := describe(d.decide(in).decisions, 0)
+				if !slices.Equal(got, want) {
+					t.Errorf("teams %v:\n got  %q\n want %q", with, got, want)
+				}
+			}
+		})
+	}
+}
