@@ -75,7 +75,7 @@ func TestTeamsNeverExceedMaximum(t *testing.T) {
 			tm := cfg.Team(n)
 			b, a := before[n], after[n]
 			for _, lim := range []struct {
-				what                string
+				what               string
 				max, before, after float64
 			}{{"cpus", tm.MaxCPUs, b.CPUs, a.CPUs}, {"memory", tm.MaxMemMB, b.MemMB, a.MemMB}} {
 				if lim.max <= 0 {
