@@ -10,6 +10,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // Scope is a set of permissions a token carries.
@@ -100,10 +102,6 @@ type tokenEntry struct {
 	digest [32]byte
 }
 
-// teamNameRE is what a team name looks like (in the tokens file and the
-// teams file: package teams checks the same).
-var teamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Tokens is the set of accepted bearer tokens, kept as SHA-256 digests so
 // that comparisons take constant time and no token sits in memory dumps
 // verbatim longer than needed. Each token has a name (what the logs and
@@ -172,7 +170,7 @@ func parseTokenLine(s string) (tokenEntry, string, error) {
 		}
 		e := tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}
 		if len(parts) == 4 {
-			if !teamNameRE.MatchString(parts[3]) {
+			if !teams.NameRE.MatchString(parts[3]) {
 				return tokenEntry{}, "", fmt.Errorf("token %q: the team name is letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", parts[0])
 			}
 			e.team = parts[3]

@@ -98,6 +98,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 			return scheduler.Job{}, false, false
 		}
 	}
+	if reject == "" && !s.cfg.Teams.Get().Empty() {
+		unlock := s.submitLocks.Lock("team\x00" + job.Team)
+		defer unlock()
+		if !s.underTeamCaps(ctx, w, r, p, &job) {
+			return scheduler.Job{}, false, false
+		}
+	}
 	stored, created, err := s.cfg.Store.CreateJob(ctx, job, reject)
 	switch {
 	case errors.Is(err, scheduler.ErrConflict):

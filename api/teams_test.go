@@ -1,8 +1,12 @@
 package api
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 func TestParseTokensTeam(t *testing.T) {
@@ -84,5 +88,112 @@ func TestJobTeam(t *testing.T) {
 	resp, m := e.do(t, "GET", "/api/v1/jobs?team=a&team=b", "", "", nil)
 	if resp.StatusCode != 400 || m["field"] != "team" {
 		t.Errorf("two team filters: %d %v", resp.StatusCode, m)
+	}
+}
+
+func teamsHolder(t *testing.T, text string) *teams.Holder {
+	t.Helper()
+	c, err := teams.Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &teams.Holder{}
+	h.Set(c)
+	return h
+}
+
+// TestTeamCaps: a submission past its team's max-waiting or max-deadline
+// is refused with 429 naming the team; other teams, regular jobs of a team
+// at its deadline cap, and a resubmission of an existing job pass.
+func TestTeamCaps(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Teams = teamsHolder(t, "analytics max-waiting=2\nml max-deadline=1\n") })
+	submit := func(team string, extra map[string]any) (int, map[string]any) {
+		body := withField(goodJob, "labels", map[string]any{"team": team})
+		for k, v := range extra {
+			body = withField(body, k, v)
+		}
+		resp, m := e.post(t, body)
+		return resp.StatusCode, m
+	}
+	const firstID = "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"
+	for i, want := range []int{201, 201, 429} {
+		extra := map[string]any{}
+		if i == 0 {
+			extra["id"] = firstID
+		}
+		code, m := submit("analytics", extra)
+		if code != want {
+			t.Fatalf("analytics job %d: %d %v, want %d", i, code, m, want)
+		}
+		if code == 429 && (m["field"] != "team" || !strings.Contains(m["error"].(string), "team analytics already has 2 jobs waiting") || !strings.Contains(m["error"].(string), "max-waiting")) {
+			t.Fatalf("refusal %v", m)
+		}
+	}
+	if code, m := submit("analytics", map[string]any{"id": firstID}); code != 200 {
+		t.Fatalf("resubmitting an existing job at the cap: %d %v", code, m)
+	}
+	if code, m := submit("bi", nil); code != 201 {
+		t.Fatalf("another team: %d %v", code, m)
+	}
+	dl := map[string]any{"deadline": 3600}
+	if code, m := submit("ml", dl); code != 201 {
+		t.Fatalf("first ml deadline job: %d %v", code, m)
+	}
+	if code, m := submit("ml", dl); code != 429 || m["field"] != "team" || !strings.Contains(m["error"].(string), "max-deadline") {
+		t.Fatalf("second ml deadline job: %d %v", code, m)
+	}
+	if code, m := submit("ml", nil); code != 201 {
+		t.Fatalf("a regular ml job: %d %v", code, m)
+	}
+}
+
+// TestTeamsEndpoint: GET and PUT /api/v1/teams need the admin scope; PUT
+// refuses a bad file naming its line and keeps the configuration in
+// force, and puts a good one in force (and in the file).
+func TestTeamsEndpoint(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader(authTokens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "teams")
+	os.WriteFile(path, []byte("analytics weight=2\n"), 0o644)
+	h := &teams.Holder{}
+	w := &teams.Watcher{Path: path, Holder: h}
+	if err := w.Load(); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *Config) {
+		c.Guard = &Guard{Tokens: tokens, ProtectReads: true}
+		c.Teams, c.SaveTeams = h, w.Save
+		c.TeamUsage = func() map[string]teams.Usage { return map[string]teams.Usage{"analytics": {CPUs: 9, MemMB: 4096}} }
+	})
+	const admin, reader = "ops-token-0123456789abcdef", "reader-token-0123456789ab"
+	if resp, _ := e.do(t, "GET", "/api/v1/teams", "", reader, nil); resp.StatusCode != 403 {
+		t.Fatalf("GET with a read token: %d", resp.StatusCode)
+	}
+	resp, m := e.do(t, "GET", "/api/v1/teams", "", admin, nil)
+	if resp.StatusCode != 200 || m["configured"] != true || m["teams"].([]any)[0].(map[string]any)["weight"] != 2.0 ||
+		m["running"].(map[string]any)["analytics"].(map[string]any)["cpus"] != 9.0 {
+		t.Fatalf("GET: %d %v", resp.StatusCode, m)
+	}
+	if resp, _ := e.do(t, "PUT", "/api/v1/teams", "text/plain", "ci-token-0123456789abcdef", strings.NewReader("a weight=1\n")); resp.StatusCode != 403 {
+		t.Fatalf("PUT with a submit token: %d", resp.StatusCode)
+	}
+	resp, m = e.do(t, "PUT", "/api/v1/teams", "text/plain", admin, strings.NewReader("analytics weight=3\nml max-cpus=-2\n"))
+	if resp.StatusCode != 400 || m["field"] != "body" || !strings.Contains(m["error"].(string), "line 2: team ml: max-cpus=-2: must not be negative") {
+		t.Fatalf("bad PUT: %d %v", resp.StatusCode, m)
+	}
+	if h.Get().Team("analytics").Weight != 2 {
+		t.Fatal("a refused PUT changed the configuration in force")
+	}
+	resp, m = e.do(t, "PUT", "/api/v1/teams", "text/plain", admin, strings.NewReader("analytics weight=3\nml max-cpus=8\n"))
+	if resp.StatusCode != 200 || len(m["teams"].([]any)) != 2 {
+		t.Fatalf("good PUT: %d %v", resp.StatusCode, m)
+	}
+	if h.Get().Team("ml").MaxCPUs != 8 {
+		t.Fatal("a good PUT is not in force")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "analytics weight=3\nml max-cpus=8\n" {
+		t.Fatalf("the file holds %q", b)
 	}
 }

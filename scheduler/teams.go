@@ -296,6 +296,9 @@ type teamMemory struct {
 	// lastStart is each team's last start (for ties, see teamPass.last);
 	// entries a day old are dropped.
 	lastStart map[string]time.Time
+	// checked is the configuration version and cluster size the
+	// guarantees were last checked against (checkCapacity).
+	checked [3]float64
 }
 
 // teamsChanged reports (once) that another teams configuration came in
@@ -313,6 +316,23 @@ func (c *Core) teamsChanged() bool {
 func (c *Core) teamInput(in *passInput) {
 	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
 		in.teams, in.deadlineAll, in.teamStarts = cfg, c.dq.Entries(), c.teams.lastStart
+		c.checkCapacity(cfg)
+	}
+}
+
+// checkCapacity logs an error when the guarantees in force are more than
+// the cluster holds (a configuration loaded before the cluster's size was
+// known, or agents that left): once per configuration and cluster size.
+// The guarantees stay as configured; the error names the line.
+func (c *Core) checkCapacity(cfg *teams.Config) {
+	cpus, mem, ok := c.Capacity()
+	key := [3]float64{float64(c.cfg.Teams.Version()), cpus, mem}
+	if !ok || key == c.teams.checked {
+		return
+	}
+	c.teams.checked = key
+	if err := cfg.CheckCapacity(cpus, mem); err != nil {
+		c.log.WithError(err).Error("the teams' guarantees are more than the cluster holds; fix the teams file (guarantees past the cluster cannot all be met)")
 	}
 }
 
@@ -334,4 +354,30 @@ func (c *Core) noteTeamStarts(ds []decision, now time.Time) {
 			delete(c.teams.lastStart, team)
 		}
 	}
+}
+
+// TeamUsage is what each team's jobs holding resources hold now (their
+// footprints: executors and driver), by team ("" the default team).
+func (c *Core) TeamUsage() map[string]teams.Usage {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	use := map[string]teams.Usage{}
+	for _, a := range c.active {
+		r := runningJob{plan: a.plan, demand: a.demand, driverCPUs: a.driverCPUs, driverMemMB: a.driverMemMB}
+		use[a.team] = use[a.team].Add(runningFootprint(&r))
+	}
+	return use
+}
+
+// Capacity is the cluster's size as the last pass saw it (every agent,
+// powered off ones included): cpus and memory in MiB; ok is false before
+// the core has seen an agent.
+func (c *Core) Capacity() (cpus, memMB float64, ok bool) {
+	c.capMu.RLock()
+	defer c.capMu.RUnlock()
+	for _, s := range c.capCounts {
+		cpus += s.cpus * float64(s.agents)
+		memMB += s.memMB * float64(s.agents)
+	}
+	return cpus, memMB, len(c.capCounts) > 0
 }

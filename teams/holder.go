@@ -1,6 +1,7 @@
 package teams
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -97,6 +98,43 @@ func (w *Watcher) Reload() (bool, error) {
 	w.loaded = sum
 	w.Holder.Set(c)
 	return true, nil
+}
+
+// RefusedError is Save's error for a configuration refused as bad (it
+// does not parse, or Check refuses it); the message names the line.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Save checks text as a teams file and, when it is good, writes it to the
+// file (replacing it at once, by a rename) and puts it in force. A bad
+// text is a *RefusedError and changes nothing.
+func (w *Watcher) Save(text []byte) (*Config, error) {
+	c, err := Parse(bytes.NewReader(text))
+	if err == nil && w.Check != nil {
+		err = w.Check(c)
+	}
+	if err != nil {
+		return nil, &RefusedError{Err: err}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tmp := w.Path + ".tmp"
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(w.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.WriteFile(tmp, text, mode); err != nil {
+		return nil, fmt.Errorf("write the teams file: %w", err)
+	}
+	if err := os.Rename(tmp, w.Path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("replace the teams file: %w", err)
+	}
+	w.loaded = sha256.Sum256(text)
+	w.Holder.Set(c)
+	return c, nil
 }
 
 // Run reloads the file whenever a value arrives on hup (SIGHUP) or its

@@ -24,6 +24,7 @@ import (
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
@@ -54,6 +55,8 @@ type mesosConfig struct {
 	confirm       time.Duration
 	power         powerConfig
 	preempt       preemptConfig
+	// teams holds the teams configuration in force (serve --teams; nil without).
+	teams *teams.Holder
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -185,6 +188,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},
+		Teams:       mc.teams,
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
 		return nil, err
