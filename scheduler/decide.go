@@ -480,6 +480,8 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 		wait: waitState{kind: waitNoFit, nf: w, atRisk: p.d.atRisk(e, p.now), pre: e.wait.pre}}
 	if e.DeadlineAt != nil {
 		p.considerPreemption(&dc)
+	} else {
+		p.considerReclaim(&dc)
 	}
 	p.wait(&dc)
 	return waited

@@ -191,6 +191,121 @@ func (p *passRun) teamStarted(e *Entry) {
 	}
 }
 
+// teamVictims keeps, of the eviction candidates for e (in the order they
+// would be evicted), those whose eviction leaves their team at or above its
+// guarantee: each team may lose only what it holds beyond its guarantee,
+// counted down candidate by candidate, so that any set of them is safe.
+// Candidates of e's own team are kept. Without teams it returns vs.
+func (p *passRun) teamVictims(e *Entry, vs []Victim) []Victim {
+	tp := p.teams
+	if tp == nil {
+		return vs
+	}
+	teamOf := make(map[string]*runningJob, len(p.running))
+	for i := range p.running {
+		teamOf[p.running[i].id] = &p.running[i]
+	}
+	spare := map[string]teams.Usage{}
+	out := vs[:0:0]
+	for _, v := range vs {
+		r := teamOf[v.ID]
+		if r == nil {
+			continue
+		}
+		if r.team == e.Team {
+			out = append(out, v)
+			continue
+		}
+		t := tp.cfg.Team(r.team)
+		sp, seen := spare[r.team]
+		if !seen {
+			u := tp.use[r.team]
+			sp = teams.Usage{CPUs: u.CPUs - t.GuaranteedCPUs, MemMB: u.MemMB - t.GuaranteedMemMB}
+		}
+		fp := runningFootprint(r)
+		if fp.CPUs <= sp.CPUs+1e-9 && fp.MemMB <= sp.MemMB+1e-9 || !t.HasGuarantee() {
+			sp = teams.Usage{CPUs: sp.CPUs - fp.CPUs, MemMB: sp.MemMB - fp.MemMB}
+			out = append(out, v)
+		}
+		spare[r.team] = sp
+	}
+	return out
+}
+
+// considerReclaim: with preemption on, a waiting job without a deadline
+// whose team stays within its guarantee with it, and that does not fit
+// now, may have regular jobs of other teams evicted for it: only teams
+// above their guarantee lose jobs, never going below it (teamVictims),
+// under the usual protection rules (PreemptProtect, MaxPreemptions,
+// PreemptMaxShare). The evicted jobs go back to their queue.
+func (p *passRun) considerReclaim(dc *decision) {
+	tp, e, cfg := p.teams, dc.entry, &p.d.cfg
+	if tp == nil || cfg.Preemption == PreemptNone {
+		return
+	}
+	t := tp.cfg.Team(e.Team)
+	if !t.WithinGuarantee(tp.use[e.Team], footprint(e)) {
+		return
+	}
+	pv := &PreemptionView{Policy: cfg.Preemption}
+	if pending := p.pendingVictims(dc); len(pending) > 0 {
+		pv.Evicting = pending
+		dc.wait.pre = pv
+		return
+	}
+	p.preemptScanned++
+	if p.preemptScanned > preemptScanLimit {
+		return
+	}
+	rules := PreemptRules{Protect: cfg.PreemptProtect, MaxPreemptions: cfg.MaxPreemptions}
+	var cands []Victim
+	for i := range p.running {
+		r := &p.running[i]
+		v, ok := victimOf(r)
+		if !ok || v.Deadline != nil || r.team == e.Team {
+			continue
+		}
+		if ok, _ := rules.Eligible(&v, p.now, 0, p.now); ok {
+			cands = append(cands, v)
+		}
+	}
+	OrderVictims(cfg.Preemption, cands, p.now)
+	cands = p.teamVictims(e, cands)
+	chosen := ChooseVictims(p.snap, p.d.demandAt(e, p.now), cands)
+	if chosen == nil {
+		return
+	}
+	ids := make([]string, len(chosen))
+	var cpus float64
+	for i, v := range chosen {
+		ids[i] = v.ID
+		cpus += v.CPUs()
+	}
+	if free, until, none := p.evictionRoom(); cpus > free+1e-9 && !(none && len(chosen) == 1) {
+		p.wakeAtLeast(until)
+		return
+	}
+	p.copyRunning()
+	for _, v := range chosen {
+		for i := range p.running {
+			if p.running[i].id == v.ID {
+				p.running[i].preempting = true
+			}
+		}
+		p.evictLog = append(p.evictLog, evictRecord{at: p.now, cpus: v.CPUs()})
+	}
+	p.room = nil
+	pv.Evicting = ids
+	dc.wait.pre = pv
+	dc.kind, dc.extra().victims = decEvict, chosen
+}
+
+// reclaimReason is the eviction reason of a job evicted for e's team's
+// guarantee (considerReclaim).
+func reclaimReason(policy PreemptionPolicy, e *Entry) string {
+	return fmt.Sprintf("evicted (%s) to give team %s its guarantee (job %s)", policy, teams.Label(e.Team), e.ID)
+}
+
 // teamQueue is one team's regular entries in a pass, in queue order.
 type teamQueue struct {
 	team    string

@@ -122,3 +122,75 @@ func TestDecideTeams(t *testing.T) {
 		})
 	}
 }
+
+// placed is a running regular job of team on agent a1: one executor of
+// cpus-1 and a 1-cpu driver, started a minute ago, an hour to go.
+func placed(id, team string, cpus float64) runningJob {
+	r := holding(id, team, cpus)
+	r.plan = &placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Hostname: "a1", Executors: 1}}}
+	return r
+}
+
+// TestDecideTeamsPreemption: with preemption on, a team below its
+// guarantee reclaims room from a team above its own, never taking a
+// victim team below its guarantee; deadline preemption keeps that rule.
+func TestDecideTeamsPreemption(t *testing.T) {
+	full := []placement.Agent{agent("a1", 16, 65536, 0.24)}
+	cases := []struct {
+		name       string
+		teams      string
+		preemption PreemptionPolicy
+		deadline   []Job
+		regular    []Job
+		running    []runningJob
+		want       []string
+	}{{
+		name:       "a team below its guarantee evicts a job of a team above its own",
+		teams:      "g guaranteed-cpus=8\nx weight=1",
+		preemption: PreemptMDF,
+		regular:    []Job{mkJob("g1", 1, 4, inTeam("g"))},
+		running:    []runningJob{placed("x1", "x", 8), placed("x2", "x", 8)},
+		want:       []string{"evict x1 for g1"},
+	}, {
+		name:       "without preemption it waits",
+		teams:      "g guaranteed-cpus=8\nx weight=1",
+		preemption: PreemptNone,
+		regular:    []Job{mkJob("g1", 1, 4, inTeam("g"))},
+		running:    []runningJob{placed("x1", "x", 8), placed("x2", "x", 8)},
+		want:       []string{"wait g1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:       "never below the victim team's guarantee",
+		teams:      "g guaranteed-cpus=5\nx guaranteed-cpus=8\nz guaranteed-cpus=3",
+		preemption: PreemptMDF,
+		regular:    []Job{mkJob("g1", 1, 4, inTeam("g"))},
+		// x holds its guarantee; z holds 5 beyond its own, less than its job.
+		running: []runningJob{placed("x1", "x", 8), placed("z1", "z", 8)},
+		want:    []string{"wait g1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:       "a team past its guarantee reclaims nothing",
+		teams:      "g guaranteed-cpus=4\nx weight=1",
+		preemption: PreemptMDF,
+		regular:    []Job{mkJob("g1", 1, 4, inTeam("g"))},
+		running:    []runningJob{placed("x1", "x", 8), placed("g0", "g", 8)},
+		want:       []string{"wait g1: does not fit now: short of cpus [skipped]"},
+	}, {
+		name:       "a deadline job's eviction spares a victim team at its guarantee",
+		teams:      "x guaranteed-cpus=8\ny weight=1",
+		preemption: PreemptMDF,
+		deadline:   []Job{mkJob("d1", 1, 6, inTeam("g"), withDeadline(10*time.Minute), withEstimate(5*time.Minute))},
+		running:    []runningJob{placed("x1", "x", 8), placed("y1", "y", 8)},
+		want:       []string{"evict y1 for d1"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(t, Config{Policy: "bfd", Preemption: c.preemption})
+			in := passInput{now: t0, snap: snapOf(full, "a1=0"), deadline: entriesOf(c.deadline...), regular: entriesOf(c.regular...),
+				full: true, running: c.running, teams: teamsOf(t, c.teams)}
+			in.deadlineAll, in.deadlineQueued = in.deadline, len(in.deadline)
+			got := describe(d.decide(in).decisions, 0)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
