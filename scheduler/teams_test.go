@@ -194,3 +194,45 @@ func TestDecideTeamsPreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamsWorkedExample is the worked example of docs/teams.md: the pass
+// it describes, decided with and without the teams file.
+func TestTeamsWorkedExample(t *testing.T) {
+	agents := []placement.Agent{agent("a1", 16, 65536, 0.77), agent("a2", 16, 65536, 0.77), agent("a3", 16, 65536, 0.77)}
+	file := "analytics weight=2 guaranteed-cpus=12 max-cpus=32\nml max-cpus=16 max-waiting=50\netl weight=1\n"
+	// Every job: one 4-cpu executor (4 GiB + 409 MiB overhead) and a 1-cpu, 1 GiB driver: 5 cpus.
+	job := func(id, team string, at int) Job {
+		j := mkJob(id, 1, 4, inTeam(team), submittedAt(time.Duration(at)*time.Second))
+		j.ExecutorMemoryMB = 4096
+		return j
+	}
+	running := []runningJob{holding("ml-1", "ml", 5), holding("ml-2", "ml", 5), holding("ml-3", "ml", 5),
+		holding("etl-1", "etl", 5), holding("etl-2", "etl", 5), holding("analytics-1", "analytics", 6)}
+	regular := []Job{job("ml-4", "ml", 1), job("etl-3", "etl", 2), job("analytics-2", "analytics", 3), job("analytics-3", "analytics", 4), job("etl-4", "etl", 5)}
+	for _, c := range []struct {
+		teams bool
+		want  []string
+	}{{true, []string{
+		"start analytics-2 on a2x1",
+		"start analytics-3 on a3x1",
+		"start etl-3 on a1x1",
+		"wait ml-4: team ml at its cpu limit",
+		"wait etl-4: does not fit now: short of cpus [skipped]",
+	}}, {false, []string{
+		"start ml-4 on a2x1",
+		"start etl-3 on a3x1",
+		"start analytics-2 on a1x1",
+		"wait analytics-3: does not fit now: short of cpus [skipped]",
+		"wait etl-4: does not fit now: short of cpus [skipped]",
+	}}} {
+		d := testDecider(t, Config{Policy: "bfd", DriverRoom: true})
+		// 31 of 48 cpus held: 17 free (7, 5, 5).
+		in := passInput{now: t0, snap: snapOf(agents, "a1=7", "a2=5", "a3=5"), regular: entriesOf(regular...), full: true, running: running}
+		if c.teams {
+			in.teams = teamsOf(t, file)
+		}
+		if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, c.want) {
+			t.Errorf("teams %v:\n got  %q\n want %q", c.teams, got, c.want)
+		}
+	}
+}
