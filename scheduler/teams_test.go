@@ -236,3 +236,34 @@ func TestTeamsWorkedExample(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreTeams: a core with a teams holder holds a team at its maximum
+// (the reason stored, the team in the queue view), looks at every waiting
+// job again when another configuration comes in force, and reports each
+// team's usage and the cluster's capacity.
+func TestCoreTeams(t *testing.T) {
+	holder := &teams.Holder{}
+	holder.Set(teamsOf(t, "a max-cpus=6"))
+	h := newHarness(t, Config{Policy: "bfd", Teams: holder}, agent("a1", 16, 65536, 0.24))
+	h.submit(mkJob("a1", 2, 2, inTeam("a")), mkJob("a2", 2, 2, inTeam("a"), submittedAt(time.Second)), mkJob("b1", 2, 2, inTeam("b"), submittedAt(2*time.Second)))
+	if n := h.schedule(); n != 2 {
+		t.Fatalf("started %d, want 2 (a1, b1)", n)
+	}
+	if j := h.store.get("a2"); j.State != Queued || j.WaitingReason != "team a at its cpu limit" {
+		t.Fatalf("a2: %s %q", j.State, j.WaitingReason)
+	}
+	if q := h.core.Queues().Regular; len(q) != 1 || q[0].ID != "a2" || q[0].Team != "a" || q[0].WaitingReason != "team a at its cpu limit" {
+		t.Fatalf("queue view %+v", q)
+	}
+	use := h.core.TeamUsage()
+	if use["a"].CPUs != 5 || use["b"].CPUs != 5 {
+		t.Fatalf("team usage %+v", use)
+	}
+	if cpus, mem, ok := h.core.Capacity(); !ok || cpus != 16 || mem != 65536 {
+		t.Fatalf("capacity %g %g %v", cpus, mem, ok)
+	}
+	holder.Set(teamsOf(t, "a max-cpus=12"))
+	if n := h.schedule(); n != 1 || h.store.get("a2").State == Queued {
+		t.Fatalf("after raising a's maximum: started %d, a2 %s", n, h.store.get("a2").State)
+	}
+}
