@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,4 +153,58 @@ func waitTeamJobEnd(t *testing.T, api, id string) teamJobView {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestE2ETeamsReloadOnSIGHUP: the binary reads its teams file again on
+// SIGHUP (or within 5 s of a change: the test does not tell which); a bad file is refused (logged with its line) and the previous
+// configuration stays in force; a good one replaces it.
+func TestE2ETeamsReloadOnSIGHUP(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2)})
+	file := filepath.Join(t.TempDir(), "teams")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("analytics weight=2\n")
+	sp := startSparkpack(t, emu.URL, e2eDB(t), "--teams", file)
+	weight := func() float64 {
+		resp, err := http.Get(sp.API + "/api/v1/teams")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Teams []struct {
+				Name   string  `json:"name"`
+				Weight float64 `json:"weight"`
+			} `json:"teams"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || len(v.Teams) != 1 {
+			t.Fatalf("GET /api/v1/teams: %v %+v", err, v)
+		}
+		return v.Teams[0].Weight
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for end := time.Now().Add(60 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s: not within 60 s", what)
+			}
+		}
+	}
+	if weight() != 2 {
+		t.Fatal("the teams file at start is not in force")
+	}
+	write("analytics weight=3\nml max-cpus=-1\n")
+	sp.Cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the refused reload logged", func() bool {
+		return strings.Contains(sp.logText(), "line 2: team ml: max-cpus=-1: must not be negative")
+	})
+	if weight() != 2 {
+		t.Fatal("a refused file replaced the configuration in force")
+	}
+	write("analytics weight=5\n")
+	sp.Cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("the good file in force", func() bool { return weight() == 5 })
 }
