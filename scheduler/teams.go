@@ -129,6 +129,11 @@ func (p *passRun) teamHold(e *Entry) bool {
 	reason := ""
 	if res := t.OverMax(u, fp); res != "" {
 		reason = teams.LimitReason(e.Team, res)
+		if t.OverMax(teams.Usage{}, fp) != "" {
+			// It can never start under this maximum: say so (it waits all
+			// the same: the maximum may be raised).
+			reason += fmt.Sprintf(": the job alone needs %g cpus and %g MiB, more than the team's maximum", fp.CPUs, fp.MemMB)
+		}
 	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
 		// Only a job that fits the powered-on agents takes their room (one
 		// that does not waits, or starts on agents powered on for it).

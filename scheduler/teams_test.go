@@ -51,6 +51,13 @@ func TestDecideTeams(t *testing.T) {
 		want:    []string{"start b1 on a1x2", "wait a1: team a at its cpu limit"},
 		without: []string{"start a1 on a1x2", "start b1 on a1x2"},
 	}, {
+		name:    "a job larger than its team's maximum says so",
+		teams:   "a max-cpus=4",
+		snap:    snapOf(big),
+		regular: []Job{mkJob("a1", 2, 2, inTeam("a"))},
+		want:    []string{"wait a1: team a at its cpu limit: the job alone needs 5 cpus and 3840 MiB, more than the team's maximum"},
+		without: []string{"start a1 on a1x2 activating a1"},
+	}, {
 		name:     "a deadline job held by its team's maximum does not hold regular jobs back",
 		teams:    "a max-memory=4g",
 		snap:     snapOf(big, "a1=10"),
