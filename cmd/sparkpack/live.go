@@ -24,7 +24,6 @@ import (
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
 	"github.com/sparkpack/sparkpack/store"
-	"github.com/sparkpack/sparkpack/teams"
 )
 
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
@@ -56,7 +55,7 @@ type mesosConfig struct {
 	power         powerConfig
 	preempt       preemptConfig
 	// teams holds the teams configuration in force (serve --teams; nil without).
-	teams *teams.Holder
+	teams *teamsHolder
 }
 
 // live is the running scheduler: the core, the Mesos framework and the

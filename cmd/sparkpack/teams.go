@@ -14,6 +14,9 @@ import (
 	"github.com/sparkpack/sparkpack/teams"
 )
 
+// teamsHolder is teams.Holder (mesosConfig carries one to the core).
+type teamsHolder = teams.Holder
+
 // teamsReload is how often the teams file is checked for changes.
 const teamsReload = 5 * time.Second
 
