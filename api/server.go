@@ -157,14 +157,14 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(withQuery(listJobParams, s.listJobs))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(withQuery(noParams, s.getJob))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
-	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.getTeams))).Methods(http.MethodGet)
-	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.putTeams))).Methods(http.MethodPut)
 	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil || cfg.Preview != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}
 	if cfg.Dashboard {
 		s.MountDashboard(r)
 	}
+	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.getTeams))).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.putTeams))).Methods(http.MethodPut)
 	if cfg.Mount != nil {
 		cfg.Mount(r, s)
 	}

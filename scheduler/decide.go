@@ -121,6 +121,12 @@ type passInput struct {
 	// order; deadlineQueued is how many the queue holds in all.
 	deadline       []*Entry
 	deadlineQueued int
+	// teams is the teams configuration in force (nil: none), deadlineAll
+	// the whole deadline queue and teamStarts each team's last start, for
+	// the team policy (teams.go).
+	teams       *teams.Config
+	deadlineAll []*Entry
+	teamStarts  map[string]time.Time
 	// regular and regularFresh are the regular queue's entries (all of
 	// them, and those that entered it since the last pass), in queue
 	// order; full says the pass looks at every entry, blocked that regular
@@ -134,12 +140,6 @@ type passInput struct {
 	// buf, if not nil, is where the decisions are written (from its
 	// start): a core reuses one across passes.
 	buf []decision
-	// teams is the teams configuration in force (nil: none), deadlineAll
-	// the whole deadline queue and teamStarts each team's last start, for
-	// the team policy (teams.go).
-	teams       *teams.Config
-	deadlineAll []*Entry
-	teamStarts  map[string]time.Time
 }
 
 // passOutput is what one pass decided.
@@ -250,7 +250,7 @@ func (d *decider) decide(in passInput) passOutput {
 	p.ix = placement.NewFitIndex(p.snap)
 	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs()
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
-		switch p.try(e) {
+		switch p.tryTeam(e) {
 		case started:
 			deadlineLeft--
 			continue
@@ -265,7 +265,7 @@ func (d *decider) decide(in passInput) passOutput {
 			regular = in.regular
 		}
 		p.fairOrder(regular, func(e *Entry) outcome {
-			o := p.try(e)
+			o := p.tryTeam(e)
 			if o != started {
 				p.noteWake(e)
 			}
@@ -287,9 +287,6 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
-	if p.teamHold(e) {
-		return waited
-	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		if plan, ok := p.placeOnStandby(e); ok {
 			p.start(e, plan)

@@ -117,6 +117,14 @@ func (p *passRun) heldDeadlineJobs() int {
 	return p.teams.heldDeadline
 }
 
+// tryTeam is try behind the team policy: e waits when teamHold holds it.
+func (p *passRun) tryTeam(e *Entry) outcome {
+	if p.teamHold(e) {
+		return waited
+	}
+	return p.try(e)
+}
+
 // teamHold decides whether the team policy holds e back now; if so it has
 // recorded e's wait (with the reason) and returns true.
 func (p *passRun) teamHold(e *Entry) bool {

@@ -29,6 +29,8 @@ import (
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
 	master string
+	// teams holds the teams configuration in force (serve --teams; nil without).
+	teams *teamsHolder
 	// caFile, if set, holds the CA certificates of an https:// master.
 	caFile          string
 	principal       string
@@ -54,8 +56,6 @@ type mesosConfig struct {
 	confirm       time.Duration
 	power         powerConfig
 	preempt       preemptConfig
-	// teams holds the teams configuration in force (serve --teams; nil without).
-	teams *teamsHolder
 }
 
 // live is the running scheduler: the core, the Mesos framework and the

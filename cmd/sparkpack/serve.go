@@ -40,6 +40,7 @@ type serveConfig struct {
 	databaseURL     string
 	policy          string
 	tokensFile      string
+	teamsFile       string // --teams (teams.go)
 	protectReads    bool
 	logLevel        string
 	logFormat       string
@@ -72,8 +73,6 @@ type serveConfig struct {
 	containment              scheduler.Containment
 	// pprof, when set, serves Go's runtime profiles on that address.
 	pprof string
-	// teamsFile, when set, is the teams file (serve --teams; teams.go).
-	teamsFile string
 	// started, if set, is called once the server accepts requests (the
 	// demo watches jobs through it).
 	started func(serveRuntime)
@@ -278,13 +277,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	defer st.Close()
 	broker := api.NewBroker()
 	m := metrics.New(st)
-	var ha *leadership
-	tw, err := loadTeams(c, log, func() *leadership { return ha })
+	tw, err := loadTeams(c, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	c.mesos.teams = tw.holder()
+	defer tw.run()()
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
 	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
@@ -294,8 +293,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
-	tw.wire(&acfg, func() *leadership { return ha })
+	tw.wire(&acfg)
 	var haWG sync.WaitGroup
+	var ha *leadership
 	if c.mesos.master != "" {
 		scheme := "http"
 		if certs != nil {
@@ -316,6 +316,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			ln.Close()
 			return fmt.Errorf("leadership: %w", err)
 		}
+		tw.leading(ha)
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
 		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview
@@ -331,9 +332,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
-	stopTeams := tw.run()
 	stopAll := func() {
-		stopTeams()
 		stopLive()
 		haWG.Wait()
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,9 +22,11 @@ type teamsHolder = teams.Holder
 const teamsReload = 5 * time.Second
 
 // teamsFile is serve's teams configuration: the file, the configuration in
-// force, and its watcher (nil members without --teams).
+// force and its watcher (nil without --teams), and the leadership, once
+// known, for the cluster's size and the teams' usage.
 type teamsFile struct {
-	w *teams.Watcher
+	w  *teams.Watcher
+	ha atomic.Pointer[leadership]
 }
 
 // loadTeams reads --teams at start: a bad file refuses to start (the error
@@ -31,30 +34,40 @@ type teamsFile struct {
 // its size is known (on the leader, once it has seen the agents): at every
 // reload and PUT /api/v1/teams, and by the scheduler, which logs an error
 // when the cluster is smaller than the guarantees in force.
-func loadTeams(c serveConfig, log *logrus.Logger, ha func() *leadership) (*teamsFile, error) {
+func loadTeams(c serveConfig, log *logrus.Logger) (*teamsFile, error) {
+	t := &teamsFile{}
 	if c.teamsFile == "" {
-		return &teamsFile{}, nil
+		return t, nil
 	}
-	w := &teams.Watcher{Path: c.teamsFile, Holder: &teams.Holder{}, Log: log.WithField("component", "teams"),
+	t.w = &teams.Watcher{Path: c.teamsFile, Holder: &teams.Holder{}, Log: log.WithField("component", "teams"),
 		Check: func(cfg *teams.Config) error {
-			if h := ha(); h != nil {
-				if lv := h.cur.Load(); lv != nil {
-					if cpus, mem, ok := lv.core.Capacity(); ok {
-						return cfg.CheckCapacity(cpus, mem)
-					}
+			if lv := t.live(); lv != nil {
+				if cpus, mem, ok := lv.core.Capacity(); ok {
+					return cfg.CheckCapacity(cpus, mem)
 				}
 			}
 			return nil
 		}}
-	if err := w.Load(); err != nil {
+	if err := t.w.Load(); err != nil {
 		return nil, err
 	}
 	var names []string
-	for _, t := range w.Holder.Get().Teams {
-		names = append(names, t.Name)
+	for _, tm := range t.w.Holder.Get().Teams {
+		names = append(names, tm.Name)
 	}
 	log.WithFields(logrus.Fields{"file": c.teamsFile, "teams": names}).Info("teams configuration loaded")
-	return &teamsFile{w: w}, nil
+	return t, nil
+}
+
+// leading tells it the leadership (nil without --mesos-master).
+func (t *teamsFile) leading(h *leadership) { t.ha.Store(h) }
+
+// live is the scheduler of this instance's current term as leader, or nil.
+func (t *teamsFile) live() *live {
+	if h := t.ha.Load(); h != nil {
+		return h.cur.Load()
+	}
+	return nil
 }
 
 func (t *teamsFile) holder() *teams.Holder {
@@ -66,16 +79,14 @@ func (t *teamsFile) holder() *teams.Holder {
 
 // wire hands the API the teams configuration, PUT /api/v1/teams and the
 // scheduler's per-team usage.
-func (t *teamsFile) wire(acfg *api.Config, ha func() *leadership) {
+func (t *teamsFile) wire(acfg *api.Config) {
 	if t.w == nil {
 		return
 	}
 	acfg.Teams, acfg.SaveTeams = t.w.Holder, t.w.Save
 	acfg.TeamUsage = func() map[string]teams.Usage {
-		if h := ha(); h != nil {
-			if lv := h.cur.Load(); lv != nil {
-				return lv.core.TeamUsage()
-			}
+		if lv := t.live(); lv != nil {
+			return lv.core.TeamUsage()
 		}
 		return nil
 	}
