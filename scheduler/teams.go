@@ -3,7 +3,6 @@ package scheduler
 import (
 	"container/heap"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,19 +39,53 @@ type teamPass struct {
 	total teams.Usage
 	// free is the snapshot's free room, less the footprints of the pass's starts.
 	free teams.Usage
-	use  map[string]teams.Usage
-	// owed is, for each team with a guarantee, the footprints of its
-	// waiting deadline jobs (those within its maximum at the pass's start).
-	owed map[string]teams.Usage
-	// last is each team's last start (the pass's own starts at its time):
-	// between teams ranking equal, the one that started a job least
-	// recently goes first, so that ties never starve a team.
-	last map[string]time.Time
-	now  time.Time
+	// byName is each team's state in the pass (made on first use);
+	// lastName and lastState cache the last lookup (queues hold runs of
+	// one team's jobs).
+	byName    map[string]*teamState
+	lastName  string
+	lastState *teamState
+	starts    map[string]time.Time // in.teamStarts (read only)
+	now       time.Time
+	// anyOwed: some team was owed room for its deadline jobs at the start.
+	anyOwed bool
 	// heldDeadline counts the deadline queue's entries held by their
 	// team's maximum at the pass's start: regular jobs do not wait behind
 	// them.
 	heldDeadline int
+}
+
+// teamState is one team in a pass.
+type teamState struct {
+	name string
+	t    teams.Team
+	// use is what its jobs hold (running, and started by the pass).
+	use teams.Usage
+	// owed, for a team with a guarantee, is the footprints of its waiting
+	// deadline jobs (those within its maximum at the pass's start).
+	owed teams.Usage
+	// last is its last start (the pass's own starts at its time): between
+	// teams ranking equal, the one that started a job least recently goes
+	// first, so that ties never starve a team.
+	last time.Time
+	// q is its regular entries in fairOrder.
+	q *teamQueue
+	// The reasons of its jobs held at its maximums (limitReason).
+	cpuReason, memReason string
+}
+
+// team is the named team's state, made on first use.
+func (tp *teamPass) team(name string) *teamState {
+	if tp.lastState != nil && tp.lastName == name {
+		return tp.lastState
+	}
+	ts := tp.byName[name]
+	if ts == nil {
+		ts = &teamState{name: name, t: tp.cfg.Team(name), last: tp.starts[name]}
+		tp.byName[name] = ts
+	}
+	tp.lastName, tp.lastState = name, ts
+	return ts
 }
 
 // footprint is what a waiting job holds once started.
@@ -70,7 +103,7 @@ func runningFootprint(r *runningJob) teams.Usage {
 	return teams.Usage{CPUs: n*r.demand.CPUs + r.driverCPUs, MemMB: n*r.demand.MemMB + r.driverMemMB}
 }
 
-// TeamUsage sums the footprints of jobs holding resources by team.
+// teamUsage sums the footprints of jobs holding resources by team.
 func teamUsage(running []runningJob) map[string]teams.Usage {
 	use := map[string]teams.Usage{}
 	for i := range running {
@@ -86,27 +119,33 @@ func newTeamPass(in *passInput) *teamPass {
 		return nil
 	}
 	tc, tm := in.snap.Totals()
-	tp := &teamPass{cfg: in.teams, total: teams.Usage{CPUs: tc, MemMB: tm}, use: teamUsage(in.running), owed: map[string]teams.Usage{},
-		last: maps.Clone(in.teamStarts), now: in.now}
-	if tp.last == nil {
-		tp.last = map[string]time.Time{}
+	tp := &teamPass{cfg: in.teams, total: teams.Usage{CPUs: tc, MemMB: tm}, byName: map[string]*teamState{},
+		starts: in.teamStarts, now: in.now}
+	for i := range in.running {
+		r := &in.running[i]
+		ts := tp.team(r.team)
+		ts.use = ts.use.Add(runningFootprint(r))
 	}
 	for _, a := range in.snap.Agents {
 		tp.free = tp.free.Add(teams.Usage{CPUs: a.FreeCPUs, MemMB: a.FreeMemMB})
 	}
 	for _, e := range in.deadlineAll {
-		t := tp.cfg.Team(e.Team)
+		ts := tp.team(e.Team)
 		fp := footprint(e)
-		if t.OverMax(tp.use[e.Team], fp) != "" {
+		if ts.t.OverMax(ts.use, fp) != "" {
 			tp.heldDeadline++
 			continue
 		}
-		if e.DeadlineAt != nil && t.HasGuarantee() {
-			tp.owed[e.Team] = tp.owed[e.Team].Add(fp)
+		if e.DeadlineAt != nil && ts.t.HasGuarantee() {
+			ts.owed = ts.owed.Add(fp)
+			tp.anyOwed = true
 		}
 	}
 	return tp
 }
+
+// noneOwed reports that no team is owed room for its deadline jobs.
+func (tp *teamPass) noneOwed() bool { return !tp.anyOwed }
 
 // heldDeadlineJobs is how many deadline queue entries the team maximums
 // hold at the pass's start (0 without teams).
@@ -132,11 +171,15 @@ func (p *passRun) teamHold(e *Entry) bool {
 	if tp == nil {
 		return false
 	}
-	t := tp.cfg.Team(e.Team)
-	fp, u := footprint(e), tp.use[e.Team]
+	ts := tp.team(e.Team)
+	t := &ts.t
+	if !t.HasMax() && (e.DeadlineAt == nil || tp.noneOwed()) {
+		return false // the common case: nothing to check
+	}
+	fp, u := footprint(e), ts.use
 	reason := ""
 	if res := t.OverMax(u, fp); res != "" {
-		reason = teams.LimitReason(e.Team, res)
+		reason = ts.limitReason(res)
 		if t.OverMax(teams.Usage{}, fp) != "" {
 			// It can never start under this maximum: say so (it waits all
 			// the same: the maximum may be raised).
@@ -150,8 +193,24 @@ func (p *passRun) teamHold(e *Entry) bool {
 	if reason == "" {
 		return false
 	}
-	p.wait(&decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}})
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
+	p.wait(&dc)
 	return true
+}
+
+// limitReason is the team's reason at its maximum of resource, made once
+// a pass.
+func (ts *teamState) limitReason(resource string) string {
+	if resource == "cpu" {
+		if ts.cpuReason == "" {
+			ts.cpuReason = teams.LimitReason(ts.name, resource)
+		}
+		return ts.cpuReason
+	}
+	if ts.memReason == "" {
+		ts.memReason = teams.LimitReason(ts.name, resource)
+	}
+	return ts.memReason
 }
 
 // protect is why a deadline job of team, past its guarantee with fp, may
@@ -160,12 +219,13 @@ func (p *passRun) teamHold(e *Entry) bool {
 func (tp *teamPass) protect(team string, fp teams.Usage) string {
 	var owed teams.Usage
 	var who []string
-	for name, w := range tp.owed {
+	for name, ts := range tp.byName {
+		w := ts.owed
 		if name == team || (w.CPUs <= 0 && w.MemMB <= 0) {
 			continue
 		}
-		t := tp.cfg.Team(name)
-		room := t.Room(tp.use[name])
+		t := &ts.t
+		room := t.Room(ts.use)
 		o := teams.Usage{CPUs: min(room.CPUs, w.CPUs), MemMB: min(room.MemMB, w.MemMB)}
 		if t.GuaranteedCPUs <= 0 {
 			o.CPUs = 0
@@ -196,11 +256,12 @@ func (p *passRun) teamStarted(e *Entry) {
 		return
 	}
 	fp := footprint(e)
-	tp.use[e.Team] = tp.use[e.Team].Add(fp)
-	tp.last[e.Team] = tp.now
+	ts := tp.team(e.Team)
+	ts.use = ts.use.Add(fp)
+	ts.last = tp.now
 	tp.free = teams.Usage{CPUs: max(tp.free.CPUs-fp.CPUs, 0), MemMB: max(tp.free.MemMB-fp.MemMB, 0)}
-	if w, ok := tp.owed[e.Team]; ok && e.DeadlineAt != nil {
-		tp.owed[e.Team] = teams.Usage{CPUs: max(w.CPUs-fp.CPUs, 0), MemMB: max(w.MemMB-fp.MemMB, 0)}
+	if e.DeadlineAt != nil {
+		ts.owed = teams.Usage{CPUs: max(ts.owed.CPUs-fp.CPUs, 0), MemMB: max(ts.owed.MemMB-fp.MemMB, 0)}
 	}
 }
 
@@ -229,11 +290,11 @@ func (p *passRun) teamVictims(e *Entry, vs []Victim) []Victim {
 			out = append(out, v)
 			continue
 		}
-		t := tp.cfg.Team(r.team)
+		ts := tp.team(r.team)
+		t := &ts.t
 		sp, seen := spare[r.team]
 		if !seen {
-			u := tp.use[r.team]
-			sp = teams.Usage{CPUs: u.CPUs - t.GuaranteedCPUs, MemMB: u.MemMB - t.GuaranteedMemMB}
+			sp = teams.Usage{CPUs: ts.use.CPUs - t.GuaranteedCPUs, MemMB: ts.use.MemMB - t.GuaranteedMemMB}
 		}
 		fp := runningFootprint(r)
 		if fp.CPUs <= sp.CPUs+1e-9 && fp.MemMB <= sp.MemMB+1e-9 || !t.HasGuarantee() {
@@ -256,8 +317,8 @@ func (p *passRun) considerReclaim(dc *decision) {
 	if tp == nil || cfg.Preemption == PreemptNone {
 		return
 	}
-	t := tp.cfg.Team(e.Team)
-	if !t.WithinGuarantee(tp.use[e.Team], footprint(e)) {
+	ts := tp.team(e.Team)
+	if !ts.t.WithinGuarantee(ts.use, footprint(e)) {
 		return
 	}
 	pv := &PreemptionView{Policy: cfg.Preemption}
@@ -322,6 +383,7 @@ func reclaimReason(policy PreemptionPolicy, e *Entry) string {
 // teamQueue is one team's regular entries in a pass, in queue order.
 type teamQueue struct {
 	team    string
+	ts      *teamState
 	entries []*Entry
 	next    int
 	below   bool    // below its guarantee
@@ -330,9 +392,8 @@ type teamQueue struct {
 }
 
 func (tp *teamPass) rank(q *teamQueue) {
-	t := tp.cfg.Team(q.team)
-	u := tp.use[q.team]
-	q.last = tp.last[q.team]
+	t, u := &q.ts.t, q.ts.use
+	q.last = q.ts.last
 	q.below = t.BelowGuarantee(u)
 	if q.below {
 		q.key = t.GuaranteeFill(u)
@@ -378,16 +439,14 @@ func (p *passRun) fairOrder(entries []*Entry, try func(*Entry) outcome) {
 		}
 		return
 	}
-	byTeam := map[string]*teamQueue{}
 	var h fairHeap
 	for _, e := range entries {
-		q := byTeam[e.Team]
-		if q == nil {
-			q = &teamQueue{team: e.Team}
-			byTeam[e.Team] = q
-			h = append(h, q)
+		ts := tp.team(e.Team)
+		if ts.q == nil {
+			ts.q = &teamQueue{team: e.Team, ts: ts}
+			h = append(h, ts.q)
 		}
-		q.entries = append(q.entries, e)
+		ts.q.entries = append(ts.q.entries, e)
 	}
 	for _, q := range h {
 		tp.rank(q)
