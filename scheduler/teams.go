@@ -129,7 +129,13 @@ func newTeamPass(in *passInput) *teamPass {
 	for _, a := range in.snap.Agents {
 		tp.free = tp.free.Add(teams.Usage{CPUs: a.FreeCPUs, MemMB: a.FreeMemMB})
 	}
+	// The deadline queue is looked through only when a maximum or a
+	// guarantee can matter (O(queue) a pass).
+	anyMax, anyGuarantee := tp.cfg.Limits()
 	for _, e := range in.deadlineAll {
+		if !anyMax && !anyGuarantee {
+			break
+		}
 		ts := tp.team(e.Team)
 		fp := footprint(e)
 		if ts.t.OverMax(ts.use, fp) != "" {

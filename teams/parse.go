@@ -97,6 +97,19 @@ func (c *Config) Listed(name string) bool {
 	return ok
 }
 
+// Limits reports whether any team has a maximum of running resources and
+// whether any has a guarantee.
+func (c *Config) Limits() (anyMax, anyGuarantee bool) {
+	if c == nil {
+		return false, false
+	}
+	for i := range c.Teams {
+		anyMax = anyMax || c.Teams[i].HasMax()
+		anyGuarantee = anyGuarantee || c.Teams[i].HasGuarantee()
+	}
+	return anyMax, anyGuarantee
+}
+
 // Empty reports whether no team is configured (nothing to enforce).
 func (c *Config) Empty() bool { return c == nil || len(c.Teams) == 0 }
 
