@@ -26,15 +26,16 @@ type activeJob struct {
 	startedAt  *time.Time
 	state      State
 	preempting bool
+	// Set when it becomes active, then unchanged: its team and its
+	// driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 	// Set when it becomes active, then unchanged: its estimate in wall
 	// time, deadline, executor size and past evictions.
 	estimate    time.Duration
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
-	// team and the driver's size, for the team policy (teams.go).
-	team                    string
-	driverCPUs, driverMemMB float64
 }
 
 // newActiveJob follows a job that holds resources (plan nil when unknown).

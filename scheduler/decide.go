@@ -117,16 +117,16 @@ type passInput struct {
 	// (and those booting, with nothing free).
 	snap    placement.Snapshot
 	standby []placement.Agent
-	// deadline are the deadline queue's entries the pass looks at, in EDF
-	// order; deadlineQueued is how many the queue holds in all.
-	deadline       []*Entry
-	deadlineQueued int
 	// teams is the teams configuration in force (nil: none), deadlineAll
 	// the whole deadline queue and teamStarts each team's last start, for
 	// the team policy (teams.go).
 	teams       *teams.Config
 	deadlineAll []*Entry
 	teamStarts  map[string]time.Time
+	// deadline are the deadline queue's entries the pass looks at, in EDF
+	// order; deadlineQueued is how many the queue holds in all.
+	deadline       []*Entry
+	deadlineQueued int
 	// regular and regularFresh are the regular queue's entries (all of
 	// them, and those that entered it since the last pass), in queue
 	// order; full says the pass looks at every entry, blocked that regular

@@ -64,9 +64,10 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
+	c.fullDue = c.teamsChanged() || c.fullDue
 	running := c.runningJobs()
 	annotateRemaining(&snap, running, now)
-	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now) || c.teamsChanged()
+	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
 	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false

@@ -176,6 +176,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
 		Policy:         policy,
+		Teams:          mc.teams,
 		Admission:      scheduler.AdmissionMode(mc.admission),
 		Ordering:       scheduler.Ordering(mc.ordering),
 		PromoteAfter:   mc.promoteAfter,
@@ -187,7 +188,6 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},
-		Teams:       mc.teams,
 	}, cluster, st, scheduler.SystemClock{})
 	if err != nil {
 		return nil, err
