@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // The scheduling pass is split in two (docs/architecture.md): decide, a
@@ -111,6 +112,9 @@ type runningJob struct {
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
+	// team and the driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 }
 
 // passInput is what one pass decides from.
@@ -121,6 +125,12 @@ type passInput struct {
 	// (and those booting, with nothing free).
 	snap    placement.Snapshot
 	standby []placement.Agent
+	// teams is the teams configuration in force (nil: none), deadlineAll
+	// the whole deadline queue and teamStarts each team's last start, for
+	// the team policy (teams.go).
+	teams       *teams.Config
+	deadlineAll []*Entry
+	teamStarts  map[string]time.Time
 	// deadline are the deadline queue's entries the pass looks at, in EDF
 	// order; deadlineQueued is how many the queue holds in all.
 	deadline       []*Entry
@@ -226,6 +236,7 @@ type passRun struct {
 	// running is in.running, copied once a start or an eviction changes it.
 	running        []runningJob
 	runningCopied  bool
+	teams          *teamPass // nil without teams
 	evictLog       []evictRecord
 	preemptScanned int
 	wakeAt         time.Time
@@ -251,11 +262,11 @@ const (
 // reasons stay the same decides nothing about them.
 func (d *decider) decide(in passInput) passOutput {
 	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
-		running: in.running, evictLog: in.evictLog, out: in.buf[:0]}
+		running: in.running, evictLog: in.evictLog, out: in.buf[:0], teams: newTeamPass(&in)}
 	p.ix = placement.NewFitIndex(p.snap)
-	deadlineLeft := in.deadlineQueued
+	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs()
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
-		switch p.try(e) {
+		switch p.tryTeam(e) {
 		case started:
 			deadlineLeft--
 			continue
@@ -269,12 +280,13 @@ func (d *decider) decide(in passInput) passOutput {
 		if in.full || in.blocked {
 			regular = in.regular
 		}
-		for _, e := range regular {
-			if p.try(e) == started {
-				continue
+		p.fairOrder(regular, func(e *Entry) outcome {
+			o := p.tryTeam(e)
+			if o != started {
+				p.noteWake(e)
 			}
-			p.noteWake(e)
-		}
+			return o
+		})
 	} else {
 		regular := in.regularFresh
 		if in.full || !in.blocked {
@@ -317,6 +329,7 @@ func (p *passRun) start(e *Entry, plan placement.Plan) {
 	shape, pred, atRisk := p.onPlan(e, plan)
 	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: atRisk, shape: shape, pred: pred}})
 	p.markStart(e, plan)
+	p.teamStarted(e)
 }
 
 // markStart takes plan's executors (and, with Config.DriverRoom, room for
@@ -367,7 +380,8 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	pl := plan
 	p.copyRunning()
 	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
-		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions})
+		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions,
+		team: e.Team, driverCPUs: float64(e.driverCPUs), driverMemMB: float64(e.driverMemMB)})
 }
 
 // takeDriverRoom keeps room for a started job's driver, as the live
@@ -475,6 +489,8 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 		wait: waitState{kind: waitNoFit, nf: w, atRisk: p.d.atRisk(e, p.now), pre: e.wait.pre}}
 	if e.DeadlineAt != nil {
 		p.considerPreemption(&dc)
+	} else {
+		p.considerReclaim(&dc)
 	}
 	p.wait(&dc)
 	return waited

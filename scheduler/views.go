@@ -17,6 +17,7 @@ import (
 type QueuedJob struct {
 	ID                       string     `json:"id"`
 	Name                     string     `json:"name,omitempty"`
+	Team                     string     `json:"team,omitempty"`
 	State                    State      `json:"state"`
 	Executors                int        `json:"executors"`
 	ExecutorCores            int        `json:"executorCores"`
@@ -61,7 +62,7 @@ func (q *QueuedJob) out() QueuedJob {
 func (c *Core) viewOf(e *Entry) *QueuedJob {
 	if e.view == nil {
 		e.view = &QueuedJob{
-			ID: e.ID, Name: e.Name, State: Queued,
+			ID: e.ID, Name: e.Name, Team: e.Team, State: Queued,
 			Executors: e.Demand.Executors, ExecutorCores: int(e.Demand.CPUs), ExecutorMemoryMB: e.ExecutorMemoryMB,
 			SubmittedAt: e.SubmittedAt, DeadlineAt: e.DeadlineAt, NotBefore: e.NotBefore, EstimatedDurationSeconds: e.EstimatedDurationSeconds,
 			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,

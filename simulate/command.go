@@ -20,6 +20,7 @@ import (
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/teams"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -54,6 +55,8 @@ type flags struct {
 	estimateError, runNoise                 float64
 	warmPool                                bool
 	missCost                                float64
+	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
+	teamsFile, teamMix string
 }
 
 // Workload modes of --workload.
@@ -106,6 +109,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
 	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
 	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
+	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
+	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -220,6 +225,18 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
 		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
 	}
+	var teamsCfg *teams.Config
+	if f.teamsFile != "" {
+		if teamsCfg, err = teams.Load(f.teamsFile); err != nil {
+			return fmt.Errorf("simulate: --teams: %w", err)
+		}
+	}
+	var teamMix []TeamShare
+	if f.teamMix != "" {
+		if teamMix, err = ParseTeamMix(f.teamMix); err != nil {
+			return fmt.Errorf("simulate: --team-mix: %w", err)
+		}
+	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
@@ -278,6 +295,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
+					Teams: teamsCfg, TeamMix: teamMix,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -328,6 +346,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := writePreemption(stdout, Aggregate(runs), false); err != nil {
 		return err
+	}
+	for _, run := range runs {
+		if err := writeTeams(stdout, run.Results); err != nil {
+			return err
+		}
 	}
 	if f.estimates != EstimatesOracle {
 		writeEstimates(stdout, runs, f.estimates)

@@ -15,6 +15,7 @@ import (
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/teams"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -151,6 +152,10 @@ type Options struct {
 	// policy and run of the job): runs of one job no longer take exactly
 	// what the performance model says.
 	RunNoise float64
+	// Teams, if set, is the teams configuration the core runs with, and
+	// TeamMix gives every job a team (simulate/teams.go).
+	Teams   *teams.Config
+	TeamMix []TeamShare
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -218,6 +223,8 @@ type Result struct {
 	MeanOnCPUs float64 `json:"mean_on_cpus"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
+	// Teams is the outcome by team (with a team mix).
+	Teams []TeamResult `json:"teams,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
 	// start), for the chart.
 	Series []SeriesPoint `json:"-"`
@@ -337,6 +344,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
 		Log:      scheduler.DiscardLogger(),
 		Observer: delays,
+		Teams:    teamsHolder(o.Teams),
 	}
 	var pm *power.Manager
 	if o.PowerOffAfter > 0 {
@@ -378,6 +386,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		wl = model.FromTrace(o.Jobs)
 	}
 	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
+	assignTeams(jobs, o.TeamMix, o.Seed)
 	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
 	if err != nil {
 		return Result{}, err
@@ -558,6 +567,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
+	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	est.report(&r)

@@ -30,6 +30,8 @@ import (
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
 	master string
+	// teams holds the teams configuration in force (serve --teams; nil without).
+	teams *teamsHolder
 	// caFile, if set, holds the CA certificates of an https:// master.
 	caFile          string
 	principal       string
@@ -188,6 +190,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
 		Policy:         policy,
+		Teams:          mc.teams,
 		Admission:      scheduler.AdmissionMode(mc.admission),
 		Ordering:       scheduler.Ordering(mc.ordering),
 		PromoteAfter:   mc.promoteAfter,

@@ -40,6 +40,7 @@ type serveConfig struct {
 	databaseURL     string
 	policy          string
 	tokensFile      string
+	teamsFile       string // --teams (teams.go)
 	protectReads    bool
 	logLevel        string
 	logFormat       string
@@ -135,6 +136,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", leader.DefaultRenew), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
 	fs.DurationVar(&c.ha.rescan, "lost-job-rescan", envDuration("SPARKPACK_LOST_JOB_RESCAN", 30*time.Second), withEnv("how often the leader looks for jobs stored lately that it never heard of (a lost notification) and queues them; 0 turns it off", "SPARKPACK_LOST_JOB_RESCAN"))
 	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", leader.DefaultRetry), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
+	fs.StringVar(&c.teamsFile, "teams", envDefault("SPARKPACK_TEAMS", ""), withEnv("teams file, one team a line: NAME weight=W guaranteed-cpus=N guaranteed-memory=SIZE max-cpus=N max-memory=SIZE max-waiting=N max-deadline=N budget=USD/day|month budget-action=hold|reject (docs/teams.md); reloaded on SIGHUP and when it changes. A job's team is its token's (name:token:scopes:team) or its team label", "SPARKPACK_TEAMS"))
 	fs.StringVar(&c.pprof, "pprof", envDefault("SPARKPACK_PPROF", ""), withEnv("address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6060) for diagnosis; empty disables it. Keep it on a private address", "SPARKPACK_PPROF"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
@@ -275,6 +277,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	defer st.Close()
 	broker := api.NewBroker()
 	m := metrics.New(st)
+	tw, err := loadTeams(c, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	c.mesos.teams = tw.holder()
+	defer tw.run()()
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
 	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
@@ -284,6 +293,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
+	tw.wire(&acfg)
 	var haWG sync.WaitGroup
 	var ha *leadership
 	if c.mesos.master != "" {
@@ -306,6 +316,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			ln.Close()
 			return fmt.Errorf("leadership: %w", err)
 		}
+		tw.leading(ha)
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
 		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview
