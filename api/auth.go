@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/sparkpack/sparkpack/teams"
 )
@@ -107,8 +108,23 @@ type tokenEntry struct {
 // verbatim longer than needed. Each token has a name (what the logs and
 // the job events show; never the token) and scopes.
 type Tokens struct {
+	// mu guards entries and warnings: Replace swaps them on a reload
+	// (SIGHUP) while requests look tokens up.
+	mu       sync.RWMutex
 	entries  []tokenEntry
 	warnings []string
+}
+
+// Replace puts the tokens of n in force in place of t's (a reload of the
+// tokens file): requests already checked keep their answer, the next ones
+// see n. n itself is left as it was.
+func (t *Tokens) Replace(n *Tokens) {
+	n.mu.RLock()
+	entries, warnings := n.entries, n.warnings
+	n.mu.RUnlock()
+	t.mu.Lock()
+	t.entries, t.warnings = entries, warnings
+	t.mu.Unlock()
 }
 
 // ParseTokens reads a tokens file. Each line is either
@@ -248,6 +264,8 @@ func (t *Tokens) Len() int {
 	if t == nil {
 		return 0
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return len(t.entries)
 }
 
@@ -256,6 +274,8 @@ func (t *Tokens) Names() []string {
 	if t == nil {
 		return nil
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	out := make([]string, len(t.entries))
 	for i, e := range t.entries {
 		out[i] = e.name + " (" + e.scopes.String() + ")"
@@ -272,6 +292,8 @@ func (t *Tokens) Warnings() []string {
 	if t == nil {
 		return nil
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.warnings
 }
 
@@ -281,6 +303,8 @@ func (t *Tokens) lookup(token string) (tokenEntry, bool) {
 	d := sha256.Sum256([]byte(token))
 	var found tokenEntry
 	ok := 0
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	for _, e := range t.entries {
 		if subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
 			found = e

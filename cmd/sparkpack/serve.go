@@ -249,6 +249,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	for _, w := range tokens.Warnings() {
 		log.Warn(w)
 	}
+	stopHangup := onHangup(c.tokensFile, tokens, log)
+	defer stopHangup()
 	if tokens.Len() > 0 {
 		log.WithField("tokens", tokens.Names()).Info("bearer tokens loaded")
 	} else {
