@@ -470,6 +470,8 @@ async function renderJob(id) {
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
     ["main class", j.app && j.app.mainClass], ["application", j.app && j.app.appResource],
     ["labels", Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"]];
+  if (j.team) facts.splice(1, 0, ["team", j.team]);
+  if (j.sizing && j.sizing.auto && j.sizing.reason) facts.push(["sized", j.sizing.reason]);
   if (j.retries) facts.push(["retries", String(j.retries)]);
   if (j.waitingReason) facts.push(["waiting because", j.waitingReason]);
   if (j.preemptions) facts.push(["preempted", j.preemptions + (j.preemptions === 1 ? " time" : " times") + ", " + fmtDur(j.lostWorkSeconds || 0) + " of work lost"]);
