@@ -69,9 +69,10 @@ type Config struct {
 	// DriverCommand, if set, gives a job's spark-submit argument vector
 	// for GET /api/v1/jobs/{id}.
 	DriverCommand func(scheduler.Job) []string
-	// JobCost, if set, gives a job's share of the cluster cost (nil when
-	// unknown), shown as costUSD.
-	JobCost func(scheduler.Job, []store.PlacementRow) *float64
+	// JobCosts, if set, gives the jobs' attributed costs (the cost meter's
+	// ledger: their share of the agents they held while they held them),
+	// shown as costUSD; a job absent from the answer shows none.
+	JobCosts func(ctx context.Context, ids []string) map[string]float64
 	// Broker, if set, streams live updates at /api/v1/events; the API
 	// publishes a "job" event for every job it creates or cancels.
 	Broker *Broker

@@ -308,7 +308,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
-		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview
+		acfg.JobCosts, acfg.Logs, acfg.Preview = ha.JobCosts, ha, ha.Preview
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
 				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
