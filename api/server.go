@@ -76,6 +76,8 @@ type Config struct {
 	// Broker, if set, streams live updates at /api/v1/events; the API
 	// publishes a "job" event for every job it creates or cancels.
 	Broker *Broker
+	// Usage, if set, serves GET /api/v1/usage (usage.go) from stored facts.
+	Usage UsageSource
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
 	// Preview, if set, serves POST /api/v1/plan (with the views: a
@@ -146,6 +148,9 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(withQuery(listJobParams, s.listJobs))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(withQuery(noParams, s.getJob))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
+	if cfg.Usage != nil {
+		r.HandleFunc("/api/v1/usage", s.reading(withQuery(usageParams, s.usage))).Methods(http.MethodGet)
+	}
 	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil || cfg.Preview != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}

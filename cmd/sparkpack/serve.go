@@ -277,7 +277,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	m := metrics.New(st)
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
-	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
+	acfg := api.Config{Store: st, Usage: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
 		Broker: broker, Dashboard: true,
 		Mount: func(r *mux.Router, s *api.Server) {
 			r.Handle("/metrics", s.Require(api.ScopeMetrics, api.WithQuery(nil, m.Handler()))).Methods(http.MethodGet)

@@ -26,3 +26,6 @@ INSERT INTO cost_ledger (writer, bucket, job_id, cost_usd)
 SELECT '00000000-0000-0000-0000-000000000000', date_trunc('minute', updated_at),
        '00000000-0000-0000-0000-000000000000', total_usd
 FROM cost_meter WHERE total_usd > 0;
+
+-- The usage report's waiting times read the jobs first started in a window.
+CREATE INDEX jobs_started_at ON jobs (started_at) WHERE started_at IS NOT NULL;
