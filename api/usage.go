@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -169,6 +170,12 @@ func writeUsageCSV(w http.ResponseWriter, by string, rows []store.UsageRow) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="sparkpack-usage-by-`+strings.NewReplacer(":", "-", `"`, "", "/", "-").Replace(by)+`.csv"`)
 	w.WriteHeader(http.StatusOK)
+	_ = WriteUsageCSV(w, rows)
+}
+
+// WriteUsageCSV writes usage rows as CSV (UsageCSVHeader first): what
+// GET /api/v1/usage answers to Accept: text/csv, and sparkpack usage --csv.
+func WriteUsageCSV(w io.Writer, rows []store.UsageRow) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(UsageCSVHeader)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -187,6 +194,7 @@ func writeUsageCSV(w http.ResponseWriter, by string, rows []store.UsageRow) {
 			strconv.Itoa(r.Started), opt(r.WaitMeanSeconds), opt(r.WaitP90Seconds)})
 	}
 	cw.Flush()
+	return cw.Error()
 }
 
 // csvSafe keeps a spreadsheet from reading a group name (a label value a

@@ -49,6 +49,7 @@ var commands = map[string]command{
 	"plan":      {"say where a job would go now, what it would cost and when it would run, without submitting it (submit --dry-run)", runPlan},
 	"prune":     {"delete the history of jobs that ended long ago: sparkpack prune --older-than 90d", runPrune},
 	"cost":      {"show the cost meter, the burn rate and (when known) the bill and the savings", runCost},
+	"usage":     {"show usage and chargeback by team, job or label: cost, cpu- and memory-hours, outcomes, deadlines met, waiting (--csv)", runUsage},
 }
 
 func main() {
