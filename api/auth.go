@@ -94,8 +94,15 @@ var scopeListRE = regexp.MustCompile(`^[a-z]+(,[a-z]+)*$`)
 type tokenEntry struct {
 	name   string
 	scopes Scope
+	// team is the team the token's jobs count against ("" none: a job's
+	// "team" label names it).
+	team   string
 	digest [32]byte
 }
+
+// teamNameRE is what a team name looks like (in the tokens file and the
+// teams file: package teams checks the same).
+var teamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Tokens is the set of accepted bearer tokens, kept as SHA-256 digests so
 // that comparisons take constant time and no token sits in memory dumps
@@ -109,11 +116,13 @@ type Tokens struct {
 // ParseTokens reads a tokens file. Each line is either
 //
 //	name:token:scope,scope,...   a named token with scopes, e.g. ci:3f9a...:submit,cancel,read
+//	name:token:scopes:team       the same, whose jobs belong to a team, e.g. etl:3f9a...:submit,cancel:analytics
 //	token                        a bare token (the old format): every scope, named token-<8 hex digits of its SHA-256>
 //
 // Blank lines and lines starting with # are skipped. Tokens must be at
 // least 16 characters without spaces; names are letters, digits, '.',
-// '_' and '-' (at most 64); names and tokens must be unique.
+// '_' and '-' (at most 64); names and tokens must be unique; team names
+// are written like token names.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	t := &Tokens{}
 	sc := bufio.NewScanner(r)
@@ -153,7 +162,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 }
 
 func parseTokenLine(s string) (tokenEntry, string, error) {
-	if parts := strings.Split(s, ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+	if parts := strings.Split(s, ":"); (len(parts) == 3 || len(parts) == 4) && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
 		scopes, err := ParseScopes(parts[2])
 		if err != nil {
 			return tokenEntry{}, "", err
@@ -161,7 +170,14 @@ func parseTokenLine(s string) (tokenEntry, string, error) {
 		if err := checkToken(parts[1]); err != nil {
 			return tokenEntry{}, "", fmt.Errorf("token %q: %w", parts[0], err)
 		}
-		return tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}, "", nil
+		e := tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}
+		if len(parts) == 4 {
+			if !teamNameRE.MatchString(parts[3]) {
+				return tokenEntry{}, "", fmt.Errorf("token %q: the team name is letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", parts[0])
+			}
+			e.team = parts[3]
+		}
+		return e, "", nil
 	}
 	if err := checkToken(s); err != nil {
 		return tokenEntry{}, "", err
@@ -210,14 +226,16 @@ func LoadTokens(file, list string) (*Tokens, error) {
 }
 
 // splitTokenList splits SPARKPACK_TOKENS at commas, joining a scope name
-// back onto the name:token:scopes entry before it (a scope name is too
-// short to be a token, so this is unambiguous).
+// (or the last scope name and the team, scope:team) back onto the
+// name:token:scopes entry before it (a scope name is too short to be a
+// token, so this is unambiguous).
 func splitTokenList(list string) []string {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.TrimSpace(p)
 		if n := len(out); n > 0 && strings.Count(out[n-1], ":") == 2 {
-			if _, err := ParseScopes(p); err == nil {
+			scope, _, _ := strings.Cut(p, ":")
+			if _, err := ParseScopes(scope); err == nil {
 				out[n-1] += "," + p
 				continue
 			}
@@ -243,6 +261,9 @@ func (t *Tokens) Names() []string {
 	out := make([]string, len(t.entries))
 	for i, e := range t.entries {
 		out[i] = e.name + " (" + e.scopes.String() + ")"
+		if e.team != "" {
+			out[i] = e.name + " (" + e.scopes.String() + "; team " + e.team + ")"
+		}
 	}
 	return out
 }

@@ -77,6 +77,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	now := s.cfg.Now().UTC()
 	// The store computes the fingerprint as it encodes the spec.
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	p, _ := PrincipalFrom(r.Context())
+	job.Team = scheduler.TeamOf(p.Team, &spec)
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	var reject string
 	if s.cfg.Decide != nil {
@@ -90,7 +92,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
-	if p, _ := PrincipalFrom(r.Context()); s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
+	if s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
 		unlock := s.submitLocks.Lock(p.Name)
 		defer unlock()
 		if !s.underWaitingCap(ctx, w, r, p, spec.ID) {
@@ -293,10 +295,17 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 	var o store.ListOptions
 	for k := range q {
 		switch k {
-		case "state", "label", "limit", "cursor", "q":
+		case "state", "label", "limit", "cursor", "q", "team":
 		default:
-			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, limit, cursor, q)", k)
+			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, team, limit, cursor, q)", k)
 		}
+	}
+	if vs, ok := q["team"]; ok {
+		if len(vs) != 1 || len(vs[0]) > 256 {
+			return o, "team", fmt.Errorf("give one team filter (team=NAME; team= for jobs without a team), at most 256 bytes")
+		}
+		t := vs[0]
+		o.Team = &t
 	}
 	for _, v := range q["state"] {
 		for _, name := range strings.Split(v, ",") {

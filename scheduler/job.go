@@ -87,6 +87,10 @@ type Spec struct {
 // Job is a submitted job with its life so far.
 type Job struct {
 	Spec
+	// Team is the team the job counts against: the submitting token's
+	// team, else the job's "team" label ("" is the default team). Fixed at
+	// submission (TeamOf) and recorded with the job.
+	Team        string     `json:"team,omitempty"`
 	State       State      `json:"state"`
 	SubmittedAt time.Time  `json:"submittedAt"`
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
@@ -207,6 +211,20 @@ func FingerprintOf(specJSON []byte) string {
 
 // Role is the unique top-level Mesos role of a job.
 func Role(jobID string) string { return "sparkpack-job-" + jobID }
+
+// TeamLabel is the job label that names a job's team when the submitting
+// token has none.
+const TeamLabel = "team"
+
+// TeamOf is the team a job submitted by a token of team tokenTeam belongs
+// to: the token's team, else the job's "team" label, else "" (the default
+// team).
+func TeamOf(tokenTeam string, s *Spec) string {
+	if tokenTeam != "" {
+		return tokenTeam
+	}
+	return s.Labels[TeamLabel]
+}
 
 // IsDeadlineJob reports whether the job carries a deadline.
 func (j *Job) IsDeadlineJob() bool { return j.DeadlineAt != nil }
