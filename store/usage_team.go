@@ -1,5 +1,5 @@
 package store
 
-// teamSQL is the SQL expression of a job's team (jobs as j). Until the
-// team column exists (migration 0012, teams), the team label stands in.
-const teamSQL = "coalesce(j.labels->>'team', '')"
+// teamSQL is the SQL expression of a job's team (jobs as j; migration
+// 0012): '' is the default team, and a job pruned from jobs has no team.
+const teamSQL = "coalesce(j.team, '')"

@@ -32,6 +32,7 @@ func usageFixture(t *testing.T, s *Store) (a, b, c string) {
 			}
 		})
 		j.SubmittedAt = sub
+		j.Team = team
 		if _, _, err := s.CreateJob(ctx, j, ""); err != nil {
 			t.Fatal(err)
 		}
