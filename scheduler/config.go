@@ -110,6 +110,9 @@ type Config struct {
 	// other way (a powered-off agent must boot first); they also count
 	// when deciding whether a job could ever run here.
 	Standby Standby
+	// Budgets, if set, says which teams are held for their budget
+	// (budget.go): their waiting jobs wait with the reason.
+	Budgets BudgetHolds
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
 	// Observer hears what the core does (job changes, placements, passes,

@@ -130,6 +130,8 @@ type passInput struct {
 	// buf, if not nil, is where the decisions are written (from its
 	// start): a core reuses one across passes.
 	buf []decision
+	// budgetHeld: by team, why its jobs are held for its budget (budget.go).
+	budgetHeld map[string]string
 }
 
 // passOutput is what one pass decided.
@@ -275,6 +277,9 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
+	if p.budgetHold(e) {
+		return waited
+	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		if plan, ok := p.placeOnStandby(e); ok {
 			p.start(e, plan)

@@ -71,6 +71,7 @@ func (b *JobBuffer) Remove(id string) bool {
 type Entry struct {
 	ID          string
 	Name        string
+	Team        string
 	SubmittedAt time.Time
 	DeadlineAt  *time.Time
 	// EstimatedDurationSeconds is the job's estimate as submitted (zero
@@ -114,7 +115,7 @@ func NewEntry(j *Job) *Entry {
 	drv := j.DriverOrDefault()
 	return &Entry{
 		driverCPUs: float32(drv.Cores), driverMemMB: float32(drv.MemoryMB),
-		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
+		ID: j.ID, Name: j.Name, Team: j.Team, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		Demand: DemandOf(j), Preemptions: j.Preemptions,
 		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},
