@@ -79,6 +79,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	p, _ := PrincipalFrom(r.Context())
 	job.Team = scheduler.TeamOf(p.Team, &spec)
+	if s.cfg.BudgetRefusal != nil {
+		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused {
+			writeError(w, http.StatusForbidden, "team", msg)
+			return scheduler.Job{}, false, false
+		}
+	}
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	var reject string
 	if s.cfg.Decide != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )
@@ -78,6 +79,13 @@ type Config struct {
 	Broker *Broker
 	// Usage, if set, serves GET /api/v1/usage (usage.go) from stored facts.
 	Usage UsageSource
+	// BudgetRefusal, if set, says whether a new job of a team is refused
+	// because the team spent its budget (budget-action reject), and why:
+	// the submission is answered 403 naming the budget, field "team".
+	BudgetRefusal func(team string) (string, bool)
+	// Budgets, if set, gives every budgeted team's spend against its
+	// budget, shown with GET /api/v1/usage?by=team.
+	Budgets func() []chargeback.Verdict
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
 	// Preview, if set, serves POST /api/v1/plan (with the views: a

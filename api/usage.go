@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -27,6 +28,9 @@ type UsageView struct {
 	To          time.Time        `json:"to"`
 	StepSeconds float64          `json:"stepSeconds"`
 	Rows        []store.UsageRow `json:"rows"`
+	// Budgets (by=team, when budgets are set): each budgeted team's spend
+	// in its current period against its budget, as last weighed.
+	Budgets []chargeback.Verdict `json:"budgets,omitempty"`
 }
 
 // Usage windows: at most MaxUsagePeriods periods, steps of whole minutes
@@ -140,7 +144,11 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		writeUsageCSV(w, by, rows)
 		return
 	}
-	writeJSON(w, http.StatusOK, UsageView{By: by, From: q.From, To: q.To, StepSeconds: step.Seconds(), Rows: rows})
+	v := UsageView{By: by, From: q.From, To: q.To, StepSeconds: step.Seconds(), Rows: rows}
+	if s.cfg.Budgets != nil && q.By == store.UsageByTeam {
+		v.Budgets = s.cfg.Budgets()
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // wantsCSV: the client's Accept lists text/csv before (or without)

@@ -125,3 +125,24 @@ func TestUsageJSONAndCSV(t *testing.T) {
 		t.Fatalf("idle row %v", r)
 	}
 }
+
+// TestBudgetRefusal: a team over a reject budget has its new jobs refused
+// with 403 naming the budget; other teams submit as before.
+func TestBudgetRefusal(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.BudgetRefusal = func(team string) (string, bool) {
+			if team == "analytics" {
+				return "team analytics is over its daily budget $50.00: it spent $52.13", true
+			}
+			return "", false
+		}
+	})
+	resp, body := e.post(t, goodJob) // labels team=analytics
+	if resp.StatusCode != http.StatusForbidden || body["field"] != "team" || !strings.Contains(body["error"].(string), "daily budget $50.00") {
+		t.Fatalf("over budget: %d %v", resp.StatusCode, body)
+	}
+	resp, body = e.post(t, withField(goodJob, "labels", map[string]string{"team": "search"}))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("another team: %d %v", resp.StatusCode, body)
+	}
+}

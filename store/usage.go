@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -229,4 +230,36 @@ func (s *Store) scanUsage(ctx context.Context, query string, args []any, f func(
 		}
 	}
 	return rows.Err()
+}
+
+// TeamSpend is what each team's jobs were attributed (the cost ledger)
+// since dayStart and since monthStart: the spend budgets are weighed
+// against (package chargeback).
+func (s *Store) TeamSpend(ctx context.Context, dayStart, monthStart time.Time) (map[string]chargeback.Spend, error) {
+	since := dayStart
+	if monthStart.Before(since) {
+		since = monthStart
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT j.team,
+			coalesce(sum(l.cost_usd) FILTER (WHERE l.bucket >= $1), 0),
+			coalesce(sum(l.cost_usd) FILTER (WHERE l.bucket >= $2), 0)
+		FROM cost_ledger l JOIN jobs j ON j.id = l.job_id
+		WHERE l.bucket >= $3 GROUP BY j.team`, dayStart, monthStart, since)
+	if err != nil {
+		return nil, fmt.Errorf("read the teams' spend: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]chargeback.Spend{}
+	for rows.Next() {
+		var team string
+		var sp chargeback.Spend
+		if err := rows.Scan(&team, &sp.DayUSD, &sp.MonthUSD); err != nil {
+			return nil, fmt.Errorf("read the teams' spend: %w", err)
+		}
+		out[team] = sp
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the teams' spend: %w", err)
+	}
+	return out, nil
 }

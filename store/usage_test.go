@@ -183,3 +183,25 @@ func TestUsageByJobAndLabel(t *testing.T) {
 		t.Error("an empty window was accepted")
 	}
 }
+
+func TestTeamSpend(t *testing.T) {
+	s, _ := openStore(t)
+	usageFixture(t, s)
+	day := time.Date(2026, 11, 26, 10, 30, 0, 0, time.UTC) // a "day" starting 10:30 for the test
+	month := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	spend, err := s.TeamSpend(context.Background(), day, month)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a: $2 at 10:30 and $4 at 11:10 since 10:30, $7 in the month; b: $3;
+	// idle and the pruned job belong to no team.
+	if a := spend["a"]; a.DayUSD != 6 || a.MonthUSD != 7 {
+		t.Errorf("a %+v, want $6 today and $7 this month", a)
+	}
+	if b := spend["b"]; b.DayUSD != 3 || b.MonthUSD != 3 {
+		t.Errorf("b %+v", b)
+	}
+	if len(spend) != 2 {
+		t.Errorf("spend %+v, want teams a and b only", spend)
+	}
+}

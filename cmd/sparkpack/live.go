@@ -53,6 +53,8 @@ type mesosConfig struct {
 	confirm       time.Duration
 	power         powerConfig
 	preempt       preemptConfig
+	// budgets, if set, holds the teams over their budget (chargeback).
+	budgets scheduler.BudgetHolds
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -181,6 +183,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		PreemptProtect: mc.preempt.protect, PreemptMaxShare: mc.preempt.maxShare, MaxPreemptions: mc.preempt.max,
 		Provisioner: provisioner,
 		Standby:     standby,
+		Budgets:     mc.budgets,
 		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},

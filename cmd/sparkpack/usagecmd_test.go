@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
@@ -86,7 +87,7 @@ func TestCLIUsage(t *testing.T) {
 }
 
 // startServeOn runs serve (API and store, no Mesos) on dbURL.
-func startServeOn(t *testing.T, dbURL string) string {
+func startServeOn(t *testing.T, dbURL string, mod ...func(*serveConfig)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,9 +98,11 @@ func startServeOn(t *testing.T, dbURL string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, serveConfig{databaseURL: dbURL, listen: ln.Addr().String(), policy: "bfd", logLevel: "info", shutdownTimeout: 5 * time.Second}, log, ln, ready)
-	}()
+	c := serveConfig{databaseURL: dbURL, listen: ln.Addr().String(), policy: "bfd", logLevel: "info", shutdownTimeout: 5 * time.Second}
+	for _, m := range mod {
+		m(&c)
+	}
+	go func() { done <- serve(ctx, c, log, ln, ready) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -115,4 +118,59 @@ func startServeOn(t *testing.T, dbURL string) string {
 		t.Fatal("serve did not start")
 	}
 	return ""
+}
+
+// TestServeTeamBudgets: with --team-budgets, a team whose attributed cost
+// today passed its reject budget has its new jobs refused (403 naming the
+// budget, as the CLI shows it), another team submits, and usage by team
+// shows the budgets.
+func TestServeTeamBudgets(t *testing.T) {
+	dbURL := pgtest.URL(t)
+	budgets, err := chargeback.ParseStatic("analytics=1/day:reject,search=100/day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := startServeOn(t, dbURL, func(c *serveConfig) { c.budgets = budgets })
+	sub := func(team string) (int, string, string) {
+		return runCmd(t, append(append([]string{"submit", "--server", server, "-o", "name"}, jobFlags...), "--executor-memory", "1g", "--label", "team="+team)...)
+	}
+	code, out, errOut := sub("analytics")
+	if code != 0 {
+		t.Fatalf("submit before any spend: %d %q %q", code, out, errOut)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	st, err := store.Open(context.Background(), dbURL, store.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SaveCost(context.Background(), "6f1c4d4e-0000-4000-8000-000000000002", 2, []scheduler.LedgerEntry{
+		{Bucket: time.Now().UTC().Truncate(time.Minute), JobID: strings.TrimSpace(out), Usage: scheduler.Usage{CostUSD: 2}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The tracker reads the spend every few seconds.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		code, out, errOut = sub("analytics")
+		if code != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("analytics spent $2 of a $1 reject budget, yet its jobs are still accepted (%q)", out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !strings.Contains(errOut, "team analytics is over its daily budget $1.00") {
+		t.Fatalf("refusal: %q", errOut)
+	}
+	if code, out, errOut := sub("search"); code != 0 {
+		t.Fatalf("another team's submission: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = runCmd(t, "usage", "--server", server, "-o", "json")
+	var v api.UsageView
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || len(v.Budgets) != 2 || !v.Budgets[0].Over || v.Budgets[1].Over || v.Budgets[1].LeftUSD != 100 {
+		t.Fatalf("usage budgets: %d %q", code, out)
+	}
 }
