@@ -263,3 +263,33 @@ func (s *Store) TeamSpend(ctx context.Context, dayStart, monthStart time.Time) (
 	}
 	return out, nil
 }
+
+// TeamTotals is what the whole ledger attributed to each team (a job pruned
+// from jobs counts for no team: ""), and the idle remainder.
+func (s *Store) TeamTotals(ctx context.Context) (map[string]scheduler.Usage, float64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT l.job_id = $1, coalesce(j.team, ''), sum(l.cost_usd), sum(l.cpu_seconds), sum(l.mem_mb_seconds)
+		FROM cost_ledger l LEFT JOIN jobs j ON j.id = l.job_id GROUP BY 1, 2`, IdleJobID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sum the cost ledger by team: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]scheduler.Usage{}
+	idle := 0.0
+	for rows.Next() {
+		var isIdle bool
+		var team string
+		var u scheduler.Usage
+		if err := rows.Scan(&isIdle, &team, &u.CostUSD, &u.CPUSeconds, &u.MemMBSeconds); err != nil {
+			return nil, 0, fmt.Errorf("sum the cost ledger by team: %w", err)
+		}
+		if isIdle {
+			idle += u.CostUSD
+			continue
+		}
+		out[team] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sum the cost ledger by team: %w", err)
+	}
+	return out, idle, nil
+}

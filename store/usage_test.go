@@ -205,3 +205,15 @@ func TestTeamSpend(t *testing.T) {
 		t.Errorf("spend %+v, want teams a and b only", spend)
 	}
 }
+
+func TestTeamTotals(t *testing.T) {
+	s, _ := openStore(t)
+	usageFixture(t, s)
+	totals, idle, err := s.TeamTotals(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if totals["a"].CostUSD != 7 || totals["b"].CostUSD != 3 || totals["b"].CPUSeconds != 7200 || totals[""].CostUSD != 0.125 || idle != 0.75 {
+		t.Fatalf("totals %+v idle %v; want a $7, b $3 (7200 cpu-s), no team $0.125 (pruned), idle $0.75", totals, idle)
+	}
+}

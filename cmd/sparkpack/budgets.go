@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/chargeback"
+	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -30,4 +33,33 @@ func budgetRefusal(t *chargeback.Tracker) func(team string) (string, bool) {
 		}
 		return v.Refusal(), true
 	}
+}
+
+// teamMetrics is metrics.TeamSource from the store and the budgets.
+type teamMetrics struct {
+	st      *store.Store
+	budgets *chargeback.Tracker // nil without budgets
+}
+
+func (t teamMetrics) TeamTotals(ctx context.Context) (map[string]metrics.TeamTotal, float64, error) {
+	totals, idle, err := t.st.TeamTotals(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make(map[string]metrics.TeamTotal, len(totals))
+	for team, u := range totals {
+		out[team] = metrics.TeamTotal{CostUSD: u.CostUSD, CPUSeconds: u.CPUSeconds, MemMBSeconds: u.MemMBSeconds}
+	}
+	return out, idle, nil
+}
+
+func (t teamMetrics) TeamBudgets() map[string]metrics.TeamBudget {
+	if t.budgets == nil {
+		return nil
+	}
+	out := map[string]metrics.TeamBudget{}
+	for _, v := range t.budgets.Verdicts() {
+		out[v.Team] = metrics.TeamBudget{BudgetUSD: v.Budget.USD, SpentUSD: v.SpentUSD, Held: v.Over}
+	}
+	return out
 }

@@ -298,6 +298,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	if budgets != nil {
 		c.mesos.budgets, acfg.BudgetRefusal, acfg.Budgets = budgets, budgetRefusal(budgets), budgets.Verdicts
 	}
+	m.WatchTeams(teamMetrics{st: st, budgets: budgets}, metrics.DefaultTeamSeries)
 	if c.mesos.master != "" {
 		scheme := "http"
 		if certs != nil {
