@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"sort"
 	"testing"
 	"time"
@@ -119,5 +121,70 @@ func TestE2ETeamBills(t *testing.T) {
 		if math.Abs(jobs-teams[team]) > 1e-6*teams[team] {
 			t.Errorf("team %s: its jobs' costUSD add up to $%v, its bill is $%v", team, jobs, teams[team])
 		}
+	}
+}
+
+// TestCostAttributionSurvivesARestart: a job's attributed cost and the
+// split of the meter into jobs and idle are the same after a restart (the
+// ledger is saved with the meter's total), read from the store by the new
+// instance.
+func TestCostAttributionSurvivesARestart(t *testing.T) {
+	emu := startEmulator(t, mesossim.Config{})
+	db := e2eDB(t)
+	sp := startSparkpack(t, emu.URL, db)
+	id := submit(t, sp.API, sparkJob("attributed", 2, 2, 2048, 60))
+	waitState(t, sp.API, id, 60*time.Second, "FINISHED")
+	type costView struct {
+		TotalUSD           float64  `json:"totalUSD"`
+		BurnRateUSDPerHour float64  `json:"burnRateUSDPerHour"`
+		JobsUSD            *float64 `json:"jobsUSD"`
+		IdleUSD            *float64 `json:"idleUSD"`
+	}
+	type jobCost struct {
+		CostUSD *float64 `json:"costUSD"`
+	}
+	var before costView
+	var job jobCost
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		getJSON(t, sp.API+"/api/v1/cost", &before)
+		getJSON(t, sp.API+"/api/v1/jobs/"+id, &job)
+		if before.BurnRateUSDPerHour == 0 && job.CostUSD != nil && *job.CostUSD > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job ended, yet the meter burns $%v/h and the job's cost is %v", before.BurnRateUSDPerHour, job.CostUSD)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	sp.stop()
+
+	sp2 := startSparkpack(t, emu.URL, db)
+	var after costView
+	var job2 jobCost
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		// 503 until the restarted instance leads.
+		if resp, err := http.Get(sp2.API + "/api/v1/cost"); err == nil {
+			if resp.StatusCode == 200 {
+				json.NewDecoder(resp.Body).Decode(&after)
+			}
+			resp.Body.Close()
+		}
+		getJSON(t, sp2.API+"/api/v1/jobs/"+id, &job2)
+		if after.JobsUSD != nil && after.TotalUSD >= before.TotalUSD && job2.CostUSD != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a restart: cost %+v, job cost %v", after, job2.CostUSD)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if math.Abs(*job2.CostUSD-*job.CostUSD) > 1e-9 {
+		t.Errorf("the job's cost was $%v, after a restart $%v", *job.CostUSD, *job2.CostUSD)
+	}
+	if math.Abs(*after.JobsUSD-*before.JobsUSD) > 1e-9 || math.Abs(*after.JobsUSD+*after.IdleUSD-after.TotalUSD) > 1e-9 {
+		t.Errorf("before: jobs $%v idle $%v total $%v; after: jobs $%v idle $%v total $%v",
+			*before.JobsUSD, *before.IdleUSD, before.TotalUSD, *after.JobsUSD, *after.IdleUSD, after.TotalUSD)
 	}
 }
