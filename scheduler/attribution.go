@@ -175,20 +175,19 @@ func (at *attribution) entry(bucket time.Time, job string) *Usage {
 	return u
 }
 
-func sameShares(a, b []jobShare) bool {
-	return slices.Equal(a, b)
-}
-
-// setSharesLocked changes what an agent's cost is split by, from t.
-func (m *CostMeter) setSharesLocked(t time.Time, a *agentMeter, s []jobShare) {
-	if sameShares(a.shares, s) {
+// observeHoldingsLocked changes what agent am's cost is split by, from t,
+// when its jobs' holdings (or its size) changed. Unchanged, the common
+// case at every pass, it allocates nothing.
+func (m *CostMeter) observeHoldingsLocked(t time.Time, am *agentMeter, a placement.Agent, holds []placement.Holding) {
+	if am.sizeCPUs == a.CPUs && am.sizeMemMB == a.MemMB && slices.Equal(am.holds, holds) {
 		return
 	}
 	if t.Before(m.last) {
 		t = m.last
 	}
-	m.accrueLocked(a, t)
-	a.shares = s
+	m.accrueLocked(am, t)
+	am.holds, am.sizeCPUs, am.sizeMemMB = holds, a.CPUs, a.MemMB
+	am.shares = sharesOf(a, holds)
 }
 
 // Checkpoint attributes every active agent's time up to t and returns the

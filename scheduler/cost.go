@@ -50,6 +50,9 @@ type agentMeter struct {
 	// how far the agent's time was attributed.
 	shares []jobShare
 	mark   time.Time
+	// What shares were computed from.
+	holds               []placement.Holding
+	sizeCPUs, sizeMemMB float64
 }
 
 // CostMeter implements thesis eq. 4.11: the cost of a run is, per agent,
@@ -177,7 +180,7 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	for _, a := range s.Agents {
 		seen[a.ID] = true
 		changed := m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active)
-		m.setSharesLocked(t, m.agents[a.ID], sharesOf(a, s.Holdings[a.ID]))
+		m.observeHoldingsLocked(t, m.agents[a.ID], a, s.Holdings[a.ID])
 		if changed {
 			if a.Active {
 				wentActive = append(wentActive, a.ID)
@@ -190,7 +193,7 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	for _, id := range slices.Clone(m.sortedLocked()) {
 		if !seen[id] && m.agents[id].active {
 			m.setLocked(t, id, 0, false)
-			m.agents[id].shares = nil
+			m.agents[id].shares, m.agents[id].holds = nil, nil
 			wentIdle = append(wentIdle, id)
 		}
 	}
