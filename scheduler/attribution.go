@@ -251,15 +251,19 @@ func (m *CostMeter) ForgetBefore(t time.Time) {
 // Attributed is what the meter attributed to each job since it started
 // (up to t, open intervals included) and the idle remainder. A job that
 // ended and was forgotten (ForgetBefore) is absent. With ids, only those
-// jobs are returned.
+// jobs are returned, as of the meter's last look at their agents (a
+// change of what they hold, or a Checkpoint: the API's job views must not
+// cost a walk over every agent).
 func (m *CostMeter) Attributed(t time.Time, ids ...string) (map[string]Usage, float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if t.Before(m.last) {
 		t = m.last
 	}
-	for _, id := range m.sortedLocked() {
-		m.accrueLocked(m.agents[id], t)
+	if len(ids) == 0 {
+		for _, id := range m.sortedLocked() {
+			m.accrueLocked(m.agents[id], t)
+		}
 	}
 	at := m.attr()
 	if len(ids) > 0 {
