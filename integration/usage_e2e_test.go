@@ -72,7 +72,7 @@ func TestE2ETeamBills(t *testing.T) {
 				teams[r.Group] += r.CostUSD
 			}
 		}
-		if cost.BurnRateUSDPerHour == 0 && cost.TotalUSD > 0 && math.Abs(sum-cost.TotalUSD) <= 1e-9*cost.TotalUSD {
+		if cost.BurnRateUSDPerHour == 0 && cost.TotalUSD > 0 && math.Abs(sum-cost.TotalUSD) <= 1e-6*cost.TotalUSD {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -80,7 +80,7 @@ func TestE2ETeamBills(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if cost.JobsUSD == nil || cost.IdleUSD == nil || math.Abs(*cost.JobsUSD+*cost.IdleUSD-cost.TotalUSD) > 1e-9*cost.TotalUSD {
+	if cost.JobsUSD == nil || cost.IdleUSD == nil || math.Abs(*cost.JobsUSD+*cost.IdleUSD-cost.TotalUSD) > 1e-6*cost.TotalUSD {
 		t.Fatalf("/api/v1/cost: jobs %v + idle %v != total %v", cost.JobsUSD, cost.IdleUSD, cost.TotalUSD)
 	}
 	bill := emulatorBill(t, emu.URL)
@@ -180,10 +180,10 @@ func TestCostAttributionSurvivesARestart(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if math.Abs(*job2.CostUSD-*job.CostUSD) > 1e-9 {
+	if math.Abs(*job2.CostUSD-*job.CostUSD) > 1e-6**job.CostUSD {
 		t.Errorf("the job's cost was $%v, after a restart $%v", *job.CostUSD, *job2.CostUSD)
 	}
-	if math.Abs(*after.JobsUSD-*before.JobsUSD) > 1e-9 || math.Abs(*after.JobsUSD+*after.IdleUSD-after.TotalUSD) > 1e-9 {
+	if math.Abs(*after.JobsUSD-*before.JobsUSD) > 1e-6**before.JobsUSD || math.Abs(*after.JobsUSD+*after.IdleUSD-after.TotalUSD) > 1e-6*after.TotalUSD {
 		t.Errorf("before: jobs $%v idle $%v total $%v; after: jobs $%v idle $%v total $%v",
 			*before.JobsUSD, *before.IdleUSD, before.TotalUSD, *after.JobsUSD, *after.IdleUSD, after.TotalUSD)
 	}
