@@ -26,8 +26,9 @@ type JobView struct {
 	Events    []store.Event        `json:"events,omitempty"`
 	// DriverCommand is the spark-submit argument vector of the driver.
 	DriverCommand []string `json:"driverCommand,omitempty"`
-	// CostUSD is the job's share of what its agents cost while it ran
-	// (Config.JobCost); absent when unknown or the job never ran.
+	// CostUSD is the job's attributed cost: its share (by dominant share
+	// of cpus or memory held) of what its agents cost while it held them
+	// (Config.JobCosts); absent when unknown or the job never held any.
 	CostUSD *float64 `json:"costUSD,omitempty"`
 	// PredictedSeconds and PredictedP90Seconds are the run time the
 	// performance model predicted for the job (Config.JobPrediction),
@@ -94,6 +95,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	p, _ := PrincipalFrom(r.Context())
 	job.Team = scheduler.TeamOf(p.Team, &spec)
+	if s.cfg.BudgetRefusal != nil {
+		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused {
+			writeError(w, http.StatusForbidden, "team", msg)
+			return scheduler.Job{}, false, false
+		}
+	}
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	if spec.AutoExecutors() {
 		// The fingerprint is the body's as sent ("auto"), so that sending
@@ -262,8 +269,10 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 	if s.cfg.DriverCommand != nil {
 		v.DriverCommand = s.cfg.DriverCommand(job)
 	}
-	if s.cfg.JobCost != nil {
-		v.CostUSD = s.cfg.JobCost(job, pl)
+	if s.cfg.JobCosts != nil {
+		if usd, ok := s.cfg.JobCosts(ctx, []string{id})[id]; ok {
+			v.CostUSD = &usd
+		}
 	}
 	s.predictionFields(&v)
 	return v, nil
@@ -301,6 +310,10 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list placements", err)
 		return
 	}
+	var costs map[string]float64
+	if s.cfg.JobCosts != nil {
+		costs = s.cfg.JobCosts(ctx, ids)
+	}
 	out := ListResponse{Jobs: make([]JobView, 0, len(jobs)), Next: next}
 	for _, j := range jobs {
 		pl := placements[j.ID]
@@ -308,8 +321,8 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 			pl = []store.PlacementRow{}
 		}
 		v := JobView{Job: j, Placement: pl}
-		if s.cfg.JobCost != nil {
-			v.CostUSD = s.cfg.JobCost(j, pl)
+		if usd, ok := costs[j.ID]; ok {
+			v.CostUSD = &usd
 		}
 		out.Jobs = append(out.Jobs, v)
 	}

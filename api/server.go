@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 	"github.com/sparkpack/sparkpack/teams"
@@ -74,12 +75,22 @@ type Config struct {
 	// DriverCommand, if set, gives a job's spark-submit argument vector
 	// for GET /api/v1/jobs/{id}.
 	DriverCommand func(scheduler.Job) []string
-	// JobCost, if set, gives a job's share of the cluster cost (nil when
-	// unknown), shown as costUSD.
-	JobCost func(scheduler.Job, []store.PlacementRow) *float64
+	// JobCosts, if set, gives the jobs' attributed costs (the cost meter's
+	// ledger: their share of the agents they held while they held them),
+	// shown as costUSD; a job absent from the answer shows none.
+	JobCosts func(ctx context.Context, ids []string) map[string]float64
 	// Broker, if set, streams live updates at /api/v1/events; the API
 	// publishes a "job" event for every job it creates or cancels.
 	Broker *Broker
+	// Usage, if set, serves GET /api/v1/usage (usage.go) from stored facts.
+	Usage UsageSource
+	// BudgetRefusal, if set, says whether a new job of a team is refused
+	// because the team spent its budget (budget-action reject), and why:
+	// the submission is answered 403 naming the budget, field "team".
+	BudgetRefusal func(team string) (string, bool)
+	// Budgets, if set, gives every budgeted team's spend against its
+	// budget, shown with GET /api/v1/usage?by=team.
+	Budgets func() []chargeback.Verdict
 	// Views, if set, serves /api/v1/cluster, /api/v1/queues and /api/v1/cost.
 	Views Views
 	// Preview, if set, serves POST /api/v1/plan (with the views: a
@@ -171,6 +182,9 @@ func New(cfg Config) *Server {
 	r.HandleFunc("/api/v1/jobs", s.reading(withQuery(listJobParams, s.listJobs))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.reading(withQuery(noParams, s.getJob))).Methods(http.MethodGet)
 	r.HandleFunc("/api/v1/jobs/{id}", s.require(ScopeCancel, withQuery(noParams, s.deleteJob))).Methods(http.MethodDelete)
+	if cfg.Usage != nil {
+		r.HandleFunc("/api/v1/usage", s.reading(withQuery(usageParams, s.usage))).Methods(http.MethodGet)
+	}
 	if cfg.Views != nil || cfg.Broker != nil || cfg.Leader != nil || cfg.Logs != nil || cfg.Preview != nil {
 		s.MountViews(r, cfg.Views, cfg.Broker)
 	}

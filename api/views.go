@@ -137,6 +137,13 @@ type CostView struct {
 	Bill *BillView `json:"bill,omitempty"`
 	// Deadlines counts the deadline jobs that ended, by outcome.
 	Deadlines *DeadlineCounts `json:"deadlines,omitempty"`
+	// JobsUSD is the part of TotalUSD attributed to jobs (the sum of the
+	// jobs' costUSD) and IdleUSD the rest: what active agents cost beyond
+	// the jobs' shares of them (and what was metered before attribution
+	// existed). JobsUSD + IdleUSD = TotalUSD. Absent when the ledger
+	// cannot be read.
+	JobsUSD *float64 `json:"jobsUSD,omitempty"`
+	IdleUSD *float64 `json:"idleUSD,omitempty"`
 }
 
 // BillView is the provider's bill next to sparkpack's own meter.

@@ -197,6 +197,7 @@ func (m *Master) applyReserveLocked(fw *framework, ag *agent, offerRole string, 
 		*pool = pool.minus(p.res).plus(plain)
 		ag.total = ag.total.minus(p.res).plus(plain)
 	}
+	m.activeCheckLocked(ag)
 	m.log.WithFields(logrus.Fields{"framework": fw.id, "agent": ag.id}).Infof("applied %s of %s", kind, p.res)
 	if op.ID != nil {
 		m.operationFinishedLocked(fw, op.ID.Value, ag)

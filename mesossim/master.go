@@ -221,7 +221,8 @@ type Master struct {
 	wg        sync.WaitGroup
 	started   bool
 
-	bill   map[string]*billEntry // power.go
+	bill   map[string]*billEntry   // power.go
+	active map[string]*activeEntry // activebill.go
 	bornAt time.Time
 	// launches counts the tasks launched, by framework/task id (tests
 	// check that no task was launched twice).

@@ -289,6 +289,7 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 	} else {
 		ag.total = ag.total.minus(p.res).plus(p.res.stripReservations())
 	}
+	m.activeCheckLocked(ag)
 	m.log.WithFields(logrus.Fields{"agent": agentID, "resources": p.res.String()}).Infof("operator %s", kind)
 	m.kickAgentLocked(ag)
 	return nil

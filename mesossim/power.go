@@ -91,6 +91,9 @@ type Bill struct {
 	// AlwaysOnUSD: the same agents over the same time, never off.
 	AlwaysOnUSD float64     `json:"alwaysOnUSD"`
 	Agents      []AgentBill `json:"agents"`
+	// ActiveUSD: every agent billed only while it held a dynamic
+	// reservation or ran a task (activebill.go).
+	ActiveUSD float64 `json:"activeUSD"`
 }
 
 // Bill returns the bill so far (GET /sim/bill).
@@ -99,7 +102,7 @@ func (m *Master) Bill() Bill {
 	defer m.mu.Unlock()
 	now := time.Now()
 	sim := func(d time.Duration) float64 { return d.Seconds() / m.cfg.TimeScale }
-	out := Bill{Seconds: sim(now.Sub(m.bornAt))}
+	out := Bill{Seconds: sim(now.Sub(m.bornAt)), ActiveUSD: m.activeUSDLocked(now, sim)}
 	ids := make([]string, 0, len(m.bill))
 	for id := range m.bill {
 		ids = append(ids, id)

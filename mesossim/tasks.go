@@ -20,6 +20,7 @@ func (m *Master) launchTaskLocked(t *task) {
 	ag.used = ag.used.plus(t.res)
 	ag.tasks[t] = true
 	t.fw.tasks[t.id] = t
+	m.activeCheckLocked(ag)
 	m.launches[t.fw.id+"/"+t.id]++
 	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "agent": ag.id, "resources": t.res.String()}).Info("task launched")
 	m.publishTaskLocked(t)
@@ -305,6 +306,7 @@ func (m *Master) releaseTaskLocked(t *task) {
 	}
 	t.released = true
 	t.agent.used = t.agent.used.minus(t.res)
+	m.activeCheckLocked(t.agent)
 	m.log.WithFields(logrus.Fields{"framework": t.fw.id, "task": t.id, "state": t.state.String()}).Info("task terminal")
 	if t.spark != nil {
 		m.sparkDriverEndedLocked(t.spark)

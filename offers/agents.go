@@ -282,6 +282,12 @@ func Snapshot(agents []Agent) placement.Snapshot {
 	s := placement.Snapshot{Agents: make([]placement.Agent, 0, len(agents))}
 	for _, a := range agents {
 		s.Agents = append(s.Agents, snapshotAgent(a))
+		for _, h := range holdingsOf(a) {
+			if s.Holdings == nil {
+				s.Holdings = map[string][]placement.Holding{}
+			}
+			s.Holdings[a.ID] = append(s.Holdings[a.ID], h)
+		}
 	}
 	return s
 }
@@ -299,6 +305,33 @@ func snapshotAgent(a Agent) placement.Agent {
 		Location:             a.Location,
 		Active:               a.HasOurWork(),
 	}
+}
+
+// holdingsOf sums what each job holds on the agent: its reservations and
+// its driver (in the order they are listed).
+func holdingsOf(a Agent) []placement.Holding {
+	if !a.HasOurWork() {
+		return nil
+	}
+	var out []placement.Holding
+	at := map[string]int{}
+	add := func(job string, cpus, mem float64) {
+		i, ok := at[job]
+		if !ok {
+			i = len(out)
+			at[job] = i
+			out = append(out, placement.Holding{JobID: job})
+		}
+		out[i].CPUs += cpus
+		out[i].MemMB += mem
+	}
+	for _, r := range a.Reservations {
+		add(r.JobID, r.CPUs, r.MemMB)
+	}
+	for _, d := range a.Drivers {
+		add(d.JobID, d.CPUs, d.MemMB)
+	}
+	return out
 }
 
 // forUnreserve returns reserved resources as UNRESERVE wants them: the

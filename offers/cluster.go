@@ -146,8 +146,11 @@ type Cluster struct {
 	version uint64
 	viewVer uint64
 	view    []AgentState
-	// snapBase is Snapshot(snapOf), snapOf the agents of the last refresh.
+	// snapBase is Snapshot(snapOf), snapOf the agents of the last refresh;
+	// snapHold its holdings (what each job holds per agent, for the cost
+	// meter's attribution).
 	snapBase []placement.Agent
+	snapHold map[string][]placement.Holding
 	snapOf   []Agent
 
 	// converted: the agents of the last refresh by sum, reused by the next

@@ -3,6 +3,7 @@ package offers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -32,12 +33,21 @@ func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 	// refresh; a snapshot is a copy with the agents live plans and drivers
 	// change converted again.
 	if len(c.agents) != len(c.snapBase) || len(c.agents) > 0 && &c.agents[0] != &c.snapOf[0] {
-		c.snapBase, c.snapOf = Snapshot(c.agents).Agents, c.agents
+		base := Snapshot(c.agents)
+		c.snapBase, c.snapHold, c.snapOf = base.Agents, base.Holdings, c.agents
 	}
 	ov := c.overlayPatchLocked()
-	snap := placement.Snapshot{Agents: slices.Clone(c.snapBase)}
+	snap := placement.Snapshot{Agents: slices.Clone(c.snapBase), Holdings: maps.Clone(c.snapHold)}
 	for i, a := range ov.patch {
 		snap.Agents[i] = snapshotAgent(*a)
+		if h := holdingsOf(*a); len(h) > 0 {
+			if snap.Holdings == nil {
+				snap.Holdings = map[string][]placement.Holding{}
+			}
+			snap.Holdings[a.ID] = h
+		} else {
+			delete(snap.Holdings, a.ID)
+		}
 	}
 	if c.cfg.Unavailable != nil {
 		for i := range snap.Agents {

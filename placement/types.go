@@ -43,6 +43,17 @@ type Agent struct {
 // Snapshot is a consistent view of the cluster at one instant.
 type Snapshot struct {
 	Agents []Agent
+	// Holdings, when the cluster knows them, lists by agent id what each
+	// job holds there (its reservations and its driver). Policies ignore
+	// it; the scheduler's cost meter splits an agent's cost by it.
+	Holdings map[string][]Holding
+}
+
+// Holding is what one job holds on one agent.
+type Holding struct {
+	JobID string
+	CPUs  float64
+	MemMB float64
 }
 
 // Demand is what one job asks for. All executors of a job are identical.

@@ -111,6 +111,9 @@ type Config struct {
 	// other way (a powered-off agent must boot first); they also count
 	// when deciding whether a job could ever run here.
 	Standby Standby
+	// Budgets, if set, says which teams are held for their budget
+	// (budget.go): their waiting jobs wait with the reason.
+	Budgets BudgetHolds
 	// Log receives structured logs; default logrus.StandardLogger().
 	Log logrus.FieldLogger
 	// Model, if set, is the learned run-time model the pass asks for

@@ -267,6 +267,20 @@ func (c *Core) CostMeter() *CostMeter { return c.cost }
 // Cost is the cluster cost so far (for GET /api/v1/cost).
 func (c *Core) Cost() CostReport { return c.cost.Report(c.clock.Now()) }
 
+// CostCheckpoint is the meter's total now with what it attributed, to
+// save together (CostMeter.Checkpoint).
+func (c *Core) CostCheckpoint() (time.Time, float64, []LedgerEntry) {
+	now := c.clock.Now()
+	total, entries := c.cost.Checkpoint(now)
+	return now, total, entries
+}
+
+// Attributed is what the meter attributed to the given jobs so far in this
+// term and its idle remainder (CostMeter.Attributed).
+func (c *Core) Attributed(ids ...string) (map[string]Usage, float64) {
+	return c.cost.Attributed(c.clock.Now(), ids...)
+}
+
 func (c *Core) wake() {
 	select {
 	case c.kick <- struct{}{}:

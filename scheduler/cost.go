@@ -46,6 +46,13 @@ type agentMeter struct {
 	active bool
 	since  time.Time     // start of the current active interval
 	closed time.Duration // active time of finished intervals
+	// Attribution (attribution.go): the jobs the cost is split among, and
+	// how far the agent's time was attributed.
+	shares []jobShare
+	mark   time.Time
+	// What shares were computed from.
+	holds               []placement.Holding
+	sizeCPUs, sizeMemMB float64
 }
 
 // CostMeter implements thesis eq. 4.11: the cost of a run is, per agent,
@@ -62,6 +69,7 @@ type CostMeter struct {
 	unsorted  bool // order has new agents at its end (see sortedLocked)
 	series    []CostPoint
 	MaxPoints int // 0 means DefaultCostSeriesPoints
+	at        *attribution
 }
 
 // NewCostMeter starts metering at start with every agent idle.
@@ -130,7 +138,9 @@ func (m *CostMeter) setLocked(t time.Time, id string, price int64, active bool) 
 	if active {
 		a.price = price
 		a.since = t
+		a.mark = t
 	} else {
+		m.accrueLocked(a, t)
 		a.closed += t.Sub(a.since)
 	}
 	a.active = active
@@ -169,7 +179,9 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	seen := make(map[string]bool, len(s.Agents))
 	for _, a := range s.Agents {
 		seen[a.ID] = true
-		if m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active) {
+		changed := m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active)
+		m.observeHoldingsLocked(t, m.agents[a.ID], a, s.Holdings[a.ID])
+		if changed {
 			if a.Active {
 				wentActive = append(wentActive, a.ID)
 			} else {
@@ -181,6 +193,7 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	for _, id := range slices.Clone(m.sortedLocked()) {
 		if !seen[id] && m.agents[id].active {
 			m.setLocked(t, id, 0, false)
+			m.agents[id].shares, m.agents[id].holds = nil, nil
 			wentIdle = append(wentIdle, id)
 		}
 	}

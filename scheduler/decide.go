@@ -150,6 +150,8 @@ type passInput struct {
 	// buf, if not nil, is where the decisions are written (from its
 	// start): a core reuses one across passes.
 	buf []decision
+	// budgetHeld: by team, why its jobs are held for its budget (budget.go).
+	budgetHeld map[string]string
 }
 
 // passOutput is what one pass decided.
@@ -305,6 +307,9 @@ func (d *decider) decide(in passInput) passOutput {
 func (p *passRun) try(e *Entry) outcome {
 	if o, held := p.holdUntilStart(e); held {
 		return o
+	}
+	if p.budgetHold(e) {
+		return waited
 	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		return p.notOnNow(e, nf)

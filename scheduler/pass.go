@@ -89,6 +89,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	}
 	in := passInput{now: now, snap: snap, deadline: c.candidates(true, full), deadlineQueued: c.dq.Len(),
 		regular: c.jq.Entries(), full: full, blocked: c.blocked, running: running, evictLog: c.evictLog, buf: c.decBuf}
+	c.budgetInput(&in)
 	if !full {
 		in.regularFresh = c.candidates(false, false)
 	}

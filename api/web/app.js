@@ -294,6 +294,7 @@ async function renderCost() {
   lineChart($("chart-cost"), lines, { fmt: fmtAxisUSD });
   // What each figure is, and what power management saved.
   const facts = [["meter", fmtUSD4(c.totalUSD) + " — what the agents holding sparkpack's reservations or drivers cost while they did (the jobs' own costs are their shares of it; the rest is capacity of those agents no job used)"]];
+  if (c.jobsUSD !== undefined && c.idleUSD !== undefined) facts.push(["jobs", fmtUSD4(c.jobsUSD) + " — the jobs' costs summed (each job's dominant share of the agents it held)"], ["idle", fmtUSD4(c.idleUSD) + " — the rest of the meter: jobs + idle = meter"]);
   if (c.bill) {
     const saved = c.bill.alwaysOnUSD - c.bill.totalUSD;
     facts.push(["bill", fmtUSD4(c.bill.totalUSD) + " — every agent while it was powered on, idle time before power-off and boot time included"]);

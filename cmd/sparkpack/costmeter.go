@@ -50,9 +50,16 @@ func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.Fi
 			l.costBase.mu.Unlock()
 			return
 		}
-		if err := st.SaveCostTotal(ctx, l.costBase.get()+l.core.Cost().TotalUSD); err != nil && ctx.Err() == nil {
-			log.WithError(err).Warn("saving the cost meter failed; will try again")
+		// The total and what the meter attributed to jobs and idle, saved
+		// together (store.SaveCost): the ledger adds up to the total.
+		at, total, entries := l.core.CostCheckpoint()
+		if err := st.SaveCost(ctx, l.core.CostMeter().Writer(), l.costBase.get()+total, entries); err != nil {
+			if ctx.Err() == nil {
+				log.WithError(err).Warn("saving the cost meter failed; will try again")
+			}
+			return
 		}
+		l.core.CostMeter().ForgetBefore(at)
 	}
 	step(ctx)
 	for {

@@ -208,13 +208,33 @@ func (h *leadership) DriverCommand(j scheduler.Job) []string {
 	return argv
 }
 
-// JobCost is a job's share of its agents' cost (api.Config.JobCost): known
-// on the leader only (nil elsewhere: the job list shows no cost).
-func (h *leadership) JobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
-	if lv := h.cur.Load(); lv != nil {
-		return lv.jobCost(j, pl)
+// JobCosts is the jobs' attributed costs (api.Config.JobCosts), on every
+// instance from the stored ledger; on the leader its meter's figures of
+// this term replace the ledger's (they are newer by up to a save period).
+func (h *leadership) JobCosts(ctx context.Context, ids []string) map[string]float64 {
+	writer := ""
+	var mem map[string]scheduler.Usage
+	if lv := h.cur.Load(); lv != nil && len(ids) > 0 {
+		writer = lv.core.CostMeter().Writer()
+		mem, _ = lv.core.Attributed(ids...)
 	}
-	return nil
+	stored, err := h.st.JobCosts(ctx, ids, writer)
+	if err != nil {
+		h.log.WithError(err).Warn("reading the jobs' costs failed; they are shown without")
+		stored = nil
+	}
+	out := make(map[string]float64, len(ids))
+	for _, id := range ids {
+		c, ok := stored[id]
+		m, live := mem[id]
+		switch {
+		case live:
+			out[id] = c.All.CostUSD - c.Writer.CostUSD + m.CostUSD
+		case ok:
+			out[id] = c.All.CostUSD
+		}
+	}
+	return out
 }
 
 // Cluster, Queues and Cost implement api.Views on the leader (followers

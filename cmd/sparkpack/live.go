@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -57,6 +56,8 @@ type mesosConfig struct {
 	confirm       time.Duration
 	power         powerConfig
 	preempt       preemptConfig
+	// budgets, if set, holds the teams over their budget (chargeback).
+	budgets scheduler.BudgetHolds
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -199,6 +200,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		PreemptProtect: mc.preempt.protect, PreemptMaxShare: mc.preempt.maxShare, MaxPreemptions: mc.preempt.max,
 		Provisioner: provisioner,
 		Standby:     standby,
+		Budgets:     mc.budgets,
 		DriverRoom:  true, // offers.Cluster keeps room for the drivers of the jobs it starts
 		Log:         log.WithField("component", "scheduler"),
 		Observer:    coreObserver{l: l, m: m, broker: broker, log: log},
@@ -261,35 +263,6 @@ func (l *live) driverCommand(j scheduler.Job) []string {
 		return nil
 	}
 	return argv
-}
-
-// jobCost is a job's share of what its agents cost while it ran: on each
-// agent of its placement, the agent's hourly price times the larger of the
-// shares of its cpus and memory the job's executors reserved there, times
-// the time from RUNNING to the end (or now). The driver's agent and the
-// time spent reserving and releasing are not counted, so the jobs' shares
-// add up to less than the cost meter's total.
-func (l *live) jobCost(j scheduler.Job, pl []store.PlacementRow) *float64 {
-	if j.StartedAt == nil || len(pl) == 0 {
-		return nil
-	}
-	end := time.Now()
-	if j.FinishedAt != nil {
-		end = *j.FinishedAt
-	}
-	hours := max(end.Sub(*j.StartedAt).Hours(), 0)
-	agents := l.agentIndex()
-	cpu1, mem1 := offers.JobAmounts(j)
-	usd := 0.0
-	for _, p := range pl {
-		a, ok := agents[p.AgentID]
-		if !ok || a.CPUs <= 0 || a.MemMB <= 0 {
-			continue
-		}
-		share := math.Max(cpu1*float64(p.Executors)/a.CPUs, mem1*float64(p.Executors)/a.MemMB)
-		usd += a.PricePerHour * math.Min(share, 1) * hours
-	}
-	return &usd
 }
 
 // agentIndex is the agents by id (those gone too), at most 2 s old.
@@ -438,6 +411,11 @@ func (l *live) Cost(ctx context.Context) (api.CostView, error) {
 	}
 	for _, p := range r.Series {
 		v.Series = append(v.Series, api.CostPoint{T: p.T, TotalUSD: base + p.TotalUSD})
+	}
+	if t, err := l.st.CostLedgerTotals(ctx, l.core.CostMeter().Writer()); err == nil {
+		idle := t.IdleOtherWritersUSD + l.core.CostMeter().IdleUSD(r.At)
+		jobs := max(v.TotalUSD-idle, 0)
+		v.IdleUSD, v.JobsUSD = &idle, &jobs
 	}
 	return v, nil
 }

@@ -50,6 +50,7 @@ var commands = map[string]command{
 	"prune":     {"delete the history of jobs that ended long ago: sparkpack prune --older-than 90d", runPrune},
 	"cost":      {"show the cost meter, the burn rate and (when known) the bill and the savings", runCost},
 	"forecast":  {"show the forecast of arrivals from the job history next to the actual, and which agents the warm pool keeps on", runForecast},
+	"usage":     {"show usage and chargeback by team, job or label: cost, cpu- and memory-hours, outcomes, deadlines met, waiting (--csv)", runUsage},
 }
 
 func main() {

@@ -23,6 +23,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/internal/pprofserve"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/leader"
@@ -73,6 +74,9 @@ type serveConfig struct {
 	containment              scheduler.Containment
 	// pprof, when set, serves Go's runtime profiles on that address.
 	pprof string
+	// teamBudgets is --team-budgets as given; budgets its parsed form.
+	teamBudgets string
+	budgets     chargeback.Static
 	// started, if set, is called once the server accepts requests (the
 	// demo watches jobs through it).
 	started func(serveRuntime)
@@ -128,6 +132,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.maxWaiting, "max-waiting-per-token", envDefault("SPARKPACK_MAX_WAITING_PER_TOKEN", "0"), withEnv("most jobs one token may have waiting (SUBMITTED or QUEUED); more submissions get 429. 0: no cap", "SPARKPACK_MAX_WAITING_PER_TOKEN"))
 	fs.StringVar(&c.allowSparkConf, "allow-spark-conf", envDefault("SPARKPACK_ALLOW_SPARK_CONF", ""), withEnv("Spark properties that choose how drivers and executors are launched (spark.mesos.executor.docker.image, spark.driver.extraJavaOptions, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400). Only for submitters you trust with the cluster", "SPARKPACK_ALLOW_SPARK_CONF"))
 	fs.StringVar(&c.allowEnv, "allow-env", envDefault("SPARKPACK_ALLOW_ENV", ""), withEnv("environment variables that choose how drivers are launched (SPARK_HOME, JAVA_TOOL_OPTIONS, LD_PRELOAD, PATH, ...) and that jobs may set nonetheless, comma-separated; by default a job setting one is refused (400)", "SPARKPACK_ALLOW_ENV"))
+	fs.StringVar(&c.teamBudgets, "team-budgets", envDefault("SPARKPACK_TEAM_BUDGETS", ""), withEnv(teamBudgetsHelp, "SPARKPACK_TEAM_BUDGETS"))
 	powerFlags(fs, &c.mesos.power)
 	preemptFlags(fs, &c.mesos.preempt)
 	fs.StringVar(&c.ha.instance, "instance-id", envDefault("SPARKPACK_INSTANCE_ID", ""), withEnv("this instance's name among several sparkpack instances sharing the database (default HOSTNAME:PORT of --listen; must differ between instances)", "SPARKPACK_INSTANCE_ID"))
@@ -173,6 +178,9 @@ func (c *serveConfig) validate() error {
 	}
 	if c.maxWaitingN, err = strconv.Atoi(c.maxWaiting); err != nil || c.maxWaitingN < 0 {
 		return fmt.Errorf("--max-waiting-per-token %q: want a whole number (0: no cap)", c.maxWaiting)
+	}
+	if c.budgets, err = chargeback.ParseStatic(c.teamBudgets); err != nil {
+		return fmt.Errorf("--team-budgets: %w", err)
 	}
 	if c.mesos.caFile != "" && c.mesos.master == "" {
 		return fmt.Errorf("--mesos-ca-file is set but --mesos-master is not")
@@ -288,7 +296,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	defer tw.run()()
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
-	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
+	acfg := api.Config{Store: st, Usage: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
 		Broker: broker, Dashboard: true,
 		Mount: func(r *mux.Router, s *api.Server) {
 			r.Handle("/metrics", s.Require(api.ScopeMetrics, api.WithQuery(nil, m.Handler()))).Methods(http.MethodGet)
@@ -298,6 +306,11 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	tw.wire(&acfg)
 	var haWG sync.WaitGroup
 	var ha *leadership
+	budgets := newBudgetTracker(c.budgets, st, log)
+	if budgets != nil {
+		c.mesos.budgets, acfg.BudgetRefusal, acfg.Budgets = budgets, budgetRefusal(budgets), budgets.Verdicts
+	}
+	m.WatchTeams(teamMetrics{st: st, budgets: budgets}, metrics.DefaultTeamSeries)
 	if c.mesos.master != "" {
 		scheme := "http"
 		if certs != nil {
@@ -321,7 +334,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		tw.leading(ha)
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
-		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview
+		acfg.JobCosts, acfg.Logs, acfg.Preview = ha.JobCosts, ha, ha.Preview
 		acfg.Forecast = ha.Forecast
 		acfg.RightSize = ha.RightSize
 		ha.loadModel(ctx, log)
@@ -338,6 +351,17 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		go func() { defer haWG.Done(); ha.run(liveCtx) }()
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
+	}
+	if budgets != nil {
+		budgets.OnChange = func() {
+			if ha != nil {
+				if lv := ha.cur.Load(); lv != nil {
+					lv.core.ClusterChanged()
+				}
+			}
+		}
+		haWG.Add(1)
+		go func() { defer haWG.Done(); budgets.Run(liveCtx, chargeback.DefaultRefresh) }()
 	}
 	stopAll := func() {
 		stopLive()

@@ -269,6 +269,10 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func printCost(w io.Writer, c *api.CostView, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "meter\t$%.4f\t(what the agents holding sparkpack's reservations or drivers cost while they did)\n", c.TotalUSD)
+	if c.JobsUSD != nil && c.IdleUSD != nil {
+		fmt.Fprintf(tw, "  jobs\t$%.4f\t(the jobs' costUSD summed: each job's share of the agents it held)\n", *c.JobsUSD)
+		fmt.Fprintf(tw, "  idle\t$%.4f\t(what active agents cost beyond their jobs' shares; jobs + idle = meter)\n", *c.IdleUSD)
+	}
 	fmt.Fprintf(tw, "burn rate\t$%.4f/h\t(the agents active now)\n", c.BurnRateUSDPerHour)
 	if b := c.Bill; b != nil {
 		fmt.Fprintf(tw, "bill\t$%.4f\t(every agent while powered on, over %s)\n", b.TotalUSD, shortDur(time.Duration(b.Seconds*float64(time.Second))))

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// runUsage is `sparkpack usage`: GET /api/v1/usage as a table (one line
+// per group and period, the idle remainder and the total last), wide
+// (more columns), json, yaml, name (the groups) or --csv.
+func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	v, fs := newViewFlags("usage", "wide adds memory, every outcome and p90 waiting", stderr)
+	by := fs.String("by", "team", "group by team, job or label:KEY")
+	from := fs.String("from", "", "start of the window, RFC 3339 (default: --since before --to)")
+	to := fs.String("to", "", "end of the window, RFC 3339 (default: now)")
+	since := fs.Duration("since", 24*time.Hour, "the window's length when --from is not given")
+	step := fs.String("step", "", "cut the window in periods of this length (whole minutes: 15m, 1h, 24h); default one period")
+	asCSV := fs.Bool("csv", false, "write CSV (the columns of GET /api/v1/usage with Accept: text/csv) instead of -o")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sparkpack usage [--by team|job|label:KEY] [--since 24h | --from T --to T] [--step 1h] [-o table|wide|json|yaml|name] [--csv]")
+		fmt.Fprintln(fs.Output(), "  (cost, cpu- and memory-hours, jobs by outcome, deadlines met and waiting, by team; the idle remainder is the part of the meter no job held)")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	q := url.Values{}
+	q.Set("by", *by)
+	if *to != "" {
+		q.Set("to", *to)
+	}
+	switch {
+	case *from != "":
+		q.Set("from", *from)
+	case *since > 0:
+		end := time.Now()
+		if *to != "" {
+			t, err := time.Parse(time.RFC3339Nano, *to)
+			if err != nil {
+				return fmt.Errorf("--to %q: want an RFC 3339 time such as 2026-11-26T00:00:00Z", *to)
+			}
+			end = t
+		}
+		q.Set("from", end.Add(-*since).UTC().Format(time.RFC3339))
+	default:
+		return fmt.Errorf("--since %s: want a positive duration", *since)
+	}
+	if *step != "" {
+		q.Set("step", *step)
+	}
+	return v.run(ctx, stderr, "/api/v1/usage?"+q.Encode(), "usage", func(x any) error {
+		u := x.(*api.UsageView)
+		if *asCSV {
+			return api.WriteUsageCSV(stdout, u.Rows)
+		}
+		switch *v.out {
+		case outJSON, outYAML:
+			return writeStructured(stdout, *v.out, u)
+		case outName:
+			var seen []string
+			for _, r := range u.Rows {
+				if !r.Idle && !slices.Contains(seen, r.Group) {
+					seen = append(seen, r.Group)
+					fmt.Fprintln(stdout, r.Group)
+				}
+			}
+			return nil
+		}
+		printUsage(stdout, u, *v.out == outWide)
+		return nil
+	}, func() any { return new(api.UsageView) })
+}
+
+func printUsage(w io.Writer, u *api.UsageView, wide bool) {
+	fmt.Fprintf(w, "usage by %s from %s to %s", u.By, u.From.Local().Format(cliTime), u.To.Local().Format(cliTime))
+	periods := u.StepSeconds > 0 && u.To.Sub(u.From).Seconds() > u.StepSeconds
+	if periods {
+		fmt.Fprintf(w, ", every %s", shortDur(time.Duration(u.StepSeconds*float64(time.Second))))
+	}
+	fmt.Fprintln(w)
+	if len(u.Rows) == 0 {
+		fmt.Fprintln(w, "nothing ran or ended in this window")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := []string{}
+	if periods {
+		head = append(head, "FROM")
+	}
+	group := u.By
+	if _, key, ok := strings.Cut(u.By, ":"); ok {
+		group = key // by label:KEY
+	}
+	head = append(head, strings.ToUpper(group), "COST", "SHARE", "CPU-H")
+	if wide {
+		head = append(head, "MEM-GIB-H", "FINISHED", "FAILED", "KILLED", "REJECTED", "CANCELLED")
+	} else {
+		head = append(head, "ENDED", "FAILED")
+	}
+	head = append(head, "DEADLINES-MET", "WAIT-MEAN")
+	if wide {
+		head = append(head, "WAIT-P90")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	total := 0.0
+	for _, r := range u.Rows {
+		total += r.CostUSD
+	}
+	opt := func(x *float64, f func(float64) string) string {
+		if x == nil {
+			return "-"
+		}
+		return f(*x)
+	}
+	secs := func(s float64) string { return shortDur(time.Duration(s * float64(time.Second))) }
+	pct := func(p float64) string { return fmt.Sprintf("%.0f%%", p) }
+	for _, r := range u.Rows {
+		cols := []string{}
+		if periods {
+			cols = append(cols, r.From.Local().Format(cliTime))
+		}
+		group := r.Group
+		if group == "" {
+			group = "(none)"
+		}
+		share := "-"
+		if total > 0 {
+			share = fmt.Sprintf("%.1f%%", 100*r.CostUSD/total)
+		}
+		cols = append(cols, group, fmt.Sprintf("$%.4f", r.CostUSD), share, fmt.Sprintf("%.2f", r.CPUHours))
+		ended := 0
+		for _, n := range r.Jobs {
+			ended += n
+		}
+		if wide {
+			cols = append(cols, fmt.Sprintf("%.2f", r.MemoryGiBHours))
+			for _, st := range store.UsageOutcomes {
+				cols = append(cols, fmt.Sprint(r.Jobs[string(st)]))
+			}
+		} else {
+			cols = append(cols, fmt.Sprint(ended), fmt.Sprint(r.Jobs["FAILED"]))
+		}
+		met := "-"
+		if r.DeadlineMetPct != nil {
+			met = fmt.Sprintf("%s (%d of %d)", pct(*r.DeadlineMetPct), r.DeadlineMet, r.DeadlineMet+r.DeadlineMissed)
+		}
+		cols = append(cols, met, opt(r.WaitMeanSeconds, secs))
+		if wide {
+			cols = append(cols, opt(r.WaitP90Seconds, secs))
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "total $%.4f (the groups and the idle remainder add up to the cost meter over the window)\n", total)
+}

@@ -1,0 +1,93 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/chargeback"
+	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
+)
+
+// TestDashboardUsagePage: the Usage page (#/usage, api/web/usage.js) shows
+// each team's cost over the window with its share, the idle remainder,
+// a chart line per team, and the budgets (over, left); a hostile team name
+// is shown as text.
+func TestDashboardUsagePage(t *testing.T) {
+	var st *store.Store
+	now := time.Now().UTC()
+	base := startAPIWith(t, func(c *api.Config) {
+		st = c.Store.(*store.Store)
+		c.Usage = st
+		c.Budgets = func() []chargeback.Verdict {
+			return []chargeback.Verdict{
+				chargeback.Check("analytics", chargeback.Budget{USD: 2, Period: chargeback.PerDay, Action: chargeback.Hold}, chargeback.Spend{DayUSD: 3}, now),
+				chargeback.Check("search", chargeback.Budget{USD: 10, Period: chargeback.PerDay, Action: chargeback.Reject}, chargeback.Spend{DayUSD: 1}, now),
+			}
+		}
+	})
+	job := func(team string) string {
+		return postJob(t, base, `{"name":"j","app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024,"labels":{"team":`+quote(team)+`}}`)
+	}
+	hostile := `<img src=x onerror="window.__pwned=1">`
+	a, s, h := job("analytics"), job("search"), job(hostile)
+	b0 := now.Add(-3 * time.Hour).Truncate(time.Minute)
+	var entries []scheduler.LedgerEntry
+	for i := 0; i < 3; i++ {
+		at := b0.Add(time.Duration(i) * time.Hour)
+		entries = append(entries,
+			scheduler.LedgerEntry{Bucket: at, JobID: a, Usage: scheduler.Usage{CostUSD: 1, CPUSeconds: 7200}},
+			scheduler.LedgerEntry{Bucket: at, JobID: s, Usage: scheduler.Usage{CostUSD: 0.5}},
+			scheduler.LedgerEntry{Bucket: at, JobID: "", Usage: scheduler.Usage{CostUSD: 0.25}})
+	}
+	entries = append(entries, scheduler.LedgerEntry{Bucket: b0, JobID: h, Usage: scheduler.Usage{CostUSD: 0.125}})
+	if err := st.SaveCost(context.Background(), uuid.NewString(), 5.375, entries); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newBrowser(t)
+	var analytics, search, idle, total, hostileShown string
+	var lines int
+	var pwned bool
+	b.run(t, 45*time.Second,
+		chromedp.Navigate(base+"/#/usage"),
+		chromedp.WaitVisible(`#usage-table tbody tr[data-team="analytics"]`, chromedp.ByQuery),
+		chromedp.Text(`#usage-table tbody tr[data-team="analytics"]`, &analytics, chromedp.ByQuery),
+		chromedp.Text(`#usage-table tbody tr[data-team="search"]`, &search, chromedp.ByQuery),
+		chromedp.Text(`#usage-table tbody tr.idle`, &idle, chromedp.ByQuery),
+		chromedp.Text(`#usage-total`, &total, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#usage-table tbody tr[data-team^="<img"] th').textContent`, &hostileShown),
+		chromedp.Evaluate(`document.querySelectorAll("#usage-chart .key").length`, &lines),
+		chromedp.Evaluate(`window.__pwned !== undefined || document.querySelectorAll("#usage-table img").length > 0`, &pwned),
+	)
+	for _, c := range []struct{ row, want string }{
+		{analytics, "$3.00"}, {analytics, "55.8%"}, {analytics, "6.00"}, {analytics, "over: new jobs held"},
+		{search, "$1.50"}, {search, "$9.00 left"},
+		{idle, "$0.7500"},
+		{total, "Total $5.38"},
+	} {
+		if !strings.Contains(c.row, c.want) {
+			t.Errorf("%q lacks %q", c.row, c.want)
+		}
+	}
+	if hostileShown != hostile || pwned {
+		t.Errorf("hostile team name shown as %q; payload ran: %v", hostileShown, pwned)
+	}
+	if lines != 4 { // analytics, search, the hostile team, idle
+		t.Errorf("%d chart lines, want 4", lines)
+	}
+	b.screenshot(t, "dashboard-usage")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
