@@ -8,6 +8,7 @@ import (
 	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // teamBudgetsHelp is --team-budgets' help.
@@ -16,12 +17,38 @@ const teamBudgetsHelp = "team budgets in dollars per UTC day or month, weighed a
 	"(waiting reason \"team X over its daily budget $Y\"); with reject its new jobs are also refused (403). (default) names the default team"
 
 // newBudgetTracker follows the teams' spend against budgets (nil when
-// there are none). Its OnChange and Run are set and started by serve.
-func newBudgetTracker(budgets chargeback.Static, st *store.Store, log logrus.FieldLogger) *chargeback.Tracker {
-	if len(budgets) == 0 {
+// there are none and no teams file could bring some). Its OnChange and
+// Run are set and started by serve.
+func newBudgetTracker(budgets chargeback.Static, tf *teams.Holder, st *store.Store, log logrus.FieldLogger) *chargeback.Tracker {
+	if len(budgets) == 0 && tf == nil {
 		return nil
 	}
-	return &chargeback.Tracker{Source: st, Budgets: budgets, Log: log.WithField("component", "budgets")}
+	return &chargeback.Tracker{Source: st, Budgets: budgetSource{file: tf, flag: budgets}, Log: log.WithField("component", "budgets")}
+}
+
+// budgetSource is chargeback.Budgets from the teams file's budget= keys
+// (as the file in force says: a reload changes them) and --team-budgets,
+// which wins for a team both name.
+type budgetSource struct {
+	file *teams.Holder // nil without --teams
+	flag chargeback.Static
+}
+
+func (b budgetSource) TeamBudgets() map[string]chargeback.Budget {
+	out := map[string]chargeback.Budget{}
+	if b.file != nil {
+		if cfg := b.file.Get(); cfg != nil {
+			for _, t := range cfg.Teams {
+				if t.Budget != nil {
+					out[t.Name] = chargeback.Budget{USD: t.Budget.USD, Period: chargeback.Period(t.Budget.Period), Action: chargeback.Action(t.Budget.Action)}
+				}
+			}
+		}
+	}
+	for team, bud := range b.flag {
+		out[team] = bud
+	}
+	return out
 }
 
 // budgetRefusal is api.Config.BudgetRefusal from a tracker.

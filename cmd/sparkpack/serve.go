@@ -306,7 +306,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	tw.wire(&acfg)
 	var haWG sync.WaitGroup
 	var ha *leadership
-	budgets := newBudgetTracker(c.budgets, st, log)
+	budgets := newBudgetTracker(c.budgets, tw.holder(), st, log)
 	if budgets != nil {
 		c.mesos.budgets, acfg.BudgetRefusal, acfg.Budgets = budgets, budgetRefusal(budgets), budgets.Verdicts
 	}
