@@ -24,9 +24,10 @@ const (
 	EstimatesUser = "user"
 	// EstimatesLearned: the user's estimate corrected online by package
 	// perfmodel from the runs of this simulation that have finished: by
-	// the history of the signature's estimates, and, once the signature's
-	// (or its application type's) model has LearnWarmup runs, blended with
-	// the model's prediction.
+	// the history of the signature's estimates against what its runs
+	// took, and, once the signature's (or its application type's) model
+	// has LearnWarmup runs, blended with the model's prediction on the
+	// plans the signature usually gets (perfmodel.Book.UsualPlacement).
 	EstimatesLearned = "learned"
 )
 
@@ -141,7 +142,13 @@ func (e *estimator) learned(ej *estJob) float64 {
 	if err != nil {
 		return ej.user
 	}
-	p, err := e.book.Predict(ej.sig, ej.app, perfmodel.Query{Executors: ej.executors, Size: ej.size, EstimateSeconds: c.Seconds})
+	// The model is asked on the plans the signature's jobs usually get:
+	// what the scheduler does with an estimate (is the job still feasible
+	// started now) needs the run time it will have, and on one uncontended
+	// agent the model would extrapolate (in busy hours no run had such a
+	// plan; it was biased low by the placement prior it assumed).
+	pl := e.book.UsualPlacement(ej.sig, ej.app)
+	p, err := e.book.Predict(ej.sig, ej.app, perfmodel.Query{Executors: ej.executors, Size: ej.size, Placement: pl, EstimateSeconds: c.Seconds})
 	if err != nil || p.Level == perfmodel.LevelPrior || p.Runs < LearnWarmup {
 		return c.Seconds
 	}
@@ -183,8 +190,11 @@ func (e *estimator) finish(id string, seconds float64) {
 		return // a run the model cannot take (e.g. out of its limits) teaches nothing
 	}
 	e.count[ej.sig]++
-	if ref := e.book.Reference(ej.sig, ej.app, run); ref > 0 && ej.user > 0 {
-		_ = e.corr.Observe(ej.sig, ej.user, ref)
+	// The user's estimate is corrected on the same terms: by what the runs
+	// took on the plans they got (not by the model's placement-free
+	// reference, an extrapolation).
+	if ej.user > 0 {
+		_ = e.corr.Observe(ej.sig, ej.user, seconds)
 	}
 }
 
