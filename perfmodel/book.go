@@ -379,3 +379,21 @@ func (b *Book) UsualPlacement(sig, app string) Placement {
 	slices.Sort(l)
 	return Placement{CrossShare: quantile(r, 0.5), BusiestLoad: quantile(l, 0.5)}
 }
+
+// ExecutorRange is the fewest and most executors among the signature's
+// runs the book keeps (ok false with fewer than MinRuns): the counts its
+// model interpolates between. Outside, its curve extrapolates, and when
+// its runs' counts followed their sizes (a user's rule) the curve cannot
+// tell the count's effect from the size's: a right-sizer should stay
+// within.
+func (b *Book) ExecutorRange(sig string) (lo, hi int, ok bool) {
+	e := b.sigs[sig]
+	if e == nil || len(e.runs) < MinRuns {
+		return 0, 0, false
+	}
+	lo, hi = e.runs[0].Executors, e.runs[0].Executors
+	for _, r := range e.runs[1:] {
+		lo, hi = min(lo, r.Executors), max(hi, r.Executors)
+	}
+	return lo, hi, true
+}

@@ -299,3 +299,23 @@ func TestUsualPlacement(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutorRange: the fewest and most executors of a signature's runs,
+// none before MinRuns.
+func TestExecutorRange(t *testing.T) {
+	b := NewBook()
+	for i, e := range []int{6, 3, 9, 4} {
+		if _, _, ok := b.ExecutorRange("jar:A"); ok != (i >= MinRuns) {
+			t.Fatalf("after %d runs: ok %v", i, ok)
+		}
+		if err := b.Observe("jar:A", "", Run{Executors: e, Size: float64(e), Seconds: 10 + 30/float64(e)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lo, hi, ok := b.ExecutorRange("jar:A"); lo != 3 || hi != 9 || !ok {
+		t.Errorf("range %d-%d %v, want 3-9", lo, hi, ok)
+	}
+	if _, _, ok := b.ExecutorRange("jar:B"); ok {
+		t.Error("an unknown signature has a range")
+	}
+}

@@ -49,6 +49,7 @@ const learnMAPEAfter = 10
 // in learned mode, from the runs that finish.
 type estimator struct {
 	mode  string
+	auto  *autoSizer // --executors auto; nil for the users' counts
 	book  *perfmodel.Book
 	corr  *perfmodel.Estimates
 	jobs  map[string]*estJob
@@ -123,6 +124,7 @@ func newEstimator(jobs []scheduler.Job, profiles map[string]workload.Profile, m 
 
 // submit sets the estimate the scheduler is told at j's submission.
 func (e *estimator) submit(j *scheduler.Job) {
+	e.rightSize(j)
 	ej := e.jobs[j.ID]
 	if ej == nil {
 		return
@@ -202,6 +204,9 @@ func (e *estimator) finish(id string, seconds float64) {
 func (e *estimator) report(r *Result) {
 	if e.errN > 0 && e.mode != "" && e.mode != EstimatesOracle {
 		r.EstimateErrorPct = 100 * e.errSum / float64(e.errN)
+	}
+	if e.auto != nil {
+		r.AutoSizedJobs, r.AutoChangedJobs = e.auto.sized, e.auto.changed
 	}
 	if e.apeN > 0 {
 		r.ModelMAPEPct = 100 * e.apeSum / float64(e.apeN)

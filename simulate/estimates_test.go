@@ -140,6 +140,7 @@ func TestCommandEstimateFlags(t *testing.T) {
 		{[]string{"--estimate-error", "NaN"}, "--estimate-error"},
 		{[]string{"--run-noise", "9"}, "--run-noise"},
 		{[]string{"--app-type", "guessed"}, "--app-type"},
+		{[]string{"--executors", "many"}, "--executors"},
 		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
 		{[]string{"--mix", bad}, "kinds[0].shuffleRatio"},
 		{[]string{"--mix", "../examples/mixes/iterative-graph.json", "--workload", "trace"}, "--mix"},
@@ -156,5 +157,32 @@ func TestCommandEstimateFlags(t *testing.T) {
 	}
 	if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestAutoExecutors: with --executors auto the learned model sizes the
+// jobs of signatures it knows (and the truth runs the count it chose, seen
+// in the mean), never beyond the counts the signature's runs had; with the
+// users' counts nothing is sized.
+func TestAutoExecutors(t *testing.T) {
+	wl := thesisHour(t, 22, 50, 3)
+	dap, _ := LookupPolicy("dap")
+	run := func(ex string) Result {
+		r, err := Run(context.Background(), Options{Workload: wl, From: 22 * 3600e9, Cluster: clusterspec.Thesis14(), Policy: dap,
+			DeadlineFraction: 1, Slack: 1.5, Seed: 3, Estimates: EstimatesLearned, EstimateError: 0.5, HideAppType: true, RunNoise: 0.1, Executors: ex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	user, auto := run(ExecutorsUser), run(ExecutorsAuto)
+	if user.AutoSizedJobs != 0 || auto.AutoSizedJobs == 0 || auto.AutoChangedJobs == 0 {
+		t.Fatalf("sized: user %d, auto %d (%d changed)", user.AutoSizedJobs, auto.AutoSizedJobs, auto.AutoChangedJobs)
+	}
+	if auto.MeanExecutors == user.MeanExecutors || auto.MeanExecutors > 16 {
+		t.Errorf("mean executors: auto %.2f, user %.2f (the users' at most 16)", auto.MeanExecutors, user.MeanExecutors)
+	}
+	if _, err := Run(context.Background(), Options{Workload: wl, Cluster: clusterspec.Thesis14(), Policy: dap, Executors: "many"}); err == nil {
+		t.Error("unknown --executors mode accepted")
 	}
 }
