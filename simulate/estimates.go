@@ -48,12 +48,13 @@ const learnMAPEAfter = 10
 // estimator tells the scheduler the run times of --estimates and learns,
 // in learned mode, from the runs that finish.
 type estimator struct {
-	mode  string
-	auto  *autoSizer // --executors auto; nil for the users' counts
-	book  *perfmodel.Book
-	corr  *perfmodel.Estimates
-	jobs  map[string]*estJob
-	count map[string]int // finished runs per signature
+	mode   string
+	auto   *autoSizer // --executors auto; nil for the users' counts
+	book   *perfmodel.Book
+	corr   *perfmodel.Estimates
+	jobs   map[string]*estJob
+	count  map[string]int // finished runs per signature
+	learnt uint64         // runs learned from (traitsModel's version)
 	// told estimates' absolute relative errors against the profiled run time
 	errSum float64
 	errN   int
@@ -192,6 +193,7 @@ func (e *estimator) finish(id string, seconds float64) {
 		return // a run the model cannot take (e.g. out of its limits) teaches nothing
 	}
 	e.count[ej.sig]++
+	e.learnt++
 	// The user's estimate is corrected on the same terms: by what the runs
 	// took on the plans they got (not by the model's placement-free
 	// reference, an extrapolation).

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -184,5 +185,37 @@ func TestAutoExecutors(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{Workload: wl, Cluster: clusterspec.Thesis14(), Policy: dap, Executors: "many"}); err == nil {
 		t.Error("unknown --executors mode accepted")
+	}
+}
+
+// TestLearnedTraitsReachDap: in learned mode the scheduler's model gives
+// dap a signature's traits once its fit tells its placement sensitivities
+// apart, the prior's before (ok false), and never a run time of its own.
+func TestLearnedTraitsReachDap(t *testing.T) {
+	e := &estimator{book: perfmodel.NewBook()}
+	m := traitsModel{e}
+	k := scheduler.RunKey{Signature: "local:///a.jar A", Size: 4}
+	if _, ok := m.Traits(k); ok {
+		t.Fatal("traits before any run")
+	}
+	v := m.Version()
+	for i := 0; i < 30; i++ {
+		n := 1 + i%6
+		pl := perfmodel.Placement{CrossShare: float64(i%5) / 5, BusiestLoad: float64(i%4) / 3}
+		secs := (10 + 40*float64(1+i%7)/float64(n)) * (1 + 2*pl.CrossShare)
+		if err := e.book.Observe(k.Signature, "", perfmodel.Run{Executors: n, Size: float64(1 + i%7), Placement: pl, Seconds: secs}); err != nil {
+			t.Fatal(err)
+		}
+		e.learnt++
+	}
+	tr, ok := m.Traits(k)
+	if !ok || tr.ShuffleShare < 0.5 {
+		t.Errorf("traits %+v (ok %v), want the signature's: a heavy shuffle (2x when all crosses)", tr, ok)
+	}
+	if m.Version() == v {
+		t.Error("version did not change as the model learned")
+	}
+	if _, ok := m.Predict(k, 4, perfmodel.Placement{}); ok {
+		t.Error("the model predicts run times: the told estimates would not be what learned mode measures")
 	}
 }
