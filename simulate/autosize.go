@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -32,34 +33,53 @@ type autoSizer struct {
 	// sized counts the jobs the model sized; changed those whose count
 	// differs from the user's.
 	sized, changed int
+	runNoise       float64 // the simulation's (the oracle sizer's p90)
 }
 
 // enableAuto makes e right-size the jobs it submits (--executors auto); it
 // learns from the runs whatever the estimates mode.
-func (e *estimator) enableAuto(m workload.Model, profiles map[string]workload.Profile) {
+func (e *estimator) enableAuto(m workload.Model, profiles map[string]workload.Profile, runNoise float64) {
 	if e.book == nil {
 		e.book, e.corr = perfmodel.NewBook(), perfmodel.NewEstimates()
 	}
-	e.auto = &autoSizer{model: m, profiles: profiles}
+	e.auto = &autoSizer{model: m, profiles: profiles, runNoise: runNoise}
 }
 
 // rightSize sets j's executor count from the model, when it knows j's
 // signature, before j's estimate is told, and j's profile's (the truth
 // runs that many executors).
+//
+// With oracle estimates the sizer knows the truth instead (a bound, not a
+// policy): the profiled run time with each count on one uncontended agent
+// as p50, times the run noise's 90th percentile as p90, over
+// [1, scheduler.DefaultAutoMaxExecutors], from the first job on.
 func (e *estimator) rightSize(j *scheduler.Job) {
 	ej := e.jobs[j.ID]
-	if e.auto == nil || ej == nil || !(ej.size > 0) || e.count[ej.sig] < LearnWarmup {
+	if e.auto == nil || ej == nil || !(ej.size > 0) {
 		return
 	}
-	lo, hi, ok := e.book.ExecutorRange(ej.sig)
-	if !ok {
-		return
-	}
-	req := perfmodel.SizeRequest{Min: max(1, lo), Max: min(scheduler.DefaultAutoMaxExecutors, max(lo, hi))}
+	req := perfmodel.SizeRequest{Min: 1, Max: scheduler.DefaultAutoMaxExecutors}
 	if j.DeadlineAt != nil {
 		req.TimeToDeadline = min(perfmodel.MaxSeconds, max(1, j.DeadlineAt.Sub(j.SubmittedAt).Seconds()))
 	}
-	pred := e.book.Predictor(ej.sig, ej.app, ej.size, e.book.UsualPlacement(ej.sig, ej.app), 0)
+	var pred perfmodel.Predictor
+	if e.mode == EstimatesLearned || e.mode == EstimatesUser {
+		lo, hi, ok := e.book.ExecutorRange(ej.sig)
+		if !ok || e.count[ej.sig] < LearnWarmup {
+			return
+		}
+		req.Min, req.Max = max(1, lo), min(req.Max, max(lo, hi))
+		pred = e.book.Predictor(ej.sig, ej.app, ej.size, e.book.UsualPlacement(ej.sig, ej.app), 0)
+	} else {
+		prof := e.auto.profiles[j.ID]
+		p90 := math.Exp(1.2816 * e.auto.runNoise)
+		pred = func(n int) (perfmodel.Prediction, error) {
+			q := prof
+			q.Executors = n
+			t := e.auto.model.Reference(q).Seconds()
+			return perfmodel.Prediction{P50: t, P90: t * p90, Level: perfmodel.LevelSignature}, nil
+		}
+	}
 	c, err := perfmodel.RightSize(pred, req)
 	if err != nil {
 		return

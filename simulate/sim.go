@@ -361,7 +361,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	if o.Executors == ExecutorsAuto {
-		est.enableAuto(model, profiles)
+		est.enableAuto(model, profiles, o.RunNoise)
 	}
 	if o.Estimates == EstimatesLearned {
 		cfg.Model = traitsModel{est} // dap takes the jobs' traits from the model
