@@ -112,6 +112,21 @@ func (e *estimator) rightSize(j *scheduler.Job) {
 	j.Fingerprint = j.Spec.Fingerprint()
 }
 
+// setupLearning gives est the --executors mode and traits (the core's
+// model in learned mode, nil otherwise) its estimator.
+func setupLearning(est *estimator, traits *traitsModel, o Options, m workload.Model, profiles map[string]workload.Profile) error {
+	if err := checkExecutors(o.Executors); err != nil {
+		return err
+	}
+	if o.Executors == ExecutorsAuto {
+		est.enableAuto(m, profiles, o.RunNoise)
+	}
+	if traits != nil {
+		traits.e = est
+	}
+	return nil
+}
+
 // checkExecutors validates --executors.
 func checkExecutors(mode string) error {
 	switch mode {

@@ -193,7 +193,7 @@ func TestAutoExecutors(t *testing.T) {
 // apart, the prior's before (ok false), and never a run time of its own.
 func TestLearnedTraitsReachDap(t *testing.T) {
 	e := &estimator{book: perfmodel.NewBook()}
-	m := traitsModel{e}
+	m := &traitsModel{e}
 	k := scheduler.RunKey{Signature: "local:///a.jar A", Size: 4}
 	if _, ok := m.Traits(k); ok {
 		t.Fatal("traits before any run")

@@ -348,23 +348,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cluster.unavailable = pm.Unavailable
 		cfg.Provisioner, cfg.Standby = pm, pm
 	}
-	wl := o.Workload
-	if wl == nil {
-		wl = model.FromTrace(o.Jobs)
-	}
-	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
-	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := checkExecutors(o.Executors); err != nil {
-		return Result{}, err
-	}
-	if o.Executors == ExecutorsAuto {
-		est.enableAuto(model, profiles, o.RunNoise)
-	}
+	var traits *traitsModel
 	if o.Estimates == EstimatesLearned {
-		cfg.Model = traitsModel{est} // dap takes the jobs' traits from the model
+		traits = &traitsModel{} // dap takes the jobs' traits from the model (its estimator, below)
+		cfg.Model = traits
 	}
 	core, err := scheduler.New(cfg, cluster, coreStore{store}, clock)
 	if err != nil {
@@ -387,6 +374,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				return core.CouldUse(a.CPUs, a.MemMB) || (wp != nil && wp.wanted(a))
 			})
 		}
+	}
+	wl := o.Workload
+	if wl == nil {
+		wl = model.FromTrace(o.Jobs)
+	}
+	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
+	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := setupLearning(est, traits, o, model, profiles); err != nil {
+		return Result{}, err
 	}
 	info := make(map[string]*jobInfo, len(jobs))
 	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
