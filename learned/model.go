@@ -129,10 +129,13 @@ func (m *Model) Runs() int {
 func (m *Model) Version() uint64 { return m.version.Load() }
 
 // Predict implements scheduler.RunModel: the job's run time on a plan
-// shaped like pl. From the signature's (or application type's) model when
-// it has one, the user's estimate corrected by the signature's history
-// blended into its p50; else, when the signature's estimates have a
-// history, the corrected estimate (LevelEstimate); else ok=false.
+// shaped like pl (the zero placement, no plan yet: on the plans the
+// signature usually gets, perfmodel.Book.UsualPlacement). From the
+// signature's (or application type's) model when it has one, the user's
+// estimate corrected by the signature's history (and put on pl's terms by
+// the model's placement slowdown) blended into its p50; else, when the
+// signature's estimates have a history, the corrected estimate
+// (LevelEstimate); else ok=false.
 func (m *Model) Predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -144,11 +147,27 @@ func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 	if k.EstimateSeconds > 0 {
 		c = m.correct(k.Signature, k.EstimateSeconds)
 	}
+	if pl == (perfmodel.Placement{}) {
+		// No plan yet (the pass's estimate before placement, admission):
+		// the plans this signature usually gets. On one uncontended agent
+		// the model would extrapolate where no run of a busy cluster was,
+		// as low as the placement prior its fit kept allows
+		// (docs/simulation.md, "Target (ii), fixed").
+		pl = m.book.UsualPlacement(k.Signature, k.App)
+	}
 	p, err := m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl, EstimateSeconds: c.Seconds})
 	if err != nil {
 		return perfmodel.Prediction{}, false
 	}
 	if p.Level != perfmodel.LevelPrior {
+		if c.Seconds > 0 && pl != (perfmodel.Placement{}) {
+			// The corrected estimate is on one uncontended agent's terms
+			// (Book.Reference); the model's slowdown of pl puts it on the
+			// plan's, as the prediction it is blended with.
+			if p0, err := m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size}); err == nil && p0.P50 > 0 {
+				c.Seconds *= p.P50 / p0.P50
+			}
+		}
 		if c.Seconds > 0 {
 			b, s := perfmodel.Blend(c.Seconds, c.Sigma, p.P50, p.Sigma)
 			if b > 0 && p.P50 > 0 {

@@ -235,3 +235,29 @@ func BenchmarkPredictUnknown(b *testing.B) {
 		m.Predict(k, 4, perfmodel.Placement{})
 	}
 }
+
+// TestPredictBeforeAPlanOnTheUsualPlans: a job of a signature whose every
+// run was spread on a full agent, and that does not slow down when spread
+// (the placement prior says it does), is predicted before its plan is
+// known at what its runs took, its user's estimate too (the user knows
+// what the runs take): not at the lower level the prior leaves on one
+// uncontended agent.
+func TestPredictBeforeAPlanOnTheUsualPlans(t *testing.T) {
+	m := New()
+	rs := runs(40, 7)
+	for i := range rs {
+		rs[i].CrossShare, rs[i].BusiestLoad = 0.4, 1
+		rs[i].EstimateSeconds = truth(rs[i].Executors)
+	}
+	if n := m.Load(rs); n != len(rs) {
+		t.Fatalf("learned %d runs of %d", n, len(rs))
+	}
+	for _, e := range []int{3, 8} {
+		for _, est := range []float64{0, truth(e)} {
+			p, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: est}, e, perfmodel.Placement{})
+			if !ok || math.Abs(p.P50/truth(e)-1) > 0.06 {
+				t.Errorf("%d executors, estimate %.0f: p50 %.1f (ok %v), want %.1f within 6%%", e, est, p.P50, ok, truth(e))
+			}
+		}
+	}
+}

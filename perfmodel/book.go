@@ -349,3 +349,51 @@ func (b *Book) Traits(sig, app string) (Traits, Level) {
 	}
 	return b.Prior.traits(app), LevelPrior
 }
+
+// usualRuns is how many of a key's latest runs UsualPlacement looks at.
+const usualRuns = 20
+
+// UsualPlacement is the shape of the plans a job of signature sig (type
+// app) usually gets: the median cross share and busiest load of the
+// signature's latest usualRuns runs (its type's while it has fewer than
+// MinRuns; the zero placement, one uncontended agent, without any). Asking
+// the model there is an interpolation among the runs it has seen; asking
+// it on one uncontended agent is an extrapolation when no run had such a
+// plan (busy hours), only as good as the placement sensitivities it
+// assumed.
+func (b *Book) UsualPlacement(sig, app string) Placement {
+	e := b.sigs[sig]
+	if e == nil || len(e.runs) < MinRuns {
+		e = b.types[app]
+	}
+	if e == nil || len(e.runs) < MinRuns {
+		return Placement{}
+	}
+	runs := e.runs[max(0, len(e.runs)-usualRuns):]
+	r := make([]float64, len(runs))
+	l := make([]float64, len(runs))
+	for i, x := range runs {
+		r[i], l[i] = x.CrossShare, x.BusiestLoad
+	}
+	slices.Sort(r)
+	slices.Sort(l)
+	return Placement{CrossShare: quantile(r, 0.5), BusiestLoad: quantile(l, 0.5)}
+}
+
+// ExecutorRange is the fewest and most executors among the signature's
+// runs the book keeps (ok false with fewer than MinRuns): the counts its
+// model interpolates between. Outside, its curve extrapolates, and when
+// its runs' counts followed their sizes (a user's rule) the curve cannot
+// tell the count's effect from the size's: a right-sizer should stay
+// within.
+func (b *Book) ExecutorRange(sig string) (lo, hi int, ok bool) {
+	e := b.sigs[sig]
+	if e == nil || len(e.runs) < MinRuns {
+		return 0, 0, false
+	}
+	lo, hi = e.runs[0].Executors, e.runs[0].Executors
+	for _, r := range e.runs[1:] {
+		lo, hi = min(lo, r.Executors), max(hi, r.Executors)
+	}
+	return lo, hi, true
+}

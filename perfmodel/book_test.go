@@ -255,3 +255,67 @@ func TestLearnedTraits(t *testing.T) {
 		t.Errorf("learned traits %+v (%s), want about 0.3 and 0.5", tr, lv)
 	}
 }
+
+// TestUsualPlacement: the usual plan is the median shape of the
+// signature's latest runs (its type's while it has too few, one
+// uncontended agent without any), and the model asked there predicts the
+// runs' time even when the placement prior is wrong (a job that does not
+// slow down when spread, whose every run was spread on busy agents).
+func TestUsualPlacement(t *testing.T) {
+	b := NewBook()
+	if pl := b.UsualPlacement("jar:A", ""); pl != (Placement{}) {
+		t.Fatalf("empty book: %+v, want the zero placement", pl)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	level := func(e, i float64) float64 { return 40*i/e + 12 } // no placement effect at all
+	observe := func(sig string, n int) {
+		for k := 0; k < n; k++ {
+			e := 1 + rng.IntN(8)
+			i := 1 + 9*rng.Float64()
+			pl := Placement{CrossShare: 0.4, BusiestLoad: 1} // every run on the same kind of plan
+			if err := b.Observe(sig, "", Run{Executors: e, Size: i, Placement: pl, Seconds: level(float64(e), i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	observe("jar:B", 5)
+	if pl := b.UsualPlacement("jar:A", ""); pl != (Placement{CrossShare: 0.4, BusiestLoad: 1}) {
+		t.Errorf("no runs of its own: %+v, want its type's usual plan", pl)
+	}
+	observe("jar:A", 30)
+	pl := b.UsualPlacement("jar:A", "")
+	if pl != (Placement{CrossShare: 0.4, BusiestLoad: 1}) {
+		t.Errorf("usual plan %+v, want the runs' (0.4, 1)", pl)
+	}
+	for _, q := range []Query{{Executors: 2, Size: 3}, {Executors: 6, Size: 8}} {
+		want := level(float64(q.Executors), q.Size)
+		q.Placement = pl
+		p, err := b.Predict("jar:A", "", q)
+		if err != nil || p.Level != LevelSignature {
+			t.Fatalf("predict %+v: %+v %v", q, p, err)
+		}
+		if math.Abs(p.P50/want-1) > 0.05 {
+			t.Errorf("on the usual plan %+v: p50 %.1f, want %.1f within 5%%", q, p.P50, want)
+		}
+	}
+}
+
+// TestExecutorRange: the fewest and most executors of a signature's runs,
+// none before MinRuns.
+func TestExecutorRange(t *testing.T) {
+	b := NewBook()
+	for i, e := range []int{6, 3, 9, 4} {
+		if _, _, ok := b.ExecutorRange("jar:A"); ok != (i >= MinRuns) {
+			t.Fatalf("after %d runs: ok %v", i, ok)
+		}
+		if err := b.Observe("jar:A", "", Run{Executors: e, Size: float64(e), Seconds: 10 + 30/float64(e)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lo, hi, ok := b.ExecutorRange("jar:A"); lo != 3 || hi != 9 || !ok {
+		t.Errorf("range %d-%d %v, want 3-9", lo, hi, ok)
+	}
+	if _, _, ok := b.ExecutorRange("jar:B"); ok {
+		t.Error("an unknown signature has a range")
+	}
+}

@@ -24,9 +24,10 @@ const (
 	EstimatesUser = "user"
 	// EstimatesLearned: the user's estimate corrected online by package
 	// perfmodel from the runs of this simulation that have finished: by
-	// the history of the signature's estimates, and, once the signature's
-	// (or its application type's) model has LearnWarmup runs, blended with
-	// the model's prediction.
+	// the history of the signature's estimates against what its runs
+	// took, and, once the signature's (or its application type's) model
+	// has LearnWarmup runs, blended with the model's prediction on the
+	// plans the signature usually gets (perfmodel.Book.UsualPlacement).
 	EstimatesLearned = "learned"
 )
 
@@ -47,11 +48,13 @@ const learnMAPEAfter = 10
 // estimator tells the scheduler the run times of --estimates and learns,
 // in learned mode, from the runs that finish.
 type estimator struct {
-	mode  string
-	book  *perfmodel.Book
-	corr  *perfmodel.Estimates
-	jobs  map[string]*estJob
-	count map[string]int // finished runs per signature
+	mode   string
+	auto   *autoSizer // --executors auto; nil for the users' counts
+	book   *perfmodel.Book
+	corr   *perfmodel.Estimates
+	jobs   map[string]*estJob
+	count  map[string]int // finished runs per signature
+	learnt uint64         // runs learned from (traitsModel's version)
 	// told estimates' absolute relative errors against the profiled run time
 	errSum float64
 	errN   int
@@ -122,6 +125,7 @@ func newEstimator(jobs []scheduler.Job, profiles map[string]workload.Profile, m 
 
 // submit sets the estimate the scheduler is told at j's submission.
 func (e *estimator) submit(j *scheduler.Job) {
+	e.rightSize(j)
 	ej := e.jobs[j.ID]
 	if ej == nil {
 		return
@@ -141,7 +145,13 @@ func (e *estimator) learned(ej *estJob) float64 {
 	if err != nil {
 		return ej.user
 	}
-	p, err := e.book.Predict(ej.sig, ej.app, perfmodel.Query{Executors: ej.executors, Size: ej.size, EstimateSeconds: c.Seconds})
+	// The model is asked on the plans the signature's jobs usually get:
+	// what the scheduler does with an estimate (is the job still feasible
+	// started now) needs the run time it will have, and on one uncontended
+	// agent the model would extrapolate (in busy hours no run had such a
+	// plan; it was biased low by the placement prior it assumed).
+	pl := e.book.UsualPlacement(ej.sig, ej.app)
+	p, err := e.book.Predict(ej.sig, ej.app, perfmodel.Query{Executors: ej.executors, Size: ej.size, Placement: pl, EstimateSeconds: c.Seconds})
 	if err != nil || p.Level == perfmodel.LevelPrior || p.Runs < LearnWarmup {
 		return c.Seconds
 	}
@@ -183,8 +193,12 @@ func (e *estimator) finish(id string, seconds float64) {
 		return // a run the model cannot take (e.g. out of its limits) teaches nothing
 	}
 	e.count[ej.sig]++
-	if ref := e.book.Reference(ej.sig, ej.app, run); ref > 0 && ej.user > 0 {
-		_ = e.corr.Observe(ej.sig, ej.user, ref)
+	e.learnt++
+	// The user's estimate is corrected on the same terms: by what the runs
+	// took on the plans they got (not by the model's placement-free
+	// reference, an extrapolation).
+	if ej.user > 0 {
+		_ = e.corr.Observe(ej.sig, ej.user, seconds)
 	}
 }
 
@@ -192,6 +206,9 @@ func (e *estimator) finish(id string, seconds float64) {
 func (e *estimator) report(r *Result) {
 	if e.errN > 0 && e.mode != "" && e.mode != EstimatesOracle {
 		r.EstimateErrorPct = 100 * e.errSum / float64(e.errN)
+	}
+	if e.auto != nil {
+		r.AutoSizedJobs, r.AutoChangedJobs = e.auto.sized, e.auto.changed
 	}
 	if e.apeN > 0 {
 		r.ModelMAPEPct = 100 * e.apeSum / float64(e.apeN)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -140,6 +141,7 @@ func TestCommandEstimateFlags(t *testing.T) {
 		{[]string{"--estimate-error", "NaN"}, "--estimate-error"},
 		{[]string{"--run-noise", "9"}, "--run-noise"},
 		{[]string{"--app-type", "guessed"}, "--app-type"},
+		{[]string{"--executors", "many"}, "--executors"},
 		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
 		{[]string{"--mix", bad}, "kinds[0].shuffleRatio"},
 		{[]string{"--mix", "../examples/mixes/iterative-graph.json", "--workload", "trace"}, "--mix"},
@@ -156,5 +158,64 @@ func TestCommandEstimateFlags(t *testing.T) {
 	}
 	if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestAutoExecutors: with --executors auto the learned model sizes the
+// jobs of signatures it knows (and the truth runs the count it chose, seen
+// in the mean), never beyond the counts the signature's runs had; with the
+// users' counts nothing is sized.
+func TestAutoExecutors(t *testing.T) {
+	wl := thesisHour(t, 22, 50, 3)
+	dap, _ := LookupPolicy("dap")
+	run := func(ex string) Result {
+		r, err := Run(context.Background(), Options{Workload: wl, From: 22 * 3600e9, Cluster: clusterspec.Thesis14(), Policy: dap,
+			DeadlineFraction: 1, Slack: 1.5, Seed: 3, Estimates: EstimatesLearned, EstimateError: 0.5, HideAppType: true, RunNoise: 0.1, Executors: ex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	user, auto := run(ExecutorsUser), run(ExecutorsAuto)
+	if user.AutoSizedJobs != 0 || auto.AutoSizedJobs == 0 || auto.AutoChangedJobs == 0 {
+		t.Fatalf("sized: user %d, auto %d (%d changed)", user.AutoSizedJobs, auto.AutoSizedJobs, auto.AutoChangedJobs)
+	}
+	if auto.MeanExecutors == user.MeanExecutors || auto.MeanExecutors > 16 {
+		t.Errorf("mean executors: auto %.2f, user %.2f (the users' at most 16)", auto.MeanExecutors, user.MeanExecutors)
+	}
+	if _, err := Run(context.Background(), Options{Workload: wl, Cluster: clusterspec.Thesis14(), Policy: dap, Executors: "many"}); err == nil {
+		t.Error("unknown --executors mode accepted")
+	}
+}
+
+// TestLearnedTraitsReachDap: in learned mode the scheduler's model gives
+// dap a signature's traits once its fit tells its placement sensitivities
+// apart, the prior's before (ok false), and never a run time of its own.
+func TestLearnedTraitsReachDap(t *testing.T) {
+	e := &estimator{book: perfmodel.NewBook()}
+	m := &traitsModel{e}
+	k := scheduler.RunKey{Signature: "local:///a.jar A", Size: 4}
+	if _, ok := m.Traits(k); ok {
+		t.Fatal("traits before any run")
+	}
+	v := m.Version()
+	for i := 0; i < 30; i++ {
+		n := 1 + i%6
+		pl := perfmodel.Placement{CrossShare: float64(i%5) / 5, BusiestLoad: float64(i%4) / 3}
+		secs := (10 + 40*float64(1+i%7)/float64(n)) * (1 + 2*pl.CrossShare)
+		if err := e.book.Observe(k.Signature, "", perfmodel.Run{Executors: n, Size: float64(1 + i%7), Placement: pl, Seconds: secs}); err != nil {
+			t.Fatal(err)
+		}
+		e.learnt++
+	}
+	tr, ok := m.Traits(k)
+	if !ok || tr.ShuffleShare < 0.5 {
+		t.Errorf("traits %+v (ok %v), want the signature's: a heavy shuffle (2x when all crosses)", tr, ok)
+	}
+	if m.Version() == v {
+		t.Error("version did not change as the model learned")
+	}
+	if _, ok := m.Predict(k, 4, perfmodel.Placement{}); ok {
+		t.Error("the model predicts run times: the told estimates would not be what learned mode measures")
 	}
 }

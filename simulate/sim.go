@@ -147,6 +147,9 @@ type Options struct {
 	Estimates     string
 	EstimateError float64
 	HideAppType   bool
+	// Executors is ExecutorsUser (also "") or ExecutorsAuto: jobs
+	// right-sized by the learned model (--executors).
+	Executors string
 	// RunNoise, when > 0, multiplies every job's simulated run time by
 	// exp(N(0, RunNoise)), drawn per job with Seed (the same for every
 	// policy and run of the job): runs of one job no longer take exactly
@@ -217,6 +220,12 @@ type Result struct {
 	EstimateErrorPct float64 `json:"estimate_error_pct,omitempty"`
 	ModelMAPEPct     float64 `json:"model_mape_pct,omitempty"`
 	ModelMAPERuns    int     `json:"model_mape_runs,omitempty"`
+	// AutoSizedJobs counts the jobs whose executor count the learned model
+	// chose (--executors auto); AutoChangedJobs those where it differs
+	// from the user's. MeanExecutors is the mean count of the jobs run.
+	AutoSizedJobs   int     `json:"auto_sized_jobs,omitempty"`
+	AutoChangedJobs int     `json:"auto_changed_jobs,omitempty"`
+	MeanExecutors   float64 `json:"mean_executors,omitempty"`
 	// Boots counts agents powered on; MeanOnCPUs is the time-weighted
 	// mean of the cpus powered on (billed) over the run.
 	Boots      int     `json:"boots"`
@@ -359,6 +368,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cluster.unavailable = pm.Unavailable
 		cfg.Provisioner, cfg.Standby = pm, pm
 	}
+	var traits *traitsModel
+	if o.Estimates == EstimatesLearned {
+		traits = &traitsModel{} // dap takes the jobs' traits from the model (its estimator, below)
+		cfg.Model = traits
+	}
 	core, err := scheduler.New(cfg, cluster, coreStore{store}, clock)
 	if err != nil {
 		return Result{}, err
@@ -393,6 +407,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.NotBeforeLead > 0 {
 		withNotBefore(jobs, o.NotBeforeLead, start)
+	}
+	if err := setupLearning(est, traits, o, model, profiles); err != nil {
+		return Result{}, err
 	}
 	info := make(map[string]*jobInfo, len(jobs))
 	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
@@ -481,6 +498,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
 			est.submit(&jobs[next])
+			info[jobs[next].ID].profile = profiles[jobs[next].ID] // --executors auto may resize it
 			j, err := store.Create(jobs[next])
 			if err != nil {
 				return Result{}, err
@@ -577,15 +595,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cpus[a.ID] = a.CPUs
 	}
 	var paid, used, ref float64
+	nRun := 0
 	for _, a := range core.Cost().Agents {
 		paid += a.ActiveSeconds * cpus[a.AgentID]
 	}
 	for _, j := range store.Jobs() { // a fixed order: float sums must not depend on map order
 		if ji := info[j.ID]; ji.done {
 			c := float64(ji.profile.Executors * ji.profile.ExecutorCores)
+			r.MeanExecutors += float64(ji.profile.Executors)
+			nRun++
 			used += ji.end.Sub(ji.start).Seconds() * c
 			ref += model.Reference(ji.profile).Seconds() * c
 		}
+	}
+	if nRun > 0 {
+		r.MeanExecutors /= float64(nRun)
 	}
 	if paid > 0 {
 		r.UtilisationPct = 100 * used / paid
