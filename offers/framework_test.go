@@ -1,6 +1,7 @@
 package offers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -367,5 +368,72 @@ func TestUpdatesDoNotHoldTheEventLoop(t *testing.T) {
 	defer mu.Unlock()
 	if len(heard) != 2 || heard[0] != "TASK_STARTING" || heard[1] != "TASK_RUNNING" {
 		t.Fatalf("sink heard %v, want TASK_STARTING then TASK_RUNNING", heard)
+	}
+}
+
+// slowAccepts is a master that holds each ACCEPT until two are in flight
+// (or a long while passes), and answers every other call at once.
+type slowAccepts struct {
+	callLog
+	mu       sync.Mutex
+	inFlight int
+	both     chan struct{}
+	once     sync.Once
+}
+
+func (m *slowAccepts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var c scheduler.Call
+	if err := c.Unmarshal(body); err == nil && c.GetType() == scheduler.Call_ACCEPT {
+		m.mu.Lock()
+		m.inFlight++
+		if m.inFlight == 2 {
+			m.once.Do(func() { close(m.both) })
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.both:
+		case <-time.After(20 * time.Second):
+		}
+		m.mu.Lock()
+		m.inFlight--
+		m.mu.Unlock()
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	m.callLog.ServeHTTP(w, r)
+}
+
+// TestLaunchesAreSentTogether: drivers that held offers have room for are
+// sent together, not one ACCEPT after the other's answer (a master that
+// answers late would make the last of many drivers wait for all).
+func TestLaunchesAreSentTogether(t *testing.T) {
+	ctx := context.Background()
+	master := &slowAccepts{both: make(chan struct{})}
+	srv := httptest.NewServer(master)
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	sc := NewSchedClient(ep, log)
+	sc.streamID, sc.frameworkID = "stream-1", "F1"
+	fw := NewFramework(FrameworkConfig{}, sc, nil, nil, log)
+	fw.connected = true
+	for _, j := range []string{"j1", "j2"} {
+		fw.mu.Lock()
+		fw.pending[j] = &DriverLaunch{JobID: j, TaskID: "t-" + j, CPUs: 1, MemMB: 1024, Argv: []string{"x"}}
+		fw.mu.Unlock()
+	}
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{
+		driverOffer("O-1", "S1", 2, 4096, "sparkpack"), driverOffer("O-2", "S2", 2, 4096, "sparkpack")}}})
+	if n := len(master.of(scheduler.Call_ACCEPT)); n != 2 {
+		t.Fatalf("%d ACCEPTs, want 2", n)
+	}
+	select {
+	case <-master.both:
+	default:
+		t.Fatal("the second driver's ACCEPT was sent only after the first was answered")
 	}
 }
