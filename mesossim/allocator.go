@@ -18,6 +18,10 @@ const (
 type candidate struct {
 	fw   *framework
 	role string
+	// head is headroom(role) as of the last offer to role: whether it may
+	// still get unreserved cpus or mem (checked per candidate and agent,
+	// it had been half of a full round's time at 20,000 agents).
+	head bool
 }
 
 // filterKey indexes decline filters: they hold per framework, role and agent.
@@ -118,7 +122,7 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		}
 		for _, r := range fw.roles {
 			if !fw.suppressed[r] {
-				cands = append(cands, candidate{fw, r})
+				cands = append(cands, candidate{fw: fw, role: r})
 			}
 		}
 	}
@@ -172,6 +176,9 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		}
 		return false
 	}
+	for i := range cands {
+		cands[i].head = headroom(cands[i].role)
+	}
 	perFw := map[*framework][]*offer{}
 	for _, a := range m.sortedAgentsLocked() {
 		if agents != nil && !agents[a.id] {
@@ -197,7 +204,7 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 		unresDone, offered := false, false
 		for ci := 0; ci < len(cands); ci++ {
 			c := cands[ci]
-			if !reservedRoles[c.role] && !headroom(c.role) {
+			if !c.head && !reservedRoles[c.role] {
 				continue // nothing here for it: no reservation, quota reached
 			}
 			if !unresDone {
@@ -241,6 +248,14 @@ func (m *Master) allocateLocked(agents map[string]bool) {
 			for _, e := range unres {
 				if !e.ranges {
 					consumed[c.role][e.k.name] += e.v
+				}
+			}
+			if len(unres) > 0 {
+				head := headroom(c.role)
+				for i := range cands {
+					if cands[i].role == c.role {
+						cands[i].head = head
+					}
 				}
 			}
 			cpu := res.scalar("cpus")

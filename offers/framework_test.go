@@ -1,6 +1,7 @@
 package offers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -302,5 +304,136 @@ func TestStockKeptWhileLaunchesAreAnnounced(t *testing.T) {
 	fw.mu.Unlock()
 	if held != 1+fw.cfg.OfferStock {
 		t.Fatalf("%d offers held after the burst, want %d", held, 1+fw.cfg.OfferStock)
+	}
+}
+
+// TestUpdatesDoNotHoldTheEventLoop: while Run runs, a task status update
+// is recorded and acknowledged apart from the event loop, in the order
+// updates came: the next events (offers a waiting driver needs) are
+// handled while the store or the master is slow to answer for the update.
+func TestUpdatesDoNotHoldTheEventLoop(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var heard []string
+	fw, calls := subscribedFramework(t, sinkFunc(func(jobID string, st mesos.TaskStatus) error {
+		<-release // a slow store
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, st.GetState().String())
+		return nil
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); fw.recordUpdates(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	for ready := false; !ready; {
+		fw.mu.Lock()
+		ready = fw.updates != nil
+		fw.mu.Unlock()
+		if !ready {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	task := DriverTaskID(testJobID, 1)
+	fw.Track(task, testJobID)
+	update := func(s mesos.TaskState, uuid string) *scheduler.Event {
+		return &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+			TaskID: mesos.TaskID{Value: task}, State: &s, AgentID: &mesos.AgentID{Value: "S1"}, UUID: []byte(uuid)}}}
+	}
+	handled := make(chan struct{})
+	go func() {
+		fw.Event(ctx, update(mesos.TASK_STARTING, "u1"))
+		fw.Event(ctx, update(mesos.TASK_RUNNING, "u2"))
+		fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{
+			driverOffer("O-1", "S1", 4, 8192, "sparkpack")}}})
+		close(handled)
+	}()
+	select {
+	case <-handled:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the event loop waited for a status update to be recorded")
+	}
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(calls.of(scheduler.Call_ACKNOWLEDGE)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	acks := calls.of(scheduler.Call_ACKNOWLEDGE)
+	if len(acks) != 2 || string(acks[0].Acknowledge.UUID) != "u1" || string(acks[1].Acknowledge.UUID) != "u2" {
+		t.Fatalf("acknowledgements %+v, want u1 then u2", acks)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) != 2 || heard[0] != "TASK_STARTING" || heard[1] != "TASK_RUNNING" {
+		t.Fatalf("sink heard %v, want TASK_STARTING then TASK_RUNNING", heard)
+	}
+}
+
+// slowAccepts is a master that holds each ACCEPT until two are in flight
+// (or a long while passes), and answers every other call at once.
+type slowAccepts struct {
+	callLog
+	mu       sync.Mutex
+	inFlight int
+	both     chan struct{}
+	once     sync.Once
+}
+
+func (m *slowAccepts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var c scheduler.Call
+	if err := c.Unmarshal(body); err == nil && c.GetType() == scheduler.Call_ACCEPT {
+		m.mu.Lock()
+		m.inFlight++
+		if m.inFlight == 2 {
+			m.once.Do(func() { close(m.both) })
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.both:
+		case <-time.After(20 * time.Second):
+		}
+		m.mu.Lock()
+		m.inFlight--
+		m.mu.Unlock()
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	m.callLog.ServeHTTP(w, r)
+}
+
+// TestLaunchesAreSentTogether: drivers that held offers have room for are
+// sent together, not one ACCEPT after the other's answer (a master that
+// answers late would make the last of many drivers wait for all).
+func TestLaunchesAreSentTogether(t *testing.T) {
+	ctx := context.Background()
+	master := &slowAccepts{both: make(chan struct{})}
+	srv := httptest.NewServer(master)
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	sc := NewSchedClient(ep, log)
+	sc.streamID, sc.frameworkID = "stream-1", "F1"
+	fw := NewFramework(FrameworkConfig{}, sc, nil, nil, log)
+	fw.connected = true
+	for _, j := range []string{"j1", "j2"} {
+		fw.mu.Lock()
+		fw.pending[j] = &DriverLaunch{JobID: j, TaskID: "t-" + j, CPUs: 1, MemMB: 1024, Argv: []string{"x"}}
+		fw.mu.Unlock()
+	}
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{
+		driverOffer("O-1", "S1", 2, 4096, "sparkpack"), driverOffer("O-2", "S2", 2, 4096, "sparkpack")}}})
+	if n := len(master.of(scheduler.Call_ACCEPT)); n != 2 {
+		t.Fatalf("%d ACCEPTs, want 2", n)
+	}
+	select {
+	case <-master.both:
+	default:
+		t.Fatal("the second driver's ACCEPT was sent only after the first was answered")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -214,61 +215,99 @@ func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.R
 	return out, need["cpus"] <= 1e-9 && need["mem"] <= 1e-9
 }
 
+// launchPick is a waiting launch matched with a held offer.
+type launchPick struct {
+	l      *DriverLaunch
+	chosen heldOffer
+	res    []mesos.Resource
+}
+
+// tryLaunch launches the waiting drivers that held offers have room for.
+// The launches matched at once are sent together, each from its own
+// goroutine that tryLaunch waits for: a master that answers an ACCEPT
+// late (a Mesos master allocating 30,000 agents; the emulator holds its
+// lock meanwhile) made 16 drivers sent one after the other wait 20 s.
 func (f *Framework) tryLaunch(ctx context.Context) {
 	for {
+		var picks []launchPick
 		f.mu.Lock()
-		l, chosen, ok := f.pickLocked()
-		var res []mesos.Resource
-		if ok {
-			res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
+		for {
+			l, chosen, ok := f.pickLocked()
+			var res []mesos.Resource
+			if ok {
+				res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
+			}
+			if !ok {
+				break
+			}
+			delete(f.pending, l.JobID)
+			delete(f.offers, chosen.offer.ID.Value)
+			picks = append(picks, launchPick{l, chosen, res})
 		}
-		if !ok {
-			f.mu.Unlock()
+		f.mu.Unlock()
+		if len(picks) == 0 {
 			return
 		}
-		delete(f.pending, l.JobID)
-		delete(f.offers, chosen.offer.ID.Value)
-		f.mu.Unlock()
-		agent := chosen.offer.AgentID.Value
-		if l.Sending != nil {
-			if err := l.Sending(agent); err != nil {
-				f.mu.Lock()
-				f.offers[chosen.offer.ID.Value] = chosen // declined in time like any unused offer
-				if !errors.Is(err, ErrLaunchWithdrawn) {
-					if _, again := f.pending[l.JobID]; !again {
-						f.pending[l.JobID] = l
-					}
-				}
-				f.mu.Unlock()
-				if errors.Is(err, ErrLaunchWithdrawn) {
-					continue
-				}
-				f.log.WithError(err).WithField("job", l.JobID).Warn("could not record the driver launch; it waits for the next offer")
+		more := make([]bool, len(picks))
+		if len(picks) == 1 {
+			more[0] = f.launchOne(ctx, picks[0])
+		} else {
+			var wg sync.WaitGroup
+			for i := range picks {
+				wg.Add(1)
+				go func() { defer wg.Done(); more[i] = f.launchOne(ctx, picks[i]) }()
+			}
+			wg.Wait()
+		}
+		for _, ok := range more {
+			if !ok {
 				return
 			}
 		}
-		err := f.acceptLaunch(ctx, chosen.offer, l, res)
-		if err == nil {
-			f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
-			f.cfg.Observer.ObserveDriverLaunch()
+	}
+}
+
+// launchOne sends one matched launch; false when the launches should stop
+// until the next offer (recording it or the ACCEPT failed).
+func (f *Framework) launchOne(ctx context.Context, p launchPick) bool {
+	l, chosen, res := p.l, p.chosen, p.res
+	agent := chosen.offer.AgentID.Value
+	if l.Sending != nil {
+		if err := l.Sending(agent); err != nil {
 			f.mu.Lock()
-			f.taskJob[l.TaskID] = l.JobID
-			f.mu.Unlock()
-		} else {
-			f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
-			f.mu.Lock()
-			if _, again := f.pending[l.JobID]; !again {
-				f.pending[l.JobID] = l
+			f.offers[chosen.offer.ID.Value] = chosen // declined in time like any unused offer
+			if !errors.Is(err, ErrLaunchWithdrawn) {
+				if _, again := f.pending[l.JobID]; !again {
+					f.pending[l.JobID] = l
+				}
 			}
 			f.mu.Unlock()
-		}
-		if l.Sent != nil {
-			l.Sent(agent, err)
-		}
-		if err != nil {
-			return
+			if errors.Is(err, ErrLaunchWithdrawn) {
+				return true
+			}
+			f.log.WithError(err).WithField("job", l.JobID).Warn("could not record the driver launch; it waits for the next offer")
+			return false
 		}
 	}
+	err := f.acceptLaunch(ctx, chosen.offer, l, res)
+	if err == nil {
+		f.cfg.Observer.ObserveAccept(time.Since(chosen.since))
+		f.cfg.Observer.ObserveDriverLaunch()
+		f.mu.Lock()
+		f.taskJob[l.TaskID] = l.JobID
+		f.mu.Unlock()
+	} else {
+		f.log.WithError(err).WithField("job", l.JobID).Warn("driver launch failed; retrying with the next offer")
+		f.mu.Lock()
+		if _, again := f.pending[l.JobID]; !again {
+			f.pending[l.JobID] = l
+		}
+		f.mu.Unlock()
+	}
+	if l.Sent != nil {
+		l.Sent(agent, err)
+	}
+	return err == nil
 }
 
 func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLaunch, res []mesos.Resource) error {

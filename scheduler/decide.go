@@ -228,6 +228,10 @@ type passRun struct {
 	now  time.Time
 	snap placement.Snapshot // the caller's until the first start, then a copy
 	ix   *placement.FitIndex
+	// snapOwned is set once snap is the pass's own copy (made at the first
+	// start, then changed in place); at indexes its agents by id.
+	snapOwned bool
+	at        map[string]int
 	// standbyAgents is in.standby, copied once a start powers one on.
 	standbyAgents []placement.Agent
 	standbyCopied bool
@@ -343,11 +347,7 @@ func (p *passRun) start(e *Entry, plan placement.Plan) {
 // least the job's estimate. Powered-off agents the plan powers on are
 // booting: standby with nothing free. The job holds resources from now.
 func (p *passRun) markStart(e *Entry, plan placement.Plan) {
-	agents := slices.Clone(p.snap.Agents)
-	at := make(map[string]int, len(agents))
-	for i := range agents {
-		at[agents[i].ID] = i
-	}
+	agents, at := p.ownSnapshot()
 	est := p.startedEstimate(e)
 	for _, as := range plan.Assignments {
 		i, ok := at[as.AgentID]
@@ -379,7 +379,6 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 			}
 		}
 	}
-	p.snap = placement.Snapshot{Agents: agents}
 	p.ix = placement.NewFitIndex(p.snap)
 	p.standby, p.room, p.future = nil, nil, nil
 	pl := plan
@@ -387,6 +386,23 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
 		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions,
 		team: e.Team, driverCPUs: float64(e.driverCPUs), driverMemMB: float64(e.driverMemMB)})
+}
+
+// ownSnapshot returns the pass's own copy of the snapshot's agents, made at
+// the first start and changed in place by the next ones, and its index by
+// agent id. The caller's snapshot is never changed. One copy per pass, not
+// per start: on a cluster of 30,000 agents a pass starting 50 jobs copied
+// and indexed 1.5 million agents.
+func (p *passRun) ownSnapshot() ([]placement.Agent, map[string]int) {
+	if !p.snapOwned {
+		p.snap = placement.Snapshot{Agents: slices.Clone(p.snap.Agents)}
+		p.at = make(map[string]int, len(p.snap.Agents))
+		for i := range p.snap.Agents {
+			p.at[p.snap.Agents[i].ID] = i
+		}
+		p.snapOwned = true
+	}
+	return p.snap.Agents, p.at
 }
 
 // takeDriverRoom keeps room for a started job's driver, as the live

@@ -2,10 +2,13 @@ package scheduler
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -354,5 +357,75 @@ func TestWillMissAgreesWithItsTimes(t *testing.T) {
 			t.Fatalf("room at +%s: the view says it will miss with the room expected at %s, before its latest start %s",
 				c.roomAt, pv.RoomExpectedAt.Format(time.TimeOnly), pv.LatestStart.Format(time.TimeOnly))
 		}
+	}
+}
+
+// firstRoom is a test policy that places every executor on the first
+// agent with room for all of them, allocating nothing per agent: what a
+// pass costs besides its policy.
+type firstRoom struct{}
+
+func (firstRoom) Name() string { return "first-room" }
+
+func (firstRoom) Place(s placement.Snapshot, d placement.Demand) (placement.Plan, error) {
+	n := float64(d.Executors)
+	for _, a := range s.Agents {
+		if a.FreeCPUs >= n*d.CPUs && a.FreeMemMB >= n*d.MemMB {
+			p := placement.Plan{Policy: "first-room", Assignments: []placement.Assignment{{AgentID: a.ID, Hostname: a.Hostname, Executors: d.Executors}}}
+			if !a.Active {
+				p.Activated = []string{a.ID}
+			}
+			return p, nil
+		}
+	}
+	return placement.Plan{}, &placement.NoFit{}
+}
+
+// TestDecideCopiesTheSnapshotOncePerPass: a pass that starts many jobs on
+// a large cluster copies the snapshot once, not once per start (a pass
+// starting 50 jobs at 30,000 agents copied and indexed 1.5 million
+// agents), and leaves the caller's snapshot as it was.
+func TestDecideCopiesTheSnapshotOncePerPass(t *testing.T) {
+	const agents, starts = 5000, 40
+	d := testDecider(t, Config{Policy: "bfd"})
+	d.policy = firstRoom{}
+	list := make([]placement.Agent, agents)
+	for i := range list {
+		list[i] = agent(fmt.Sprintf("a%05d", i), 4, 16384, 0.24)
+	}
+	snap := snapOf(list)
+	before := slices.Clone(snap.Agents)
+	var jobs []Job
+	for i := range starts {
+		jobs = append(jobs, mkJob(fmt.Sprintf("r%03d", i), 1, 4, submittedAt(time.Duration(i)*time.Second)))
+	}
+	in := passInput{now: t0, snap: snap, regular: entriesOf(jobs...), full: true}
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	out := d.decide(in)
+	runtime.ReadMemStats(&ms1)
+	if n := len(out.decisions); n != starts {
+		t.Fatalf("%d decisions, want %d starts", n, starts)
+	}
+	for i, dc := range out.decisions {
+		if dc.kind != decStart || dc.plan.Assignments[0].AgentID != list[i].ID {
+			t.Fatalf("decision %d: %v", i, describe(out.decisions[i:i+1], 0))
+		}
+	}
+	for i := range starts {
+		if a := out.snap.Agents[i]; a.FreeCPUs != 0 || !a.Active {
+			t.Fatalf("agent %s after its start: %+v", a.ID, a)
+		}
+	}
+	if !reflect.DeepEqual(snap.Agents, before) {
+		t.Fatal("the caller's snapshot was changed")
+	}
+	// One copy of the agents and one index of them by id; per start only
+	// a few small things (the decision, the plan, a fit index).
+	copyBytes := uint64(agents) * uint64(unsafe.Sizeof(placement.Agent{}))
+	if got, limit := ms1.TotalAlloc-ms0.TotalAlloc, 4*copyBytes; got > limit {
+		t.Fatalf("the pass allocated %d KiB for %d starts on %d agents, want at most %d KiB (4 copies of the agents)",
+			got>>10, starts, agents, limit>>10)
 	}
 }

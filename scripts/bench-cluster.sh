@@ -101,6 +101,14 @@ for n in "${sizes[@]}"; do
     bin/sparkpack mesos-sim --listen "127.0.0.1:$mport" --cluster "$workdir/cluster-$n.json" --offer-interval "$offer_ivl" \
       --time-scale 0.1 --log-level warn "${simflags[@]}" ${EXTRA_SIM:-} > "$workdir/mesos-sim-$tag.log" 2>&1 &
     simpid=$!; pids+=($simpid)
+    # serve starts once the emulator answers: building a cluster of tens of
+    # thousands of agents takes it seconds, and serve's subscription would
+    # meanwhile back off (up to seconds) before the scenario starts.
+    for _ in $(seq 1 600); do
+      curl -fsS "http://127.0.0.1:$mport/version" >/dev/null 2>&1 && break
+      kill -0 "$simpid" 2>/dev/null || { tail -30 "$workdir/mesos-sim-$tag.log" >&2; say "the emulator exited"; exit 1; }
+      sleep 0.2
+    done
     say "starting sparkpack serve on 127.0.0.1:$aport"
     # shellcheck disable=SC2086
     env ${SERVE_GOMEMLIMIT:+GOMEMLIMIT=$SERVE_GOMEMLIMIT} bin/sparkpack serve --listen "127.0.0.1:$aport" --database-url "$dburl" --mesos-master "http://127.0.0.1:$mport" \

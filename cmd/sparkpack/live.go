@@ -312,6 +312,16 @@ func (l *live) agentViews(ctx context.Context) (views []api.AgentView, complete 
 	agents := l.cluster.Agents()
 	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
 	complete = true
+	var holders []string
+	for _, a := range agents {
+		for _, h := range a.Holdings {
+			holders = append(holders, h.JobID)
+		}
+		for _, d := range a.Drivers {
+			holders = append(holders, d.JobID)
+		}
+	}
+	l.names.prefetch(ctx, l.st, holders)
 	jobName := func(id string) string {
 		name, ok := l.names.lookup(ctx, l.st, id)
 		complete = complete && ok
