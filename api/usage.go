@@ -8,12 +8,14 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // UsageSource computes usage reports from stored facts (package store).
@@ -31,6 +33,56 @@ type UsageView struct {
 	// Budgets (by=team, when budgets are set): each budgeted team's spend
 	// in its current period against its budget, as last weighed.
 	Budgets []chargeback.Verdict `json:"budgets,omitempty"`
+	// Shares (by=team, with a teams file): each team's configured share and
+	// what its running jobs hold now (on the leader; absent elsewhere).
+	Shares []TeamShare `json:"shares,omitempty"`
+}
+
+// TeamShare is a team's weight, guarantee and maximum, with what its
+// running jobs hold now (nil when this instance does not schedule).
+type TeamShare struct {
+	Team            string   `json:"team"`
+	Weight          float64  `json:"weight"`
+	GuaranteedCPUs  float64  `json:"guaranteedCpus,omitempty"`
+	GuaranteedMemMB float64  `json:"guaranteedMemoryMB,omitempty"`
+	MaxCPUs         float64  `json:"maxCpus,omitempty"`
+	MaxMemMB        float64  `json:"maxMemoryMB,omitempty"`
+	UsingCPUs       *float64 `json:"usingCpus,omitempty"`
+	UsingMemMB      *float64 `json:"usingMemoryMB,omitempty"`
+}
+
+// teamShares lists the teams of the configuration in force, and any other
+// team holding resources now, sorted by name.
+func (s *Server) teamShares() []TeamShare {
+	if s.cfg.Teams == nil {
+		return nil
+	}
+	cfg := s.cfg.Teams.Get()
+	var using map[string]teams.Usage
+	if s.cfg.TeamUsage != nil {
+		using = s.cfg.TeamUsage()
+	}
+	names := map[string]bool{}
+	if cfg != nil {
+		for _, t := range cfg.Teams {
+			names[t.Name] = true
+		}
+	}
+	for n := range using {
+		names[n] = true
+	}
+	out := make([]TeamShare, 0, len(names))
+	for n := range names {
+		t := cfg.Team(n)
+		sh := TeamShare{Team: n, Weight: t.Weight, GuaranteedCPUs: t.GuaranteedCPUs, GuaranteedMemMB: t.GuaranteedMemMB, MaxCPUs: t.MaxCPUs, MaxMemMB: t.MaxMemMB}
+		if using != nil {
+			u := using[n]
+			sh.UsingCPUs, sh.UsingMemMB = &u.CPUs, &u.MemMB
+		}
+		out = append(out, sh)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Team < out[j].Team })
+	return out
 }
 
 // Usage windows: at most MaxUsagePeriods periods, steps of whole minutes
@@ -147,6 +199,9 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	v := UsageView{By: by, From: q.From, To: q.To, StepSeconds: step.Seconds(), Rows: rows}
 	if s.cfg.Budgets != nil && q.By == store.UsageByTeam {
 		v.Budgets = s.cfg.Budgets()
+	}
+	if q.By == store.UsageByTeam {
+		v.Shares = s.teamShares()
 	}
 	writeJSON(w, http.StatusOK, v)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sparkpack/sparkpack/chargeback"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // TestDashboardUsagePage: the Usage page (#/usage, api/web/usage.js) shows
@@ -25,6 +26,13 @@ func TestDashboardUsagePage(t *testing.T) {
 	base := startAPIWith(t, func(c *api.Config) {
 		st = c.Store.(*store.Store)
 		c.Usage = st
+		tc, err := teams.Parse(strings.NewReader("analytics guaranteed-cpus=8 max-cpus=16\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Teams = &teams.Holder{}
+		c.Teams.Set(tc)
+		c.TeamUsage = func() map[string]teams.Usage { return map[string]teams.Usage{"analytics": {CPUs: 3, MemMB: 3072}} }
 		c.Budgets = func() []chargeback.Verdict {
 			return []chargeback.Verdict{
 				chargeback.Check("analytics", chargeback.Budget{USD: 2, Period: chargeback.PerDay, Action: chargeback.Hold}, chargeback.Spend{DayUSD: 3}, now),
@@ -67,7 +75,7 @@ func TestDashboardUsagePage(t *testing.T) {
 		chromedp.Evaluate(`window.__pwned !== undefined || document.querySelectorAll("#usage-table img").length > 0`, &pwned),
 	)
 	for _, c := range []struct{ row, want string }{
-		{analytics, "$3.00"}, {analytics, "55.8%"}, {analytics, "6.00"}, {analytics, "over: new jobs held"},
+		{analytics, "$3.00"}, {analytics, "55.8%"}, {analytics, "3 cpus of 8 guaranteed (max 16) — below its guarantee"}, {analytics, "6.00"}, {analytics, "over: new jobs held"},
 		{search, "$1.50"}, {search, "$9.00 left"},
 		{idle, "$0.7500"},
 		{total, "Total $5.38"},

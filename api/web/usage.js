@@ -72,6 +72,7 @@ function usageChart(view, totals) {
 function usageTable(view, totals) {
   const total = totals.reduce((s, t) => s + t.cost, 0);
   const budgets = new Map((view.budgets || []).map((b) => [b.team, b]));
+  const shares = new Map((view.shares || []).map((sh) => [sh.team, sh]));
   const rows = totals.sort((a, b) => (a.idle - b.idle) || (b.cost - a.cost)).map((t) => {
     const b = budgets.get(t.group);
     const ended = Object.values(t.jobs).reduce((s, n) => s + n, 0);
@@ -84,6 +85,7 @@ function usageTable(view, totals) {
       el("th", { scope: "row" }, t.idle ? "idle (active agents beyond their jobs' shares)" : usageTeamName(t.group)),
       el("td", { class: "num" }, fmtUSD4(t.cost)),
       el("td", { class: "num" }, total > 0 ? (100 * t.cost / total).toFixed(1) + "%" : "–"),
+      el("td", { class: "num", "data-col": "now" }, t.idle ? "–" : usageShareNow(shares.get(t.group))),
       el("td", { class: "num" }, t.idle ? "–" : t.cpu.toFixed(2)),
       el("td", { class: "num" }, t.idle ? "–" : t.mem.toFixed(2)),
       el("td", { class: "num" }, t.idle ? "–" : ended + (t.jobs.FAILED ? " (" + t.jobs.FAILED + " failed)" : "")),
@@ -95,12 +97,26 @@ function usageTable(view, totals) {
   for (const [team, b] of budgets) {
     if (totals.some((t) => t.group === team && !t.idle)) continue;
     rows.push(el("tr", { "data-team": team }, el("th", { scope: "row" }, usageTeamName(team)),
-      ...["$0", "–", "–", "–", "–", "–", "–"].map((v) => el("td", { class: "num" }, v)),
+      el("td", { class: "num" }, "$0"), el("td", { class: "num" }, "–"),
+      el("td", { class: "num", "data-col": "now" }, usageShareNow(shares.get(team))),
+      ...["–", "–", "–", "–", "–"].map((v) => el("td", { class: "num" }, v)),
       el("td", {}, fmtUSD4(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + " — " + fmtUSD4(b.leftUSD) + " left")));
   }
   $("usage-table").querySelector("tbody").replaceChildren(...rows);
   $("usage-total").textContent = "Total " + fmtUSD4(total) + " from " + fmtTime(view.from) + " to " + fmtTime(view.to) +
     ": the teams and the idle remainder add up to the cost meter over the window.";
+}
+
+// usageShareNow: what a team's running jobs hold now against its
+// guarantee (and maximum), from the teams file ("–" without one).
+function usageShareNow(sh) {
+  if (!sh) return "–";
+  const now = sh.usingCpus === undefined || sh.usingCpus === null ? "?" : String(Math.round(sh.usingCpus * 10) / 10);
+  let s = now + " cpus";
+  if (sh.guaranteedCpus) s += " of " + sh.guaranteedCpus + " guaranteed";
+  if (sh.maxCpus) s += " (max " + sh.maxCpus + ")";
+  if (sh.guaranteedCpus && sh.usingCpus !== undefined && sh.usingCpus !== null) s += sh.usingCpus < sh.guaranteedCpus ? " — below its guarantee" : " — at or above its guarantee";
+  return s;
 }
 
 async function renderUsage() {
