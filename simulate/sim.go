@@ -449,7 +449,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			est.finish(f.id, now.Sub(ji.start).Seconds())
 			done++
 			if wp != nil {
-				wp.ended(f.id, nil)
+				wp.ended(f.id, nil, now)
 			}
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
@@ -515,7 +515,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				ji.run++ // its pending end no longer counts
 				if wp != nil {
 					if j, err := store.Get(id); err == nil {
-						wp.ended(id, &j)
+						wp.ended(id, &j, now)
 					}
 				}
 				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {

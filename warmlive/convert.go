@@ -49,8 +49,8 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 // Inputs is what Decide sees at now: the forecast of the next boot time
 // (an agent powered off now cannot be back sooner) and of the lead after
 // it (the decision interval: an agent not powered on now is powered on a
-// lead later at the earliest), the share of deadline jobs whose slack
-// absorbs a boot, the queue's waiting demand and the running jobs.
+// lead later at the earliest; both carry the deadline jobs' slacks), the
+// queue's waiting demand and the running jobs.
 func Inputs(m *forecast.Model, now time.Time, cfg Config, agents []warmpool.Agent, waitCPUs, waitMemMB float64, running []warmpool.Running) warmpool.Input {
 	cfg = cfg.withDefaults()
 	boot, lead := cfg.BootTime, cfg.Every
@@ -58,9 +58,6 @@ func Inputs(m *forecast.Model, now time.Time, cfg Config, agents []warmpool.Agen
 		Ahead: m.Expect(now.Add(boot), now.Add(boot+lead)), Lead: lead,
 		WaitingCPUs: waitCPUs, WaitingMemMB: waitMemMB, Running: running,
 		BootTime: boot, MissCostUSD: cfg.MissCostUSD, MinWarmCPUs: cfg.MinWarmCPUs}
-	if m.OK {
-		in.LooseShare = 1 - m.TightShare(boot)
-	}
 	return in
 }
 

@@ -60,10 +60,14 @@ type Input struct {
 	// the next decision, Lead later, it misses them).
 	Forecast, Ahead forecast.Demand
 	Lead            time.Duration
-	// LooseShare is the share of deadline jobs whose slack absorbs a boot
-	// (they meet their deadline even if they wait for one); 0 (the zero
-	// value) takes every deadline job as tight.
-	LooseShare float64
+	// QueueDelay is how long a job that finds no warm room is expected to
+	// wait in the queue besides the boot (the caller measures it, e.g. the
+	// recent jobs' waits beyond a boot). A forecast deadline job that
+	// finds no warm room misses its deadline when its slack (the
+	// forecast's Slacks: deadline minus submission minus the measured run
+	// time) is below BootTime + QueueDelay; a forecast without slacks
+	// takes every deadline job as tight.
+	QueueDelay time.Duration
 	// WaitingCPUs and WaitingMemMB are the queue's waiting demand: it
 	// takes warm capacity before any forecast job.
 	WaitingCPUs, WaitingMemMB float64
@@ -117,10 +121,9 @@ func Decide(in Input) Plan {
 	if lead <= 0 {
 		lead = boot
 	}
-	tight := 1.0
-	if in.LooseShare > 0 && in.LooseShare <= 1 {
-		tight = 1 - in.LooseShare
-	}
+	// A job without warm room waits for a boot and the queue: the
+	// deadline jobs whose slack is below that wait are the tight ones.
+	wait := boot + max(in.QueueDelay, 0)
 	var p Plan
 	decided := make([]bool, len(in.Agents))
 	order := make([]int, len(in.Agents))
@@ -231,7 +234,7 @@ func Decide(in Input) Plan {
 		}
 		// (Memory is in c already: usable cpus.)
 		c = c + endC - in.WaitingCPUs
-		return d.DeadlineJobs / d.Jobs * tight * d.Beyond(math.Max(c, 0), t)
+		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * d.Beyond(math.Max(c, 0), t)
 	}
 	fits := func(a Agent) bool {
 		return a.CPUs+1e-9 >= f.ExecCPUs && a.MemMB+1e-9 >= f.ExecMemMB
@@ -336,8 +339,8 @@ func Decide(in Input) Plan {
 		}
 		notWorth(&ah, cands[k:], "")
 	}
-	p.Reason = fmt.Sprintf("forecast %.2f jobs (p90 %g), %.2f with a deadline, in the next %s; %.3f expected misses with %g warm cpus",
-		f.Jobs, f.JobsP90, f.DeadlineJobs, boot, p.ExpectedMisses, freeC)
+	p.Reason = fmt.Sprintf("forecast %.2f jobs (p90 %g), %.2f with a deadline (%.0f%% with less slack than a %s wait), in the next %s; %.3f expected misses with %.1f warm cpus",
+		f.Jobs, f.JobsP90, f.DeadlineJobs, 100*f.TightShare(wait), wait, boot, p.ExpectedMisses, freeC)
 	for i, a := range in.Agents {
 		if !decided[i] && a.State == On {
 			r := why[i]
