@@ -155,10 +155,16 @@ func (w *simWarmPool) decide(ctx context.Context, now time.Time) error {
 	in := warmpool.Input{Now: now, Agents: w.agents(), Forecast: m.Expect(now, now.Add(w.boot)),
 		Ahead: m.Expect(now.Add(w.boot), now.Add(w.boot+WarmPoolEvery)), Lead: WarmPoolEvery,
 		QueueDelay: w.queueDelay(), BootTime: w.boot, MissCostUSD: w.missCost, MinWarmCPUs: w.minWarm}
-	for _, p := range w.pending {
-		in.WaitingCPUs += p[0]
-		in.WaitingMemMB += p[1]
+	// The queue's waiting demand: jobs placed on agents that boot hold
+	// their room there (those agents count as busy) and wait no more.
+	w.c.mu.Lock()
+	for id, p := range w.pending {
+		if w.c.allocs[id] == nil {
+			in.WaitingCPUs += p[0]
+			in.WaitingMemMB += p[1]
+		}
 	}
+	w.c.mu.Unlock()
 	for _, r := range w.running {
 		in.Running = append(in.Running, r)
 	}

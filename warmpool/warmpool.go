@@ -38,7 +38,9 @@ type Agent struct {
 	// boot time).
 	ReadyAt time.Time
 	// Busy: an on agent that holds work (it stays on whatever the rule
-	// says); FreeCPUs and FreeMemMB are what it has left.
+	// says), or a booting one that a plan already counts on (a job placed
+	// on it waits for its boot, and is not in the queue's waiting
+	// demand); FreeCPUs and FreeMemMB are what it has left.
 	Busy                bool
 	FreeCPUs, FreeMemMB float64
 }
@@ -172,8 +174,12 @@ func Decide(in Input) Plan {
 			if !a.ReadyAt.IsZero() && boot > 0 {
 				w = math.Min(math.Max(in.Now.Add(boot).Sub(a.ReadyAt).Seconds()/boot.Seconds(), 0), 1)
 			}
-			freeC += w * usable(a.CPUs, a.MemMB)
-			freeM += w * a.MemMB
+			c, m := a.CPUs, a.MemMB
+			if a.Busy { // the part a plan counts on is no warm room
+				c, m = a.FreeCPUs, a.FreeMemMB
+			}
+			freeC += w * usable(c, m)
+			freeM += w * math.Max(m, 0)
 			why := "booting"
 			if !a.ReadyAt.IsZero() {
 				why = fmt.Sprintf("booting, ready in %s", a.ReadyAt.Sub(in.Now).Round(time.Second))

@@ -186,7 +186,8 @@ func TestQueueRunningAndShapes(t *testing.T) {
 // kept as if c were not there (a saves $0.0984, b $0.0225).
 // A busy b with nothing free is no warm capacity: a and c are kept as
 // they would be without b (a saves $0.0984, c then 0.25 x (0.10653 -
-// 0.00194) = $0.0261).
+// 0.00194) = $0.0261). A booting c that a plan already fills is no warm
+// room either.
 func TestBusyAndBooting(t *testing.T) {
 	ag := agents(On)
 	ag[0].State, ag[0].ReadyAt = Booting, now
@@ -198,6 +199,11 @@ func TestBusyAndBooting(t *testing.T) {
 	if p.KeepOn[0].Reason != "booting, ready in 40s" {
 		t.Fatalf("%q", p.KeepOn[0].Reason)
 	}
+	// c ready now but booting for a job placed on it (busy, nothing
+	// free): no warm room, a and b are kept as if c were not there.
+	ag[0].ReadyAt, ag[0].Busy = now, true
+	p = Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
+	check(t, p, "c,a,b", "", "")
 	ag = agents(On)
 	ag[1].Busy, ag[1].FreeCPUs, ag[1].FreeMemMB = true, 0, 0
 	p = Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
