@@ -122,6 +122,11 @@ type Options struct {
 	// (0: warmpool.DefaultMissCostUSD).
 	WarmPool    bool
 	MissCostUSD float64
+	// WarmHistory (with WarmPool): jobs submitted before the window, the
+	// history the forecast starts from (as serve's starts from the store);
+	// built as Workload is, never replayed. Empty: the forecast starts
+	// from the window's first arrivals.
+	WarmHistory []workload.Job
 	// Preemption settings of the core (zero: its defaults); the policy
 	// is Policy.Preemption.
 	PreemptProtect  time.Duration
@@ -349,6 +354,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
 		}
 		wp = newSimWarmPool(cluster, pm, o.BootTime, o.MissCostUSD, 0, start)
+		if len(o.WarmHistory) > 0 {
+			past, _ := BuildWorkload(o.WarmHistory, model, o.DeadlineFraction, o.Slack, o.Seed)
+			for _, j := range past {
+				if j.SubmittedAt.Before(start) {
+					wp.remember(j)
+				}
+			}
+		}
 	}
 	tickPower := func() {
 		if pm == nil {

@@ -64,8 +64,9 @@ func jobSize(j *scheduler.Job) (cpus, mem float64) {
 	return float64(d.Executors) * d.CPUs, float64(d.Executors) * d.MemMB
 }
 
-// submitted records an arrival: the forecast's history and the queue.
-func (w *simWarmPool) submitted(j scheduler.Job) {
+// remember adds a job to the forecast's history (its run time the
+// estimate until it finishes).
+func (w *simWarmPool) remember(j scheduler.Job) {
 	cpus, mem := jobSize(&j)
 	d := scheduler.DemandOf(&j)
 	fj := forecast.Job{SubmittedAt: j.SubmittedAt, CPUs: cpus, MemMB: mem, ExecutorCPUs: d.CPUs, ExecutorMemMB: d.MemMB,
@@ -74,8 +75,14 @@ func (w *simWarmPool) submitted(j scheduler.Job) {
 		fj.Deadline = true
 		fj.SlackSeconds = j.DeadlineAt.Sub(j.SubmittedAt).Seconds() - j.EstimatedDurationSeconds
 	}
-	w.hist[j.ID] = len(w.history)
 	w.history = append(w.history, fj)
+}
+
+// submitted records an arrival: the forecast's history and the queue.
+func (w *simWarmPool) submitted(j scheduler.Job) {
+	w.hist[j.ID] = len(w.history)
+	w.remember(j)
+	cpus, mem := jobSize(&j)
 	w.pending[j.ID] = [2]float64{cpus, mem}
 }
 

@@ -64,14 +64,15 @@ func TestWarmPoolRecurringDeadlineJob(t *testing.T) {
 	}
 }
 
-// TestWarmPoolFlags: --warm-pool needs --power-off-after; --miss-cost must
-// be a non-negative number.
+// TestWarmPoolFlags: --warm-pool needs --power-off-after, --warm-history
+// needs --warm-pool; --miss-cost must be a non-negative number.
 func TestWarmPoolFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--warm-pool"}, "--warm-pool needs --power-off-after"},
+		{[]string{"--warm-history", "--power-off-after", "2m"}, "--warm-history needs --warm-pool"},
 		{[]string{"--warm-pool", "--power-off-after", "2m", "--miss-cost", "-1"}, "--miss-cost -1 must be >= 0"},
 		{[]string{"--warm-pool", "--power-off-after", "2m", "--miss-cost", "NaN"}, "--miss-cost NaN must be >= 0"},
 	} {
@@ -126,5 +127,48 @@ func TestWarmPoolMeasuredSlack(t *testing.T) {
 	t.Logf("without: %d misses, %d boots; with: %d misses, %d boots, bill $%.4f of $%.4f", plain.DeadlineMissed, plain.Boots, warm.DeadlineMissed, warm.Boots, warm.BillUSD, warm.AlwaysOnUSD)
 	if warm.DeadlineMissed > 1 || warm.BillUSD > 0.7*warm.AlwaysOnUSD {
 		t.Errorf("with the warm pool: %d misses (want at most 1), bill $%.4f against $%.4f always on", warm.DeadlineMissed, warm.BillUSD, warm.AlwaysOnUSD)
+	}
+}
+
+// TestWarmPoolHistory: the recurring job of TestWarmPoolRecurringDeadlineJob
+// replayed from hour 1, with the hour before as the forecast's history
+// (WarmHistory, `--warm-history`): the second arrival, which found a
+// cluster that was off without a forecast (1 miss), now finds an agent
+// kept warm: no miss. History jobs are not replayed (8 jobs run).
+func TestWarmPoolHistory(t *testing.T) {
+	cl, err := clusterspec.ParseBytes([]byte(`{"name": "three", "agents": [
+		{"id": "a1", "hostname": "a1", "cpus": 2, "memMB": 16384, "pricePerHour": 1.0},
+		{"id": "a2", "hostname": "a2", "cpus": 2, "memMB": 16384, "pricePerHour": 1.0},
+		{"id": "a3", "hostname": "a3", "cpus": 2, "memMB": 16384, "pricePerHour": 1.0}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := workload.DefaultModel
+	m.Contention = 0
+	var wl, past []workload.Job
+	for k := 0; k < 12; k++ {
+		past = append(past, wc("p"+string(rune('a'+k)), float64(300*k), 40))
+	}
+	for k := 0; k < 8; k++ {
+		wl = append(wl, wc("j"+string(rune('0'+k)), float64(3600+300*k), 40))
+	}
+	run := func(history []workload.Job) Result {
+		r, err := Run(context.Background(), Options{Workload: wl, From: time.Hour, Cluster: cl, Model: &m, Seed: 1, DeadlineFraction: 1, Slack: 1.5,
+			Policy:        PolicySpec{Name: "x", Ordering: scheduler.OrderAlgorithm3, Placement: "exact"},
+			PowerOffAfter: time.Minute, BootTime: 30 * time.Second, WarmPool: true, WarmHistory: history})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Jobs != 8 || r.Completed != 8 || r.DeadlineJobs != 8 {
+			t.Fatalf("%+v", r)
+		}
+		return r
+	}
+	cold, warm := run(nil), run(past)
+	if cold.DeadlineMissed != 1 || warm.DeadlineMissed != 0 {
+		t.Fatalf("misses: %d from the window's arrivals (want 1), %d from the hour before (want 0)", cold.DeadlineMissed, warm.DeadlineMissed)
+	}
+	if warm.BillUSD > 0.7*warm.AlwaysOnUSD {
+		t.Errorf("bill $%.4f against $%.4f always on", warm.BillUSD, warm.AlwaysOnUSD)
 	}
 }
