@@ -21,6 +21,9 @@
 #              most 60% of always-on and misses at most 2 points above the
 #              always-on misses of the same policy; busy: no more misses
 #              than always-on)
+#   WARM_HISTORY=1  the warm pool's forecast starts from the trace's hour
+#              before each window (simulate --warm-history), as serve's
+#              starts from its stored history
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == all ]]; then
@@ -36,6 +39,14 @@ if [[ ${1:-} == all ]]; then
   echo "### Held out: busy hours (6, 7, 23; seeds 4-6; 100 jobs)"
   echo
   TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  echo
+  echo "### Held out, the forecast from the hour before (--warm-history): light hours (5, 13, 16, 22; seeds 4-6; 50 jobs)"
+  echo
+  WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  echo
+  echo "### Held out, the forecast from the hour before (--warm-history): busy hours (6, 7, 23; seeds 4-6; 100 jobs)"
+  echo
+  WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
   exit
 fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3
@@ -55,6 +66,7 @@ for off in $offs; do
     args=(simulate --workload thesis --jobs "$jobs" --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
     [[ $off != never ]] && args+=(--power-off-after "$off")
     [[ $wp == yes ]] && args+=(--warm-pool)
+    [[ $wp == yes && -n ${WARM_HISTORY:-} ]] && args+=(--warm-history)
     "${bin[@]}" "${args[@]}" "$@" >"$tmp/$off-$wp.json"
     order+=("$off-$wp")
   done
@@ -75,7 +87,8 @@ def load(name):
 mean = lambda xs: sum(xs) / len(xs)
 misses = lambda rs: 100 * sum(r["deadline_missed"] for r in rs) / max(1, sum(r["deadline_jobs"] for r in rs))
 base = load("never-no")
-print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs")
+hist = " (warm pool: the forecast from the hour before)" if os.environ.get("WARM_HISTORY") else ""
+print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs{hist}")
 print()
 head = "| power off after | warm pool | policy | bill $ | always-on $ | bill / always-on | deadline misses % | always-on misses % | boots | mean warm cpus |"
 rule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
