@@ -10,6 +10,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // Scope is a set of permissions a token carries.
@@ -94,6 +97,9 @@ var scopeListRE = regexp.MustCompile(`^[a-z]+(,[a-z]+)*$`)
 type tokenEntry struct {
 	name   string
 	scopes Scope
+	// team is the team the token's jobs count against ("" none: a job's
+	// "team" label names it).
+	team   string
 	digest [32]byte
 }
 
@@ -102,18 +108,35 @@ type tokenEntry struct {
 // verbatim longer than needed. Each token has a name (what the logs and
 // the job events show; never the token) and scopes.
 type Tokens struct {
+	// mu guards entries and warnings: Replace swaps them on a reload
+	// (SIGHUP) while requests look tokens up.
+	mu       sync.RWMutex
 	entries  []tokenEntry
 	warnings []string
+}
+
+// Replace puts the tokens of n in force in place of t's (a reload of the
+// tokens file): requests already checked keep their answer, the next ones
+// see n. n itself is left as it was.
+func (t *Tokens) Replace(n *Tokens) {
+	n.mu.RLock()
+	entries, warnings := n.entries, n.warnings
+	n.mu.RUnlock()
+	t.mu.Lock()
+	t.entries, t.warnings = entries, warnings
+	t.mu.Unlock()
 }
 
 // ParseTokens reads a tokens file. Each line is either
 //
 //	name:token:scope,scope,...   a named token with scopes, e.g. ci:3f9a...:submit,cancel,read
+//	name:token:scopes:team       the same, whose jobs belong to a team, e.g. etl:3f9a...:submit,cancel:analytics
 //	token                        a bare token (the old format): every scope, named token-<8 hex digits of its SHA-256>
 //
 // Blank lines and lines starting with # are skipped. Tokens must be at
 // least 16 characters without spaces; names are letters, digits, '.',
-// '_' and '-' (at most 64); names and tokens must be unique.
+// '_' and '-' (at most 64); names and tokens must be unique; team names
+// are written like token names.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	t := &Tokens{}
 	sc := bufio.NewScanner(r)
@@ -153,7 +176,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 }
 
 func parseTokenLine(s string) (tokenEntry, string, error) {
-	if parts := strings.Split(s, ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+	if parts := strings.Split(s, ":"); (len(parts) == 3 || len(parts) == 4) && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
 		scopes, err := ParseScopes(parts[2])
 		if err != nil {
 			return tokenEntry{}, "", err
@@ -161,7 +184,14 @@ func parseTokenLine(s string) (tokenEntry, string, error) {
 		if err := checkToken(parts[1]); err != nil {
 			return tokenEntry{}, "", fmt.Errorf("token %q: %w", parts[0], err)
 		}
-		return tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}, "", nil
+		e := tokenEntry{name: parts[0], scopes: scopes, digest: sha256.Sum256([]byte(parts[1]))}
+		if len(parts) == 4 {
+			if !teams.NameRE.MatchString(parts[3]) {
+				return tokenEntry{}, "", fmt.Errorf("token %q: the team name is letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", parts[0])
+			}
+			e.team = parts[3]
+		}
+		return e, "", nil
 	}
 	if err := checkToken(s); err != nil {
 		return tokenEntry{}, "", err
@@ -210,14 +240,16 @@ func LoadTokens(file, list string) (*Tokens, error) {
 }
 
 // splitTokenList splits SPARKPACK_TOKENS at commas, joining a scope name
-// back onto the name:token:scopes entry before it (a scope name is too
-// short to be a token, so this is unambiguous).
+// (or the last scope name and the team, scope:team) back onto the
+// name:token:scopes entry before it (a scope name is too short to be a
+// token, so this is unambiguous).
 func splitTokenList(list string) []string {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.TrimSpace(p)
 		if n := len(out); n > 0 && strings.Count(out[n-1], ":") == 2 {
-			if _, err := ParseScopes(p); err == nil {
+			scope, _, _ := strings.Cut(p, ":")
+			if _, err := ParseScopes(scope); err == nil {
 				out[n-1] += "," + p
 				continue
 			}
@@ -232,6 +264,8 @@ func (t *Tokens) Len() int {
 	if t == nil {
 		return 0
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return len(t.entries)
 }
 
@@ -240,9 +274,14 @@ func (t *Tokens) Names() []string {
 	if t == nil {
 		return nil
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	out := make([]string, len(t.entries))
 	for i, e := range t.entries {
 		out[i] = e.name + " (" + e.scopes.String() + ")"
+		if e.team != "" {
+			out[i] = e.name + " (" + e.scopes.String() + "; team " + e.team + ")"
+		}
 	}
 	return out
 }
@@ -253,6 +292,8 @@ func (t *Tokens) Warnings() []string {
 	if t == nil {
 		return nil
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.warnings
 }
 
@@ -262,6 +303,8 @@ func (t *Tokens) lookup(token string) (tokenEntry, bool) {
 	d := sha256.Sum256([]byte(token))
 	var found tokenEntry
 	ok := 0
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	for _, e := range t.entries {
 		if subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
 			found = e

@@ -51,6 +51,8 @@ type Principal struct {
 	Addr string
 	// Listener is where the request came in (ListenerAPI or ListenerSparkREST).
 	Listener string
+	// Team is the token's team from the tokens file ("" none).
+	Team string
 }
 
 // OwnOnly reports whether the principal may cancel only the jobs it submitted.
@@ -298,5 +300,5 @@ func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.A
 			Message: fmt.Sprintf("token %q may %s but this needs the scope %s; ask the operator to add it to the token's line in the tokens file",
 				e.name, e.scopes, need)}
 	}
-	return Principal{Name: e.name, Scopes: e.scopes, Via: "token", Addr: addrText, Listener: listener}, nil
+	return Principal{Name: e.name, Scopes: e.scopes, Via: "token", Addr: addrText, Listener: listener, Team: e.team}, nil
 }

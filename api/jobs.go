@@ -84,8 +84,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		spec.ID = uuid.NewString()
 	}
 	now := s.cfg.Now().UTC()
+	if err := scheduler.CheckNotBefore(&scheduler.Job{Spec: spec, DeadlineAt: spec.ResolveDeadline(now)}); err != nil {
+		var fe *scheduler.FieldError
+		errors.As(err, &fe)
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		return scheduler.Job{}, false, false
+	}
 	// The store computes the fingerprint as it encodes the spec.
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	p, _ := PrincipalFrom(r.Context())
+	job.Team = scheduler.TeamOf(p.Team, &spec)
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	if spec.AutoExecutors() {
 		// The fingerprint is the body's as sent ("auto"), so that sending
@@ -107,10 +115,17 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	}
 	ctx, cancel := s.dbContext(r)
 	defer cancel()
-	if p, _ := PrincipalFrom(r.Context()); s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
+	if s.cfg.MaxWaitingPerToken > 0 && p.Name != "" && reject == "" {
 		unlock := s.submitLocks.Lock(p.Name)
 		defer unlock()
 		if !s.underWaitingCap(ctx, w, r, p, spec.ID) {
+			return scheduler.Job{}, false, false
+		}
+	}
+	if reject == "" && !s.cfg.Teams.Get().Empty() {
+		unlock := s.submitLocks.Lock("team\x00" + job.Team)
+		defer unlock()
+		if !s.underTeamCaps(ctx, w, r, p, &job) {
 			return scheduler.Job{}, false, false
 		}
 	}
@@ -305,10 +320,17 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 	var o store.ListOptions
 	for k := range q {
 		switch k {
-		case "state", "label", "limit", "cursor", "q":
+		case "state", "label", "limit", "cursor", "q", "team":
 		default:
-			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, limit, cursor, q)", k)
+			return o, k, fmt.Errorf("unknown query parameter %q (use state, label, team, limit, cursor, q)", k)
 		}
+	}
+	if vs, ok := q["team"]; ok {
+		if len(vs) != 1 || len(vs[0]) > 256 {
+			return o, "team", fmt.Errorf("give one team filter (team=NAME; team= for jobs without a team), at most 256 bytes")
+		}
+		t := vs[0]
+		o.Team = &t
 	}
 	for _, v := range q["state"] {
 		for _, name := range strings.Split(v, ",") {

@@ -118,7 +118,7 @@ func printable(s string) string {
 // Each route's parameters.
 var (
 	noParams      = []QueryParam{}
-	listJobParams = []QueryParam{{Name: "state", Multi: true}, {Name: "label", Multi: true}, {Name: "limit"}, {Name: "cursor"}, {Name: "q"}}
+	listJobParams = []QueryParam{{Name: "state", Multi: true}, {Name: "label", Multi: true}, {Name: "limit"}, {Name: "cursor"}, {Name: "q"}, {Name: "team"}}
 	clusterParams = []QueryParam{{Name: "limit"}, {Name: "cursor"}, {Name: "state"}}
 	queuesParams  = []QueryParam{{Name: "limit"}, {Name: "cursor"}}
 	eventParams   = []QueryParam{{Name: "ticket"}}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // JobStore is what the API needs of the store (package store implements it).
@@ -110,6 +111,17 @@ type Config struct {
 	Dashboard bool
 	// Mount, if set, adds more routes (dashboard, cluster views) to the router.
 	Mount func(r *mux.Router, s *Server)
+	// Teams, if set, holds the teams configuration in force: submissions
+	// past a team's max-waiting or max-deadline are refused (429), and
+	// GET /api/v1/teams shows it.
+	Teams *teams.Holder
+	// SaveTeams, if set, serves PUT /api/v1/teams: it checks a new teams
+	// file (a *teams.RefusedError when bad), writes and puts it in force
+	// (teams.Watcher.Save).
+	SaveTeams func(text []byte) (*teams.Config, error)
+	// TeamUsage, if set, gives what each team's running jobs hold (the
+	// scheduler's; nil where this instance does not schedule).
+	TeamUsage func() map[string]teams.Usage
 }
 
 // Server serves the REST API.
@@ -168,6 +180,8 @@ func New(cfg Config) *Server {
 	if cfg.Dashboard {
 		s.MountDashboard(r)
 	}
+	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.getTeams))).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1/teams", s.require(ScopeAdmin, withQuery(noParams, s.putTeams))).Methods(http.MethodPut)
 	if cfg.Mount != nil {
 		cfg.Mount(r, s)
 	}

@@ -75,8 +75,13 @@ func TestJobLogsFromTheSandbox(t *testing.T) {
 		}
 	}
 	code, m = get("?attempt=7")
-	if code != 404 || !strings.Contains(m["error"].(string), "latest driver launch") {
+	if code != 404 || !strings.Contains(m["error"].(string), "has no driver launch 7") {
 		t.Errorf("GET logs?attempt=7: %d %v", code, m)
+	}
+	// A launch named by its number is read from its own record.
+	code, m = get("?attempt=1")
+	if code != 200 || m["attempt"] != float64(1) || m["agentId"] == "" {
+		t.Errorf("GET logs?attempt=1: %d %v; want launch 1's log", code, m)
 	}
 	resp, err := http.Get(sp.API + "/api/v1/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f/logs")
 	if err != nil {

@@ -60,13 +60,17 @@ func TestDashboardModelsPanel(t *testing.T) {
 	}
 	b.screenshot(t, "dashboard-models")
 
-	id := postJob(t, base, `{"name":"etl","app":{"appResource":"local:///jobs/etl.jar","mainClass":"com.example.ETL"},"executors":2,"executorCores":1,"executorMemoryMB":1024}`)
-	var predicted string
+	id := postJob(t, base, `{"name":"etl","app":{"appResource":"local:///jobs/etl.jar","mainClass":"com.example.ETL"},"executors":2,"executorCores":1,"executorMemoryMB":1024,"labels":{"team":"analytics"}}`)
+	var predicted, team string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
 		chromedp.WaitVisible(`#job-facts dd[data-fact="predicted"]`, chromedp.ByQuery),
 		chromedp.Text(`#job-facts dd[data-fact="predicted"]`, &predicted, chromedp.ByQuery),
+		chromedp.Text(`#job-facts dd[data-fact="team"]`, &team, chromedp.ByQuery),
 	)
+	if team != "analytics" {
+		t.Errorf("job page team: %q; want analytics (from the job's team label)", team)
+	}
 	if !strings.Contains(predicted, "2m0s") || !strings.Contains(predicted, "p90 2m30s") {
 		t.Fatalf("job page predicted: %q", predicted)
 	}

@@ -126,6 +126,14 @@ func TestE2EWarmPool(t *testing.T) {
 		t.Fatalf("forecast %+v", fv)
 	}
 	t.Logf("warm pool: %s; cheap agent: %s", fv.WarmPool.Reason, fv.WarmPool.KeepOn[0].Reason)
+	// The metrics say the same: cpus kept warm, a forecast of about 180
+	// jobs an hour (one every 20 s), nothing powered on ahead (the cheap
+	// agent never went off).
+	m := scrape(t, sp.API)
+	t.Logf("metrics: warm cpus %g, forecast arrivals p50 %g", sum(m, "sparkpack_warm_pool_cpus"), sum(m, "sparkpack_forecast_arrivals_p50"))
+	if w, p50, ahead := sum(m, "sparkpack_warm_pool_cpus"), sum(m, "sparkpack_forecast_arrivals_p50"), sum(m, "sparkpack_warm_pool_powered_on_ahead_total"); w <= 0 || p50 < 90 || p50 > 360 || ahead != 0 || m["#family sparkpack_warm_pool_powered_on_ahead_total"] != 1 {
+		t.Errorf("metrics: warm cpus %g, forecast arrivals p50 %g, powered on ahead %g; want > 0, about 180, 0", w, p50, ahead)
+	}
 	past := 0
 	for _, s := range fv.Steps {
 		if s.Actual != nil {

@@ -136,9 +136,11 @@
 // reservation refinement chains, persistent volumes and the other offer
 // operations, SET resources, hierarchical roles beyond exact role matches,
 // weights, quota guarantees in allocation, maintenance and inverse offers,
-// agent draining, the v0 endpoints (/master/state, /master/reserve), HTTP
-// redirects to a leading master, executors and the executor/agent APIs,
-// partition-aware details beyond the task states, and exact DRF order.
+// agent draining, the v0 endpoints (/master/state, /master/reserve), leader
+// election (a Master always leads; Follower answers as a non-leading master
+// does, with the leader's 307 or 503 "No leader elected"), executors and
+// the executor/agent APIs, partition-aware details beyond the task states,
+// and exact DRF order.
 //
 // # Rules for this package
 //

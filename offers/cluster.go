@@ -65,6 +65,9 @@ type ClusterConfig struct {
 	// Submit holds the cluster-wide parts of the spark-submit command
 	// (the Mesos master URL Spark connects to, paths, images).
 	Submit sparksubmit.Options
+	// SparkMaster, if set, gives Submit.Master at each launch: the
+	// leading master at that moment (Endpoint.SparkMaster).
+	SparkMaster func() string
 	// Refresh is how often GET_AGENTS is read (default 2 s).
 	Refresh time.Duration
 	// Sweep is how often labelled reservations of ended jobs are looked

@@ -220,7 +220,11 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) []lifecycle.Acti
 	c.mu.Lock()
 	st := lj.st
 	c.mu.Unlock()
-	argv, err := sparksubmit.Command(st.Job, c.cfg.Submit)
+	so := c.cfg.Submit
+	if c.cfg.SparkMaster != nil {
+		so.Master = c.cfg.SparkMaster()
+	}
+	argv, err := sparksubmit.Command(st.Job, so)
 	var fe *scheduler.FieldError
 	ev := lifecycle.Event{Kind: lifecycle.EvLaunchQueued}
 	switch {

@@ -323,7 +323,11 @@ func (c *SchedClient) runOnce(ctx context.Context, info mesos.FrameworkInfo, h H
 	}
 	// The watchdog closes the stream when no event came for too long;
 	// Next then fails and the subscription is re-made.
+	// It also closes it when the endpoint moved to another master (a new
+	// leader in ZooKeeper, a redirect seen by another call): the
+	// subscription must be with the leader.
 	alive := make(chan struct{}, 1)
+	master, moved := c.ep.Base(), c.ep.Changed()
 	go func() {
 		t := time.NewTimer(interval * time.Duration(o.MissedHeartbeats))
 		defer t.Stop()
@@ -331,6 +335,13 @@ func (c *SchedClient) runOnce(ctx context.Context, info mesos.FrameworkInfo, h H
 			select {
 			case <-sctx.Done():
 				return
+			case <-moved:
+				if now := c.ep.Base(); now != master {
+					c.log.WithFields(logrus.Fields{"from": master, "to": now}).Warn("the leading Mesos master changed; subscribing with the new leader")
+					s.Close()
+					return
+				}
+				moved = c.ep.Changed()
 			case <-alive:
 				if !t.Stop() {
 					select {

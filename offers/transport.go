@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/masterdetect"
 )
 
 // Message is a mesos-go protobuf message.
@@ -22,15 +27,27 @@ type Message interface {
 
 const protobufType = "application/x-protobuf"
 
-// Endpoint is a Mesos master reached over HTTP. It follows 307 redirects to
-// the leading master and remembers the leader for later calls.
+// Endpoint is the leading Mesos master reached over HTTP. It follows 307
+// redirects to the leading master and remembers the leader for later
+// calls. Given several masters it tries each in turn when the current one
+// does not answer (or has no leader); given zk://, it reads the leader
+// from ZooKeeper (package masterdetect) and follows its changes. Close
+// ends the ZooKeeper session.
 type Endpoint struct {
 	mu        sync.Mutex
-	base      *url.URL
+	spec      masterdetect.Spec
+	scheme    string
+	base      *url.URL // nil until a zk:// endpoint knows a leader
+	next      int      // index in spec.Masters of the master tried next
+	moved     chan struct{}
 	principal string
 	secret    string
 	client    *http.Client
 	guard     func() error
+	log       logrus.FieldLogger
+	zk        *masterdetect.Watcher
+	zkErr     error
+	closed    bool
 }
 
 // EndpointOption configures an Endpoint.
@@ -39,6 +56,7 @@ type EndpointOption func(*endpointOptions)
 type endpointOptions struct {
 	tls   *tls.Config
 	guard func() error
+	log   logrus.FieldLogger
 }
 
 // WithGuard makes every call to the master first ask guard, and fail with
@@ -55,69 +73,247 @@ func WithTLS(cfg *tls.Config) EndpointOption {
 	return func(o *endpointOptions) { o.tls = cfg }
 }
 
-// NewEndpoint parses the master address: host:port, http://host:port or
-// https://host:port. Principal and secret, when set, are sent with HTTP
-// basic authentication.
+// WithLogger sets where the endpoint says which master it uses.
+func WithLogger(log logrus.FieldLogger) EndpointOption {
+	return func(o *endpointOptions) { o.log = log }
+}
+
+// NewEndpoint parses the master address (masterdetect.Parse): host:port,
+// http(s)://host:port, a comma-separated list of those, or
+// zk://servers/path. Principal and secret, when set, are sent with HTTP
+// basic authentication. Nothing is contacted until the first call.
 func NewEndpoint(master, principal, secret string, opts ...EndpointOption) (*Endpoint, error) {
 	var o endpointOptions
 	for _, f := range opts {
 		f(&o)
 	}
-	if master == "" {
-		return nil, errors.New("no Mesos master address (set --mesos-master, e.g. http://127.0.0.1:5050)")
+	if o.log == nil {
+		o.log = logrus.StandardLogger()
 	}
-	if !strings.Contains(master, "://") {
-		scheme := "http://"
-		if o.tls != nil {
-			scheme = "https://"
-		}
-		master = scheme + master
+	spec, err := masterdetect.Parse(master)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(master)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("Mesos master %q: want host:port or http(s)://host:port", master)
+	scheme := spec.Scheme
+	switch {
+	case scheme == "" && o.tls != nil:
+		scheme = "https"
+	case scheme == "":
+		scheme = "http"
+	case o.tls != nil && scheme != "https":
+		return nil, fmt.Errorf("Mesos master %q: a CA file is set (--mesos-ca-file) but the master is http://; write https://%s", master, spec.Masters[0])
 	}
-	if o.tls != nil && u.Scheme != "https" {
-		return nil, fmt.Errorf("Mesos master %q: a CA file is set (--mesos-ca-file) but the master is http://; write https://%s", master, u.Host)
-	}
-	u.Path = ""
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	if o.tls != nil {
 		transport.TLSClientConfig = o.tls.Clone()
 	}
-	return &Endpoint{
-		base:      u,
+	e := &Endpoint{
+		spec:      spec,
+		scheme:    scheme,
+		moved:     make(chan struct{}),
 		principal: principal,
 		secret:    secret,
 		guard:     o.guard,
+		log:       o.log,
 		client: &http.Client{
 			Transport: transport,
 			// Redirects are followed by hand: Mesos answers 307 with a
 			// Location of the leading master, and the body must be resent.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-	}, nil
+	}
+	if spec.ZK == nil {
+		e.base = &url.URL{Scheme: scheme, Host: spec.Masters[0]}
+		e.next = 1 % len(spec.Masters)
+	}
+	return e, nil
+}
+
+// Close ends the ZooKeeper session of a zk:// endpoint (nothing else).
+func (e *Endpoint) Close() {
+	e.mu.Lock()
+	w := e.zk
+	e.closed = true
+	e.mu.Unlock()
+	if w != nil {
+		w.Close()
+	}
 }
 
 // TLS reports whether the master is reached over https.
 func (e *Endpoint) TLS() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.base.Scheme == "https"
+	return e.scheme == "https"
 }
 
-// Base returns the current master URL.
+// Base returns the current master URL (the zk:// address while no
+// leader is known yet).
 func (e *Endpoint) Base() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.syncLocked()
+	if e.base == nil {
+		return e.spec.String()
+	}
 	return e.base.String()
 }
 
-// Host returns host:port of the current master (for mesos:// URLs).
+// Host returns host:port of the current master ("" while a zk://
+// endpoint knows no leader).
 func (e *Endpoint) Host() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.syncLocked()
+	if e.base == nil {
+		return ""
+	}
 	return e.base.Host
+}
+
+// Masters is the master address as given, without ZooKeeper credentials.
+func (e *Endpoint) Masters() string { return e.spec.String() }
+
+// SparkMaster is the master URL for a Spark driver launched now: with
+// ZooKeeper, mesos://zk://servers/path (Spark's Mesos client reads the
+// leader there itself; ZooKeeper credentials are left out: set
+// --spark-master to pass them); otherwise the current leader,
+// mesos://host:port, which Spark's client cannot find among several.
+func (e *Endpoint) SparkMaster() string {
+	if e.spec.ZK != nil {
+		return "mesos://" + e.spec.ZK.String()
+	}
+	return "mesos://" + e.Host()
+}
+
+// Changed returns a channel closed when the endpoint may have moved to
+// another master (a redirect, a failover, a new leader in ZooKeeper):
+// compare Base with the master of a subscription to know.
+func (e *Endpoint) Changed() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.zk != nil {
+		_, ch, _ := e.zk.Current()
+		return ch
+	}
+	return e.moved
+}
+
+// setBaseLocked moves to host and tells Changed's waiters.
+func (e *Endpoint) setBaseLocked(host string) {
+	if e.base != nil && e.base.Host == host {
+		return
+	}
+	from := ""
+	if e.base != nil {
+		from = e.base.Host
+	}
+	e.base = &url.URL{Scheme: e.scheme, Host: host}
+	close(e.moved)
+	e.moved = make(chan struct{})
+	if from != "" {
+		e.log.WithFields(logrus.Fields{"from": from, "to": host}).Info("Mesos master changed")
+	}
+}
+
+// syncLocked moves a zk:// endpoint to the leader ZooKeeper names now.
+func (e *Endpoint) syncLocked() {
+	if e.zk == nil {
+		return
+	}
+	if leader, _, _ := e.zk.Current(); leader != "" {
+		e.setBaseLocked(leader)
+	}
+}
+
+// zkLeaderWait bounds how long a call waits for ZooKeeper to name a
+// leader before it fails with the reason.
+const zkLeaderWait = 15 * time.Second
+
+// resolve returns the master to call: the current one, or for zk:// the
+// leader ZooKeeper names (waiting up to zkLeaderWait for the first).
+func (e *Endpoint) resolve(ctx context.Context) (*url.URL, error) {
+	e.mu.Lock()
+	if e.spec.ZK == nil {
+		u := *e.base
+		e.mu.Unlock()
+		return &u, nil
+	}
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("the Mesos endpoint is closed")
+	}
+	if e.zk == nil && e.zkErr == nil {
+		w := masterdetect.NewWatcher(*e.spec.ZK, e.log)
+		if err := w.Start(); err != nil {
+			e.mu.Unlock()
+			return nil, fmt.Errorf("%w (check the ZooKeeper servers of --mesos-master)", err)
+		}
+		e.zk = w
+	}
+	w := e.zk
+	e.syncLocked()
+	if e.base != nil {
+		u := *e.base
+		e.mu.Unlock()
+		return &u, nil
+	}
+	e.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, zkLeaderWait)
+	defer cancel()
+	if _, err := w.Leader(wctx); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.syncLocked()
+	u := *e.base
+	return &u, nil
+}
+
+// failover moves away from host, which did not answer or had no leader:
+// to the next master of a list, or to the leader ZooKeeper names now. It
+// reports whether there is somewhere else to try.
+func (e *Endpoint) failover(host string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.zk != nil {
+		e.syncLocked()
+		return e.base != nil && e.base.Host != host
+	}
+	n := len(e.spec.Masters)
+	if n < 2 || e.base == nil || e.base.Host != host {
+		return n >= 2
+	}
+	// A redirect may have taken us to a master outside the list: go on
+	// with the list's next one.
+	to := e.spec.Masters[e.next]
+	if to == host {
+		e.next = (e.next + 1) % n
+		to = e.spec.Masters[e.next]
+	}
+	e.next = (e.next + 1) % n
+	e.setBaseLocked(to)
+	return true
+}
+
+// tries is how many masters a call may try after a refused connection
+// or a 503: every other master of a list, or a new ZooKeeper leader.
+func (e *Endpoint) tries() int {
+	if e.spec.ZK != nil {
+		return 1
+	}
+	return len(e.spec.Masters) - 1
+}
+
+// unreachable adds what to do next to a transport error.
+func (e *Endpoint) unreachable(err error) error {
+	switch {
+	case e.spec.ZK != nil:
+		return fmt.Errorf("%w (the leader named by ZooKeeper %s does not answer; a new one is elected within the masters' --zk_session_timeout)", err, e.spec.ZK)
+	case len(e.spec.Masters) > 1:
+		return fmt.Errorf("%w (no master of %s answered; start one or fix --mesos-master)", err, e.spec)
+	default:
+		return fmt.Errorf("%w (is the Mesos master running? with several masters give them all, host1:5050,host2:5050, or zk://zk1:2181/mesos)", err)
+	}
 }
 
 // StatusError is a Mesos answer other than the expected success.
@@ -143,7 +339,9 @@ func IsConflict(err error) bool {
 }
 
 // post sends one protobuf call to path and returns the response, following
-// up to 5 leader redirects. The caller closes the body.
+// up to 5 leader redirects and, with several masters, moving to another
+// master when the connection is refused or the master has no leader
+// (503). The caller closes the body.
 func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message, accept string, header http.Header) (*http.Response, error) {
 	if e.guard != nil {
 		if err := e.guard(); err != nil {
@@ -154,10 +352,13 @@ func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message,
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", callName, err)
 	}
-	for redirects := 0; ; redirects++ {
-		e.mu.Lock()
-		target := e.base.ResolveReference(&url.URL{Path: path}).String()
-		e.mu.Unlock()
+	failovers := 0
+	for redirects := 0; ; {
+		base, err := e.resolve(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("Mesos %s: %w", callName, err)
+		}
+		target := base.ResolveReference(&url.URL{Path: path}).String()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -172,44 +373,76 @@ func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message,
 		}
 		resp, err := e.client.Do(req)
 		if err != nil {
-			return nil, fmt.Errorf("Mesos %s to %s: %w", callName, target, err)
+			// A refused connection was not delivered: another master may
+			// take it. Any other error may have been, so it is returned
+			// (the caller decides whether to repeat the call).
+			if notConnected(err) && ctx.Err() == nil {
+				if e.failover(base.Host) && failovers < e.tries() {
+					failovers++
+					continue
+				}
+			}
+			return nil, e.unreachable(fmt.Errorf("Mesos %s to %s: %w", callName, target, err))
+		}
+		if resp.StatusCode == http.StatusServiceUnavailable && failovers < e.tries() {
+			// "No leader elected" or not recovered yet: try another.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			if e.failover(base.Host) {
+				failovers++
+				continue
+			}
+			failovers = e.tries() // nowhere else: ask this one again and return its answer
+			continue
 		}
 		if resp.StatusCode != http.StatusTemporaryRedirect {
 			return resp, nil
 		}
 		loc := resp.Header.Get("Location")
 		resp.Body.Close()
-		if redirects >= 5 || loc == "" {
+		redirects++
+		if redirects > 5 || loc == "" {
 			return nil, fmt.Errorf("Mesos %s: too many redirects (last to %q); is a leading master elected?", callName, loc)
 		}
-		if err := e.follow(loc); err != nil {
+		if err := e.follow(base, loc); err != nil {
 			return nil, err
 		}
 	}
 }
 
+// notConnected reports an error of a request that never reached a master:
+// the connection was refused or could not be made.
+func notConnected(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 // follow moves the endpoint to the leader named by a 307 Location, which
 // Mesos writes as //host:port/path.
-func (e *Endpoint) follow(loc string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.base.Parse(loc)
+func (e *Endpoint) follow(from *url.URL, loc string) error {
+	u, err := from.Parse(loc)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("Mesos redirect to %q: not a master address", loc)
 	}
-	e.base = &url.URL{Scheme: e.base.Scheme, Host: u.Host}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.setBaseLocked(u.Host)
 	return nil
 }
 
 // Probe asks the master cheaply whether it answers (GET /version, at most
 // a second): any HTTP answer counts. It is how a framework that lost its
-// master notices it is back without waiting out a long backoff.
+// master notices it is back without waiting out a long backoff. A master
+// that does not answer is left for the next one of a list (or the leader
+// ZooKeeper names), which the next probe asks.
 func (e *Endpoint) Probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	e.mu.Lock()
-	target := e.base.ResolveReference(&url.URL{Path: "/version"}).String()
-	e.mu.Unlock()
+	base, err := e.resolve(ctx)
+	if err != nil {
+		return fmt.Errorf("probe Mesos master: %w", err)
+	}
+	target := base.ResolveReference(&url.URL{Path: "/version"}).String()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
@@ -219,6 +452,7 @@ func (e *Endpoint) Probe(ctx context.Context) error {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
+		e.failover(base.Host)
 		return fmt.Errorf("probe Mesos master %s: %w", target, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -105,6 +105,10 @@ type Config struct {
 	// MinWarmCPUs: never power off an agent if the cpus of the agents left
 	// on would drop below this.
 	MinWarmCPUs float64
+	// BootTime is how long an agent takes to register once powered on (as
+	// measured on this cluster); with it the scheduler's placement is
+	// boot-aware (scheduler.BootInfo, docs/power.md). Zero: unknown.
+	BootTime time.Duration
 	// PowerOnTimeout bounds the wait for a powered-on agent to register
 	// (default 5 minutes); it is then treated as off and avoided.
 	PowerOnTimeout time.Duration

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // The Manager's reads: what plans (through the cluster snapshot), the
@@ -35,15 +36,7 @@ func (m *Manager) StandbyAgents() []placement.Agent {
 		if r.State == StateOn || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
 			continue
 		}
-		loc := placement.LocationCloud
-		if r.Attributes["location"] == string(placement.LocationLocal) {
-			loc = placement.LocationLocal
-		}
-		a := placement.Agent{
-			ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
-			CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
-			PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
-		}
+		a := standbyAgent(r)
 		if !usable {
 			a.FreeCPUs, a.FreeMemMB = 0, 0
 		}
@@ -51,6 +44,19 @@ func (m *Manager) StandbyAgents() []placement.Agent {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// standbyAgent is a record as a plan sees it, with its whole capacity free.
+func standbyAgent(r *Record) placement.Agent {
+	loc := placement.LocationCloud
+	if r.Attributes["location"] == string(placement.LocationLocal) {
+		loc = placement.LocationLocal
+	}
+	return placement.Agent{
+		ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes,
+		CPUs: r.CPUs, MemMB: r.MemMB, FreeCPUs: r.CPUs, FreeMemMB: r.MemMB,
+		PriceMicroUSDPerHour: int64(math.Round(r.PricePerHour * 1e6)), Location: loc,
+	}
 }
 
 // Unavailable reports whether plans must not use an agent now: it is
@@ -108,4 +114,27 @@ func (m *Manager) NextIdleExpiry() (t time.Time, ok bool) {
 		}
 	}
 	return t, ok
+}
+
+// BootState is what the scheduler's pass knows of boots (it implements
+// scheduler.BootInfo): the configured boot time, and the agents booting
+// now with their expected ready time (when the power-on was decided plus
+// the boot time) and their whole capacity. With no boot time configured
+// it is empty, and placement is not boot-aware.
+func (m *Manager) BootState() scheduler.BootState {
+	if m.cfg.BootTime <= 0 {
+		return scheduler.BootState{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := scheduler.BootState{BootTime: m.cfg.BootTime}
+	for _, r := range m.recs {
+		if r.State != StateBooting || r.CPUs <= 0 || !m.cfg.Selector.Match(r.Hostname, r.Attributes) {
+			continue
+		}
+		a := standbyAgent(r)
+		st.Booting = append(st.Booting, scheduler.BootingAgent{Agent: a, ReadyAt: r.Since.Add(m.cfg.BootTime)})
+	}
+	sort.Slice(st.Booting, func(i, j int) bool { return st.Booting[i].Agent.ID < st.Booting[j].Agent.ID })
+	return st
 }

@@ -43,6 +43,8 @@ func (c *Core) apply(ctx context.Context, now time.Time, out passOutput) (int, e
 			c.applyWait(now, d)
 		case decEvict:
 			note(c.applyEvict(ctx, now, d))
+		case decPowerOn:
+			note(c.applyPowerOn(ctx, now, d))
 		}
 	}
 	if started > 0 {
@@ -190,6 +192,9 @@ func (c *Core) applyEvict(ctx context.Context, now time.Time, d *decision) error
 // carry it out; the victim comes back through Report(..., Queued, ...).
 func (c *Core) evict(ctx context.Context, now time.Time, v Victim, e *Entry) error {
 	reason := fmt.Sprintf("evicted (%s) to make room for deadline job %s", c.cfg.Preemption, e.ID)
+	if e.DeadlineAt == nil {
+		reason = reclaimReason(c.cfg.Preemption, e)
+	}
 	if _, err := c.store.RequestPreemption(ctx, v.ID, reason); err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
 			return nil // it ended meanwhile

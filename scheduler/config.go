@@ -6,6 +6,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // AdmissionMode says what happens to a deadline job that cannot finish by
@@ -133,6 +134,11 @@ type Config struct {
 	// MaxPreemptions: a job evicted this often is not evicted again
 	// (default DefaultMaxPreemptions).
 	MaxPreemptions int
+
+	// Teams, if set, holds the teams configuration in force (teams.go):
+	// maximums, fair shares and guarantees between teams. Nil, or a holder
+	// without a configuration, changes nothing.
+	Teams *teams.Holder
 }
 
 // PassStat describes one scheduling pass.

@@ -27,6 +27,10 @@ type activeJob struct {
 	startedAt  *time.Time
 	state      State
 	preempting bool
+	// Set when it becomes active, then unchanged: its team and its
+	// driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 	// Set when it becomes active, then unchanged: its estimate in wall
 	// time, deadline, executor size and past evictions.
 	estimate    time.Duration
@@ -47,6 +51,7 @@ func (c *Core) newActiveJob(j Job, plan *placement.Plan) *activeJob {
 	a := &activeJob{job: j, plan: plan, state: j.State, preempting: j.PreemptRequested != "",
 		deadline: j.DeadlineAt, demand: DemandOf(&j), preemptions: j.Preemptions,
 		estimate: time.Duration(j.EstimatedDurationSeconds * float64(time.Second) * c.cfg.DurationScale)}
+	a.team, a.driverCPUs, a.driverMemMB = teamOfActive(&j)
 	if j.State == Running {
 		a.startedAt = j.LastStartedAt
 		if a.startedAt == nil {
@@ -83,6 +88,9 @@ type Core struct {
 	store   Store
 	clock   Clock
 	log     logrus.FieldLogger
+	// bootTime is the boot time the last pass was told (BootInfo): jobs
+	// held for a start time further ahead do not keep agents warm.
+	bootTime time.Duration
 
 	// Inboxes, filled from any goroutine and drained by the pass.
 	buffer   JobBuffer
@@ -128,6 +136,8 @@ type Core struct {
 	decBuf []decision
 	// Recent evictions, for PreemptMaxShare (owned by the pass).
 	evictLog []evictRecord
+	// teams is what the team policy remembers between passes (teams.go).
+	teams teamMemory
 
 	actMu  sync.Mutex
 	active map[string]*activeJob

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // The scheduling pass is split in two (docs/architecture.md): decide, a
@@ -46,6 +47,8 @@ func (k decisionKind) String() string {
 		return "wait"
 	case decEvict:
 		return "evict"
+	case decPowerOn:
+		return "power-on"
 	}
 	return fmt.Sprintf("decision(%d)", uint8(k))
 }
@@ -82,6 +85,8 @@ type decisionExtra struct {
 	setEvicting bool
 	// Evict: the victims, in the order they are evicted.
 	victims []Victim
+	// PowerOn: the agents to power on (boot.go).
+	powerOn []string
 }
 
 // maxKeptDecisions bounds the decisions buffer a core keeps between passes.
@@ -107,6 +112,9 @@ type runningJob struct {
 	deadline    *time.Time
 	demand      placement.Demand
 	preemptions int
+	// team and the driver's size, for the team policy (teams.go).
+	team                    string
+	driverCPUs, driverMemMB float64
 }
 
 // passInput is what one pass decides from.
@@ -117,10 +125,18 @@ type passInput struct {
 	// (and those booting, with nothing free).
 	snap    placement.Snapshot
 	standby []placement.Agent
+	// teams is the teams configuration in force (nil: none), deadlineAll
+	// the whole deadline queue and teamStarts each team's last start, for
+	// the team policy (teams.go).
+	teams       *teams.Config
+	deadlineAll []*Entry
+	teamStarts  map[string]time.Time
 	// deadline are the deadline queue's entries the pass looks at, in EDF
 	// order; deadlineQueued is how many the queue holds in all.
 	deadline       []*Entry
 	deadlineQueued int
+	// boot is what the Standby tells of boots (BootInfo; boot.go).
+	boot BootState
 	// regular and regularFresh are the regular queue's entries (all of
 	// them, and those that entered it since the last pass), in queue
 	// order; full says the pass looks at every entry, blocked that regular
@@ -214,10 +230,13 @@ type passRun struct {
 	standbyAgents []placement.Agent
 	standbyCopied bool
 	standby       *standbyView // built at most once per snapshot
+	future        *futureView  // boot-aware: built at most once per snapshot (boot.go)
+	claims        []bootClaim  // boot-aware: the pass's plans waiting for a boot
 	room          *roomProfile // built at most once per snapshot
 	// running is in.running, copied once a start or an eviction changes it.
 	running        []runningJob
 	runningCopied  bool
+	teams          *teamPass // nil without teams
 	evictLog       []evictRecord
 	preemptScanned int
 	wakeAt         time.Time
@@ -243,15 +262,15 @@ const (
 // reasons stay the same decides nothing about them.
 func (d *decider) decide(in passInput) passOutput {
 	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
-		running: in.running, evictLog: in.evictLog, out: in.buf[:0]}
+		running: in.running, evictLog: in.evictLog, out: in.buf[:0], teams: newTeamPass(&in)}
 	p.ix = placement.NewFitIndex(p.snap)
-	deadlineLeft := in.deadlineQueued
+	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs()
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
-		switch p.try(e) {
+		switch p.tryTeam(e) {
 		case started:
 			deadlineLeft--
 			continue
-		case rejected:
+		case rejected, deferred:
 			deadlineLeft--
 		}
 		p.noteWake(e)
@@ -261,12 +280,13 @@ func (d *decider) decide(in passInput) passOutput {
 		if in.full || in.blocked {
 			regular = in.regular
 		}
-		for _, e := range regular {
-			if p.try(e) == started {
-				continue
+		p.fairOrder(regular, func(e *Entry) outcome {
+			o := p.tryTeam(e)
+			if o != started {
+				p.noteWake(e)
 			}
-			p.noteWake(e)
-		}
+			return o
+		})
 	} else {
 		regular := in.regularFresh
 		if in.full || !in.blocked {
@@ -283,22 +303,17 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
+	if o, held := p.holdUntilStart(e); held {
+		return o
+	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
-		if plan, ok := p.placeOnStandby(e); ok {
-			p.start(e, plan)
-			return started
-		}
-		return p.waitOrEvict(e, nf)
+		return p.notOnNow(e, nf)
 	}
 	plan, err := p.d.policy.Place(p.snap, p.d.demandAt(e, p.now))
 	if err != nil {
 		var nf *placement.NoFit
 		if errors.As(err, &nf) {
-			if plan, ok := p.placeOnStandby(e); ok {
-				p.start(e, plan)
-				return started
-			}
-			return p.waitOrEvict(e, nf)
+			return p.notOnNow(e, nf)
 		}
 		// An invalid demand: it can never run.
 		p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: err.Error()}})
@@ -314,6 +329,7 @@ func (p *passRun) start(e *Entry, plan placement.Plan) {
 	shape, pred, atRisk := p.onPlan(e, plan)
 	p.out = append(p.out, decision{kind: decStart, entry: e, decisionExtra: &decisionExtra{plan: plan, atRisk: atRisk, shape: shape, pred: pred}})
 	p.markStart(e, plan)
+	p.teamStarted(e)
 }
 
 // markStart takes plan's executors (and, with Config.DriverRoom, room for
@@ -360,11 +376,12 @@ func (p *passRun) markStart(e *Entry, plan placement.Plan) {
 	}
 	p.snap = placement.Snapshot{Agents: agents}
 	p.ix = placement.NewFitIndex(p.snap)
-	p.standby, p.room = nil, nil
+	p.standby, p.room, p.future = nil, nil, nil
 	pl := plan
 	p.copyRunning()
 	p.running = append(p.running, runningJob{id: e.ID, plan: &pl, state: Reserving, estimate: est,
-		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions})
+		deadline: e.DeadlineAt, demand: e.Demand, preemptions: e.Preemptions,
+		team: e.Team, driverCPUs: float64(e.driverCPUs), driverMemMB: float64(e.driverMemMB)})
 }
 
 // takeDriverRoom keeps room for a started job's driver, as the live
@@ -472,6 +489,8 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 		wait: waitState{kind: waitNoFit, nf: w, atRisk: p.d.atRisk(e, p.now), pre: e.wait.pre}}
 	if e.DeadlineAt != nil {
 		p.considerPreemption(&dc)
+	} else {
+		p.considerReclaim(&dc)
 	}
 	p.wait(&dc)
 	return waited
@@ -499,7 +518,7 @@ func sameWait(a, b waitState) bool {
 func (p *passRun) noteWake(e *Entry) {
 	atRisk, skipped := e.wait.atRisk, e.SkippedSince
 	if n := len(p.out); n > 0 && p.out[n-1].entry == e {
-		if dc := &p.out[n-1]; dc.kind == decWait || dc.kind == decEvict {
+		if dc := &p.out[n-1]; dc.kind == decWait || dc.kind == decEvict || dc.kind == decPowerOn {
 			atRisk = dc.wait.atRisk
 			if dc.skipped {
 				skipped = p.now

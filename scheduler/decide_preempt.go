@@ -107,6 +107,7 @@ func (p *passRun) considerPreemption(dc *decision) {
 		}
 	}
 	OrderVictims(cfg.Preemption, cands, now)
+	cands = p.teamVictims(e, cands)
 	chosen := ChooseVictims(p.snap, d, cands)
 	if chosen == nil {
 		pv.Blocked = "no running job may be evicted for it (protected, evicted too often, or with a deadline of its own to meet)"

@@ -68,17 +68,66 @@ func (d *Deadline) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// NotBefore is a job's earliest start time: an RFC 3339 time in JSON.
+type NotBefore struct{ time.Time }
+
+// MarshalJSON writes the time in RFC 3339, UTC.
+func (n NotBefore) MarshalJSON() ([]byte, error) {
+	return json.Marshal(n.UTC().Format(time.RFC3339Nano))
+}
+
+// UnmarshalJSON accepts an RFC 3339 string; anything else is an error
+// naming the field.
+func (n *NotBefore) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(bytes.TrimSpace(b), &s); err != nil {
+		return &FieldError{Field: "notBefore", Msg: "must be an RFC 3339 time string such as 2026-11-22T02:40:00Z"}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return &FieldError{Field: "notBefore", Msg: fmt.Sprintf("must be an RFC 3339 time such as 2026-11-22T02:40:00Z; %q is not", truncate(s, 64))}
+	}
+	n.Time = t.UTC()
+	return nil
+}
+
+// NotBeforeAt is the job's earliest start time, nil when it has none.
+func (s *Spec) NotBeforeAt() *time.Time {
+	if s.NotBefore == nil || s.NotBefore.IsZero() {
+		return nil
+	}
+	t := s.NotBefore.UTC()
+	return &t
+}
+
+// CheckNotBefore checks the earliest start time against the resolved
+// deadline: a job cannot be asked to start after it must have ended.
+func CheckNotBefore(j *Job) error {
+	nb := j.NotBeforeAt()
+	if nb == nil || j.DeadlineAt == nil {
+		return nil
+	}
+	if !nb.Before(*j.DeadlineAt) {
+		return fieldErr("notBefore", "%s is not before the deadline %s", nb.Format(time.RFC3339), j.DeadlineAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // Spec is what a client submits: the job JSON of the REST contract.
 type Spec struct {
-	ID                       string            `json:"id,omitempty"`
-	Name                     string            `json:"name,omitempty"`
-	App                      App               `json:"app"`
-	Executors                int               `json:"executors"`
-	ExecutorCores            int               `json:"executorCores"`
-	ExecutorMemoryMB         int               `json:"executorMemoryMB"`
-	MemoryOverheadMB         int               `json:"memoryOverheadMB,omitempty"`
-	Driver                   *Driver           `json:"driver,omitempty"`
-	Deadline                 *Deadline         `json:"deadline,omitempty"`
+	ID               string    `json:"id,omitempty"`
+	Name             string    `json:"name,omitempty"`
+	App              App       `json:"app"`
+	Executors        int       `json:"executors"`
+	ExecutorCores    int       `json:"executorCores"`
+	ExecutorMemoryMB int       `json:"executorMemoryMB"`
+	MemoryOverheadMB int       `json:"memoryOverheadMB,omitempty"`
+	Driver           *Driver   `json:"driver,omitempty"`
+	Deadline         *Deadline `json:"deadline,omitempty"`
+	// NotBefore, if set, is the earliest time the job may start (Lim's
+	// earliest start time): it waits until then, and runs inside
+	// [NotBefore, deadline] when that is cheapest (docs/power.md).
+	NotBefore                *NotBefore        `json:"notBefore,omitempty"`
 	EstimatedDurationSeconds float64           `json:"estimatedDurationSeconds,omitempty"`
 	Retries                  int               `json:"retries,omitempty"`
 	Labels                   map[string]string `json:"labels,omitempty"`
@@ -114,6 +163,10 @@ func (s *Spec) AutoExecutors() bool { return s.Sizing != nil && s.Sizing.Auto }
 // Job is a submitted job with its life so far.
 type Job struct {
 	Spec
+	// Team is the team the job counts against: the submitting token's
+	// team, else the job's "team" label ("" is the default team). Fixed at
+	// submission (TeamOf) and recorded with the job.
+	Team        string     `json:"team,omitempty"`
 	State       State      `json:"state"`
 	SubmittedAt time.Time  `json:"submittedAt"`
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
@@ -238,6 +291,20 @@ func FingerprintOf(specJSON []byte) string {
 
 // Role is the unique top-level Mesos role of a job.
 func Role(jobID string) string { return "sparkpack-job-" + jobID }
+
+// TeamLabel is the job label that names a job's team when the submitting
+// token has none.
+const TeamLabel = "team"
+
+// TeamOf is the team a job submitted by a token of team tokenTeam belongs
+// to: the token's team, else the job's "team" label, else "" (the default
+// team).
+func TeamOf(tokenTeam string, s *Spec) string {
+	if tokenTeam != "" {
+		return tokenTeam
+	}
+	return s.Labels[TeamLabel]
+}
 
 // IsDeadlineJob reports whether the job carries a deadline.
 func (j *Job) IsDeadlineJob() bool { return j.DeadlineAt != nil }

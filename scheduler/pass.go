@@ -64,9 +64,13 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
+	c.fullDue = c.teamsChanged() || c.fullDue
 	running := c.runningJobs()
 	annotateRemaining(&snap, running, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
+	if c.timerDue(now) {
+		c.viewDirty = true // a job held for its start time may now want warm agents (CouldUse)
+	}
 	st.Full = full
 	if full {
 		c.lastFullEpoch, c.fullDue = epoch, false
@@ -88,10 +92,16 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if !full {
 		in.regularFresh = c.candidates(false, false)
 	}
+	c.teamInput(&in)
 	if c.cfg.Standby != nil {
 		in.standby = c.cfg.Standby.StandbyAgents()
+		if b, ok := c.cfg.Standby.(BootInfo); ok {
+			in.boot = b.BootState()
+			c.bootTime = in.boot.BootTime
+		}
 	}
 	out := c.dec.decide(in)
+	c.noteTeamStarts(out.decisions, now)
 	c.reportPlacements()
 	started, err := c.apply(ctx, now, out)
 	note(err)
@@ -153,7 +163,8 @@ func (c *Core) runningJobs() []runningJob {
 	out := make([]runningJob, 0, len(c.active))
 	for id, a := range c.active {
 		out = append(out, runningJob{id: id, plan: a.plan, state: a.state, startedAt: a.startedAt, preempting: a.preempting,
-			estimate: a.estimate, deadline: a.deadline, demand: a.demand, preemptions: a.preemptions})
+			estimate: a.estimate, deadline: a.deadline, demand: a.demand, preemptions: a.preemptions,
+			team: a.team, driverCPUs: a.driverCPUs, driverMemMB: a.driverMemMB})
 	}
 	// Map order would make the pass's choices among equals vary from run
 	// to run.

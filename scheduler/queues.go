@@ -71,8 +71,11 @@ func (b *JobBuffer) Remove(id string) bool {
 type Entry struct {
 	ID          string
 	Name        string
+	Team        string
 	SubmittedAt time.Time
 	DeadlineAt  *time.Time
+	// NotBefore is the job's earliest start time; nil when it has none.
+	NotBefore *time.Time
 	// EstimatedDurationSeconds is the job's estimate as submitted (zero
 	// when unknown); the core scales it with Config.DurationScale.
 	EstimatedDurationSeconds float64
@@ -117,7 +120,7 @@ func NewEntry(j *Job) *Entry {
 	drv := j.DriverOrDefault()
 	return &Entry{
 		driverCPUs: float32(drv.Cores), driverMemMB: float32(drv.MemoryMB),
-		ID: j.ID, Name: j.Name, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt,
+		ID: j.ID, Name: j.Name, Team: j.Team, SubmittedAt: j.SubmittedAt, DeadlineAt: j.DeadlineAt, NotBefore: j.NotBeforeAt(),
 		EstimatedDurationSeconds: j.EstimatedDurationSeconds, ExecutorMemoryMB: j.ExecutorMemoryMB,
 		Demand: DemandOf(j), Preemptions: j.Preemptions,
 		stored: storedWait{reason: j.WaitingReason, atRisk: j.AtRisk},

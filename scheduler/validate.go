@@ -257,6 +257,14 @@ func (s *Spec) Validate() error {
 			s.Deadline = nil
 		}
 	}
+	if nb := s.NotBefore; nb != nil {
+		if y := nb.Year(); y < 2000 || y > 9999 {
+			return fieldErr("notBefore", "year %d is out of range", y)
+		}
+		if d := s.Deadline; d != nil && d.At != nil && !nb.Before(*d.At) {
+			return fieldErr("notBefore", "%s is not before the deadline %s", nb.UTC().Format(time.RFC3339), d.At.UTC().Format(time.RFC3339))
+		}
+	}
 	if v := s.EstimatedDurationSeconds; math.IsNaN(v) || v < 0 || v > MaxDurationSeconds {
 		return fieldErr("estimatedDurationSeconds", "must be from 0 to %d seconds, got %s", MaxDurationSeconds, formatSeconds(v))
 	}
@@ -539,6 +547,11 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 		}
 		if d := j.EstimatedDuration(); d > 0 && now.Add(d).After(*j.DeadlineAt) {
 			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), d)
+		}
+		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
+			if d := j.EstimatedDuration(); d > 0 && nb.Add(d).After(*j.DeadlineAt) {
+				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), d)
+			}
 		}
 	}
 	return ""

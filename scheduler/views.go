@@ -17,12 +17,14 @@ import (
 type QueuedJob struct {
 	ID                       string     `json:"id"`
 	Name                     string     `json:"name,omitempty"`
+	Team                     string     `json:"team,omitempty"`
 	State                    State      `json:"state"`
 	Executors                int        `json:"executors"`
 	ExecutorCores            int        `json:"executorCores"`
 	ExecutorMemoryMB         int        `json:"executorMemoryMB"`
 	SubmittedAt              time.Time  `json:"submittedAt"`
 	DeadlineAt               *time.Time `json:"deadlineAt,omitempty"`
+	NotBefore                *time.Time `json:"notBefore,omitempty"`
 	EstimatedDurationSeconds float64    `json:"estimatedDurationSeconds,omitempty"`
 	WaitingReason            string     `json:"waitingReason,omitempty"`
 	AtRisk                   bool       `json:"atRisk"`
@@ -60,9 +62,9 @@ func (q *QueuedJob) out() QueuedJob {
 func (c *Core) viewOf(e *Entry) *QueuedJob {
 	if e.view == nil {
 		e.view = &QueuedJob{
-			ID: e.ID, Name: e.Name, State: Queued,
+			ID: e.ID, Name: e.Name, Team: e.Team, State: Queued,
 			Executors: e.Demand.Executors, ExecutorCores: int(e.Demand.CPUs), ExecutorMemoryMB: e.ExecutorMemoryMB,
-			SubmittedAt: e.SubmittedAt, DeadlineAt: e.DeadlineAt, EstimatedDurationSeconds: e.EstimatedDurationSeconds,
+			SubmittedAt: e.SubmittedAt, DeadlineAt: e.DeadlineAt, NotBefore: e.NotBefore, EstimatedDurationSeconds: e.EstimatedDurationSeconds,
 			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,
 			Preemptions: e.Preemptions, Preemption: e.wait.pre,
 			wait: e.wait, promoteAfter: c.cfg.PromoteAfter, storedReason: e.stored.reason, edfKey: e.edfKey(),
@@ -112,6 +114,9 @@ func (c *Core) publish(now time.Time) {
 	seen := map[[2]float64]bool{}
 	var last [2]float64
 	shape := func(e *Entry) {
+		if c.bootTime > 0 && e.NotBefore != nil && e.NotBefore.After(now.Add(c.bootTime)) {
+			return // held for its start time: its agents are powered on a boot ahead (boot.go)
+		}
 		// Neighbours mostly share a size: skip the map for repeats.
 		if k := [2]float64{e.Demand.CPUs, e.Demand.MemMB}; k != last || len(seen) == 0 {
 			seen[k], last = true, k

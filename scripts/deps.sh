@@ -18,8 +18,9 @@ mode=${1:-test}
 pkgs=(coinor-libcbc-dev pkgconf postgresql)
 mesos_bin=""
 if [ "$mode" = test ]; then
-  # chromium: the dashboard's browser tests; docker-compose: validates docker/.
-  pkgs+=(chromium docker-compose)
+  # chromium: the dashboard's browser tests; docker-compose: validates docker/;
+  # zookeeper: --mesos-master zk:// is tested against a real ZooKeeper.
+  pkgs+=(chromium docker-compose zookeeper)
   # The real Mesos 1.12 build of ../shared/mesos (its README lists these;
   # integration/realmesos keeps the same list in RuntimePackages).
   if mesos_bin=$(scripts/mesos-bin.sh); then

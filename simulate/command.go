@@ -20,6 +20,7 @@ import (
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/teams"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -43,6 +44,8 @@ type flags struct {
 	seed                                    uint64
 	promoteAfter, ilpLimit, powerOffAfter   time.Duration
 	bootTime                                time.Duration
+	bootAware                               bool
+	notBeforeLead                           time.Duration
 	quiet, compareDefault                   bool
 	preemption                              string
 	preemptProtect                          time.Duration
@@ -52,6 +55,8 @@ type flags struct {
 	estimateError, runNoise                 float64
 	warmPool, warmHistory                   bool
 	missCost                                float64
+	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
+	teamsFile, teamMix string
 }
 
 // Workload modes of --workload.
@@ -91,6 +96,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "time limit per ILP solve (default 200ms)")
 	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
 	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
+	fs.DurationVar(&f.notBeforeLead, "not-before-lead", 0, "model earliest start times (notBefore): every deadline job is submitted this much before its\narrival, with notBefore at the arrival and the same deadline (its wait counts from the arrival; 0: off)")
+	fs.BoolVar(&f.bootAware, "boot-aware", true, "with --power-off-after: placement counts the boot time as serve does (a job waits for a booting agent,\nshares one boot, or waits for warm capacity when its deadline leaves the slack; docs/power.md);\n--boot-aware=false starts a job at once on a plan that powers agents on")
 	fs.StringVar(&f.preemption, "preemption", "none", "eviction policy for deadline jobs that would miss their deadline waiting, as serve's --preemption:\nnone, mdf (furthest deadline first), mlf (largest laxity first), srt (longest remaining first), or a\ncomma-separated list to compare (each policy of --policies runs once per entry, named e.g. dap+mdf)")
 	fs.DurationVar(&f.preemptProtect, "preempt-protect", 0, "with --preemption: never evict a job expected to end within this (default 1m)")
 	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
@@ -103,6 +110,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
 	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
 	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
+	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
+	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -220,6 +229,18 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
 		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
 	}
+	var teamsCfg *teams.Config
+	if f.teamsFile != "" {
+		if teamsCfg, err = teams.Load(f.teamsFile); err != nil {
+			return fmt.Errorf("simulate: --teams: %w", err)
+		}
+	}
+	var teamMix []TeamShare
+	if f.teamMix != "" {
+		if teamMix, err = ParseTeamMix(f.teamMix); err != nil {
+			return fmt.Errorf("simulate: --team-mix: %w", err)
+		}
+	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
@@ -285,9 +306,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, WarmPool: f.warmPool, MissCostUSD: f.missCost, WarmHistory: past,
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost, WarmHistory: past,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
+					Teams: teamsCfg, TeamMix: teamMix,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -338,6 +360,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := writePreemption(stdout, Aggregate(runs), false); err != nil {
 		return err
+	}
+	for _, run := range runs {
+		if err := writeTeams(stdout, run.Results); err != nil {
+			return err
+		}
 	}
 	if f.estimates != EstimatesOracle {
 		writeEstimates(stdout, runs, f.estimates)

@@ -215,8 +215,14 @@ func (m *memPowerStore) PutPowerRecord(_ context.Context, r power.Record) error 
 }
 
 // newSimPower builds power management for a simulated cluster.
-func newSimPower(c *Cluster, clock *VirtualClock, offAfter, boot time.Duration) (*power.Manager, error) {
+// With bootAware, the scheduler's placement knows the boot time (as serve
+// with --power-boot-time).
+func newSimPower(c *Cluster, clock *VirtualClock, offAfter, boot time.Duration, bootAware bool) (*power.Manager, error) {
 	sp := &simPower{c: c, clock: clock, boot: boot}
-	return power.NewManager(power.Config{OffAfter: offAfter, Provider: sp, Now: clock.Now, Log: scheduler.DiscardLogger(),
+	var known time.Duration
+	if bootAware {
+		known = boot
+	}
+	return power.NewManager(power.Config{OffAfter: offAfter, Provider: sp, Now: clock.Now, Log: scheduler.DiscardLogger(), BootTime: known,
 		PowerOnTimeout: 100 * 365 * 24 * time.Hour}, &memPowerStore{recs: map[string]power.Record{}}, sp)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/teams"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -115,6 +116,18 @@ type Options struct {
 	// 60 s). The bill is kept either way.
 	PowerOffAfter time.Duration
 	BootTime      time.Duration
+	// NoBootAware (with PowerOffAfter) turns boot-aware placement off
+	// (serve --power-boot-time 0): a job that needs an agent that is off
+	// starts at once on a plan that powers it on, instead of waiting in
+	// the queue for its boot, sharing one, or waiting for warm capacity.
+	NoBootAware bool
+	// NotBeforeLead, when > 0, models Lim's SLA triple (earliest start,
+	// run time, deadline): every deadline job is submitted this much
+	// before its arrival in the trace, with its notBefore at the arrival
+	// and the same deadline, so the scheduler knows it ahead (with the
+	// boot time known, what it needs is powered on to be up at its start
+	// time). Its wait is counted from its notBefore.
+	NotBeforeLead time.Duration
 	// WarmPool (with PowerOffAfter): a forecast of the arrivals, fitted
 	// online from those replayed so far, sizes a warm pool (package
 	// warmpool, simulate/warmpool.go) that power management keeps on or
@@ -144,6 +157,10 @@ type Options struct {
 	// policy and run of the job): runs of one job no longer take exactly
 	// what the performance model says.
 	RunNoise float64
+	// Teams, if set, is the teams configuration the core runs with, and
+	// TeamMix gives every job a team (simulate/teams.go).
+	Teams   *teams.Config
+	TeamMix []TeamShare
 }
 
 // Result is the outcome of one run. The first ten JSON keys are the
@@ -211,6 +228,8 @@ type Result struct {
 	MeanOnCPUs float64 `json:"mean_on_cpus"`
 	// Default marks the policy `sparkpack serve` uses by default.
 	Default bool `json:"default,omitempty"`
+	// Teams is the outcome by team (with a team mix).
+	Teams []TeamResult `json:"teams,omitempty"`
 	// Series is the cumulative cost over time (seconds from the window's
 	// start), for the chart.
 	Series []SeriesPoint `json:"-"`
@@ -330,6 +349,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		PreemptProtect: o.PreemptProtect, PreemptMaxShare: o.PreemptMaxShare, MaxPreemptions: o.MaxPreemptions,
 		Log:      scheduler.DiscardLogger(),
 		Observer: delays,
+		Teams:    teamsHolder(o.Teams),
 	}
 	var pm *power.Manager
 	if o.PowerOffAfter > 0 {
@@ -338,7 +358,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			boot = 60 * time.Second
 		}
 		var err error
-		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot); err != nil {
+		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot, !o.NoBootAware); err != nil {
 			return Result{}, err
 		}
 		cluster.unavailable = pm.Unavailable
@@ -379,9 +399,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		wl = model.FromTrace(o.Jobs)
 	}
 	jobs, profiles := BuildWorkload(wl, model, o.DeadlineFraction, o.Slack, o.Seed)
+	assignTeams(jobs, o.TeamMix, o.Seed)
 	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
 	if err != nil {
 		return Result{}, err
+	}
+	if o.NotBeforeLead > 0 {
+		withNotBefore(jobs, o.NotBeforeLead, start)
 	}
 	info := make(map[string]*jobInfo, len(jobs))
 	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
@@ -390,6 +414,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	noise := rand.New(rand.NewPCG(o.Seed, 0x7a15e))
 	for _, j := range jobs {
 		info[j.ID] = &jobInfo{profile: profiles[j.ID], submit: j.SubmittedAt, deadline: j.DeadlineAt, noise: 1}
+		if nb := j.NotBeforeAt(); nb != nil {
+			info[j.ID].submit = *nb
+		}
 		if o.RunNoise > 0 {
 			info[j.ID].noise = math.Exp(o.RunNoise * noise.NormFloat64())
 		}
@@ -553,6 +580,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
+	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	est.report(&r)
@@ -642,4 +670,28 @@ func meanP(xs []float64, p float64) (mean, pct float64) {
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	rank = min(max(rank, 1), len(s))
 	return sum / float64(len(s)), s[rank-1]
+}
+
+// withNotBefore gives every deadline job a notBefore at its arrival and
+// submits it lead earlier (not before the window's start), its deadline
+// unchanged (NotBeforeLead).
+func withNotBefore(jobs []scheduler.Job, lead time.Duration, start time.Time) {
+	for i := range jobs {
+		j := &jobs[i]
+		if j.DeadlineAt == nil {
+			continue
+		}
+		arrival := j.SubmittedAt
+		j.SubmittedAt = arrival.Add(-lead)
+		if j.SubmittedAt.Before(start) {
+			j.SubmittedAt = start
+		}
+		if !j.SubmittedAt.Before(arrival) {
+			continue
+		}
+		j.NotBefore = &scheduler.NotBefore{Time: arrival.UTC()}
+		s := j.DeadlineAt.Sub(j.SubmittedAt).Seconds()
+		j.Deadline = &scheduler.Deadline{Seconds: &s}
+		j.Fingerprint = j.Spec.Fingerprint()
+	}
 }

@@ -48,6 +48,7 @@
 //	spark.sparkpack.id                    id: a UUID chosen by the client (idempotent retries)
 //	spark.sparkpack.estimatedDurationSeconds  estimatedDurationSeconds
 //	spark.sparkpack.label.KEY             labels[KEY]
+//	spark.sparkpack.notBefore             notBefore: RFC 3339 time, the earliest start
 //
 // The sparkpack settings carry the "spark." prefix because spark-submit
 // drops every --conf key that does not start with "spark." ("Ignoring

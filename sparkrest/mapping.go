@@ -40,6 +40,7 @@ const (
 	PropEstimatedDuration = "spark.sparkpack.estimatedDurationSeconds"
 	PropRetries           = "spark.sparkpack.retries"
 	PropLabelPrefix       = "spark.sparkpack.label."
+	PropNotBefore         = "spark.sparkpack.notBefore"
 )
 
 // SuperviseRetries is how often a job submitted with
@@ -214,6 +215,13 @@ func ToSpec(req CreateSubmissionRequest, defaultExecutors int) (spec scheduler.S
 		}
 		spec.Deadline = d
 	}
+	if v, ok := take(PropNotBefore); ok {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+		if err != nil {
+			return spec, nil, badRequest("%s must be an RFC 3339 time such as 2026-11-22T02:40:00Z, got %q", PropNotBefore, truncate(v, 64))
+		}
+		spec.NotBefore = &scheduler.NotBefore{Time: t.UTC()}
+	}
 	if v, ok := take(PropID); ok {
 		spec.ID = v
 	}
@@ -255,7 +263,7 @@ func ToSpec(req CreateSubmissionRequest, defaultExecutors int) (spec scheduler.S
 			}
 			spec.Labels[strings.TrimPrefix(k, PropLabelPrefix)] = v
 		case strings.HasPrefix(k, "spark.sparkpack."):
-			return spec, nil, badRequest("unknown sparkpack property %s (known: %s, %s, %s, %s, %sKEY)", truncate(k, 80), PropDeadline, PropID, PropEstimatedDuration, PropRetries, PropLabelPrefix)
+			return spec, nil, badRequest("unknown sparkpack property %s (known: %s, %s, %s, %s, %s, %sKEY)", truncate(k, 80), PropDeadline, PropID, PropEstimatedDuration, PropRetries, PropNotBefore, PropLabelPrefix)
 		case dropped[k] != "":
 		case k == PropJars:
 			if rest := withoutJar(v, req.AppResource); rest != "" {

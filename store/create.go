@@ -379,7 +379,11 @@ func batchDocument(rows []*createReq, now time.Time) ([]string, []byte) {
 		if j.DeadlineAt != nil {
 			doc = appendField(doc, ',', "deadline_at", j.DeadlineAt.UTC().Format(pgTime))
 		}
+		if nb := j.NotBeforeAt(); nb != nil {
+			doc = appendField(doc, ',', "not_before", nb.UTC().Format(pgTime))
+		}
 		doc = appendField(doc, ',', "waiting_reason", j.WaitingReason)
+		doc = appendField(doc, ',', "team", j.Team)
 		doc = append(doc, `,"labels":`...)
 		doc = append(doc, r.labels...)
 		doc = append(doc, `,"at_risk":`...)
@@ -406,12 +410,12 @@ const insertJobsCTE = `WITH input AS (
 			SELECT * FROM jsonb_to_recordset($1::jsonb)
 				AS i(id uuid, name text, spec jsonb, fingerprint text, state text, submitted_at timestamptz,
 					finished_at timestamptz, deadline_at timestamptz, waiting_reason text, labels jsonb, at_risk bool,
-					actor text, client text, n int)
+					actor text, client text, n int, not_before timestamptz, team text)
 		), ins AS (
 			INSERT INTO jobs (id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, updated_at,
-				submitted_by, submit_state, submitted_client)
+				submitted_by, submit_state, submitted_client, not_before, team)
 			SELECT id, name, spec, fingerprint, state, submitted_at, finished_at, deadline_at, waiting_reason, labels, at_risk, $2,
-				actor, state, client
+				actor, state, client, not_before, team
 			FROM input ORDER BY n
 			ON CONFLICT (id) DO NOTHING
 			RETURNING id

@@ -17,12 +17,21 @@ import (
 // nothing. A leader-only write (fenced).
 func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 	now := s.timestamp()
-	err := s.exec(ctx, `INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
-		ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, task_id = EXCLUDED.task_id, agent_id = EXCLUDED.agent_id,
-			state = EXCLUDED.state, message = EXCLUDED.message, ended = EXCLUDED.ended, lost_launches = EXCLUDED.lost_launches,
-			started = EXCLUDED.started, updated_at = EXCLUDED.updated_at
-		WHERE drivers.attempt <= EXCLUDED.attempt`,
+	// One statement: the latest launch in drivers, and this launch (of
+	// whatever age: a late status of an older one still names its agent)
+	// in driver_launches (migration 0016).
+	err := s.exec(ctx, `WITH latest AS (
+			INSERT INTO drivers (job_id, attempt, task_id, agent_id, state, message, ended, lost_launches, started, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+			ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, task_id = EXCLUDED.task_id, agent_id = EXCLUDED.agent_id,
+				state = EXCLUDED.state, message = EXCLUDED.message, ended = EXCLUDED.ended, lost_launches = EXCLUDED.lost_launches,
+				started = EXCLUDED.started, updated_at = EXCLUDED.updated_at
+			WHERE drivers.attempt <= EXCLUDED.attempt
+			RETURNING 1)
+		INSERT INTO driver_launches (job_id, attempt, task_id, agent_id, ended) VALUES ($1, $2, $3, $4, $7)
+		ON CONFLICT (job_id, attempt) DO UPDATE SET
+			agent_id = CASE WHEN EXCLUDED.agent_id <> '' THEN EXCLUDED.agent_id ELSE driver_launches.agent_id END,
+			ended = driver_launches.ended OR EXCLUDED.ended`,
 		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, d.LostLaunches, d.Started, now)
 	if err != nil {
 		return fmt.Errorf("record driver of job %s: %w", d.JobID, err)
@@ -44,6 +53,22 @@ func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecor
 		return d, fmt.Errorf("read driver of job %s: %w", jobID, err)
 	}
 	d.UpdatedAt = d.UpdatedAt.UTC()
+	return d, nil
+}
+
+// DriverLaunch returns launch attempt of a job's driver (its task and
+// the agent that ran it), or scheduler.ErrNotFound when the job had no
+// such launch.
+func (s *Store) DriverLaunch(ctx context.Context, jobID string, attempt int) (scheduler.DriverRecord, error) {
+	d := scheduler.DriverRecord{JobID: jobID, Attempt: attempt}
+	err := s.db.QueryRowContext(ctx, `SELECT task_id, agent_id, ended FROM driver_launches WHERE job_id = $1 AND attempt = $2`,
+		jobID, attempt).Scan(&d.TaskID, &d.AgentID, &d.Ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, fmt.Errorf("driver launch %d of job %s: %w", attempt, jobID, scheduler.ErrNotFound)
+	}
+	if err != nil {
+		return d, fmt.Errorf("read driver launch %d of job %s: %w", attempt, jobID, err)
+	}
 	return d, nil
 }
 

@@ -41,7 +41,7 @@ type Event struct {
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
 	waiting_reason, at_risk, kill_requested, attempt, failed_runs, seq,
-	preempt_requested, preemptions, lost_work_seconds, last_started_at`
+	preempt_requested, preemptions, lost_work_seconds, last_started_at, team`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -57,7 +57,7 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 	)
 	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
 		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &j.FailedRuns, &seq,
-		&j.PreemptRequested, &j.Preemptions, &j.LostWorkSeconds, &lastStarted)
+		&j.PreemptRequested, &j.Preemptions, &j.LostWorkSeconds, &lastStarted, &j.Team)
 	if err != nil {
 		return j, 0, err
 	}
@@ -124,6 +124,8 @@ type ListOptions struct {
 	// Search, if set, keeps the jobs whose name contains it (any case),
 	// whose id starts with it, or that have a label key=value equal to it.
 	Search string
+	// Team, when not nil, keeps the jobs of that team ("" the default team).
+	Team *string
 }
 
 // ListJobs returns jobs newest first, and the cursor of the next page ("" at the end).
@@ -152,6 +154,10 @@ func (s *Store) ListJobs(ctx context.Context, o ListOptions) ([]scheduler.Job, s
 		args = append(args, b)
 		// labels <> '{}' lets the partial index jobs_labels serve the filter.
 		where = append(where, fmt.Sprintf("labels @> $%d::jsonb AND labels <> '{}'::jsonb", len(args)))
+	}
+	if o.Team != nil {
+		args = append(args, *o.Team)
+		where = append(where, fmt.Sprintf("team = $%d", len(args)))
 	}
 	if o.Search != "" {
 		like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(o.Search)

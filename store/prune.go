@@ -53,7 +53,7 @@ func (s *Store) PruneEnded(ctx context.Context, before time.Time, limit int) (in
 		return 0, tx.Commit()
 	}
 	// Children first: the foreign keys point at jobs.
-	for _, table := range []string{"job_events", "placements", "reservations", "drivers", "jobs"} {
+	for _, table := range []string{"job_events", "placements", "reservations", "drivers", "driver_launches", "jobs"} {
 		col := "job_id"
 		if table == "jobs" {
 			col = "id"

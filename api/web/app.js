@@ -168,9 +168,11 @@ async function renderCluster() {
   const off = agents.filter((a) => a.power === "off").length;
   // A large cluster comes a page at a time (GET /api/v1/cluster?limit=&cursor=); the summary counts every agent.
   const sum = data.summary, shown = sum && sum.agents > agents.length ? " (first " + agents.length + " shown)" : "";
-  $("cluster-summary").textContent = sum
+  // Agents being powered on for waiting jobs count apart from those off (docs/power.md).
+  const booting = sum && sum.byPower ? sum.byPower.booting || 0 : agents.filter((a) => a.power === "booting").length;
+  $("cluster-summary").textContent = (sum
     ? sum.agents + " agents, " + sum.byState.active + " active" + (sum.byPower ? ", " + (sum.byPower.off || 0) + " powered off" : "") + shown
-    : agents.length + " agents, " + active + " active" + (agents.some((a) => a.power) ? ", " + off + " powered off" : "");
+    : agents.length + " agents, " + active + " active" + (agents.some((a) => a.power) ? ", " + off + " powered off" : "")) + (booting ? ", " + booting + " booting" : "");
 }
 
 // ---- queues ----
@@ -468,6 +470,8 @@ async function renderJob(id) {
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
     ["main class", j.app && j.app.mainClass], ["application", j.app && j.app.appResource],
     ["labels", Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"]];
+  if (j.team) facts.splice(1, 0, ["team", j.team]);
+  if (j.sizing && j.sizing.auto && j.sizing.reason) facts.push(["sized", j.sizing.reason]);
   if (j.retries) facts.push(["retries", String(j.retries)]);
   if (j.waitingReason) facts.push(["waiting because", j.waitingReason]);
   if (j.preemptions) facts.push(["preempted", j.preemptions + (j.preemptions === 1 ? " time" : " times") + ", " + fmtDur(j.lostWorkSeconds || 0) + " of work lost"]);

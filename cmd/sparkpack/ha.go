@@ -92,7 +92,7 @@ func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metric
 	sparkMaster := c.mesos.sparkMaster
 	if sparkMaster == "" {
 		if ep, err := offers.NewEndpoint(c.mesos.master, "", ""); err == nil {
-			sparkMaster = "mesos://" + ep.Host()
+			sparkMaster = ep.SparkMaster()
 		}
 	}
 	h.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: c.mesos.sparkSubmit, ExecutorDockerImage: c.mesos.executorImage,

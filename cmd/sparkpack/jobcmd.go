@@ -123,6 +123,7 @@ func printJob(w io.Writer, v api.JobView) {
 	now := time.Now()
 	row("id", v.ID)
 	row("name", v.Name)
+	row("team", v.Team)
 	row("state", string(v.State)+stateNote(v.Job))
 	row("submitted", v.SubmittedAt.Local().Format(cliTime))
 	row("started", t(v.StartedAt))
@@ -132,6 +133,9 @@ func printJob(w io.Writer, v api.JobView) {
 	}
 	if v.StartedAt != nil {
 		row("ran", ran(v.Job, now))
+	}
+	if nb := v.NotBeforeAt(); nb != nil {
+		row("not before", t(nb))
 	}
 	if v.DeadlineAt != nil {
 		row("deadline", t(v.DeadlineAt)+" ("+deadlineNote(v.Job)+")")
@@ -145,6 +149,10 @@ func printJob(w io.Writer, v api.JobView) {
 	row("application", v.App.AppResource+" "+v.App.MainClass)
 	if v.EstimatedDurationSeconds > 0 {
 		row("estimated run", (time.Duration(v.EstimatedDurationSeconds * float64(time.Second))).String())
+	}
+	if v.PredictedSeconds != nil && v.PredictedP90Seconds != nil {
+		sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)).Round(time.Second) }
+		row("predicted run", fmt.Sprintf("%s (p90 %s; learned from runs: %s)", sec(*v.PredictedSeconds), sec(*v.PredictedP90Seconds), v.PredictionLevel))
 	}
 	if v.Retries > 0 {
 		row("retries", fmt.Sprint(v.Retries))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -26,6 +27,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	state := fs.String("state", "", "only jobs in these states, comma-separated (e.g. QUEUED,RUNNING; waiting = SUBMITTED,QUEUED; active = every state before the end)")
 	var labels listFlag
 	fs.Var(&labels, "label", "only jobs with this label key=value (repeat: all must match)")
+	team := fs.String("team", "", "only jobs of this team (the submitting token's, or the team label); --team= for jobs without a team")
 	search := fs.String("search", "", "only jobs whose name contains this, whose id starts with it, or with this label key=value (the server searches every job)")
 	limit := fs.Int("limit", 50, "at most this many jobs (1-1000)")
 	all := fs.Bool("all", false, "every matching job (follows the pages)")
@@ -61,6 +63,11 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		q.Add("label", l)
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "team" {
+			q.Set("team", *team)
+		}
+	})
 	q.Set("limit", fmt.Sprint(*limit))
 	if *search != "" {
 		q.Set("q", *search)

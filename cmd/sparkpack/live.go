@@ -30,6 +30,8 @@ import (
 // mesosConfig is how serve reaches Mesos and what Spark drivers get.
 type mesosConfig struct {
 	master string
+	// teams holds the teams configuration in force (serve --teams; nil without).
+	teams *teamsHolder
 	// caFile, if set, holds the CA certificates of an https:// master.
 	caFile          string
 	principal       string
@@ -72,6 +74,7 @@ type live struct {
 	// durationScale turns job estimates into wall time.
 	durationScale float64
 	metrics       *metrics.Metrics
+	sparkMaster   func() string  // if set, gives submit.Master now (the leading master)
 	power         *power.Manager // nil when power management is off
 	bill          *billSource    // the emulator's bill, when its provider is in use
 	names         jobNames       // job names for the cluster view
@@ -116,10 +119,12 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if guard != nil {
 		epOpts = append(epOpts, offers.WithGuard(guard))
 	}
+	epOpts = append(epOpts, offers.WithLogger(log.WithField("component", "mesos-master")))
 	ep, err := offers.NewEndpoint(mc.master, mc.principal, secret, epOpts...)
 	if err != nil {
 		return nil, err
 	}
+	context.AfterFunc(ctx, ep.Close) // the ZooKeeper session of a zk:// master
 	if !ep.TLS() && mc.principal != "" {
 		log.WithField("mesos_master", ep.Base()).Warn("the Mesos principal's secret goes to the master over plain http; use an https:// --mesos-master (with --mesos-ca-file) where the network is not trusted")
 	}
@@ -128,14 +133,17 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		return nil, fmt.Errorf("--prices: %w", err)
 	}
 	sparkMaster := mc.sparkMaster
+	var sparkMasterNow func() string
 	if sparkMaster == "" {
-		sparkMaster = "mesos://" + ep.Host()
+		// The leader at each launch (zk:// as given).
+		sparkMaster, sparkMasterNow = ep.SparkMaster(), ep.SparkMaster
 	}
 	op := offers.NewOperator(ep)
 	l := &live{st: st, op: op, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
 	if l.durationScale <= 0 {
 		l.durationScale = 1
 	}
+	l.sparkMaster = sparkMasterNow
 	l.submit = sparksubmit.Options{Master: sparkMaster, SparkSubmit: mc.sparkSubmit, ExecutorDockerImage: mc.executorImage,
 		Principal: mc.sparkPrincipal, SecretFile: mc.sparkSecretFile, SparkHome: mc.sparkHome}
 	flog := log.WithField("component", "framework")
@@ -159,6 +167,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		Store:         st,
 		Prices:        prices,
 		Submit:        l.submit,
+		SparkMaster:   sparkMasterNow,
 		Refresh:       mc.refresh,
 		Sweep:         mc.sweep,
 		LaunchTimeout: mc.launchTimeout,
@@ -181,6 +190,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	cluster := offers.NewCluster(ccfg)
 	core, err := scheduler.New(scheduler.Config{
 		Policy:         policy,
+		Teams:          mc.teams,
 		Admission:      scheduler.AdmissionMode(mc.admission),
 		Ordering:       scheduler.Ordering(mc.ordering),
 		PromoteAfter:   mc.promoteAfter,
@@ -242,7 +252,11 @@ func (l *live) wait() { l.wg.Wait() }
 
 // driverCommand is the spark-submit argument vector a job's driver runs.
 func (l *live) driverCommand(j scheduler.Job) []string {
-	argv, err := sparksubmit.Command(j, l.submit)
+	so := l.submit
+	if l.sparkMaster != nil {
+		so.Master = l.sparkMaster()
+	}
+	argv, err := sparksubmit.Command(j, so)
 	if err != nil {
 		return nil
 	}

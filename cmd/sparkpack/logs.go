@@ -27,7 +27,8 @@ func (h *leadership) ReadLog(ctx context.Context, jobID string, q api.LogQuery) 
 var sparkUIRE = regexp.MustCompile(`SparkUI[^\n]*started at (https?://[^\s]+)`)
 
 // readLog reads a job's driver log from its sandbox on the agent that ran
-// the driver (the latest launch: the drivers table keeps one per job).
+// the driver (the latest launch, or launch q.Attempt: driver_launches
+// keeps each launch's agent).
 func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.LogChunk, error) {
 	j, err := l.st.GetJob(ctx, jobID)
 	if errors.Is(err, scheduler.ErrNotFound) {
@@ -45,9 +46,15 @@ func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.L
 		return api.LogChunk{}, err
 	}
 	if q.Attempt != 0 && q.Attempt != d.Attempt {
-		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
-			"only the latest driver launch of job %s (attempt %d) is kept with its agent; the sandbox of attempt %d stays on the agent that ran it until Mesos removes it",
-			jobID, d.Attempt, q.Attempt)}
+		latest := d.Attempt
+		d, err = l.st.DriverLaunch(ctx, jobID, q.Attempt)
+		if errors.Is(err, scheduler.ErrNotFound) {
+			return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
+				"job %s has no driver launch %d (its launches are 1 to %d): give --attempt between them", jobID, q.Attempt, latest)}
+		}
+		if err != nil {
+			return api.LogChunk{}, err
+		}
 	}
 	if d.AgentID == "" {
 		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(

@@ -23,7 +23,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	errFile := fs.Bool("stderr", false, "the driver's stderr (Spark's own log) instead of its stdout (the application's output)")
 	follow := fs.Bool("follow", false, "keep printing what the driver writes until it ends (also -f); waits for a driver that has not started")
 	fs.BoolVar(follow, "f", false, "the same as --follow")
-	attempt := fs.Int("attempt", 0, "the driver launch to read (default: the latest; only the latest is kept with its agent)")
+	attempt := fs.Int("attempt", 0, "the driver launch to read (default: the latest; an older launch is read from the agent that ran it while Mesos keeps its sandbox)")
 	interval := fs.Duration("interval", time.Second, "how often --follow asks for more")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack logs [flags] JOB-ID   (the Spark driver's output, read from its Mesos sandbox)")

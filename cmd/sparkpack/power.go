@@ -35,7 +35,8 @@ type powerConfig struct {
 	emulatorURL      string
 	selector         string
 	tick             time.Duration
-	// The live warm pool (warmpool.go).
+	// bootTime: boot-aware placement (scheduler/boot.go) and the live
+	// warm pool (warmpool.go).
 	bootTime      time.Duration
 	missCostUSD   float64
 	forecastEvery time.Duration
@@ -57,7 +58,7 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.StringVar(&c.webhookTokenFile, "power-webhook-token-file", envDefault("SPARKPACK_POWER_WEBHOOK_TOKEN_FILE", ""), withEnv("file holding the webhook's bearer token", "SPARKPACK_POWER_WEBHOOK_TOKEN_FILE"))
 	fs.StringVar(&c.emulatorURL, "power-emulator-url", envDefault("SPARKPACK_POWER_EMULATOR_URL", ""), withEnv("the Mesos emulator's URL for the emulator provider (default: --mesos-master)", "SPARKPACK_POWER_EMULATOR_URL"))
 	fs.StringVar(&c.selector, "power-selector", envDefault("SPARKPACK_POWER_SELECTOR", ""), withEnv("only agents matching every term are powered off, e.g. location=cloud,hostname=worker-* (others, such as on-premises agents, are never touched)", "SPARKPACK_POWER_SELECTOR"))
-	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: the warm pool keeps warm (or powers on ahead) what the forecast needs within it", "SPARKPACK_POWER_BOOT_TIME"))
+	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: placement counts it (a job waits for an agent booting, shares one boot, or waits for warm capacity when its deadline leaves the slack) and the warm pool keeps warm (or powers on ahead) what the forecast needs within it (docs/power.md)", "SPARKPACK_POWER_BOOT_TIME"))
 	fs.Float64Var(&c.missCostUSD, "power-miss-cost-usd", envFloat("SPARKPACK_POWER_MISS_COST_USD", warmpool.DefaultMissCostUSD), withEnv("the warm pool's price of one missed deadline in dollars: an idle agent is kept warm while the expected misses it avoids, at this price, exceed its bill (docs/power.md)", "SPARKPACK_POWER_MISS_COST_USD"))
 	fs.DurationVar(&c.forecastEvery, "power-forecast-every", envDuration("SPARKPACK_POWER_FORECAST_EVERY", warmlive.DefaultEvery), withEnv("how often the leader refits the forecast of arrivals from the job history and decides the warm pool", "SPARKPACK_POWER_FORECAST_EVERY"))
 	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
@@ -133,6 +134,9 @@ func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (p
 		u := c.emulatorURL
 		if u == "" {
 			u = mesosMaster
+			if strings.Contains(u, ",") || strings.HasPrefix(u, "zk://") {
+				return nil, fmt.Errorf("--power-provider emulator with --mesos-master %q: set --power-emulator-url to the emulator's URL", u)
+			}
 			if !strings.Contains(u, "://") {
 				u = "http://" + u
 			}
@@ -154,14 +158,14 @@ func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offe
 	}
 	sel, _ := power.ParseSelector(c.selector)
 	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
-		Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
+		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
 	if err != nil {
 		return nil, err
 	}
 	if err := pm.Load(ctx); err != nil {
 		return nil, err
 	}
-	plog.WithFields(logrus.Fields{"off_after": c.offAfter.String(), "min_warm_cpus": c.minWarmCPUs, "provider": prov.Name(),
+	plog.WithFields(logrus.Fields{"off_after": c.offAfter.String(), "min_warm_cpus": c.minWarmCPUs, "boot_time": c.bootTime.String(), "provider": prov.Name(),
 		"selector": sel.String()}).Info("power management is on: idle agents are deactivated in Mesos and powered off")
 	return pm, nil
 }

@@ -40,6 +40,7 @@ type serveConfig struct {
 	databaseURL     string
 	policy          string
 	tokensFile      string
+	teamsFile       string // --teams (teams.go)
 	protectReads    bool
 	logLevel        string
 	logFormat       string
@@ -91,11 +92,11 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.listen, "listen", envDefault("SPARKPACK_LISTEN", "127.0.0.1:8080"), withEnv("address of the REST API and dashboard", "SPARKPACK_LISTEN"))
 	fs.StringVar(&c.databaseURL, "database-url", envDefault("SPARKPACK_DATABASE_URL", ""), withEnv("PostgreSQL URL, e.g. postgres://user:pass@host:5432/sparkpack?sslmode=disable (required)", "SPARKPACK_DATABASE_URL"))
-	fs.StringVar(&c.mesos.master, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master, host:port or http(s)://host:port; empty runs the API and store only (jobs are stored, not scheduled)", "SPARKPACK_MESOS_MASTER"))
+	fs.StringVar(&c.mesos.master, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master: host:port or http(s)://host:port; several masters host1:5050,host2:5050 (each is tried, the leader followed, another tried when it stops answering); or zk://zk1:2181,zk2:2181/mesos (the leader read from ZooKeeper as Mesos does, and followed); empty runs the API and store only (jobs are stored, not scheduled)", "SPARKPACK_MESOS_MASTER"))
 	fs.StringVar(&c.mesos.principal, "mesos-principal", envDefault("SPARKPACK_MESOS_PRINCIPAL", ""), withEnv("Mesos principal for the framework, reservations and quota (HTTP basic auth)", "SPARKPACK_MESOS_PRINCIPAL"))
 	fs.StringVar(&c.mesos.secretFile, "mesos-secret-file", envDefault("SPARKPACK_MESOS_SECRET_FILE", ""), withEnv("file holding the principal's secret", "SPARKPACK_MESOS_SECRET_FILE"))
 	fs.StringVar(&c.mesos.role, "mesos-role", envDefault("SPARKPACK_MESOS_ROLE", "sparkpack"), withEnv("role sparkpack's framework subscribes in; Spark drivers run there (each job's executors get role sparkpack-job-<id>)", "SPARKPACK_MESOS_ROLE"))
-	fs.StringVar(&c.mesos.sparkMaster, "spark-master", envDefault("SPARKPACK_SPARK_MASTER", ""), withEnv("master URL the Spark drivers use (default mesos://<the --mesos-master host:port>; e.g. mesos://zk://zk1:2181/mesos)", "SPARKPACK_SPARK_MASTER"))
+	fs.StringVar(&c.mesos.sparkMaster, "spark-master", envDefault("SPARKPACK_SPARK_MASTER", ""), withEnv("master URL the Spark drivers use (default: mesos://<the leading master at launch>, or mesos://zk://... as --mesos-master gives it without credentials)", "SPARKPACK_SPARK_MASTER"))
 	fs.StringVar(&c.mesos.sparkSubmit, "spark-submit", envDefault("SPARKPACK_SPARK_SUBMIT", sparksubmit.DefaultSparkSubmit), withEnv("path of spark-submit on the Mesos agents", "SPARKPACK_SPARK_SUBMIT"))
 	fs.StringVar(&c.mesos.sparkPrincipal, "spark-principal", envDefault("SPARKPACK_SPARK_PRINCIPAL", ""), withEnv("Mesos principal the Spark drivers authenticate with (spark.mesos.principal)", "SPARKPACK_SPARK_PRINCIPAL"))
 	fs.StringVar(&c.mesos.sparkSecretFile, "spark-secret-file", envDefault("SPARKPACK_SPARK_SECRET_FILE", ""), withEnv("path on the agents of the Spark principal's secret (spark.mesos.secret.file)", "SPARKPACK_SPARK_SECRET_FILE"))
@@ -135,6 +136,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", leader.DefaultRenew), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
 	fs.DurationVar(&c.ha.rescan, "lost-job-rescan", envDuration("SPARKPACK_LOST_JOB_RESCAN", 30*time.Second), withEnv("how often the leader looks for jobs stored lately that it never heard of (a lost notification) and queues them; 0 turns it off", "SPARKPACK_LOST_JOB_RESCAN"))
 	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", leader.DefaultRetry), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
+	fs.StringVar(&c.teamsFile, "teams", envDefault("SPARKPACK_TEAMS", ""), withEnv("teams file, one team a line: NAME weight=W guaranteed-cpus=N guaranteed-memory=SIZE max-cpus=N max-memory=SIZE max-waiting=N max-deadline=N budget=USD/day|month budget-action=hold|reject (docs/teams.md); reloaded on SIGHUP and when it changes. A job's team is its token's (name:token:scopes:team) or its team label", "SPARKPACK_TEAMS"))
 	fs.StringVar(&c.pprof, "pprof", envDefault("SPARKPACK_PPROF", ""), withEnv("address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6060) for diagnosis; empty disables it. Keep it on a private address", "SPARKPACK_PPROF"))
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SPARKPACK_SHUTDOWN_TIMEOUT", 15*time.Second), withEnv("how long to let requests finish on SIGTERM", "SPARKPACK_SHUTDOWN_TIMEOUT"))
 	return fs
@@ -247,6 +249,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	for _, w := range tokens.Warnings() {
 		log.Warn(w)
 	}
+	stopHangup := onHangup(c.tokensFile, tokens, log)
+	defer stopHangup()
 	if tokens.Len() > 0 {
 		log.WithField("tokens", tokens.Names()).Info("bearer tokens loaded")
 	} else {
@@ -275,6 +279,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	defer st.Close()
 	broker := api.NewBroker()
 	m := metrics.New(st)
+	tw, err := loadTeams(c, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	c.mesos.teams = tw.holder()
+	defer tw.run()()
 	guard := &api.Guard{Tokens: tokens, ProtectReads: c.protectReads, SparkAllow: c.allow,
 		Limiter: api.NewLimiter(c.rate, c.burst), Refused: m.Refused}
 	acfg := api.Config{Store: st, Guard: guard, MaxWaitingPerToken: c.maxWaitingN, Log: log, Containment: c.containment,
@@ -284,6 +295,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}}
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
+	tw.wire(&acfg)
 	var haWG sync.WaitGroup
 	var ha *leadership
 	if c.mesos.master != "" {
@@ -306,6 +318,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			ln.Close()
 			return fmt.Errorf("leadership: %w", err)
 		}
+		tw.leading(ha)
 		acfg.Notifier, acfg.Admit, acfg.Decide, acfg.Views, acfg.DriverCommand = ha, ha.Admit, ha.Decide, ha, ha.DriverCommand
 		acfg.Forward, acfg.Leader = ha.Forward, ha.Status
 		acfg.JobCost, acfg.Logs, acfg.Preview = ha.JobCost, ha, ha.Preview

@@ -78,6 +78,7 @@ type submitConfig struct {
 	args                                         listFlag
 	conf, env, labels                            kvFlag
 	set                                          map[string]bool
+	notBefore                                    string // --not-before (notbefore.go)
 }
 
 // requiredFlags are the flags a job needs unless its -f file gives them.
@@ -120,6 +121,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&c.driverCores, "driver-cores", 0, "cpus of the driver (default 1)")
 	fs.Var(&c.driverMem, "driver-memory", "memory of the driver, like --executor-memory (default 1g)")
 	fs.StringVar(&c.deadline, "deadline", "", "deadline: an RFC 3339 time, seconds from now, or a duration such as 15m")
+	fs.StringVar(&c.notBefore, "not-before", "", "earliest start: an RFC 3339 time or a duration from now such as 2h; the job runs inside\n[not-before, deadline] when that is cheapest")
 	fs.Float64Var(&c.duration, "estimated-duration", 0, "estimated run time in seconds")
 	fs.IntVar(&c.retries, "retries", -1, "how often a failed driver is launched again (0-10; default 0, or the -f file's)")
 	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
@@ -293,6 +295,13 @@ func (c *submitConfig) jobBody() ([]byte, error) {
 			return nil, err
 		}
 		spec.Deadline = d
+	}
+	if c.notBefore != "" {
+		nb, err := parseNotBeforeFlag(c.notBefore, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		spec.NotBefore = nb
 	}
 	var missing []string
 	for _, name := range requiredFlags {

@@ -31,6 +31,9 @@ type Options struct {
 	// MasterFlags and AgentFlags are added to the defaults (later flags
 	// win in Mesos).
 	MasterFlags, AgentFlags []string
+	// AgentMaster, if set, is the agents' --master (e.g. zk://host/mesos;
+	// default: the master's host:port). Mesos refuses a flag given twice.
+	AgentMaster string
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
 }
@@ -177,7 +180,11 @@ func (c *Cluster) agentArgs(a *agentProc) []string {
 			av = append(av, k+":"+attrs[k])
 		}
 	}
-	args := []string{"--master=" + strings.TrimPrefix(c.URL, "http://"), "--ip=127.0.0.1", "--port=" + strconv.Itoa(a.port),
+	master := strings.TrimPrefix(c.URL, "http://")
+	if c.opts.AgentMaster != "" {
+		master = c.opts.AgentMaster
+	}
+	args := []string{"--master=" + master, "--ip=127.0.0.1", "--port=" + strconv.Itoa(a.port),
 		"--work_dir=" + a.dir, "--hostname=" + a.name,
 		"--resources=" + res, "--attributes=" + strings.Join(av, ";"),
 		"--launcher=posix", "--isolation=posix/cpu,posix/mem", "--launcher_dir=" + c.opts.Bin,

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// sparkpack job shows the job's team and what the learned model predicts.
+func TestPrintJobShowsTeamAndPrediction(t *testing.T) {
+	p50, p90 := 62.4, 95.0
+	v := api.JobView{Job: scheduler.Job{Spec: scheduler.Spec{ID: "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f", Name: "etl", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 1024},
+		Team: "analytics", State: scheduler.Queued, SubmittedAt: time.Now()},
+		PredictedSeconds: &p50, PredictedP90Seconds: &p90, PredictionLevel: "signature"}
+	var b bytes.Buffer
+	printJob(&b, v)
+	out := b.String()
+	for _, want := range []string{"team           analytics", "predicted run  1m2s (p90 1m35s; learned from runs: signature)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sparkpack job output lacks %q:\n%s", want, out)
+		}
+	}
+	v.Team, v.PredictedSeconds = "", nil
+	b.Reset()
+	printJob(&b, v)
+	if out := b.String(); strings.Contains(out, "team") || strings.Contains(out, "predicted") {
+		t.Errorf("a job without team or prediction shows them:\n%s", out)
+	}
+}

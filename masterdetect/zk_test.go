@@ -1,0 +1,156 @@
+package masterdetect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/zktest"
+)
+
+// register writes a master's znode as Mesos' leader contender does: an
+// ephemeral sequential json.info_ node holding its MasterInfo in JSON.
+func register(t *testing.T, c *zk.Conn, path, host string, port int) string {
+	t.Helper()
+	info := fmt.Sprintf(`{"address":{"hostname":%q,"ip":"127.0.0.1","port":%d},"hostname":%q,"id":"m-%d","pid":"master@127.0.0.1:%d","port":%d,"version":"1.12.0"}`, host, port, host, port, port, port)
+	node, err := c.Create(path+"/json.info_", []byte(info), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// waitLeader waits (generously) until the watcher names want.
+func waitLeader(t *testing.T, w *Watcher, want string) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		leader, changed, err := w.Current()
+		if leader == want {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the watcher names %q (%v), want %q", leader, err, want)
+		}
+	}
+}
+
+// TestWatcherFollowsTheLeaderInZooKeeper runs against a real ZooKeeper:
+// the leader is the lowest json.info_ node; when it goes, the next one
+// leads; with none, the watcher says why and what to check.
+func TestWatcherFollowsTheLeaderInZooKeeper(t *testing.T) {
+	addr := zktest.Start(t)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	w := NewWatcher(ZKSpec{Servers: []string{addr}, Path: "/mesos/prod"}, quiet)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_, err := w.Leader(ctx)
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "--zk=") {
+		t.Fatalf("no path yet: %v; want an error naming the path and the masters' --zk", err)
+	}
+
+	c, err := zktest.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{"/mesos", "/mesos/prod"} {
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Other nodes of the path (the replicated log's) are not masters.
+	if _, err := c.Create("/mesos/prod/log_replicas", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(60 * time.Second)
+	for {
+		_, changed, err := w.Current()
+		if err != nil && strings.Contains(err.Error(), "no Mesos master is registered") {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("an empty path: %v", err)
+		}
+	}
+
+	first := register(t, c, "/mesos/prod", "m1", 5051)
+	waitLeader(t, w, "m1:5051")
+	second := register(t, c, "/mesos/prod", "m2", 5052)
+	register(t, c, "/mesos/prod", "m3", 5053)
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	if l, err := w.Leader(ctx); l != "m1:5051" {
+		t.Fatalf("with three masters the leader is %q (%v), want the first, m1:5051", l, err)
+	}
+	cancel()
+	if err := c.Delete(first, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, w, "m2:5052")
+	if err := c.Delete(second, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, w, "m3:5053")
+}
+
+// TestWatcherAuthenticatesToZooKeeper: masters registered under a path
+// only a digest user may read (zk://user:password@.../path) are found
+// with the credentials; without them the watcher says why.
+func TestWatcherAuthenticatesToZooKeeper(t *testing.T) {
+	addr := zktest.Start(t)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	c, err := zktest.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.AddAuth("digest", []byte("mesos:s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/secure", nil, 0, zk.DigestACL(zk.PermAll, "mesos", "s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	info := `{"address":{"hostname":"m1","ip":"127.0.0.1","port":5051},"port":5051}`
+	if _, err := c.Create("/secure/json.info_", []byte(info), zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "mesos", "s3cret")); err != nil {
+		t.Fatal(err)
+	}
+
+	sp, err := Parse("zk://mesos:s3cret@" + addr + "/secure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(*sp.ZK, quiet)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	waitLeader(t, w, "m1:5051")
+
+	anon := NewWatcher(ZKSpec{Servers: []string{addr}, Path: "/secure"}, quiet)
+	if err := anon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer anon.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if l, err := anon.Leader(ctx); err == nil || !strings.Contains(err.Error(), "not authenticated") || !strings.Contains(err.Error(), "zk://user:password@") {
+		t.Fatalf("without credentials: %q, %v; want ZooKeeper's refusal", l, err)
+	}
+}

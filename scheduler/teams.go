@@ -1,0 +1,576 @@
+package scheduler
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sparkpack/sparkpack/teams"
+)
+
+// The team policy in a pass (package teams has the settings and the pure
+// share rules). Without a teams configuration (Config.Teams nil or empty)
+// none of this runs and a pass decides as it always did. With one:
+//
+//   - a job whose team would hold more than its maximum running cpus or
+//     memory with it waits, with the reason "team analytics at its cpu
+//     limit" (deadline jobs too); such a job neither counts as a deadline
+//     job regular jobs wait behind nor is skipped towards promotion;
+//   - regular jobs are tried team by team in weighted dominant-resource
+//     fairness order: teams below their guarantee first (the least filled
+//     first), then the others by their weighted dominant share, recomputed
+//     after each start; within a team, the queue's own order (demand);
+//   - deadline jobs stay in EDF order, but one that would take its team
+//     past its guarantee starts only if the free room left after it still
+//     holds what other teams' guaranteed deadline jobs wait for (each
+//     team's waiting deadline jobs, up to what is left of its guarantee):
+//     room another team is owed is never given to a team beyond its own.
+//     The check is on cpus and memory in aggregate, so it is conservative
+//     about room and ignores fragmentation.
+//
+// A job's footprint is its executors' cpus and memory plus its driver's,
+// and a team's usage the footprints of its jobs that hold resources.
+
+// teamPass is the team policy's working state in one pass; nil without teams.
+type teamPass struct {
+	cfg   *teams.Config
+	total teams.Usage
+	// free is the snapshot's free room, less the footprints of the pass's starts.
+	free teams.Usage
+	// byName is each team's state in the pass (made on first use);
+	// lastName and lastState cache the last lookup (queues hold runs of
+	// one team's jobs).
+	byName    map[string]*teamState
+	lastName  string
+	lastState *teamState
+	starts    map[string]time.Time // in.teamStarts (read only)
+	now       time.Time
+	// anyOwed: some team was owed room for its deadline jobs at the start.
+	anyOwed bool
+	// heldDeadline counts the deadline queue's entries held by their
+	// team's maximum at the pass's start: regular jobs do not wait behind
+	// them.
+	heldDeadline int
+}
+
+// teamState is one team in a pass.
+type teamState struct {
+	name string
+	t    teams.Team
+	// use is what its jobs hold (running, and started by the pass).
+	use teams.Usage
+	// owed, for a team with a guarantee, is the footprints of its waiting
+	// deadline jobs (those within its maximum at the pass's start).
+	owed teams.Usage
+	// last is its last start (the pass's own starts at its time): between
+	// teams ranking equal, the one that started a job least recently goes
+	// first, so that ties never starve a team.
+	last time.Time
+	// q is its regular entries in fairOrder.
+	q *teamQueue
+	// The reasons of its jobs held at its maximums (limitReason).
+	cpuReason, memReason string
+}
+
+// team is the named team's state, made on first use.
+func (tp *teamPass) team(name string) *teamState {
+	if tp.lastState != nil && tp.lastName == name {
+		return tp.lastState
+	}
+	ts := tp.byName[name]
+	if ts == nil {
+		ts = &teamState{name: name, t: tp.cfg.Team(name), last: tp.starts[name]}
+		tp.byName[name] = ts
+	}
+	tp.lastName, tp.lastState = name, ts
+	return ts
+}
+
+// footprint is what a waiting job holds once started.
+func footprint(e *Entry) teams.Usage {
+	n := float64(e.Demand.Executors)
+	return teams.Usage{CPUs: n*e.Demand.CPUs + float64(e.driverCPUs), MemMB: n*e.Demand.MemMB + float64(e.driverMemMB)}
+}
+
+// runningFootprint is what a job holding resources holds.
+func runningFootprint(r *runningJob) teams.Usage {
+	n := float64(r.demand.Executors)
+	if r.plan != nil {
+		n = float64(r.plan.Executors())
+	}
+	return teams.Usage{CPUs: n*r.demand.CPUs + r.driverCPUs, MemMB: n*r.demand.MemMB + r.driverMemMB}
+}
+
+// teamUsage sums the footprints of jobs holding resources by team.
+func teamUsage(running []runningJob) map[string]teams.Usage {
+	use := map[string]teams.Usage{}
+	for i := range running {
+		r := &running[i]
+		use[r.team] = use[r.team].Add(runningFootprint(r))
+	}
+	return use
+}
+
+// newTeamPass sets up the team policy for one pass (nil without teams).
+func newTeamPass(in *passInput) *teamPass {
+	if in.teams.Empty() {
+		return nil
+	}
+	tc, tm := in.snap.Totals()
+	tp := &teamPass{cfg: in.teams, total: teams.Usage{CPUs: tc, MemMB: tm}, byName: map[string]*teamState{},
+		starts: in.teamStarts, now: in.now}
+	for i := range in.running {
+		r := &in.running[i]
+		ts := tp.team(r.team)
+		ts.use = ts.use.Add(runningFootprint(r))
+	}
+	for _, a := range in.snap.Agents {
+		tp.free = tp.free.Add(teams.Usage{CPUs: a.FreeCPUs, MemMB: a.FreeMemMB})
+	}
+	// The deadline queue is looked through only when a maximum or a
+	// guarantee can matter (O(queue) a pass).
+	anyMax, anyGuarantee := tp.cfg.Limits()
+	for _, e := range in.deadlineAll {
+		if !anyMax && !anyGuarantee {
+			break
+		}
+		ts := tp.team(e.Team)
+		fp := footprint(e)
+		if ts.t.OverMax(ts.use, fp) != "" {
+			tp.heldDeadline++
+			continue
+		}
+		if e.DeadlineAt != nil && ts.t.HasGuarantee() {
+			ts.owed = ts.owed.Add(fp)
+			tp.anyOwed = true
+		}
+	}
+	return tp
+}
+
+// noneOwed reports that no team is owed room for its deadline jobs.
+func (tp *teamPass) noneOwed() bool { return !tp.anyOwed }
+
+// heldDeadlineJobs is how many deadline queue entries the team maximums
+// hold at the pass's start (0 without teams).
+func (p *passRun) heldDeadlineJobs() int {
+	if p.teams == nil {
+		return 0
+	}
+	return p.teams.heldDeadline
+}
+
+// tryTeam is try behind the team policy: e waits when teamHold holds it.
+func (p *passRun) tryTeam(e *Entry) outcome {
+	if p.teamHold(e) {
+		return waited
+	}
+	return p.try(e)
+}
+
+// teamHold decides whether the team policy holds e back now; if so it has
+// recorded e's wait (with the reason) and returns true.
+func (p *passRun) teamHold(e *Entry) bool {
+	tp := p.teams
+	if tp == nil {
+		return false
+	}
+	ts := tp.team(e.Team)
+	t := &ts.t
+	if !t.HasMax() && (e.DeadlineAt == nil || tp.noneOwed()) {
+		return false // the common case: nothing to check
+	}
+	fp, u := footprint(e), ts.use
+	reason := ""
+	if res := t.OverMax(u, fp); res != "" {
+		reason = ts.limitReason(res)
+		if t.OverMax(teams.Usage{}, fp) != "" {
+			// It can never start under this maximum: say so (it waits all
+			// the same: the maximum may be raised).
+			reason += fmt.Sprintf(": the job alone needs %g cpus and %g MiB, more than the team's maximum", fp.CPUs, fp.MemMB)
+		}
+	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
+		// Only a job that fits the powered-on agents takes their room (one
+		// that does not waits, or starts on agents powered on for it).
+		reason = tp.protect(e.Team, fp)
+	}
+	if reason == "" {
+		return false
+	}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
+	p.wait(&dc)
+	return true
+}
+
+// limitReason is the team's reason at its maximum of resource, made once
+// a pass.
+func (ts *teamState) limitReason(resource string) string {
+	if resource == "cpu" {
+		if ts.cpuReason == "" {
+			ts.cpuReason = teams.LimitReason(ts.name, resource)
+		}
+		return ts.cpuReason
+	}
+	if ts.memReason == "" {
+		ts.memReason = teams.LimitReason(ts.name, resource)
+	}
+	return ts.memReason
+}
+
+// protect is why a deadline job of team, past its guarantee with fp, may
+// not start: the room left after it would no longer hold what other teams
+// are owed for their guaranteed deadline jobs. "" when it may start.
+func (tp *teamPass) protect(team string, fp teams.Usage) string {
+	var owed teams.Usage
+	var who []string
+	for name, ts := range tp.byName {
+		w := ts.owed
+		if name == team || (w.CPUs <= 0 && w.MemMB <= 0) {
+			continue
+		}
+		t := &ts.t
+		room := t.Room(ts.use)
+		o := teams.Usage{CPUs: min(room.CPUs, w.CPUs), MemMB: min(room.MemMB, w.MemMB)}
+		if t.GuaranteedCPUs <= 0 {
+			o.CPUs = 0
+		}
+		if t.GuaranteedMemMB <= 0 {
+			o.MemMB = 0
+		}
+		if o.CPUs > 0 || o.MemMB > 0 {
+			owed = owed.Add(o)
+			who = append(who, name)
+		}
+	}
+	if len(who) == 0 {
+		return ""
+	}
+	if tp.free.CPUs-fp.CPUs+1e-9 >= owed.CPUs && tp.free.MemMB-fp.MemMB+1e-9 >= owed.MemMB {
+		return ""
+	}
+	slices.Sort(who)
+	return fmt.Sprintf("team %s past its guarantee: the room left is kept for the guaranteed deadline jobs of team %s",
+		teams.Label(team), strings.Join(who, ", team "))
+}
+
+// teamStarted counts a start against its team.
+func (p *passRun) teamStarted(e *Entry) {
+	tp := p.teams
+	if tp == nil {
+		return
+	}
+	fp := footprint(e)
+	ts := tp.team(e.Team)
+	ts.use = ts.use.Add(fp)
+	ts.last = tp.now
+	tp.free = teams.Usage{CPUs: max(tp.free.CPUs-fp.CPUs, 0), MemMB: max(tp.free.MemMB-fp.MemMB, 0)}
+	if e.DeadlineAt != nil {
+		ts.owed = teams.Usage{CPUs: max(ts.owed.CPUs-fp.CPUs, 0), MemMB: max(ts.owed.MemMB-fp.MemMB, 0)}
+	}
+}
+
+// teamVictims keeps, of the eviction candidates for e (in the order they
+// would be evicted), those whose eviction leaves their team at or above its
+// guarantee: each team may lose only what it holds beyond its guarantee,
+// counted down candidate by candidate, so that any set of them is safe.
+// Candidates of e's own team are kept. Without teams it returns vs.
+func (p *passRun) teamVictims(e *Entry, vs []Victim) []Victim {
+	tp := p.teams
+	if tp == nil {
+		return vs
+	}
+	teamOf := make(map[string]*runningJob, len(p.running))
+	for i := range p.running {
+		teamOf[p.running[i].id] = &p.running[i]
+	}
+	spare := map[string]teams.Usage{}
+	out := vs[:0:0]
+	for _, v := range vs {
+		r := teamOf[v.ID]
+		if r == nil {
+			continue
+		}
+		if r.team == e.Team {
+			out = append(out, v)
+			continue
+		}
+		ts := tp.team(r.team)
+		t := &ts.t
+		sp, seen := spare[r.team]
+		if !seen {
+			sp = teams.Usage{CPUs: ts.use.CPUs - t.GuaranteedCPUs, MemMB: ts.use.MemMB - t.GuaranteedMemMB}
+		}
+		fp := runningFootprint(r)
+		if fp.CPUs <= sp.CPUs+1e-9 && fp.MemMB <= sp.MemMB+1e-9 || !t.HasGuarantee() {
+			sp = teams.Usage{CPUs: sp.CPUs - fp.CPUs, MemMB: sp.MemMB - fp.MemMB}
+			out = append(out, v)
+		}
+		spare[r.team] = sp
+	}
+	return out
+}
+
+// considerReclaim: with preemption on, a waiting job without a deadline
+// whose team stays within its guarantee with it, and that does not fit
+// now, may have regular jobs of other teams evicted for it: only teams
+// above their guarantee lose jobs, never going below it (teamVictims),
+// under the usual protection rules (PreemptProtect, MaxPreemptions,
+// PreemptMaxShare). The evicted jobs go back to their queue.
+func (p *passRun) considerReclaim(dc *decision) {
+	tp, e, cfg := p.teams, dc.entry, &p.d.cfg
+	if tp == nil || cfg.Preemption == PreemptNone {
+		return
+	}
+	ts := tp.team(e.Team)
+	if !ts.t.WithinGuarantee(ts.use, footprint(e)) {
+		return
+	}
+	pv := &PreemptionView{Policy: cfg.Preemption}
+	if pending := p.pendingVictims(dc); len(pending) > 0 {
+		pv.Evicting = pending
+		dc.wait.pre = pv
+		return
+	}
+	p.preemptScanned++
+	if p.preemptScanned > preemptScanLimit {
+		return
+	}
+	rules := PreemptRules{Protect: cfg.PreemptProtect, MaxPreemptions: cfg.MaxPreemptions}
+	var cands []Victim
+	for i := range p.running {
+		r := &p.running[i]
+		v, ok := victimOf(r)
+		if !ok || v.Deadline != nil || r.team == e.Team {
+			continue
+		}
+		if ok, _ := rules.Eligible(&v, p.now, 0, p.now); ok {
+			cands = append(cands, v)
+		}
+	}
+	OrderVictims(cfg.Preemption, cands, p.now)
+	cands = p.teamVictims(e, cands)
+	chosen := ChooseVictims(p.snap, p.d.demandAt(e, p.now), cands)
+	if chosen == nil {
+		return
+	}
+	ids := make([]string, len(chosen))
+	var cpus float64
+	for i, v := range chosen {
+		ids[i] = v.ID
+		cpus += v.CPUs()
+	}
+	if free, until, none := p.evictionRoom(); cpus > free+1e-9 && !(none && len(chosen) == 1) {
+		p.wakeAtLeast(until)
+		return
+	}
+	p.copyRunning()
+	for _, v := range chosen {
+		for i := range p.running {
+			if p.running[i].id == v.ID {
+				p.running[i].preempting = true
+			}
+		}
+		p.evictLog = append(p.evictLog, evictRecord{at: p.now, cpus: v.CPUs()})
+	}
+	p.room = nil
+	pv.Evicting = ids
+	dc.wait.pre = pv
+	dc.kind, dc.extra().victims = decEvict, chosen
+}
+
+// reclaimReason is the eviction reason of a job evicted for e's team's
+// guarantee (considerReclaim).
+func reclaimReason(policy PreemptionPolicy, e *Entry) string {
+	return fmt.Sprintf("evicted (%s) to give team %s its guarantee (job %s)", policy, teams.Label(e.Team), e.ID)
+}
+
+// teamQueue is one team's regular entries in a pass, in queue order.
+type teamQueue struct {
+	team    string
+	ts      *teamState
+	entries []*Entry
+	next    int
+	below   bool    // below its guarantee
+	key     float64 // guarantee fill when below, else weighted dominant share
+	last    time.Time
+}
+
+func (tp *teamPass) rank(q *teamQueue) {
+	t, u := &q.ts.t, q.ts.use
+	q.last = q.ts.last
+	q.below = t.BelowGuarantee(u)
+	if q.below {
+		q.key = t.GuaranteeFill(u)
+	} else {
+		q.key = t.DominantShare(u, tp.total)
+	}
+}
+
+type fairHeap []*teamQueue
+
+func (h fairHeap) Len() int { return len(h) }
+func (h fairHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.below != b.below {
+		return a.below
+	}
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	if !a.last.Equal(b.last) {
+		return a.last.Before(b.last)
+	}
+	return a.team < b.team
+}
+func (h fairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fairHeap) Push(x any)   { *h = append(*h, x.(*teamQueue)) }
+func (h *fairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// fairOrder calls try on the regular entries in fair-share order (see
+// above): the team that ranks first offers its next entry; after a start
+// the teams are ranked again. Without teams, or with one team, it is the
+// queue's order.
+func (p *passRun) fairOrder(entries []*Entry, try func(*Entry) outcome) {
+	tp := p.teams
+	if tp == nil {
+		for _, e := range entries {
+			try(e)
+		}
+		return
+	}
+	var h fairHeap
+	for _, e := range entries {
+		ts := tp.team(e.Team)
+		if ts.q == nil {
+			ts.q = &teamQueue{team: e.Team, ts: ts}
+			h = append(h, ts.q)
+		}
+		ts.q.entries = append(ts.q.entries, e)
+	}
+	for _, q := range h {
+		tp.rank(q)
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		q := h[0]
+		e := q.entries[q.next]
+		q.next++
+		ok := try(e) == started
+		switch {
+		case q.next == len(q.entries):
+			heap.Pop(&h)
+		case ok:
+			// Only the starting team's rank changed.
+			tp.rank(q)
+			heap.Fix(&h, 0)
+		}
+	}
+}
+
+// teamOfActive is what the team policy keeps of a job holding resources:
+// its team and its driver's size.
+func teamOfActive(j *Job) (string, float64, float64) {
+	d := j.DriverOrDefault()
+	return j.Team, d.Cores, float64(d.MemoryMB)
+}
+
+// teamMemory is what the team policy keeps between passes (owned by the
+// pass).
+type teamMemory struct {
+	// seen is the teams configuration's version the last pass saw.
+	seen uint64
+	// lastStart is each team's last start (for ties, see teamPass.last);
+	// entries a day old are dropped.
+	lastStart map[string]time.Time
+	// checked is the configuration version and cluster size the
+	// guarantees were last checked against (checkCapacity).
+	checked [3]float64
+}
+
+// teamsChanged reports (once) that another teams configuration came in
+// force: the pass then looks at every waiting job again.
+func (c *Core) teamsChanged() bool {
+	v := c.cfg.Teams.Version()
+	if v == c.teams.seen {
+		return false
+	}
+	c.teams.seen = v
+	return true
+}
+
+// teamInput hands the pass the teams configuration in force.
+func (c *Core) teamInput(in *passInput) {
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		in.teams, in.deadlineAll, in.teamStarts = cfg, c.dq.Entries(), c.teams.lastStart
+		c.checkCapacity(cfg)
+	}
+}
+
+// checkCapacity logs an error when the guarantees in force are more than
+// the cluster holds (a configuration loaded before the cluster's size was
+// known, or agents that left): once per configuration and cluster size.
+// The guarantees stay as configured; the error names the line.
+func (c *Core) checkCapacity(cfg *teams.Config) {
+	cpus, mem, ok := c.Capacity()
+	key := [3]float64{float64(c.cfg.Teams.Version()), cpus, mem}
+	if !ok || key == c.teams.checked {
+		return
+	}
+	c.teams.checked = key
+	if err := cfg.CheckCapacity(cpus, mem); err != nil {
+		c.log.WithError(err).Error("the teams' guarantees are more than the cluster holds; fix the teams file (guarantees past the cluster cannot all be met)")
+	}
+}
+
+// noteTeamStarts remembers when each team last started a job.
+func (c *Core) noteTeamStarts(ds []decision, now time.Time) {
+	if c.cfg.Teams.Get().Empty() {
+		return
+	}
+	if c.teams.lastStart == nil {
+		c.teams.lastStart = map[string]time.Time{}
+	}
+	for i := range ds {
+		if ds[i].kind == decStart {
+			c.teams.lastStart[ds[i].entry.Team] = now
+		}
+	}
+	for team, at := range c.teams.lastStart {
+		if now.Sub(at) > 24*time.Hour {
+			delete(c.teams.lastStart, team)
+		}
+	}
+}
+
+// TeamUsage is what each team's jobs holding resources hold now (their
+// footprints: executors and driver), by team ("" the default team).
+func (c *Core) TeamUsage() map[string]teams.Usage {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	use := map[string]teams.Usage{}
+	for _, a := range c.active {
+		r := runningJob{plan: a.plan, demand: a.demand, driverCPUs: a.driverCPUs, driverMemMB: a.driverMemMB}
+		use[a.team] = use[a.team].Add(runningFootprint(&r))
+	}
+	return use
+}
+
+// Capacity is the cluster's size as the last pass saw it (every agent,
+// powered off ones included): cpus and memory in MiB; ok is false before
+// the core has seen an agent.
+func (c *Core) Capacity() (cpus, memMB float64, ok bool) {
+	c.capMu.RLock()
+	defer c.capMu.RUnlock()
+	for _, s := range c.capCounts {
+		cpus += s.cpus * float64(s.agents)
+		memMB += s.memMB * float64(s.agents)
+	}
+	return cpus, memMB, len(c.capCounts) > 0
+}

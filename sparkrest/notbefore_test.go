@@ -1,0 +1,33 @@
+package sparkrest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNotBeforeProperty: spark.sparkpack.notBefore (or sparkpack.notBefore)
+// sets the job's earliest start time; a value that is not an RFC 3339 time
+// is refused with the property named.
+func TestNotBeforeProperty(t *testing.T) {
+	req := func(k, v string) CreateSubmissionRequest {
+		return CreateSubmissionRequest{Action: ActionCreateRequest, ClientSparkVersion: "3.5.8",
+			AppResource: "local:///app.jar", MainClass: "a.B", SparkProperties: map[string]string{k: v}}
+	}
+	for _, k := range []string{PropNotBefore, "sparkpack.notBefore"} {
+		s, _, err := ToSpec(req(k, "2026-11-22T02:40:00+01:00"), 1)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		if want := time.Date(2026, 11, 22, 1, 40, 0, 0, time.UTC); s.NotBefore == nil || !s.NotBefore.Equal(want) {
+			t.Fatalf("%s: notBefore %v, want %s", k, s.NotBefore, want)
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("validate: %v", err)
+		}
+	}
+	_, _, err := ToSpec(req(PropNotBefore, "in two hours"), 1)
+	if err == nil || !strings.Contains(err.Error(), PropNotBefore) {
+		t.Fatalf("a bad time: %v; want an error naming %s", err, PropNotBefore)
+	}
+}
