@@ -16,7 +16,10 @@ import (
 // expected miss in 500 such windows. Tuned on hour 0, seeds 1-3, of the
 // thesis workload (of $0.5, $1, $2, $4: the lowest whose 2-minute warm
 // pool missed no more deadlines than plain 10-minute power-off, at a lower
-// bill); docs/power.md, "A warm pool sized from a forecast".
+// bill; still so after the slack fix, though with boot-aware placement no
+// value meets that for both fifo-consolidate and dap, and $8 is the
+// lowest within 2 points of always-on's misses there); docs/power.md, "A
+// warm pool sized from a forecast".
 const DefaultMissCostUSD = 2.0
 
 // State is an agent's power state as the rule sees it.
