@@ -107,6 +107,8 @@ type Model struct {
 	slots  []slot // LevelWeek: 7 x per day; LevelDay: per day
 	slacks []float64
 	sizes  []float64 // SizeSample cpus quantiles of the jobs
+	// slackSample: SizeSample quantiles of slacks (nil without any).
+	slackSample []float64
 }
 
 // SizeSample is how many quantiles of the jobs' cpus a Demand carries.
@@ -231,11 +233,9 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 	m.ExecCPUsP90, m.ExecMemMBP90 = quantile(execC, 0.9), quantile(execM, 0.9)
 	sort.Float64s(slacks)
 	m.slacks = slacks
+	m.slackSample = sample(slacks)
 	sort.Float64s(cpus)
-	m.sizes = make([]float64, SizeSample)
-	for i := range m.sizes {
-		m.sizes[i] = cpus[min(int((float64(i)+0.5)/SizeSample*float64(len(cpus))), len(cpus)-1)]
-	}
+	m.sizes = sample(cpus)
 	if dropped > 0 {
 		m.Reason = fmt.Sprintf("%d invalid jobs dropped (first: %s)", dropped, firstReason)
 	}
@@ -372,6 +372,19 @@ type Demand struct {
 	// JobCPUs are SizeSample equally spaced quantiles of the jobs' cpus
 	// (nil: every job asks for CPUs/Jobs).
 	JobCPUs []float64
+	// Slacks are SizeSample equally spaced quantiles of the deadline jobs'
+	// slack in seconds, ascending (nil: no deadline job in the history).
+	Slacks []float64
+}
+
+// TightShare is the share of the deadline jobs whose slack is below wait:
+// those that miss their deadline if they wait that long to start (an
+// agent's boot and the queue); 1 when nothing is known of their slack.
+func (d Demand) TightShare(wait time.Duration) float64 {
+	if len(d.Slacks) == 0 {
+		return 1
+	}
+	return float64(sort.SearchFloat64s(d.Slacks, wait.Seconds())) / float64(len(d.Slacks))
 }
 
 // Expect forecasts the jobs submitted in [from, to). An interval longer
@@ -384,7 +397,8 @@ func (m *Model) Expect(from, to time.Time) Demand {
 		}
 		return Demand{Reason: r}
 	}
-	d := Demand{OK: true, Reason: m.Reason, Dispersion: m.Dispersion, ExecCPUs: m.ExecCPUsP90, ExecMemMB: m.ExecMemMBP90, JobCPUs: m.sizes}
+	d := Demand{OK: true, Reason: m.Reason, Dispersion: m.Dispersion, ExecCPUs: m.ExecCPUsP90, ExecMemMB: m.ExecMemMBP90, JobCPUs: m.sizes,
+		Slacks: m.slackSample}
 	if !to.After(from) {
 		return d
 	}
@@ -422,6 +436,19 @@ func (m *Model) TightShare(wait time.Duration) float64 {
 	}
 	k := sort.SearchFloat64s(m.slacks, wait.Seconds())
 	return float64(k) / float64(len(m.slacks))
+}
+
+// sample is SizeSample equally spaced quantiles of sorted xs (nil when
+// empty).
+func sample(xs []float64) []float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]float64, SizeSample)
+	for i := range out {
+		out[i] = xs[min(int((float64(i)+0.5)/SizeSample*float64(len(xs))), len(xs)-1)]
+	}
+	return out
 }
 
 func quantile(xs []float64, q float64) float64 {

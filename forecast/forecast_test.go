@@ -111,6 +111,12 @@ func TestMeanLevelByHand(t *testing.T) {
 	}
 	approx(t, "tight share below 60 s", m.TightShare(time.Minute), 1, 0)
 	approx(t, "tight share below 50 s", m.TightShare(50*time.Second), 0, 0)
+	// The demand carries the slacks (all 50 s): the same shares.
+	approx(t, "demand's tight share below 60 s", d.TightShare(time.Minute), 1, 0)
+	approx(t, "demand's tight share below 50 s", d.TightShare(50*time.Second), 0, 0)
+	if len(d.Slacks) != SizeSample || (Demand{}).TightShare(time.Hour) != 1 {
+		t.Fatalf("slacks %v", d.Slacks)
+	}
 	// An empty or reversed interval forecasts nothing, OK.
 	if d := m.Expect(now, now); !d.OK || d.Jobs != 0 || d.JobsP90 != 0 {
 		t.Fatalf("empty interval: %+v", d)

@@ -1,37 +1,82 @@
 #!/usr/bin/env bash
 # Compares power management with and without the warm pool (issue 31) on
 # the thesis-like workload: bill, always-on bill, deadline misses, boots
-# and mean cpus powered on, per power-off time, policy and warm pool, as
-# means over the seeds. Prints one markdown table.
+# and mean warm cpus (powered on), per power-off time, policy and warm
+# pool, as means over the seeds. Prints markdown tables.
 #
 #   scripts/compare-warm-pool.sh HOURS SEEDS JOBS [extra simulate flags...]
 #   scripts/compare-warm-pool.sh 0 1-3 50                 # the tuning set
 #   scripts/compare-warm-pool.sh 5,13,16,22 4-6 50        # held-out light hours
 #   scripts/compare-warm-pool.sh 6,7,23 4-6 100           # held-out busy hours
+#   scripts/compare-warm-pool.sh all [extra simulate flags...]
+#                                   # the three tables of docs/power.md, each
+#                                   # with issue 31's target checked
 #
-# SPARKPACK (default: go run ./cmd/sparkpack) is the binary to run.
+# Environment:
+#   SPARKPACK  the binary to run (default: go run ./cmd/sparkpack)
+#   POLICIES   comma-separated policies (default: every policy of simulate)
+#   OFFS       power-off times (default: "never 30s 2m 10m"; never is
+#              always on, the baseline of the misses)
+#   TARGET     light or busy: add issue 31's target column (light: bill at
+#              most 60% of always-on and misses at most 2 points above the
+#              always-on misses of the same policy; busy: no more misses
+#              than always-on)
+#   WARM_HISTORY=1  the warm pool's forecast starts from the trace's hour
+#              before each window (simulate --warm-history), as serve's
+#              starts from its stored history
 set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ${1:-} == all ]]; then
+  shift
+  echo "### Tuning set (hour 0, seeds 1-3, 50 jobs): the only runs anything was tuned on"
+  echo
+  TARGET=light "$0" 0 1-3 50 "$@"
+  echo
+  echo "### Held out: light hours (5, 13, 16, 22; seeds 4-6; 50 jobs)"
+  echo
+  TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  echo
+  echo "### Held out: busy hours (6, 7, 23; seeds 4-6; 100 jobs)"
+  echo
+  TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  echo
+  echo "### Held out, the forecast from the hour before (--warm-history): light hours (5, 13, 16, 22; seeds 4-6; 50 jobs)"
+  echo
+  WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  echo
+  echo "### Held out, the forecast from the hour before (--warm-history): busy hours (6, 7, 23; seeds 4-6; 100 jobs)"
+  echo
+  WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  exit
+fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3
-bin=${SPARKPACK:-go run ./cmd/sparkpack}
+if [[ -n ${SPARKPACK:-} ]]; then
+  bin=($SPARKPACK)
+else
+  go build -o "${TMPDIR:-/tmp}/sparkpack-compare-warm-pool" ./cmd/sparkpack
+  bin=("${TMPDIR:-/tmp}/sparkpack-compare-warm-pool")
+fi
+policies=${POLICIES:-fifo-spread,fifo-consolidate,morpheus,bfd,ilp,exact,gio,dap}
+offs=${OFFS:-never 30s 2m 10m}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for off in never 2m 10m; do
+order=()
+for off in $offs; do
   for wp in no yes; do
     [[ $off == never && $wp == yes ]] && continue
-    args=(simulate --workload thesis --jobs "$jobs" --hours "$hours" --seeds "$seeds" --policies fifo-consolidate,dap --format json --quiet)
+    args=(simulate --workload thesis --jobs "$jobs" --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
     [[ $off != never ]] && args+=(--power-off-after "$off")
     [[ $wp == yes ]] && args+=(--warm-pool)
-    $bin "${args[@]}" "$@" >"$tmp/$off-$wp.json"
+    [[ $wp == yes && -n ${WARM_HISTORY:-} ]] && args+=(--warm-history)
+    "${bin[@]}" "${args[@]}" "$@" >"$tmp/$off-$wp.json"
+    order+=("$off-$wp")
   done
 done
-python3 - "$tmp" "$hours" "$seeds" "$jobs" <<'PY'
+[[ -e $tmp/never-no.json ]] || { echo "OFFS must hold never (the always-on baseline)" >&2; exit 2; }
+python3 - "$tmp" "$hours" "$seeds" "$jobs" "${TARGET:-}" "${order[@]}" <<'PY'
 import json, os, sys
-tmp, hours, seeds, jobs = sys.argv[1:]
-rows = {}
-def load(off, wp):
-    path = os.path.join(tmp, f"{off}-{wp}.json")
-    if not os.path.exists(path):
-        return None
-    runs = json.load(open(path))
+tmp, hours, seeds, jobs, target, *order = sys.argv[1:]
+def load(name):
+    runs = json.load(open(os.path.join(tmp, name + ".json")))
     if isinstance(runs, dict) or (runs and "results" not in runs[0] and "Results" not in runs[0]):
         runs = [{"Results": runs}]
     out = {}
@@ -39,22 +84,43 @@ def load(off, wp):
         for r in run.get("Results") or run.get("results"):
             out.setdefault(r["policy"], []).append(r)
     return out
-base = load("never", "no")
-print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs")
-print()
-print("| power off after | warm pool | policy | bill $ | always-on $ | bill / always-on | deadline misses % | always-on misses % | boots | mean cpus on |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 mean = lambda xs: sum(xs) / len(xs)
-for off in ["never", "2m", "10m"]:
-    for wp in ["no", "yes"]:
-        res = load(off, wp)
-        if res is None:
-            continue
-        for pol, rs in res.items():
-            bill = mean([r["bill_usd"] for r in rs]); ao = mean([r["always_on_usd"] for r in rs])
-            miss = 100 * sum(r["deadline_missed"] for r in rs) / max(1, sum(r["deadline_jobs"] for r in rs))
-            b = base[pol]
-            bmiss = 100 * sum(r["deadline_missed"] for r in b) / max(1, sum(r["deadline_jobs"] for r in b))
-            boots = mean([r["boots"] for r in rs]); cpus = mean([r["mean_on_cpus"] for r in rs])
-            print(f"| {off} | {wp} | {pol} | {bill:.2f} | {ao:.2f} | {100*bill/ao:.0f}% | {miss:.1f} | {bmiss:.1f} | {boots:.1f} | {cpus:.1f} |")
+misses = lambda rs: 100 * sum(r["deadline_missed"] for r in rs) / max(1, sum(r["deadline_jobs"] for r in rs))
+base = load("never-no")
+hist = " (warm pool: the forecast from the hour before)" if os.environ.get("WARM_HISTORY") else ""
+print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs{hist}")
+print()
+head = "| power off after | warm pool | policy | bill $ | always-on $ | bill / always-on | deadline misses % | always-on misses % | boots | mean warm cpus |"
+rule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+if target:
+    head += " target |"
+    rule += "---|"
+print(head)
+print(rule)
+met = []
+for name in order:
+    off, wp = name.split("-")
+    for pol, rs in load(name).items():
+        bill = mean([r["bill_usd"] for r in rs]); ao = mean([r["always_on_usd"] for r in rs])
+        miss, bmiss = misses(rs), misses(base[pol])
+        boots = mean([r["boots"] for r in rs]); cpus = mean([r["mean_on_cpus"] for r in rs])
+        row = f"| {off} | {wp} | {pol} | {bill:.2f} | {ao:.2f} | {100*bill/ao:.0f}% | {miss:.1f} | {bmiss:.1f} | {boots:.1f} | {cpus:.1f} |"
+        if target and off == "never":
+            row += " (baseline) |"
+        elif target == "light":
+            why = [w for w, bad in (("bill", round(100 * bill / ao) > 60), ("misses", round(miss, 1) > round(bmiss, 1) + 2)) if bad]
+            row += (" met |" if not why else " not met (" + ", ".join(why) + ") |")
+        elif target == "busy":
+            row += (" met |" if round(miss, 1) <= round(bmiss, 1) else " not met (misses) |")
+        if target and off != "never" and row.endswith(" met |"):
+            met.append(f"{off} {'with' if wp == 'yes' else 'without'} the warm pool, {pol}")
+        print(row)
+# The floor no power management reaches: agents billed only while they
+# hold work (sparkpack's own meter, always on), no idle time, no boot.
+print()
+print("agents billed only while they hold work (no idle time, no boot), always on: " +
+      ", ".join(f"{pol} {100*mean([r['total_cost_usd'] for r in rs])/mean([r['always_on_usd'] for r in rs]):.0f}%" for pol, rs in base.items()) +
+      " of always-on")
+if target:
+    print("target met by: " + ("; ".join(met) if met else "none"))
 PY

@@ -53,7 +53,7 @@ type flags struct {
 	maxPreemptions                          int
 	estimates, appType, mix, executors      string
 	estimateError, runNoise                 float64
-	warmPool                                bool
+	warmPool, warmHistory                   bool
 	missCost                                float64
 	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
 	teamsFile, teamMix string
@@ -110,6 +110,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
 	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
 	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
+	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
 	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
 	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
@@ -226,6 +227,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.warmPool && f.powerOffAfter <= 0 {
 		return errors.New("simulate: --warm-pool needs --power-off-after")
 	}
+	if f.warmHistory && !f.warmPool {
+		return errors.New("simulate: --warm-history needs --warm-pool")
+	}
 	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
 		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
 	}
@@ -272,16 +276,26 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
 		w = replayedWindow(w, arrivals, set)
 		for _, seed := range seeds {
-			var wl []workload.Job
-			if mix != nil {
-				wl = model.FromMix(arrivals, *mix, seed)
-			} else if f.workload == WorkloadThesis {
-				wl = model.Thesis(arrivals, workload.DefaultThesisMix, seed)
-			} else {
-				wl = model.FromTrace(Scale(arrivals, f.scale))
+			build := func(arrivals []workload.TraceJob) []workload.Job {
+				var wl []workload.Job
+				if mix != nil {
+					wl = model.FromMix(arrivals, *mix, seed)
+				} else if f.workload == WorkloadThesis {
+					wl = model.Thesis(arrivals, workload.DefaultThesisMix, seed)
+				} else {
+					wl = model.FromTrace(Scale(arrivals, f.scale))
+				}
+				if f.workload == WorkloadThesis && f.scale != 1 {
+					wl = scaleWorkload(wl, f.scale)
+				}
+				return wl
 			}
-			if f.workload == WorkloadThesis && f.scale != 1 {
-				wl = scaleWorkload(wl, f.scale)
+			wl := build(arrivals)
+			// The warm pool's forecast starts from the trace's hour before
+			// the window, as serve's starts from its stored history.
+			var past []workload.Job
+			if f.warmPool && f.warmHistory {
+				past = build(workload.Window(all, w.From-time.Hour, w.From))
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
@@ -296,7 +310,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
-					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost,
+					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost, WarmHistory: past,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Teams: teamsCfg, TeamMix: teamMix,

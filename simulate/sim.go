@@ -135,6 +135,11 @@ type Options struct {
 	// (0: warmpool.DefaultMissCostUSD).
 	WarmPool    bool
 	MissCostUSD float64
+	// WarmHistory (with WarmPool): jobs submitted before the window, the
+	// history the forecast starts from (as serve's starts from the store);
+	// built as Workload is, never replayed. Empty: the forecast starts
+	// from the window's first arrivals.
+	WarmHistory []workload.Job
 	// Preemption settings of the core (zero: its defaults); the policy
 	// is Policy.Preemption.
 	PreemptProtect  time.Duration
@@ -383,6 +388,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
 		}
 		wp = newSimWarmPool(cluster, pm, o.BootTime, o.MissCostUSD, 0, start)
+		if len(o.WarmHistory) > 0 {
+			past, _ := BuildWorkload(o.WarmHistory, model, o.DeadlineFraction, o.Slack, o.Seed)
+			for _, j := range past {
+				if j.SubmittedAt.Before(start) {
+					wp.remember(j)
+				}
+			}
+		}
 	}
 	tickPower := func() {
 		if pm == nil {
@@ -493,7 +506,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			est.finish(f.id, now.Sub(ji.start).Seconds())
 			done++
 			if wp != nil {
-				wp.ended(f.id, nil)
+				wp.ended(f.id, nil, now)
 			}
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
@@ -560,7 +573,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				ji.run++ // its pending end no longer counts
 				if wp != nil {
 					if j, err := store.Get(id); err == nil {
-						wp.ended(id, &j)
+						wp.ended(id, &j, now)
 					}
 				}
 				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {

@@ -40,6 +40,12 @@ type simWarmPool struct {
 	// cpus and memory they ask for; running: expected ends.
 	pending map[string][2]float64
 	running map[string]warmpool.Running
+	// hist: a job's entry in history (its slack is corrected by its
+	// measured run time when it finishes); started: when a running job
+	// started; delays: the last queueDelaySample waits beyond a boot.
+	hist    map[string]int
+	startAt map[string]time.Time
+	delays  []float64
 	// LastPlan is the last decision (for tests).
 	LastPlan warmpool.Plan
 }
@@ -49,7 +55,8 @@ func newSimWarmPool(c *Cluster, pm *power.Manager, boot time.Duration, missCost,
 		boot = 60 * time.Second // as the simulated cluster's default
 	}
 	return &simWarmPool{c: c, pm: pm, boot: boot, missCost: missCost, minWarm: minWarm, keep: map[string]bool{},
-		next: start, pending: map[string][2]float64{}, running: map[string]warmpool.Running{}}
+		next: start, pending: map[string][2]float64{}, running: map[string]warmpool.Running{},
+		hist: map[string]int{}, startAt: map[string]time.Time{}}
 }
 
 func jobSize(j *scheduler.Job) (cpus, mem float64) {
@@ -57,8 +64,9 @@ func jobSize(j *scheduler.Job) (cpus, mem float64) {
 	return float64(d.Executors) * d.CPUs, float64(d.Executors) * d.MemMB
 }
 
-// submitted records an arrival: the forecast's history and the queue.
-func (w *simWarmPool) submitted(j scheduler.Job) {
+// remember adds a job to the forecast's history (its run time the
+// estimate until it finishes).
+func (w *simWarmPool) remember(j scheduler.Job) {
 	cpus, mem := jobSize(&j)
 	d := scheduler.DemandOf(&j)
 	fj := forecast.Job{SubmittedAt: j.SubmittedAt, CPUs: cpus, MemMB: mem, ExecutorCPUs: d.CPUs, ExecutorMemMB: d.MemMB,
@@ -68,19 +76,61 @@ func (w *simWarmPool) submitted(j scheduler.Job) {
 		fj.SlackSeconds = j.DeadlineAt.Sub(j.SubmittedAt).Seconds() - j.EstimatedDurationSeconds
 	}
 	w.history = append(w.history, fj)
+}
+
+// submitted records an arrival: the forecast's history and the queue.
+func (w *simWarmPool) submitted(j scheduler.Job) {
+	w.hist[j.ID] = len(w.history)
+	w.remember(j)
+	cpus, mem := jobSize(&j)
 	w.pending[j.ID] = [2]float64{cpus, mem}
 }
 
-// started: a job runs from now for its estimate.
+// queueDelaySample: the queue delay is the mean over this many of the
+// last jobs started.
+const queueDelaySample = 10
+
+// started: a job runs from now for its estimate. Its wait beyond a boot
+// is a sample of the queue delay.
 func (w *simWarmPool) started(j scheduler.Job, now time.Time) {
 	cpus, mem := jobSize(&j)
 	delete(w.pending, j.ID)
 	w.running[j.ID] = warmpool.Running{CPUs: cpus, MemMB: mem, EndsAt: now.Add(time.Duration(j.EstimatedDurationSeconds * float64(time.Second)))}
+	w.startAt[j.ID] = now
+	w.delays = append(w.delays, max(0, (now.Sub(j.SubmittedAt)-w.boot).Seconds()))
+	if len(w.delays) > queueDelaySample {
+		w.delays = w.delays[1:]
+	}
 }
 
-// ended: finished (requeued nil) or evicted (back in the queue).
-func (w *simWarmPool) ended(id string, requeued *scheduler.Job) {
+// queueDelay is the mean wait beyond a boot of the last jobs started.
+func (w *simWarmPool) queueDelay() time.Duration {
+	if len(w.delays) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, d := range w.delays {
+		s += d
+	}
+	return time.Duration(s / float64(len(w.delays)) * float64(time.Second))
+}
+
+// ended: finished at now (requeued nil: its measured run time replaces
+// the estimate in the history, as the live warm pool's history has it)
+// or evicted (back in the queue).
+func (w *simWarmPool) ended(id string, requeued *scheduler.Job, now time.Time) {
 	delete(w.running, id)
+	if at, ok := w.startAt[id]; ok && requeued == nil {
+		if k, ok := w.hist[id]; ok {
+			h := &w.history[k]
+			run := now.Sub(at).Seconds()
+			if h.Deadline {
+				h.SlackSeconds += h.RunSeconds - run
+			}
+			h.RunSeconds = run
+		}
+	}
+	delete(w.startAt, id)
 	if requeued != nil {
 		cpus, mem := jobSize(requeued)
 		w.pending[id] = [2]float64{cpus, mem}
@@ -111,11 +161,17 @@ func (w *simWarmPool) decide(ctx context.Context, now time.Time) error {
 	m := forecast.Fit(w.history, now, forecast.Options{MinJobs: warmPoolMinJobs})
 	in := warmpool.Input{Now: now, Agents: w.agents(), Forecast: m.Expect(now, now.Add(w.boot)),
 		Ahead: m.Expect(now.Add(w.boot), now.Add(w.boot+WarmPoolEvery)), Lead: WarmPoolEvery,
-		LooseShare: 1 - m.TightShare(w.boot), BootTime: w.boot, MissCostUSD: w.missCost, MinWarmCPUs: w.minWarm}
-	for _, p := range w.pending {
-		in.WaitingCPUs += p[0]
-		in.WaitingMemMB += p[1]
+		QueueDelay: w.queueDelay(), BootTime: w.boot, MissCostUSD: w.missCost, MinWarmCPUs: w.minWarm}
+	// The queue's waiting demand: jobs placed on agents that boot hold
+	// their room there (those agents count as busy) and wait no more.
+	w.c.mu.Lock()
+	for id, p := range w.pending {
+		if w.c.allocs[id] == nil {
+			in.WaitingCPUs += p[0]
+			in.WaitingMemMB += p[1]
+		}
 	}
+	w.c.mu.Unlock()
 	for _, r := range w.running {
 		in.Running = append(in.Running, r)
 	}

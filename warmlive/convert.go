@@ -49,19 +49,43 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 // Inputs is what Decide sees at now: the forecast of the next boot time
 // (an agent powered off now cannot be back sooner) and of the lead after
 // it (the decision interval: an agent not powered on now is powered on a
-// lead later at the earliest), the share of deadline jobs whose slack
-// absorbs a boot, the queue's waiting demand and the running jobs.
-func Inputs(m *forecast.Model, now time.Time, cfg Config, agents []warmpool.Agent, waitCPUs, waitMemMB float64, running []warmpool.Running) warmpool.Input {
+// lead later at the earliest; both carry the deadline jobs' slacks), the
+// queue's waiting demand and the running jobs.
+func Inputs(m *forecast.Model, now time.Time, cfg Config, agents []warmpool.Agent, waitCPUs, waitMemMB float64, running []warmpool.Running, rows []store.Submission) warmpool.Input {
 	cfg = cfg.withDefaults()
 	boot, lead := cfg.BootTime, cfg.Every
 	in := warmpool.Input{Now: now, Agents: agents, Forecast: m.Expect(now, now.Add(boot)),
 		Ahead: m.Expect(now.Add(boot), now.Add(boot+lead)), Lead: lead,
 		WaitingCPUs: waitCPUs, WaitingMemMB: waitMemMB, Running: running,
-		BootTime: boot, MissCostUSD: cfg.MissCostUSD, MinWarmCPUs: cfg.MinWarmCPUs}
-	if m.OK {
-		in.LooseShare = 1 - m.TightShare(boot)
-	}
+		QueueDelay: QueueDelay(rows, boot), BootTime: boot, MissCostUSD: cfg.MissCostUSD, MinWarmCPUs: cfg.MinWarmCPUs}
 	return in
+}
+
+// QueueDelaySample: the queue delay is measured on this many of the jobs
+// started last.
+const QueueDelaySample = 10
+
+// QueueDelay is the mean wait beyond a boot (start minus submission minus
+// boot, at least 0) of the QueueDelaySample jobs started last: how long a
+// job that finds no warm room waits in the queue besides its boot
+// (warmpool.Input.QueueDelay). 0 without any started job.
+func QueueDelay(rows []store.Submission, boot time.Duration) time.Duration {
+	var started []store.Submission
+	for _, h := range rows {
+		if h.StartedAt != nil && !h.StartedAt.Before(h.SubmittedAt) {
+			started = append(started, h)
+		}
+	}
+	if len(started) == 0 {
+		return 0
+	}
+	sort.SliceStable(started, func(i, j int) bool { return started[i].StartedAt.After(*started[j].StartedAt) })
+	started = started[:min(len(started), QueueDelaySample)]
+	var sum time.Duration
+	for _, h := range started {
+		sum += max(0, h.StartedAt.Sub(h.SubmittedAt)-boot)
+	}
+	return sum / time.Duration(len(started))
 }
 
 // Actions is what applying a Plan does: the agents power management must

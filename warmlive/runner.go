@@ -205,7 +205,7 @@ func (r *Runner) Step(ctx context.Context) error {
 			return r.failed(now, fmt.Errorf("read the running jobs: %w", err))
 		}
 	}
-	plan := warmpool.Decide(Inputs(&m, now, r.cfg, agents, waitC, waitM, running))
+	plan := warmpool.Decide(Inputs(&m, now, r.cfg, agents, waitC, waitM, running, rows))
 	st.Plan = &plan
 	act := ActionsOf(plan, agents)
 	r.publish(st, act, m.OK)

@@ -50,6 +50,29 @@ func TestJobs(t *testing.T) {
 	}
 }
 
+// TestQueueDelay: the mean wait beyond a boot (60 s) of the ten jobs
+// started last: of eleven started jobs, the oldest start (waited 500 s)
+// is left out; the others waited 0, 30, 60, 90, 120, 150, 180, 210, 240
+// and 270 s: beyond the boot 0+0+0+30+60+90+120+150+180+210 = 840 s, a
+// mean of 84 s. Jobs not started count for nothing; none started is 0.
+func TestQueueDelay(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	rows := []store.Submission{{SubmittedAt: t0, StartedAt: tp(t0.Add(500 * time.Second))}, {SubmittedAt: t0.Add(time.Hour), State: "QUEUED"}}
+	for k := 0; k < 10; k++ {
+		sub := t0.Add(time.Duration(k+10) * time.Minute)
+		rows = append(rows, store.Submission{SubmittedAt: sub, StartedAt: tp(sub.Add(time.Duration(30*k) * time.Second))})
+	}
+	if got := QueueDelay(rows, time.Minute); got != 84*time.Second {
+		t.Fatalf("queue delay %s, want 1m24s", got)
+	}
+	if got := QueueDelay(rows[:2], time.Minute); got != 440*time.Second {
+		t.Fatalf("one started job: %s, want 7m20s", got)
+	}
+	if got := QueueDelay(nil, time.Minute); got != 0 {
+		t.Fatalf("no job: %s", got)
+	}
+}
+
 // TestActionsOf: kept and powered-on agents are wanted; only agents that
 // are off are powered on; those the plan lets go are not kept.
 func TestActionsOf(t *testing.T) {

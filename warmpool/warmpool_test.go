@@ -3,6 +3,7 @@ package warmpool
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,56 @@ func TestMissCostByHand(t *testing.T) {
 	check(t, Decide(in), "a,b,c", "", "")
 }
 
+// TestSlackAgainstBootAndQueue (issue 31's defect: a deadline job whose
+// slack exceeds the boot time was taken as loose, though it waits in the
+// queue besides the boot): the 0.5 forecast jobs of TestMissCostByHand
+// (miss cost $1), with slacks of 70 s against a boot of 60 s. With no
+// queue delay none is tight: no expected miss, nothing kept. With 30 s of
+// queue delay the wait is 90 s: all are tight, all agents kept as in
+// TestMissCostByHand. With a quarter of the slacks at 30 s and no queue
+// delay, a quarter are tight: a saves $1 x 0.25 x 0.3935 = $0.0984, b
+// $0.0225, c $0.0040 < $0.008: c may go.
+func TestSlackAgainstBootAndQueue(t *testing.T) {
+	f := demand(0.5)
+	f.Slacks = make([]float64, forecast.SizeSample)
+	for i := range f.Slacks {
+		f.Slacks[i] = 70
+	}
+	in := Input{Now: now, Agents: agents(On), Forecast: f, BootTime: time.Minute, MissCostUSD: 1}
+	p := Decide(in)
+	check(t, p, "", "", "c,b,a")
+	if p.ExpectedMisses != 0 || !strings.Contains(p.Reason, "(0% with less slack than a 1m0s wait)") {
+		t.Fatalf("%+v", p)
+	}
+	in.QueueDelay = 30 * time.Second
+	p = Decide(in)
+	check(t, p, "a,b,c", "", "")
+	if !strings.Contains(p.Reason, "(100% with less slack than a 1m30s wait)") {
+		t.Fatalf("%q", p.Reason)
+	}
+	in.QueueDelay = 0
+	for i := range forecast.SizeSample / 4 {
+		in.Forecast.Slacks[i] = 30
+	}
+	p = Decide(in)
+	check(t, p, "a,b", "", "c")
+	if want := "not worth keeping: saves $0.0040 of expected misses for $0.0080 in 1m0s"; p.MayPowerOff[0].Reason != want {
+		t.Fatalf("%q, want %q", p.MayPowerOff[0].Reason, want)
+	}
+}
+
+// TestReasonRoundsCPUs: the plan's reason gives the warm cpus to a tenth
+// (a busy agent's free cpus counted for part of the boot time are not a
+// round number).
+func TestReasonRoundsCPUs(t *testing.T) {
+	ag := agents(On)
+	ag[0].State, ag[0].ReadyAt = Booting, now.Add(17*time.Second) // 8 x 43/60 = 5.7333 cpus
+	p := Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
+	if !regexp.MustCompile(` with \d+(\.\d)? warm cpus$`).MatchString(p.Reason) || p.WarmCPUs == math.Round(p.WarmCPUs*10)/10 {
+		t.Fatalf("%q (%v)", p.Reason, p.WarmCPUs)
+	}
+}
+
 // TestQueueRunningAndShapes: the queue's waiting demand takes warm
 // capacity first: with one job (4 cpus) waiting, a alone saves nothing
 // but a and b together save $0.0984 for $0.008, and c (two slots more)
@@ -135,7 +186,8 @@ func TestQueueRunningAndShapes(t *testing.T) {
 // kept as if c were not there (a saves $0.0984, b $0.0225).
 // A busy b with nothing free is no warm capacity: a and c are kept as
 // they would be without b (a saves $0.0984, c then 0.25 x (0.10653 -
-// 0.00194) = $0.0261).
+// 0.00194) = $0.0261). A booting c that a plan already fills is no warm
+// room either.
 func TestBusyAndBooting(t *testing.T) {
 	ag := agents(On)
 	ag[0].State, ag[0].ReadyAt = Booting, now
@@ -147,6 +199,11 @@ func TestBusyAndBooting(t *testing.T) {
 	if p.KeepOn[0].Reason != "booting, ready in 40s" {
 		t.Fatalf("%q", p.KeepOn[0].Reason)
 	}
+	// c ready now but booting for a job placed on it (busy, nothing
+	// free): no warm room, a and b are kept as if c were not there.
+	ag[0].ReadyAt, ag[0].Busy = now, true
+	p = Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
+	check(t, p, "c,a,b", "", "")
 	ag = agents(On)
 	ag[1].Busy, ag[1].FreeCPUs, ag[1].FreeMemMB = true, 0, 0
 	p = Decide(Input{Now: now, Agents: ag, Forecast: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25})
@@ -199,7 +256,7 @@ func TestForecastBurstPowersOnOneBootTimeAhead(t *testing.T) {
 			t.Fatalf("%+v", m)
 		}
 		return Decide(Input{Now: at, Agents: agents(Off), Forecast: m.Expect(at, at.Add(boot)), Ahead: m.Expect(at.Add(boot), at.Add(boot+lead)),
-			Lead: lead, LooseShare: 1 - m.TightShare(boot), BootTime: boot})
+			Lead: lead, BootTime: boot})
 	}
 	burst := day.Add(3 * 24 * time.Hour)
 	first := time.Time{}
