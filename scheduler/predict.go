@@ -219,3 +219,22 @@ func (c *Core) learnedAdmission(j *Job) {
 		j.EstimatedDurationSeconds = min(p.P90, perfmodel.MaxSeconds)
 	}
 }
+
+// modelLearned reports whether the run-time model learned something since
+// the last pass asked (its Version changed): the waiting jobs' predictions
+// (their p90, at-risk flags, feasible-EDF order, wake-up timers) are then
+// stale, and the pass must look at every waiting job, not only the new
+// ones. A job's end, which teaches the leader's model, also frees its
+// agents (a full pass anyway); this makes the waiting jobs follow the
+// model whatever taught it.
+func (c *Core) modelLearned() bool {
+	if c.cfg.Model == nil {
+		return false
+	}
+	v := c.cfg.Model.Version()
+	if v == c.modelSeen {
+		return false
+	}
+	c.modelSeen = v
+	return true
+}
