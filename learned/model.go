@@ -222,14 +222,19 @@ func (m *Model) Traits(k scheduler.RunKey) (perfmodel.Traits, bool) {
 }
 
 // Predictor implements scheduler.RunModel: p50/p90 by executor count on
-// plans shaped like pl, for right-sizing. The user's estimate is left out
-// (it was for a count the job did not name); without a model of the job
-// the prior's curve answers.
+// plans shaped like pl (the zero placement, no plan yet: on the plans the
+// signature usually gets, as Predict), for right-sizing. The user's
+// estimate is left out (it was for a count the job did not name); without
+// a model of the job the prior's curve answers.
 func (m *Model) Predictor(k scheduler.RunKey, pl perfmodel.Placement) perfmodel.Predictor {
 	return func(e int) (perfmodel.Prediction, error) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: e, Size: k.Size, Placement: pl})
+		q := perfmodel.Query{Executors: e, Size: k.Size, Placement: pl}
+		if pl == (perfmodel.Placement{}) {
+			q.Placement = m.book.UsualPlacement(k.Signature, k.App)
+		}
+		return m.book.Predict(k.Signature, k.App, q)
 	}
 }
 

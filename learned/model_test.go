@@ -261,3 +261,40 @@ func TestPredictBeforeAPlanOnTheUsualPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestRightSizeOnTheUsualPlans: right-sizing an auto job asks the model on
+// the plans the signature usually gets (as the pass's estimate and the
+// simulator do), not on one idle agent: a signature whose every run was
+// spread on a full agent, at truth(E), gets the cheapest count whose p90
+// there meets the deadline, not the fewer executors the idle-agent
+// extrapolation (below the runs) would pick.
+func TestRightSizeOnTheUsualPlans(t *testing.T) {
+	m := New()
+	rs := runs(40, 7)
+	for i := range rs {
+		rs[i].CrossShare, rs[i].BusiestLoad = 0.4, 1
+	}
+	m.Load(rs)
+	usual := perfmodel.Placement{CrossShare: 0.4, BusiestLoad: 1}
+	k := scheduler.RunKey{Signature: sig, Size: 1}
+	for _, e := range []int{2, 5, 9} {
+		got, err := m.Predictor(k, perfmodel.Placement{})(e)
+		want, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: e, Size: 1, Placement: usual})
+		idle, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: e, Size: 1})
+		if err != nil || got != want || !(idle.P50 < 0.97*want.P50) {
+			t.Fatalf("E=%d: predictor %+v (%v); want the usual plans' %+v (the idle agent's p50 %.1f lower)", e, got, err, want, idle.P50)
+		}
+	}
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	dl := now.Add(100 * time.Second)
+	j := &scheduler.Job{Spec: scheduler.Spec{App: scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"},
+		Sizing: &scheduler.Sizing{Auto: true}, MaxExecutors: 32}, DeadlineAt: &dl}
+	if err := m.RightSize(j, now); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: j.Executors, Size: 1, Placement: usual})
+	prev, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: j.Executors - 1, Size: 1, Placement: usual})
+	if p.P90 > 100 || prev.P90 <= 100 || j.Sizing.P90Seconds != math.Round(p.P90*10)/10 {
+		t.Fatalf("chose %d (p90 on the usual plans %.1f, one fewer %.1f): %+v", j.Executors, p.P90, prev.P90, j.Sizing)
+	}
+}
