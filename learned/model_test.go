@@ -3,6 +3,7 @@ package learned
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -296,5 +297,56 @@ func TestRightSizeOnTheUsualPlans(t *testing.T) {
 	prev, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: j.Executors - 1, Size: 1, Placement: usual})
 	if p.P90 > 100 || prev.P90 <= 100 || j.Sizing.P90Seconds != math.Round(p.P90*10)/10 {
 		t.Fatalf("chose %d (p90 on the usual plans %.1f, one fewer %.1f): %+v", j.Executors, p.P90, prev.P90, j.Sizing)
+	}
+}
+
+// TestTeamEstimateCorrection: a team that underestimates by 40% on its
+// jobs has the estimate of a signature new to the model corrected
+// upwards (issue 27, 3a); another team's, and a run history written
+// before teams were learned (EstimateKey = the signature), correct
+// nothing for a new signature.
+func TestTeamEstimateCorrection(t *testing.T) {
+	m := New()
+	for i := range 4 {
+		for _, r := range runs(2, uint64(20+i)) {
+			r.Signature = fmt.Sprintf("local:///jobs/team-a-%d.jar Main", i)
+			r.EstimateKey, r.AppType = "team:a", "sort" // no type model for the new job
+			m.Observe(r)
+		}
+	}
+	newSig := "local:///jobs/brand-new.jar Main"
+	p, ok := m.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}, 4, perfmodel.Placement{})
+	// 8 team samples of ratio 1/0.6: exp(8/11 x ln(1/0.6)) = 1.45.
+	if !ok || p.Level != LevelEstimate || p.P50 < 60*1.35 || p.P50 > 60/0.6 {
+		t.Fatalf("team a's new signature: %+v ok=%v; want its estimate corrected to about 87 s", p, ok)
+	}
+	if p, ok := m.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:b"}, 4, perfmodel.Placement{}); ok {
+		t.Fatalf("team b's new signature was corrected: %+v", p)
+	}
+	if c, err := m.CorrectEstimate(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}); err != nil || math.Abs(c.Seconds-p.P50) > 1e-9 || c.Samples != 8 {
+		t.Fatalf("CorrectEstimate: %+v %v; want %.1f from 8 samples", c, err, p.P50)
+	}
+	// Reloading gives the same (the team comes from the history).
+	var all []scheduler.RunRecord
+	for i := range 4 {
+		for _, r := range runs(2, uint64(20+i)) {
+			r.Signature = fmt.Sprintf("local:///jobs/team-a-%d.jar Main", i)
+			r.EstimateKey, r.AppType = "team:a", "sort"
+			all = append(all, r)
+		}
+	}
+	re := New()
+	re.Load(all)
+	if q, _ := re.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}, 4, perfmodel.Placement{}); q != p {
+		t.Fatalf("reloaded %+v, live %+v", q, p)
+	}
+	// Old rows: the estimate key is the signature; no team learns.
+	old := New()
+	for _, r := range runs(8, 3) {
+		r.AppType = "sort"
+		old.Observe(r)
+	}
+	if p, ok := old.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: sig}, 4, perfmodel.Placement{}); ok {
+		t.Fatalf("a team learned from rows keyed by their signature: %+v", p)
 	}
 }

@@ -26,12 +26,16 @@ type RunKey struct {
 	Size float64
 	// EstimateSeconds is the user's estimate as submitted (0 when none).
 	EstimateSeconds float64
+	// EstimateKey is whose estimates it is beyond the signature
+	// (EstimateKeyOf: the team's).
+	EstimateKey string
 }
 
 // RunKeyOf is j's key.
 func RunKeyOf(j *Job) RunKey {
 	in, it := SizeHints(j)
-	return RunKey{Signature: Signature(j), App: AppType(j), Size: ModelSize(in, it), EstimateSeconds: j.EstimatedDurationSeconds}
+	return RunKey{Signature: Signature(j), App: AppType(j), Size: ModelSize(in, it), EstimateSeconds: j.EstimatedDurationSeconds,
+		EstimateKey: EstimateKeyOf(j)}
 }
 
 // RunModel is the learned run-time model (package learned). Its methods

@@ -425,3 +425,37 @@ func TestWaitingPredictionFollowsTheModel(t *testing.T) {
 		t.Fatalf("next wake %v %v; want t0+45m (the deadline less the new p90)", at, ok)
 	}
 }
+
+// TestEstimateKeyIsTheTeam: a job's estimate is learned with its team's
+// (issue 27, 3a: "if a team underestimates by 40%, sparkpack learns it"),
+// else its token's, else the default team's; the model is asked with it
+// and its recorded run carries it.
+func TestEstimateKeyIsTheTeam(t *testing.T) {
+	for _, c := range []struct{ team, by, want string }{
+		{"data", "alice", "team:data"}, {"", "alice", "token:alice"}, {"", "", "team:"}, {"data", "", "team:data"},
+	} {
+		j := mkJob("j", 1, 1)
+		j.Team, j.SubmittedBy = c.team, c.by
+		if got := EstimateKeyOf(&j); got != c.want {
+			t.Errorf("team %q, token %q: %q, want %q", c.team, c.by, got, c.want)
+		}
+	}
+	m := &tableModel{base: map[string]float64{}}
+	h := newHarness(t, Config{Model: m}, agent("a1", 4, 16384, 0.24))
+	j := mkJob("j", 1, 1, withEstimate(time.Minute))
+	j.Team = "data"
+	h.submit(j)
+	h.core.passMu.Lock()
+	e := h.core.byID["j"]
+	h.core.passMu.Unlock()
+	if e == nil || e.learn == nil || e.learn.key.EstimateKey != "team:data" {
+		t.Fatalf("entry key %+v; want the team's", e)
+	}
+	h.schedule()
+	if err := h.finish("j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.seen) != 1 || m.seen[0].EstimateKey != "team:data" || m.seen[0].Signature != xSig {
+		t.Fatalf("recorded %+v", m.seen)
+	}
+}
