@@ -41,6 +41,8 @@ type Model struct {
 	corr map[corrKey]perfmodel.Corrected
 	// version counts what was learned (scheduler.RunModel.Version).
 	version atomic.Uint64
+	// fol is where Catchup reads the history from (follow.go).
+	fol follow
 }
 
 // New is an empty model: every prediction is the prior's (ok=false).
@@ -108,6 +110,7 @@ func (m *Model) Load(runs []scheduler.RunRecord) int {
 	m.mu.Lock()
 	m.book, m.est, m.teams, m.runs = b, e, t, n
 	m.corr = map[corrKey]perfmodel.Corrected{}
+	m.fol.reset(runs)
 	m.mu.Unlock()
 	m.version.Add(1)
 	return n
