@@ -95,6 +95,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	p, _ := PrincipalFrom(r.Context())
 	job.Team = scheduler.TeamOf(p.Team, &spec)
+	job.SubmittedBy = p.Name // whose estimates its estimate is, without a team (scheduler.EstimateKeyOf)
 	if s.cfg.BudgetRefusal != nil {
 		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused {
 			writeError(w, http.StatusForbidden, "team", msg)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,3 +97,55 @@ func TestAutoExecutors(t *testing.T) {
 		t.Fatalf("resubmission: %d %v", resp.StatusCode, again)
 	}
 }
+
+// TestSubmitterKeysTheEstimates: a job keeps the name of the token that
+// submitted it, both as the scheduler hears of it and as it is stored, so
+// that without a team its estimate is learned with that token's
+// (scheduler.EstimateKeyOf); with a team, with the team's.
+func TestSubmitterKeysTheEstimates(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader(teamTokens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &jobNotifier{}
+	e := newEnv(t, func(c *Config) { c.Guard = &Guard{Tokens: tokens}; c.Notifier = n })
+	for token, want := range map[string]string{"ci-token-0123456789abcdef": "token:ci", "etl-token-0123456789abcdef": "team:analytics"} {
+		body := withField(goodJob, "labels", map[string]any{"owner": "bob"})
+		resp, m := e.do(t, "POST", "/api/v1/jobs", "application/json", token, strings.NewReader(body))
+		if resp.StatusCode != 201 {
+			t.Fatalf("submit: %d %v", resp.StatusCode, m)
+		}
+		id := m["id"].(string)
+		var heard *scheduler.Job
+		n.mu.Lock()
+		for i := range n.jobs {
+			if n.jobs[i].ID == id {
+				heard = &n.jobs[i]
+			}
+		}
+		n.mu.Unlock()
+		stored, err := e.store.GetJob(context.Background(), id)
+		if err != nil || heard == nil {
+			t.Fatalf("job %s: heard %v, stored %v", id, heard, err)
+		}
+		if got := scheduler.EstimateKeyOf(heard); got != want {
+			t.Errorf("%s: the scheduler heard key %q, want %q", token, got, want)
+		}
+		if got := scheduler.EstimateKeyOf(&stored); got != want {
+			t.Errorf("%s: stored key %q, want %q", token, got, want)
+		}
+	}
+}
+
+// jobNotifier records the jobs the scheduler hears of.
+type jobNotifier struct {
+	mu   sync.Mutex
+	jobs []scheduler.Job
+}
+
+func (n *jobNotifier) JobSubmitted(j scheduler.Job) {
+	n.mu.Lock()
+	n.jobs = append(n.jobs, j)
+	n.mu.Unlock()
+}
+func (n *jobNotifier) JobCancelled(scheduler.Job, bool) {}

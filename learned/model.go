@@ -30,19 +30,28 @@ type History interface {
 type Model struct {
 	mu   sync.Mutex
 	book *perfmodel.Book
-	est  *perfmodel.Estimates
-	runs int // finished runs learned from
-	// corr caches each signature's estimate correction (for an estimate
-	// of 1 s: Seconds is the ratio); dropped when the signature learns.
-	corr map[string]perfmodel.Corrected
+	est  *perfmodel.Estimates // per signature
+	// teams are the estimates per team (RunRecord.EstimateKey): the prior
+	// a signature's correction is shrunk towards.
+	teams *perfmodel.Estimates
+	runs  int // finished runs learned from
+	// corr caches each signature and team's estimate correction (for an
+	// estimate of 1 s: Seconds is the ratio); dropped when the model
+	// learns.
+	corr map[corrKey]perfmodel.Corrected
 	// version counts what was learned (scheduler.RunModel.Version).
 	version atomic.Uint64
+	// fol is where Catchup reads the history from (follow.go).
+	fol follow
 }
 
 // New is an empty model: every prediction is the prior's (ok=false).
 func New() *Model {
-	return &Model{book: perfmodel.NewBook(), est: perfmodel.NewEstimates(), corr: map[string]perfmodel.Corrected{}}
+	return &Model{book: perfmodel.NewBook(), est: perfmodel.NewEstimates(), teams: perfmodel.NewEstimates(), corr: map[corrKey]perfmodel.Corrected{}}
 }
+
+// corrKey keys the cached corrections: a signature and a team.
+type corrKey struct{ sig, team string }
 
 // learnable reports whether a run teaches the model a completion time:
 // only runs that finished (a failed, killed, retried or evicted run did
@@ -51,9 +60,10 @@ func learnable(r scheduler.RunRecord) bool {
 	return r.Outcome == scheduler.RunFinished && r.Seconds > 0 && r.Executors >= 1 && r.Signature != ""
 }
 
-// observe learns r under m.mu (b and e: the book and estimates to learn
-// into). It returns false for a run the model cannot take.
-func observe(b *perfmodel.Book, e *perfmodel.Estimates, r scheduler.RunRecord) bool {
+// observe learns r under m.mu (b, e and t: the book, the signatures' and
+// the teams' estimates to learn into). It returns false for a run the
+// model cannot take.
+func observe(b *perfmodel.Book, e, t *perfmodel.Estimates, r scheduler.RunRecord) bool {
 	if !learnable(r) {
 		return false
 	}
@@ -62,12 +72,12 @@ func observe(b *perfmodel.Book, e *perfmodel.Estimates, r scheduler.RunRecord) b
 		return false // out of the model's limits: teaches nothing
 	}
 	if r.EstimateSeconds > 0 {
-		key := r.EstimateKey
-		if key == "" {
-			key = r.Signature
-		}
 		if ref := b.Reference(r.Signature, r.AppType, run); ref > 0 {
-			_ = e.Observe(key, r.EstimateSeconds, ref)
+			_ = e.Observe(r.Signature, r.EstimateSeconds, ref)
+			// Rows written before teams were learned hold the signature.
+			if r.EstimateKey != "" && r.EstimateKey != r.Signature {
+				_ = t.Observe(r.EstimateKey, r.EstimateSeconds, ref)
+			}
 		}
 	}
 	return true
@@ -77,11 +87,10 @@ func observe(b *perfmodel.Book, e *perfmodel.Estimates, r scheduler.RunRecord) b
 // that did not finish are ignored.
 func (m *Model) Observe(r scheduler.RunRecord) {
 	m.mu.Lock()
-	ok := observe(m.book, m.est, r)
+	ok := observe(m.book, m.est, m.teams, r)
 	if ok {
 		m.runs++
-		delete(m.corr, r.Signature)
-		delete(m.corr, r.EstimateKey)
+		clear(m.corr)
 	}
 	m.mu.Unlock()
 	if ok {
@@ -91,16 +100,17 @@ func (m *Model) Observe(r scheduler.RunRecord) {
 
 // Load replaces what the model knows with runs (oldest first).
 func (m *Model) Load(runs []scheduler.RunRecord) int {
-	b, e := perfmodel.NewBook(), perfmodel.NewEstimates()
+	b, e, t := perfmodel.NewBook(), perfmodel.NewEstimates(), perfmodel.NewEstimates()
 	n := 0
 	for _, r := range runs {
-		if observe(b, e, r) {
+		if observe(b, e, t, r) {
 			n++
 		}
 	}
 	m.mu.Lock()
-	m.book, m.est, m.runs = b, e, n
-	m.corr = map[string]perfmodel.Corrected{}
+	m.book, m.est, m.teams, m.runs = b, e, t, n
+	m.corr = map[corrKey]perfmodel.Corrected{}
+	m.fol.reset(runs)
 	m.mu.Unlock()
 	m.version.Add(1)
 	return n
@@ -132,10 +142,10 @@ func (m *Model) Version() uint64 { return m.version.Load() }
 // shaped like pl (the zero placement, no plan yet: on the plans the
 // signature usually gets, perfmodel.Book.UsualPlacement). From the
 // signature's (or application type's) model when it has one, the user's
-// estimate corrected by the signature's history (and put on pl's terms by
-// the model's placement slowdown) blended into its p50; else, when the
-// signature's estimates have a history, the corrected estimate
-// (LevelEstimate); else ok=false.
+// estimate corrected by the signature's history shrunk towards its team's
+// (and put on pl's terms by the model's placement slowdown) blended into
+// its p50; else, when the signature's or the team's estimates have a
+// history, the corrected estimate (LevelEstimate); else ok=false.
 func (m *Model) Predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -145,7 +155,7 @@ func (m *Model) Predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placement) (perfmodel.Prediction, bool) {
 	var c perfmodel.Corrected
 	if k.EstimateSeconds > 0 {
-		c = m.correct(k.Signature, k.EstimateSeconds)
+		c = m.correct(k, k.EstimateSeconds)
 	}
 	if pl == (perfmodel.Placement{}) {
 		// No plan yet (the pass's estimate before placement, admission):
@@ -183,16 +193,25 @@ func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 	return perfmodel.Prediction{}, false
 }
 
-// correct is estimate corrected by key's history (under m.mu), from the
-// cached ratio; zero when the estimate is out of bounds.
-func (m *Model) correct(key string, estimate float64) perfmodel.Corrected {
-	r, ok := m.corr[key]
+// correct is estimate corrected by the history of k's signature, shrunk
+// towards its team's (perfmodel.Estimates.CorrectFrom: a signature with
+// little history is corrected as its team's other jobs were), under m.mu,
+// from the cached ratio; zero when the estimate is out of bounds.
+func (m *Model) correct(k scheduler.RunKey, estimate float64) perfmodel.Corrected {
+	ck := corrKey{k.Signature, k.EstimateKey}
+	r, ok := m.corr[ck]
 	if !ok {
+		prior := perfmodel.NoCorrection
+		if k.EstimateKey != "" && k.EstimateKey != k.Signature {
+			if t, err := m.teams.Correct(k.EstimateKey, 1); err == nil {
+				prior = t
+			}
+		}
 		var err error
-		if r, err = m.est.Correct(key, 1); err != nil {
+		if r, err = m.est.CorrectFrom(k.Signature, 1, prior); err != nil {
 			return perfmodel.Corrected{}
 		}
-		m.corr[key] = r
+		m.corr[ck] = r
 	}
 	if !(estimate > 0) || estimate > perfmodel.MaxSeconds {
 		return perfmodel.Corrected{}
@@ -202,14 +221,14 @@ func (m *Model) correct(key string, estimate float64) perfmodel.Corrected {
 }
 
 // CorrectEstimate is the user's estimate of a job corrected by its
-// signature's history (ratio 1 without one).
+// signature's history shrunk towards its team's (ratio 1 without any).
 func (m *Model) CorrectEstimate(k scheduler.RunKey) (perfmodel.Corrected, error) {
 	if !(k.EstimateSeconds > 0) || k.EstimateSeconds > perfmodel.MaxSeconds {
 		return perfmodel.Corrected{}, &perfmodel.InputError{Field: "estimateSeconds", Msg: "not a run time in seconds"}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.correct(k.Signature, k.EstimateSeconds), nil
+	return m.correct(k, k.EstimateSeconds), nil
 }
 
 // Traits implements scheduler.RunModel: the signature's fitted traits
@@ -222,14 +241,19 @@ func (m *Model) Traits(k scheduler.RunKey) (perfmodel.Traits, bool) {
 }
 
 // Predictor implements scheduler.RunModel: p50/p90 by executor count on
-// plans shaped like pl, for right-sizing. The user's estimate is left out
-// (it was for a count the job did not name); without a model of the job
-// the prior's curve answers.
+// plans shaped like pl (the zero placement, no plan yet: on the plans the
+// signature usually gets, as Predict), for right-sizing. The user's
+// estimate is left out (it was for a count the job did not name); without
+// a model of the job the prior's curve answers.
 func (m *Model) Predictor(k scheduler.RunKey, pl perfmodel.Placement) perfmodel.Predictor {
 	return func(e int) (perfmodel.Prediction, error) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: e, Size: k.Size, Placement: pl})
+		q := perfmodel.Query{Executors: e, Size: k.Size, Placement: pl}
+		if pl == (perfmodel.Placement{}) {
+			q.Placement = m.book.UsualPlacement(k.Signature, k.App)
+		}
+		return m.book.Predict(k.Signature, k.App, q)
 	}
 }
 

@@ -3,6 +3,7 @@ package learned
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -259,5 +260,93 @@ func TestPredictBeforeAPlanOnTheUsualPlans(t *testing.T) {
 				t.Errorf("%d executors, estimate %.0f: p50 %.1f (ok %v), want %.1f within 6%%", e, est, p.P50, ok, truth(e))
 			}
 		}
+	}
+}
+
+// TestRightSizeOnTheUsualPlans: right-sizing an auto job asks the model on
+// the plans the signature usually gets (as the pass's estimate and the
+// simulator do), not on one idle agent: a signature whose every run was
+// spread on a full agent, at truth(E), gets the cheapest count whose p90
+// there meets the deadline, not the fewer executors the idle-agent
+// extrapolation (below the runs) would pick.
+func TestRightSizeOnTheUsualPlans(t *testing.T) {
+	m := New()
+	rs := runs(40, 7)
+	for i := range rs {
+		rs[i].CrossShare, rs[i].BusiestLoad = 0.4, 1
+	}
+	m.Load(rs)
+	usual := perfmodel.Placement{CrossShare: 0.4, BusiestLoad: 1}
+	k := scheduler.RunKey{Signature: sig, Size: 1}
+	for _, e := range []int{2, 5, 9} {
+		got, err := m.Predictor(k, perfmodel.Placement{})(e)
+		want, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: e, Size: 1, Placement: usual})
+		idle, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: e, Size: 1})
+		if err != nil || got != want || !(idle.P50 < 0.97*want.P50) {
+			t.Fatalf("E=%d: predictor %+v (%v); want the usual plans' %+v (the idle agent's p50 %.1f lower)", e, got, err, want, idle.P50)
+		}
+	}
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	dl := now.Add(100 * time.Second)
+	j := &scheduler.Job{Spec: scheduler.Spec{App: scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"},
+		Sizing: &scheduler.Sizing{Auto: true}, MaxExecutors: 32}, DeadlineAt: &dl}
+	if err := m.RightSize(j, now); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: j.Executors, Size: 1, Placement: usual})
+	prev, _ := m.PredictQuery(sig, "", perfmodel.Query{Executors: j.Executors - 1, Size: 1, Placement: usual})
+	if p.P90 > 100 || prev.P90 <= 100 || j.Sizing.P90Seconds != math.Round(p.P90*10)/10 {
+		t.Fatalf("chose %d (p90 on the usual plans %.1f, one fewer %.1f): %+v", j.Executors, p.P90, prev.P90, j.Sizing)
+	}
+}
+
+// TestTeamEstimateCorrection: a team that underestimates by 40% on its
+// jobs has the estimate of a signature new to the model corrected
+// upwards (issue 27, 3a); another team's, and a run history written
+// before teams were learned (EstimateKey = the signature), correct
+// nothing for a new signature.
+func TestTeamEstimateCorrection(t *testing.T) {
+	m := New()
+	for i := range 4 {
+		for _, r := range runs(2, uint64(20+i)) {
+			r.Signature = fmt.Sprintf("local:///jobs/team-a-%d.jar Main", i)
+			r.EstimateKey, r.AppType = "team:a", "sort" // no type model for the new job
+			m.Observe(r)
+		}
+	}
+	newSig := "local:///jobs/brand-new.jar Main"
+	p, ok := m.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}, 4, perfmodel.Placement{})
+	// 8 team samples of ratio 1/0.6: exp(8/11 x ln(1/0.6)) = 1.45.
+	if !ok || p.Level != LevelEstimate || p.P50 < 60*1.35 || p.P50 > 60/0.6 {
+		t.Fatalf("team a's new signature: %+v ok=%v; want its estimate corrected to about 87 s", p, ok)
+	}
+	if p, ok := m.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:b"}, 4, perfmodel.Placement{}); ok {
+		t.Fatalf("team b's new signature was corrected: %+v", p)
+	}
+	if c, err := m.CorrectEstimate(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}); err != nil || math.Abs(c.Seconds-p.P50) > 1e-9 || c.Samples != 8 {
+		t.Fatalf("CorrectEstimate: %+v %v; want %.1f from 8 samples", c, err, p.P50)
+	}
+	// Reloading gives the same (the team comes from the history).
+	var all []scheduler.RunRecord
+	for i := range 4 {
+		for _, r := range runs(2, uint64(20+i)) {
+			r.Signature = fmt.Sprintf("local:///jobs/team-a-%d.jar Main", i)
+			r.EstimateKey, r.AppType = "team:a", "sort"
+			all = append(all, r)
+		}
+	}
+	re := New()
+	re.Load(all)
+	if q, _ := re.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: "team:a"}, 4, perfmodel.Placement{}); q != p {
+		t.Fatalf("reloaded %+v, live %+v", q, p)
+	}
+	// Old rows: the estimate key is the signature; no team learns.
+	old := New()
+	for _, r := range runs(8, 3) {
+		r.AppType = "sort"
+		old.Observe(r)
+	}
+	if p, ok := old.Predict(scheduler.RunKey{Signature: newSig, Size: 1, EstimateSeconds: 60, EstimateKey: sig}, 4, perfmodel.Placement{}); ok {
+		t.Fatalf("a team learned from rows keyed by their signature: %+v", p)
 	}
 }

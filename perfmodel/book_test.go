@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -317,5 +318,55 @@ func TestExecutorRange(t *testing.T) {
 	}
 	if _, _, ok := b.ExecutorRange("jar:B"); ok {
 		t.Error("an unknown signature has a range")
+	}
+}
+
+// TestEstimateCorrectionFromTheTeam: a team that underestimates by 40%
+// across its signatures has a new signature's estimate corrected by the
+// team's ratio (about 1 / 0.6) before the signature has any history of
+// its own, and a signature with many runs that the team estimates well by
+// its own (about 1): per signature shrunk towards the team, not towards 1.
+func TestEstimateCorrectionFromTheTeam(t *testing.T) {
+	teams, sigs := NewEstimates(), NewEstimates()
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := 0; i < 40; i++ {
+		actual := 50 + 500*rng.Float64()
+		est := 0.6 * actual * math.Exp(0.1*rng.NormFloat64())
+		_ = teams.Observe("team:a", est, actual)
+		_ = sigs.Observe(fmt.Sprintf("sig-%d", i%8), est, actual)
+	}
+	team, err := teams.Correct("team:a", 1)
+	if err != nil || team.Ratio < 1.55 || team.Ratio > 1.75 || team.Samples != 40 {
+		t.Fatalf("team: %+v %v", team, err)
+	}
+	// A new signature: the team's correction whole.
+	c, err := sigs.CorrectFrom("new", 60, team)
+	if err != nil || math.Abs(c.Ratio-team.Ratio) > 1e-12 || math.Abs(c.Seconds-60*team.Ratio) > 1e-9 || c.Samples != 40 || c.Sigma != team.Sigma {
+		t.Fatalf("new signature: %+v %v; want the team's %+v", c, err, team)
+	}
+	// Without the team it would not be corrected at all.
+	if c, _ := sigs.Correct("new", 60); c.Ratio != 1 || c.Samples != 0 {
+		t.Fatalf("new signature without the team: %+v", c)
+	}
+	// One run of its own that the user estimated right: between the two.
+	_ = sigs.Observe("one", 100, 100)
+	c, _ = sigs.CorrectFrom("one", 60, team)
+	if want := math.Exp(0.75 * math.Log(team.Ratio)); math.Abs(c.Ratio-want) > 1e-9 || c.Samples != 41 {
+		t.Fatalf("one run: ratio %.4f, want %.4f (3/4 of the team's log ratio)", c.Ratio, want)
+	}
+	// Many runs estimated right: its own (about 1), the team barely counts.
+	for range 60 {
+		_ = sigs.Observe("many", 100, 100*math.Exp(0.05*rng.NormFloat64()))
+	}
+	if c, _ := sigs.CorrectFrom("many", 60, team); c.Ratio < 0.97 || c.Ratio > 1.06 {
+		t.Fatalf("many runs: %+v, want about 1", c)
+	}
+	// A zero or broken prior is no correction: CorrectFrom is Correct.
+	for _, prior := range []Corrected{{}, {Ratio: math.NaN(), Sigma: 1}, {Ratio: 2, Sigma: math.Inf(1)}} {
+		a, _ := sigs.CorrectFrom("sig-3", 60, prior)
+		b, _ := sigs.Correct("sig-3", 60)
+		if a != b {
+			t.Fatalf("prior %+v: %+v, want Correct's %+v", prior, a, b)
+		}
 	}
 }

@@ -138,6 +138,9 @@ type Core struct {
 	evictLog []evictRecord
 	// teams is what the team policy remembers between passes (teams.go).
 	teams teamMemory
+	// modelSeen is the run-time model's Version the last pass saw
+	// (modelLearned, predict.go).
+	modelSeen uint64
 
 	actMu  sync.Mutex
 	active map[string]*activeJob

@@ -203,6 +203,11 @@ type Job struct {
 	// record for the run history: the store writes it in the transaction
 	// of the job's end. Not part of the job's JSON.
 	EndedRun *RunRecord `json:"-"`
+
+	// SubmittedBy is the name of the token that submitted the job ("" when
+	// none did), stored with it: whose estimates the job's estimate counts
+	// with when it has no team (EstimateKeyOf). Not part of the job's JSON.
+	SubmittedBy string `json:"-"`
 }
 
 // Defaults that Spark itself uses when nothing is set.

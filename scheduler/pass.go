@@ -65,6 +65,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	}
 	c.observe(ctx, now, snap)
 	c.fullDue = c.teamsChanged() || c.fullDue
+	c.fullDue = c.modelLearned() || c.fullDue
 	running := c.runningJobs()
 	annotateRemaining(&snap, running, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)

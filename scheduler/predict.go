@@ -26,12 +26,16 @@ type RunKey struct {
 	Size float64
 	// EstimateSeconds is the user's estimate as submitted (0 when none).
 	EstimateSeconds float64
+	// EstimateKey is whose estimates it is beyond the signature
+	// (EstimateKeyOf: the team's).
+	EstimateKey string
 }
 
 // RunKeyOf is j's key.
 func RunKeyOf(j *Job) RunKey {
 	in, it := SizeHints(j)
-	return RunKey{Signature: Signature(j), App: AppType(j), Size: ModelSize(in, it), EstimateSeconds: j.EstimatedDurationSeconds}
+	return RunKey{Signature: Signature(j), App: AppType(j), Size: ModelSize(in, it), EstimateSeconds: j.EstimatedDurationSeconds,
+		EstimateKey: EstimateKeyOf(j)}
 }
 
 // RunModel is the learned run-time model (package learned). Its methods
@@ -39,13 +43,17 @@ func RunKeyOf(j *Job) RunKey {
 type RunModel interface {
 	// Predict is the run time in wall seconds of a job with executors on
 	// a plan shaped like pl; ok is false when the model knows nothing of
-	// the job beyond the prior (the caller keeps the user's estimate).
+	// the job beyond the prior (the caller keeps the user's estimate). The
+	// zero placement means no plan yet: the model answers on the plans
+	// the job's signature usually gets (perfmodel.Book.UsualPlacement;
+	// one idle agent only while it has no runs to tell).
 	Predict(k RunKey, executors int, pl perfmodel.Placement) (p perfmodel.Prediction, ok bool)
 	// Traits are the traits dap should assume for the job; ok is false
 	// when they are the prior's (DAPTraits).
 	Traits(k RunKey) (t perfmodel.Traits, ok bool)
 	// Predictor is the model's p50/p90 as a function of the executor
-	// count on plans shaped like pl (for right-sizing).
+	// count on plans shaped like pl (for right-sizing; the zero placement
+	// as in Predict).
 	Predictor(k RunKey, pl perfmodel.Placement) perfmodel.Predictor
 	// Observe learns from a finished attempt (the model keeps only
 	// attempts that ended FINISHED).
@@ -55,8 +63,8 @@ type RunModel interface {
 }
 
 // entryLearn is an entry's key for the run-time model and its cached
-// prediction on the packed, uncontended placement (before a plan is
-// known).
+// prediction before a plan is known (the zero placement: on the plans its
+// signature usually gets), valid for one model version.
 type entryLearn struct {
 	key      RunKey
 	version  uint64
@@ -95,8 +103,10 @@ func (d *decider) learned(e *Entry, executors int, pl perfmodel.Placement) (p50,
 	return secondsDuration(pred.P50), secondsDuration(pred.P90), pred, true
 }
 
-// learnedEstimate is e's p90 run time before a plan is known (on one
-// uncontended agent: the least it can take), cached per model version.
+// learnedEstimate is e's p90 run time before a plan is known (asked on
+// the zero placement, which the model answers on the plans the job's
+// signature usually gets), cached per model version; a pass after the
+// model learned looks at every waiting job again (modelLearned).
 func (d *decider) learnedEstimate(e *Entry) (time.Duration, bool) {
 	m := d.cfg.Model
 	if m == nil || e.learn == nil {
@@ -168,9 +178,11 @@ const (
 // "executors": "auto" and records the choice (j.Executors, j.Sizing): with
 // a deadline the cheapest count in [min, max] whose p90 run time meets it,
 // without one the knee of the run-time curve (perfmodel.RightSize). Its
-// run times come from m (nil: the prior alone, which without a model
-// assumes StartupSeconds + SecondsPerSize x size / executors, or the
-// user's estimate on as many executors as the job would get by default).
+// run times come from m, asked before a plan is known (the zero
+// placement: on the plans the signature usually gets, as the pass's
+// estimate and the simulator's --executors auto); nil: the prior alone,
+// which assumes StartupSeconds + SecondsPerSize x size / executors on one
+// idle agent.
 // A job that is not auto is left alone.
 func RightSize(m RunModel, j *Job, now time.Time) error {
 	if !j.AutoExecutors() {
@@ -209,8 +221,9 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
 // learnedAdmission replaces the (scaled) estimate of a job being admitted
-// by the model's p90 on one uncontended agent, when the model knows the
-// job: admission decides a deadline.
+// by the model's p90 before a plan is known (on the plans its signature
+// usually gets), when the model knows the job: admission decides a
+// deadline.
 func (c *Core) learnedAdmission(j *Job) {
 	if c.cfg.Model == nil {
 		return
@@ -218,4 +231,23 @@ func (c *Core) learnedAdmission(j *Job) {
 	if p, ok := c.cfg.Model.Predict(RunKeyOf(j), max(1, j.Executors), perfmodel.Placement{}); ok && p.P90 > 0 {
 		j.EstimatedDurationSeconds = min(p.P90, perfmodel.MaxSeconds)
 	}
+}
+
+// modelLearned reports whether the run-time model learned something since
+// the last pass asked (its Version changed): the waiting jobs' predictions
+// (their p90, at-risk flags, feasible-EDF order, wake-up timers) are then
+// stale, and the pass must look at every waiting job, not only the new
+// ones. A job's end, which teaches the leader's model, also frees its
+// agents (a full pass anyway); this makes the waiting jobs follow the
+// model whatever taught it.
+func (c *Core) modelLearned() bool {
+	if c.cfg.Model == nil {
+		return false
+	}
+	v := c.cfg.Model.Version()
+	if v == c.modelSeen {
+		return false
+	}
+	c.modelSeen = v
+	return true
 }

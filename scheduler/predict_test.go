@@ -369,3 +369,93 @@ func TestEstimatesInWallTime(t *testing.T) {
 		t.Fatalf("recorded %+v", m.seen)
 	}
 }
+
+// learn makes m know sig with base seconds on one executor, as the model
+// does when it learns runs: its version changes.
+func (m *tableModel) learn(sig string, base float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.base[sig] = base
+	m.version++
+}
+
+// TestWaitingPredictionFollowsTheModel: a waiting deadline job's run time
+// is the model's as the model is now, not as it was at the job's
+// submission: when the model learns (its Version changes) with nothing
+// else happening in the cluster (no job ended, no timer due), the next
+// pass recomputes the job's p90, its at-risk flag and its wake-up timer.
+func TestWaitingPredictionFollowsTheModel(t *testing.T) {
+	m := &tableModel{base: map[string]float64{}}
+	h := newHarness(t, Config{Model: m}, agent("a1", 4, 16384, 0.24))
+	h.schedule()
+	blocker := mkJob("blocker", 1, 4, withEstimate(time.Hour))
+	blocker.App.MainClass = "Blocker"
+	h.submit(blocker)
+	h.schedule()
+	// The user says 10 minutes for a 1 h deadline: not at risk, the timer
+	// is set for when it would be (50 minutes from now).
+	h.submit(mkJob("d", 1, 2, withDeadline(time.Hour), withEstimate(10*time.Minute)))
+	h.schedule()
+	if j := h.store.get("d"); j.AtRisk || j.State != Queued {
+		t.Fatalf("d at risk before the model knew it: %+v", j)
+	}
+	if at, ok := h.core.NextWake(); !ok || !at.Equal(t0.Add(50*time.Minute+time.Nanosecond)) {
+		t.Fatalf("next wake %v %v; want t0+50m", at, ok)
+	}
+	// Runs of d's signature are learned elsewhere: p50 1 h, p90 1.5 h on
+	// one executor. Nothing else changes.
+	m.learn(xSig, 3600)
+	h.clock.Advance(time.Minute)
+	h.schedule()
+	if j := h.store.get("d"); !j.AtRisk {
+		t.Fatalf("d not at risk after the model learned its p90 of 1.5 h: %+v", j)
+	}
+	if v := h.core.Queues(); len(v.Deadline) != 1 || !v.Deadline[0].AtRisk {
+		t.Fatalf("queues view: %+v", v.Deadline)
+	}
+	// The model learns it is fast after all (p90 15 min): no longer at
+	// risk, and the timer follows the new p90 (t0+45m).
+	m.learn(xSig, 600)
+	h.clock.Advance(time.Minute)
+	h.schedule()
+	if j := h.store.get("d"); j.AtRisk {
+		t.Fatalf("d still at risk after the model learned its p90 of 15 min: %+v", j)
+	}
+	if at, ok := h.core.NextWake(); !ok || !at.Equal(t0.Add(45*time.Minute+time.Nanosecond)) {
+		t.Fatalf("next wake %v %v; want t0+45m (the deadline less the new p90)", at, ok)
+	}
+}
+
+// TestEstimateKeyIsTheTeam: a job's estimate is learned with its team's
+// (issue 27, 3a: "if a team underestimates by 40%, sparkpack learns it"),
+// else its token's, else the default team's; the model is asked with it
+// and its recorded run carries it.
+func TestEstimateKeyIsTheTeam(t *testing.T) {
+	for _, c := range []struct{ team, by, want string }{
+		{"data", "alice", "team:data"}, {"", "alice", "token:alice"}, {"", "", "team:"}, {"data", "", "team:data"},
+	} {
+		j := mkJob("j", 1, 1)
+		j.Team, j.SubmittedBy = c.team, c.by
+		if got := EstimateKeyOf(&j); got != c.want {
+			t.Errorf("team %q, token %q: %q, want %q", c.team, c.by, got, c.want)
+		}
+	}
+	m := &tableModel{base: map[string]float64{}}
+	h := newHarness(t, Config{Model: m}, agent("a1", 4, 16384, 0.24))
+	j := mkJob("j", 1, 1, withEstimate(time.Minute))
+	j.Team = "data"
+	h.submit(j)
+	h.core.passMu.Lock()
+	e := h.core.byID["j"]
+	h.core.passMu.Unlock()
+	if e == nil || e.learn == nil || e.learn.key.EstimateKey != "team:data" {
+		t.Fatalf("entry key %+v; want the team's", e)
+	}
+	h.schedule()
+	if err := h.finish("j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.seen) != 1 || m.seen[0].EstimateKey != "team:data" || m.seen[0].Signature != xSig {
+		t.Fatalf("recorded %+v", m.seen)
+	}
+}

@@ -54,19 +54,39 @@ func (s *Store) RecordRun(ctx context.Context, r scheduler.RunRecord) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error { return insertRun(ctx, tx, &r) })
 }
 
+// runColumns are the run history's columns RunHistory and RunsAfter read
+// (scanRuns).
+const runColumns = `id, job_id, attempt, signature, app_type, estimate_key, input_size_gb, iterations, executors,
+			executor_cores, executor_memory_mb, agents, max_per_agent, cross_share, busiest_load, instance_types,
+			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent`
+
 // RunHistory returns the latest limit runs of the history (all when
 // limit <= 0), oldest first: what the learned model loads at start.
 func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecord, error) {
-	q := `SELECT job_id, attempt, signature, app_type, estimate_key, input_size_gb, iterations, executors,
-			executor_cores, executor_memory_mb, agents, max_per_agent, cross_share, busiest_load, instance_types,
-			started_at, ended_at, seconds, outcome, estimate_seconds, predicted_p50, predicted_p90, prediction_level, per_agent
-		FROM (SELECT * FROM run_history ORDER BY id DESC`
+	q := `SELECT ` + runColumns + ` FROM (SELECT * FROM run_history ORDER BY id DESC`
 	var args []any
 	if limit > 0 {
 		q += ` LIMIT $1`
 		args = append(args, limit)
 	}
 	q += `) r ORDER BY id`
+	return s.scanRuns(ctx, q, args...)
+}
+
+// RunsAfter returns at most limit runs (all when limit <= 0) whose ID is
+// above after, in ID order: what a follower's model has not seen yet
+// (learned.Model.Catchup).
+func (s *Store) RunsAfter(ctx context.Context, after int64, limit int) ([]scheduler.RunRecord, error) {
+	q := `SELECT ` + runColumns + ` FROM run_history WHERE id > $1 ORDER BY id`
+	args := []any{after}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	return s.scanRuns(ctx, q, args...)
+}
+
+func (s *Store) scanRuns(ctx context.Context, q string, args ...any) ([]scheduler.RunRecord, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the run history: %w", err)
@@ -77,7 +97,7 @@ func (s *Store) RunHistory(ctx context.Context, limit int) ([]scheduler.RunRecor
 		var r scheduler.RunRecord
 		var types []string
 		var perAgent []int64
-		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
+		if err := rows.Scan(&r.ID, &r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
 			&r.Executors, &r.ExecutorCores, &r.ExecutorMemoryMB, &r.Agents, &r.MaxPerAgent, &r.CrossShare, &r.BusiestLoad,
 			pq.Array(&types), &r.StartedAt, &r.EndedAt, &r.Seconds, &r.Outcome, &r.EstimateSeconds,
 			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel, pq.Array(&perAgent)); err != nil {

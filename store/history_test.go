@@ -165,3 +165,45 @@ func TestMarkRunningAtRisk(t *testing.T) {
 		t.Fatalf("job %+v events %+v", g, evs)
 	}
 }
+
+// TestRunsAfterAndSubmitter: RunsAfter reads the runs inserted after an
+// ID, in ID order (what a follower's model catches up with), RunHistory
+// gives the IDs too; a job keeps the name of the token that submitted it
+// (whose estimates it counts with, scheduler.EstimateKeyOf), and its run
+// records that key.
+func TestRunsAfterAndSubmitter(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	j, _, err := s.CreateJob(WithActor(ctx, Actor{Name: "alice"}), newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetJob(ctx, j.ID)
+	if err != nil || got.SubmittedBy != "alice" || scheduler.EstimateKeyOf(&got) != "token:alice" {
+		t.Fatalf("stored job: submitted by %q (%v); want alice", got.SubmittedBy, err)
+	}
+	for i := range 5 {
+		r := scheduler.RunRecord{JobID: j.ID, Attempt: i + 1, Signature: "sig", EstimateKey: scheduler.EstimateKeyOf(&got), Executors: 1 + i,
+			StartedAt: now, EndedAt: now.Add(time.Minute), Seconds: 60, Outcome: scheduler.RunFinished}
+		if err := s.RecordRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.RunHistory(ctx, 0)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("history: %d runs, %v", len(all), err)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].ID <= all[i-1].ID || all[i].EstimateKey != "token:alice" {
+			t.Fatalf("history IDs/keys: %+v", all)
+		}
+	}
+	after, err := s.RunsAfter(ctx, all[1].ID, 2)
+	if err != nil || len(after) != 2 || after[0].ID != all[2].ID || after[1].ID != all[3].ID || after[0].Executors != 3 {
+		t.Fatalf("runs after the second, 2 at most: %+v, %v", after, err)
+	}
+	if rest, err := s.RunsAfter(ctx, all[4].ID, 0); err != nil || len(rest) != 0 {
+		t.Fatalf("runs after the last: %+v, %v", rest, err)
+	}
+}

@@ -41,7 +41,7 @@ type Event struct {
 
 const jobColumns = `id, spec, fingerprint, state, submitted_at, started_at, finished_at, deadline_at,
 	waiting_reason, at_risk, kill_requested, attempt, failed_runs, seq,
-	preempt_requested, preemptions, lost_work_seconds, last_started_at, team`
+	preempt_requested, preemptions, lost_work_seconds, last_started_at, team, submitted_by`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -57,7 +57,7 @@ func scanJob(r rowScanner) (scheduler.Job, int64, error) {
 	)
 	err := r.Scan(&id, &spec, &j.Fingerprint, &state, &j.SubmittedAt, &started, &finished, &deadline,
 		&j.WaitingReason, &j.AtRisk, &j.KillRequested, &j.Attempt, &j.FailedRuns, &seq,
-		&j.PreemptRequested, &j.Preemptions, &j.LostWorkSeconds, &lastStarted, &j.Team)
+		&j.PreemptRequested, &j.Preemptions, &j.LostWorkSeconds, &lastStarted, &j.Team, &j.SubmittedBy)
 	if err != nil {
 		return j, 0, err
 	}

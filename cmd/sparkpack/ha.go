@@ -34,6 +34,9 @@ type haConfig struct {
 	// rescan is how often the leader looks for waiting jobs it never heard
 	// of (0: never).
 	rescan time.Duration
+	// modelRefresh is how often a follower's learned model catches up
+	// with the run history (0: never; followModel).
+	modelRefresh time.Duration
 }
 
 // leadership runs several sparkpack instances over one database: each
@@ -52,8 +55,16 @@ type leadership struct {
 	submit sparksubmit.Options // for the driver command of jobs shown on followers
 
 	// model is the learned run-time model (docs/learning.md): loaded from
-	// the run history at start and at every term, fed by the core.
+	// the run history at start and at every term, fed by the core while
+	// leading, catching up with the history while following (followModel).
 	model *learned.Model
+	// modelMu serialises the model's reloads and catch-ups with the terms;
+	// leading (a term's core teaches the model) and stale (a term ended:
+	// reload before catching up again) are under it.
+	modelMu      sync.Mutex
+	leading      bool
+	stale        bool
+	followFailed bool
 
 	cur atomic.Pointer[live]
 	// ledUntil is when this instance last stopped leading (unix nanos).
@@ -112,7 +123,17 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	log := h.log.WithFields(logrus.Fields{"instance": h.c.ha.instance, "token": lease.Token})
 	started := time.Now()
 	// The runs recorded while another instance led count too.
+	h.modelMu.Lock()
+	h.leading = true
 	h.loadModel(ctx, log)
+	h.modelMu.Unlock()
+	defer func() {
+		// The core taught the model runs it read no ID of: the next
+		// catch-up reloads first.
+		h.modelMu.Lock()
+		h.leading, h.stale = false, true
+		h.modelMu.Unlock()
+	}()
 	lv, err := startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check, h.model)
 	if err != nil {
 		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
@@ -381,3 +402,57 @@ func (h *leadership) RightSize(j *scheduler.Job, now time.Time) error {
 
 // Models is the learned model, for the views (GET /api/v1/models).
 func (h *leadership) Models() *learned.Model { return h.model }
+
+// followModel keeps a follower's learned model up with the run history
+// until ctx ends: every period it learns the runs the leader recorded
+// since it last looked (learned.Model.Catchup), so that the "executors":
+// "auto" jobs submitted through any instance are right-sized, and its job
+// views predicted, with what the leader knows (docs/learning.md). The
+// leader's model learns from its core instead. period <= 0: never.
+func (h *leadership) followModel(ctx context.Context, period time.Duration) {
+	if period <= 0 {
+		return
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := h.followStep(ctx, time.Now())
+		h.modelMu.Lock()
+		failed, was := err != nil, h.followFailed
+		h.followFailed = failed
+		h.modelMu.Unlock()
+		switch {
+		case failed && !was && ctx.Err() == nil:
+			h.log.WithError(err).Warn("cannot catch up with the run history; this instance right-sizes with what its model knew (retrying)")
+		case n > 0:
+			h.log.WithFields(logrus.Fields{"runs": n, "instance": h.c.ha.instance}).Debug("learned model caught up with the run history")
+		}
+	}
+}
+
+// followStep is one catch-up of followModel (at now): nothing while this
+// instance leads; a reload after it led; else the runs recorded since the
+// last one. It returns how many finished runs the model learned.
+func (h *leadership) followStep(ctx context.Context, now time.Time) (int, error) {
+	h.modelMu.Lock()
+	defer h.modelMu.Unlock()
+	if h.leading {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if h.stale {
+		n, err := h.model.Reload(ctx, h.st)
+		if err != nil {
+			return 0, err
+		}
+		h.stale = false
+		return n, nil
+	}
+	return h.model.Catchup(ctx, h.st, now, learned.DefaultSettle)
+}

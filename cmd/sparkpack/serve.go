@@ -139,6 +139,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.StringVar(&c.ha.advertise, "advertise-url", envDefault("SPARKPACK_ADVERTISE_URL", ""), withEnv("this instance's API URL as the other instances reach it, to forward dashboard views to the leader (default from --listen and the hostname)", "SPARKPACK_ADVERTISE_URL"))
 	fs.DurationVar(&c.ha.ttl, "leader-lease", envDuration("SPARKPACK_LEADER_LEASE", leader.DefaultTTL), withEnv("leadership lease: a leader that cannot renew it for this long stops, and another instance takes over (a dead leader is replaced within lease + --leader-retry; a live one rides out renewal stalls shorter than 0.8 x lease - --leader-renew)", "SPARKPACK_LEADER_LEASE"))
 	fs.DurationVar(&c.ha.renew, "leader-renew", envDuration("SPARKPACK_LEADER_RENEW", leader.DefaultRenew), withEnv("how often the leader renews its lease", "SPARKPACK_LEADER_RENEW"))
+	fs.DurationVar(&c.ha.modelRefresh, "model-refresh", envDuration("SPARKPACK_MODEL_REFRESH", 10*time.Second), withEnv("how often a follower's learned run-time model reads the runs the leader recorded since (it right-sizes \"executors\": \"auto\" jobs submitted through it); 0 turns it off", "SPARKPACK_MODEL_REFRESH"))
 	fs.DurationVar(&c.ha.rescan, "lost-job-rescan", envDuration("SPARKPACK_LOST_JOB_RESCAN", 30*time.Second), withEnv("how often the leader looks for jobs stored lately that it never heard of (a lost notification) and queues them; 0 turns it off", "SPARKPACK_LOST_JOB_RESCAN"))
 	fs.DurationVar(&c.ha.retry, "leader-retry", envDuration("SPARKPACK_LEADER_RETRY", leader.DefaultRetry), withEnv("how often a follower tries to take the lease", "SPARKPACK_LEADER_RETRY"))
 	fs.StringVar(&c.teamsFile, "teams", envDefault("SPARKPACK_TEAMS", ""), withEnv("teams file, one team a line: NAME weight=W guaranteed-cpus=N guaranteed-memory=SIZE max-cpus=N max-memory=SIZE max-waiting=N max-deadline=N budget=USD/day|month budget-action=hold|reject (docs/teams.md); reloaded on SIGHUP and when it changes. A job's team is its token's (name:token:scopes:team) or its team label", "SPARKPACK_TEAMS"))
@@ -349,6 +350,8 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			Info("campaigning for leadership: the leader runs the scheduler and the Mesos framework")
 		haWG.Add(1)
 		go func() { defer haWG.Done(); ha.run(liveCtx) }()
+		haWG.Add(1)
+		go func() { defer haWG.Done(); ha.followModel(liveCtx, c.ha.modelRefresh) }()
 	} else {
 		log.Warn("no --mesos-master: jobs are stored and listed but not scheduled")
 	}
