@@ -536,7 +536,9 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true,
 		"sparkpack_job_wait_seconds": true, "sparkpack_power_savings_usd": true,
 		// The warm pool's (TestE2EWarmPool).
-		"sparkpack_warm_pool_cpus": true, "sparkpack_forecast_arrivals_p50": true, "sparkpack_warm_pool_powered_on_ahead_total": true}
+		"sparkpack_warm_pool_cpus": true, "sparkpack_forecast_arrivals_p50": true, "sparkpack_warm_pool_powered_on_ahead_total": true,
+		// Per team (TestE2ETeamBills).
+		"sparkpack_team_cost_usd_total": true, "sparkpack_team_cpu_seconds_total": true, "sparkpack_team_memory_mib_seconds_total": true, "sparkpack_idle_cost_usd_total": true}
 	var unchecked []string
 	for k := range final {
 		if name, ok := strings.CutPrefix(k, "#family "); ok && !checked[name] {

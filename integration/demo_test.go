@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // demoProc is a running `sparkpack demo`.
@@ -223,7 +225,13 @@ func TestDemoStartsAndRemovesItsOwnPostgreSQL(t *testing.T) {
 		if dir == "" {
 			t.Fatalf("the demo did not start a scratch PostgreSQL:\n%s", d.output())
 		}
-		id := submit(t, d.API, sparkJob("on-scratch-db", 1, 1, 1024, 1))
+		// The demo's emulator runs a job for its performance truth (docs/
+		// simulation.md): a small input keeps this one short (SparkPi's
+		// truth on the default 1 GB can take two minutes).
+		job := sparkJob("on-scratch-db", 1, 1, 1024, 1)
+		job["app"].(map[string]any)["sparkConf"] = map[string]any{mesossim.SimInputGBConf: "0.01"}
+		job["inputSizeGB"] = 0.01
+		id := submit(t, d.API, job)
 		waitState(t, d.API, id, 60*time.Second, "FINISHED")
 	})
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

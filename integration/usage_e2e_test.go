@@ -105,6 +105,23 @@ func TestE2ETeamBills(t *testing.T) {
 	if math.Abs(sum-bill.ActiveUSD) > 0.01*bill.ActiveUSD {
 		t.Errorf("the teams' bills and idle add up to $%.6f, the emulator billed $%.6f for the agents while they held work: off by more than 1%%", sum, bill.ActiveUSD)
 	}
+	// The per-team metrics read the same ledger: each team's cost, the
+	// idle part, and cpu- and memory-seconds held.
+	m := scrape(t, sp.API)
+	idle := metricSum(m, "sparkpack_idle_cost_usd_total")
+	metricsTotal := idle
+	for _, n := range names {
+		c := metricSum(m, "sparkpack_team_cost_usd_total", `team="`+n+`"`)
+		metricsTotal += c
+		if math.Abs(c-teams[n]) > 1e-6*teams[n] || metricSum(m, "sparkpack_team_cpu_seconds_total", `team="`+n+`"`) <= 0 ||
+			metricSum(m, "sparkpack_team_memory_mib_seconds_total", `team="`+n+`"`) <= 0 {
+			t.Errorf("metrics of team %s: cost %v (bill %v), cpu-seconds %v, MiB-seconds %v", n, c, teams[n],
+				metricSum(m, "sparkpack_team_cpu_seconds_total", `team="`+n+`"`), metricSum(m, "sparkpack_team_memory_mib_seconds_total", `team="`+n+`"`))
+		}
+	}
+	if math.Abs(metricsTotal-cost.TotalUSD) > 1e-6*cost.TotalUSD {
+		t.Errorf("sparkpack_team_cost_usd_total + sparkpack_idle_cost_usd_total = %v; the meter says %v", metricsTotal, cost.TotalUSD)
+	}
 	// Each team's bill is the sum of its jobs' costUSD.
 	for team, list := range ids {
 		jobs := 0.0
@@ -188,3 +205,6 @@ func TestCostAttributionSurvivesARestart(t *testing.T) {
 			*before.JobsUSD, *before.IdleUSD, before.TotalUSD, *after.JobsUSD, *after.IdleUSD, after.TotalUSD)
 	}
 }
+
+// metricSum is sum (demo_product_test.go), for tests with a variable of that name.
+var metricSum = sum
