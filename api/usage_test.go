@@ -42,6 +42,7 @@ func TestUsageBadParams(t *testing.T) {
 		{"step=1m&from=2026-11-20T00:00:00Z", "step"},
 		{"team=a", "team"},
 		{"by=team&by=job", "by"},
+		{"from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:30Z", "to"},
 	}
 	for _, c := range cases {
 		resp, body := e.do(t, "GET", "/api/v1/usage?"+c.query, "", "", nil)
