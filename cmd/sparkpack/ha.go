@@ -100,9 +100,49 @@ func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metric
 	return h, nil
 }
 
+// modelRefresh is how often a follower reads the run history again for
+// its learned model (the leader's model learns from each run as it ends).
+const modelRefresh = 2 * time.Minute
+
 // run campaigns until ctx ends, leading whenever elected.
 func (h *leadership) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(modelRefresh)
+		defer t.Stop()
+		h.followModel(ctx, t.C)
+	}()
 	_ = h.el.Run(ctx, h.lead)
+	wg.Wait()
+}
+
+// followModel reloads the learned model from the run history at every
+// tick while this instance does not lead, until ctx ends: a follower
+// right-sizes "executors": "auto" submissions and predicts run times on
+// job pages with it, and without this it kept what it read at start.
+func (h *leadership) followModel(ctx context.Context, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		}
+		if h.cur.Load() != nil {
+			continue // the leader's core feeds the model
+		}
+		runs, err := h.st.RunHistory(ctx, learned.DefaultLoad)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.WithError(err).Warn("cannot read the run history; the learned model keeps what it knew")
+			}
+			continue
+		}
+		if h.cur.Load() == nil { // a term begun meanwhile loaded it itself
+			h.model.Load(runs)
+		}
+	}
 }
 
 // lead is the leader's term: the scheduler and the framework on the store
