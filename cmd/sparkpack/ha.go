@@ -102,7 +102,9 @@ func newLeadership(c serveConfig, st *store.Store, broker *api.Broker, m *metric
 
 // modelRefresh is how often a follower reads the run history again for
 // its learned model (the leader's model learns from each run as it ends).
-const modelRefresh = 2 * time.Minute
+// Refitting a full history (learned.DefaultLoad runs) takes seconds of
+// cpu, so not often, and only when runs were recorded since.
+const modelRefresh = 5 * time.Minute
 
 // run campaigns until ctx ends, leading whenever elected.
 func (h *leadership) run(ctx context.Context) {
@@ -123,6 +125,8 @@ func (h *leadership) run(ctx context.Context) {
 // right-sizes "executors": "auto" submissions and predicts run times on
 // job pages with it, and without this it kept what it read at start.
 func (h *leadership) followModel(ctx context.Context, tick <-chan time.Time) {
+	var last scheduler.RunRecord // the newest run of the last load
+	loaded := -1
 	for {
 		select {
 		case <-ctx.Done():
@@ -139,8 +143,16 @@ func (h *leadership) followModel(ctx context.Context, tick <-chan time.Time) {
 			}
 			continue
 		}
+		var newest scheduler.RunRecord
+		if len(runs) > 0 {
+			newest = runs[len(runs)-1]
+		}
+		if len(runs) == loaded && newest.JobID == last.JobID && newest.Attempt == last.Attempt && newest.EndedAt.Equal(last.EndedAt) {
+			continue // nothing recorded since
+		}
 		if h.cur.Load() == nil { // a term begun meanwhile loaded it itself
 			h.model.Load(runs)
+			loaded, last = len(runs), newest
 		}
 	}
 }
