@@ -13,7 +13,8 @@ import (
 func validPort(hp string, needPort bool) bool {
 	_, p, err := net.SplitHostPort(hp)
 	if err != nil {
-		return !needPort && !strings.Contains(strings.TrimSuffix(strings.TrimPrefix(hp, "["), "]"), ":")
+		bracketed := strings.HasPrefix(hp, "[") && strings.HasSuffix(hp, "]")
+		return !needPort && (bracketed || !strings.Contains(hp, ":"))
 	}
 	n, err := strconv.Atoi(p)
 	return err == nil && n >= 1 && n <= 65535
@@ -25,7 +26,7 @@ func validPort(hp string, needPort bool) bool {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"127.0.0.1:5050", "https://m1:5050/", "m1:5050, m2:5050", "zk://zk1:2181,zk2/mesos",
 		"zk://user:pa@ss@zk1:2181/mesos", "zk://[::1]:2181/mesos", "zk://::1/mesos", "zk://zk1:21B1/mesos", "m1:50x0", "m1:",
-		"http://m1:5050,https://m2:5050", "zk://zk1:99999/mesos"} {
+		"http://m1:5050,https://m2:5050", "zk://zk1:99999/mesos", "http://[::1]", "zk://[::1]/mesos"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

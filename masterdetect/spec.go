@@ -67,7 +67,7 @@ func Parse(s string) (Spec, error) {
 		if strings.ContainsAny(host, "/?#@ ") {
 			return Spec{}, fmt.Errorf("Mesos master %q: want %s", entry, Forms)
 		}
-		if _, _, err := net.SplitHostPort(host); err != nil && strings.Contains(host, ":") {
+		if _, _, err := net.SplitHostPort(host); err != nil && strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
 			return Spec{}, fmt.Errorf("Mesos master %q: %w (want %s)", entry, err, Forms)
 		}
 		if err := checkPort(host); err != nil {
@@ -100,7 +100,7 @@ func parseZK(rest string) (ZKSpec, error) {
 			return ZKSpec{}, errors.New("an empty ZooKeeper server")
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
-			h = net.JoinHostPort(h, "2181")
+			h = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "2181")
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q: %w", h, err)
