@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// named: the parts of a line make a named token (name:token:scopes, or
+// name:token:scopes:team), as parseTokenLine reads them.
+func named(parts []string) bool {
+	return (len(parts) == 3 || len(parts) == 4) && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2])
+}
+
 // FuzzParseTokens: any tokens file parses or fails cleanly; a parsed
 // file's names never contain a token, and every token it accepted is
 // found again by lookup with its scopes.
@@ -15,6 +21,7 @@ func FuzzParseTokens(f *testing.F) {
 	f.Add("ci:ci-token-0123456789abcdef:submit,cancel\n")
 	f.Add("a:b:c\n::\n#x\n")
 	f.Add("name:token-with:colons-0123456789:read")
+	f.Add("etl:tok-0123456789abcdef:submit,cancel:analytics\n")
 	f.Add(strings.Repeat("x", 70000))
 	f.Fuzz(func(t *testing.T, file string) {
 		tk, err := ParseTokens(strings.NewReader(file))
@@ -25,7 +32,7 @@ func FuzzParseTokens(f *testing.F) {
 		// another line's bare token: only derived names are checked.
 		chosen := map[string]bool{}
 		for _, line := range strings.Split(file, "\n") {
-			if parts := strings.Split(strings.TrimSpace(line), ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+			if parts := strings.Split(strings.TrimSpace(line), ":"); named(parts) {
 				chosen[parts[0]] = true
 			}
 		}
@@ -35,7 +42,7 @@ func FuzzParseTokens(f *testing.F) {
 				continue
 			}
 			token, bare := line, true
-			if parts := strings.Split(line, ":"); len(parts) == 3 && tokenNameRE.MatchString(parts[0]) && scopeListRE.MatchString(parts[2]) {
+			if parts := strings.Split(line, ":"); named(parts) {
 				token, bare = parts[1], false
 			}
 			e, ok := tk.lookup(token)

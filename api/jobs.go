@@ -81,6 +81,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		}
 		return scheduler.Job{}, false, false
 	}
+	givenID := spec.ID
 	if spec.ID == "" {
 		spec.ID = uuid.NewString()
 	}
@@ -97,7 +98,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 	job.Team = scheduler.TeamOf(p.Team, &spec)
 	job.SubmittedBy = p.Name // whose estimates its estimate is, without a team (scheduler.EstimateKeyOf)
 	if s.cfg.BudgetRefusal != nil {
-		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused {
+		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused && !s.stored(r, givenID) {
 			writeError(w, http.StatusForbidden, "team", msg)
 			return scheduler.Job{}, false, false
 		}
@@ -479,6 +480,19 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, p)
+}
+
+// stored reports whether a job of the id the client gave exists already:
+// sending it again creates nothing, so a refusal of new jobs lets it
+// through (CreateJob answers it, or a conflict).
+func (s *Server) stored(r *http.Request, id string) bool {
+	if id == "" {
+		return false
+	}
+	ctx, cancel := s.dbContext(r)
+	defer cancel()
+	_, err := s.cfg.Store.GetJob(ctx, id)
+	return err == nil
 }
 
 // rightSize chooses the executors of an "executors": "auto" job; on

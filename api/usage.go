@@ -141,6 +141,11 @@ func ParseUsageQuery(v url.Values, now time.Time) (store.UsageQuery, string, err
 	if t := to.Truncate(time.Minute); t.Before(to) {
 		to = t.Add(time.Minute)
 	}
+	if to.Year() > 9999 {
+		// 9999-12-31T23:59:30Z rounds up into year 10000, which JSON
+		// times cannot carry (the answer was a 200 without a body).
+		return q, "to", fmt.Errorf("to must be before the year 10000 (got %q)", v.Get("to"))
+	}
 	if !from.Before(to) {
 		return q, "from", fmt.Errorf("from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func TestUsageBadParams(t *testing.T) {
 		{"step=1m&from=2026-11-20T00:00:00Z", "step"},
 		{"team=a", "team"},
 		{"by=team&by=job", "by"},
+		{"from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:30Z", "to"},
 	}
 	for _, c := range cases {
 		resp, body := e.do(t, "GET", "/api/v1/usage?"+c.query, "", "", nil)
@@ -144,5 +146,29 @@ func TestBudgetRefusal(t *testing.T) {
 	resp, body = e.post(t, withField(goodJob, "labels", map[string]string{"team": "search"}))
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("another team: %d %v", resp.StatusCode, body)
+	}
+}
+
+// TestBudgetRefusalLetsResubmissionThrough: resending a job that was
+// stored (a client retrying after a 503 whose commit went through) answers
+// the job, not 403, once its team went over a reject budget, as the team
+// caps do: the resubmission creates nothing.
+func TestBudgetRefusalLetsResubmissionThrough(t *testing.T) {
+	var over atomic.Bool
+	e := newEnv(t, func(c *Config) {
+		c.BudgetRefusal = func(team string) (string, bool) {
+			return "team analytics is over its daily budget $50.00", team == "analytics" && over.Load()
+		}
+	})
+	body := withField(goodJob, "id", "0b6f3a52-1f0e-4d4b-9a57-2f5c4f1b7d10") // labels team=analytics
+	if resp, m := e.post(t, body); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("first submission: %d %v", resp.StatusCode, m)
+	}
+	over.Store(true)
+	if resp, m := e.post(t, body); resp.StatusCode != http.StatusOK || m["id"] != "0b6f3a52-1f0e-4d4b-9a57-2f5c4f1b7d10" {
+		t.Fatalf("resubmission over the budget: %d %v, want 200 with the stored job", resp.StatusCode, m)
+	}
+	if resp, m := e.post(t, withField(goodJob, "id", "5d0c8e4e-3d53-4c39-8a43-93a0a3f0d2c1")); resp.StatusCode != http.StatusForbidden || m["field"] != "team" {
+		t.Fatalf("a new job over the budget: %d %v, want 403", resp.StatusCode, m)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -66,6 +67,12 @@ func Parse(s string) (Spec, error) {
 		if strings.ContainsAny(host, "/?#@ ") {
 			return Spec{}, fmt.Errorf("Mesos master %q: want %s", entry, Forms)
 		}
+		if _, _, err := net.SplitHostPort(host); err != nil && strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
+			return Spec{}, fmt.Errorf("Mesos master %q: %w (want %s)", entry, err, Forms)
+		}
+		if err := checkPort(host); err != nil {
+			return Spec{}, fmt.Errorf("Mesos master %q: %w", entry, err)
+		}
 		if i > 0 && scheme != sp.Scheme {
 			return Spec{}, fmt.Errorf("Mesos master %q: every master of the list must use the same scheme (all http://, all https:// or none)", s)
 		}
@@ -93,12 +100,32 @@ func parseZK(rest string) (ZKSpec, error) {
 			return ZKSpec{}, errors.New("an empty ZooKeeper server")
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
-			h = net.JoinHostPort(h, "2181")
+			h = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "2181")
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q: %w", h, err)
+		}
+		if err := checkPort(h); err != nil {
+			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q: %w", h, err)
 		}
 		z.Servers = append(z.Servers, h)
 	}
 	z.Path = "/" + strings.Trim(path, "/")
 	return z, nil
+}
+
+// checkPort refuses a host:port whose port is not a number from 1 to
+// 65535 (m1:50x0, zk1:, zk1:99999: a typo that would otherwise be dialled
+// and retried forever); a host without a port passes.
+func checkPort(hostport string) error {
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	return nil
 }
 
 // String writes the spec back, without ZooKeeper credentials.

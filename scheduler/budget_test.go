@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 type fakeHolds struct {
@@ -56,5 +58,21 @@ func TestBudgetHold(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"d-a", "r-a", "r-b"}) {
 		t.Fatalf("after the release started %v, want every job", got)
+	}
+}
+
+// TestBudgetHoldPowersNothingOn: a held team's job whose start time is a
+// boot away waits for the budget; it has no agent powered on for it (the
+// start-time path used to run before the budget's).
+func TestBudgetHoldPowersNothingOn(t *testing.T) {
+	off1 := fullAgent(agent("off1", 8, 32768, 0.48))
+	d := testDecider(t, Config{Policy: "bfd"})
+	dq := entriesOf(mkJob("later", 1, 4, ofTeam("a"), withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour+40*time.Minute)))
+	in := passInput{now: t0.Add(2*time.Hour + 39*time.Minute), snap: snapOf([]placement.Agent{agent("a1", 4, 16384, 0.24)}, "a1=0"),
+		standby: []placement.Agent{off1}, boot: BootState{BootTime: time.Minute}, deadline: dq, full: true,
+		budgetHeld: map[string]string{"a": "team a over its daily budget $5.00"}}
+	got := describeBoot(d.decide(in).decisions)
+	if want := []string{"wait later: team a over its daily budget $5.00"}; !slices.Equal(got, want) {
+		t.Fatalf("decisions %q, want %q", got, want)
 	}
 }

@@ -309,11 +309,12 @@ func (d *decider) decide(in passInput) passOutput {
 
 // try places one waiting job on the pass's snapshot.
 func (p *passRun) try(e *Entry) outcome {
-	if o, held := p.holdUntilStart(e); held {
-		return o
-	}
+	// The budget first: the start-time hold may power agents on.
 	if p.budgetHold(e) {
 		return waited
+	}
+	if o, held := p.holdUntilStart(e); held {
+		return o
 	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		return p.notOnNow(e, nf)

@@ -280,6 +280,10 @@ func memory(v string) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w (memory is MiB, or a number with a unit: 512m, 64g, 1t)", err)
 	}
+	if math.IsInf(f*mult, 0) {
+		// 1e308t: finite as written, +Inf in MiB (which JSON cannot carry).
+		return 0, fmt.Errorf("too large")
+	}
 	return f * mult, nil
 }
 
