@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,21 @@ func TestDashboardUsagePage(t *testing.T) {
 		return postJob(t, base, `{"name":"j","app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024,"labels":{"team":`+quote(team)+`}}`)
 	}
 	hostile := `<img src=x onerror="window.__pwned=1">`
-	a, s, h := job("analytics"), job("search"), job(hostile)
+	a, s := job("analytics"), job("search")
+	// The API refuses such a team label (labels.team must be a team name);
+	// a row stored otherwise (an older schema, a direct write) must still
+	// reach the page as text.
+	hj := scheduler.Job{Spec: scheduler.Spec{ID: uuid.NewString(), Name: "j", App: scheduler.App{AppResource: "local:///a.jar", MainClass: "a.B"},
+		Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}, Team: hostile, State: scheduler.Queued, SubmittedAt: now}
+	if _, _, err := st.CreateJob(context.Background(), hj, ""); err != nil {
+		t.Fatal(err)
+	}
+	h := hj.ID
+	if resp, err := http.Post(base+"/api/v1/jobs", "application/json", strings.NewReader(`{"name":"j","app":{"appResource":"local:///a.jar","mainClass":"a.B"},"executors":1,"executorCores":1,"executorMemoryMB":1024,"labels":{"team":`+quote(hostile)+`}}`)); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a job labelled with team %q: %v %v, want 400", hostile, resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	b0 := now.Add(-3 * time.Hour).Truncate(time.Minute)
 	var entries []scheduler.LedgerEntry
 	for i := 0; i < 3; i++ {

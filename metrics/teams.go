@@ -11,8 +11,7 @@ import (
 
 // Per-team metrics with bounded label cardinality: the TeamSeries teams
 // with the largest attributed cost have their own series, every other
-// team is summed into team="other" (a real team named "other" is summed
-// there too). The figures come from the cost ledger (cumulative since it
+// team is summed into team="(other)", which no team's name can be. The figures come from the cost ledger (cumulative since it
 // began) and the budget tracker; they are read at most every
 // teamCacheFor, since summing the ledger by team is a scan.
 
@@ -20,7 +19,7 @@ import (
 const DefaultTeamSeries = 10
 
 // OtherTeam is the label of the teams beyond the top DefaultTeamSeries.
-const OtherTeam = "other"
+const OtherTeam = "(other)"
 
 const teamCacheFor = 30 * time.Second
 
@@ -46,7 +45,10 @@ type TeamSource interface {
 }
 
 // FoldTeams keeps the n teams of largest cost (ties by name) and sums the
-// rest into OtherTeam. The default team "" is named "default".
+// rest into OtherTeam. The default team "" is named "(default)". Neither
+// label can be a team's name (teams.NameRE has no parentheses), so no
+// team's series can collide with them (two series of one label set make
+// /metrics answer 500).
 func FoldTeams(totals map[string]TeamTotal, n int) map[string]TeamTotal {
 	names := make([]string, 0, len(totals))
 	for t := range totals {
@@ -77,7 +79,7 @@ func FoldTeams(totals map[string]TeamTotal, n int) map[string]TeamTotal {
 
 func teamLabel(t string) string {
 	if t == "" {
-		return "default"
+		return "(default)"
 	}
 	return t
 }
@@ -101,7 +103,7 @@ type teamCollector struct {
 }
 
 // WatchTeams adds the per-team metrics, read from src (n teams named, the
-// rest "other"; n <= 0: DefaultTeamSeries).
+// rest "(other)"; n <= 0: DefaultTeamSeries).
 func (m *Metrics) WatchTeams(src TeamSource, n int) {
 	if m == nil || src == nil {
 		return
@@ -110,7 +112,7 @@ func (m *Metrics) WatchTeams(src TeamSource, n int) {
 		n = DefaultTeamSeries
 	}
 	c := &teamCollector{src: src, n: n,
-		cost:   prometheus.NewDesc("sparkpack_team_cost_usd_total", "Cost attributed to each team's jobs (their dominant share of the agents they held), from the cost ledger; the top teams by cost are named, the rest summed as team=\"other\".", []string{"team"}, nil),
+		cost:   prometheus.NewDesc("sparkpack_team_cost_usd_total", "Cost attributed to each team's jobs (their dominant share of the agents they held), from the cost ledger; the top teams by cost are named, the rest summed as team=\"(other)\"; the default team is team=\"(default)\".", []string{"team"}, nil),
 		cpu:    prometheus.NewDesc("sparkpack_team_cpu_seconds_total", "Cpu-seconds held by each team's jobs (reservations and drivers), from the cost ledger.", []string{"team"}, nil),
 		mem:    prometheus.NewDesc("sparkpack_team_memory_mib_seconds_total", "MiB-seconds held by each team's jobs, from the cost ledger.", []string{"team"}, nil),
 		idle:   prometheus.NewDesc("sparkpack_idle_cost_usd_total", "The part of the cost meter no job held (capacity of active agents beyond their jobs' shares); the teams' costs plus this add up to the meter.", nil, nil),

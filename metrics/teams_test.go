@@ -15,7 +15,7 @@ func TestFoldTeams(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	got = FoldTeams(totals, 10)
-	if len(got) != 5 || got["default"].CostUSD != 1 {
+	if len(got) != 5 || got["(default)"].CostUSD != 1 {
 		t.Fatalf("%+v", got)
 	}
 }
@@ -81,5 +81,35 @@ func TestTeamMetricsBounded(t *testing.T) {
 	}
 	if src.calls != 1 {
 		t.Errorf("the ledger was read %d times for 2 scrapes within %s", src.calls, teamCacheFor)
+	}
+}
+
+// TestTeamMetricsNamesCannotCollide: a team named "default" or "other"
+// beside the default team and the summed rest, each with a budget, gives
+// distinct series (with "default" as the default team's label, /metrics
+// answered 500 for two series of one label set).
+func TestTeamMetricsNamesCannotCollide(t *testing.T) {
+	m := New(nil)
+	src := &fakeTeams{n: 0, budget: map[string]TeamBudget{
+		"": {BudgetUSD: 1}, "default": {BudgetUSD: 2}, "other": {BudgetUSD: 3}}}
+	m.WatchTeams(src, 1)
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		if f.GetName() == "sparkpack_team_budget_usd" {
+			for _, s := range f.Metric {
+				got[s.Label[0].GetValue()] = s.GetGauge().GetValue()
+			}
+		}
+	}
+	if len(got) != 3 || got["(default)"] != 1 || got["default"] != 2 || got["other"] != 3 {
+		t.Fatalf("budget series %v", got)
+	}
+	folded := FoldTeams(map[string]TeamTotal{"": {CostUSD: 1}, "default": {CostUSD: 2}, "other": {CostUSD: 3}, "x": {CostUSD: 0.5}}, 3)
+	if len(folded) != 4 || folded["(default)"].CostUSD != 1 || folded["default"].CostUSD != 2 || folded["other"].CostUSD != 3 || folded[OtherTeam].CostUSD != 0.5 {
+		t.Fatalf("folded %v", folded)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/internal/strictjson"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // FieldError is a validation error that names the offending field, in the
@@ -284,6 +285,11 @@ func (s *Spec) Validate() error {
 		if err := checkText("labels."+k, v, 256, true); err != nil {
 			return err
 		}
+	}
+	// The team label names the job's team (without a token's team): it
+	// must be a name the teams file can configure.
+	if v, ok := s.Labels[TeamLabel]; ok && !teams.NameRE.MatchString(v) {
+		return fieldErr("labels."+TeamLabel, "%q is not a team name: letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", truncate(v, 80))
 	}
 	return nil
 }

@@ -94,6 +94,10 @@ func TestMigrationsUpgradeWithData(t *testing.T) {
 		if j.NotBeforeAt() != nil {
 			t.Errorf("job %s: notBefore %v from nowhere", id, j.NotBeforeAt())
 		}
+		// Its team label makes it the team's (migration 0017).
+		if j.Team != "analytics" {
+			t.Errorf("job %s labelled team=analytics belongs to team %q after the upgrade", id, j.Team)
+		}
 	}
 	if d, err := s.DriverLaunch(ctx, running, 2); err != nil || d.TaskID != "task-run-2" || d.AgentID != "agent-b" {
 		t.Errorf("launch 2 of the running job: %+v, %v", d, err)
