@@ -3,6 +3,7 @@ package chargeback
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +147,10 @@ func Decide(budgets map[string]Budget, spend map[string]Spend, now time.Time) []
 	return out
 }
 
+// teamNameRE is teams.NameRE (a budget names a team a teams file or a
+// token could; kept here so that this package imports no teams policy).
+var teamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
 // ParseStatic reads "team=USD/day[:hold|reject],..." (e.g.
 // "analytics=50/day:reject,etl=1000/month"; hold is the default action;
 // "(default)" names the default team). Errors name the entry.
@@ -163,6 +168,8 @@ func ParseStatic(s string) (Static, error) {
 		}
 		if team == "(default)" {
 			team = ""
+		} else if !teamNameRE.MatchString(team) {
+			return nil, fmt.Errorf("budget %q: %q is not a team name (letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit; (default) for the default team)", part, team)
 		}
 		amount, action, _ := strings.Cut(rest, ":")
 		usd, per, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(amount), "$"), "/")

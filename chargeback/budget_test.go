@@ -28,6 +28,8 @@ func TestParseStatic(t *testing.T) {
 		{"a=NaN/day", "amount"},
 		{"a=5/day:kill", "action must be hold or reject"},
 		{"a=5/day,a=6/day", "two budgets"},
+		{"a b=5/day", "not a team name"},
+		{"-x=5/day", "not a team name"},
 	} {
 		if _, err := ParseStatic(bad.in); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "budget") {
 			t.Errorf("%q: %v, want an error saying %q", bad.in, err, bad.want)
