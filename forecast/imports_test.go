@@ -1,0 +1,15 @@
+package forecast
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sparkpack/sparkpack/internal/importcheck"
+)
+
+// TestImports: no database/sql, net/http, mesos-go nor any sparkpack package (doc.go).
+func TestImports(t *testing.T) {
+	importcheck.Check(t, func(p string) bool {
+		return !strings.HasPrefix(p, "database/") && !strings.HasPrefix(p, "net") && p != "os" && !strings.Contains(p, "mesos") && !strings.HasPrefix(p, "github.com/sparkpack/")
+	})
+}
