@@ -259,8 +259,38 @@ func (m *Model) Predictor(k scheduler.RunKey, pl perfmodel.Placement) perfmodel.
 
 // RightSize chooses the executors of a job submitted with "executors":
 // "auto" (scheduler.RightSize with this model); other jobs are left alone.
+// Once the job's signature has a model of its own, the count stays among
+// the counts its runs had (perfmodel.Book.ExecutorRange, within the
+// user's min/max): outside, the curve extrapolates, and when the runs'
+// counts followed their sizes it cannot tell the count's effect from the
+// size's (as the simulator's --executors auto). When the user's bounds
+// and that range do not meet, the user's bounds alone decide.
 func (m *Model) RightSize(j *scheduler.Job, now time.Time) error {
-	return scheduler.RightSize(m, j, now)
+	if !j.AutoExecutors() {
+		return nil
+	}
+	m.mu.Lock()
+	lo, hi, ok := m.book.ExecutorRange(scheduler.RunKeyOf(j).Signature)
+	m.mu.Unlock()
+	if !ok {
+		return scheduler.RightSize(m, j, now)
+	}
+	umin, umax := max(1, j.MinExecutors), j.MaxExecutors
+	if umax == 0 {
+		umax = max(umin, scheduler.DefaultAutoMaxExecutors)
+	}
+	bmin, bmax := max(umin, lo), min(umax, hi)
+	if bmin > bmax {
+		return scheduler.RightSize(m, j, now)
+	}
+	c := *j
+	c.MinExecutors, c.MaxExecutors = bmin, bmax
+	if err := scheduler.RightSize(m, &c, now); err != nil {
+		return err
+	}
+	c.Sizing.Reason += fmt.Sprintf(" (among the %d-%d executors its runs had)", lo, hi)
+	j.Executors, j.Sizing = c.Executors, c.Sizing
+	return nil
 }
 
 // Summaries is what the model knows of each signature, sorted by name

@@ -181,6 +181,36 @@ func TestRightSizeFromHistory(t *testing.T) {
 	}
 }
 
+// TestRightSizeKeepsToTheRunsCounts: a signature whose runs had 2-4
+// executors is not sized beyond them (its curve extrapolates there), even
+// where the knee of that curve lies further out; user bounds that miss
+// the range decide alone.
+func TestRightSizeKeepsToTheRunsCounts(t *testing.T) {
+	m := New()
+	for i, r := range runs(12, 5) {
+		r.Executors = 2 + i%3
+		r.Seconds = truth(r.Executors)
+		r.EndedAt = r.StartedAt.Add(time.Duration(r.Seconds * float64(time.Second)))
+		m.Observe(r)
+	}
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	app := scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"}
+	free := &scheduler.Job{Spec: scheduler.Spec{App: app, Sizing: &scheduler.Sizing{Auto: true}}}
+	if err := m.RightSize(free, now); err != nil {
+		t.Fatal(err)
+	}
+	if free.Executors < 2 || free.Executors > 4 || free.Sizing.Executors != free.Executors || !strings.Contains(free.Sizing.Reason, "2-4 executors its runs had") {
+		t.Fatalf("sized %d beyond the runs' 2-4: %+v", free.Executors, free.Sizing)
+	}
+	apart := &scheduler.Job{Spec: scheduler.Spec{App: app, Sizing: &scheduler.Sizing{Auto: true}, MinExecutors: 6, MaxExecutors: 10}}
+	if err := m.RightSize(apart, now); err != nil {
+		t.Fatal(err)
+	}
+	if apart.Executors < 6 || apart.Executors > 10 {
+		t.Fatalf("user bounds 6-10: got %d (%+v)", apart.Executors, apart.Sizing)
+	}
+}
+
 // TestConcurrentUse: observing, predicting, right-sizing and summarising
 // from many goroutines at once (run with -race).
 func TestConcurrentUse(t *testing.T) {
