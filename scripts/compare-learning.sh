@@ -12,7 +12,10 @@
 #   (iii) the learned model's MAPE on runs of signatures with 10 runs before;
 #   (iv)  dap with learned estimates, the users' executor counts against
 #         --executors auto; and, as a bound, auto sized on the truth
-#         (--estimates oracle --executors auto) against oracle estimates.
+#         (--estimates oracle --executors auto) against oracle estimates;
+#         each for users who size by input (--user-executors proportional,
+#         the generators' default) and users of habit (habit: one count per
+#         signature from 2, 4, 8, 16).
 #
 # Usage: scripts/compare-learning.sh [tuning|heldout|all] > tables.md
 # Markdown goes to stdout, progress to stderr. A few minutes on 2 cores.
@@ -37,6 +40,12 @@ one() { # set mix class hours jobs seeds
 	"$bin" simulate "${args[@]}" --estimates oracle --policies dap > "$out/$set.$mix.$class.oracle.json"
 	"$bin" simulate "${args[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --executors auto --policies dap > "$out/$set.$mix.$class.oauto.json"
+	# (iv) with users of habit: one count per signature (--user-executors habit).
+	local h=(--user-executors habit --policies dap)
+	"$bin" simulate "${args[@]}" "${h[@]}" --estimates learned > "$out/$set.$mix.$class.hlearned.json"
+	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle > "$out/$set.$mix.$class.horacle.json"
+	"$bin" simulate "${args[@]}" "${h[@]}" --estimates learned --executors auto > "$out/$set.$mix.$class.hauto.json"
+	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle --executors auto > "$out/$set.$mix.$class.hoauto.json"
 }
 if [ "$which" != heldout ]; then
 	one tuning etl-light-shuffle light 0,22,16 50 1-3
@@ -96,15 +105,16 @@ for k in keys:
     print("| %s | %s | %s | %.1f / %.1f | %+.1f | %.2f / %.2f | %.1f%% (%d) |" % (k + (om, lm, lm - om, oc, lc, mape, mruns)))
 
 print("\n#### (iv) dap with learned estimates: the users' executor counts against `--executors auto`\n")
-print("| set | mix | hours | sizer | cost $ user / auto | auto vs user | missed % user / auto | mean executors user / auto | jobs sized (changed) |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| set | mix | hours | users | sizer | cost $ user / auto | auto vs user | missed % user / auto | mean executors user / auto | jobs sized (changed) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for k in keys:
-    for name, um_, am_ in (("learned", "learned", "auto"), ("truth (bound)", "oracle", "oauto")):
+    for users, name, um_, am_ in (("proportional", "learned", "learned", "auto"), ("proportional", "truth (bound)", "oracle", "oauto"),
+                                  ("habit", "learned", "hlearned", "hauto"), ("habit", "truth (bound)", "horacle", "hoauto")):
         u, a = pol(load(k, um_), "dap"), pol(load(k, am_), "dap")
         (uc, um), (ac, am) = agg(u), agg(a)
         ue = sum(r.get("mean_executors", 0) for r in u) / len(u)
         ae = sum(r.get("mean_executors", 0) for r in a) / len(a)
         sz = sum(r.get("auto_sized_jobs", 0) for r in a)
         ch = sum(r.get("auto_changed_jobs", 0) for r in a)
-        print("| %s | %s | %s | %s | %.3f / %.3f | %+.1f%% | %.1f / %.1f | %.2f / %.2f | %d (%d) |" % (k + (name, uc, ac, 100 * (ac / uc - 1), um, am, ue, ae, sz, ch)))
+        print("| %s | %s | %s | %s | %s | %.3f / %.3f | %+.1f%% | %.1f / %.1f | %.2f / %.2f | %d (%d) |" % (k + (users, name, uc, ac, 100 * (ac / uc - 1), um, am, ue, ae, sz, ch)))
 PY

@@ -13,7 +13,8 @@ import (
 const (
 	// ExecutorsUser: every job runs with the count its user chose (the
 	// mix's: one up to 256 MiB of input, one more per doubling, at most
-	// 16); the behaviour before.
+	// 16; with --user-executors habit one count per signature,
+	// workload.Habit); the behaviour before.
 	ExecutorsUser = "user"
 	// ExecutorsAuto: every job asks for "executors": "auto" (issue 27):
 	// once its signature's model has LearnWarmup runs of its own, the

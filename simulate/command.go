@@ -52,6 +52,7 @@ type flags struct {
 	preemptMaxShare                         float64
 	maxPreemptions                          int
 	estimates, appType, mix, executors      string
+	userExecutors                           string
 	estimateError, runNoise                 float64
 	warmPool, warmHistory                   bool
 	missCost                                float64
@@ -107,6 +108,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Float64Var(&f.estimateError, "estimate-error", 0.5, "with --estimates user or learned: sigma of the log-normal error of the users' estimates (0 to 5)")
 	fs.Float64Var(&f.runNoise, "run-noise", 0, "multiply every job's simulated run time by exp(N(0, SIGMA)), drawn per job with the seed (0 to 5;\n0: runs take exactly what the performance model says)")
 	fs.StringVar(&f.appType, "app-type", AppTypeKnown, "known (placement infers the application type from the main class) or hidden (opaque main classes:\npolicies see no application type and fall back)")
+	fs.StringVar(&f.userExecutors, "user-executors", workload.UserExecutorsProportional, "how the simulated users choose a job's executor count (--workload thesis or --mix): proportional\n(one up to 256 MiB of input, one more per doubling, at most 16) or habit (one count per signature,\ndrawn once from 2, 4, 8, 16, whatever the input; docs/simulation.md)")
 	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
 	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
 	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
@@ -175,6 +177,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := checkExecutors(f.executors); err != nil {
 		return fmt.Errorf("simulate: --%w", err)
+	}
+	switch f.userExecutors {
+	case workload.UserExecutorsProportional:
+	case workload.UserExecutorsHabit:
+		if f.workload != WorkloadThesis && f.mix == "" {
+			return fmt.Errorf("simulate: --user-executors habit: use it with --workload thesis or --mix (the trace's jobs have no signature)")
+		}
+	default:
+		return fmt.Errorf("simulate: --user-executors %q: want proportional or habit", f.userExecutors)
 	}
 	switch f.appType {
 	case AppTypeKnown, AppTypeHidden:
@@ -284,6 +295,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					wl = model.Thesis(arrivals, workload.DefaultThesisMix, seed)
 				} else {
 					wl = model.FromTrace(Scale(arrivals, f.scale))
+				}
+				if f.userExecutors == workload.UserExecutorsHabit {
+					wl = workload.Habit(wl, seed)
 				}
 				if f.workload == WorkloadThesis && f.scale != 1 {
 					wl = scaleWorkload(wl, f.scale)

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,6 +143,8 @@ func TestCommandEstimateFlags(t *testing.T) {
 		{[]string{"--run-noise", "9"}, "--run-noise"},
 		{[]string{"--app-type", "guessed"}, "--app-type"},
 		{[]string{"--executors", "many"}, "--executors"},
+		{[]string{"--user-executors", "sometimes"}, "--user-executors"},
+		{[]string{"--user-executors", "habit", "--workload", "trace"}, "--user-executors"},
 		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
 		{[]string{"--mix", bad}, "kinds[0].shuffleRatio"},
 		{[]string{"--mix", "../examples/mixes/iterative-graph.json", "--workload", "trace"}, "--mix"},
@@ -158,6 +161,22 @@ func TestCommandEstimateFlags(t *testing.T) {
 	}
 	if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
 		t.Errorf("output:\n%s", out)
+	}
+	// Users of habit run other counts than users who size by input.
+	mean := func(users string) float64 {
+		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--hour", "0", "--jobs", "20", "--policies", "dap", "--format", "json",
+			"--mix", "../examples/mixes/iterative-graph.json", "--user-executors", users)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []Result
+		if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 1 {
+			t.Fatalf("%s: %v\n%s", users, err, out)
+		}
+		return rs[0].MeanExecutors
+	}
+	if p, h := mean("proportional"), mean("habit"); p == h || !(p > 0) || !(h >= 2) {
+		t.Errorf("mean executors: proportional %g, habit %g", p, h)
 	}
 }
 

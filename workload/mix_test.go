@@ -2,10 +2,12 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -152,4 +154,36 @@ func FuzzParseMix(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHabit: one count per signature, from HabitCounts, whatever the
+// input; the same for the same seed, and not the same habit for every
+// signature across seeds.
+func TestHabit(t *testing.T) {
+	arr := make([]TraceJob, 200)
+	for i := range arr {
+		arr[i] = TraceJob{ID: fmt.Sprintf("j%d", i)}
+	}
+	seen := map[int]bool{}
+	for seed := uint64(1); seed <= 8; seed++ {
+		a := Habit(DefaultModel.Thesis(arr, DefaultThesisMix, seed), seed)
+		b := Habit(DefaultModel.Thesis(arr, DefaultThesisMix, seed), seed)
+		per := map[AppType]int{}
+		for i, j := range a {
+			if j.Profile.Executors != b[i].Profile.Executors {
+				t.Fatalf("seed %d: not deterministic", seed)
+			}
+			if n, ok := per[j.Profile.App]; ok && n != j.Profile.Executors {
+				t.Fatalf("seed %d: %s has %d and %d executors", seed, j.Profile.App, n, j.Profile.Executors)
+			}
+			per[j.Profile.App] = j.Profile.Executors
+			if !slices.Contains(HabitCounts, j.Profile.Executors) {
+				t.Fatalf("count %d not a habit", j.Profile.Executors)
+			}
+			seen[j.Profile.Executors] = true
+		}
+	}
+	if len(seen) < 3 {
+		t.Fatalf("habits drawn: %v", seen)
+	}
 }
