@@ -125,6 +125,21 @@ func TestE2EAutoExecutorsFromLearnedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The new process loads the history in the background (until then it
+	// right-sizes with the prior, docs/learning.md): wait for it.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(sp.API + "/api/v1/models")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if bytes.Contains(b, []byte(`"signature":"etl-daily"`)) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted process did not load the run history")
+		}
+	}
 	auto := job("auto")
 	auto["executors"], auto["maxExecutors"], auto["deadline"] = "auto", 8, 30
 	body, _ := json.Marshal(auto)

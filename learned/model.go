@@ -2,7 +2,6 @@ package learned
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +42,9 @@ type Model struct {
 	version atomic.Uint64
 	// fol is where Catchup reads the history from (follow.go).
 	fol follow
+	// loads are the reloads under way: each keeps the runs Observe
+	// learned meanwhile, to add those its read missed (load.go).
+	loads []*pending
 }
 
 // New is an empty model: every prediction is the prior's (ok=false).
@@ -91,41 +93,14 @@ func (m *Model) Observe(r scheduler.RunRecord) {
 	if ok {
 		m.runs++
 		clear(m.corr)
+		for _, p := range m.loads {
+			p.runs = append(p.runs, r)
+		}
 	}
 	m.mu.Unlock()
 	if ok {
 		m.version.Add(1)
 	}
-}
-
-// Load replaces what the model knows with runs (oldest first).
-func (m *Model) Load(runs []scheduler.RunRecord) int {
-	b, e, t := perfmodel.NewBook(), perfmodel.NewEstimates(), perfmodel.NewEstimates()
-	n := 0
-	for _, r := range runs {
-		if observe(b, e, t, r) {
-			n++
-		}
-	}
-	m.mu.Lock()
-	m.book, m.est, m.teams, m.runs = b, e, t, n
-	m.corr = map[corrKey]perfmodel.Corrected{}
-	m.fol.reset(runs)
-	m.mu.Unlock()
-	m.version.Add(1)
-	return n
-}
-
-// Reload reads the latest DefaultLoad runs of the history and replaces
-// what the model knows with them (at start, on becoming leader: the runs
-// another instance recorded while leading count too). It returns how many
-// finished runs it learned from.
-func (m *Model) Reload(ctx context.Context, h History) (int, error) {
-	runs, err := h.RunHistory(ctx, DefaultLoad)
-	if err != nil {
-		return 0, fmt.Errorf("learned: load the run history: %w", err)
-	}
-	return m.Load(runs), nil
 }
 
 // Runs is how many finished runs the model learned from.

@@ -65,6 +65,10 @@ type leadership struct {
 	leading      bool
 	stale        bool
 	followFailed bool
+	// history and startTerm replace the store's run history and
+	// startLive when set (tests).
+	history   learned.History
+	startTerm func(context.Context, leader.Lease) (*live, error)
 
 	cur atomic.Pointer[live]
 	// ledUntil is when this instance last stopped leading (unix nanos).
@@ -122,10 +126,8 @@ func (h *leadership) run(ctx context.Context) {
 func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 	log := h.log.WithFields(logrus.Fields{"instance": h.c.ha.instance, "token": lease.Token})
 	started := time.Now()
-	// The runs recorded while another instance led count too.
 	h.modelMu.Lock()
 	h.leading = true
-	h.loadModel(ctx, log)
 	h.modelMu.Unlock()
 	defer func() {
 		// The core taught the model runs it read no ID of: the next
@@ -134,7 +136,12 @@ func (h *leadership) lead(ctx context.Context, lease leader.Lease) {
 		h.leading, h.stale = false, true
 		h.modelMu.Unlock()
 	}()
-	lv, err := startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check, h.model)
+	// The runs recorded while another instance led count too; the
+	// scheduler does not wait for them (docs/learning.md, "Loading in the
+	// background"): it starts with what the model knew, and the load
+	// stops when the term does.
+	defer h.loadModelInBackground(ctx, log)()
+	lv, err := h.startScheduler(ctx, lease)
 	if err != nil {
 		log.WithError(err).Error("cannot start the scheduler as leader; stepping down so another instance can try")
 		return
@@ -384,15 +391,56 @@ func preflight(mc mesosConfig, log *logrus.Logger) error {
 	return nil
 }
 
+// startScheduler starts the term's scheduler and Mesos framework on the
+// store fenced with lease's token (startTerm instead when set: tests).
+func (h *leadership) startScheduler(ctx context.Context, lease leader.Lease) (*live, error) {
+	if h.startTerm != nil {
+		return h.startTerm(ctx, lease)
+	}
+	return startLive(ctx, h.c.mesos, h.c.policy, h.st.Fenced(lease.Token), h.broker, h.m, h.log, h.el.Check, h.model)
+}
+
+// runHistory is where the model loads the run history from: the store
+// (history when set: tests).
+func (h *leadership) runHistory() learned.History {
+	if h.history != nil {
+		return h.history
+	}
+	return h.st
+}
+
+// loadModelInBackground reloads the model from the run history in a
+// goroutine owned by the returned stop, which cancels the load (when not
+// done yet) and waits for it: the model answers with what it knew until
+// the load swaps in what it built.
+func (h *leadership) loadModelInBackground(ctx context.Context, log logrus.FieldLogger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.loadModel(ctx, log)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // loadModel (re)loads the learned run-time model from the run history; on
 // failure the model keeps what it knew (the prior at worst).
 func (h *leadership) loadModel(ctx context.Context, log logrus.FieldLogger) {
-	n, err := h.model.Reload(ctx, h.st)
+	started := time.Now()
+	n, err := h.model.Reload(ctx, h.runHistory())
 	if err != nil {
+		if ctx.Err() != nil {
+			log.WithError(err).Debug("run history load stopped")
+			return
+		}
 		log.WithError(err).Warn("cannot load the run history; run times are learned from the runs that end from now on")
 		return
 	}
-	log.WithFields(logrus.Fields{"runs": n, "signatures": len(h.model.Summaries())}).Info("learned run-time model loaded from the run history")
+	log.WithFields(logrus.Fields{"runs": n, "signatures": len(h.model.Summaries()), "took": time.Since(started).Round(time.Millisecond).String()}).
+		Info("learned run-time model loaded from the run history")
 }
 
 // RightSize is the API's right-sizing of "executors": "auto" jobs.

@@ -338,7 +338,6 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		acfg.JobCosts, acfg.Logs, acfg.Preview = ha.JobCosts, ha, ha.Preview
 		acfg.Forecast = ha.Forecast
 		acfg.RightSize = ha.RightSize
-		ha.loadModel(ctx, log)
 		mv := modelsView{m: ha.Models()}
 		acfg.Models, acfg.JobPrediction = mv, mv.jobPrediction
 		if certs != nil && c.mesos.caFile != "" {
@@ -348,6 +347,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 		log.WithFields(logrus.Fields{"mesos_master": c.mesos.master, "instance": c.ha.instance, "advertise": c.ha.advertise}).
 			Info("campaigning for leadership: the leader runs the scheduler and the Mesos framework")
+		// The model loads while the instance serves (and campaigns): until
+		// then it predicts with the prior (docs/learning.md).
+		haWG.Add(1)
+		go func() { defer haWG.Done(); ha.loadModel(liveCtx, log) }()
 		haWG.Add(1)
 		go func() { defer haWG.Done(); ha.run(liveCtx) }()
 		haWG.Add(1)
