@@ -2,6 +2,7 @@ package learned
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
