@@ -291,17 +291,11 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			l.views.put(ver, views)
 		}
 	}
-	out := api.ClusterView{Agents: make([]api.AgentView, len(views))}
-	copy(out.Agents, views)
+	// The views are shared between requests; the page copies its agents.
+	out := api.ClusterView{Agents: views}
 	if l.power != nil {
 		// Power states change without the cluster's version: read now.
-		for i := range out.Agents {
-			v := &out.Agents[i]
-			v.Power = string(l.power.StateOf(v.ID))
-			if v.State == "off" && v.Power == string(power.StateOn) {
-				v.Power = "" // gone without power management (lost)
-			}
-		}
+		out.PowerOf = func(id, state string) string { return agentPower(l.power.StateOf(id), state) }
 	}
 	return out, nil
 }
