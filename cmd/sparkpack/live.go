@@ -457,10 +457,10 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 				l.broker.Publish("cluster", map[string]int{"activeAgents": active})
 			}
 		}
-		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.Cost().TotalUSD, l.bill.get(ctx))
+		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.CostTotals().TotalUSD, l.bill.get(ctx))
 		l.refreshGauges()
 		if active > 0 { // the bill grows only while agents are active
-			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
+			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.CostTotals().TotalUSD})
 		}
 	}
 }
@@ -497,7 +497,7 @@ func (l *live) refreshGauges() {
 	l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
 	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
 	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
-	r := l.core.Cost()
+	r := l.core.CostTotals()
 	l.metrics.SetCost(l.costBase.get()+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
 	if b := l.bill.get(context.Background()); b != nil {
 		l.metrics.SetPowerSavings(b.AlwaysOnUSD - b.TotalUSD)
