@@ -68,20 +68,27 @@ func parseClusterQuery(q url.Values) (ClusterQuery, string, error) {
 var errBadClusterCursor = fmt.Errorf("unknown cursor; use the 'next' value of a previous page")
 
 // clusterPage summarises the whole view and cuts out the page q asks for.
-// A cursor is the id of the last agent of the previous page.
+// A cursor is the id of the last agent of the previous page. v.Agents is
+// only read: the page is a copy of its own agents (at most q's limit), so
+// a request costs that copy, not one of the whole cluster.
 func clusterPage(v ClusterView, q ClusterQuery) (ClusterView, error) {
 	sum := ClusterSummary{Agents: len(v.Agents), ByState: map[string]int{"idle": 0, "active": 0, "off": 0}}
-	sel := v.Agents
-	if q.State != "" {
-		sel = make([]AgentView, 0, len(v.Agents))
+	powerOf := func(a *AgentView) string {
+		if v.PowerOf != nil {
+			return v.PowerOf(a.ID, a.State)
+		}
+		return a.Power
 	}
-	for _, a := range v.Agents {
+	// sel holds the selected agents' indices when q filters by state.
+	var sel []int32
+	for i := range v.Agents {
+		a := &v.Agents[i]
 		sum.ByState[a.State]++
-		if a.Power != "" {
+		if p := powerOf(a); p != "" {
 			if sum.ByPower == nil {
 				sum.ByPower = map[string]int{}
 			}
-			sum.ByPower[a.Power]++
+			sum.ByPower[p]++
 		}
 		sum.CPUs += a.CPUs
 		sum.MemMB += a.MemMB
@@ -91,15 +98,21 @@ func clusterPage(v ClusterView, q ClusterQuery) (ClusterView, error) {
 			sum.PricePerHour += a.PricePerHour
 		}
 		if q.State != "" && a.State == q.State {
-			sel = append(sel, a)
+			sel = append(sel, int32(i))
 		}
+	}
+	n := len(v.Agents)
+	at := func(k int) *AgentView { return &v.Agents[k] }
+	if q.State != "" {
+		n = len(sel)
+		at = func(k int) *AgentView { return &v.Agents[sel[k]] }
 	}
 	start := 0
 	if q.Cursor != "" {
 		start = -1
-		for i, a := range sel {
-			if a.ID == q.Cursor {
-				start = i + 1
+		for k := 0; k < n; k++ {
+			if at(k).ID == q.Cursor {
+				start = k + 1
 				break
 			}
 		}
@@ -111,13 +124,15 @@ func clusterPage(v ClusterView, q ClusterQuery) (ClusterView, error) {
 	if limit <= 0 {
 		limit = DefaultClusterPageLimit
 	}
-	end := min(start+limit, len(sel))
-	out := ClusterView{Agents: sel[start:end], Summary: &sum, Total: len(sel)}
-	if end < len(sel) && end > start {
-		out.Next = sel[end-1].ID
+	end := min(start+limit, n)
+	out := ClusterView{Agents: make([]AgentView, 0, end-start), Summary: &sum, Total: n}
+	for k := start; k < end; k++ {
+		a := *at(k)
+		a.Power = powerOf(&a)
+		out.Agents = append(out.Agents, a)
 	}
-	if out.Agents == nil {
-		out.Agents = []AgentView{}
+	if end < n && end > start {
+		out.Next = at(end - 1).ID
 	}
 	return out, nil
 }

@@ -7,7 +7,10 @@ import (
 	"math/rand"
 	"net/http"
 	"net/url"
+	"runtime"
+	"slices"
 	"testing"
+	"unsafe"
 )
 
 func testAgents(n int) []AgentView {
@@ -153,5 +156,51 @@ func TestClusterEndpointPages(t *testing.T) {
 		if code != http.StatusBadRequest || body["field"] != field || body["error"] == "" {
 			t.Errorf("%s: %d %v, want 400 naming %q", path, code, body, field)
 		}
+	}
+}
+
+// A page of a large cluster copies its own agents, not the cluster's: the
+// view's agents are a snapshot shared by every request (issue 30).
+func TestClusterPageCopiesOnlyItsPage(t *testing.T) {
+	const n = 10000
+	all := testAgents(n)
+	before := slices.Clone(all)
+	v := ClusterView{Agents: all, PowerOf: func(id, state string) string {
+		if state == "off" {
+			return "off"
+		}
+		return "on"
+	}}
+	agentSize := int(unsafe.Sizeof(AgentView{}))
+	for _, q := range []ClusterQuery{{Limit: 10}, {Limit: 10, State: "idle"}, {Limit: 10, State: "off", Cursor: "S2"}} {
+		var page ClusterView
+		var err error
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		for range 10 {
+			page, err = clusterPage(v, q)
+		}
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatalf("%+v: %v", q, err)
+		}
+		// The bound is a twentieth of one copy of the cluster's agents per
+		// page: the page (10 agents), the summary and a state filter's
+		// indices (4 bytes an agent) fit under it.
+		if perPage := int(m1.TotalAlloc-m0.TotalAlloc) / 10; perPage > n*agentSize/20 {
+			t.Errorf("%+v: %d bytes allocated per page, want at most %d (one copy of the agents is %d)", q, perPage, n*agentSize/20, n*agentSize)
+		}
+		if len(page.Agents) != 10 || page.Summary.ByPower["on"] != n-n/3 || page.Summary.ByPower["off"] != n/3 {
+			t.Fatalf("%+v: %d agents, summary %+v", q, len(page.Agents), page.Summary)
+		}
+		for _, a := range page.Agents {
+			if a.Power == "" || (q.State != "" && a.State != q.State) {
+				t.Fatalf("%+v: page agent %+v", q, a)
+			}
+		}
+	}
+	if !slices.EqualFunc(all, before, func(a, b AgentView) bool { return a.ID == b.ID && a.Power == b.Power && a.State == b.State }) {
+		t.Fatal("clusterPage changed the shared agents")
 	}
 }

@@ -66,6 +66,11 @@ type ClusterView struct {
 	Total int `json:"total"`
 	// Next is the cursor of the next page; empty on the last.
 	Next string `json:"next"`
+	// PowerOf, when set, gives an agent's power state now (from its id
+	// and state); Agents are then a snapshot shared between requests,
+	// never changed: the page copies only its own agents and sets their
+	// Power from it. Not part of the JSON.
+	PowerOf func(id, state string) string `json:"-"`
 }
 
 // QueuedJobView is a waiting job in GET /api/v1/queues.

@@ -107,10 +107,11 @@ func (o *Operator) agentsSince(ctx context.Context, t time.Time) (*agentsFetch, 
 // (agentsdecode.go).
 // Only the agents that changed since the last answer are decoded again.
 func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, []uint64, error) {
-	b, err := o.callRaw(ctx, &master.Call{Type: master.Call_GET_AGENTS})
+	b, err := o.callRaw(ctx, &master.Call{Type: master.Call_GET_AGENTS}, o.agentsSize.Load())
 	if err != nil {
 		return nil, nil, err
 	}
+	o.agentsSize.Store(int64(len(b)))
 	if len(b) == 0 {
 		return nil, nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
 	}

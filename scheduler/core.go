@@ -270,6 +270,9 @@ func (c *Core) CostMeter() *CostMeter { return c.cost }
 // Cost is the cluster cost so far (for GET /api/v1/cost).
 func (c *Core) Cost() CostReport { return c.cost.Report(c.clock.Now()) }
 
+// CostTotals is Cost without the per-agent costs and the series.
+func (c *Core) CostTotals() CostReport { return c.cost.Totals(c.clock.Now()) }
+
 // CostCheckpoint is the meter's total now with what it attributed, to
 // save together (CostMeter.Checkpoint).
 func (c *Core) CostCheckpoint() (time.Time, float64, []LedgerEntry) {

@@ -223,12 +223,26 @@ func (m *CostMeter) BurnRateUSDPerHour() float64 {
 // Report is the cost at t: total, burn rate, the series (ending with a
 // point at t) and per-agent figures.
 func (m *CostMeter) Report(t time.Time) CostReport {
+	return m.report(t, true)
+}
+
+// Totals is Report without the per-agent costs and the series: what a
+// gauge or a sample reads, without a list of every agent (30,000 entries
+// on a large cluster) built each time.
+func (m *CostMeter) Totals(t time.Time) CostReport {
+	return m.report(t, false)
+}
+
+func (m *CostMeter) report(t time.Time, full bool) CostReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if t.Before(m.last) {
 		t = m.last
 	}
 	r := CostReport{At: t, TotalUSD: m.totalLocked(t)}
+	if full {
+		r.Agents = make([]AgentCost, 0, len(m.agents))
+	}
 	var burn int64
 	for _, id := range m.sortedLocked() {
 		a := m.agents[id]
@@ -238,12 +252,17 @@ func (m *CostMeter) Report(t time.Time) CostReport {
 			r.ActiveAgents++
 		}
 		r.AgentActiveSeconds += at.Seconds()
-		r.Agents = append(r.Agents, AgentCost{
-			AgentID: id, PriceUSDPerHour: float64(a.price) / 1e6, Active: a.active,
-			ActiveSeconds: at.Seconds(), CostUSD: microUSDHoursToUSD(a.price, at),
-		})
+		if full {
+			r.Agents = append(r.Agents, AgentCost{
+				AgentID: id, PriceUSDPerHour: float64(a.price) / 1e6, Active: a.active,
+				ActiveSeconds: at.Seconds(), CostUSD: microUSDHoursToUSD(a.price, at),
+			})
+		}
 	}
 	r.BurnRateUSDPerHour = float64(burn) / 1e6
+	if !full {
+		return r
+	}
 	r.Series = slices.Clone(m.series)
 	if n := len(r.Series); n == 0 || r.Series[n-1].T.Before(t) {
 		r.Series = append(r.Series, CostPoint{T: t, TotalUSD: r.TotalUSD})

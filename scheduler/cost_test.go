@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,5 +103,33 @@ func TestCostMeterAgentRemoved(t *testing.T) {
 	idle, _ := m.Observe(t0.Add(time.Hour), placement.Snapshot{})
 	if len(idle) != 1 || !near(m.TotalUSD(t0.Add(3*time.Hour)), 1) {
 		t.Fatalf("idle %v total %v", idle, m.TotalUSD(t0.Add(3*time.Hour)))
+	}
+}
+
+// Totals gives Report's totals without building the per-agent list: the
+// dashboard's sampler and the gauges read it every tick, and on a cluster
+// of 30,000 agents the list was most of serve's garbage (issue 30).
+func TestCostMeterTotals(t *testing.T) {
+	m := NewCostMeter(t0)
+	var snap placement.Snapshot
+	for i := range 1000 {
+		snap.Agents = append(snap.Agents, placement.Agent{ID: fmt.Sprintf("a%d", i), PriceMicroUSDPerHour: int64(1000 * (i%7 + 1)), Active: i%3 == 0})
+	}
+	m.Observe(t0, snap)
+	at := t0.Add(90 * time.Minute)
+	full, tot := m.Report(at), m.Totals(at)
+	if tot.TotalUSD != full.TotalUSD || tot.BurnRateUSDPerHour != full.BurnRateUSDPerHour || tot.ActiveAgents != full.ActiveAgents ||
+		tot.AgentActiveSeconds != full.AgentActiveSeconds || !tot.At.Equal(full.At) || full.ActiveAgents != 334 {
+		t.Fatalf("totals %+v, report's %+v", tot, CostReport{At: full.At, TotalUSD: full.TotalUSD, BurnRateUSDPerHour: full.BurnRateUSDPerHour, ActiveAgents: full.ActiveAgents})
+	}
+	if len(tot.Agents) != 0 || len(full.Agents) != 1000 {
+		t.Fatalf("totals list %d agents, report %d", len(tot.Agents), len(full.Agents))
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = m.Totals(at) }); n != 0 {
+		t.Errorf("Totals allocates %v times, want 0", n)
+	}
+	// Report's list is allocated once, at its size.
+	if n := testing.AllocsPerRun(10, func() { _ = m.Report(at) }); n > 3 {
+		t.Errorf("Report allocates %v times, want at most 3 (the list, the series and its point now)", n)
 	}
 }

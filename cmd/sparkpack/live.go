@@ -291,17 +291,11 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			l.views.put(ver, views)
 		}
 	}
-	out := api.ClusterView{Agents: make([]api.AgentView, len(views))}
-	copy(out.Agents, views)
+	// The views are shared between requests; the page copies its agents.
+	out := api.ClusterView{Agents: views}
 	if l.power != nil {
 		// Power states change without the cluster's version: read now.
-		for i := range out.Agents {
-			v := &out.Agents[i]
-			v.Power = string(l.power.StateOf(v.ID))
-			if v.State == "off" && v.Power == string(power.StateOn) {
-				v.Power = "" // gone without power management (lost)
-			}
-		}
+		out.PowerOf = func(id, state string) string { return agentPower(l.power.StateOf(id), state) }
 	}
 	return out, nil
 }
@@ -463,10 +457,10 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 				l.broker.Publish("cluster", map[string]int{"activeAgents": active})
 			}
 		}
-		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.Cost().TotalUSD, l.bill.get(ctx))
+		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.CostTotals().TotalUSD, l.bill.get(ctx))
 		l.refreshGauges()
 		if active > 0 { // the bill grows only while agents are active
-			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.Cost().TotalUSD})
+			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.CostTotals().TotalUSD})
 		}
 	}
 }
@@ -503,7 +497,7 @@ func (l *live) refreshGauges() {
 	l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
 	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
 	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
-	r := l.core.Cost()
+	r := l.core.CostTotals()
 	l.metrics.SetCost(l.costBase.get()+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
 	if b := l.bill.get(context.Background()); b != nil {
 		l.metrics.SetPowerSavings(b.AlwaysOnUSD - b.TotalUSD)
