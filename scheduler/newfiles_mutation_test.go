@@ -303,3 +303,134 @@ func TestAdmissionKeepsTheEstimateWithoutAP90(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamLimitReasonsPerResource: in one pass (whose reasons are made once
+// a pass per resource), one job of team a over its
+// cpu maximum and one over its memory maximum each wait with their own
+// reason. a holds 6 cpus and 2 GiB; a1 needs 2 x 2 cpus + a 1-cpu driver
+// (11 > 10 cpus); a2 1 cpu + 1 and 5000 + 500 + 1024 MiB (2048 + 6524 =
+// 8572 > 8192 MiB, 8 cpus).
+func TestTeamLimitReasonsPerResource(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	in := passInput{now: t0, snap: snapOf([]placement.Agent{agent("a1", 16, 65536, 0.24)}, "a1=10"),
+		regular: entriesOf(mkJob("a1", 2, 2, inTeam("a")), mkJob("a2", 1, 1, inTeam("a"), withExecMemory(5000), submittedAt(time.Second))),
+		full:    true, running: []runningJob{holding("ra", "a", 6)}, teams: teamsOf(t, "a max-cpus=10 max-memory=8g")}
+	got := describe(d.decide(in).decisions, 0)
+	want := []string{"wait a1: team a at its cpu limit", "wait a2: team a at its memory limit"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestTeamsProtectMore: more cases of the room kept for other teams'
+// guaranteed deadline jobs, by hand (mkJob's executors hold 1024 + 384
+// MiB, the default driver 1 cpu and 1024 MiB).
+func TestTeamsProtectMore(t *testing.T) {
+	a1 := agent("a1", 16, 65536, 0.24)
+	tight := snapOf([]placement.Agent{a1}, "a1=8")
+	tight.Agents[0].FreeMemMB = 4096
+	exactMem := snapOf([]placement.Agent{a1}, "a1=8")
+	exactMem.Agents[0].FreeMemMB = 4864
+	cases := []struct {
+		name     string
+		teams    string
+		snap     placement.Snapshot
+		deadline []Job
+		running  []runningJob
+		want     []string
+	}{{
+		// g1 (9 + 1 cpus) does not fit in 8; g is owed its 2432 MiB
+		// (guaranteed 16 GiB, holding none). x1 (2 + 1 cpus, 2432 MiB)
+		// would leave 4096 - 2432 = 1664 MiB: it waits.
+		name:     "memory owed to a team's guaranteed deadline jobs is kept",
+		teams:    "g guaranteed-memory=16g",
+		snap:     tight,
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour))},
+		want:     []string{"wait g1: does not fit now: short of cpus", "wait x1: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g"},
+	}, {
+		// g holds 6 cpus, beyond its guarantee of 4: it is owed nothing,
+		// though its g1 waits. x1's executor (2 cpus) fits the 2 free, its
+		// footprint with the driver (3) does not: nothing is kept from it.
+		name:     "a team at or past its guarantee is owed nothing",
+		teams:    "g guaranteed-cpus=4",
+		snap:     snapOf([]placement.Agent{a1}, "a1=2"),
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour))},
+		running:  []runningJob{holding("rg", "g", 6)},
+		want:     []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}, {
+		// As the first case with 4864 MiB free: x1 leaves exactly the 2432
+		// g is owed: it starts.
+		name:     "a job that leaves exactly the memory owed starts",
+		teams:    "g guaranteed-memory=16g",
+		snap:     exactMem,
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour))},
+		want:     []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}, {
+		// g1 (9 + 1 cpus) does not fit in 6; g is owed what its guarantee
+		// leaves, 3 cpus (holding none). x1 (2 + 1 cpus) leaves exactly 3
+		// of the 6 free: it starts.
+		name:     "a job that leaves exactly the cpus owed starts",
+		teams:    "g guaranteed-cpus=3",
+		snap:     snapOf([]placement.Agent{a1}, "a1=6"),
+		deadline: []Job{mkJob("g1", 1, 9, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour))},
+		want:     []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}, {
+		// g is owed 3 cpus (its guarantee; g1, 2 x 7 + 1 cpus, does not fit
+		// in 9). Each x job takes 3: x1 leaves 6, x2 3 (both start), x3
+		// would leave 0: it waits.
+		name:  "the room a start takes counts for the next job in the pass",
+		teams: "g guaranteed-cpus=3",
+		snap:  snapOf([]placement.Agent{a1}, "a1=9"),
+		deadline: []Job{mkJob("g1", 2, 7, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour)),
+			mkJob("x2", 1, 2, inTeam("x"), withDeadline(3*time.Hour)), mkJob("x3", 1, 2, inTeam("x"), withDeadline(4*time.Hour))},
+		want: []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1", "start x2 on a1x1",
+			"wait x3: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g"},
+	}, {
+		// As above in memory: g is owed g1's 2 x 1408 + 1024 = 3840 MiB
+		// (g1 does not fit in the 9 cpus free);
+		// 8704 free: x1 (2432) leaves 6272, x2 3840 (both start), x3 1408.
+		name:  "the memory a start takes counts for the next job in the pass",
+		teams: "g guaranteed-memory=16g",
+		snap:  memFree(snapOf([]placement.Agent{a1}, "a1=9"), 8704),
+		deadline: []Job{mkJob("g1", 2, 7, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour)),
+			mkJob("x2", 1, 2, inTeam("x"), withDeadline(3*time.Hour)), mkJob("x3", 1, 2, inTeam("x"), withDeadline(4*time.Hour))},
+		want: []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1", "start x2 on a1x1",
+			"wait x3: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g"},
+	}, {
+		// g (guaranteed far more than it asks) is owed g0 + g1: 3 + 29
+		// cpus. g0 starts: 32 of the 35 free left, g owed 29 more. x1 (3)
+		// leaves 29: it starts; then g1 (29) does.
+		name:  "a team's deadline start lowers what it is owed",
+		teams: "g guaranteed-cpus=100",
+		snap:  snapOf([]placement.Agent{agent("a1", 64, 262144, 0.24)}, "a1=35"),
+		deadline: []Job{mkJob("g0", 1, 2, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour)),
+			mkJob("g1", 2, 14, inTeam("g"), withDeadline(3*time.Hour))},
+		want: []string{"start g0 on a1x1", "start x1 on a1x1", "start g1 on a1x2"},
+	}, {
+		// In memory: g owed g0's 2432 + g1's 20000 + 2000 + 1024 = 23024
+		// MiB; 27888 free: g0 starts (25456 left, 23024 owed), x1 (2432)
+		// leaves 23024: it starts; then g1.
+		name:  "a team's deadline start lowers the memory it is owed",
+		teams: "g guaranteed-memory=1000g",
+		snap:  memFree(snapOf([]placement.Agent{agent("a1", 64, 262144, 0.24)}, "a1=64"), 27888),
+		deadline: []Job{mkJob("g0", 1, 2, inTeam("g"), withDeadline(time.Hour)), mkJob("x1", 1, 2, inTeam("x"), withDeadline(2*time.Hour)),
+			mkJob("g1", 1, 1, inTeam("g"), withDeadline(3*time.Hour), withExecMemory(20000))},
+		want: []string{"start g0 on a1x1", "start x1 on a1x1", "start g1 on a1x1"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(t, Config{Policy: "bfd"})
+			in := passInput{now: t0, snap: c.snap, deadline: entriesOf(c.deadline...), full: true, running: c.running, teams: teamsOf(t, c.teams)}
+			in.deadlineQueued, in.deadlineAll = len(in.deadline), in.deadline
+			if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, c.want) {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// memFree sets the first agent's free memory.
+func memFree(s placement.Snapshot, mb float64) placement.Snapshot {
+	s.Agents[0].FreeMemMB = mb
+	return s
+}
