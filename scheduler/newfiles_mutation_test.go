@@ -434,3 +434,41 @@ func memFree(s placement.Snapshot, mb float64) placement.Snapshot {
 	s.Agents[0].FreeMemMB = mb
 	return s
 }
+
+// TestTeamVictimsSpare: a victim team may lose only what it holds beyond
+// its guarantee, counted down victim by victim. x1 and x2 (placed: 7 + 1
+// cpus, 1024 + 1024 MiB each) fill a1; x holds 16 cpus and 4096 MiB.
+func TestTeamVictimsSpare(t *testing.T) {
+	full := []placement.Agent{agent("a1", 16, 65536, 0.24)}
+	xs := []runningJob{placed("x1", "x", 8), placed("x2", "x", 8)}
+	const wait = "wait g1: does not fit now: short of cpus [skipped]"
+	cases := []struct {
+		name, teams string
+		g1          Job
+		want        string
+	}{
+		// 16 - 8 = 8 spare: exactly x1's 8 cpus.
+		{"exactly the spare cpus", "g guaranteed-cpus=8\nx guaranteed-cpus=8", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1"},
+		// 4096 - 2048 = 2048 spare MiB: exactly x1's.
+		{"exactly the spare memory", "g guaranteed-cpus=8\nx guaranteed-memory=2g", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1"},
+		// 4096 - 3072 = 1024 spare MiB: less than a victim's 2048.
+		{"less memory spare than a victim holds", "g guaranteed-cpus=8\nx guaranteed-memory=3g", mkJob("g1", 1, 4, inTeam("g")), wait},
+		// g1 (11 + 1 cpus, within g's 16) needs both: taken from a team
+		// without a guarantee (PreemptMaxShare 1 lets all go)...
+		{"two victims", "g guaranteed-cpus=16\nx weight=1", mkJob("g1", 1, 11, inTeam("g")), "evict x1,x2 for g1"},
+		// ... but x may lose 8 cpus: one victim, not enough.
+		{"the spare cpus counted down", "g guaranteed-cpus=16\nx guaranteed-cpus=8", mkJob("g1", 1, 11, inTeam("g")), wait},
+		// x may lose 2048 MiB: one victim.
+		{"the spare memory counted down", "g guaranteed-cpus=16\nx guaranteed-memory=2g", mkJob("g1", 1, 11, inTeam("g")), wait},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF, PreemptMaxShare: 1})
+			in := passInput{now: t0, snap: snapOf(full, "a1=0"), regular: entriesOf(c.g1), full: true,
+				running: slices.Clone(xs), teams: teamsOf(t, c.teams)}
+			if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, []string{c.want}) {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
