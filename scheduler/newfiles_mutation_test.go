@@ -446,24 +446,28 @@ func TestTeamVictimsSpare(t *testing.T) {
 		name, teams string
 		g1          Job
 		want        string
+		share       float64 // PreemptMaxShare (0: the default)
 	}{
 		// 16 - 8 = 8 spare: exactly x1's 8 cpus.
-		{"exactly the spare cpus", "g guaranteed-cpus=8\nx guaranteed-cpus=8", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1"},
+		{"exactly the spare cpus", "g guaranteed-cpus=8\nx guaranteed-cpus=8", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1", 1},
 		// 4096 - 2048 = 2048 spare MiB: exactly x1's.
-		{"exactly the spare memory", "g guaranteed-cpus=8\nx guaranteed-memory=2g", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1"},
+		{"exactly the spare memory", "g guaranteed-cpus=8\nx guaranteed-memory=2g", mkJob("g1", 1, 4, inTeam("g")), "evict x1 for g1", 1},
 		// 4096 - 3072 = 1024 spare MiB: less than a victim's 2048.
-		{"less memory spare than a victim holds", "g guaranteed-cpus=8\nx guaranteed-memory=3g", mkJob("g1", 1, 4, inTeam("g")), wait},
+		{"less memory spare than a victim holds", "g guaranteed-cpus=8\nx guaranteed-memory=3g", mkJob("g1", 1, 4, inTeam("g")), wait, 1},
 		// g1 (11 + 1 cpus, within g's 16) needs both: taken from a team
-		// without a guarantee (PreemptMaxShare 1 lets all go)...
-		{"two victims", "g guaranteed-cpus=16\nx weight=1", mkJob("g1", 1, 11, inTeam("g")), "evict x1,x2 for g1"},
+		// without a guarantee when PreemptMaxShare (1) lets all 16 cpus go,
+		// not with the default share of the 16 cpus running (a single
+		// victim may exceed it, two may not)...
+		{"two victims beyond the eviction allowance", "g guaranteed-cpus=16\nx weight=1", mkJob("g1", 1, 11, inTeam("g")), wait, 0},
+		{"two victims", "g guaranteed-cpus=16\nx weight=1", mkJob("g1", 1, 11, inTeam("g")), "evict x1,x2 for g1", 1},
 		// ... but x may lose 8 cpus: one victim, not enough.
-		{"the spare cpus counted down", "g guaranteed-cpus=16\nx guaranteed-cpus=8", mkJob("g1", 1, 11, inTeam("g")), wait},
+		{"the spare cpus counted down", "g guaranteed-cpus=16\nx guaranteed-cpus=8", mkJob("g1", 1, 11, inTeam("g")), wait, 1},
 		// x may lose 2048 MiB: one victim.
-		{"the spare memory counted down", "g guaranteed-cpus=16\nx guaranteed-memory=2g", mkJob("g1", 1, 11, inTeam("g")), wait},
+		{"the spare memory counted down", "g guaranteed-cpus=16\nx guaranteed-memory=2g", mkJob("g1", 1, 11, inTeam("g")), wait, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF, PreemptMaxShare: 1})
+			d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF, PreemptMaxShare: c.share})
 			in := passInput{now: t0, snap: snapOf(full, "a1=0"), regular: entriesOf(c.g1), full: true,
 				running: slices.Clone(xs), teams: teamsOf(t, c.teams)}
 			if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, []string{c.want}) {
