@@ -476,3 +476,18 @@ func TestTeamVictimsSpare(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamsTieOrder: teams alike (same share, neither has started a job)
+// go in the order of their names: a before b, whatever the queue order;
+// only one job fits.
+func TestTeamsTieOrder(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	in := passInput{now: t0, snap: snapOf([]placement.Agent{agent("a1", 16, 65536, 0.24)}, "a1=5"),
+		regular: entriesOf(mkJob("b1", 2, 2, inTeam("b")), mkJob("a1", 2, 2, inTeam("a"), submittedAt(time.Second))),
+		full:    true, teams: teamsOf(t, "a weight=1\nb weight=1")}
+	got := describe(d.decide(in).decisions, 0)
+	want := []string{"start a1 on a1x2", "wait b1: does not fit now: short of cpus [skipped]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
