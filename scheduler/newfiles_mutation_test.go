@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // TestAttributionFollowsAgentSize: agent a ($1/h) active 10:00-11:00, job
@@ -489,5 +490,28 @@ func TestTeamsTieOrder(t *testing.T) {
 	want := []string{"start a1 on a1x2", "wait b1: does not fit now: short of cpus [skipped]"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestNoteTeamStarts: the core remembers each team's last start (its
+// starts, not its waits) for a day: at exactly 24 hours it is kept, later
+// forgotten.
+func TestNoteTeamStarts(t *testing.T) {
+	h := &teams.Holder{}
+	h.Set(teamsOf(t, "a weight=1"))
+	c := &Core{}
+	c.cfg.Teams = h
+	ea, eb := entriesOf(mkJob("ja", 1, 1, inTeam("a")))[0], entriesOf(mkJob("jb", 1, 1, inTeam("b")))[0]
+	c.noteTeamStarts([]decision{{kind: decStart, entry: ea}, {kind: decWait, entry: eb}}, t0)
+	if at, ok := c.teams.lastStart["a"]; !ok || !at.Equal(t0) || len(c.teams.lastStart) != 1 {
+		t.Fatalf("last starts %v, want a at %v only", c.teams.lastStart, t0)
+	}
+	c.noteTeamStarts(nil, t0.Add(24*time.Hour))
+	if _, ok := c.teams.lastStart["a"]; !ok {
+		t.Fatal("a's start forgotten at exactly 24 hours")
+	}
+	c.noteTeamStarts(nil, t0.Add(24*time.Hour+time.Second))
+	if len(c.teams.lastStart) != 0 {
+		t.Fatalf("last starts %v after 24 hours, want none", c.teams.lastStart)
 	}
 }
