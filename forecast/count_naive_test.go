@@ -8,6 +8,7 @@ package forecast
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // naivePMF is P(N = k) for mean mu and dispersion disp (variance / mean).
@@ -140,5 +141,38 @@ func TestBeyondWithSizesByHand(t *testing.T) {
 	}
 	if got := d.Beyond(4, tails); math.Abs(got-want) > 1e-12 {
 		t.Fatalf("Beyond(4) = %v, want %v", got, want)
+	}
+}
+
+// TestDispersionByHand: jobs in eight complete 15-minute buckets, 4, 0,
+// 0, 0, 4, 0, 0, 0 (and one in the current bucket): mean 1 a bucket,
+// sample variance (2 x 9 + 6 x 1) / 7 = 24/7, dispersion (variance /
+// mean) 24/7 = 3.428571. With 8, 0, ... (one busy bucket, 1 a bucket on
+// average) it is (49 + 7) / 7 = 8; with every bucket at 1 it is 1 (the
+// floor: Poisson). Fewer than eight complete buckets give no estimate:
+// 1.
+func TestDispersionByHand(t *testing.T) {
+	start := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		counts []int
+		want   float64
+	}{
+		{[]int{8, 0, 0, 0, 0, 0, 0}, 1},
+		{[]int{4, 0, 0, 0, 4, 0, 0, 0}, 24.0 / 7},
+		{[]int{8, 0, 0, 0, 0, 0, 0, 0}, 8},
+		{[]int{1, 1, 1, 1, 1, 1, 1, 1}, 1},
+	} {
+		now := start.Add(time.Duration(len(c.counts))*15*time.Minute + 5*time.Minute)
+		var h []Job
+		for b, n := range c.counts {
+			for i := 0; i < n; i++ {
+				h = append(h, Job{SubmittedAt: start.Add(time.Duration(b)*15*time.Minute + time.Duration(i)*time.Second), CPUs: 4, MemMB: 8192})
+			}
+		}
+		h = append(h, Job{SubmittedAt: now.Add(-time.Minute), CPUs: 4, MemMB: 8192})
+		m := Fit(h, now, Options{})
+		if !m.OK || math.Abs(m.Dispersion-c.want) > 1e-9 {
+			t.Errorf("counts %v: dispersion %v (ok %v %s), want %v", c.counts, m.Dispersion, m.OK, m.Reason, c.want)
+		}
 	}
 }
