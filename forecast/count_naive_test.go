@@ -176,3 +176,17 @@ func TestDispersionByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketDefault: a bucket must divide the day and be at least a
+// minute; otherwise it is 15 minutes.
+func TestBucketDefault(t *testing.T) {
+	for _, c := range []struct{ in, want time.Duration }{
+		{0, 15 * time.Minute}, {-time.Hour, 15 * time.Minute}, {7 * time.Minute, 15 * time.Minute},
+		{30 * time.Second, 15 * time.Minute}, {59 * time.Second, 15 * time.Minute},
+		{time.Minute, time.Minute}, {30 * time.Minute, 30 * time.Minute}, {24 * time.Hour, 24 * time.Hour},
+	} {
+		if got := (Options{Bucket: c.in}).withDefaults().Bucket; got != c.want {
+			t.Errorf("bucket %v: %v, want %v", c.in, got, c.want)
+		}
+	}
+}
