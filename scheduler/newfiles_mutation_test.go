@@ -515,3 +515,19 @@ func TestNoteTeamStarts(t *testing.T) {
 		t.Fatalf("last starts %v after 24 hours, want none", c.teams.lastStart)
 	}
 }
+
+// TestAtRiskAtTheDeadline: a job without an estimate is at risk from its
+// deadline on (at exactly the deadline it cannot finish by it), not
+// before.
+func TestAtRiskAtTheDeadline(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	e := entriesOf(mkJob("j", 1, 1, withDeadline(time.Hour)))[0]
+	for _, c := range []struct {
+		at   time.Duration
+		want bool
+	}{{time.Hour - time.Second, false}, {time.Hour, true}, {time.Hour + time.Second, true}} {
+		if got := d.atRisk(e, t0.Add(c.at)); got != c.want {
+			t.Errorf("at %v: at risk %v, want %v", c.at, got, c.want)
+		}
+	}
+}
