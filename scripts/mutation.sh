@@ -90,7 +90,10 @@ if [ "$full" = 0 ]; then
 	export GOFLAGS="${GOFLAGS:+$GOFLAGS }-short"
 fi
 # go vet belongs to make test; here it would only slow every mutant down.
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off"
+# -count=1: gremlins' coverage run sets the timeout (its coefficient times
+# that run); a cached test result makes it ~0.1 s and every mutant then
+# times out.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off -count=1"
 
 echo "mutation: gremlins $gremlins_version on ${pkgs[*]}${diff_base:+ (lines changed since $diff_base)}; $workers worker(s), timeout x$coef, $([ "$full" = 1 ] && echo full || echo short) tests; results in $out" >&2
 for p in "${pkgs[@]}"; do
