@@ -88,7 +88,7 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	// (server-sent events), with its hostile name shown as text.
 	nameJSON, _ := json.Marshal(xssName)
 	id := postJob(t, base, `{"name":`+string(nameJSON)+`,"app":{"appResource":"local:///a.jar","mainClass":"a.B","args":["<b>x</b>"]},
-		"executors":2,"executorCores":1,"executorMemoryMB":1024,"deadline":3600,"labels":{"team":"<i>t</i>"}}`)
+		"executors":2,"executorCores":1,"executorMemoryMB":1024,"deadline":3600,"labels":{"owner":"<i>t</i>"}}`)
 	var shown string
 	var imgs, scripts int
 	var pwned bool
@@ -149,7 +149,7 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 		chromedp.Text(`#job-events`, &timeline, chromedp.ByQuery),
 		chromedp.Text(`#job-facts`, &facts, chromedp.ByQuery),
 	)
-	if !strings.Contains(timeline, "SUBMITTED") || !strings.Contains(facts, "team=<i>t</i>") {
+	if !strings.Contains(timeline, "SUBMITTED") || !strings.Contains(facts, "owner=<i>t</i>") {
 		t.Fatalf("job page: timeline %q, facts %q", timeline, facts)
 	}
 	b.screenshot(t, "dashboard-job")

@@ -288,7 +288,11 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	late["deadline"] = "2020-01-01T00:00:00Z"
 	rejected := submit(t, d.API, late)
 
-	// Idle: the wave drains, agents power off, the next wave comes.
+	// Idle: the wave drains, agents power off, the next wave comes. The
+	// warm pool learns the waves from the history and keeps capacity on for
+	// the next one (measured: 48-56 of the 100 cpus between waves, since a
+	// third of the jobs have deadlines the queue would make them miss):
+	// only the rest powers off.
 	var idle map[string]float64
 	waitUntil(t, 180*time.Second, "the first wave to end and agents to power off", func() bool {
 		off := 0
@@ -297,11 +301,13 @@ func TestDemoShowsTheProduct(t *testing.T) {
 				off++
 			}
 		}
-		if off < 10 || !strings.Contains(d.output(), "demo: wave 1 is done") {
+		if off < 2 || !strings.Contains(d.output(), "demo: wave 1 is done") {
 			return false
 		}
+		// ... and the bill (read from the emulator every few seconds) has
+		// seen them off: power management saved money by the idle spell.
 		idle = scrape(t, d.API)
-		return true
+		return sum(idle, "sparkpack_power_savings_usd") > 0
 	})
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/"`, nil),
@@ -490,7 +496,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		t.Errorf("busy: queue %g, active agents %g, burn rate %g; want all > 0", sum(busy, "sparkpack_queue_length"),
 			sum(busy, "sparkpack_active_agents"), sum(busy, "sparkpack_burn_rate_usd_per_hour"))
 	}
-	if sum(start, "sparkpack_agents_power", `power="on"`) < 14 || sum(idle, "sparkpack_agents_power", `power="off"`) < 10 {
+	if sum(start, "sparkpack_agents_power", `power="on"`) < 14 || sum(idle, "sparkpack_agents_power", `power="off"`) < 2 {
 		t.Errorf("power: %g on at start, %g off when idle", sum(start, "sparkpack_agents_power", `power="on"`), sum(idle, "sparkpack_agents_power", `power="off"`))
 	}
 	// The gauges agree with the API at the same moment.
