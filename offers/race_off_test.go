@@ -1,0 +1,5 @@
+//go:build !race
+
+package offers
+
+const raceEnabled = false
