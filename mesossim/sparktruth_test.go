@@ -35,7 +35,12 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 		id := []string{"a0", "a1", "a2"}[i]
 		agents = append(agents, clusterspec.Agent{ID: id, Hostname: id, CPUs: 4, MemMB: 16384, PricePerHour: 0.1, Attributes: map[string]string{"rack": rack}})
 	}
-	m, base := testMaster(t, Config{Cluster: clusterspec.Cluster{Name: "three", Agents: agents}, TimeScale: scale, PerfTruth: truth})
+	// SparkMaxWait: each application waits for all its executors (the
+	// default 30 simulated seconds are 0.15 s of wall time here: on a busy
+	// machine an application started with part of them, and its placement
+	// was not the one the test asked for).
+	m, base := testMaster(t, Config{Cluster: clusterspec.Cluster{Name: "three", Agents: agents}, TimeScale: scale, PerfTruth: truth,
+		SparkMaxWait: 2 * time.Hour})
 	f := subscribeRole(t, base, "drivers")
 
 	// run launches a driver on a0 and returns its TASK_FINISHED timestamp.
