@@ -8,36 +8,29 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sparkpack/sparkpack/teams"
 )
 
-// Period is the span a budget covers.
-type Period string
+// Budget is what a team may spend in a period: the teams file's budget
+// (package teams owns the type, its periods and its actions).
+type Budget = teams.Budget
 
-// Budget periods (UTC calendar days and months).
+// Period is the span a budget covers (UTC calendar days and months).
+type Period = teams.Period
+
+// Action is what happens to a team's new jobs once its budget is spent:
+// Hold keeps its waiting jobs waiting (with the reason) until the period
+// ends or the budget is raised; Reject also refuses its new jobs (403).
+type Action = teams.Action
+
+// Budget periods and actions.
 const (
-	PerDay   Period = "day"
-	PerMonth Period = "month"
+	PerDay   = teams.PerDay
+	PerMonth = teams.PerMonth
+	Hold     = teams.Hold
+	Reject   = teams.Reject
 )
-
-// Action is what happens to a team's new jobs once its budget is spent.
-type Action string
-
-// Budget actions.
-const (
-	// Hold keeps the team's waiting jobs waiting (with the reason) until
-	// the period ends or the budget is raised.
-	Hold Action = "hold"
-	// Reject refuses the team's new jobs at submission (403).
-	Reject Action = "reject"
-)
-
-// Budget is what a team may spend in a period (the same fields as the
-// teams file's budget).
-type Budget struct {
-	USD    float64 `json:"usd"`
-	Period Period  `json:"period"`
-	Action Action  `json:"action"`
-}
 
 // Budgets gives the teams' budgets (only teams that have one). The teams
 // configuration implements it with a few lines; Static is a fixed table.

@@ -12,7 +12,7 @@ func TestParseStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Static{"analytics": {50, PerDay, Reject}, "etl": {1000, PerMonth, Hold}, "": {0.5, PerDay, Hold}}
+	want := Static{"analytics": {USD: 50, Period: PerDay, Action: Reject}, "etl": {USD: 1000, Period: PerMonth, Action: Hold}, "": {USD: 0.5, Period: PerDay, Action: Hold}}
 	if len(got) != len(want) {
 		t.Fatalf("%v, want %v", got, want)
 	}
@@ -52,10 +52,10 @@ func TestCheckAndPeriods(t *testing.T) {
 		left     float64
 		inReason string
 	}{
-		{Budget{50, PerDay, Hold}, true, 0, "team analytics over its daily budget $50.00 (held until 2026-11-27 00:00 UTC)"},
-		{Budget{60, PerDay, Hold}, false, 60 - 52.13, ""},
-		{Budget{400, PerMonth, Reject}, true, 0, "over its monthly budget $400.00 (held until 2026-12-01 00:00 UTC)"},
-		{Budget{1000, PerMonth, Hold}, false, 600, ""},
+		{Budget{USD: 50, Period: PerDay, Action: Hold}, true, 0, "team analytics over its daily budget $50.00 (held until 2026-11-27 00:00 UTC)"},
+		{Budget{USD: 60, Period: PerDay, Action: Hold}, false, 60 - 52.13, ""},
+		{Budget{USD: 400, Period: PerMonth, Action: Reject}, true, 0, "over its monthly budget $400.00 (held until 2026-12-01 00:00 UTC)"},
+		{Budget{USD: 1000, Period: PerMonth, Action: Hold}, false, 600, ""},
 	}
 	for _, c := range cases {
 		v := Check("analytics", c.b, sp, now)
@@ -66,7 +66,7 @@ func TestCheckAndPeriods(t *testing.T) {
 			t.Errorf("%+v: reason %q, want %q", c.b, v.Reason(), c.inReason)
 		}
 	}
-	if r := Check("", Budget{1, PerDay, Reject}, Spend{DayUSD: 2}, now).Refusal(); !strings.Contains(r, "team (default) is over its daily budget $1.00: it spent $2.00") {
+	if r := Check("", Budget{USD: 1, Period: PerDay, Action: Reject}, Spend{DayUSD: 2}, now).Refusal(); !strings.Contains(r, "team (default) is over its daily budget $1.00: it spent $2.00") {
 		t.Errorf("refusal %q", r)
 	}
 }
@@ -81,7 +81,7 @@ func TestTracker(t *testing.T) {
 	spend := &fakeSpend{"a": {DayUSD: 10}, "b": {DayUSD: 10}, "c": {DayUSD: 1}}
 	changes := 0
 	tr := &Tracker{Source: spend, OnChange: func() { changes++ },
-		Budgets: Static{"a": {5, PerDay, Hold}, "b": {5, PerDay, Reject}, "c": {5, PerDay, Hold}},
+		Budgets: Static{"a": {USD: 5, Period: PerDay, Action: Hold}, "b": {USD: 5, Period: PerDay, Action: Reject}, "c": {USD: 5, Period: PerDay, Action: Hold}},
 		Now:     func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) }}
 	if err := tr.Refresh(context.Background()); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func (r *recordingSpend) TeamSpend(_ context.Context, day, month time.Time) (map
 // 15:00 UTC asks from 2020-02-29 00:00 and 2020-02-01 00:00.
 func TestTrackerAsksForTheCurrentPeriods(t *testing.T) {
 	src := &recordingSpend{}
-	tr := &Tracker{Source: src, Budgets: Static{"a": {5, PerDay, Hold}},
+	tr := &Tracker{Source: src, Budgets: Static{"a": {USD: 5, Period: PerDay, Action: Hold}},
 		Now: func() time.Time { return time.Date(2020, 2, 29, 15, 0, 0, 0, time.UTC) }}
 	if err := tr.Refresh(context.Background()); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (b budgetSource) TeamBudgets() map[string]chargeback.Budget {
 		if cfg := b.file.Get(); cfg != nil {
 			for _, t := range cfg.Teams {
 				if t.Budget != nil {
-					out[t.Name] = chargeback.Budget{USD: t.Budget.USD, Period: chargeback.Period(t.Budget.Period), Action: chargeback.Action(t.Budget.Action)}
+					out[t.Name] = *t.Budget
 				}
 			}
 		}
