@@ -319,9 +319,10 @@ func (f *Framework) Connected() bool {
 }
 
 // Subscribed implements Handler: store the id, then reconcile every known
-// driver task explicitly and all tasks implicitly.
+// driver task explicitly and all tasks implicitly. The observer hears of
+// the subscription once its id is stored: whoever sees "connected" (the
+// health check, a test) may rely on the id being durable.
 func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscribed) {
-	f.cfg.Observer.ObserveConnected(true)
 	f.mu.Lock()
 	f.connected = true
 	f.offers = map[string]heldOffer{}
@@ -337,6 +338,7 @@ func (f *Framework) Subscribed(ctx context.Context, ev *scheduler.Event_Subscrib
 	}); err != nil {
 		return // ctx ended
 	}
+	f.cfg.Observer.ObserveConnected(true)
 	f.Reconcile(ctx, tasks)
 	f.reviveOrSuppress(ctx)
 }
