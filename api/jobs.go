@@ -469,6 +469,12 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	job := scheduler.Job{Spec: spec, SubmittedAt: now}
 	job.DeadlineAt = spec.ResolveDeadline(now)
+	if err := scheduler.CheckNotBefore(&job); err != nil {
+		var fe *scheduler.FieldError
+		errors.As(err, &fe)
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		return
+	}
 	if spec.AutoExecutors() && !s.rightSize(w, &job, now) {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -77,5 +78,45 @@ func TestNotBefore(t *testing.T) {
 	var col time.Time
 	if err := db.QueryRowContext(context.Background(), `SELECT not_before FROM jobs WHERE id = $1`, id).Scan(&col); err != nil || !col.Equal(at) {
 		t.Fatalf("not_before column %v (%v), want %s", col, err, at)
+	}
+}
+
+// TestPlanChecksNotBefore: POST /api/v1/plan refuses a notBefore that is
+// not before the deadline exactly as a submission does (400 naming the
+// field, and nothing previewed), and previews a good one.
+func TestPlanChecksNotBefore(t *testing.T) {
+	previewed := 0
+	s := New(Config{Log: discard(), Preview: func(context.Context, scheduler.Job, time.Time) (scheduler.Preview, error) {
+		previewed++
+		return scheduler.Preview{}, nil
+	}})
+	at := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	for _, tc := range []struct {
+		name     string
+		deadline any
+		want     int
+	}{
+		{"after the deadline", at.Add(-time.Hour).Format(time.RFC3339), 400},
+		{"at the deadline", at.Format(time.RFC3339), 400},
+		{"after a deadline counted from now", 600, 400},
+		{"before the deadline", at.Add(time.Hour).Format(time.RFC3339), 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := previewed
+			body := withField(withField(goodJob, "deadline", tc.deadline), "notBefore", at.Format(time.RFC3339))
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/api/v1/plan", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			s.planJob(rec, req)
+			if rec.Code != tc.want {
+				t.Fatalf("status %d (%s), want %d", rec.Code, rec.Body, tc.want)
+			}
+			if tc.want == 400 && (!strings.Contains(rec.Body.String(), `"field":"notBefore"`) || previewed != before) {
+				t.Fatalf("refusal %s (previewed %d times), want one naming notBefore and no preview", rec.Body, previewed-before)
+			}
+			if tc.want == 200 && previewed != before+1 {
+				t.Fatalf("previewed %d times, want once", previewed-before)
+			}
+		})
 	}
 }
