@@ -37,7 +37,7 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("team %s: %s = %v accepted", tm.Name, name, v)
 				}
 			}
-			if tm.Weight <= 0 {
+			if tm.Weight < MinWeight || tm.Weight > MaxWeight {
 				t.Fatalf("team %s: weight %v accepted", tm.Name, tm.Weight)
 			}
 			if tm.Budget != nil && (math.IsNaN(tm.Budget.USD) || math.IsInf(tm.Budget.USD, 0) || tm.Budget.USD < 0) {

@@ -67,6 +67,14 @@ func (t *Team) HasGuarantee() bool { return t.GuaranteedCPUs > 0 || t.Guaranteed
 // HasMax reports whether the team's running jobs are capped.
 func (t *Team) HasMax() bool { return t.MaxCPUs > 0 || t.MaxMemMB > 0 }
 
+// MinWeight and MaxWeight bound a team's weight: a million to one between
+// two teams is far beyond any fair share an operator means, and keeps every
+// weighted share finite.
+const (
+	MinWeight = 0.001
+	MaxWeight = 1000.0
+)
+
 // Default is the settings of a team the file does not list (and of the
 // default team ""): weight 1, no guarantee, no limit, no budget.
 func Default(name string) Team { return Team{Name: name, Weight: 1} }
@@ -189,8 +197,10 @@ func parseLine(s string) (Team, error) {
 		switch k {
 		case "weight":
 			t.Weight, err = number(v)
-			if err == nil && t.Weight == 0 {
-				err = fmt.Errorf("must be more than 0")
+			if err == nil && (t.Weight < MinWeight || t.Weight > MaxWeight) {
+				// Shares are divided by the weight: a weight near 0 makes
+				// them infinite, and infinite shares cannot be ordered.
+				err = fmt.Errorf("must be from %g to %g", MinWeight, MaxWeight)
 			}
 		case "guaranteed-cpus":
 			t.GuaranteedCPUs, err = number(v)
