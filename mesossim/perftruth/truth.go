@@ -1,12 +1,13 @@
 package perftruth
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"sort"
-	"strings"
 )
 
 // Cluster-wide constants of the truth (not per signature).
@@ -320,10 +321,13 @@ type FileSignature struct {
 // "signatures[1].scaling").
 func Parse(b []byte) (*Truth, error) {
 	var f File
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("perf truth: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("perf truth: more after the JSON object; the file holds one object")
 	}
 	t := &Truth{Signatures: map[string]Params{}, Noise: -1}
 	if f.Noise != nil {
