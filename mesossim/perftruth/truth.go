@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"sort"
 )
@@ -326,7 +325,7 @@ func Parse(b []byte) (*Truth, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("perf truth: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
 		return nil, fmt.Errorf("perf truth: more after the JSON object; the file holds one object")
 	}
 	t := &Truth{Signatures: map[string]Params{}, Noise: -1}

@@ -159,6 +159,7 @@ func TestParseFile(t *testing.T) {
 		{`{"signatures": [{"app": "a"}]}`, "unknown field"},
 		{`{"noise": 0} {"noise": 1}`, "more after the JSON object"},
 		{`{"noise": 0} x`, "more after the JSON object"},
+		{`{"noise": 0} }`, "more after the JSON object"},
 	} {
 		if _, err := Parse([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s: error %v, want one naming %s", c.in, err, c.field)
