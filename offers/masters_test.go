@@ -84,12 +84,18 @@ func TestSeveralMastersFindTheLeader(t *testing.T) {
 	_, leader := listenOn(t, m.Handler(), "127.0.0.1:0")
 	_, follower := listenOn(t, mesossim.Follower(func() string { return leader }), "127.0.0.1:0")
 	_, lost := listenOn(t, mesossim.Follower(func() string { return "" }), "127.0.0.1:0")
+	// A master still starting answers /version but 404 on the v1 API: its
+	// routes are installed once it has initialised (seen on a real 1.12
+	// master started beside a leader: TestSparkpackFollowsTheRealMastersThroughZooKeeper).
+	_, starting := listenOn(t, http.NotFoundHandler(), "127.0.0.1:0")
 	dead := deadAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, list := range []string{
 		leader,
 		follower + "," + leader,
+		starting + "," + leader,
+		starting + "," + dead + "," + follower,
 		dead + "," + follower,
 		dead + "," + lost + "," + follower,
 		lost + "," + dead + "," + leader,
@@ -115,6 +121,12 @@ func TestSeveralMastersFindTheLeader(t *testing.T) {
 	_, err := NewOperator(ep).GetAgents(ctx)
 	if err == nil || !strings.Contains(err.Error(), "no master of "+dead) || !strings.Contains(err.Error(), "--mesos-master") {
 		t.Fatalf("no master answers: %v", err)
+	}
+	// Only a master still starting: its 404 comes back.
+	ep, _ = NewEndpoint(starting+","+starting, "", "", WithLogger(quiet))
+	_, err = NewOperator(ep).GetAgents(ctx)
+	if !strings.Contains(fmt.Sprint(err), "404") {
+		t.Fatalf("only a starting master: %v", err)
 	}
 	// Only followers without a leader: Mesos' 503 comes back.
 	ep, _ = NewEndpoint(lost+","+lost, "", "", WithLogger(quiet))

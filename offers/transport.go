@@ -295,8 +295,8 @@ func (e *Endpoint) failover(host string) bool {
 	return true
 }
 
-// tries is how many masters a call may try after a refused connection
-// or a 503: every other master of a list, or a new ZooKeeper leader.
+// tries is how many masters a call may try after a refused connection,
+// a 503 or a 404: every other master of a list, or a new ZooKeeper leader.
 func (e *Endpoint) tries() int {
 	if e.spec.ZK != nil {
 		return 1
@@ -340,8 +340,8 @@ func IsConflict(err error) bool {
 
 // post sends one protobuf call to path and returns the response, following
 // up to 5 leader redirects and, with several masters, moving to another
-// master when the connection is refused or the master has no leader
-// (503). The caller closes the body.
+// master when the connection is refused, the master has no leader (503)
+// or is still starting (404). The caller closes the body.
 func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message, accept string, header http.Header) (*http.Response, error) {
 	if e.guard != nil {
 		if err := e.guard(); err != nil {
@@ -384,8 +384,11 @@ func (e *Endpoint) post(ctx context.Context, path, callName string, msg Message,
 			}
 			return nil, e.unreachable(fmt.Errorf("Mesos %s to %s: %w", callName, target, err))
 		}
-		if resp.StatusCode == http.StatusServiceUnavailable && failovers < e.tries() {
-			// "No leader elected" or not recovered yet: try another.
+		if (resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusNotFound) && failovers < e.tries() {
+			// "No leader elected" or not recovered yet (503), or still
+			// starting (404: a master installs its API routes once it has
+			// initialised; the v1 API is never absent from a running
+			// master): try another.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			if e.failover(base.Host) {
