@@ -11,6 +11,11 @@
 #   scripts/compare-warm-pool.sh all [extra simulate flags...]
 #                                   # the three tables of docs/power.md, each
 #                                   # with issue 31's target checked
+#   scripts/compare-warm-pool.sh light50 [extra simulate flags...]
+#                                   # light hours at 50 jobs an hour
+#                                   # (SAMPLE=1: 50 jobs drawn across each
+#                                   # hour): the tuning set, then the held-out
+#                                   # hours, without and with --warm-history
 #
 # Environment:
 #   SPARKPACK  the binary to run (default: go run ./cmd/sparkpack)
@@ -24,6 +29,10 @@
 #   WARM_HISTORY=1  the warm pool's forecast starts from the trace's hour
 #              before each window (simulate --warm-history), as serve's
 #              starts from its stored history
+#   SAMPLE=1   JOBS jobs drawn uniformly across each hour with the seed, at
+#              their own times (simulate --sample JOBS: JOBS jobs an hour),
+#              instead of the hour's first JOBS (--jobs JOBS, which arrive
+#              within 23-47 minutes on the light hours: 65-130 jobs an hour)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == all ]]; then
@@ -49,6 +58,21 @@ if [[ ${1:-} == all ]]; then
   WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
   exit
 fi
+if [[ ${1:-} == light50 ]]; then
+  shift
+  echo "#### Tuning set at 50 jobs an hour (hour 0, seeds 1-3, --sample 50)"
+  echo
+  SAMPLE=1 TARGET=light "$0" 0 1-3 50 "$@"
+  echo
+  echo "#### Held out at 50 jobs an hour: light hours (5, 13, 16, 22; seeds 4-6; --sample 50)"
+  echo
+  SAMPLE=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  echo
+  echo "#### Held out at 50 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 50 jobs)"
+  echo
+  SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  exit
+fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3
 if [[ -n ${SPARKPACK:-} ]]; then
   bin=($SPARKPACK)
@@ -63,7 +87,8 @@ order=()
 for off in $offs; do
   for wp in no yes; do
     [[ $off == never && $wp == yes ]] && continue
-    args=(simulate --workload thesis --jobs "$jobs" --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
+    args=(simulate --workload thesis --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
+    if [[ -n ${SAMPLE:-} ]]; then args+=(--sample "$jobs"); else args+=(--jobs "$jobs"); fi
     [[ $off != never ]] && args+=(--power-off-after "$off")
     [[ $wp == yes ]] && args+=(--warm-pool)
     [[ $wp == yes && -n ${WARM_HISTORY:-} ]] && args+=(--warm-history)
@@ -88,7 +113,8 @@ mean = lambda xs: sum(xs) / len(xs)
 misses = lambda rs: 100 * sum(r["deadline_missed"] for r in rs) / max(1, sum(r["deadline_jobs"] for r in rs))
 base = load("never-no")
 hist = " (warm pool: the forecast from the hour before)" if os.environ.get("WARM_HISTORY") else ""
-print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs{hist}")
+picked = f"{jobs} jobs drawn across each hour (--sample {jobs})" if os.environ.get("SAMPLE") else f"first {jobs} jobs of each hour"
+print(f"hours {hours}, seeds {seeds}, {picked}; means over {len(next(iter(base.values())))} runs{hist}")
 print()
 head = "| power off after | warm pool | policy | bill $ | always-on $ | bill / always-on | deadline misses % | always-on misses % | boots | mean warm cpus |"
 rule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
