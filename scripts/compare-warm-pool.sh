@@ -16,6 +16,10 @@
 #                                   # (SAMPLE=1: 50 jobs drawn across each
 #                                   # hour): the tuning set, then the held-out
 #                                   # hours, without and with --warm-history
+#   scripts/compare-warm-pool.sh busy100 [extra simulate flags...]
+#                                   # the held-out busy hours at 100 jobs an
+#                                   # hour (SAMPLE=1), without and with
+#                                   # --warm-history
 #
 # Environment:
 #   SPARKPACK  the binary to run (default: go run ./cmd/sparkpack)
@@ -71,6 +75,17 @@ if [[ ${1:-} == light50 ]]; then
   echo "#### Held out at 50 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 50 jobs)"
   echo
   SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  exit
+fi
+if [[ ${1:-} == busy100 ]]; then
+  shift
+  echo "#### Held out at 100 jobs an hour: busy hours (6, 7, 23; seeds 4-6; --sample 100)"
+  echo
+  SAMPLE=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  echo
+  echo "#### Held out at 100 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 100 jobs)"
+  echo
+  SAMPLE=1 WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
   exit
 fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3
