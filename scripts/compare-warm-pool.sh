@@ -16,6 +16,9 @@
 #                                   # (SAMPLE=1: 50 jobs drawn across each
 #                                   # hour): the tuning set, then the held-out
 #                                   # hours, without and with --warm-history
+#   scripts/compare-warm-pool.sh light50-misses [extra simulate flags...]
+#                                   # where the misses of the closest light50
+#                                   # rows come from (simulate --job-log)
 #   scripts/compare-warm-pool.sh busy100 [extra simulate flags...]
 #                                   # the held-out busy hours at 100 jobs an
 #                                   # hour (SAMPLE=1), without and with
@@ -75,6 +78,49 @@ if [[ ${1:-} == light50 ]]; then
   echo "#### Held out at 50 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 50 jobs)"
   echo
   SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  exit
+fi
+if [[ ${1:-} == light50-misses ]]; then
+  shift
+  if [[ -n ${SPARKPACK:-} ]]; then bin=($SPARKPACK); else
+    go build -o "${TMPDIR:-/tmp}/sparkpack-compare-warm-pool" ./cmd/sparkpack
+    bin=("${TMPDIR:-/tmp}/sparkpack-compare-warm-pool")
+  fi
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  names=()
+  # hours seeds power-off [history]
+  for run in "0 1-3 2m" "5,13,16,22 4-6 2m" "5,13,16,22 4-6 30s history" "5,13,16,22 4-6 2m history"; do
+    read -r hours seeds off hist <<<"$run"
+    name="hours $hours, seeds $seeds: warm pool, power off after $off"
+    extra=()
+    if [[ -n $hist ]]; then extra=(--warm-history); name+=", forecast from the hour before"; fi
+    "${bin[@]}" simulate --workload thesis --hours "$hours" --seeds "$seeds" --sample 50 --policies fifo-consolidate,dap \
+      --power-off-after "$off" --warm-pool "${extra[@]}" --format csv --quiet --job-log "$tmp/${#names[@]}.csv" "$@" >/dev/null
+    names+=("$name")
+  done
+  python3 - "$tmp" "${names[@]}" <<'PY'
+import csv, os, statistics as st, sys
+tmp, *names = sys.argv[1:]
+print("light hours at 50 jobs an hour (--sample 50), deadline jobs summed over the runs (boot 60 s; hour 0 is the tuning set)")
+print()
+print("| run | policy | deadline jobs | missed | missed in the first 300 s | missed with >= 2 arrivals in the boot time before | missed finding fewer free cpus than asked | arrivals finding fewer free cpus than asked (missed) | free cpus at arrival: mean / median | arrivals with >= 2 / >= 3 others in the boot time before | slack below the boot |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for i, name in enumerate(names):
+    rows = list(csv.DictReader(open(os.path.join(tmp, f"{i}.csv"))))
+    for pol in ("fifo-consolidate", "dap"):
+        rs = [r for r in rows if r["policy"] == pol and r["deadline"] == "true"]
+        short = lambda r: float(r["free_cpus_at_arrival"]) < int(r["cpus"])
+        m = [r for r in rs if r["missed"] == "true"]
+        s = [r for r in rs if short(r)]
+        free = [float(r["free_cpus_at_arrival"]) for r in rs]
+        before = [int(r["arrivals_in_boot_before"]) for r in rs]
+        pct = lambda k: f"{100 * k / len(rs):.0f}%"
+        print(f"| {name} | {pol} | {len(rs)} | {len(m)} | {sum(float(r['submit_s']) < 300 for r in m)} | "
+              f"{sum(int(r['arrivals_in_boot_before']) >= 2 for r in m)} | {sum(short(r) for r in m)} | "
+              f"{len(s)} ({sum(r['missed'] == 'true' for r in s)}) | "
+              f"{st.mean(free):.0f} / {st.median(free):.0f} | {pct(sum(b >= 2 for b in before))} / {pct(sum(b >= 3 for b in before))} | "
+              f"{pct(sum(float(r['slack_s']) < 60 for r in rs))} |")
+PY
   exit
 fi
 if [[ ${1:-} == busy100 ]]; then

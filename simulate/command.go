@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -55,6 +56,8 @@ type flags struct {
 	missCost                                float64
 	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
 	teamsFile, teamMix string
+	// jobLog: --job-log, a CSV row per job and run (joblog.go).
+	jobLog string
 }
 
 // Workload modes of --workload.
@@ -113,6 +116,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
 	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
 	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
+	fs.StringVar(&f.jobLog, "job-log", "", "also write a CSV row per job and run to this file: its arrival, wait, run, cpus, slack (deadline minus\narrival minus profiled run time), whether it missed, the arrivals in the boot time before it, and the\nfree cpus of the agents on at its submission (total and on one agent)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -282,6 +286,18 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !f.quiet {
 		progress = stderr
 	}
+	var jobLog *csv.Writer
+	if f.jobLog != "" {
+		file, err := os.Create(f.jobLog)
+		if err != nil {
+			return fmt.Errorf("simulate: --job-log: %w", err)
+		}
+		defer file.Close()
+		if jobLog, err = openJobLog(file); err != nil {
+			return fmt.Errorf("simulate: --job-log: %w", err)
+		}
+	}
+	var jobLogErr error
 	model := workload.DefaultModel
 	var runs []RunResult
 	for _, win := range windows {
@@ -327,6 +343,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			for _, p := range specs {
 				began := time.Now()
 				last := time.Time{}
+				var logRun func([]JobRecord)
+				if jobLog != nil {
+					logRun = func(recs []JobRecord) {
+						if jobLogErr == nil {
+							jobLogErr = writeJobLog(jobLog, w.Label, seed, p.Name, f.bootTime, recs)
+						}
+					}
+				}
 				r, err := Run(ctx, Options{
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
@@ -336,6 +360,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Teams: teamsCfg, TeamMix: teamMix,
 					Executors: f.executors,
+					JobLog:    logRun,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -352,6 +377,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				rr.Results = append(rr.Results, r)
 			}
 			runs = append(runs, rr)
+		}
+	}
+	if jobLog != nil {
+		if jobLog.Flush(); jobLogErr == nil {
+			jobLogErr = jobLog.Error()
+		}
+		if jobLogErr != nil {
+			return fmt.Errorf("simulate: --job-log: %w", jobLogErr)
 		}
 	}
 	if f.chart != "" {
