@@ -39,7 +39,7 @@
 #   SAMPLE=1   JOBS jobs drawn uniformly across each hour with the seed, at
 #              their own times (simulate --sample JOBS: JOBS jobs an hour),
 #              instead of the hour's first JOBS (--jobs JOBS, which arrive
-#              within 23-47 minutes on the light hours: 65-130 jobs an hour)
+#              within 14-47 minutes on the light hours: 64-214 jobs an hour)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == all ]]; then
