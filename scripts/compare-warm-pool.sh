@@ -11,6 +11,18 @@
 #   scripts/compare-warm-pool.sh all [extra simulate flags...]
 #                                   # the three tables of docs/power.md, each
 #                                   # with issue 31's target checked
+#   scripts/compare-warm-pool.sh light50 [extra simulate flags...]
+#                                   # light hours at 50 jobs an hour
+#                                   # (SAMPLE=1: 50 jobs drawn across each
+#                                   # hour): the tuning set, then the held-out
+#                                   # hours, without and with --warm-history
+#   scripts/compare-warm-pool.sh light50-misses [extra simulate flags...]
+#                                   # where the misses of the closest light50
+#                                   # rows come from (simulate --job-log)
+#   scripts/compare-warm-pool.sh busy100 [extra simulate flags...]
+#                                   # the held-out busy hours at 100 jobs an
+#                                   # hour (SAMPLE=1), without and with
+#                                   # --warm-history
 #
 # Environment:
 #   SPARKPACK  the binary to run (default: go run ./cmd/sparkpack)
@@ -24,6 +36,10 @@
 #   WARM_HISTORY=1  the warm pool's forecast starts from the trace's hour
 #              before each window (simulate --warm-history), as serve's
 #              starts from its stored history
+#   SAMPLE=1   JOBS jobs drawn uniformly across each hour with the seed, at
+#              their own times (simulate --sample JOBS: JOBS jobs an hour),
+#              instead of the hour's first JOBS (--jobs JOBS, which arrive
+#              within 14-47 minutes on the light hours: 64-214 jobs an hour)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == all ]]; then
@@ -49,6 +65,75 @@ if [[ ${1:-} == all ]]; then
   WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
   exit
 fi
+if [[ ${1:-} == light50 ]]; then
+  shift
+  echo "#### Tuning set at 50 jobs an hour (hour 0, seeds 1-3, --sample 50)"
+  echo
+  SAMPLE=1 TARGET=light "$0" 0 1-3 50 "$@"
+  echo
+  echo "#### Held out at 50 jobs an hour: light hours (5, 13, 16, 22; seeds 4-6; --sample 50)"
+  echo
+  SAMPLE=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  echo
+  echo "#### Held out at 50 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 50 jobs)"
+  echo
+  SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  exit
+fi
+if [[ ${1:-} == light50-misses ]]; then
+  shift
+  if [[ -n ${SPARKPACK:-} ]]; then bin=($SPARKPACK); else
+    go build -o "${TMPDIR:-/tmp}/sparkpack-compare-warm-pool" ./cmd/sparkpack
+    bin=("${TMPDIR:-/tmp}/sparkpack-compare-warm-pool")
+  fi
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  names=()
+  # hours seeds power-off [history]
+  for run in "0 1-3 2m" "5,13,16,22 4-6 2m" "5,13,16,22 4-6 30s history" "5,13,16,22 4-6 2m history"; do
+    read -r hours seeds off hist <<<"$run"
+    name="hours $hours, seeds $seeds: warm pool, power off after $off"
+    extra=()
+    if [[ -n $hist ]]; then extra=(--warm-history); name+=", forecast from the hour before"; fi
+    "${bin[@]}" simulate --workload thesis --hours "$hours" --seeds "$seeds" --sample 50 --policies fifo-consolidate,dap \
+      --power-off-after "$off" --warm-pool "${extra[@]}" --format csv --quiet --job-log "$tmp/${#names[@]}.csv" "$@" >/dev/null
+    names+=("$name")
+  done
+  python3 - "$tmp" "${names[@]}" <<'PY'
+import csv, os, statistics as st, sys
+tmp, *names = sys.argv[1:]
+print("light hours at 50 jobs an hour (--sample 50), deadline jobs summed over the runs (boot 60 s; hour 0 is the tuning set)")
+print()
+print("| run | policy | deadline jobs | missed | missed in the first 300 s | missed with >= 2 arrivals in the boot time before | missed finding fewer free cpus than asked | arrivals finding fewer free cpus than asked (missed) | free cpus at arrival: mean / median | arrivals with >= 2 / >= 3 others in the boot time before | slack below the boot |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for i, name in enumerate(names):
+    rows = list(csv.DictReader(open(os.path.join(tmp, f"{i}.csv"))))
+    for pol in ("fifo-consolidate", "dap"):
+        rs = [r for r in rows if r["policy"] == pol and r["deadline"] == "true"]
+        short = lambda r: float(r["free_cpus_at_arrival"]) < int(r["cpus"])
+        m = [r for r in rs if r["missed"] == "true"]
+        s = [r for r in rs if short(r)]
+        free = [float(r["free_cpus_at_arrival"]) for r in rs]
+        before = [int(r["arrivals_in_boot_before"]) for r in rs]
+        pct = lambda k: f"{100 * k / len(rs):.0f}%"
+        print(f"| {name} | {pol} | {len(rs)} | {len(m)} | {sum(float(r['submit_s']) < 300 for r in m)} | "
+              f"{sum(int(r['arrivals_in_boot_before']) >= 2 for r in m)} | {sum(short(r) for r in m)} | "
+              f"{len(s)} ({sum(r['missed'] == 'true' for r in s)}) | "
+              f"{st.mean(free):.0f} / {st.median(free):.0f} | {pct(sum(b >= 2 for b in before))} / {pct(sum(b >= 3 for b in before))} | "
+              f"{pct(sum(float(r['slack_s']) < 60 for r in rs))} |")
+PY
+  exit
+fi
+if [[ ${1:-} == busy100 ]]; then
+  shift
+  echo "#### Held out at 100 jobs an hour: busy hours (6, 7, 23; seeds 4-6; --sample 100)"
+  echo
+  SAMPLE=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  echo
+  echo "#### Held out at 100 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 100 jobs)"
+  echo
+  SAMPLE=1 WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  exit
+fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3
 if [[ -n ${SPARKPACK:-} ]]; then
   bin=($SPARKPACK)
@@ -63,7 +148,8 @@ order=()
 for off in $offs; do
   for wp in no yes; do
     [[ $off == never && $wp == yes ]] && continue
-    args=(simulate --workload thesis --jobs "$jobs" --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
+    args=(simulate --workload thesis --hours "$hours" --seeds "$seeds" --policies "$policies" --format json --quiet)
+    if [[ -n ${SAMPLE:-} ]]; then args+=(--sample "$jobs"); else args+=(--jobs "$jobs"); fi
     [[ $off != never ]] && args+=(--power-off-after "$off")
     [[ $wp == yes ]] && args+=(--warm-pool)
     [[ $wp == yes && -n ${WARM_HISTORY:-} ]] && args+=(--warm-history)
@@ -88,7 +174,8 @@ mean = lambda xs: sum(xs) / len(xs)
 misses = lambda rs: 100 * sum(r["deadline_missed"] for r in rs) / max(1, sum(r["deadline_jobs"] for r in rs))
 base = load("never-no")
 hist = " (warm pool: the forecast from the hour before)" if os.environ.get("WARM_HISTORY") else ""
-print(f"hours {hours}, seeds {seeds}, first {jobs} jobs of each hour; means over {len(next(iter(base.values())))} runs{hist}")
+picked = f"{jobs} jobs drawn across each hour (--sample {jobs})" if os.environ.get("SAMPLE") else f"first {jobs} jobs of each hour"
+print(f"hours {hours}, seeds {seeds}, {picked}; means over {len(next(iter(base.values())))} runs{hist}")
 print()
 head = "| power off after | warm pool | policy | bill $ | always-on $ | bill / always-on | deadline misses % | always-on misses % | boots | mean warm cpus |"
 rule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -35,7 +36,7 @@ const (
 type flags struct {
 	trace, cluster, policies, format, chart string
 	workload, hours, seeds                  string
-	hour, jobs                              int
+	hour, jobs, sample                      int
 	from, to                                string
 	fraction, slack, scale                  float64
 	seed                                    uint64
@@ -55,6 +56,8 @@ type flags struct {
 	missCost                                float64
 	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
 	teamsFile, teamMix string
+	// jobLog: --job-log, a CSV row per job and run (joblog.go).
+	jobLog string
 }
 
 // Workload modes of --workload.
@@ -75,6 +78,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // errors are returned; --help goes to stdout
 	fs.StringVar(&f.workload, "workload", WorkloadTrace, "jobs to run: trace (each trace job sized from its own bytes, docs/simulation.md) or thesis\n(thesis-like BigDataBench mix at the trace's arrival times: WordCount or Sort on 1-20 GB, PageRank with\n5-15 iterations on a 1-4 GB graph, drawn with --seed; default --deadline-fraction 1 --slack 1.5)")
 	fs.IntVar(&f.jobs, "jobs", 0, "use only the first N submissions of each window (0: all); e.g. --workload thesis --hour 0 --jobs 50")
+	fs.IntVar(&f.sample, "sample", 0, "replay N of each window's submissions drawn uniformly with the seed, at their own times (excludes --jobs):\nwith --hour/--hours, N jobs an hour over the whole hour; e.g. --workload thesis --hours 5,13 --sample 50")
 	fs.StringVar(&f.hours, "hours", "", "run several one-hour windows, e.g. 0,22,16 (excludes --hour/--from/--to): results are aggregated per hour")
 	fs.StringVar(&f.seeds, "seeds", "", "run several seeds, e.g. 1-5 or 1,2,7 (instead of --seed): results are aggregated over seeds (mean and spread)")
 	fs.BoolVar(&f.compareDefault, "compare-default", false, "compare the default policy ("+DefaultPolicy().Name+") with the baselines (fifo-spread, fifo-consolidate,\nmorpheus, bfd; plus any --policies) and check, run by run, that it is no dearer than the cheapest and\nmisses no more deadlines than the best")
@@ -112,6 +116,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
 	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
 	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
+	fs.StringVar(&f.jobLog, "job-log", "", "also write a CSV row per job and run to this file: its arrival, wait, run, cpus, slack (deadline minus\narrival minus profiled run time), whether it missed, the arrivals in the boot time before it, and the\nfree cpus of the agents on at its submission (total and on one agent)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -204,6 +209,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.jobs < 0 {
 		return fmt.Errorf("simulate: --jobs %d must be >= 0", f.jobs)
 	}
+	if err := checkSample(f.sample, f.jobs, set); err != nil {
+		return err
+	}
 	windows, err := f.windows(fs, set)
 	if err != nil {
 		return err
@@ -278,12 +286,24 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !f.quiet {
 		progress = stderr
 	}
+	var jobLog *csv.Writer
+	if f.jobLog != "" {
+		file, err := os.Create(f.jobLog)
+		if err != nil {
+			return fmt.Errorf("simulate: --job-log: %w", err)
+		}
+		defer file.Close()
+		if jobLog, err = openJobLog(file); err != nil {
+			return fmt.Errorf("simulate: --job-log: %w", err)
+		}
+	}
+	var jobLogErr error
 	model := workload.DefaultModel
 	var runs []RunResult
-	for _, w := range windows {
-		arrivals := workload.First(workload.Window(all, w.From, w.To), f.jobs)
-		w = replayedWindow(w, arrivals, set)
+	for _, win := range windows {
 		for _, seed := range seeds {
+			arrivals := f.arrivalsOf(workload.Window(all, win.From, win.To), seed)
+			w := replayedWindow(win, arrivals, set)
 			build := func(arrivals []workload.TraceJob) []workload.Job {
 				var wl []workload.Job
 				if mix != nil {
@@ -306,7 +326,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			// the window, as serve's starts from its stored history.
 			var past []workload.Job
 			if f.warmPool && f.warmHistory {
-				past = build(workload.Window(all, w.From-time.Hour, w.From))
+				// With --sample, the hour before is drawn at the same N,
+				// so that the forecast sees the window's rate.
+				before := workload.Window(all, w.From-time.Hour, w.From)
+				if f.sample > 0 {
+					before = SampleArrivals(before, f.sample, seed)
+				}
+				past = build(before)
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
@@ -317,6 +343,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			for _, p := range specs {
 				began := time.Now()
 				last := time.Time{}
+				var logRun func([]JobRecord)
+				if jobLog != nil {
+					logRun = func(recs []JobRecord) {
+						if jobLogErr == nil {
+							jobLogErr = writeJobLog(jobLog, w.Label, seed, p.Name, f.bootTime, recs)
+						}
+					}
+				}
 				r, err := Run(ctx, Options{
 					Workload: wl, From: w.From, Cluster: cl, Policy: p,
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
@@ -326,6 +360,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Teams: teamsCfg, TeamMix: teamMix,
 					Executors: f.executors,
+					JobLog:    logRun,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return
@@ -342,6 +377,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				rr.Results = append(rr.Results, r)
 			}
 			runs = append(runs, rr)
+		}
+	}
+	if jobLog != nil {
+		if jobLog.Flush(); jobLogErr == nil {
+			jobLogErr = jobLog.Error()
+		}
+		if jobLogErr != nil {
+			return fmt.Errorf("simulate: --job-log: %w", jobLogErr)
 		}
 	}
 	if f.chart != "" {
@@ -535,6 +578,9 @@ func scaleWorkload(wl []workload.Job, k float64) []workload.Job {
 
 func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 	s := fmt.Sprintf("%d %s jobs, trace [%s, %s), %s, deadline fraction %g, slack %g, seed %d", n, f.workload, fmtOffset(from), fmtOffset(to), cluster, f.fraction, f.slack, f.seed)
+	if f.sample > 0 {
+		s += " (sampled across the window)"
+	}
 	if f.scale != 1 {
 		s += fmt.Sprintf(", data x %g", f.scale)
 	}

@@ -104,6 +104,9 @@ type Options struct {
 	// Progress, if set, is called now and then with the virtual time and
 	// the number of jobs done.
 	Progress func(now time.Duration, done, total int)
+	// JobLog, if set, is called at the end of the run with a record of
+	// every job (`simulate --job-log`, joblog.go).
+	JobLog func([]JobRecord)
 	// PowerOffAfter, when > 0, runs power management (package power, as
 	// `serve --power-off-after`): agents idle this long are powered off,
 	// and plans power them on again, their jobs waiting BootTime (default

@@ -215,6 +215,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	tickPower()
 
 	var finishes finishHeap
+	var free map[string]arrivalFree // the room each job found on arrival, for JobLog
+	if o.JobLog != nil {
+		free = map[string]arrivalFree{}
+	}
 	seq, next, done := 0, 0, 0
 	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
 	lastProgress := -1
@@ -279,6 +283,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}
 		for next < len(jobs) && !jobs[next].SubmittedAt.After(now) {
+			if free != nil {
+				free[jobs[next].ID] = freeAtArrival(cluster)
+			}
 			est.submit(&jobs[next])
 			info[jobs[next].ID].profile = profiles[jobs[next].ID] // --executors auto may resize it
 			j, err := store.Create(jobs[next])
@@ -368,6 +375,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
 	r.Teams = teamResults(store, info, r.TotalCostUSD)
+	if o.JobLog != nil {
+		o.JobLog(jobRecords(store, info, free, start, model))
+	}
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
 	est.report(&r)
