@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -214,6 +215,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// it are powered off and the bill covers the window only.
 	tickPower()
 
+	var logShares map[string][]workload.AgentShare
+	if os.Getenv(JobLogEnv) != "" {
+		logShares = map[string][]workload.AgentShare{}
+	}
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
 	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
@@ -312,6 +317,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					d = time.Duration(float64(d) * ji.noise).Round(time.Millisecond)
 				}
 				est.start(id, shares)
+				if logShares != nil {
+					logShares[id] = shares
+				}
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 					return Result{}, err
@@ -367,6 +375,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
+	writeJobLog(o.Policy.Name, o.Seed, start, model, store, info, logShares)
 	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
