@@ -9,6 +9,9 @@
 #         run (learned estimates): Pareto-better (cost no higher, misses no
 #         more) share, and light-hour cost against fifo-consolidate, with
 #         both policies' utilisation and the cost floor (all paid CPUs busy);
+#         and, as a control, each placement under the other queue discipline
+#         (dap@fifo; consolidate@feasible-edf, Spark's placement under dap's
+#         queue) against fifo-consolidate, run by run;
 #   (ii)  dap's misses with oracle and learned estimates;
 #   (iii) the learned model's MAPE on runs of signatures with 10 runs before;
 #   (iv)  dap with learned estimates, the users' executor counts against
@@ -37,7 +40,7 @@ one() { # set mix class hours jobs seeds
 	local set="$1" mix="$2" class="$3" hours="$4" jobs="$5" seeds="$6"
 	local args=(--mix "examples/mixes/$mix.json" --hours "$hours" --jobs "$jobs" --seeds "$seeds" "${common[@]}")
 	echo "compare-learning: $set $mix $class" >&2
-	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap > "$out/$set.$mix.$class.learned.json"
+	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-edf,dap@fifo > "$out/$set.$mix.$class.learned.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --policies dap > "$out/$set.$mix.$class.oracle.json"
 	"$bin" simulate "${args[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --executors auto --policies dap > "$out/$set.$mix.$class.oauto.json"
@@ -101,6 +104,27 @@ for k in keys:
         return 100 * sum(r["total_cost_usd"] * r["utilisation_pct"] / 100 for r in rs) / sum(r["total_cost_usd"] for r in rs)
     du, cu = util(pol(runs, "dap")), util(pol(runs, "fifo-consolidate"))
     print("| %s | %s | %s | %d | %s | %d/%d | %+.1f%% | %.1f / %.1f | %.1f / %.1f | %+.1f%% |" % (k + (n, " / ".join("%d" % better[b] for b in base), allb, n, 100 * (dc / cc - 1), dm, cm, du, cu, cu - 100)))
+
+print("\n#### (i), control: each placement under the other queue, against fifo-consolidate, run by run (learned estimates)\n")
+print("| set | mix | hours | runs | policy | Pareto-better than fifo-consolidate | dearer | more misses | cost vs fifo-consolidate | missed % |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for k in keys:
+    runs = load(k, "learned")
+    cc, cm = agg(pol(runs, "fifo-consolidate"))
+    for p in ("dap", "dap@fifo", "consolidate@feasible-edf"):
+        n = better = dearer = more = 0
+        for run in runs:
+            res = {r["policy"]: r for r in run["results"]}
+            if p not in res:
+                continue
+            a, o = res[p], res["fifo-consolidate"]
+            n += 1
+            dearer += a["total_cost_usd"] > o["total_cost_usd"] + 1e-9
+            more += a["deadline_missed"] > o["deadline_missed"]
+            better += a["total_cost_usd"] <= o["total_cost_usd"] + 1e-9 and a["deadline_missed"] <= o["deadline_missed"]
+        if n:
+            pc, pm = agg(pol(runs, p))
+            print("| %s | %s | %s | %d | %s | %d/%d | %d | %d | %+.1f%% | %.1f |" % (k + (n, p, better, n, dearer, more, 100 * (pc / cc - 1), pm)))
 
 print("\n#### (ii) dap's misses with oracle and learned estimates; (iii) the model's error\n")
 print("| set | mix | hours | missed % oracle / learned | learned - oracle (points) | cost $ oracle / learned | model MAPE after 10 runs (runs) |")
