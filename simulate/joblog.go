@@ -32,10 +32,11 @@ type jobLogLine struct {
 	RanS      float64               `json:"ran_s"`
 	Noise     float64               `json:"noise"`
 	Shares    []workload.AgentShare `json:"shares,omitempty"`
+	Agents    []string              `json:"agents,omitempty"`
 }
 
 // writeJobLog writes the run's jobs to JobLogEnv's directory, if set.
-func writeJobLog(policy string, seed uint64, start time.Time, model workload.Model, store *MemStore, info map[string]*jobInfo, shares map[string][]workload.AgentShare) {
+func writeJobLog(policy string, seed uint64, start time.Time, model workload.Model, store *MemStore, info map[string]*jobInfo, shares map[string][]workload.AgentShare, agents map[string][]string) {
 	dir := os.Getenv(JobLogEnv)
 	if dir == "" {
 		return
@@ -51,7 +52,7 @@ func writeJobLog(policy string, seed uint64, start time.Time, model workload.Mod
 		ji := info[j.ID]
 		l := jobLogLine{ID: j.ID, Kind: ji.profile.Kind, App: string(ji.profile.App), Executors: ji.profile.Executors,
 			SubmitS: ji.submit.Sub(start).Seconds(), Done: ji.done, Noise: ji.noise,
-			ProfiledS: model.Reference(ji.profile).Seconds(), EstimateS: j.EstimatedDurationSeconds, Shares: shares[j.ID]}
+			ProfiledS: model.Reference(ji.profile).Seconds(), EstimateS: j.EstimatedDurationSeconds, Shares: shares[j.ID], Agents: agents[j.ID]}
 		if ji.done {
 			l.StartS, l.EndS, l.RanS = ji.start.Sub(start).Seconds(), ji.end.Sub(start).Seconds(), ji.end.Sub(ji.start).Seconds()
 		}

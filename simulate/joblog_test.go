@@ -52,8 +52,8 @@ func TestJobLogAgreesWithTheRun(t *testing.T) {
 		}
 		if l.Done {
 			done++
-			if l.StartS < l.SubmitS || math.Abs(l.EndS-l.StartS-l.RanS) > 1e-6 || l.RanS <= 0 || len(l.Shares) == 0 {
-				t.Errorf("%s: submit %v start %v end %v ran %v shares %v", l.ID, l.SubmitS, l.StartS, l.EndS, l.RanS, l.Shares)
+			if l.StartS < l.SubmitS || math.Abs(l.EndS-l.StartS-l.RanS) > 1e-6 || l.RanS <= 0 || len(l.Shares) == 0 || len(l.Agents) != len(l.Shares) {
+				t.Errorf("%s: submit %v start %v end %v ran %v shares %v agents %v", l.ID, l.SubmitS, l.StartS, l.EndS, l.RanS, l.Shares, l.Agents)
 			}
 		}
 		if l.Missed != (!l.Done || l.EndS > l.DeadlineS) {

@@ -216,8 +216,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	tickPower()
 
 	var logShares map[string][]workload.AgentShare
+	var logAgents map[string][]string
 	if os.Getenv(JobLogEnv) != "" {
-		logShares = map[string][]workload.AgentShare{}
+		logShares, logAgents = map[string][]workload.AgentShare{}, map[string][]string{}
 	}
 	var finishes finishHeap
 	seq, next, done := 0, 0, 0
@@ -319,6 +320,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				est.start(id, shares)
 				if logShares != nil {
 					logShares[id] = shares
+					logAgents[id] = cluster.AgentIDs(id)
 				}
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
@@ -375,7 +377,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
-	writeJobLog(o.Policy.Name, o.Seed, start, model, store, info, logShares)
+	writeJobLog(o.Policy.Name, o.Seed, start, model, store, info, logShares, logAgents)
 	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
