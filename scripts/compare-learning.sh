@@ -9,6 +9,9 @@
 #         run (learned estimates): Pareto-better (cost no higher, misses no
 #         more) share, and light-hour cost against fifo-consolidate, with
 #         both policies' utilisation and the cost floor (all paid CPUs busy);
+#         and, as a control, each placement under the other queue discipline
+#         (dap@fifo; consolidate@feasible-edf, Spark's placement under dap's
+#         queue) against fifo-consolidate, run by run;
 #   (ii)  dap's misses with oracle and learned estimates;
 #   (iii) the learned model's MAPE on runs of signatures with 10 runs before;
 #   (iv)  dap with learned estimates, the users' executor counts against
@@ -20,10 +23,16 @@
 #
 # Usage: scripts/compare-learning.sh [tuning|heldout|all] > tables.md
 # Markdown goes to stdout, progress to stderr. A few minutes on 2 cores.
+#
+# scripts/compare-learning.sh diagnose: the figures of docs/simulation.md's
+# "Target (i): why dap loses to fifo-consolidate", on tuning runs only
+# (etl-light-shuffle and the default thesis mix, tuning hours, seeds 1-5),
+# from the simulator's job log (SPARKPACK_SIM_JOBLOG): the runs lost, the
+# jobs whose deadline outcome differs, each policy's idle CPU-seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
-case "$which" in tuning|heldout|all) ;; *) echo "usage: $0 [tuning|heldout|all]" >&2; exit 2;; esac
+case "$which" in tuning|heldout|all|diagnose) ;; *) echo "usage: $0 [tuning|heldout|all|diagnose]" >&2; exit 2;; esac
 
 bin="$(mktemp -d)/sparkpack"
 out="$(mktemp -d)"
@@ -37,7 +46,7 @@ one() { # set mix class hours jobs seeds
 	local set="$1" mix="$2" class="$3" hours="$4" jobs="$5" seeds="$6"
 	local args=(--mix "examples/mixes/$mix.json" --hours "$hours" --jobs "$jobs" --seeds "$seeds" "${common[@]}")
 	echo "compare-learning: $set $mix $class" >&2
-	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap > "$out/$set.$mix.$class.learned.json"
+	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-edf,dap@fifo > "$out/$set.$mix.$class.learned.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --policies dap > "$out/$set.$mix.$class.oracle.json"
 	"$bin" simulate "${args[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --executors auto --policies dap > "$out/$set.$mix.$class.oauto.json"
@@ -48,6 +57,131 @@ one() { # set mix class hours jobs seeds
 	"$bin" simulate "${args[@]}" "${h[@]}" --estimates learned --executors auto > "$out/$set.$mix.$class.hauto.json"
 	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle --executors auto > "$out/$set.$mix.$class.hoauto.json"
 }
+if [ "$which" = diagnose ]; then
+	pols=fifo-spread,fifo-consolidate,morpheus,bfd,dap,dap@fifo,consolidate@feasible-edf,consolidate@algorithm3
+	for name in etl thesis; do
+		case "$name" in
+		etl) src=(--mix examples/mixes/etl-light-shuffle.json) ;;
+		thesis) src=(--workload thesis) ;;
+		esac
+		for c in "light 0,22,16 50" "busy 6,7,4 100"; do
+			read -r cls hours jobs <<<"$c"
+			echo "compare-learning: diagnose $name $cls" >&2
+			mkdir -p "$out/log/$name.$cls"
+			SPARKPACK_SIM_JOBLOG="$out/log/$name.$cls" "$bin" simulate "${src[@]}" --hours "$hours" --jobs "$jobs" --seeds 1-5 \
+				"${common[@]}" --estimates learned --policies "$pols" > "$out/$name.$cls.json"
+		done
+	done
+	python3 - "$out" <<'PY'
+import collections, glob, json, os, sys
+d = sys.argv[1]
+base = ["fifo-spread", "fifo-consolidate", "morpheus", "bfd"]
+others = ["dap", "dap@fifo", "consolidate@feasible-edf", "consolidate@algorithm3"]
+print("#### Tuning runs (seeds 1-5) against fifo-consolidate, run by run\n")
+print("| workload | hours | runs | policy | Pareto-better | dearer | more misses | cost vs consolidate | misses (all runs) | stretch | utilisation % |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+lost = []
+for name in ("etl", "thesis"):
+    for cls in ("light", "busy"):
+        runs = json.load(open(os.path.join(d, "%s.%s.json" % (name, cls))))
+        for run in runs:
+            res = {r["policy"]: r for r in run["results"]}
+            a = res["dap"]
+            for b in base:
+                o = res[b]
+                if not (a["total_cost_usd"] <= o["total_cost_usd"] + 1e-9 and a["deadline_missed"] <= o["deadline_missed"]):
+                    lost.append("%s %s hour %d seed %d against %s: dap $%.3f, %d missed; %s $%.3f, %d missed" % (
+                        name, cls, run["hour"], run["seed"], b, a["total_cost_usd"], a["deadline_missed"], b, o["total_cost_usd"], o["deadline_missed"]))
+        for p in ["fifo-consolidate"] + others:
+            n = better = dearer = more = 0
+            cost = ccost = missed = st = ut = 0.0
+            for run in runs:
+                res = {r["policy"]: r for r in run["results"]}
+                a, o = res[p], res["fifo-consolidate"]
+                n += 1
+                dearer += a["total_cost_usd"] > o["total_cost_usd"] + 1e-9
+                more += a["deadline_missed"] > o["deadline_missed"]
+                better += a["total_cost_usd"] <= o["total_cost_usd"] + 1e-9 and a["deadline_missed"] <= o["deadline_missed"]
+                cost += a["total_cost_usd"]; ccost += o["total_cost_usd"]; missed += a["deadline_missed"]
+                st += a["stretch"] * a["total_cost_usd"]; ut += a["utilisation_pct"] * a["total_cost_usd"]
+            print("| %s | %s | %d | %s | %d | %d | %d | %+.1f%% | %d | %.3f | %.1f |" % (name, cls, n, p, better, dearer, more, 100 * (cost / ccost - 1), missed, st / cost, ut / cost))
+print("\nRuns where dap is not Pareto-better than a baseline:\n")
+for l in lost:
+    print("- " + l)
+
+def jobs(path):
+    return [j for j in map(json.loads, open(path))]
+
+print("\n#### Jobs whose deadline outcome differs (dap against fifo-consolidate), means\n")
+print("| workload | hours | missed by | jobs | wait dap - consolidate (s) | run time dap - consolidate (s) | agents dap / consolidate |")
+print("|---|---|---|---|---|---|---|")
+for name in ("etl", "thesis"):
+    for cls in ("light", "busy"):
+        logd = os.path.join(d, "log", "%s.%s" % (name, cls))
+        diff = {"dap only": [], "consolidate only": []}
+        for f in sorted(glob.glob(os.path.join(logd, "dap.*.jsonl"))):
+            D = {j["id"]: j for j in jobs(f)}
+            C = {j["id"]: j for j in jobs(f.replace(os.sep + "dap.", os.sep + "fifo-consolidate."))}
+            for i, a in D.items():
+                b = C[i]
+                if a["missed"] and not b["missed"] and a["done"] and b["done"]:
+                    diff["dap only"].append((a, b))
+                if b["missed"] and not a["missed"] and a["done"] and b["done"]:
+                    diff["consolidate only"].append((a, b))
+        for k, v in diff.items():
+            if not v:
+                print("| %s | %s | %s | 0 | | | |" % (name, cls, k))
+                continue
+            n = len(v)
+            w = sum((a["start_s"] - a["submit_s"]) - (b["start_s"] - b["submit_s"]) for a, b in v) / n
+            r = sum(a["ran_s"] - b["ran_s"] for a, b in v) / n
+            print("| %s | %s | %s | %d | %+.1f | %+.1f | %.1f / %.1f |" % (name, cls, k, n, w, r,
+                  sum(len(a["shares"]) for a, b in v) / n, sum(len(b["shares"]) for a, b in v) / n))
+
+print("\n#### Idle CPU-seconds, rebuilt from the job log (share of the paid CPU-seconds)\n")
+print("| workload | hours | policy | idle | on agents with one job | while a job waits | after the last arrival | two cpus of every odd-count job |")
+print("|---|---|---|---|---|---|---|---|")
+for name in ("etl", "thesis"):
+    for cls in ("light", "busy"):
+        logd = os.path.join(d, "log", "%s.%s" % (name, cls))
+        for p in ["fifo-consolidate"] + others:
+            t = collections.Counter()
+            for f in sorted(glob.glob(os.path.join(logd, p + ".*.jsonl"))):
+                js = [j for j in jobs(f) if j["done"]]
+                ev, cpus = collections.defaultdict(list), {}
+                for j in js:
+                    if j["executors"] % 2:
+                        t["odd"] += 2 * j["ran_s"]
+                    for a, s in zip(j["agents"], j["shares"]):
+                        cpus[a] = s["CPUs"]
+                        c = 2 * s["Executors"]  # thesis14 and the mixes: 2-cpu executors
+                        ev[a] += [(j["start_s"], c), (j["end_s"], -c)]
+                waits = [(j["submit_s"], j["start_s"]) for j in js]
+                lastsub = max(j["submit_s"] for j in js)
+                for a, es in ev.items():
+                    es.sort()
+                    used, n, t0 = 0, 0, None
+                    for tt, du in es:
+                        if t0 is not None and used > 0 and tt > t0:
+                            dt, mid = tt - t0, (tt + t0) / 2
+                            idle = (cpus[a] - used) * dt
+                            t["paid"] += cpus[a] * dt
+                            t["idle"] += idle
+                            if n == 1:
+                                t["one"] += idle
+                            if any(s <= mid < st for s, st in waits):
+                                t["wait"] += idle
+                            if mid > lastsub:
+                                t["tail"] += idle
+                        used += du
+                        n += 1 if du > 0 else -1
+                        t0 = tt
+            P = t["paid"]
+            print("| %s | %s | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |" % (name, cls, p, 100 * t["idle"] / P, 100 * t["one"] / P,
+                  100 * t["wait"] / P, 100 * t["tail"] / P, 100 * t["odd"] / P))
+PY
+	exit 0
+fi
 if [ "$which" != heldout ]; then
 	one tuning etl-light-shuffle light 0,22,16 50 1-3
 	one tuning etl-light-shuffle busy 6,7,4 100 1-3
@@ -101,6 +235,27 @@ for k in keys:
         return 100 * sum(r["total_cost_usd"] * r["utilisation_pct"] / 100 for r in rs) / sum(r["total_cost_usd"] for r in rs)
     du, cu = util(pol(runs, "dap")), util(pol(runs, "fifo-consolidate"))
     print("| %s | %s | %s | %d | %s | %d/%d | %+.1f%% | %.1f / %.1f | %.1f / %.1f | %+.1f%% |" % (k + (n, " / ".join("%d" % better[b] for b in base), allb, n, 100 * (dc / cc - 1), dm, cm, du, cu, cu - 100)))
+
+print("\n#### (i), control: each placement under the other queue, against fifo-consolidate, run by run (learned estimates)\n")
+print("| set | mix | hours | runs | policy | Pareto-better than fifo-consolidate | dearer | more misses | cost vs fifo-consolidate | missed % |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for k in keys:
+    runs = load(k, "learned")
+    cc, cm = agg(pol(runs, "fifo-consolidate"))
+    for p in ("dap", "dap@fifo", "consolidate@feasible-edf"):
+        n = better = dearer = more = 0
+        for run in runs:
+            res = {r["policy"]: r for r in run["results"]}
+            if p not in res:
+                continue
+            a, o = res[p], res["fifo-consolidate"]
+            n += 1
+            dearer += a["total_cost_usd"] > o["total_cost_usd"] + 1e-9
+            more += a["deadline_missed"] > o["deadline_missed"]
+            better += a["total_cost_usd"] <= o["total_cost_usd"] + 1e-9 and a["deadline_missed"] <= o["deadline_missed"]
+        if n:
+            pc, pm = agg(pol(runs, p))
+            print("| %s | %s | %s | %d | %s | %d/%d | %d | %d | %+.1f%% | %.1f |" % (k + (n, p, better, n, dearer, more, 100 * (pc / cc - 1), pm)))
 
 print("\n#### (ii) dap's misses with oracle and learned estimates; (iii) the model's error\n")
 print("| set | mix | hours | missed % oracle / learned | learned - oracle (points) | cost $ oracle / learned | model MAPE after 10 runs (runs) |")

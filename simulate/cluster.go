@@ -211,6 +211,21 @@ func (c *Cluster) Pending() bool {
 	return len(c.started) > 0
 }
 
+// AgentIDs are the agents of job's placement, in Shares' order.
+func (c *Cluster) AgentIDs(jobID string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	al, ok := c.allocs[jobID]
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(al.plan.Assignments))
+	for _, as := range al.plan.Assignments {
+		out = append(out, as.AgentID)
+	}
+	return out
+}
+
 // Shares describes job's placement for the performance model: per agent,
 // its executors, the agent's cpus and the cpus in use on it now.
 func (c *Cluster) Shares(jobID string) []workload.AgentShare {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -214,6 +215,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// it are powered off and the bill covers the window only.
 	tickPower()
 
+	var logShares map[string][]workload.AgentShare
+	var logAgents map[string][]string
+	if os.Getenv(JobLogEnv) != "" {
+		logShares, logAgents = map[string][]workload.AgentShare{}, map[string][]string{}
+	}
 	var finishes finishHeap
 	var free map[string]arrivalFree // the room each job found on arrival, for JobLog
 	if o.JobLog != nil {
@@ -319,6 +325,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					d = time.Duration(float64(d) * ji.noise).Round(time.Millisecond)
 				}
 				est.start(id, shares)
+				if logShares != nil {
+					logShares[id] = shares
+					logAgents[id] = cluster.AgentIDs(id)
+				}
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
 					return Result{}, err
@@ -374,6 +384,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
+	writeDebugLog(o.Policy.Name, o.Seed, start, model, store, info, logShares, logAgents)
 	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	if o.JobLog != nil {
 		o.JobLog(jobRecords(store, info, free, start, model))
