@@ -44,8 +44,13 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 	f := subscribeRole(t, base, "drivers")
 
 	// run launches a driver on a0 and returns its TASK_FINISHED timestamp.
+	// While the driver runs this framework takes no offer (it suppresses
+	// them and declines any it holds for an hour): the simulated Spark
+	// must be offered every agent, or its executors go where this test's
+	// framework happened not to hold an offer. Reviving clears both.
 	run := func(name string, conf ...string) float64 {
 		t.Helper()
+		f.call(calls.Revive())
 		ev := f.next(scheduler.Event_OFFERS, 10*time.Second)
 		var o *mesos.Offer
 		for i := range ev.Offers.Offers {
@@ -60,7 +65,7 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 			}
 		}
 		if len(ids) > 0 {
-			f.call(calls.Decline(ids...).With(calls.RefuseSeconds(0)))
+			f.call(calls.Decline(ids...).With(calls.RefuseSeconds(time.Hour)))
 		}
 		if o == nil {
 			return -1
@@ -79,6 +84,7 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 			Command:   &mesos.CommandInfo{Shell: &shell, Value: &cmd},
 			Labels:    &mesos.Labels{Labels: []mesos.Label{{Key: DurationLabel, Value: &dur}}}}
 		f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID)))
+		f.call(calls.Suppress())
 		for deadline := time.After(120 * time.Second); ; {
 			var ev *scheduler.Event
 			select {
@@ -92,7 +98,7 @@ func TestSparkRunTimeFollowsTheTruthOfItsPlacement(t *testing.T) {
 				for _, x := range ev.Offers.Offers {
 					ids = append(ids, x.ID)
 				}
-				f.call(calls.Decline(ids...).With(calls.RefuseSeconds(50 * time.Millisecond)))
+				f.call(calls.Decline(ids...).With(calls.RefuseSeconds(time.Hour)))
 			}
 			if ev.GetType() != scheduler.Event_UPDATE {
 				continue
