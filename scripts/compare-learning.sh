@@ -27,7 +27,7 @@
 # scripts/compare-learning.sh diagnose: the figures of docs/simulation.md's
 # "Target (i): why dap loses to fifo-consolidate", on tuning runs only
 # (etl-light-shuffle and the default thesis mix, tuning hours, seeds 1-5),
-# from the simulator's job log (SPARKPACK_SIM_JOBLOG): the runs lost, the
+# from the simulator's job log (simulate --job-log, JSON lines): the runs lost, the
 # jobs whose deadline outcome differs, each policy's idle CPU-seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,13 +67,13 @@ if [ "$which" = diagnose ]; then
 		for c in "light 0,22,16 50" "busy 6,7,4 100"; do
 			read -r cls hours jobs <<<"$c"
 			echo "compare-learning: diagnose $name $cls" >&2
-			mkdir -p "$out/log/$name.$cls"
-			SPARKPACK_SIM_JOBLOG="$out/log/$name.$cls" "$bin" simulate "${src[@]}" --hours "$hours" --jobs "$jobs" --seeds 1-5 \
-				"${common[@]}" --estimates learned --policies "$pols" > "$out/$name.$cls.json"
+			mkdir -p "$out/log"
+			"$bin" simulate "${src[@]}" --hours "$hours" --jobs "$jobs" --seeds 1-5 \
+				"${common[@]}" --estimates learned --policies "$pols" --job-log "$out/log/$name.$cls.jsonl" > "$out/$name.$cls.json"
 		done
 	done
 	python3 - "$out" <<'PY'
-import collections, glob, json, os, sys
+import collections, json, os, sys
 d = sys.argv[1]
 base = ["fifo-spread", "fifo-consolidate", "morpheus", "bfd"]
 others = ["dap", "dap@fifo", "consolidate@feasible-edf", "consolidate@algorithm3"]
@@ -109,19 +109,31 @@ print("\nRuns where dap is not Pareto-better than a baseline:\n")
 for l in lost:
     print("- " + l)
 
-def jobs(path):
-    return [j for j in map(json.loads, open(path))]
+_logs = {}
+def logs(name, cls):
+    """The job log of a workload and hours: {(policy, hour, seed): jobs in the run's order}."""
+    if (name, cls) not in _logs:
+        by = collections.defaultdict(list)
+        for j in map(json.loads, open(os.path.join(d, "log", "%s.%s.jsonl" % (name, cls)))):
+            by[(j["policy"], int(j["window"].split()[1]), j["seed"])].append(j)
+        _logs[(name, cls)] = by
+    return _logs[(name, cls)]
+
+def runs_of(name, cls, p):
+    """A policy's runs as (hour, seed, jobs), ordered as policy.hour.seed file names sort."""
+    by = logs(name, cls)
+    ks = sorted((k for k in by if k[0] == p), key=lambda k: "%s.%d.%d.jsonl" % k)
+    return [(h, s, by[(p, h, s)]) for _, h, s in ks]
 
 print("\n#### Jobs whose deadline outcome differs (dap against fifo-consolidate), means\n")
 print("| workload | hours | missed by | jobs | wait dap - consolidate (s) | run time dap - consolidate (s) | agents dap / consolidate |")
 print("|---|---|---|---|---|---|---|")
 for name in ("etl", "thesis"):
     for cls in ("light", "busy"):
-        logd = os.path.join(d, "log", "%s.%s" % (name, cls))
         diff = {"dap only": [], "consolidate only": []}
-        for f in sorted(glob.glob(os.path.join(logd, "dap.*.jsonl"))):
-            D = {j["id"]: j for j in jobs(f)}
-            C = {j["id"]: j for j in jobs(f.replace(os.sep + "dap.", os.sep + "fifo-consolidate."))}
+        for h, s, js in runs_of(name, cls, "dap"):
+            D = {j["id"]: j for j in js}
+            C = {j["id"]: j for j in logs(name, cls)[("fifo-consolidate", h, s)]}
             for i, a in D.items():
                 b = C[i]
                 if a["missed"] and not b["missed"] and a["done"] and b["done"]:
@@ -134,7 +146,7 @@ for name in ("etl", "thesis"):
                 continue
             n = len(v)
             w = sum((a["start_s"] - a["submit_s"]) - (b["start_s"] - b["submit_s"]) for a, b in v) / n
-            r = sum(a["ran_s"] - b["ran_s"] for a, b in v) / n
+            r = sum(a["run_s"] - b["run_s"] for a, b in v) / n
             print("| %s | %s | %s | %d | %+.1f | %+.1f | %.1f / %.1f |" % (name, cls, k, n, w, r,
                   sum(len(a["shares"]) for a, b in v) / n, sum(len(b["shares"]) for a, b in v) / n))
 
@@ -143,15 +155,14 @@ print("| workload | hours | policy | idle | on agents with one job | while a job
 print("|---|---|---|---|---|---|---|---|")
 for name in ("etl", "thesis"):
     for cls in ("light", "busy"):
-        logd = os.path.join(d, "log", "%s.%s" % (name, cls))
         for p in ["fifo-consolidate"] + others:
             t = collections.Counter()
-            for f in sorted(glob.glob(os.path.join(logd, p + ".*.jsonl"))):
-                js = [j for j in jobs(f) if j["done"]]
+            for _, _, run in runs_of(name, cls, p):
+                js = [j for j in run if j["done"]]
                 ev, cpus = collections.defaultdict(list), {}
                 for j in js:
                     if j["executors"] % 2:
-                        t["odd"] += 2 * j["ran_s"]
+                        t["odd"] += 2 * j["run_s"]
                     for a, s in zip(j["agents"], j["shares"]):
                         cpus[a] = s["CPUs"]
                         c = 2 * s["Executors"]  # thesis14 and the mixes: 2-cpu executors

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -56,7 +55,7 @@ type flags struct {
 	missCost                                float64
 	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
 	teamsFile, teamMix string
-	// jobLog: --job-log, a CSV row per job and run (joblog.go).
+	// jobLog: --job-log, a CSV row or JSON line per job and run (joblog.go).
 	jobLog string
 }
 
@@ -116,7 +115,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
 	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
 	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
-	fs.StringVar(&f.jobLog, "job-log", "", "also write a CSV row per job and run to this file: its arrival, wait, run, cpus, slack (deadline minus\narrival minus profiled run time), whether it missed, the arrivals in the boot time before it, and the\nfree cpus of the agents on at its submission (total and on one agent)")
+	fs.StringVar(&f.jobLog, "job-log", "", "also write a record per job and run to this file, CSV, or JSON lines if it ends in .jsonl: its arrival,\nstart, wait, run, cpus, slack (deadline minus arrival minus profiled run time), whether it missed, the\narrivals in the boot time before it, the free cpus of the agents on at its submission (total and on one\nagent), its profiled and estimated run time, run noise, and the agents it ran on (their shares in JSON only)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return fs
 }
@@ -286,14 +285,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !f.quiet {
 		progress = stderr
 	}
-	var jobLog *csv.Writer
+	var jobLog *jobLog
 	if f.jobLog != "" {
 		file, err := os.Create(f.jobLog)
 		if err != nil {
 			return fmt.Errorf("simulate: --job-log: %w", err)
 		}
 		defer file.Close()
-		if jobLog, err = openJobLog(file); err != nil {
+		if jobLog, err = openJobLog(file, jobLogFormatOf(f.jobLog)); err != nil {
 			return fmt.Errorf("simulate: --job-log: %w", err)
 		}
 	}
@@ -347,7 +346,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				if jobLog != nil {
 					logRun = func(recs []JobRecord) {
 						if jobLogErr == nil {
-							jobLogErr = writeJobLog(jobLog, w.Label, seed, p.Name, f.bootTime, recs)
+							jobLogErr = jobLog.write(w.Label, seed, p.Name, f.bootTime, recs)
 						}
 					}
 				}
@@ -380,8 +379,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if jobLog != nil {
-		if jobLog.Flush(); jobLogErr == nil {
-			jobLogErr = jobLog.Error()
+		if err := jobLog.flush(); jobLogErr == nil {
+			jobLogErr = err
 		}
 		if jobLogErr != nil {
 			return fmt.Errorf("simulate: --job-log: %w", jobLogErr)

@@ -1,16 +1,20 @@
 package simulate
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/workload"
 )
@@ -75,28 +79,80 @@ func TestWriteJobLogArrivalsBefore(t *testing.T) {
 	for i, s := range []float64{0, 30, 60, 61, 200} {
 		recs = append(recs, JobRecord{ID: "j" + strconv.Itoa(i), SubmitS: s})
 	}
+	want := []int{0, 1, 1, 2, 0}
+	// CSV.
 	var buf bytes.Buffer
-	w, err := openJobLog(&buf)
+	w, err := openJobLog(&buf, JobLogCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJobLog(w, "hour 0", 1, "x", time.Minute, recs); err != nil {
+	if err := w.write("hour 0", 1, "x", time.Minute, recs); err != nil {
 		t.Fatal(err)
 	}
-	w.Flush()
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := csv.NewReader(&buf).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	col := slicesIndex(rows[0], "arrivals_in_boot_before")
-	for i, want := range []string{"0", "1", "1", "2", "0"} {
-		if got := rows[i+1][col]; got != want {
-			t.Errorf("arrival at %v s: %s arrivals before, want %s", recs[i].SubmitS, got, want)
+	for i, n := range want {
+		if got := rows[i+1][col]; got != strconv.Itoa(n) {
+			t.Errorf("csv: arrival at %v s: %s arrivals before, want %d", recs[i].SubmitS, got, n)
 		}
 	}
-	if rows[1][slicesIndex(rows[0], "slack_s")] != "" {
-		t.Error("a job without a deadline has a slack")
+	if rows[1][slicesIndex(rows[0], "slack_s")] != "" || rows[1][slicesIndex(rows[0], "deadline_s")] != "" {
+		t.Error("csv: a job without a deadline has a slack or a deadline")
 	}
+	// JSON lines.
+	buf.Reset()
+	if w, err = openJobLog(&buf, JobLogJSONL); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.write("hour 0", 1, "x", time.Minute, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readJobLogLines(t, &buf)
+	if len(lines) != len(recs) {
+		t.Fatalf("jsonl: %d lines, want %d", len(lines), len(recs))
+	}
+	for i, n := range want {
+		if l := lines[i]; l.ArrivalsInBootBefore != n || l.ID != recs[i].ID || l.Window != "hour 0" || l.Seed != 1 || l.Policy != "x" {
+			t.Errorf("jsonl: line %d: %+v, want %s with %d arrivals before", i, l, recs[i].ID, n)
+		}
+	}
+}
+
+// TestJobLogFormatOf: .jsonl is JSON lines, anything else CSV.
+func TestJobLogFormatOf(t *testing.T) {
+	for name, want := range map[string]JobLogFormat{"jobs.csv": JobLogCSV, "jobs": JobLogCSV, "a/jobs.jsonl": JobLogJSONL, "JOBS.JSONL": JobLogJSONL, "jobs.json": JobLogCSV} {
+		if got := jobLogFormatOf(name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// readJobLogLines reads a --job-log in JSON lines.
+func readJobLogLines(t *testing.T, r io.Reader) []jobLogLine {
+	t.Helper()
+	var out []jobLogLine
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l jobLogLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d: %v", len(out)+1, err)
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func slicesIndex(row []string, name string) int {
@@ -112,45 +168,119 @@ func slicesIndex(row []string, name string) int {
 // misses add up to the results', and a file it cannot create is an error.
 func TestCommandJobLog(t *testing.T) {
 	trace := tracePath(t)
-	file := filepath.Join(t.TempDir(), "jobs.csv")
-	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hours", "5", "--seeds", "4-5", "--sample", "15",
-		"--policies", "fifo-consolidate,dap", "--power-off-after", "30s", "--format", "json", "--job-log", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runs []RunResult
-	if err := json.Unmarshal([]byte(out), &runs); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1+2*2*15 {
-		t.Fatalf("%d rows, want a header and 60", len(rows))
-	}
-	missed := map[string]int{}
-	for _, row := range rows[1:] {
-		if row[slicesIndex(rows[0], "missed")] == "true" {
-			missed[row[1]+"/"+row[2]]++
+	for _, name := range []string{"jobs.csv", "jobs.jsonl"} {
+		file := filepath.Join(t.TempDir(), name)
+		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hours", "5", "--seeds", "4-5", "--sample", "15",
+			"--policies", "fifo-consolidate,dap", "--power-off-after", "30s", "--format", "json", "--job-log", file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if free, _ := strconv.ParseFloat(row[slicesIndex(rows[0], "free_cpus_at_arrival")], 64); free < 0 || free > 100 {
-			t.Errorf("free cpus %v on thesis14", free)
+		var runs []RunResult
+		if err := json.Unmarshal([]byte(out), &runs); err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, r := range runs {
-		for _, p := range r.Results {
-			if got := missed[strconv.FormatUint(r.Seed, 10)+"/"+p.Policy]; got != p.DeadlineMissed {
-				t.Errorf("seed %d %s: %d missed in the log, %d in the results", r.Seed, p.Policy, got, p.DeadlineMissed)
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The log's rows as seed/policy, missed, free cpus at arrival.
+		type row struct {
+			run    string
+			missed bool
+			free   float64
+		}
+		var rs []row
+		if jobLogFormatOf(file) == JobLogJSONL {
+			for _, l := range readJobLogLines(t, bytes.NewReader(data)) {
+				rs = append(rs, row{strconv.FormatUint(l.Seed, 10) + "/" + l.Policy, l.Missed, l.FreeCPUs})
+			}
+		} else {
+			rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows[1:] {
+				free, _ := strconv.ParseFloat(r[slicesIndex(rows[0], "free_cpus_at_arrival")], 64)
+				rs = append(rs, row{r[1] + "/" + r[2], r[slicesIndex(rows[0], "missed")] == "true", free})
+			}
+		}
+		if len(rs) != 2*2*15 {
+			t.Fatalf("%s: %d records, want 60", name, len(rs))
+		}
+		missed := map[string]int{}
+		for _, r := range rs {
+			if r.missed {
+				missed[r.run]++
+			}
+			if r.free < 0 || r.free > 100 {
+				t.Errorf("%s: free cpus %v on thesis14", name, r.free)
+			}
+		}
+		for _, r := range runs {
+			for _, p := range r.Results {
+				if got := missed[strconv.FormatUint(r.Seed, 10)+"/"+p.Policy]; got != p.DeadlineMissed {
+					t.Errorf("%s: seed %d %s: %d missed in the log, %d in the results", name, r.Seed, p.Policy, got, p.DeadlineMissed)
+				}
 			}
 		}
 	}
 	if _, _, err := runCommand(t, "--trace", trace, "--quiet", "--hour", "5", "--jobs", "3", "--policies", "bfd", "--job-log", filepath.Join(t.TempDir(), "no", "such", "dir.csv")); err == nil {
 		t.Error("an unwritable --job-log was accepted")
+	}
+}
+
+// TestJobLogAgreesWithTheRun: with JobLog set, a run's records, written
+// as JSON lines and read back, agree with the run's own summary (misses,
+// completions, run times, where the jobs ran), and the results are those
+// of a run without the log.
+func TestJobLogAgreesWithTheRun(t *testing.T) {
+	wl := thesisHour(t, 22, 30, 3)
+	dap, _ := LookupPolicy("dap")
+	o := Options{Workload: wl, From: 22 * 3600e9, Cluster: clusterspec.Thesis14(), Policy: dap,
+		DeadlineFraction: 1, Slack: 1.5, Seed: 3, Estimates: EstimatesLearned, EstimateError: 0.5, HideAppType: true, RunNoise: 0.1}
+	plain, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := openJobLog(&buf, JobLogJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.JobLog = func(recs []JobRecord) {
+		if err := w.write("hour 22", 3, "dap", time.Minute, recs); err != nil {
+			t.Error(err)
+		}
+	}
+	r, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TotalCostUSD != plain.TotalCostUSD || r.DeadlineMissed != plain.DeadlineMissed || r.JCTMeanS != plain.JCTMeanS {
+		t.Errorf("with the log: cost %v missed %d JCT %v; without: %v %d %v", r.TotalCostUSD, r.DeadlineMissed, r.JCTMeanS, plain.TotalCostUSD, plain.DeadlineMissed, plain.JCTMeanS)
+	}
+	var n, missed, done int
+	for _, l := range readJobLogLines(t, &buf) {
+		n++
+		if l.Missed {
+			missed++
+		}
+		if l.Done {
+			done++
+			if l.StartS < l.SubmitS || math.Abs(l.EndS-l.StartS-l.RunS) > 1e-6 || math.Abs(l.StartS-l.SubmitS-l.WaitS) > 1e-6 || l.RunS <= 0 ||
+				len(l.Shares) == 0 || len(l.Agents) != len(l.Shares) || l.Noise <= 0 || l.ProfiledS <= 0 || l.EstimateS <= 0 {
+				t.Errorf("%s: submit %v start %v wait %v end %v run %v shares %v agents %v noise %v profiled %v estimate %v",
+					l.ID, l.SubmitS, l.StartS, l.WaitS, l.EndS, l.RunS, l.Shares, l.Agents, l.Noise, l.ProfiledS, l.EstimateS)
+			}
+		}
+		if l.Missed != (!l.Done || l.EndS > l.DeadlineS) {
+			t.Errorf("%s: missed %v, done %v, end %v, deadline %v", l.ID, l.Missed, l.Done, l.EndS, l.DeadlineS)
+		}
+	}
+	if n != r.Jobs || missed != r.DeadlineMissed || done != r.Completed {
+		t.Errorf("log: %d jobs, %d missed, %d done; run: %d, %d, %d", n, missed, done, r.Jobs, r.DeadlineMissed, r.Completed)
+	}
+	if done == 0 {
+		t.Error("no job ran")
 	}
 }

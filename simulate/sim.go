@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"time"
@@ -215,15 +214,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// it are powered off and the bill covers the window only.
 	tickPower()
 
-	var logShares map[string][]workload.AgentShare
-	var logAgents map[string][]string
-	if os.Getenv(JobLogEnv) != "" {
-		logShares, logAgents = map[string][]workload.AgentShare{}, map[string][]string{}
-	}
 	var finishes finishHeap
-	var free map[string]arrivalFree // the room each job found on arrival, for JobLog
+	// For JobLog: the room each job found on arrival, and where it ran.
+	var free map[string]arrivalFree
+	var placed map[string]jobPlacement
 	if o.JobLog != nil {
-		free = map[string]arrivalFree{}
+		free, placed = map[string]arrivalFree{}, map[string]jobPlacement{}
 	}
 	seq, next, done := 0, 0, 0
 	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
@@ -325,9 +321,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					d = time.Duration(float64(d) * ji.noise).Round(time.Millisecond)
 				}
 				est.start(id, shares)
-				if logShares != nil {
-					logShares[id] = shares
-					logAgents[id] = cluster.AgentIDs(id)
+				if placed != nil {
+					placed[id] = jobPlacement{shares: shares, agents: cluster.AgentIDs(id)}
 				}
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
@@ -384,10 +379,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
-	writeDebugLog(o.Policy.Name, o.Seed, start, model, store, info, logShares, logAgents)
 	r.Teams = teamResults(store, info, r.TotalCostUSD)
 	if o.JobLog != nil {
-		o.JobLog(jobRecords(store, info, free, start, model))
+		o.JobLog(jobRecords(store, info, free, placed, start, model))
 	}
 	r.BillUSD, r.AlwaysOnUSD = cluster.Bill(start, end)
 	r.Preemptions, r.LostWorkS, r.LostCPUS = preemptions, lostWork, lostCPU
