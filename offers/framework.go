@@ -147,6 +147,12 @@ type Framework struct {
 	// extraRoles are job roles added for offer-mode reservations, with
 	// the handler that gets their offers and operation updates.
 	extraRoles map[string]RoleHandler
+	// rolesMu serialises UPDATE_FRAMEWORK calls from reading the roles to
+	// the master's answer, so that the last call sent carries the last
+	// role set: unserialised, two jobs ending together could send their
+	// updates out of order, and the stale one left an ended job's role
+	// on the framework.
+	rolesMu sync.Mutex
 	// rsMu serialises REVIVE and SUPPRESS calls.
 	rsMu sync.Mutex
 	// updates, while Run runs, queues task status updates for

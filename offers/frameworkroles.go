@@ -77,6 +77,8 @@ func (f *Framework) RemoveRole(ctx context.Context, role string) error {
 }
 
 func (f *Framework) updateFramework(ctx context.Context) error {
+	f.rolesMu.Lock()
+	defer f.rolesMu.Unlock()
 	info, _ := f.Info(ctx) // without the stored id, the subscribed one
 	if info.ID == nil {
 		id := f.Sched.FrameworkID()
