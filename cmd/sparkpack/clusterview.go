@@ -294,7 +294,7 @@ func (h *sigHash) float(f float64) {
 // (plus a build) older than the cluster; the build takes at most a fifth
 // of a core.
 func clusterViewGap(took time.Duration) time.Duration {
-	return max(250*time.Millisecond, 4*took)
+	return max(100*time.Millisecond, 4*took)
 }
 
 // agentPower is the power state the cluster view shows for an agent in
