@@ -290,11 +290,12 @@ func (h *sigHash) float(f float64) {
 
 // clusterViewGap is the least time between two builds of the cluster view:
 // the cluster changes many times a second while jobs start and end, and a
-// build at 30,000 agents allocates several MiB. A view is at most this
-// (plus a build) older than the cluster; the build takes at most a fifth
-// of a core.
+// build at 30,000 agents allocates about 12 MiB (its agents' states and
+// views). A view is at most this (plus a build) older than the cluster,
+// the dashboard's refresh a quarter of a second late at most; the builds
+// take at most a fifth of a core.
 func clusterViewGap(took time.Duration) time.Duration {
-	return max(100*time.Millisecond, 4*took)
+	return max(250*time.Millisecond, 4*took)
 }
 
 // agentPower is the power state the cluster view shows for an agent in
