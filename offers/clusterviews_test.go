@@ -2,6 +2,7 @@ package offers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,5 +102,23 @@ func TestOnChangeFollowsVersion(t *testing.T) {
 	}
 	if v := c.Version(); len(told) != n+1 || told[n] != v {
 		t.Fatalf("forgetting a job: version %d, told %v", v, told[n:])
+	}
+}
+
+// Agents' build per version at 30,000 agents (the cluster view's owner
+// calls it after every change): `go test -run XXX -bench AgentsBuild ./offers/`.
+func BenchmarkAgentsBuild30000(b *testing.B) {
+	raw := make([]master.Response_GetAgents_Agent, 30000)
+	for i := range raw {
+		raw[i] = getAgent(fmt.Sprintf("A%d", i), 4, 8192)
+	}
+	agents, _ := AgentsFromMesos(raw, nil)
+	c := NewCluster(ClusterConfig{})
+	c.agents, c.loaded = agents, true
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.mu.Lock()
+		c.agentsLocked()
+		c.mu.Unlock()
 	}
 }

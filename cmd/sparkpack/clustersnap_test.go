@@ -136,3 +136,23 @@ func TestClusterServedWhileViewRebuilds(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// The work a request that found the view stale used to do (the agents'
+// views, ordered), now done by the view's owner: `go test -run XXX -bench
+// BuildClusterSnap ./cmd/sparkpack/`.
+func BenchmarkBuildClusterSnap(b *testing.B) {
+	for _, n := range []int{10000, 30000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			agents := testAgents(n, 4)
+			for i := range agents {
+				agents[i].Attributes = map[string]string{"instance_type": "m.xlarge"}
+			}
+			name := func(string) (string, bool) { return "", true }
+			var hosts hostOrder
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				buildClusterSnap(agents, name, &hosts)
+			}
+		})
+	}
+}
