@@ -60,10 +60,10 @@ func TestReadDuringBuildReturnsPreviousValue(t *testing.T) {
 	if v.Load() != nil {
 		t.Fatal("a value before any build")
 	}
+	src.state.Store(1)
 	stop := run(t, v)
 	defer stop()
 
-	src.state.Store(1)
 	<-src.started // the first build, held
 	src.release <- struct{}{}
 	first, err := v.Wait(context.Background())
@@ -142,6 +142,7 @@ func TestWaitForFirstValue(t *testing.T) {
 	if _, err := v.Wait(ctx); err == nil {
 		t.Fatal("Wait without a value and with its context over returned no error")
 	}
+	src.state.Store(7)
 	stop := run(t, v)
 	defer stop()
 	got := make(chan int64)
@@ -152,7 +153,6 @@ func TestWaitForFirstValue(t *testing.T) {
 		}
 		got <- *p
 	}()
-	src.state.Store(7)
 	<-src.started
 	src.release <- struct{}{}
 	if g := <-got; g != 7 {
