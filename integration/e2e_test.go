@@ -318,16 +318,22 @@ func TestE2ELostAgentFailsJobAndItsReservationsGoWhenItReturns(t *testing.T) {
 	}
 	// Nothing is held on the agents still present.
 	waitNoLeftovers(t, emu.Master, 20*time.Second)
-	// The cluster view shows the agent as off.
-	if st := agentState(t, sp.API, victim); st != "off" {
-		t.Errorf("/api/v1/cluster shows powered-off agent %s as %q, want off", victim, st)
+	// The cluster view shows the agent as off (soon: the view is built
+	// off the request path, a little after the refresh that saw it go).
+	deadline := time.Now().Add(5 * time.Second)
+	for st := agentState(t, sp.API, victim); st != "off"; st = agentState(t, sp.API, victim) {
+		if time.Now().After(deadline) {
+			t.Errorf("/api/v1/cluster shows powered-off agent %s as %q, want off", victim, st)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// The agent returns with its checkpointed reservation; the sweep frees it.
 	if err := emu.PowerOn(victim); err != nil {
 		t.Fatal(err)
 	}
 	back := false
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) && !back {
 		for _, r := range emu.Reservations() {
 			back = back || (r.AgentID == victim && r.Labels["sparkpack-job"] == id)

@@ -90,6 +90,10 @@ type ClusterConfig struct {
 	// come (its power-on was given up): the job is placed again at once.
 	AgentFailed func(agentID string) bool
 	Log         logrus.FieldLogger
+	// OnChange, if set, is called whenever Version moves, with the
+	// adapter's lock held: it must return at once and not call the
+	// adapter (a non-blocking kick of whoever rebuilds views from Agents).
+	OnChange func()
 }
 
 // liveJob is a job the adapter is making real: its lifecycle state (read
@@ -239,7 +243,7 @@ func (c *Cluster) startLocked(job scheduler.Job, plan placement.Plan, ph lifecyc
 	lj := &liveJob{st: lifecycle.New(c.lifecycleConfig(), job, plan, ph, drv, time.Now()),
 		signal: make(chan struct{}, 1), done: make(chan struct{}), stop: cancel}
 	c.jobs[job.ID] = lj
-	c.version++
+	c.changedLocked()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -276,7 +280,7 @@ func (c *Cluster) Release(ctx context.Context, jobID string) error {
 	}
 	if lj.st.Phase == lifecycle.Done {
 		delete(c.jobs, jobID)
-		c.version++
+		c.changedLocked()
 		return nil
 	}
 	// Giving back already (the core hearing the outcome), or the core let

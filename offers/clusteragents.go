@@ -38,7 +38,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.statuses = statuses
-	c.version++
+	c.changedLocked()
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
 	present := map[string]bool{}
 	for _, a := range agents {

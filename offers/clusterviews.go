@@ -309,6 +309,14 @@ func (c *Cluster) Version() uint64 {
 	return c.version
 }
 
+// changedLocked moves Version and tells ClusterConfig.OnChange.
+func (c *Cluster) changedLocked() {
+	c.version++
+	if c.cfg.OnChange != nil {
+		c.cfg.OnChange()
+	}
+}
+
 // Agents returns the agents as the core sees them (with plans in flight
 // counted) and, per agent, the jobs holding resources there. It is built
 // once per Version and shared: callers must not modify it.
@@ -322,10 +330,14 @@ func (c *Cluster) Agents() []AgentState {
 }
 
 func (c *Cluster) agentsLocked() []AgentState {
-	agents := c.overlayLocked()
-	out := make([]AgentState, len(agents), len(agents)+len(c.gone))
-	for i, a := range agents {
-		out[i].Agent = a
+	// Straight from the overlay: a copy of every agent (overlayLocked)
+	// made only to be copied again into out was 4-5 MiB of garbage per
+	// version at 30,000 agents.
+	ov := c.overlayPatchLocked()
+	out := make([]AgentState, len(ov.base), len(ov.base)+len(c.gone))
+	for i := range ov.base {
+		a := ov.get(i)
+		out[i].Agent = *a
 		if len(a.Reservations) == 0 {
 			continue
 		}

@@ -27,7 +27,7 @@ func (c *Cluster) stepLocked(lj *liveJob, ev lifecycle.Event) []lifecycle.Action
 	}
 	var acts []lifecycle.Action
 	lj.st, acts = lifecycle.Step(lj.st, ev)
-	c.version++
+	c.changedLocked()
 	return acts
 }
 
@@ -95,7 +95,7 @@ func (c *Cluster) finish(lj *liveJob) {
 	c.mu.Lock()
 	if c.jobs[lj.st.Job.ID] == lj {
 		delete(c.jobs, lj.st.Job.ID) // the core has let go of it
-		c.version++
+		c.changedLocked()
 	}
 	c.mu.Unlock()
 	if rep := c.reporter(); rep != nil {

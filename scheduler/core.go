@@ -98,6 +98,9 @@ type Core struct {
 	cancels  []cancelNote
 	requeues []Job // jobs that Report sent back to QUEUED
 	kick     chan struct{}
+	// releaseObsMu: one Report at a time holds a snapshot for the cost
+	// meter (observeReleased).
+	releaseObsMu sync.Mutex
 	// freeEpoch counts the events that may have freed resources (job ends,
 	// retries, cluster changes).
 	freeEpoch atomic.Uint64

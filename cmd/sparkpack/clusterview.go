@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -36,6 +41,9 @@ func (n *jobNames) lookup(ctx context.Context, st *store.Store, id string) (stri
 		return name, true
 	}
 	j, err := st.GetJob(ctx, id)
+	if errors.Is(err, scheduler.ErrNotFound) {
+		j.Name, err = "", nil // a job pruned since: no name, and none to read again
+	}
 	if err != nil {
 		return "", false // not cached: read again next time
 	}
@@ -46,6 +54,26 @@ func (n *jobNames) lookup(ctx context.Context, st *store.Store, id string) (stri
 	n.m[id] = j.Name
 	n.mu.Unlock()
 	return j.Name, true
+}
+
+// resolve returns the names of the jobs of ids, as far as they can be
+// read (prefetch, then lookup for those it left): the I/O of a cluster
+// view's build, done before the build itself. An id missing from the
+// answer is a name that could not be read.
+func (n *jobNames) resolve(ctx context.Context, st *store.Store, ids []string) map[string]string {
+	n.prefetch(ctx, st, ids)
+	out := make(map[string]string, len(ids))
+	tried := map[string]bool{}
+	for _, id := range ids {
+		if tried[id] {
+			continue
+		}
+		tried[id] = true
+		if name, ok := n.lookup(ctx, st, id); ok {
+			out[id] = name
+		}
+	}
+	return out
 }
 
 // prefetch reads the names of the jobs of ids not cached yet in one
@@ -163,26 +191,111 @@ func (h *hostOrder) sorted(agents []api.AgentView) []api.AgentView {
 	return agents
 }
 
-// viewCache keeps the cluster view's agents built for one version of the
-// cluster (offers.Cluster.Version): GET /api/v1/cluster on a cluster of
-// tens of thousands of agents then costs a copy and a page, not a build of
-// every agent's view, between changes.
-type viewCache struct {
-	mu    sync.Mutex
-	ver   uint64
-	views []api.AgentView
+// clusterSnap is the cluster view built once per change of the cluster,
+// off the request path (live.views): GET /api/v1/cluster pages it as it
+// is, and the dashboard's sampler reads its counts. It is shared and never
+// modified once published.
+type clusterSnap struct {
+	// agents is every agent's view in the view's order, without power
+	// states (they change without the cluster: read per request).
+	agents []api.AgentView
+	// active counts the agents holding sparkpack's work.
+	active int
+	// sig sums up what the dashboard's cluster panel shows of every agent:
+	// when it moves, the dashboard is told to read the view again.
+	sig uint64
 }
 
-func (c *viewCache) get(ver uint64) ([]api.AgentView, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.views, c.views != nil && c.ver == ver
+// holderIDs is the ids of the jobs holding resources or running a driver
+// on the agents, for their names.
+func holderIDs(agents []offers.AgentState) []string {
+	var ids []string
+	for _, a := range agents {
+		for _, h := range a.Holdings {
+			ids = append(ids, h.JobID)
+		}
+		for _, d := range a.Drivers {
+			ids = append(ids, d.JobID)
+		}
+	}
+	return ids
 }
 
-func (c *viewCache) put(ver uint64, views []api.AgentView) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ver, c.views = ver, views
+// buildClusterSnap builds the cluster view of the agents: a pure function
+// of them and of the job names read before (name; ok false for a name not
+// read, which makes complete false). hosts orders the views (it keeps
+// only the ranks of the hostnames it has seen).
+func buildClusterSnap(agents []offers.AgentState, name func(id string) (string, bool), hosts *hostOrder) (snap clusterSnap, complete bool) {
+	complete = true
+	jobName := func(id string) string {
+		n, ok := name(id)
+		complete = complete && ok
+		return n
+	}
+	views := make([]api.AgentView, 0, len(agents))
+	sig := newSigHash()
+	for i := range agents {
+		a := &agents[i]
+		v := api.AgentView{
+			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
+			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB,
+			PricePerHour: a.PricePerHour, InstanceType: a.Attributes["instance_type"],
+			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{}, Drivers: []api.AgentDriverView{},
+		}
+		if a.HasOurWork() {
+			v.State = "active"
+			snap.active++
+		}
+		if a.Gone {
+			v.State = "off"
+		}
+		sig.str(a.ID)
+		sig.float(a.FreeCPUs)
+		sig.float(a.FreeMemMB)
+		for _, h := range a.Holdings {
+			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: jobName(h.JobID), Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
+			sig.str(h.JobID)
+			sig.float(float64(h.Executors))
+		}
+		for _, d := range a.Drivers {
+			v.Drivers = append(v.Drivers, api.AgentDriverView{JobID: d.JobID, JobName: jobName(d.JobID), CPUs: d.CPUs, MemMB: d.MemMB})
+			sig.str("driver:")
+			sig.str(d.JobID)
+		}
+		sig.str(";")
+		views = append(views, v)
+	}
+	snap.agents, snap.sig = hosts.sorted(views), uint64(sig)
+	return snap, complete
+}
+
+// sigHash is FNV-1a (64 bits) over the view's strings and numbers, fed
+// without allocating (hash/fnv takes a []byte: a conversion per string).
+type sigHash uint64
+
+func newSigHash() sigHash { return 14695981039346656037 }
+
+func (h *sigHash) str(s string) {
+	for i := 0; i < len(s); i++ {
+		*h = (*h ^ sigHash(s[i])) * 1099511628211
+	}
+}
+
+func (h *sigHash) float(f float64) {
+	u := math.Float64bits(f)
+	for i := 0; i < 8; i++ {
+		*h = (*h ^ sigHash(byte(u>>(8*i)))) * 1099511628211
+	}
+}
+
+// clusterViewGap is the least time between two builds of the cluster view:
+// the cluster changes many times a second while jobs start and end, and a
+// build at 30,000 agents allocates about 12 MiB (its agents' states and
+// views). A view is at most this (plus a build) older than the cluster,
+// the dashboard's refresh a quarter of a second late at most; the builds
+// take at most a fifth of a core.
+func clusterViewGap(took time.Duration) time.Duration {
+	return max(250*time.Millisecond, 4*took)
 }
 
 // agentPower is the power state the cluster view shows for an agent in

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/internal/latest"
 	"github.com/sparkpack/sparkpack/internal/tlsutil"
 	"github.com/sparkpack/sparkpack/metrics"
 	"github.com/sparkpack/sparkpack/offers"
@@ -80,7 +81,13 @@ type live struct {
 	bill          *billSource    // the emulator's bill, when its provider is in use
 	names         jobNames       // job names for the cluster view
 	hosts         hostOrder      // the cluster view's order
-	views         viewCache      // the cluster view's agents, per cluster version
+	// views is the cluster view, built by its owner goroutine once per
+	// change of the cluster (clusterview.go); requests read the last built.
+	views *latest.Value[clusterSnap]
+	// viewSig is the signature of the last view the dashboard was told of
+	// (read and written by the views' owner only).
+	viewSig    uint64
+	viewSigSet bool
 
 	// costBase is the saved cost meter's total this term adds to (costmeter.go).
 	costBase costBase
@@ -141,6 +148,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	}
 	op := offers.NewOperator(ep)
 	l := &live{st: st, op: op, stats: newStatRing(600), broker: broker, durationScale: mc.durationScale, metrics: m}
+	l.views = latest.New(l.buildClusterView, latest.Options[clusterSnap]{Gap: clusterViewGap, Published: l.clusterViewPublished})
 	if l.durationScale <= 0 {
 		l.durationScale = 1
 	}
@@ -174,6 +182,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		LaunchTimeout: mc.launchTimeout,
 		AgentWait:     mc.power.onTimeout,
 		Log:           log,
+		OnChange:      l.views.Changed,
 	}
 	var provisioner scheduler.Provisioner
 	var standby scheduler.Standby
@@ -220,7 +229,8 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if err := cluster.Start(ctx); err != nil {
 		return nil, err
 	}
-	l.wg.Add(5)
+	l.wg.Add(6)
+	go func() { defer l.wg.Done(); l.views.Run(ctx) }()
 	go func() { defer l.wg.Done(); l.sample(ctx, 2*time.Second) }()
 	go func() { defer l.wg.Done(); l.keepCostMeter(ctx, st, log.WithField("component", "cost")) }()
 	go func() {
@@ -281,18 +291,17 @@ func (l *live) agentIndex() map[string]offers.Agent {
 
 // ---- api.Views ----------------------------------------------------------
 
+// Cluster answers from the view last built (by l.views' owner, once per
+// change of the cluster): a request never builds nor waits for a build,
+// except the first ones of a term, which wait for the first build (it
+// starts as serve does, once the first GET_AGENTS is read).
 func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
-	ver := l.cluster.Version()
-	views, ok := l.views.get(ver)
-	if !ok {
-		var complete bool
-		views, complete = l.agentViews(ctx)
-		if complete { // a job name not read is tried again next time
-			l.views.put(ver, views)
-		}
+	snap, err := l.views.Wait(ctx)
+	if err != nil {
+		return api.ClusterView{}, fmt.Errorf("cluster view: waiting for the first build: %w", err)
 	}
 	// The views are shared between requests; the page copies its agents.
-	out := api.ClusterView{Agents: views}
+	out := api.ClusterView{Agents: snap.agents}
 	if l.power != nil {
 		// Power states change without the cluster's version: read now.
 		out.PowerOf = func(id, state string) string { return agentPower(l.power.StateOf(id), state) }
@@ -300,49 +309,28 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	return out, nil
 }
 
-// agentViews builds every agent's view, in the view's order, without the
-// power states; complete is false when a job's name could not be read.
-func (l *live) agentViews(ctx context.Context) (views []api.AgentView, complete bool) {
+// buildClusterView is the views' build (their owner's only): it reads the
+// agents and the names of the jobs on them (the I/O), then builds the
+// view from those (buildClusterSnap). A name not read makes it
+// incomplete: built again a little later.
+func (l *live) buildClusterView(ctx context.Context) (clusterSnap, bool) {
 	agents := l.cluster.Agents()
-	out := api.ClusterView{Agents: make([]api.AgentView, 0, len(agents))}
-	complete = true
-	var holders []string
-	for _, a := range agents {
-		for _, h := range a.Holdings {
-			holders = append(holders, h.JobID)
-		}
-		for _, d := range a.Drivers {
-			holders = append(holders, d.JobID)
-		}
+	names := l.names.resolve(ctx, l.st, holderIDs(agents))
+	return buildClusterSnap(agents, func(id string) (string, bool) {
+		n, ok := names[id]
+		return n, ok
+	}, &l.hosts)
+}
+
+// clusterViewPublished tells the dashboard when a new view shows
+// something its cluster panel shows differently (the view is there to be
+// read by then).
+func (l *live) clusterViewPublished(snap *clusterSnap) {
+	if l.viewSigSet && snap.sig == l.viewSig {
+		return
 	}
-	l.names.prefetch(ctx, l.st, holders)
-	jobName := func(id string) string {
-		name, ok := l.names.lookup(ctx, l.st, id)
-		complete = complete && ok
-		return name
-	}
-	for _, a := range agents {
-		v := api.AgentView{
-			ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
-			CPUs: a.CPUs, MemMB: a.MemMB, FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB,
-			PricePerHour: a.PricePerHour, InstanceType: a.Attributes["instance_type"],
-			Location: string(a.Location), State: "idle", Reservations: []api.AgentReservationView{}, Drivers: []api.AgentDriverView{},
-		}
-		if a.HasOurWork() {
-			v.State = "active"
-		}
-		if a.Gone {
-			v.State = "off"
-		}
-		for _, h := range a.Holdings {
-			v.Reservations = append(v.Reservations, api.AgentReservationView{JobID: h.JobID, JobName: jobName(h.JobID), Executors: h.Executors, CPUs: h.CPUs, MemMB: h.MemMB})
-		}
-		for _, d := range a.Drivers {
-			v.Drivers = append(v.Drivers, api.AgentDriverView{JobID: d.JobID, JobName: jobName(d.JobID), CPUs: d.CPUs, MemMB: d.MemMB})
-		}
-		out.Agents = append(out.Agents, v)
-	}
-	return l.hosts.sorted(out.Agents), complete
+	l.viewSig, l.viewSigSet = snap.sig, true
+	l.broker.Publish("cluster", map[string]int{"activeAgents": snap.active})
 }
 
 // naturalLess orders "agent-2" before "agent-10".
@@ -437,25 +425,16 @@ func (s *lateSink) DriverStatus(ctx context.Context, jobID string, st mesos.Task
 func (l *live) sample(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	lastSig, active := "", 0
-	var lastVer uint64
-	for first := true; ; first = false {
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		q := l.core.Lengths()
-		// Walking every agent (tens of thousands) only when the cluster's
-		// version moved: nothing in the signature changes otherwise.
-		if ver := l.cluster.Version(); first || ver != lastVer {
-			lastVer = ver
-			var sig string
-			active, sig = clusterSignature(l.cluster.Agents())
-			if sig != lastSig {
-				lastSig = sig
-				l.broker.Publish("cluster", map[string]int{"activeAgents": active})
-			}
+		active := 0
+		if snap := l.views.Load(); snap != nil {
+			active = snap.active
 		}
 		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.CostTotals().TotalUSD, l.bill.get(ctx))
 		l.refreshGauges()
@@ -463,26 +442,6 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.CostTotals().TotalUSD})
 		}
 	}
-}
-
-// clusterSignature counts the active agents and sums up what the
-// dashboard's cluster panel shows of every agent.
-func clusterSignature(agents []offers.AgentState) (active int, sig string) {
-	var b strings.Builder
-	for _, a := range agents {
-		if a.HasOurWork() {
-			active++
-		}
-		fmt.Fprintf(&b, "%s:%g/%g", a.ID, a.FreeCPUs, a.FreeMemMB)
-		for _, h := range a.Holdings {
-			fmt.Fprintf(&b, ",%s=%d", h.JobID, h.Executors)
-		}
-		for _, d := range a.Drivers {
-			fmt.Fprintf(&b, ",driver:%s", d.JobID)
-		}
-		b.WriteByte(';')
-	}
-	return active, b.String()
 }
 
 // refreshGauges sets the metrics whose values other parts own: the
