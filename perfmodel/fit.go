@@ -82,6 +82,8 @@ type Fit struct {
 type point struct {
 	lnE, lnI, t float64
 	r, l        float64
+	// x is solve's scratch: the point's weighted features.
+	x [4]float64
 }
 
 // Nonlinear parameters: b, v (alpha's), vg (gamma's) exponents, then the
@@ -149,10 +151,9 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 	k := nLinear(f)
 	var ata [4][4]float64
 	var atb [4]float64
-	xs := make([][4]float64, len(pts)) // weighted features, kept for the residuals
 	for i := range pts {
 		p := &pts[i]
-		x := &xs[i]
+		x := &p.x // weighted features, kept for the residuals
 		features(f, ex, p, x[:k])
 		w := (1 + ex[ixShuffle]*p.r) * (1 + ex[ixContention]*p.l) / p.t
 		for a := 0; a < k; a++ {
@@ -183,10 +184,10 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 	}
 	// Each run's weighted prediction is its prediction over its time: the
 	// fitted curve must be positive at every run (weights are positive).
-	for i := range xs {
+	for i := range pts {
 		z := 0.0
 		for a := 0; a < k; a++ {
-			z += sol[a] * xs[i][a]
+			z += sol[a] * pts[i].x[a]
 		}
 		if !(z > 0) || !finite(z) {
 			return theta, 0, false
