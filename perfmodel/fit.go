@@ -36,9 +36,14 @@ const (
 	// MinSizesForScaling: fewer distinct sizes than this fall back to
 	// FormSizeFree.
 	MinSizesForScaling = 3
-	// regrid: an incremental refit searches the whole exponent grid again
-	// every this many runs (otherwise it refines the previous exponents).
-	regrid = 16
+	// regrid: an incremental refit searches the whole exponent grid again,
+	// and compares the candidates again, every this many refits (otherwise
+	// it refines the previous exponents of the previous candidate). A
+	// Book refits with a search once a quarter of its runs are new
+	// (SearchEvery): every 4, a full window's worth of runs.
+	regrid = 4
+	// warmFrom: sets of fewer runs are searched in full at every refit.
+	warmFrom = 32
 	// expPenalty pulls exponents towards their priors (beta -1, v 1) where
 	// the runs cannot tell (e.g. every run had the same executor count).
 	expPenalty = 1e-4
@@ -72,9 +77,10 @@ type Fit struct {
 	// exps are the free nonlinear parameters (b, v, vg, ShuffleCost,
 	// Contention, ub, vb), for a warm start.
 	exps [7]float64
-	// sinceGrid counts the incremental refits since the last full search;
-	// nForms is how many forms were eligible then.
-	sinceGrid, nForms int
+	// sinceGrid counts the incremental refits since the last full search.
+	sinceGrid int
+	// cands are the candidates the search compared (runSet.mask).
+	cands uint16
 	// placeFree: the sensitivities were fitted, not kept at the prior.
 	placeFree bool
 }
@@ -425,60 +431,22 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 	pri := expPrior
 	pri[ixShuffle] = min(expHi[ixShuffle], prior.ShuffleCost)
 	pri[ixContention] = min(expHi[ixContention], prior.Contention)
-	if len(runs) == 0 {
-		return Fit{}, ErrNoModel
+	set, err := prepare(runs)
+	if err != nil {
+		return Fit{}, err
 	}
-	pts := make([]point, len(runs))
-	var sizes []float64
-	for i, r := range runs {
-		if err := r.Validate(); err != nil {
-			return Fit{}, fmt.Errorf("run %d: %w", i, err)
-		}
-		pts[i] = point{lnE: math.Log(float64(r.Executors)), lnI: math.Log(r.Size), t: r.Seconds, r: r.CrossShare, l: r.Placement.Contention()}
-		sizes = append(sizes, r.Size)
-	}
-	slices.Sort(sizes)
-	distinct := len(slices.CompactFunc(sizes, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }))
-	forms := []Form{FormSizeFree}
-	if distinct >= MinSizesForScaling {
-		if len(runs) >= 6 {
-			forms = append(forms, FormScaled)
-		}
-		if len(runs) >= 10 {
-			forms = append(forms, FormFull)
-		}
-		if len(runs) >= minRunsFullBeta && distinct >= minSizesFullBeta {
-			forms = append(forms, FormFullBeta)
-		}
-	}
+	pts, anyR, anyL := set.pts, set.anyR, set.anyL
 	// Small sets are searched in full every time (it is cheap); larger ones
 	// refine the previous fit, with a full search every regrid refits or
-	// when another form becomes eligible.
-	warm := prev != nil && prev.Runs >= 2*regrid && prev.sinceGrid+1 < regrid && prev.nForms == len(forms)
-	fit := Fit{Runs: len(runs), Sizes: distinct, nForms: len(forms)}
+	// when another candidate becomes eligible.
+	warm := prev != nil && prev.Runs >= warmFrom && prev.sinceGrid+1 < regrid && prev.sameCandidates(set)
+	fit := Fit{Runs: len(runs), Sizes: set.distinct, cands: set.mask()}
 	if warm {
 		fit.sinceGrid = prev.sinceGrid + 1
 	}
-	anyR, anyL := false, false
-	for _, p := range pts {
-		anyR = anyR || p.r > 1e-9
-		anyL = anyL || p.l > 1e-9
-	}
-	// Candidates: each form with the placement sensitivities fitted (when
-	// some runs crossed agents or ran on loaded agents) or kept at the
-	// prior; the corrected AIC decides, so that a few runs on similar plans
-	// keep the prior rather than fit noise.
-	type cand struct {
-		f    Form
-		free bool
-	}
-	var cands []cand
-	for _, f := range forms {
-		cands = append(cands, cand{f, false})
-		if anyR || anyL {
-			cands = append(cands, cand{f, true})
-		}
-	}
+	// The corrected AIC decides among the candidates, so that a few runs on
+	// similar plans keep the prior rather than fit noise.
+	cands := set.cands
 	if warm {
 		// An incremental refit refines the previous candidate only; they
 		// are compared again at the next full search.
@@ -507,15 +475,10 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		if math.IsInf(sse, 1) {
 			continue
 		}
-		n, k := float64(len(pts)), float64(nExps(f)+nLinear(f))
-		if c.free {
-			k += float64(btoi(anyR) + btoi(anyL))
-		}
+		n, k := float64(len(pts)), float64(set.params(c))
 		score := n*math.Log(sse/n+1e-300) + 2*k
 		if n-k-1 > 0 {
 			score += 2 * k * (k + 1) / (n - k - 1)
-		} else if f != FormSizeFree || c.free {
-			continue // too few runs for this candidate
 		}
 		if score < bestScore {
 			bestScore = score
@@ -528,16 +491,142 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		return Fit{}, fmt.Errorf("perfmodel: no curve fits %d runs: %w", len(runs), ErrNoModel)
 	}
 	fit.ShuffleCost, fit.Contention = ks, kc
+	fit.residuals(runs)
+	return fit, nil
+}
+
+// runSet is a set of runs as the fit sees them.
+type runSet struct {
+	pts      []point
+	distinct int // distinct sizes
+	// anyR, anyL: some run crossed agents, some ran on a loaded agent
+	// (the placement sensitivities can be fitted).
+	anyR, anyL bool
+	// cands are the candidates a search compares.
+	cands []cand
+}
+
+// cand is a candidate model: a form, with the placement sensitivities
+// fitted (free) or kept at the prior.
+type cand struct {
+	f    Form
+	free bool
+}
+
+// params is the number of parameters c fits to set.
+func (set *runSet) params(c cand) int {
+	k := nExps(c.f) + nLinear(c.f)
+	if c.free {
+		k += btoi(set.anyR) + btoi(set.anyL)
+	}
+	return k
+}
+
+// mask is set's candidates and fittable sensitivities as bits: equal
+// masks, the same search.
+func (set *runSet) mask() uint16 {
+	m := uint16(btoi(set.anyR) | btoi(set.anyL)<<1)
+	for _, c := range set.cands {
+		i := slices.Index([]Form{FormSizeFree, FormScaled, FormFull, FormFullBeta}, c.f)
+		m |= 1 << (2 + 2*i + btoi(c.free))
+	}
+	return m
+}
+
+// prepare validates runs and makes them a runSet.
+func prepare(runs []Run) (runSet, error) {
+	if len(runs) == 0 {
+		return runSet{}, ErrNoModel
+	}
+	set := runSet{pts: make([]point, len(runs))}
+	sizes := make([]float64, 0, len(runs))
+	for i, r := range runs {
+		if err := r.Validate(); err != nil {
+			return runSet{}, fmt.Errorf("run %d: %w", i, err)
+		}
+		p := point{lnE: math.Log(float64(r.Executors)), lnI: math.Log(r.Size), t: r.Seconds, r: r.CrossShare, l: r.Placement.Contention()}
+		set.pts[i] = p
+		sizes = append(sizes, r.Size)
+		set.anyR = set.anyR || p.r > 1e-9
+		set.anyL = set.anyL || p.l > 1e-9
+	}
+	slices.Sort(sizes)
+	set.distinct = len(slices.CompactFunc(sizes, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }))
+	forms := []Form{FormSizeFree}
+	if set.distinct >= MinSizesForScaling {
+		if len(runs) >= 6 {
+			forms = append(forms, FormScaled)
+		}
+		if len(runs) >= 10 {
+			forms = append(forms, FormFull)
+		}
+		if len(runs) >= minRunsFullBeta && set.distinct >= minSizesFullBeta {
+			forms = append(forms, FormFullBeta)
+		}
+	}
+	// Candidates: each form with the placement sensitivities fitted (when
+	// some runs crossed agents or ran on loaded agents) or kept at the
+	// prior, each but the plain size-free curve only with more runs than
+	// its parameters plus one.
+	for _, f := range forms {
+		for _, free := range []bool{false, true} {
+			c := cand{f, free}
+			if free && !set.anyR && !set.anyL {
+				continue
+			}
+			if len(runs)-set.params(c)-1 <= 0 && (f != FormSizeFree || free) {
+				continue // too few runs for this candidate
+			}
+			set.cands = append(set.cands, c)
+		}
+	}
+	return set, nil
+}
+
+// sameCandidates reports whether set has the candidates the search of f
+// compared, the placement sensitivities fittable alike.
+func (f *Fit) sameCandidates(set runSet) bool { return f.cands == set.mask() }
+
+// residuals sets the fit's in-sample MAPE and residual quantiles on runs.
+func (f *Fit) residuals(runs []Run) {
 	logs := make([]float64, len(runs))
 	var ape float64
 	for i, r := range runs {
-		pred := fit.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
+		pred := f.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
 		ape += math.Abs(pred-r.Seconds) / r.Seconds
 		logs[i] = math.Log(r.Seconds / pred)
 	}
-	fit.MAPE = 100 * ape / float64(len(runs))
-	fit.P50, fit.P90, fit.Sigma = spread(logs, SignatureP90, nExps(fit.Form)+nLinear(fit.Form))
-	return fit, nil
+	f.MAPE = 100 * ape / float64(len(runs))
+	f.P50, f.P90, f.Sigma = spread(logs, SignatureP90, nExps(f.Form)+nLinear(f.Form))
+}
+
+// RefitLinear is prev refitted to runs without a search: the curve's
+// linear coefficients (alpha's and gamma's u and w, FormSizeFree's a and
+// c) solved again by weighted least squares at prev's nonlinear
+// parameters (its form, exponents and placement sensitivities), and the
+// residual quantiles taken again, in one pass over the runs. The same runs
+// and prev give the same fit. ok is false when it cannot stand in for a
+// search (FitRunsWith): prev is nil, the runs are invalid, another
+// candidate became eligible since prev's search (another form, or the
+// first runs across agents or on loaded agents), or the curve does not
+// solve positive at every run.
+func RefitLinear(runs []Run, prev *Fit) (Fit, bool) {
+	if prev == nil {
+		return Fit{}, false
+	}
+	set, err := prepare(runs)
+	if err != nil || !prev.sameCandidates(set) {
+		return Fit{}, false
+	}
+	th, _, ok := solve(prev.Form, prev.exps, set.pts)
+	if !ok {
+		return Fit{}, false
+	}
+	fit := *prev
+	fit.Runs, fit.Sizes = len(runs), set.distinct
+	fit.Curve = curveOf(fit.Form, fit.exps, th)
+	fit.residuals(runs)
+	return fit, true
 }
 
 // priorRuns is the weight, in runs, of the prior spread in the shrunk
