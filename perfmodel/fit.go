@@ -259,12 +259,20 @@ func objective(f Form, ex [7]float64, pts []point, pri *[7]float64) (float64, [4
 	return sse/n + expPenalty*pen + placePenalty/n*place, theta, sse
 }
 
+// gridBest is a form's best point of the exponent grid and its objective.
+type gridBest struct {
+	ex [7]float64
+	j  float64
+}
+
 // searchExps finds the form's nonlinear parameters: a grid search over the
 // exponents without placement effects (or from warm), the sensitivities'
 // least-squares fit to that curve, then golden-section refinement of one
 // parameter at a time (in a narrow bracket when narrow: an incremental
-// refit).
-func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, pri *[7]float64) [7]float64 {
+// refit). grids keeps each form's grid result for the next candidate of
+// the form (the grid does not depend on whether the sensitivities are
+// fitted).
+func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, pri *[7]float64, grids map[Form]gridBest) [7]float64 {
 	idx := expIdx(f)
 	k := 0 // the grid's exponents come first
 	for k < len(idx) && expStep[idx[k]] > 0 {
@@ -275,6 +283,8 @@ func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, 
 	if warm != nil {
 		best = *warm
 		bestJ, _, _ = objective(f, best, pts, pri)
+	} else if g, ok := grids[f]; ok {
+		best, bestJ = g.ex, g.j
 	} else {
 		ex := *pri
 		var walk func(j int)
@@ -291,6 +301,9 @@ func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, 
 			}
 		}
 		walk(0)
+		grids[f] = gridBest{best, bestJ}
+	}
+	if warm == nil {
 		if anyR || anyL {
 			if _, th, sse := objective(f, best, pts, pri); !math.IsInf(sse, 1) {
 				c := curveOf(f, best, th)
@@ -456,6 +469,7 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 	var ks, kc float64
 	// FormFullBeta starts from FormFull's fit of the same candidate.
 	fullAt := map[bool]*[7]float64{}
+	grids := map[Form]gridBest{}
 	for _, c := range cands {
 		f := c.f
 		var w *[7]float64
@@ -466,7 +480,7 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 				continue
 			}
 		}
-		ex := searchExps(f, pts, w, warm, c.free && anyR, c.free && anyL, &pri)
+		ex := searchExps(f, pts, w, warm, c.free && anyR, c.free && anyL, &pri, grids)
 		if f == FormFull {
 			e := ex
 			fullAt[c.free] = &e
