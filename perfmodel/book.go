@@ -318,7 +318,11 @@ type Summary struct {
 	Fit       *Fit
 	// OnlineMAPE is the mean absolute percentage error (%) of each run
 	// predicted from the runs before it (once MinRuns were known), over
-	// OnlineRuns runs: an honest error, not an in-sample one.
+	// OnlineRuns runs (the latest window's): an honest error, not an
+	// in-sample one. Each run is predicted by the model in force when it
+	// came: linear coefficients fitted to every run before it, form and
+	// exponents from the last search (at most a SearchEvery-th of those
+	// runs before it, see refit), as the live model predicted it.
 	OnlineMAPE float64
 	OnlineRuns int
 }
