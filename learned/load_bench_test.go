@@ -53,11 +53,12 @@ func BenchmarkLoad(b *testing.B) {
 		n     int
 		sized bool
 	}{{10_000, false}, {50_000, false}, {10_000, true}, {50_000, true}} {
-		n, rs, name := c.n, bigHistory(c.n, c.sized), "runs"
+		n, name := c.n, "runs"
 		if c.sized {
 			name = "sized-runs"
 		}
 		b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) {
+			rs := bigHistory(n, c.sized)
 			b.ReportAllocs()
 			for b.Loop() {
 				if got := New().Load(rs); got != n {
