@@ -505,7 +505,8 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		return Fit{}, fmt.Errorf("perfmodel: no curve fits %d runs: %w", len(runs), ErrNoModel)
 	}
 	fit.ShuffleCost, fit.Contention = ks, kc
-	fit.residuals(runs)
+	th, _, _ := solve(fit.Form, fit.exps, pts) // the best's, as it was: leaves its features in pts
+	fit.residuals(pts, th)
 	return fit, nil
 }
 
@@ -601,16 +602,23 @@ func prepare(runs []Run) (runSet, error) {
 // compared, the placement sensitivities fittable alike.
 func (f *Fit) sameCandidates(set runSet) bool { return f.cands == set.mask() }
 
-// residuals sets the fit's in-sample MAPE and residual quantiles on runs.
-func (f *Fit) residuals(runs []Run) {
-	logs := make([]float64, len(runs))
+// residuals sets the fit's in-sample MAPE and residual quantiles from
+// each run's prediction over its time: the coefficients th times the
+// weighted features solve left in pts (pts solved last at the fit's form
+// and exponents).
+func (f *Fit) residuals(pts []point, th [4]float64) {
+	k := nLinear(f.Form)
+	logs := make([]float64, len(pts))
 	var ape float64
-	for i, r := range runs {
-		pred := f.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
-		ape += math.Abs(pred-r.Seconds) / r.Seconds
-		logs[i] = math.Log(r.Seconds / pred)
+	for i := range pts {
+		z := 0.0
+		for a := 0; a < k; a++ {
+			z += th[a] * pts[i].x[a]
+		}
+		ape += math.Abs(z - 1)
+		logs[i] = -math.Log(z)
 	}
-	f.MAPE = 100 * ape / float64(len(runs))
+	f.MAPE = 100 * ape / float64(len(pts))
 	f.P50, f.P90, f.Sigma = spread(logs, SignatureP90, nExps(f.Form)+nLinear(f.Form))
 }
 
@@ -639,7 +647,7 @@ func RefitLinear(runs []Run, prev *Fit) (Fit, bool) {
 	fit := *prev
 	fit.Runs, fit.Sizes = len(runs), set.distinct
 	fit.Curve = curveOf(fit.Form, fit.exps, th)
-	fit.residuals(runs)
+	fit.residuals(set.pts, th)
 	return fit, true
 }
 
