@@ -427,8 +427,9 @@ func fitPlacement(pts []point, base []float64) (ks, kc float64) {
 }
 
 // FitRuns fits the model to runs (all valid, see Run.Validate). prev, if
-// it is the fit of the same runs before the latest one or few (an
-// incremental refit), may warm-start the search; nil searches from scratch.
+// it is the fit of the same runs before the latest ones (an incremental
+// refit: a Book's scheduled search, Book.refit), may warm-start the
+// search; nil searches from scratch.
 // Deterministic: the same runs (and prev) give the same fit.
 func FitRuns(runs []Run, prev *Fit) (Fit, error) {
 	return FitRunsWith(runs, prev, Sensitivity{})
