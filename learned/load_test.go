@@ -93,7 +93,7 @@ func TestReloadStopsWithItsContext(t *testing.T) {
 		t.Fatalf("after a cancelled reload: %d runs, version %d (was %d), %d loads kept", m.Runs(), m.Version(), v, len(m.loads))
 	}
 	// Cancelled while learning (the read returned): stopped too.
-	if _, err := m.load(ctx, bigHistory(2000), m.beginLoad()); !errors.Is(err, context.Canceled) || m.Runs() != 12 {
+	if _, err := m.load(ctx, bigHistory(2000, false), m.beginLoad()); !errors.Is(err, context.Canceled) || m.Runs() != 12 {
 		t.Fatalf("load under a cancelled context: %v, %d runs", err, m.Runs())
 	}
 }

@@ -151,6 +151,66 @@ func TestReloadEqualsObserving(t *testing.T) {
 	}
 }
 
+// TestReloadEqualsObservingALongHistory: on a long history of sized runs
+// on varied plans (six signatures of 160 runs each: searches at every run
+// at first, then on the schedule, warm and full, with the linear refits in
+// between, perfmodel.SearchEvery), a reloaded model predicts exactly what
+// the live model predicts and reports the same fits and online errors,
+// although the live model was asked for predictions between the runs (as
+// the scheduler asks) and the reloaded one was not.
+func TestReloadEqualsObservingALongHistory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	var rs []scheduler.RunRecord
+	for i := range 6 * 160 {
+		s, e, gb := i%6, 1+rng.IntN(12), 1+19*rng.Float64()
+		pl := perfmodel.Placement{BusiestLoad: rng.Float64()}
+		if rng.Float64() < 0.6 {
+			pl.CrossShare = 0.8 * rng.Float64()
+		}
+		secs := (float64(20+10*s)*math.Pow(gb, 0.9)/float64(e) + 15) * (1 + 0.4*pl.CrossShare) * (1 + 0.2*pl.Contention()) * math.Exp(0.05*rng.NormFloat64())
+		rs = append(rs, scheduler.RunRecord{ID: int64(i + 1), JobID: fmt.Sprintf("job-%d", i), Attempt: 1,
+			Signature: fmt.Sprintf("local:///jobs/j%d.jar com.example.J%d", s, s), AppType: []string{"sort", "pagerank"}[s%2],
+			EstimateKey: "team:a", Executors: e, InputSizeGB: gb, RunShape: scheduler.RunShape{CrossShare: pl.CrossShare, BusiestLoad: pl.BusiestLoad},
+			StartedAt: t0, EndedAt: t0.Add(time.Duration(secs * float64(time.Second))), Seconds: secs,
+			Outcome: scheduler.RunFinished, EstimateSeconds: 0.6 * secs})
+	}
+	keys := func(r scheduler.RunRecord) scheduler.RunKey {
+		return scheduler.RunKey{Signature: r.Signature, App: r.AppType, EstimateKey: r.EstimateKey, Size: r.Size(), EstimateSeconds: 100}
+	}
+	live := New()
+	for _, r := range rs {
+		if _, ok := live.Predict(keys(r), r.Executors, r.Placement()); !ok && live.Runs() > 20 {
+			t.Fatalf("no prediction for %s after %d runs", r.Signature, live.Runs())
+		}
+		live.Observe(r)
+	}
+	re := New()
+	if n, err := re.Reload(context.Background(), history{runs: rs}); err != nil || n != len(rs) {
+		t.Fatalf("reload: %d, %v", n, err)
+	}
+	for _, r := range rs[len(rs)-6:] {
+		for _, e := range []int{1, 3, 8, 16} {
+			for _, pl := range []perfmodel.Placement{{}, {CrossShare: 0.5, BusiestLoad: 0.9}} {
+				a, okA := live.Predict(keys(r), e, pl)
+				b, okB := re.Predict(keys(r), e, pl)
+				if !okA || a != b || a.Level != perfmodel.LevelSignature {
+					t.Fatalf("%s E=%d %+v: live %+v (%v), reloaded %+v (%v)", r.Signature, e, pl, a, okA, b, okB)
+				}
+			}
+		}
+	}
+	la, ra := live.Summaries(), re.Summaries()
+	if len(la) != 6 || len(ra) != 6 {
+		t.Fatalf("%d and %d signatures", len(la), len(ra))
+	}
+	for i := range la {
+		if *la[i].Fit != *ra[i].Fit || la[i].OnlineMAPE != ra[i].OnlineMAPE || la[i].OnlineRuns != ra[i].OnlineRuns || la[i].Runs != ra[i].Runs {
+			t.Fatalf("%s: live %+v %+v, reloaded %+v %+v", la[i].Signature, la[i], *la[i].Fit, ra[i], *ra[i].Fit)
+		}
+	}
+}
+
 // TestRightSizeFromHistory: after ten runs, an auto job with a deadline
 // gets the cheapest count whose p90 meets it; without a deadline the knee.
 func TestRightSizeFromHistory(t *testing.T) {

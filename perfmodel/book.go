@@ -132,6 +132,8 @@ type entry struct {
 	runs  []Run
 	fit   *Fit
 	dirty bool
+	// added counts the runs added since the fit's last search.
+	added int
 	// online absolute percentage errors and log residuals: each run
 	// predicted before it was observed (from the key's own model).
 	ape, online []float64
@@ -180,7 +182,8 @@ func (b *Book) window() int {
 
 // Observe records a finished run of signature sig (of application type
 // app, "" when unknown) and refits the signature's model incrementally
-// (bounded by the window); the type's model is refitted when next needed.
+// (bounded by the window, see refit); the type's model is refitted when
+// next needed.
 func (b *Book) Observe(sig, app string, r Run) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -216,18 +219,38 @@ func (b *Book) Observe(sig, app string, r Run) error {
 }
 
 func (b *Book) add(e *entry, r Run) {
+	e.added++
 	e.runs = append(e.runs, r)
 	if w := b.window(); len(e.runs) > w {
 		e.runs = slices.Delete(e.runs, 0, len(e.runs)-w)
 	}
 }
 
+// SearchEvery bounds how stale a key's search is: a refit searches the
+// model's form, exponents and placement sensitivities again (FitRunsWith)
+// once the runs added since the last search reach 1 / SearchEvery of the
+// runs the key keeps (rounded down; at every run while it keeps fewer than
+// 2 x SearchEvery, when its form can change most; every 25 runs of a full
+// DefaultWindow). In between, a refit solves the curve's linear
+// coefficients again at the searched form and exponents (RefitLinear, one
+// pass over the runs), and searches when that cannot stand in. The
+// schedule counts runs only, so the same runs observed give the same
+// fits, live or reloaded.
+const SearchEvery = 4
+
+// refit brings e's fit up to its runs, by the schedule of SearchEvery.
 func (b *Book) refit(e *entry) error {
+	if e.fit != nil && e.added < max(1, len(e.runs)/SearchEvery) {
+		if f, ok := RefitLinear(e.runs, e.fit); ok {
+			e.fit, e.dirty = &f, false
+			return nil
+		}
+	}
 	f, err := FitRunsWith(e.runs, e.fit, b.Prior.Sensitivity(e.app))
 	if err != nil {
 		return err
 	}
-	e.fit, e.dirty = &f, false
+	e.fit, e.dirty, e.added = &f, false, 0
 	return nil
 }
 
@@ -295,7 +318,11 @@ type Summary struct {
 	Fit       *Fit
 	// OnlineMAPE is the mean absolute percentage error (%) of each run
 	// predicted from the runs before it (once MinRuns were known), over
-	// OnlineRuns runs: an honest error, not an in-sample one.
+	// OnlineRuns runs (the latest window's): an honest error, not an
+	// in-sample one. Each run is predicted by the model in force when it
+	// came: linear coefficients fitted to every run before it, form and
+	// exponents from the last search (at most a SearchEvery-th of those
+	// runs before it, see refit), as the live model predicted it.
 	OnlineMAPE float64
 	OnlineRuns int
 }

@@ -370,3 +370,88 @@ func TestEstimateCorrectionFromTheTeam(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSchedule: a signature's model is searched at every run while
+// it has fewer than 2 x SearchEvery runs, and after that never more than
+// a SearchEvery-th of its runs stale (its form and exponents, from a
+// search of all but at most len(runs) / SearchEvery of its runs); between
+// searches only the curve's linear coefficients move, fitted to every
+// run. That is far fewer searches than runs (250 runs of a full window:
+// about 30, not 250).
+func TestSearchSchedule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	b := NewBook()
+	runs := synth(rng, randomTruth(rng), 250, 0.05)
+	searches, last := 0, Fit{}
+	for i, r := range runs {
+		if err := b.Observe("s", "t", r); err != nil {
+			t.Fatal(err)
+		}
+		e := b.sigs["s"]
+		n := len(e.runs)
+		if e.added == 0 {
+			searches++
+		} else {
+			if n < 2*SearchEvery {
+				t.Fatalf("run %d: no search with %d runs", i+1, n)
+			}
+			if e.added > n/SearchEvery {
+				t.Fatalf("run %d: %d runs since the search, of %d", i+1, e.added, n)
+			}
+			if e.fit.Form != last.Form || e.fit.exps != last.exps || e.fit.placeFree != last.placeFree {
+				t.Fatalf("run %d: the form or exponents moved without a search: %+v, was %+v", i+1, e.fit, last)
+			}
+			if e.fit.Alpha == last.Alpha && e.fit.Gamma == last.Gamma {
+				t.Fatalf("run %d: the linear coefficients did not move", i+1)
+			}
+		}
+		if e.fit.Runs != n {
+			t.Fatalf("run %d: the fit has %d runs of %d", i+1, e.fit.Runs, n)
+		}
+		last = *e.fit
+	}
+	if searches > 40 {
+		t.Errorf("%d searches for %d runs", searches, len(runs))
+	}
+}
+
+// TestScheduleCostsLittleAccuracy: the book's online error (each run
+// predicted before it is learned) is within half a point of a book that
+// searched at every run, on random jobs with 5% and 10% noise.
+func TestScheduleCostsLittleAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("searches at every run")
+	}
+	rng := rand.New(rand.NewPCG(19, 20))
+	prior := DefaultPrior.Sensitivity("")
+	for trial := range 4 {
+		noise := []float64{0.05, 0.1}[trial%2]
+		runs := synth(rng, randomTruth(rng), 150, noise)
+		b := NewBook()
+		var every *Fit
+		var ape float64 // over the latest DefaultWindow runs, as the book's
+		for i, r := range runs {
+			if i >= len(runs)-DefaultWindow {
+				pred := every.Params.Seconds(float64(r.Executors), r.Size, r.Placement) * every.P50
+				ape += math.Abs(pred-r.Seconds) / r.Seconds
+			}
+			if err := b.Observe("s", "", r); err != nil {
+				t.Fatal(err)
+			}
+			f, err := FitRunsWith(runs[max(0, i+1-DefaultWindow):i+1], every, prior)
+			if err != nil {
+				t.Fatal(err)
+			}
+			every = &f
+		}
+		want := 100 * ape / DefaultWindow
+		s := b.Signatures()[0]
+		if s.OnlineRuns != DefaultWindow {
+			t.Fatalf("online runs %d", s.OnlineRuns)
+		}
+		if s.OnlineMAPE > want+0.5 {
+			t.Errorf("trial %d (noise %.2f): online MAPE %.2f%%, searching at every run %.2f%%", trial, noise, s.OnlineMAPE, want)
+		}
+		t.Logf("trial %d (noise %.2f): online MAPE %.2f%%, searching at every run %.2f%%", trial, noise, s.OnlineMAPE, want)
+	}
+}

@@ -15,7 +15,13 @@
 // size-free form T(E) = a * E^b + c. A Book keeps the runs per signature and
 // per application type and predicts along a fallback chain: signature, then
 // application type, then a global prior (DAPTraits-like constants), with
-// wider quantiles at each step back.
+// wider quantiles at each step back. A Book refits a key at every run it
+// observes, cheaply: the form, exponents and placement sensitivities are
+// searched again on a schedule counted in runs (SearchEvery), and in
+// between only the curve's linear coefficients are solved again
+// (RefitLinear). A signature's model is refitted as each run comes, so
+// the same runs give it the same model however they came (live or
+// reloaded); an application type's is refitted when next asked for.
 //
 // It is pure: no I/O, no goroutines, no clocks; it must not import
 // database/sql, net/http, mesos-go nor the scheduler. A Book is not safe for

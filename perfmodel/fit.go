@@ -36,9 +36,14 @@ const (
 	// MinSizesForScaling: fewer distinct sizes than this fall back to
 	// FormSizeFree.
 	MinSizesForScaling = 3
-	// regrid: an incremental refit searches the whole exponent grid again
-	// every this many runs (otherwise it refines the previous exponents).
-	regrid = 16
+	// regrid: an incremental refit searches the whole exponent grid again,
+	// and compares the candidates again, every this many refits (otherwise
+	// it refines the previous exponents of the previous candidate). A
+	// Book refits with a search once a quarter of its runs are new
+	// (SearchEvery): every 4, a full window's worth of runs.
+	regrid = 4
+	// warmFrom: sets of fewer runs are searched in full at every refit.
+	warmFrom = 32
 	// expPenalty pulls exponents towards their priors (beta -1, v 1) where
 	// the runs cannot tell (e.g. every run had the same executor count).
 	expPenalty = 1e-4
@@ -72,9 +77,10 @@ type Fit struct {
 	// exps are the free nonlinear parameters (b, v, vg, ShuffleCost,
 	// Contention, ub, vb), for a warm start.
 	exps [7]float64
-	// sinceGrid counts the incremental refits since the last full search;
-	// nForms is how many forms were eligible then.
-	sinceGrid, nForms int
+	// sinceGrid counts the incremental refits since the last full search.
+	sinceGrid int
+	// cands are the candidates the search compared (runSet.mask).
+	cands uint16
 	// placeFree: the sensitivities were fitted, not kept at the prior.
 	placeFree bool
 }
@@ -82,6 +88,8 @@ type Fit struct {
 type point struct {
 	lnE, lnI, t float64
 	r, l        float64
+	// x is solve's scratch: the point's weighted features.
+	x [4]float64
 }
 
 // Nonlinear parameters: b, v (alpha's), vg (gamma's) exponents, then the
@@ -149,10 +157,9 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 	k := nLinear(f)
 	var ata [4][4]float64
 	var atb [4]float64
-	xs := make([][4]float64, len(pts)) // weighted features, kept for the residuals
 	for i := range pts {
 		p := &pts[i]
-		x := &xs[i]
+		x := &p.x // weighted features, kept for the residuals
 		features(f, ex, p, x[:k])
 		w := (1 + ex[ixShuffle]*p.r) * (1 + ex[ixContention]*p.l) / p.t
 		for a := 0; a < k; a++ {
@@ -183,10 +190,10 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 	}
 	// Each run's weighted prediction is its prediction over its time: the
 	// fitted curve must be positive at every run (weights are positive).
-	for i := range xs {
+	for i := range pts {
 		z := 0.0
 		for a := 0; a < k; a++ {
-			z += sol[a] * xs[i][a]
+			z += sol[a] * pts[i].x[a]
 		}
 		if !(z > 0) || !finite(z) {
 			return theta, 0, false
@@ -252,12 +259,20 @@ func objective(f Form, ex [7]float64, pts []point, pri *[7]float64) (float64, [4
 	return sse/n + expPenalty*pen + placePenalty/n*place, theta, sse
 }
 
+// gridBest is a form's best point of the exponent grid and its objective.
+type gridBest struct {
+	ex [7]float64
+	j  float64
+}
+
 // searchExps finds the form's nonlinear parameters: a grid search over the
 // exponents without placement effects (or from warm), the sensitivities'
 // least-squares fit to that curve, then golden-section refinement of one
 // parameter at a time (in a narrow bracket when narrow: an incremental
-// refit).
-func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, pri *[7]float64) [7]float64 {
+// refit). grids keeps each form's grid result for the next candidate of
+// the form (the grid does not depend on whether the sensitivities are
+// fitted).
+func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, pri *[7]float64, grids map[Form]gridBest) [7]float64 {
 	idx := expIdx(f)
 	k := 0 // the grid's exponents come first
 	for k < len(idx) && expStep[idx[k]] > 0 {
@@ -268,6 +283,8 @@ func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, 
 	if warm != nil {
 		best = *warm
 		bestJ, _, _ = objective(f, best, pts, pri)
+	} else if g, ok := grids[f]; ok {
+		best, bestJ = g.ex, g.j
 	} else {
 		ex := *pri
 		var walk func(j int)
@@ -284,6 +301,9 @@ func searchExps(f Form, pts []point, warm *[7]float64, narrow, anyR, anyL bool, 
 			}
 		}
 		walk(0)
+		grids[f] = gridBest{best, bestJ}
+	}
+	if warm == nil {
 		if anyR || anyL {
 			if _, th, sse := objective(f, best, pts, pri); !math.IsInf(sse, 1) {
 				c := curveOf(f, best, th)
@@ -407,8 +427,9 @@ func fitPlacement(pts []point, base []float64) (ks, kc float64) {
 }
 
 // FitRuns fits the model to runs (all valid, see Run.Validate). prev, if
-// it is the fit of the same runs before the latest one or few (an
-// incremental refit), may warm-start the search; nil searches from scratch.
+// it is the fit of the same runs before the latest ones (an incremental
+// refit: a Book's scheduled search, Book.refit), may warm-start the
+// search; nil searches from scratch.
 // Deterministic: the same runs (and prev) give the same fit.
 func FitRuns(runs []Run, prev *Fit) (Fit, error) {
 	return FitRunsWith(runs, prev, Sensitivity{})
@@ -424,60 +445,22 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 	pri := expPrior
 	pri[ixShuffle] = min(expHi[ixShuffle], prior.ShuffleCost)
 	pri[ixContention] = min(expHi[ixContention], prior.Contention)
-	if len(runs) == 0 {
-		return Fit{}, ErrNoModel
+	set, err := prepare(runs)
+	if err != nil {
+		return Fit{}, err
 	}
-	pts := make([]point, len(runs))
-	var sizes []float64
-	for i, r := range runs {
-		if err := r.Validate(); err != nil {
-			return Fit{}, fmt.Errorf("run %d: %w", i, err)
-		}
-		pts[i] = point{lnE: math.Log(float64(r.Executors)), lnI: math.Log(r.Size), t: r.Seconds, r: r.CrossShare, l: r.Placement.Contention()}
-		sizes = append(sizes, r.Size)
-	}
-	slices.Sort(sizes)
-	distinct := len(slices.CompactFunc(sizes, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }))
-	forms := []Form{FormSizeFree}
-	if distinct >= MinSizesForScaling {
-		if len(runs) >= 6 {
-			forms = append(forms, FormScaled)
-		}
-		if len(runs) >= 10 {
-			forms = append(forms, FormFull)
-		}
-		if len(runs) >= minRunsFullBeta && distinct >= minSizesFullBeta {
-			forms = append(forms, FormFullBeta)
-		}
-	}
+	pts, anyR, anyL := set.pts, set.anyR, set.anyL
 	// Small sets are searched in full every time (it is cheap); larger ones
 	// refine the previous fit, with a full search every regrid refits or
-	// when another form becomes eligible.
-	warm := prev != nil && prev.Runs >= 2*regrid && prev.sinceGrid+1 < regrid && prev.nForms == len(forms)
-	fit := Fit{Runs: len(runs), Sizes: distinct, nForms: len(forms)}
+	// when another candidate becomes eligible.
+	warm := prev != nil && prev.Runs >= warmFrom && prev.sinceGrid+1 < regrid && prev.sameCandidates(set)
+	fit := Fit{Runs: len(runs), Sizes: set.distinct, cands: set.mask()}
 	if warm {
 		fit.sinceGrid = prev.sinceGrid + 1
 	}
-	anyR, anyL := false, false
-	for _, p := range pts {
-		anyR = anyR || p.r > 1e-9
-		anyL = anyL || p.l > 1e-9
-	}
-	// Candidates: each form with the placement sensitivities fitted (when
-	// some runs crossed agents or ran on loaded agents) or kept at the
-	// prior; the corrected AIC decides, so that a few runs on similar plans
-	// keep the prior rather than fit noise.
-	type cand struct {
-		f    Form
-		free bool
-	}
-	var cands []cand
-	for _, f := range forms {
-		cands = append(cands, cand{f, false})
-		if anyR || anyL {
-			cands = append(cands, cand{f, true})
-		}
-	}
+	// The corrected AIC decides among the candidates, so that a few runs on
+	// similar plans keep the prior rather than fit noise.
+	cands := set.cands
 	if warm {
 		// An incremental refit refines the previous candidate only; they
 		// are compared again at the next full search.
@@ -487,6 +470,7 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 	var ks, kc float64
 	// FormFullBeta starts from FormFull's fit of the same candidate.
 	fullAt := map[bool]*[7]float64{}
+	grids := map[Form]gridBest{}
 	for _, c := range cands {
 		f := c.f
 		var w *[7]float64
@@ -497,7 +481,7 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 				continue
 			}
 		}
-		ex := searchExps(f, pts, w, warm, c.free && anyR, c.free && anyL, &pri)
+		ex := searchExps(f, pts, w, warm, c.free && anyR, c.free && anyL, &pri, grids)
 		if f == FormFull {
 			e := ex
 			fullAt[c.free] = &e
@@ -506,15 +490,10 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		if math.IsInf(sse, 1) {
 			continue
 		}
-		n, k := float64(len(pts)), float64(nExps(f)+nLinear(f))
-		if c.free {
-			k += float64(btoi(anyR) + btoi(anyL))
-		}
+		n, k := float64(len(pts)), float64(set.params(c))
 		score := n*math.Log(sse/n+1e-300) + 2*k
 		if n-k-1 > 0 {
 			score += 2 * k * (k + 1) / (n - k - 1)
-		} else if f != FormSizeFree || c.free {
-			continue // too few runs for this candidate
 		}
 		if score < bestScore {
 			bestScore = score
@@ -527,16 +506,150 @@ func FitRunsWith(runs []Run, prev *Fit, prior Sensitivity) (Fit, error) {
 		return Fit{}, fmt.Errorf("perfmodel: no curve fits %d runs: %w", len(runs), ErrNoModel)
 	}
 	fit.ShuffleCost, fit.Contention = ks, kc
-	logs := make([]float64, len(runs))
-	var ape float64
-	for i, r := range runs {
-		pred := fit.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
-		ape += math.Abs(pred-r.Seconds) / r.Seconds
-		logs[i] = math.Log(r.Seconds / pred)
-	}
-	fit.MAPE = 100 * ape / float64(len(runs))
-	fit.P50, fit.P90, fit.Sigma = spread(logs, SignatureP90, nExps(fit.Form)+nLinear(fit.Form))
+	th, _, _ := solve(fit.Form, fit.exps, pts) // the best's, as it was: leaves its features in pts
+	fit.residuals(pts, th)
 	return fit, nil
+}
+
+// runSet is a set of runs as the fit sees them.
+type runSet struct {
+	pts      []point
+	distinct int // distinct sizes
+	// anyR, anyL: some run crossed agents, some ran on a loaded agent
+	// (the placement sensitivities can be fitted).
+	anyR, anyL bool
+	// cands are the candidates a search compares.
+	cands []cand
+}
+
+// cand is a candidate model: a form, with the placement sensitivities
+// fitted (free) or kept at the prior.
+type cand struct {
+	f    Form
+	free bool
+}
+
+// params is the number of parameters c fits to set.
+func (set *runSet) params(c cand) int {
+	k := nExps(c.f) + nLinear(c.f)
+	if c.free {
+		k += btoi(set.anyR) + btoi(set.anyL)
+	}
+	return k
+}
+
+// mask is set's candidates and fittable sensitivities as bits: equal
+// masks, the same search.
+func (set *runSet) mask() uint16 {
+	m := uint16(btoi(set.anyR) | btoi(set.anyL)<<1)
+	for _, c := range set.cands {
+		i := slices.Index([]Form{FormSizeFree, FormScaled, FormFull, FormFullBeta}, c.f)
+		m |= 1 << (2 + 2*i + btoi(c.free))
+	}
+	return m
+}
+
+// prepare validates runs and makes them a runSet.
+func prepare(runs []Run) (runSet, error) {
+	if len(runs) == 0 {
+		return runSet{}, ErrNoModel
+	}
+	set := runSet{pts: make([]point, len(runs))}
+	sizes := make([]float64, 0, len(runs))
+	for i, r := range runs {
+		if err := r.Validate(); err != nil {
+			return runSet{}, fmt.Errorf("run %d: %w", i, err)
+		}
+		p := point{lnE: math.Log(float64(r.Executors)), lnI: math.Log(r.Size), t: r.Seconds, r: r.CrossShare, l: r.Placement.Contention()}
+		set.pts[i] = p
+		sizes = append(sizes, r.Size)
+		set.anyR = set.anyR || p.r > 1e-9
+		set.anyL = set.anyL || p.l > 1e-9
+	}
+	slices.Sort(sizes)
+	set.distinct = len(slices.CompactFunc(sizes, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }))
+	forms := []Form{FormSizeFree}
+	if set.distinct >= MinSizesForScaling {
+		if len(runs) >= 6 {
+			forms = append(forms, FormScaled)
+		}
+		if len(runs) >= 10 {
+			forms = append(forms, FormFull)
+		}
+		if len(runs) >= minRunsFullBeta && set.distinct >= minSizesFullBeta {
+			forms = append(forms, FormFullBeta)
+		}
+	}
+	// Candidates: each form with the placement sensitivities fitted (when
+	// some runs crossed agents or ran on loaded agents) or kept at the
+	// prior, each but the plain size-free curve only with more runs than
+	// its parameters plus one.
+	for _, f := range forms {
+		for _, free := range []bool{false, true} {
+			c := cand{f, free}
+			if free && !set.anyR && !set.anyL {
+				continue
+			}
+			if len(runs)-set.params(c)-1 <= 0 && (f != FormSizeFree || free) {
+				continue // too few runs for this candidate
+			}
+			set.cands = append(set.cands, c)
+		}
+	}
+	return set, nil
+}
+
+// sameCandidates reports whether set has the candidates the search of f
+// compared, the placement sensitivities fittable alike.
+func (f *Fit) sameCandidates(set runSet) bool { return f.cands == set.mask() }
+
+// residuals sets the fit's in-sample MAPE and residual quantiles from
+// each run's prediction over its time: the coefficients th times the
+// weighted features solve left in pts (pts solved last at the fit's form
+// and exponents).
+func (f *Fit) residuals(pts []point, th [4]float64) {
+	k := nLinear(f.Form)
+	logs := make([]float64, len(pts))
+	var ape float64
+	for i := range pts {
+		z := 0.0
+		for a := 0; a < k; a++ {
+			z += th[a] * pts[i].x[a]
+		}
+		ape += math.Abs(z - 1)
+		logs[i] = -math.Log(z)
+	}
+	f.MAPE = 100 * ape / float64(len(pts))
+	f.P50, f.P90, f.Sigma = spread(logs, SignatureP90, nExps(f.Form)+nLinear(f.Form))
+}
+
+// RefitLinear is prev refitted to runs without a search: the curve's
+// linear coefficients (alpha's and gamma's u and w, FormSizeFree's a and
+// c) solved again by weighted least squares at prev's nonlinear
+// parameters (its form, exponents and placement sensitivities), and the
+// residual quantiles taken again, in one pass over the runs. The same runs
+// and prev give the same fit. ok is false when it cannot stand in for a
+// search (FitRunsWith): prev is nil, the runs are invalid, another
+// candidate became eligible since prev's search (another form, or the
+// first runs across agents or on loaded agents), or the curve does not
+// solve positive at every run.
+func RefitLinear(runs []Run, prev *Fit) (Fit, bool) {
+	if prev == nil {
+		return Fit{}, false
+	}
+	set, err := prepare(runs)
+	if err != nil || !prev.sameCandidates(set) {
+		return Fit{}, false
+	}
+	th, _, ok := solve(prev.Form, prev.exps, set.pts)
+	if !ok {
+		return Fit{}, false
+	}
+	fit := *prev
+	fit.Runs, fit.Sizes = len(runs), set.distinct
+	fit.Curve = curveOf(fit.Form, fit.exps, th)
+	fit.residuals(set.pts, th)
+	return fit, true
 }
 
 // priorRuns is the weight, in runs, of the prior spread in the shrunk

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -287,5 +288,65 @@ func TestFitBetaOfSize(t *testing.T) {
 	}
 	if m := 100 * ape / float64(len(test)); m > 2 {
 		t.Errorf("MAPE %.2f%%: %+v", m, f.Curve)
+	}
+}
+
+// TestRefitLinear: on the runs its search saw, RefitLinear gives the fit
+// back exactly (the search's linear coefficients are that solve); on runs
+// of a job that became 30% slower it follows without a search (the same
+// form and exponents, every prediction 1.3 times as long); and it refuses
+// to stand in for a search when another candidate became eligible (the
+// first run across agents) or without a fit.
+func TestRefitLinear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	tr := randomTruth(rng)
+	runs := synth(rng, tr, 60, 0.05)
+	f, err := FitRunsWith(runs, nil, Sensitivity{ShuffleCost: 0.45, Contention: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, ok := RefitLinear(runs, &f)
+	if !ok || same != f {
+		t.Fatalf("same runs: ok %v\n%+v\nwant\n%+v", ok, same, f)
+	}
+	slow := make([]Run, len(runs))
+	for i, r := range runs {
+		r.Seconds *= 1.3
+		slow[i] = r
+	}
+	g, ok := RefitLinear(slow, &f)
+	if !ok || g.Form != f.Form || g.exps != f.exps || g.Beta != f.Beta || g.ShuffleCost != f.ShuffleCost || g.Contention != f.Contention {
+		t.Fatalf("slower runs: ok %v, %+v from %+v", ok, g, f)
+	}
+	for _, r := range synth(rng, tr, 50, 0) {
+		a, b := f.Params.Seconds(float64(r.Executors), r.Size, r.Placement), g.Params.Seconds(float64(r.Executors), r.Size, r.Placement)
+		if math.Abs(b/a-1.3) > 1e-6 {
+			t.Fatalf("%+v: %.4f before, %.4f after: ratio %.6f, want 1.3", r, a, b, b/a)
+		}
+	}
+	if math.Abs(g.MAPE-f.MAPE) > 1e-6 || math.Abs(g.P90/g.P50-f.P90/f.P50) > 1e-9 {
+		t.Errorf("residuals moved: MAPE %.4f -> %.4f, p90/p50 %.4f -> %.4f", f.MAPE, g.MAPE, f.P90/f.P50, g.P90/g.P50)
+	}
+	// On one uncontended agent, then a first spread run: a new candidate.
+	local := make([]Run, 30)
+	for i := range local {
+		r := runs[i]
+		r.Placement = Placement{}
+		local[i] = r
+	}
+	h, err := FitRuns(local, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := RefitLinear(append(slices.Clone(local), local[0]), &h); !ok {
+		t.Error("one more run on one agent: refused")
+	}
+	spread := local[1]
+	spread.CrossShare = 0.5
+	if _, ok := RefitLinear(append(slices.Clone(local), spread), &h); ok {
+		t.Error("the first run across agents: stood in for a search")
+	}
+	if _, ok := RefitLinear(runs, nil); ok {
+		t.Error("no fit: ok")
 	}
 }
