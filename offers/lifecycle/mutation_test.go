@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -98,6 +99,50 @@ func TestDefaultMaxLostLaunches(t *testing.T) {
 				got = append(got, a.Format(t0))
 			}
 			t.Errorf("%d lost launches before, the next lost: %q, want note then %q", c.lostBefore, got, c.want)
+		}
+	}
+}
+
+// TestHoldsAndDriverUnsent: a job holds its plan's resources in every
+// phase but Done; its driver is unsent while no state is recorded for it
+// (named only), and sent from LAUNCH_SENT on.
+func TestHoldsAndDriverUnsent(t *testing.T) {
+	for ph, want := range map[Phase]bool{Reserving: true, Launching: true, Running: true, Releasing: true, Done: false} {
+		st := New(testCfg(), scheduler.Job{}, placement.Plan{}, ph, scheduler.DriverRecord{}, t0)
+		if st.Holds() != want {
+			t.Errorf("%s: Holds %v, want %v", ph, st.Holds(), want)
+		}
+	}
+	for state, want := range map[string]bool{"": true, LaunchSent: false, "TASK_STAGING": false, "TASK_FAILED": false} {
+		st := New(testCfg(), scheduler.Job{}, placement.Plan{}, Launching, scheduler.DriverRecord{TaskID: "t-1", State: state}, t0)
+		if st.DriverUnsent() != want {
+			t.Errorf("driver state %q: DriverUnsent %v, want %v", state, st.DriverUnsent(), want)
+		}
+	}
+}
+
+// TestWakeFollowsTheLastTimer: State.Wake is the time of the last timer
+// asked for (the executor keeps one), zero while an answer is awaited and
+// after "timer none".
+func TestWakeFollowsTheLastTimer(t *testing.T) {
+	st := New(testCfg(), scheduler.Job{Spec: scheduler.Spec{ID: testJob}}, placement.Plan{}, Launching,
+		scheduler.DriverRecord{JobID: testJob, TaskID: "t-1", Attempt: 1}, t0)
+	steps := []struct {
+		ev   Event
+		wake time.Duration // -1: zero
+	}{
+		{Event{Kind: EvStart, At: t0}, -1},                                        // queue-launch awaited
+		{Event{Kind: EvLaunchQueued, At: t0.Add(time.Second)}, 121 * time.Second}, // launch timeout 2 min after queueing
+		{Event{Kind: EvTick, At: t0.Add(2 * time.Second)}, 121 * time.Second},
+	}
+	for i, s := range steps {
+		st, _ = Step(st, s.ev)
+		want := time.Time{}
+		if s.wake >= 0 {
+			want = t0.Add(s.wake)
+		}
+		if !st.Wake.Equal(want) {
+			t.Errorf("step %d (%s): Wake %v, want %v", i, s.ev.Kind, st.Wake, want)
 		}
 	}
 }
