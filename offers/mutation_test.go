@@ -1,0 +1,69 @@
+package offers
+
+import (
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
+)
+
+// Tests written for the mutants that mutation testing found alive
+// (scripts/mutation.sh offers; docs/testing.md). Expected values are
+// worked out by hand from the Mesos operator API (MESOS_PROTOCOL.md), not
+// read from the code's output.
+
+// TestPriceZeroIsAPrice: a free agent (price 0, e.g. a machine already
+// paid for) is a valid price table entry and a valid price attribute; the
+// attribute wins over the instance type's table price.
+func TestPriceZeroIsAPrice(t *testing.T) {
+	pt, err := ParsePriceTable("owned=0,m1.large=0.24")
+	if err != nil || len(pt) != 2 || pt["owned"] != 0 {
+		t.Fatalf("price table %v, %v; want owned=0 and m1.large=0.24", pt, err)
+	}
+	a := getAgent("A", 4, 8192)
+	a.AgentInfo.Attributes = []mesos.Attribute{
+		{Name: "price", Type: mesos.TEXT, Text: &mesos.Value_Text{Value: "0"}},
+		{Name: "instance_type", Type: mesos.TEXT, Text: &mesos.Value_Text{Value: "m1.large"}},
+	}
+	agents, warnings := AgentsFromMesos([]master.Response_GetAgents_Agent{a}, pt)
+	if len(agents) != 1 || agents[0].PricePerHour != 0 || len(warnings) != 0 {
+		t.Fatalf("agent with price attribute 0: %+v, warnings %v; want price 0 and no warning", agents, warnings)
+	}
+}
+
+// TestSizeFromAgentInfo: GET_AGENTS' total_resources is optional (older
+// masters leave it out); the agent's size is then agent_info.resources.
+// When total_resources is there it is the size.
+func TestSizeFromAgentInfo(t *testing.T) {
+	a := getAgent("A", 4, 8192)
+	a.AgentInfo.Resources = a.TotalResources
+	a.TotalResources = nil
+	b := getAgent("B", 8, 16384)
+	b.AgentInfo.Resources = []mesos.Resource{scalarRes("cpus", 2, ""), scalarRes("mem", 1024, "")}
+	agents, _ := AgentsFromMesos([]master.Response_GetAgents_Agent{a, b}, nil)
+	if len(agents) != 2 {
+		t.Fatalf("%d agents", len(agents))
+	}
+	if agents[0].CPUs != 4 || agents[0].MemMB != 8192 {
+		t.Errorf("A (no total_resources): %v cpus, %v MiB; want 4 and 8192 from agent_info", agents[0].CPUs, agents[0].MemMB)
+	}
+	if agents[1].CPUs != 8 || agents[1].MemMB != 16384 {
+		t.Errorf("B: %v cpus, %v MiB; want total_resources' 8 and 16384", agents[1].CPUs, agents[1].MemMB)
+	}
+}
+
+// TestAllocatedByRoleCountsCPUsAndMemOnly: what GET_AGENTS shows
+// allocated to tasks, by allocation role, sums cpus and mem; disk (or
+// any other resource) allocated too is neither.
+func TestAllocatedByRoleCountsCPUsAndMemOnly(t *testing.T) {
+	a := getAgent("A", 4, 8192, scalarRes("cpus", 1, "sparkpack"), scalarRes("mem", 1024, "sparkpack"),
+		scalarRes("disk", 5000, "sparkpack"), scalarRes("cpus", 2, "other"))
+	agents, _ := AgentsFromMesos([]master.Response_GetAgents_Agent{a}, nil)
+	if len(agents) != 1 {
+		t.Fatalf("%d agents", len(agents))
+	}
+	got := agents[0].allocByRole
+	if got["sparkpack"] != [2]float64{1, 1024} || got["other"] != [2]float64{2, 0} || len(got) != 2 {
+		t.Errorf("allocated by role %v; want sparkpack [1 1024], other [2 0]", got)
+	}
+}
