@@ -67,3 +67,22 @@ func TestAllocatedByRoleCountsCPUsAndMemOnly(t *testing.T) {
 		t.Errorf("allocated by role %v; want sparkpack [1 1024], other [2 0]", got)
 	}
 }
+
+// TestConvertReusingTakesWhatPrevHolds: an agent whose sum is in prev is
+// not converted again (a refresh of 30,000 agents converts only those
+// that changed): what prev holds for it is used as it is, and handed on
+// for the next refresh; an agent with a new sum is converted.
+func TestConvertReusingTakesWhatPrevHolds(t *testing.T) {
+	in := []master.Response_GetAgents_Agent{getAgent("A", 4, 8192), getAgent("B", 8, 16384)}
+	cached := convertedAgent{st: AgentStatus{Agent: Agent{ID: "A", CPUs: 2, MemMB: 1024}, Active: true}, warn: "cached warning"}
+	agents, warnings, statuses, next := convertReusing(in, []uint64{11, 22}, nil, map[uint64]convertedAgent{11: cached})
+	if len(agents) != 2 || agents[0].CPUs != 2 || agents[0].MemMB != 1024 || agents[1].CPUs != 8 || agents[1].MemMB != 16384 {
+		t.Fatalf("agents %+v: want A as cached (2 cpus, 1024 MiB) and B converted (8, 16384)", agents)
+	}
+	if len(warnings) != 1 || warnings[0] != "cached warning" || len(statuses) != 2 {
+		t.Errorf("warnings %q, %d statuses; want the cached warning only (B has a price), 2 statuses", warnings, len(statuses))
+	}
+	if len(next) != 2 || next[11].st.CPUs != 2 || next[22].st.CPUs != 8 {
+		t.Errorf("next %+v: want both agents by their sums", next)
+	}
+}
