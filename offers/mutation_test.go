@@ -86,3 +86,16 @@ func TestConvertReusingTakesWhatPrevHolds(t *testing.T) {
 		t.Errorf("next %+v: want both agents by their sums", next)
 	}
 }
+
+// TestDrainedOnlyWhenDrained: GET_AGENTS' drain_info.state is DRAINING
+// while the agent's tasks are being killed and DRAINED once none is left;
+// only the latter is a drained agent.
+func TestDrainedOnlyWhenDrained(t *testing.T) {
+	draining, drained, none := getAgent("A", 4, 8192), getAgent("B", 4, 8192), getAgent("C", 4, 8192)
+	draining.DrainInfo = &mesos.DrainInfo{State: mesos.DrainState_DRAINING}
+	drained.DrainInfo = &mesos.DrainInfo{State: mesos.DrainState_DRAINED}
+	st := StatusesFromMesos([]master.Response_GetAgents_Agent{draining, drained, none}, nil)
+	if len(st) != 3 || st[0].Drained || !st[1].Drained || st[2].Drained {
+		t.Fatalf("drained: A %v, B %v, C %v; want false, true, false", st[0].Drained, st[1].Drained, st[2].Drained)
+	}
+}
