@@ -99,3 +99,35 @@ func TestDrainedOnlyWhenDrained(t *testing.T) {
 		t.Fatalf("drained: A %v, B %v, C %v; want false, true, false", st[0].Drained, st[1].Drained, st[2].Drained)
 	}
 }
+
+// TestBusyByHand: an agent is busy when any of its resources is reserved
+// (dynamically, or statically through the legacy role field) or when
+// cpus or memory are allocated to tasks. Unreserved resources ("*") are
+// not; what the rule counts in use is cpus and memory, which every task
+// and executor holds (the command executor adds 0.1 cpus and 32 MiB), in
+// positive amounts: disk alone, or a zero amount, is no task.
+func TestBusyByHand(t *testing.T) {
+	static := getAgent("S", 4, 8192)
+	ops := "ops"
+	static.TotalResources[0].Role = &ops
+	star := getAgent("U", 4, 8192)
+	empty := ""
+	star.TotalResources[1].Role = &empty
+	cases := []struct {
+		a    master.Response_GetAgents_Agent
+		busy bool
+	}{
+		{static, true},
+		{star, false},
+		{getAgent("C", 4, 8192, scalarRes("cpus", 1, "other")), true},
+		{getAgent("M", 4, 8192, scalarRes("mem", 512, "other")), true},
+		{getAgent("D", 4, 8192, scalarRes("disk", 100, "other")), false},
+		{getAgent("Z", 4, 8192, scalarRes("cpus", 0, "other")), false},
+	}
+	for _, c := range cases {
+		st := StatusesFromMesos([]master.Response_GetAgents_Agent{c.a}, nil)
+		if len(st) != 1 || st[0].Busy != c.busy {
+			t.Errorf("agent %s: busy %v, want %v", c.a.AgentInfo.ID.Value, st[0].Busy, c.busy)
+		}
+	}
+}
