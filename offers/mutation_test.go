@@ -131,3 +131,17 @@ func TestBusyByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestVarintAtMostTenBytes: a protobuf varint holds 64 bits in at most 10
+// bytes (7 bits each); the largest, 2^64-1, is nine 0xff and 0x01. An
+// 11-byte varint is malformed.
+func TestVarintAtMostTenBytes(t *testing.T) {
+	maxv := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
+	if v, n, err := readVarint(maxv); err != nil || n != 10 || v != ^uint64(0) {
+		t.Fatalf("10-byte varint: %d, %d bytes, %v; want 2^64-1 in 10", v, n, err)
+	}
+	long := []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}
+	if v, n, err := readVarint(long); err == nil {
+		t.Fatalf("11-byte varint read as %d (%d bytes); want an error", v, n)
+	}
+}
