@@ -145,3 +145,17 @@ func TestVarintAtMostTenBytes(t *testing.T) {
 		t.Fatalf("11-byte varint read as %d (%d bytes); want an error", v, n)
 	}
 }
+
+// TestAppendVarintByHand: protobuf's encoding (7 bits a byte, low first,
+// the high bit set on all but the last): 127 is one byte, 128 two (0x80
+// 0x01), 300 is 0xac 0x02 (the protobuf documentation's example).
+func TestAppendVarintByHand(t *testing.T) {
+	for _, c := range []struct {
+		v    uint64
+		want []byte
+	}{{0, []byte{0}}, {127, []byte{0x7f}}, {128, []byte{0x80, 0x01}}, {300, []byte{0xac, 0x02}}, {16384, []byte{0x80, 0x80, 0x01}}} {
+		if got := appendVarint(nil, c.v); string(got) != string(c.want) {
+			t.Errorf("varint %d: % x, want % x", c.v, got, c.want)
+		}
+	}
+}
