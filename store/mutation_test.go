@@ -2,9 +2,15 @@ package store
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // Tests written for the mutants that mutation testing found alive
@@ -21,5 +27,51 @@ func TestSaveCostOfNothing(t *testing.T) {
 	}
 	if v, err := s.CostTotal(ctx); err != nil || v != 0 {
 		t.Fatalf("meter total %v, %v; want 0", v, err)
+	}
+}
+
+// TestWaitingReasonHeldExactlyMinKeptWait: a reason is kept when it held
+// MinKeptWait or longer; only a reason that held under it is noise. One
+// that held exactly 1 s is kept, as "waited 1s: ...".
+func TestWaitingReasonHeldExactlyMinKeptWait(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, err := Open(context.Background(), pgtest.URL(t), WithLogger(quietLog()), WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	nj := newJob(t, nil)
+	nj.SubmittedAt = clock()
+	j, _, err := s.CreateJob(ctx, nj, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Transition(ctx, j.ID, scheduler.Submitted, scheduler.Queued, "queued", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetWaiting(ctx, j.ID, "does not fit now: short of cpus", false); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(MinKeptWait)
+	mu.Unlock()
+	if err := s.SetWaiting(ctx, j.ID, "deadline jobs first", false); err != nil {
+		t.Fatal(err)
+	}
+	events, err := s.Events(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited []string
+	for _, e := range events {
+		if strings.HasPrefix(e.Reason, "waited ") {
+			waited = append(waited, e.Reason)
+		}
+	}
+	if len(waited) != 1 || waited[0] != "waited 1s: does not fit now: short of cpus" {
+		t.Fatalf("kept %q; want the reason that held 1 s", waited)
 	}
 }
