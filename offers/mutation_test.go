@@ -159,3 +159,25 @@ func TestAppendVarintByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributesFlattened: every Mesos attribute type becomes a string,
+// as an agent's --attributes flag writes it: text as is, a scalar as its
+// number ("8", "2.5"), ranges "[1-2,5-6]", a set "{a,b}".
+func TestAttributesFlattened(t *testing.T) {
+	got := attributes([]mesos.Attribute{
+		{Name: "rack", Type: mesos.TEXT, Text: &mesos.Value_Text{Value: "r1"}},
+		{Name: "cores", Type: mesos.SCALAR, Scalar: &mesos.Value_Scalar{Value: 8}},
+		{Name: "ghz", Type: mesos.SCALAR, Scalar: &mesos.Value_Scalar{Value: 2.5}},
+		{Name: "ports", Type: mesos.RANGES, Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 1, End: 2}, {Begin: 5, End: 6}}}},
+		{Name: "zones", Type: mesos.SET, Set: &mesos.Value_Set{Item: []string{"a", "b"}}},
+	})
+	want := map[string]string{"rack": "r1", "cores": "8", "ghz": "2.5", "ports": "[1-2,5-6]", "zones": "{a,b}"}
+	if len(got) != len(want) {
+		t.Fatalf("attributes %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("attribute %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
