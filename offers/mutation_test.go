@@ -1,6 +1,7 @@
 package offers
 
 import (
+	"strings"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -179,5 +180,41 @@ func TestAttributesFlattened(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("attribute %s = %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// TestFixedWidthFields: protobuf's wire type 1 is 8 bytes (fixed64,
+// double), wire type 5 is 4 (fixed32, float); a field with exactly its
+// width is read, one cut short is malformed.
+func TestFixedWidthFields(t *testing.T) {
+	for _, c := range []struct {
+		key   byte // field 1 with the wire type
+		width int
+	}{{1<<3 | wire64, 8}, {1<<3 | wire32, 4}} {
+		full := append([]byte{c.key}, make([]byte, c.width)...)
+		f, rest, err := nextField(full)
+		if err != nil || len(f.value) != c.width || len(rest) != 0 || f.num != 1 {
+			t.Errorf("wire type %d, %d bytes: value of %d bytes, %d left, %v", c.key&7, c.width, len(f.value), len(rest), err)
+		}
+		if _, _, err := nextField(full[:c.width]); err == nil {
+			t.Errorf("wire type %d cut to %d bytes read without an error", c.key&7, c.width-1)
+		}
+	}
+}
+
+// TestDecodeErrorNamesTheAgent: an agent that does not decode is named by
+// its place in the answer, counting from 1.
+func TestDecodeErrorNamesTheAgent(t *testing.T) {
+	a := getAgent("A", 4, 8192)
+	good, err := a.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second agent is empty: its required agent_info and active are missing.
+	body := appendBytesField(appendBytesField(nil, fGetAgentsAgents, good), fGetAgentsAgents, nil)
+	resp := appendBytesField(nil, fResponseGetAgents, body)
+	_, err = decodeAgents(resp)
+	if err == nil || !strings.HasPrefix(err.Error(), "agent 2: ") {
+		t.Fatalf("error %v; want one naming agent 2", err)
 	}
 }
