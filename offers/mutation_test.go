@@ -1,11 +1,15 @@
 package offers
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
 // Tests written for the mutants that mutation testing found alive
@@ -216,5 +220,67 @@ func TestDecodeErrorNamesTheAgent(t *testing.T) {
 	_, err = decodeAgents(resp)
 	if err == nil || !strings.HasPrefix(err.Error(), "agent 2: ") {
 		t.Fatalf("error %v; want one naming agent 2", err)
+	}
+}
+
+// declinedIDs are the offers declined so far.
+func declinedIDs(calls *callLog) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range calls.of(scheduler.Call_DECLINE) {
+		for _, id := range c.Decline.OfferIDs {
+			out[id.Value] = true
+		}
+	}
+	return out
+}
+
+// TestOfferWithoutRoomDeclinedAtOnce: an offer with no cpus, or no
+// memory, in sparkpack's role has no room for any driver: it is declined
+// at once, even while the stock (4 offers) has room for it.
+func TestOfferWithoutRoomDeclinedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	fw.cfg.OfferHold = time.Hour // no offer expires however slow the machine
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{
+		driverOffer("O-no-cpus", "S1", 0, 1024, "sparkpack"),
+		driverOffer("O-no-mem", "S2", 2, 0, "sparkpack"),
+		driverOffer("O-room", "S3", 2, 4096, "sparkpack"),
+	}}})
+	d := declinedIDs(calls)
+	if !d["O-no-cpus"] || !d["O-no-mem"] || d["O-room"] {
+		t.Fatalf("declined %v; want O-no-cpus and O-no-mem, not O-room", d)
+	}
+}
+
+// TestOfferOnAWantedAgent: an offer on an agent an announced launch
+// prefers is kept beyond the stock (the driver's room is there), however
+// small; once held longer than expectFor (2 minutes) it is an offer like
+// any other, declined after OfferHold (1 hour here).
+func TestOfferOnAWantedAgent(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	fw.cfg.OfferHold = time.Hour // no offer expires however slow the machine
+	fw.Expect(ctx, "job-1", []string{"S-wanted"})
+	fw.mu.Lock()
+	fw.lastExpect = fw.lastExpect.Add(-time.Minute) // no burst of announcements: the plain stock
+	fw.mu.Unlock()
+	offers := []mesos.Offer{driverOffer("O-wanted", "S-wanted", 1, 1024, "sparkpack")}
+	for i := range 10 {
+		offers = append(offers, driverOffer(fmt.Sprintf("O-%d", i), fmt.Sprintf("S%d", i), 4, 8192, "sparkpack"))
+	}
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
+	d := declinedIDs(calls)
+	// stock: one per waiting launch (1) + OfferStock (4): 5 of the 10 others kept.
+	if d["O-wanted"] || len(d) != 5 {
+		t.Fatalf("declined %v; want 5 of the 10 others, not O-wanted", d)
+	}
+	fw.mu.Lock()
+	ho := fw.offers["O-wanted"]
+	ho.since = ho.since.Add(-2 * time.Hour)
+	fw.offers["O-wanted"] = ho
+	fw.mu.Unlock()
+	fw.declineUnneeded(ctx, true)
+	if !declinedIDs(calls)["O-wanted"] {
+		t.Fatal("an offer on a wanted agent held 2 hours is still kept")
 	}
 }
