@@ -284,3 +284,39 @@ func TestOfferOnAWantedAgent(t *testing.T) {
 		t.Fatal("an offer on a wanted agent held 2 hours is still kept")
 	}
 }
+
+// TestStockKeepsTheRoomiest: beyond the stock (no launch waiting: the 4
+// of OfferStock) the offers with the least room are declined: fewer cpus
+// first, then, at equal cpus, less memory. No DECLINE goes out empty.
+func TestStockKeepsTheRoomiest(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		offers   []mesos.Offer
+		declined []string
+	}{
+		{"by cpus", []mesos.Offer{
+			driverOffer("O-a", "S1", 1, 4096, "sparkpack"), driverOffer("O-b", "S2", 2, 4096, "sparkpack"),
+			driverOffer("O-c", "S3", 3, 4096, "sparkpack"), driverOffer("O-d", "S4", 4, 4096, "sparkpack"),
+			driverOffer("O-e", "S5", 5, 4096, "sparkpack"), driverOffer("O-f", "S6", 6, 4096, "sparkpack"),
+		}, []string{"O-a", "O-b"}},
+		{"by memory at equal cpus", []mesos.Offer{
+			driverOffer("O-a", "S1", 4, 1024, "sparkpack"), driverOffer("O-b", "S2", 4, 2048, "sparkpack"),
+			driverOffer("O-c", "S3", 4, 3072, "sparkpack"), driverOffer("O-d", "S4", 4, 4096, "sparkpack"),
+			driverOffer("O-e", "S5", 4, 5120, "sparkpack"), driverOffer("O-f", "S6", 4, 6144, "sparkpack"),
+		}, []string{"O-a", "O-b"}},
+	} {
+		fw, calls := subscribedFramework(t, nil)
+		fw.cfg.OfferHold = time.Hour // no offer expires however slow the machine
+		fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: c.offers}})
+		d := declinedIDs(calls)
+		if len(d) != len(c.declined) || !d[c.declined[0]] || !d[c.declined[1]] {
+			t.Errorf("%s: declined %v, want %v", c.name, d, c.declined)
+		}
+		for _, call := range calls.of(scheduler.Call_DECLINE) {
+			if len(call.Decline.OfferIDs) == 0 {
+				t.Errorf("%s: a DECLINE of no offer was sent", c.name)
+			}
+		}
+	}
+}

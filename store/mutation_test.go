@@ -75,3 +75,30 @@ func TestWaitingReasonHeldExactlyMinKeptWait(t *testing.T) {
 		t.Fatalf("kept %q; want the reason that held 1 s", waited)
 	}
 }
+
+// TestRunsAfterWithoutLimit: a limit of 0 means all the runs after the
+// ID (documented), not none.
+func TestRunsAfterWithoutLimit(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		r := scheduler.RunRecord{JobID: j.ID, Attempt: i + 1, Signature: "sig", Executors: 1 + i,
+			StartedAt: now, EndedAt: now.Add(time.Minute), Seconds: 60, Outcome: scheduler.RunFinished}
+		if err := s.RecordRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.RunHistory(ctx, 0)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("history: %d runs, %v", len(all), err)
+	}
+	rest, err := s.RunsAfter(ctx, all[0].ID, 0)
+	if err != nil || len(rest) != 2 || rest[0].Executors != 2 || rest[1].Executors != 3 {
+		t.Fatalf("runs after the first, no limit: %+v, %v; want the second and third", rest, err)
+	}
+}
