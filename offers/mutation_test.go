@@ -320,3 +320,28 @@ func TestStockKeepsTheRoomiest(t *testing.T) {
 		}
 	}
 }
+
+// declineCounter is an Observer that counts the offers declined.
+type declineCounter struct {
+	nopObserver
+	declined int
+}
+
+func (d *declineCounter) ObserveDeclines(n int) { d.declined += n }
+
+// TestDeclinesObserved: the metrics hear of the offers declined, once
+// the master took the DECLINE: the 2 beyond the stock of 4.
+func TestDeclinesObserved(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	obs := &declineCounter{}
+	fw.cfg.Observer, fw.cfg.OfferHold = obs, time.Hour
+	var offers []mesos.Offer
+	for i := range 6 {
+		offers = append(offers, driverOffer(fmt.Sprintf("O-%d", i), fmt.Sprintf("S%d", i), 4, 8192, "sparkpack"))
+	}
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
+	if d := declinedIDs(calls); len(d) != 2 || obs.declined != 2 {
+		t.Fatalf("declined %v, observed %d; want 2 and 2", d, obs.declined)
+	}
+}
