@@ -345,3 +345,52 @@ func TestDeclinesObserved(t *testing.T) {
 		t.Fatalf("declined %v, observed %d; want 2 and 2", d, obs.declined)
 	}
 }
+
+// TestReviveIfWaitingByHand: REVIVE (which also clears the decline
+// filters) goes out when a queued driver waits and offers are suppressed
+// or the last REVIVE is reviveEvery (1 s) old; or when a launch is
+// announced, no offer is held, and offers are suppressed or the last
+// REVIVE is OfferHold (5 s) old. Nothing waiting: no REVIVE.
+func TestReviveIfWaitingByHand(t *testing.T) {
+	ctx := context.Background()
+	const (
+		longAgo = -time.Hour
+		justNow = time.Hour // revivedAt in the future: surely less than any wait ago, however slow the machine
+	)
+	for _, c := range []struct {
+		name                         string
+		queued, announced, offerHeld bool
+		suppressed                   bool
+		revived                      time.Duration // revivedAt from now
+		want                         bool
+	}{
+		{"queued, revived long ago", true, false, false, false, longAgo, true},
+		{"queued, revived just now", true, false, false, false, justNow, false},
+		{"queued, suppressed, revived just now", true, false, false, true, justNow, true},
+		{"nothing waits", false, false, false, false, longAgo, false},
+		{"nothing waits, suppressed", false, false, false, true, longAgo, false},
+		{"announced, no offer held, revived long ago", false, true, false, false, longAgo, true},
+		{"announced, an offer held", false, true, true, false, longAgo, false},
+		{"announced, no offer held, revived just now", false, true, false, false, justNow, false},
+	} {
+		fw, calls := subscribedFramework(t, nil)
+		fw.mu.Lock()
+		if c.queued {
+			fw.pending["j-queued"] = &DriverLaunch{JobID: "j-queued", TaskID: "t-q", CPUs: 1, MemMB: 1024}
+		}
+		if c.announced {
+			fw.expected["j-announced"] = expectation{at: time.Now()}
+		}
+		if c.offerHeld {
+			o := driverOffer("O-1", "S1", 0.5, 512, "sparkpack")
+			fw.offers["O-1"] = heldOffer{offer: o, since: time.Now(), cpus: 0.5, mem: 512}
+		}
+		fw.suppressed = c.suppressed
+		fw.revivedAt = time.Now().Add(c.revived)
+		fw.mu.Unlock()
+		fw.reviveIfWaiting(ctx)
+		if got := len(calls.of(scheduler.Call_REVIVE)) == 1; got != c.want {
+			t.Errorf("%s: REVIVE sent %v, want %v", c.name, got, c.want)
+		}
+	}
+}
