@@ -102,3 +102,30 @@ func TestRunsAfterWithoutLimit(t *testing.T) {
 		t.Fatalf("runs after the first, no limit: %+v, %v; want the second and third", rest, err)
 	}
 }
+
+// TestListJobsPages: a limit under the cap of 1000 is the page size: 3
+// jobs read 2 at a time are a page of the 2 newest with a cursor, then a
+// page of the oldest without one.
+func TestListJobsPages(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	team := "pages-" + uuid.NewString() // this test's jobs only
+	var ids []string
+	for range 3 {
+		nj := newJob(t, nil)
+		nj.Team = team
+		j, _, err := s.CreateJob(ctx, nj, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	page, next, err := s.ListJobs(ctx, ListOptions{Limit: 2, Team: &team})
+	if err != nil || len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[1] || next == "" {
+		t.Fatalf("first page of 2: %d jobs, cursor %q, %v; want the 2 newest and a cursor", len(page), next, err)
+	}
+	page, next, err = s.ListJobs(ctx, ListOptions{Limit: 2, Team: &team, Cursor: next})
+	if err != nil || len(page) != 1 || page[0].ID != ids[0] || next != "" {
+		t.Fatalf("second page: %d jobs, cursor %q, %v; want the oldest, no cursor", len(page), next, err)
+	}
+}
