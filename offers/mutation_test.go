@@ -394,3 +394,31 @@ func TestReviveIfWaitingByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestYieldedAndStaleOffersDeclined: an offer on an agent being reserved
+// from offers in a job's role is declined with a 2 s filter (the job's
+// role is offered the agent meanwhile); one received before a reservation
+// on its agent is given back with no filter; both count as declines.
+func TestYieldedAndStaleOffersDeclined(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	obs := &declineCounter{}
+	fw.cfg.Observer, fw.cfg.OfferHold = obs, time.Hour
+	fw.mu.Lock()
+	fw.yielding["S-yield"] = 1
+	fw.touched["S-touched"] = time.Now().Add(time.Hour) // reserved after any offer received now
+	fw.mu.Unlock()
+	fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{
+		driverOffer("O-yield", "S-yield", 2, 4096, "sparkpack"),
+		driverOffer("O-stale", "S-touched", 2, 4096, "sparkpack"),
+	}}})
+	filter := map[string]float64{}
+	for _, c := range calls.of(scheduler.Call_DECLINE) {
+		for _, id := range c.Decline.OfferIDs {
+			filter[id.Value] = c.Decline.Filters.GetRefuseSeconds()
+		}
+	}
+	if len(filter) != 2 || filter["O-yield"] != 2 || filter["O-stale"] != 0 || obs.declined != 2 {
+		t.Fatalf("declined with filters %v, %d observed; want O-yield 2 s, O-stale 0 s, 2 observed", filter, obs.declined)
+	}
+}

@@ -164,3 +164,14 @@ func TestReserverAgainstTheEmulator(t *testing.T) {
 		t.Fatalf("after a refused reservation %v is still reserved", h)
 	}
 }
+
+// TestReserverTimeoutDefaults: ConfirmTimeout defaults to 30 s and Poll
+// to 200 ms (their documentation); values set are kept.
+func TestReserverTimeoutDefaults(t *testing.T) {
+	if c, p := (&Reserver{}).timeouts(); c != 30*time.Second || p != 200*time.Millisecond {
+		t.Errorf("defaults %v, %v; want 30s, 200ms", c, p)
+	}
+	if c, p := (&Reserver{ConfirmTimeout: time.Second, Poll: time.Millisecond}).timeouts(); c != time.Second || p != time.Millisecond {
+		t.Errorf("set %v, %v; want 1s, 1ms", c, p)
+	}
+}
