@@ -1,0 +1,80 @@
+package offers
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// viewCluster is a Cluster whose last refresh listed agents, following
+// one job (its phase, plan and driver).
+func viewCluster(agents []Agent, job scheduler.Job, ph lifecycle.Phase, plan placement.Plan, drv scheduler.DriverRecord) *Cluster {
+	c := NewCluster(ClusterConfig{})
+	c.agents, c.loaded = agents, true
+	c.jobs[job.ID] = &liveJob{st: lifecycle.State{Job: job, Phase: ph, Plan: plan, Driver: drv}, signal: make(chan struct{}, 1)}
+	c.version++
+	return c
+}
+
+// TestSnapshotCountsPlansInFlightByHand: the snapshot takes out of the
+// agents' free resources what a plan handed to Apply still needs beyond
+// what GET_AGENTS shows reserved for it, and room for its driver not yet
+// launched: on the first agent of its plan with room, else on the agent
+// with the most free cpus. Worked out by hand: executors of 1 cpu and
+// 1024 + 512 MiB, a driver of 1 cpu and 2048 MiB.
+func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 3, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 512,
+		Driver: &scheduler.Driver{Cores: 1, MemoryMB: 2048}}}
+	agents := func() []Agent {
+		return []Agent{
+			// A: 8 cpus, one of the job's executors reserved already.
+			{ID: "A", CPUs: 8, MemMB: 16384, FreeCPUs: 7, FreeMemMB: 14848,
+				Reservations: []Reserved{{AgentID: "A", JobID: "j", CPUs: 1, MemMB: 1536}}},
+			{ID: "B", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 8192},
+			{ID: "C", CPUs: 16, MemMB: 32768, FreeCPUs: 16, FreeMemMB: 32768},
+		}
+	}
+	type free struct{ cpus, mem float64 }
+	for _, c := range []struct {
+		name     string
+		plan     placement.Plan
+		want     map[string]free
+		holdings map[string]placement.Holding
+	}{
+		{"driver on the plan's first agent with room",
+			placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 2}, {AgentID: "B", Executors: 1}}},
+			// A: 7 - 1 more executor - the driver = 5 cpus, 14848 - 1536 - 2048 = 11264 MiB; B: 4 - 1, 8192 - 1536.
+			map[string]free{"A": {5, 11264}, "B": {3, 6656}, "C": {16, 32768}},
+			map[string]placement.Holding{"A": {JobID: "j", CPUs: 2, MemMB: 3072}, "B": {JobID: "j", CPUs: 1, MemMB: 1536}}},
+		{"driver on the agent with the most free cpus when the plan's have none",
+			placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 4}}},
+			// B full (4 x 1 cpu); C has the most cpus free (16 > A's 7).
+			map[string]free{"A": {7, 14848}, "B": {0, 2048}, "C": {15, 30720}},
+			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 4, MemMB: 6144}}},
+	} {
+		cl := viewCluster(agents(), job, lifecycle.Reserving, c.plan, scheduler.DriverRecord{})
+		snap, err := cl.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range snap.Agents {
+			if w := c.want[a.ID]; a.FreeCPUs != w.cpus || a.FreeMemMB != w.mem {
+				t.Errorf("%s: agent %s free %v cpus, %v MiB; want %v, %v", c.name, a.ID, a.FreeCPUs, a.FreeMemMB, w.cpus, w.mem)
+			}
+			if want := c.holdings[a.ID].JobID != ""; a.Active != want {
+				t.Errorf("%s: agent %s active %v, want %v", c.name, a.ID, a.Active, want)
+			}
+		}
+		for id, want := range c.holdings {
+			if h := snap.Holdings[id]; len(h) != 1 || h[0] != want {
+				t.Errorf("%s: holdings on %s %+v, want %+v", c.name, id, h, want)
+			}
+		}
+		if len(snap.Holdings) != len(c.holdings) {
+			t.Errorf("%s: holdings on %d agents, want %d", c.name, len(snap.Holdings), len(c.holdings))
+		}
+	}
+}
