@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func (j *memJournal) Reservations(_ context.Context, jobID string, states ...sch
 // reserved. Reserving again adds nothing. Orphans names the jobs with
 // reservations that keep refuses. Release leaves nothing labelled, the
 // journal released and the quota cleared. A plan beyond an agent's room
-// is refused (409) and rolled back.
+// is refused (409), named by the agent's hostname, and rolled back.
 func TestReserverAgainstTheEmulator(t *testing.T) {
 	m, quiet := emulator(t)
 	srv := httptest.NewServer(m.Handler())
@@ -156,9 +157,10 @@ func TestReserverAgainstTheEmulator(t *testing.T) {
 
 	// More executors than agent A has cpus: refused, nothing left.
 	j3 := job("33333333-3333-3333-3333-333333333333")
-	big := placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: int(agents[0].CPUs) + 1}}}
-	if err := r.Reserve(ctx, j3, big); !errors.Is(err, ErrReserveConflict) {
-		t.Fatalf("a plan beyond the agent's room: %v; want ErrReserveConflict", err)
+	big := placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Hostname: agents[0].Hostname, Executors: int(agents[0].CPUs) + 1}}}
+	err = r.Reserve(ctx, j3, big)
+	if !errors.Is(err, ErrReserveConflict) || !strings.HasPrefix(err.Error(), "agent "+agents[0].Hostname+": ") {
+		t.Fatalf("a plan beyond the agent's room: %v; want ErrReserveConflict naming agent %s by its hostname", err, agents[0].Hostname)
 	}
 	if h := held(j3.ID); len(h) != 0 {
 		t.Fatalf("after a refused reservation %v is still reserved", h)
