@@ -105,7 +105,7 @@ func TestRunsAfterWithoutLimit(t *testing.T) {
 
 // TestListJobsPages: a limit under the cap of 1000 is the page size: 3
 // jobs read 2 at a time are a page of the 2 newest with a cursor, then a
-// page of the oldest without one.
+// page of the oldest without one; read 3 at a time, one page and no cursor.
 func TestListJobsPages(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := context.Background()
@@ -127,5 +127,10 @@ func TestListJobsPages(t *testing.T) {
 	page, next, err = s.ListJobs(ctx, ListOptions{Limit: 2, Team: &team, Cursor: next})
 	if err != nil || len(page) != 1 || page[0].ID != ids[0] || next != "" {
 		t.Fatalf("second page: %d jobs, cursor %q, %v; want the oldest, no cursor", len(page), next, err)
+	}
+	// Exactly a page of jobs: no next page, no cursor.
+	page, next, err = s.ListJobs(ctx, ListOptions{Limit: 3, Team: &team})
+	if err != nil || len(page) != 3 || next != "" {
+		t.Fatalf("a page of 3 of 3 jobs: %d jobs, cursor %q, %v; want 3, no cursor", len(page), next, err)
 	}
 }
