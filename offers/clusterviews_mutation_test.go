@@ -2,7 +2,9 @@ package offers
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
@@ -45,7 +47,8 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 		holdings map[string]placement.Holding
 	}{
 		{"driver on the plan's first agent with room",
-			placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 2}, {AgentID: "B", Executors: 1}}},
+			// C's assignment of 0 executors takes nothing and holds nothing.
+			placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 2}, {AgentID: "B", Executors: 1}, {AgentID: "C", Executors: 0}}},
 			// A: 7 - 1 more executor - the driver = 5 cpus, 14848 - 1536 - 2048 = 11264 MiB; B: 4 - 1, 8192 - 1536.
 			map[string]free{"A": {5, 11264}, "B": {3, 6656}, "C": {16, 32768}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 2, MemMB: 3072}, "B": {JobID: "j", CPUs: 1, MemMB: 1536}}},
@@ -54,6 +57,11 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 			// B full (4 x 1 cpu); C has the most cpus free (16 > A's 7).
 			map[string]free{"A": {7, 14848}, "B": {0, 2048}, "C": {15, 30720}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 4, MemMB: 6144}}},
+		{"driver on a plan's agent with exactly its room left",
+			placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 3}}},
+			// B: 4 - 3 = 1 cpu, 8192 - 3 x 1536 = 3584 MiB left: the driver's 1 cpu and 2048 MiB fit.
+			map[string]free{"A": {7, 14848}, "B": {0, 1536}, "C": {16, 32768}},
+			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 3, MemMB: 4608}}},
 	} {
 		cl := viewCluster(agents(), job, lifecycle.Reserving, c.plan, scheduler.DriverRecord{})
 		snap, err := cl.Snapshot(context.Background())
@@ -76,5 +84,42 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 		if len(snap.Holdings) != len(c.holdings) {
 			t.Errorf("%s: holdings on %d agents, want %d", c.name, len(snap.Holdings), len(c.holdings))
 		}
+	}
+}
+
+// TestReservedPlanAddsNothing: a plan whose reservations GET_AGENTS shows
+// made takes nothing more and lists no more reservations: the agent's view
+// has the one GET_AGENTS shows (the job runs: no driver room either).
+func TestReservedPlanAddsNothing(t *testing.T) {
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 512}}
+	agents := []Agent{{ID: "A", CPUs: 8, MemMB: 16384, FreeCPUs: 7, FreeMemMB: 14848,
+		Reservations: []Reserved{{AgentID: "A", JobID: "j", CPUs: 1, MemMB: 1536}}}}
+	cl := viewCluster(agents, job, lifecycle.Running, placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 1}}},
+		scheduler.DriverRecord{})
+	v := cl.Agents()
+	if len(v) != 1 || len(v[0].Reservations) != 1 || v[0].FreeCPUs != 7 || v[0].FreeMemMB != 14848 {
+		t.Fatalf("view of A: %+v; want its one reservation and 7 cpus, 14848 MiB free", v)
+	}
+	if h := v[0].Holdings; len(h) != 1 || h[0] != (AgentHolding{JobID: "j", Executors: 1, CPUs: 1, MemMB: 1536}) {
+		t.Fatalf("holdings on A: %+v; want j: 1 executor, 1 cpu, 1536 MiB", h)
+	}
+}
+
+// TestSnapshotRefreshesFirst: a cluster that has not listed its agents yet
+// asks GET_AGENTS for them (the emulator's 14) before its first snapshot.
+func TestSnapshotRefreshesFirst(t *testing.T) {
+	m, _ := emulator(t)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := NewCluster(ClusterConfig{Operator: NewOperator(ep)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	snap, err := cl.Snapshot(ctx)
+	if err != nil || len(snap.Agents) != 14 {
+		t.Fatalf("first snapshot: %d agents, %v; want the 14 of thesis14", len(snap.Agents), err)
 	}
 }
