@@ -37,6 +37,8 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 				Reservations: []Reserved{{AgentID: "A", JobID: "j", CPUs: 1, MemMB: 1536}}},
 			{ID: "B", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 8192},
 			{ID: "C", CPUs: 16, MemMB: 32768, FreeCPUs: 16, FreeMemMB: 32768},
+			// D: 8192 MiB of which 1536 are another framework's.
+			{ID: "D", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 6656},
 		}
 	}
 	type free struct{ cpus, mem float64 }
@@ -50,18 +52,18 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 			// C's assignment of 0 executors takes nothing and holds nothing.
 			placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 2}, {AgentID: "B", Executors: 1}, {AgentID: "C", Executors: 0}}},
 			// A: 7 - 1 more executor - the driver = 5 cpus, 14848 - 1536 - 2048 = 11264 MiB; B: 4 - 1, 8192 - 1536.
-			map[string]free{"A": {5, 11264}, "B": {3, 6656}, "C": {16, 32768}},
+			map[string]free{"A": {5, 11264}, "B": {3, 6656}, "C": {16, 32768}, "D": {4, 6656}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 2, MemMB: 3072}, "B": {JobID: "j", CPUs: 1, MemMB: 1536}}},
 		{"driver on the agent with the most free cpus when the plan's have none",
 			placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 4}}},
 			// B full (4 x 1 cpu); C has the most cpus free (16 > A's 7).
-			map[string]free{"A": {7, 14848}, "B": {0, 2048}, "C": {15, 30720}},
+			map[string]free{"A": {7, 14848}, "B": {0, 2048}, "C": {15, 30720}, "D": {4, 6656}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 4, MemMB: 6144}}},
 		{"driver on a plan's agent with exactly its room left",
-			placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 3}}},
-			// B: 4 - 3 = 1 cpu, 8192 - 3 x 1536 = 3584 MiB left: the driver's 1 cpu and 2048 MiB fit.
-			map[string]free{"A": {7, 14848}, "B": {0, 1536}, "C": {16, 32768}},
-			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 3, MemMB: 4608}}},
+			placement.Plan{Assignments: []placement.Assignment{{AgentID: "D", Executors: 3}}},
+			// D: 4 - 3 = 1 cpu, 6656 - 3 x 1536 = 2048 MiB left: exactly the driver's.
+			map[string]free{"A": {7, 14848}, "B": {4, 8192}, "C": {16, 32768}, "D": {0, 0}},
+			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "D": {JobID: "j", CPUs: 3, MemMB: 4608}}},
 	} {
 		cl := viewCluster(agents(), job, lifecycle.Reserving, c.plan, scheduler.DriverRecord{})
 		snap, err := cl.Snapshot(context.Background())
@@ -121,5 +123,48 @@ func TestSnapshotRefreshesFirst(t *testing.T) {
 	snap, err := cl.Snapshot(ctx)
 	if err != nil || len(snap.Agents) != 14 {
 		t.Fatalf("first snapshot: %d agents, %v; want the 14 of thesis14", len(snap.Agents), err)
+	}
+}
+
+// TestDriverRoomFallbackByHand: when no agent of the plan has room for the
+// driver (1 cpu, 2048 MiB), the room is taken on the agent with the most
+// free cpus that fits it, the first listed on a tie, and one with exactly
+// the driver's room fits.
+func TestDriverRoomFallbackByHand(t *testing.T) {
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 512,
+		Driver: &scheduler.Driver{Cores: 1, MemoryMB: 2048}}}
+	plan := placement.Plan{Assignments: []placement.Assignment{{AgentID: "P", Executors: 2}}}
+	p := Agent{ID: "P", CPUs: 2, MemMB: 4096, FreeCPUs: 2, FreeMemMB: 4096} // full once the plan's 2 executors are counted
+	for _, c := range []struct {
+		name   string
+		agents []Agent               // in the order GET_AGENTS lists them
+		want   map[string][2]float64 // free cpus, MiB after
+	}{
+		{"the most free cpus, listed first", []Agent{
+			{ID: "A", CPUs: 8, MemMB: 16384, FreeCPUs: 8, FreeMemMB: 16384}, p,
+			{ID: "B", CPUs: 2, MemMB: 4096, FreeCPUs: 2, FreeMemMB: 4096},
+		}, map[string][2]float64{"A": {7, 14336}, "B": {2, 4096}}},
+		{"a tie: the first listed", []Agent{
+			p, {ID: "Q", CPUs: 6, MemMB: 8192, FreeCPUs: 6, FreeMemMB: 8192},
+			{ID: "R", CPUs: 6, MemMB: 8192, FreeCPUs: 6, FreeMemMB: 8192},
+		}, map[string][2]float64{"Q": {5, 6144}, "R": {6, 8192}}},
+		{"exactly the driver's room", []Agent{
+			p, {ID: "Q", CPUs: 4, MemMB: 8192, FreeCPUs: 1, FreeMemMB: 2048},
+		}, map[string][2]float64{"Q": {0, 0}}},
+	} {
+		cl := viewCluster(c.agents, job, lifecycle.Reserving, plan, scheduler.DriverRecord{})
+		snap, err := cl.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range snap.Agents {
+			want, ok := c.want[a.ID]
+			if !ok {
+				want = [2]float64{0, 1024} // P: 2 x (1 cpu, 1536 MiB) taken
+			}
+			if a.FreeCPUs != want[0] || a.FreeMemMB != want[1] {
+				t.Errorf("%s: agent %s free %v cpus, %v MiB; want %v, %v", c.name, a.ID, a.FreeCPUs, a.FreeMemMB, want[0], want[1])
+			}
+		}
 	}
 }
