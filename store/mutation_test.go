@@ -134,3 +134,14 @@ func TestListJobsPages(t *testing.T) {
 		t.Fatalf("a page of 3 of 3 jobs: %d jobs, cursor %q, %v; want 3, no cursor", len(page), next, err)
 	}
 }
+
+// TestCursorOfTheFirstJob: job sequence numbers start at 1, so "seq:1"
+// (the page after the first job) is a cursor; "seq:0" is not.
+func TestCursorOfTheFirstJob(t *testing.T) {
+	if seq, err := decodeCursor(encodeCursor(1)); err != nil || seq != 1 {
+		t.Fatalf("cursor of seq 1: %d, %v; want 1", seq, err)
+	}
+	if _, err := decodeCursor(encodeCursor(0)); err == nil {
+		t.Fatal("cursor of seq 0 accepted")
+	}
+}
