@@ -145,3 +145,41 @@ func TestCursorOfTheFirstJob(t *testing.T) {
 		t.Fatal("cursor of seq 0 accepted")
 	}
 }
+
+// TestSizingReasonInTheTimeline: a job whose executors sparkpack chose
+// ("executors": "auto") shows why in its timeline at submission; a job
+// sized by its submitter shows no such event.
+func TestSizingReasonInTheTimeline(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	auto, _, err := s.CreateJob(ctx, newJob(t, func(sp *scheduler.Spec) {
+		sp.Sizing = &scheduler.Sizing{Auto: true, Executors: 4, Reason: "p90 within the deadline with 4"}
+	}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sized := func(id string) []string {
+		t.Helper()
+		evs, err := s.Events(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range evs {
+			if strings.HasPrefix(e.Reason, "executors auto") {
+				out = append(out, e.Reason)
+			}
+		}
+		return out
+	}
+	if got := sized(auto.ID); len(got) != 1 || got[0] != "executors auto: p90 within the deadline with 4" {
+		t.Errorf("auto-sized job's sizing events %q; want the one with its reason", got)
+	}
+	if got := sized(fixed.ID); len(got) != 0 {
+		t.Errorf("a job sized by its submitter has sizing events %q", got)
+	}
+}
