@@ -422,3 +422,34 @@ func TestYieldedAndStaleOffersDeclined(t *testing.T) {
 		t.Fatalf("declined with filters %v, %d observed; want O-yield 2 s, O-stale 0 s, 2 observed", filter, obs.declined)
 	}
 }
+
+// TestReservationResourcesByHand: a reservation is a cpus and a mem
+// resource, dynamically reserved for the role with the job's label, by
+// the principal when there is one (ReservationInfo.principal is
+// optional); an amount of 0 is no resource at all (nothing of it is
+// reserved).
+func TestReservationResourcesByHand(t *testing.T) {
+	res := ReservationResources("sparkpack-job-j", "ops", "j", 2, 4096)
+	if len(res) != 2 || res[0].Name != "cpus" || res[0].Scalar.Value != 2 || res[1].Name != "mem" || res[1].Scalar.Value != 4096 {
+		t.Fatalf("resources %+v; want cpus 2 and mem 4096", res)
+	}
+	for _, r := range res {
+		ri := r.Reservations[0]
+		if len(r.Reservations) != 1 || ri.GetRole() != "sparkpack-job-j" || ri.GetPrincipal() != "ops" ||
+			ri.GetType() != mesos.Resource_ReservationInfo_DYNAMIC || len(ri.Labels.Labels) != 1 ||
+			ri.Labels.Labels[0].Key != LabelKey || ri.Labels.Labels[0].GetValue() != "j" {
+			t.Errorf("%s reservation %+v", r.Name, ri)
+		}
+	}
+	for _, r := range ReservationResources("sparkpack-job-j", "", "j", 2, 4096) {
+		if r.Reservations[0].Principal != nil {
+			t.Errorf("%s reserved by principal %q without one", r.Name, r.Reservations[0].GetPrincipal())
+		}
+	}
+	if res := ReservationResources("r", "", "j", 0, 1024); len(res) != 1 || res[0].Name != "mem" {
+		t.Errorf("0 cpus: %+v; want the mem resource only", res)
+	}
+	if res := ReservationResources("r", "", "j", 1, 0); len(res) != 1 || res[0].Name != "cpus" {
+		t.Errorf("0 MiB: %+v; want the cpus resource only", res)
+	}
+}

@@ -183,3 +183,33 @@ func TestSizingReasonInTheTimeline(t *testing.T) {
 		t.Errorf("a job sized by its submitter has sizing events %q", got)
 	}
 }
+
+// TestTransitionWithARunReturnsTheJob: the end of a run that records it
+// in the history returns the job as it now is (FINISHED), like any other
+// transition.
+func TestTransitionWithARunReturnsTheJob(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+		if _, err := s.Transition(ctx, j.ID, from, st, "test", nil); err != nil {
+			t.Fatalf("%s -> %s: %v", from, st, err)
+		}
+		from = st
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	got, err := s.Transition(ctx, j.ID, scheduler.Running, scheduler.Finished, "done", func(x *scheduler.Job) {
+		x.EndedRun = &scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "sig", Executors: 1,
+			StartedAt: now.Add(-time.Minute), EndedAt: now, Seconds: 60, Outcome: scheduler.RunFinished}
+	})
+	if err != nil || got.ID != j.ID || got.State != scheduler.Finished {
+		t.Fatalf("transition to FINISHED with a run: %q in %s, %v; want job %s FINISHED", got.ID, got.State, err, j.ID)
+	}
+	if runs, err := s.JobRuns(ctx, j.ID); err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v; want the one recorded", runs, err)
+	}
+}
