@@ -453,3 +453,25 @@ func TestReservationResourcesByHand(t *testing.T) {
 		t.Errorf("0 MiB: %+v; want the cpus resource only", res)
 	}
 }
+
+// TestLabelledReservationsOrder: an agent's reservations are listed by
+// job id, then role (a job reserved in two roles shows twice), each
+// summing its cpus and mem.
+func TestLabelledReservationsOrder(t *testing.T) {
+	res := append(append(ReservationResources("role-b", "", "b", 1, 100), ReservationResources("role-z", "", "a", 2, 200)...),
+		ReservationResources("role-a", "", "a", 3, 300)...)
+	res = append(res, ReservationResources("role-a", "", "a", 1, 10)...)
+	got := LabelledReservations("A", res)
+	want := []struct {
+		job, role string
+		cpus, mem float64
+	}{{"a", "role-a", 4, 310}, {"a", "role-z", 2, 200}, {"b", "role-b", 1, 100}}
+	if len(got) != len(want) {
+		t.Fatalf("%d reservations, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if g := got[i]; g.JobID != w.job || g.Role != w.role || g.CPUs != w.cpus || g.MemMB != w.mem || g.AgentID != "A" {
+			t.Errorf("reservation %d: %s in %s, %v cpus, %v MiB; want %s in %s, %v, %v", i, g.JobID, g.Role, g.CPUs, g.MemMB, w.job, w.role, w.cpus, w.mem)
+		}
+	}
+}
