@@ -213,3 +213,65 @@ func TestTransitionWithARunReturnsTheJob(t *testing.T) {
 		t.Fatalf("runs %+v, %v; want the one recorded", runs, err)
 	}
 }
+
+// TestCancelNoticeSaysKill: the cancellation notice tells the leader
+// whether a kill was requested: not for a waiting job (it is CANCELLED
+// at once), yes for a job that holds resources.
+func TestCancelNoticeSaysKill(t *testing.T) {
+	s, url := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type notice struct {
+		id   string
+		kill bool
+	}
+	notices := make(chan notice, 4)
+	ready := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		done <- Listen(ctx, url, JobEvents{
+			Submitted: func([]string) {},
+			Cancelled: func(id string, kill bool) { notices <- notice{id, kill} },
+			Resync:    func() { once.Do(func() { close(ready) }) },
+		}, quietLog())
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Listen did not start listening")
+	}
+	waiting, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+		if _, err := s.Transition(ctx, running.ID, from, st, "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		from = st
+	}
+	for _, c := range []struct {
+		id   string
+		kill bool
+	}{{waiting.ID, false}, {running.ID, true}} {
+		if _, _, err := s.Cancel(ctx, c.id, "test"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-notices:
+			if n.id != c.id || n.kill != c.kill {
+				t.Errorf("notice %+v; want job %s, kill %v", n, c.id, c.kill)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no cancellation notice for %s", c.id)
+		}
+	}
+	cancel()
+	<-done
+}
