@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -274,4 +275,24 @@ func TestCancelNoticeSaysKill(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestPlacementLeavesOutEmptyAssignments: a job's placement lists the
+// agents where it has executors; an assignment of 0 executors is not a
+// place.
+func TestPlacementLeavesOutEmptyAssignments(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := placement.Plan{Policy: "bfd", Assignments: []placement.Assignment{{AgentID: "A", Hostname: "host-a", Executors: 2}, {AgentID: "B", Executors: 0}}}
+	if err := s.SavePlacement(ctx, j.ID, plan); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Placement(ctx, j.ID)
+	if err != nil || len(rows) != 1 || rows[0].AgentID != "A" || rows[0].Executors != 2 || rows[0].Hostname != "host-a" {
+		t.Fatalf("placement %+v, %v; want A (host-a) with 2 executors only", rows, err)
+	}
 }
