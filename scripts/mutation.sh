@@ -103,6 +103,7 @@ for p in "${pkgs[@]}"; do
 	fi
 	start=$(date +%s)
 	echo "mutation: $p ..." >&2
+	mkdir -p "$(dirname "$out/$p.json")" # a nested package (offers/lifecycle) writes under a folder
 	args=(unleash --workers "$workers" --timeout-coefficient "$coef" -o "$out/$p.json")
 	[ -n "$diff_base" ] && args+=(--diff "$diff_base")
 	[ ${#excludes[@]} -gt 0 ] && args+=("${excludes[@]}")
