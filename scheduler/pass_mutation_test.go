@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 // passStats keeps the PassStat of every pass.
@@ -65,5 +67,115 @@ func TestPassRemembersForTenMinutes(t *testing.T) {
 				t.Fatalf("%s later: Unknown = %v, want %v", c.after, got, c.want)
 			}
 		})
+	}
+}
+
+// TestQueueResortedOnEitherTotal: the job queue's order (descending RD =
+// E x (alpha c / CPU_total + beta m / MEM_total), alpha = beta = 0.5) is
+// recomputed when either of the cluster's totals changes alone. A: 1 x 4
+// cpus, 1024 + 384 MiB; B: 1 x 1 cpu, 8192 + 819 MiB (max(384, 8192/10)).
+//   - 16 cpus, 16384 MiB: A 0.5(4/16) + 0.5(1408/16384) = 0.168, B
+//     0.5(1/16) + 0.5(9011/16384) = 0.306: B, A. The agent shrinks to 4
+//     cpus (memory the same): A 0.5 + 0.043 = 0.543, B 0.125 + 0.275 =
+//     0.400: A, B.
+//   - 8 cpus, 65536 MiB: A 0.25 + 0.011 = 0.261, B 0.0625 + 0.069 = 0.131:
+//     A, B. The agent shrinks to 16384 MiB (cpus the same): A 0.25 + 0.043
+//     = 0.293, B 0.0625 + 0.275 = 0.338: B, A.
+func TestQueueResortedOnEitherTotal(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		cpus, mem     float64
+		toCPUs, toMem float64
+		before, after []string
+	}{
+		{"cpus only", 16, 16384, 4, 16384, []string{"B", "A"}, []string{"A", "B"}},
+		{"memory only", 8, 65536, 8, 16384, []string{"A", "B"}, []string{"B", "A"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{PolicyOptions: placement.Options{Alpha: 0.5, Beta: 0.5}}, agent("a1", c.cpus, c.mem, 0.24))
+			h.cluster.agents[0].FreeCPUs, h.cluster.agents[0].FreeMemMB = 0, 0 // nothing starts
+			h.schedule()
+			h.submit(mkJob("A", 1, 4), mkJob("B", 1, 1, withExecMemory(8192), submittedAt(time.Second)))
+			h.schedule()
+			order := func() []string {
+				var ids []string
+				for _, q := range h.core.Queues().Regular {
+					ids = append(ids, q.ID)
+				}
+				return ids
+			}
+			if got := order(); !slices.Equal(got, c.before) {
+				t.Fatalf("queue %v, want %v", got, c.before)
+			}
+			h.cluster.mu.Lock()
+			h.cluster.agents[0].CPUs, h.cluster.agents[0].MemMB = c.toCPUs, c.toMem
+			h.cluster.mu.Unlock()
+			h.schedule()
+			if got := order(); !slices.Equal(got, c.after) {
+				t.Fatalf("after the agent's change: queue %v, want %v", got, c.after)
+			}
+		})
+	}
+}
+
+// TestRegularJobsWaitForANewDeadlineJob: when a deadline job comes to a
+// pass that had none waiting, the regular jobs that waited already are
+// told they wait for it ("deadline jobs first"), although the pass is not
+// a full one (nothing was freed): the last pass did not block them. On a
+// full 4-cpu agent, "old" waits short of cpus; then d arrives.
+func TestRegularJobsWaitForANewDeadlineJob(t *testing.T) {
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+	h.cluster.agents[0].FreeCPUs = 0
+	h.schedule()
+	h.submit(mkJob("old", 1, 4))
+	h.schedule()
+	if r := h.store.get("old").WaitingReason; r != "does not fit now: short of cpus" {
+		t.Fatalf("old waits: %q", r)
+	}
+	h.submit(mkJob("d", 1, 4, withDeadline(time.Hour)))
+	h.schedule()
+	if r := h.store.get("old").WaitingReason; r != "deadline jobs first" {
+		t.Fatalf("old waits: %q, want %q", r, "deadline jobs first")
+	}
+}
+
+// TestRunningJobsSortedByID: the pass sees the jobs holding resources in
+// the order of their ids, whatever the map's order (eight jobs: a map
+// order that happens to be sorted has a chance of 1 in 40,320).
+func TestRunningJobsSortedByID(t *testing.T) {
+	h := newHarness(t, Config{}, agent("a1", 16, 65536, 0.24))
+	h.schedule()
+	ids := []string{"j5", "j2", "j7", "j0", "j4", "j6", "j1", "j3"}
+	for i, id := range ids {
+		h.submit(mkJob(id, 1, 1, submittedAt(time.Duration(i)*time.Second)))
+	}
+	if n := h.schedule(); n != len(ids) {
+		t.Fatalf("started %d, want %d", n, len(ids))
+	}
+	var got []string
+	for _, r := range h.core.runningJobs() {
+		got = append(got, r.id)
+	}
+	want := []string{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("running jobs in the order %v, want %v", got, want)
+	}
+}
+
+// TestDecisionBufferKeptUpTo4096: the core keeps its decisions buffer for
+// the next pass when it holds at most 4096 decisions (decide.go,
+// maxKeptDecisions), and drops a larger one.
+func TestDecisionBufferKeptUpTo4096(t *testing.T) {
+	for _, c := range []struct {
+		cap  int
+		kept bool
+	}{{64, true}, {4096, true}, {4097, false}} {
+		h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+		h.core.decBuf = make([]decision, 0, c.cap)
+		h.submit(mkJob("r", 1, 2))
+		h.schedule()
+		if got := h.core.decBuf != nil && cap(h.core.decBuf) == c.cap; got != c.kept {
+			t.Errorf("a buffer of %d: kept %v (cap now %d), want %v", c.cap, got, cap(h.core.decBuf), c.kept)
+		}
 	}
 }
