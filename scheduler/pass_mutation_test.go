@@ -4,9 +4,13 @@ package scheduler
 // pass.go (docs/testing.md, "Mutation testing"); expected figures by hand.
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
+
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -176,6 +180,63 @@ func TestDecisionBufferKeptUpTo4096(t *testing.T) {
 		h.schedule()
 		if got := h.core.decBuf != nil && cap(h.core.decBuf) == c.cap; got != c.kept {
 			t.Errorf("a buffer of %d: kept %v (cap now %d), want %v", c.cap, got, cap(h.core.decBuf), c.kept)
+		}
+	}
+}
+
+// TestDescribePlanByHand: the reason a start writes (ReservingReason, the
+// "started" event): 2 + 1 executors on two agents, one of them powered on
+// at 480,000 micro-USD an hour, i.e. $0.48/h.
+func TestDescribePlanByHand(t *testing.T) {
+	p := placement.Plan{Policy: "bfd", Outcome: "heuristic", Activated: []string{"a2"}, CostMicroUSDPerHour: 480000,
+		Assignments: []placement.Assignment{{AgentID: "a1", Executors: 2}, {AgentID: "a2", Executors: 1}}}
+	want := "plan (bfd, heuristic): 3 executors on 2 agents, 1 activated (+$0.4800/h)"
+	if got := describePlan(p); got != want {
+		t.Fatalf("describePlan = %q, want %q", got, want)
+	}
+}
+
+// killFails is the test cluster with a Kill that fails when fail is set.
+type killFails struct {
+	*testCluster
+	fail bool
+}
+
+func (k *killFails) Kill(ctx context.Context, id string) error {
+	if k.fail {
+		return errors.New("injected failure: the master is away")
+	}
+	return k.testCluster.Kill(ctx, id)
+}
+
+// TestFailedKillIsLogged: a kill asked for a job that holds resources is
+// sent to the cluster by the next pass; when the cluster refuses it, the
+// pass says so in a warning naming the job, and says nothing when it
+// went through.
+func TestFailedKillIsLogged(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		log, hook := logtest.NewNullLogger()
+		cl := &killFails{testCluster: newTestCluster(agent("a1", 4, 16384, 0.24)), fail: fail}
+		h := &harness{t: t, store: newTestStore(), cluster: cl.testCluster, clock: newManualClock(t0)}
+		c, err := New(Config{Log: log}, cl, h.store, h.clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.core = c
+		h.schedule()
+		h.submit(mkJob("j", 1, 4))
+		h.schedule()
+		h.cancel("j", "no longer needed") // it holds resources: a kill
+		hook.Reset()
+		h.schedule()
+		var warned []string
+		for _, e := range hook.AllEntries() {
+			if e.Message == "kill failed" {
+				warned = append(warned, e.Data["job"].(string))
+			}
+		}
+		if want := map[bool][]string{false: nil, true: {"j"}}[fail]; !slices.Equal(warned, want) {
+			t.Errorf("kill failing %v: warnings for %v, want %v", fail, warned, want)
 		}
 	}
 }
