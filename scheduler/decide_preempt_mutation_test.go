@@ -1,0 +1,90 @@
+package scheduler
+
+// Tests written from the mutants scripts/mutation.sh found alive in
+// decide_preempt.go (docs/testing.md, "Mutation testing"); expected
+// figures by hand in the comments.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+)
+
+// onA1 is a job running on agent a1 since a minute before t0 with one
+// executor of 4 cpus, expected to end at t0 + end (no estimate: end 0).
+func onA1(id string, end time.Duration) runningJob {
+	r := runningJob{id: id, state: Running, startedAt: ptr(t0.Add(-time.Minute)),
+		plan:   &placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Executors: 1}}},
+		demand: placement.Demand{Executors: 1, CPUs: 4, MemMB: 1408}}
+	if end > 0 {
+		r.estimate = end + time.Minute
+	}
+	return r
+}
+
+// TestRoomExpectedByHand: when the room for a waiting deadline job is
+// expected, from the running jobs' ends. a1 (8 cpus) is held by two jobs
+// of 4 cpus; the deadline job needs 4 cpus, for 10 m, by t0 + 15 m: its
+// latest start is t0 + 4 m 50 s, so any room after that is a miss, and
+// with preemption off the view shows when the room comes:
+//   - b ends at +10 m, a at +40 m: +10 m (the earliest end, whatever the
+//     ids' order);
+//   - a ends at +40 m, z has no estimate: its end is unknown, so the room
+//     comes when a ends, +40 m (not "now").
+func TestRoomExpectedByHand(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		running []runningJob
+		want    time.Duration
+	}{
+		{"the earliest end", []runningJob{onA1("a", 40*time.Minute), onA1("b", 10*time.Minute)}, 10 * time.Minute},
+		{"no estimate: unknown, not now", []runningJob{onA1("a", 40*time.Minute), onA1("z", 0)}, 40 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(t, Config{Policy: "bfd"})
+			dq := entriesOf(mkJob("d", 1, 4, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+			snap := snapOf([]placement.Agent{agent("a1", 8, 32768, 0.48)}, "a1=0")
+			out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 1, full: true, running: c.running})
+			if len(out.decisions) != 1 {
+				t.Fatalf("decisions %v", describe(out.decisions, 0))
+			}
+			pv := out.decisions[0].wait.pre
+			if pv == nil || !pv.WillMiss || pv.RoomExpectedAt == nil || !pv.RoomExpectedAt.Equal(t0.Add(c.want)) {
+				t.Fatalf("view %+v, want a miss with the room at +%s", pv, c.want)
+			}
+			if want := t0.Add(4*time.Minute + 50*time.Second); !pv.LatestStart.Equal(want) {
+				t.Fatalf("latest start %s, want %s", pv.LatestStart.Format(time.TimeOnly), want.Format(time.TimeOnly))
+			}
+		})
+	}
+}
+
+// TestPreemptionScanLimit: a pass looks at the first 256 waiting deadline
+// jobs for preemption (preempt.go's documented bound), in EDF order: with
+// 257 waiting, each of which will miss its deadline waiting (a1's 4 cpus
+// are held until +40 m; each needs them for 10 m by +15 m + i s), the
+// first 256 get a preemption view, the 257th none.
+func TestPreemptionScanLimit(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	var jobs []Job
+	for i := range 257 {
+		jobs = append(jobs, mkJob(fmt.Sprintf("d%03d", i), 1, 4, withDeadline(15*time.Minute+time.Duration(i)*time.Second), withEstimate(10*time.Minute)))
+	}
+	dq := entriesOf(jobs...)
+	snap := snapOf([]placement.Agent{agent("a1", 4, 16384, 0.24)}, "a1=0")
+	out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: len(dq), full: true,
+		running: []runningJob{onA1("r", 40*time.Minute)}})
+	if len(out.decisions) != 257 {
+		t.Fatalf("%d decisions, want 257", len(out.decisions))
+	}
+	for i, dc := range out.decisions {
+		if want := fmt.Sprintf("d%03d", i); dc.entry.ID != want {
+			t.Fatalf("decision %d is about %s, want %s", i, dc.entry.ID, want)
+		}
+		if got, want := dc.wait.pre != nil && dc.wait.pre.WillMiss, i < 256; got != want {
+			t.Fatalf("%s (number %d): a miss in its view: %v, want %v", dc.entry.ID, i+1, got, want)
+		}
+	}
+}
