@@ -6,6 +6,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,5 +87,26 @@ func TestPreemptionScanLimit(t *testing.T) {
 		if got, want := dc.wait.pre != nil && dc.wait.pre.WillMiss, i < 256; got != want {
 			t.Fatalf("%s (number %d): a miss in its view: %v, want %v", dc.entry.ID, i+1, got, want)
 		}
+	}
+}
+
+// TestTwoDeadlineJobsEvictTwoJobs: a job evicted for one deadline job is
+// not evicted again for the next one in the same pass. a1 (8 cpus) is
+// held until +40 m by r1 and r2 (4 cpus each); d1 and d2 (4 cpus for
+// 10 m, by +15 m and +16 m) will both miss their deadlines waiting; with
+// up to all the running cpus evictable a minute, each evicts one of them,
+// not both the same.
+func TestTwoDeadlineJobsEvictTwoJobs(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF, PreemptMaxShare: 1})
+	dq := entriesOf(mkJob("d1", 1, 4, withDeadline(15*time.Minute), withEstimate(10*time.Minute)),
+		mkJob("d2", 1, 4, withDeadline(16*time.Minute), withEstimate(10*time.Minute)))
+	snap := snapOf([]placement.Agent{agent("a1", 8, 32768, 0.48)}, "a1=0")
+	out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 2, full: true,
+		running: []runningJob{onA1("r1", 40*time.Minute), onA1("r2", 40*time.Minute)}})
+	got := describe(out.decisions, 0)
+	one := []string{"evict r1 for d1", "evict r2 for d2"}
+	other := []string{"evict r2 for d1", "evict r1 for d2"}
+	if !slices.Equal(got, one) && !slices.Equal(got, other) {
+		t.Fatalf("decisions %q, want %q or %q", got, one, other)
 	}
 }
