@@ -110,3 +110,35 @@ func TestTwoDeadlineJobsEvictTwoJobs(t *testing.T) {
 		t.Fatalf("decisions %q, want %q or %q", got, one, other)
 	}
 }
+
+// TestEvictingListFollowsTheVictims: a deadline job's list of jobs being
+// evicted for it drops those that ended (v2 here), and a pass where none
+// ended decides nothing about it. a1 (8 cpus) is held by v1 (being
+// evicted for d) and r2; d needs 4 cpus for 10 m by +15 m.
+func TestEvictingListFollowsTheVictims(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF})
+	v1 := onA1("v1", 40*time.Minute)
+	v1.preempting = true
+	running := []runningJob{v1, onA1("r2", 40*time.Minute)}
+	dq := entriesOf(mkJob("d", 1, 4, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+	dq[0].evicting = []string{"v1", "v2"}
+	snap := snapOf([]placement.Agent{agent("a1", 8, 32768, 0.48)}, "a1=0")
+	in := passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 1, full: true, running: running}
+	out := d.decide(in)
+	if len(out.decisions) != 1 {
+		t.Fatalf("first pass: %v", describe(out.decisions, 0))
+	}
+	dc := out.decisions[0]
+	if dc.kind != decWait || dc.decisionExtra == nil || !dc.setEvicting || !slices.Equal(dc.evicting, []string{"v1"}) {
+		t.Fatalf("first pass: %v, want a wait that sets the evicting list to [v1]", describe(out.decisions, 0))
+	}
+	if pv := dc.wait.pre; pv == nil || !pv.WillMiss || !slices.Equal(pv.Evicting, []string{"v1"}) {
+		t.Fatalf("first pass: view %+v, want evicting [v1]", pv)
+	}
+	// What apply does with it; then the same pass again: nothing changed.
+	dq[0].evicting, dq[0].wait = dc.evicting, dc.wait
+	in.now = t0.Add(time.Second)
+	if out := d.decide(in); len(out.decisions) != 0 {
+		t.Fatalf("second pass: %v, want no decision", describe(out.decisions, 0))
+	}
+}
