@@ -142,3 +142,29 @@ func TestEvictingListFollowsTheVictims(t *testing.T) {
 		t.Fatalf("second pass: %v, want no decision", describe(out.decisions, 0))
 	}
 }
+
+// TestEvictionLimitWakesWhenTheOldestExpires: PreemptMaxShare (0.5 of the
+// running jobs' cpus a minute): r1 and r2 hold a1's 8 cpus, so 4 may go
+// a minute; evictions of 4 cpus at -50 s and -20 s (and of 8 at -2 m and
+// at -60 s, out of the window [now - 1 m, now] open at its start) used 8
+// already, so d (which would evict a 4-cpu job)
+// is blocked until the oldest eviction in the window is a minute old:
+// -50 s + 60 s = +10 s, the pass's wake time (d's own at-risk timer is
+// later: +15 m - 10 m).
+func TestEvictionLimitWakesWhenTheOldestExpires(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF})
+	dq := entriesOf(mkJob("d", 1, 4, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+	snap := snapOf([]placement.Agent{agent("a1", 8, 32768, 0.48)}, "a1=0")
+	log := []evictRecord{{at: t0.Add(-2 * time.Minute), cpus: 8}, {at: t0.Add(-time.Minute), cpus: 8}, {at: t0.Add(-50 * time.Second), cpus: 4}, {at: t0.Add(-20 * time.Second), cpus: 4}}
+	out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 1, full: true, evictLog: log,
+		running: []runningJob{onA1("r1", 40*time.Minute), onA1("r2", 40*time.Minute)}})
+	if len(out.decisions) != 1 || out.decisions[0].kind != decWait {
+		t.Fatalf("decisions %v, want d to wait", describe(out.decisions, 0))
+	}
+	if pv := out.decisions[0].wait.pre; pv == nil || len(pv.WouldEvict) != 1 || pv.Blocked == "" {
+		t.Fatalf("view %+v, want an eviction blocked by the limit", pv)
+	}
+	if want := t0.Add(10 * time.Second); !out.wakeAt.Equal(want) {
+		t.Fatalf("wake at +%s, want +10s", out.wakeAt.Sub(t0))
+	}
+}
