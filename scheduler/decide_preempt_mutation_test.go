@@ -168,3 +168,25 @@ func TestEvictionLimitWakesWhenTheOldestExpires(t *testing.T) {
 		t.Fatalf("wake at +%s, want +10s", out.wakeAt.Sub(t0))
 	}
 }
+
+// TestEvictionLimitWithNoRecentEviction: with no eviction in the last
+// minute a lone victim may go whatever its size, but two may not exceed
+// the share: d needs a1's 8 cpus, held by r1 and r2 (4 each), and 0.5 x 8
+// = 4 may go: blocked, and the pass looks again a minute from now (+1 m;
+// d's at-risk timer, +15 m - 10 m, is later).
+func TestEvictionLimitWithNoRecentEviction(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd", Preemption: PreemptMDF})
+	dq := entriesOf(mkJob("d", 1, 8, withDeadline(15*time.Minute), withEstimate(10*time.Minute)))
+	snap := snapOf([]placement.Agent{agent("a1", 8, 32768, 0.48)}, "a1=0")
+	out := d.decide(passInput{now: t0, snap: snap, deadline: dq, deadlineQueued: 1, full: true,
+		running: []runningJob{onA1("r1", 40*time.Minute), onA1("r2", 40*time.Minute)}})
+	if len(out.decisions) != 1 || out.decisions[0].kind != decWait {
+		t.Fatalf("decisions %v, want d to wait", describe(out.decisions, 0))
+	}
+	if pv := out.decisions[0].wait.pre; pv == nil || len(pv.WouldEvict) != 2 || pv.Blocked == "" {
+		t.Fatalf("view %+v, want an eviction of two jobs blocked by the limit", pv)
+	}
+	if want := t0.Add(time.Minute); !out.wakeAt.Equal(want) {
+		t.Fatalf("wake at +%s, want +1m", out.wakeAt.Sub(t0))
+	}
+}
