@@ -15,3 +15,26 @@ func TestDeadlineUnmarshalBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncateAndFormatSecondsByHand: truncate keeps a string of up to n
+// bytes whole and cuts a longer one at n with "..."; formatSeconds drops a
+// needless fraction and trailing zeros.
+func TestTruncateAndFormatSecondsByHand(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{{"abc", 3, "abc"}, {"ab", 3, "ab"}, {"abcd", 3, "abc..."}} {
+		if got := truncate(c.s, c.n); got != c.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{90, "90"}, {1.5, "1.5"}, {0.25, "0.25"}, {2.125, "2.125"}} {
+		if got := formatSeconds(c.f); got != c.want {
+			t.Errorf("formatSeconds(%g) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
