@@ -38,3 +38,18 @@ func TestTruncateAndFormatSecondsByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaClassLetterBounds: the letters' first and last of either case
+// start a class name (isJavaClass matches [A-Za-z_$][A-Za-z0-9_$]*...).
+func TestJavaClassLetterBounds(t *testing.T) {
+	for _, s := range []string{"A", "Z", "a", "z", "x.A", "Az.zA"} {
+		if !isJavaClass(s) {
+			t.Errorf("isJavaClass(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"@", "[", "`", "{", "A.@"} {
+		if isJavaClass(s) {
+			t.Errorf("isJavaClass(%q) = true", s)
+		}
+	}
+}

@@ -78,17 +78,20 @@ func TestLearnedRunTime(t *testing.T) {
 
 // TestRecoveredRunTime: after a restart, a running job with a saved plan
 // (2 executors on a1) is expected to run the model's p50 on it (600 s);
-// without a saved plan, or without a model, the user's minute.
+// without a saved plan (or one of no agent), or without a model, the
+// user's minute.
 func TestRecoveredRunTime(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		model bool
 		plan  bool
 		want  time.Duration
+		empty bool // the saved plan has no assignment
 	}{
-		{"a model and a plan", true, true, 600 * time.Second},
-		{"a model, no plan", true, false, time.Minute},
-		{"a plan, no model", false, true, time.Minute},
+		{"a model and a plan", true, true, 600 * time.Second, false},
+		{"a model, no plan", true, false, time.Minute, false},
+		{"a plan, no model", false, true, time.Minute, false},
+		{"a model, a saved plan of no agent", true, true, time.Minute, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}
@@ -100,7 +103,11 @@ func TestRecoveredRunTime(t *testing.T) {
 			r.State = Running
 			h.store.add(r)
 			if c.plan {
-				if err := h.store.SavePlacement(context.Background(), "r", placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Executors: 2}}}); err != nil {
+				p := placement.Plan{Assignments: []placement.Assignment{{AgentID: "a1", Executors: 2}}}
+				if c.empty {
+					p.Assignments = nil
+				}
+				if err := h.store.SavePlacement(context.Background(), "r", p); err != nil {
 					t.Fatal(err)
 				}
 			}
