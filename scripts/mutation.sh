@@ -12,7 +12,10 @@
 #                                       # packages with changed Go files (before stopping)
 #
 # Options: --diff BASE (changed lines only), --exclude REGEX (skip the files
-# whose path matches, repeatable), --full (run the tests without
+# whose path matches, repeatable; gremlins matches the path relative to the
+# package folder, e.g. 'boot\.go$', not 'scheduler/boot.go'), --only REGEX
+# (mutate only the package's files whose name matches, repeatable: every other
+# non-test .go file of the package is excluded), --full (run the tests without
 # -short: the random property tests then use all their seeds; slower),
 # --workers N (default 1; the machine is shared), --timeout-coefficient N
 # (default 40: a mutant's build and test run may take N x the coverage run,
@@ -36,11 +39,13 @@ gremlins_version=v0.6.0
 diff_base="" full=0 workers=1 coef=40
 pkgs=()
 excludes=()
+onlys=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--diff) diff_base="$2"; shift 2 ;;
 	--full) full=1; shift ;;
 	--exclude) excludes+=(-E "$2"); shift 2 ;;
+	--only) onlys+=("$2"); shift 2 ;;
 	--workers) workers="$2"; shift 2 ;;
 	--timeout-coefficient) coef="$2"; shift 2 ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -107,6 +112,27 @@ for p in "${pkgs[@]}"; do
 	args=(unleash --workers "$workers" --timeout-coefficient "$coef" -o "$out/$p.json")
 	[ -n "$diff_base" ] && args+=(--diff "$diff_base")
 	[ ${#excludes[@]} -gt 0 ] && args+=("${excludes[@]}")
+	if [ ${#onlys[@]} -gt 0 ]; then
+		# --only: exclude every other non-test file of the package by its exact name.
+		kept=0
+		for f in "$p"/*.go; do
+			b=$(basename "$f")
+			case "$b" in *_test.go) continue ;; esac
+			keep=0
+			for re in "${onlys[@]}"; do
+				if printf '%s\n' "$b" | grep -qE -- "$re"; then keep=1; fi
+			done
+			if [ "$keep" = 1 ]; then
+				kept=$((kept + 1))
+			else
+				args+=(-E "^${b//./\\.}\$")
+			fi
+		done
+		if [ "$kept" = 0 ]; then
+			echo "mutation: --only matches no file of $p" >&2
+			exit 2
+		fi
+	fi
 	# Progress: gremlins prints one line per mutant as it is decided.
 	if ! "$gremlins" "${args[@]}" "./$p" 2>&1 | tee "$out/$p.log" | grep --line-buffered -E '^ *(KILLED|LIVED|TIMED OUT|NOT VIABLE)|Gathering|Mutator coverage|ERROR' >&2; then
 		:
