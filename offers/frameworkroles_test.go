@@ -2,7 +2,6 @@ package offers
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -84,15 +83,7 @@ func TestRoleUpdatesLeaveTheLastRoleSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := &subscriptions{ep: ep, ups: make(chan string, 16)}
-	fw := NewFramework(FrameworkConfig{Observer: obs, Role: "sparkpack"}, NewSchedClient(ep, quiet), &memIDs{}, nil, quiet)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = fw.Run(ctx, RunOptions{MinBackoff: 200 * time.Millisecond, MaxBackoff: time.Second, ProbeEvery: 100 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	fw, _, obs, ctx := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
 	waitUp(t, obs.ups, "http://"+addr)
 
 	for _, r := range []string{"sparkpack-job-a", "sparkpack-job-b"} {

@@ -149,6 +149,26 @@ func (o *subscriptions) ObserveConnected(up bool) {
 	}
 }
 
+// runFramework runs a framework observed by a subscriptions recorder on
+// ep (fast retries, so a moved master is found at once) until the test
+// ends; it returns the framework, its id store, the recorder and a
+// context that ends with the test.
+func runFramework(t *testing.T, ep *Endpoint, cfg FrameworkConfig, quiet *logrus.Logger) (*Framework, *memIDs, *subscriptions, context.Context) {
+	t.Helper()
+	obs := &subscriptions{ep: ep, ups: make(chan string, 16)}
+	cfg.Observer = obs
+	ids := &memIDs{}
+	fw := NewFramework(cfg, NewSchedClient(ep, quiet), ids, nil, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = fw.Run(ctx, RunOptions{MinBackoff: 200 * time.Millisecond, MaxBackoff: time.Second, ProbeEvery: 100 * time.Millisecond})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return fw, ids, obs, ctx
+}
+
 func waitUp(t *testing.T, ups chan string, want string) {
 	t.Helper()
 	deadline := time.After(90 * time.Second)
@@ -182,16 +202,7 @@ func TestFrameworkFailsOverToAnotherMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := &subscriptions{ep: ep, ups: make(chan string, 16)}
-	ids := &memIDs{}
-	fw := NewFramework(FrameworkConfig{Observer: obs}, NewSchedClient(ep, quiet), ids, nil, quiet)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = fw.Run(ctx, RunOptions{MinBackoff: 200 * time.Millisecond, MaxBackoff: time.Second, ProbeEvery: 100 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	_, ids, obs, ctx := runFramework(t, ep, FrameworkConfig{}, quiet)
 	waitUp(t, obs.ups, "http://"+addrA)
 	id, _ := ids.FrameworkID(ctx)
 
@@ -242,18 +253,9 @@ func TestFrameworkFollowsTheLeaderInZooKeeper(t *testing.T) {
 	if sm := ep.SparkMaster(); sm != "mesos://zk://"+zkAddr+"/mesos" {
 		t.Fatalf("Spark master %q", sm)
 	}
-	obs := &subscriptions{ep: ep, ups: make(chan string, 16)}
-	ids := &memIDs{}
-	fw := NewFramework(FrameworkConfig{Observer: obs}, NewSchedClient(ep, quiet), ids, nil, quiet)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// The old master keeps answering: only the watch can move the
-		// subscription.
-		_ = fw.Run(ctx, RunOptions{MinBackoff: 200 * time.Millisecond, MaxBackoff: time.Second, ProbeEvery: 100 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
+	// The old master keeps answering: only the watch can move the
+	// subscription.
+	_, _, obs, _ := runFramework(t, ep, FrameworkConfig{}, quiet)
 	waitUp(t, obs.ups, "http://"+addrA)
 
 	register(addrB)
