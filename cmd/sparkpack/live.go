@@ -164,7 +164,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
 	pinner = countingPinner{Pinner: pinner, m: m}
-	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard)
+	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard, l.powerChanged)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
 	}
@@ -331,6 +331,20 @@ func (l *live) clusterViewPublished(snap *clusterSnap) {
 	}
 	l.viewSig, l.viewSigSet = snap.sig, true
 	l.broker.Publish("cluster", map[string]int{"activeAgents": snap.active})
+}
+
+// powerChanged tells the dashboard that an agent's power state moved.
+// The cluster view reads power states per request, so nothing needs
+// rebuilding, but the view's signature does not show them: without this
+// event an agent could stay "powering off" on the dashboard, the view
+// having been published (for the agent leaving Mesos) before power
+// management recorded it off.
+func (l *live) powerChanged(power.Record) {
+	active := 0
+	if snap := l.views.Load(); snap != nil {
+		active = snap.active
+	}
+	l.broker.Publish("cluster", map[string]int{"activeAgents": active})
 }
 
 // naturalLess orders "agent-2" before "agent-10".

@@ -146,8 +146,9 @@ func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (p
 	return nil, fmt.Errorf("--power-provider %q is unknown", c.provider)
 }
 
-// startPower builds power management (nil when it is off).
-func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger, guard func() error) (*power.Manager, error) {
+// startPower builds power management (nil when it is off); onChange
+// hears of every agent's power state change.
+func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger, guard func() error, onChange func(power.Record)) (*power.Manager, error) {
 	if c.offAfter <= 0 {
 		return nil, nil
 	}
@@ -158,7 +159,7 @@ func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offe
 	}
 	sel, _ := power.ParseSelector(c.selector)
 	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
-		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard}, st, op)
+		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard, OnChange: onChange}, st, op)
 	if err != nil {
 		return nil, err
 	}
