@@ -1,0 +1,100 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+)
+
+// The tests below kill the mutants gremlins left alive in intake.go
+// (docs/testing.md, "Mutation testing"). The expected verdicts are worked
+// out by hand from the agents' sizes: an executor of mkJob(id, e, c) asks
+// for c cpus and 1024 + 384 = 1408 MiB (Spark's minimum overhead).
+
+// TestAdmitExecutorOfExactlyAnAgentsSize: an executor exactly the size of
+// the largest agent fits it (and an agent short by float noise of at most
+// 1e-9 counts as that size); one MiB or one cpu less does not.
+func TestAdmitExecutorOfExactlyAnAgentsSize(t *testing.T) {
+	noisy := 2.0
+	noisy -= 1e-9 // 2 cpus as a sum of fractions may come out
+	noisyMem := 1408.0
+	noisyMem -= 1e-9
+	for _, c := range []struct {
+		name       string
+		cpus, mem  float64
+		wantReject string
+	}{
+		{"exactly the executor's size", 2, 1408, ""},
+		{"2 cpus less 1e-9", noisy, 1408, ""},
+		{"1408 MiB less 1e-9", 2, noisyMem, ""},
+		{"one MiB short", 2, 1407, "larger than every agent"},
+		{"one cpu short", 1, 1408, "larger than every agent"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a", c.cpus, c.mem, 0.1))
+			h.schedule() // the pass reads the agents' sizes
+			j := mkJob("j", 1, 2)
+			got := h.core.Admit(&j, t0)
+			if (c.wantReject == "") != (got == "") || !strings.Contains(got, c.wantReject) {
+				t.Fatalf("Admit = %q, want %q", got, c.wantReject)
+			}
+		})
+	}
+}
+
+// TestNeverFitsCountsByMemory: on agents of 100 cpus and 2 x 1408 MiB,
+// memory limits each agent to 2 executors of 1 cpu: 2 agents hold 4, not
+// 5. An invalid demand (no cpus, or no memory) is left to the placement
+// policy, which gives its own reason: admission does not reject it.
+func TestNeverFitsCountsByMemory(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		job    Job
+		reject bool
+	}{
+		{"4 executors fill the memory of both agents", mkJob("j", 4, 1), false},
+		{"5 executors need a third agent", mkJob("j", 5, 1), true},
+		{"1000 executors of 0 cpus", mkJob("j", 1000, 0), false},
+		{"1000 executors of 0 MiB in all", func() Job {
+			j := mkJob("j", 1000, 1)
+			j.ExecutorMemoryMB = -384 // with Spark's minimum overhead of 384 MiB: 0 in all
+			return j
+		}(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a", 100, 2*1408, 0.1), agent("b", 100, 2*1408, 0.1))
+			h.schedule()
+			got := h.core.Admit(&c.job, t0)
+			if c.reject != (got != "") || (c.reject && !strings.Contains(got, "does not fit even on the empty cluster")) {
+				t.Fatalf("Admit = %q, want rejected %v (as not fitting the empty cluster)", got, c.reject)
+			}
+		})
+	}
+}
+
+// TestJobSubmittedStates: the API's notice of a new job is taken when the
+// job is SUBMITTED, QUEUED or has no state yet (the store's default), and
+// ignored in any other state.
+func TestJobSubmittedStates(t *testing.T) {
+	for _, c := range []struct {
+		notice State
+		taken  bool
+	}{
+		{Submitted, true},
+		{"", true},
+		{Running, false},
+		{Finished, false},
+	} {
+		t.Run(string(c.notice), func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a", 4, 16384, 0.1))
+			h.schedule()
+			j := h.store.add(mkJob("j", 1, 1))
+			j.State = c.notice
+			h.core.JobSubmitted(j)
+			h.schedule()
+			got := h.store.get("j").State
+			if taken := got != Submitted; taken != c.taken {
+				t.Fatalf("notice in state %q: the stored job is %s, want taken %v", c.notice, got, c.taken)
+			}
+		})
+	}
+}

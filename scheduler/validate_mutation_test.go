@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests below kill the mutants gremlins left alive in validate.go
+// (docs/testing.md, "Mutation testing"): each limit of the job contract is
+// checked on both sides of its boundary. The expected limits are the ones
+// the contract states in its error messages, written out here as numbers
+// (not read from the constants): executors 1-10000, executorCores 1-1024,
+// memory 450 MiB to 4 TiB (4 x 1024 x 1024 MiB), driver cores 0 or
+// 0.1-1024, a relative deadline of 1 s to ten years of 365 days, years
+// 2000-9999, an estimate of 0 to one year, 0-10 retries, 64 labels of 256
+// characters, a name of 256 characters, 1000 arguments, 256 sparkConf and
+// environment entries with names of 256 bytes, values of 8192 bytes.
+
+// boundarySpec is a valid spec that sets no optional field.
+func boundarySpec() Spec {
+	return Spec{
+		Name:             "boundary",
+		App:              App{AppResource: "local:///opt/app.jar", MainClass: "org.example.Main"},
+		Executors:        2,
+		ExecutorCores:    1,
+		ExecutorMemoryMB: 1024,
+	}
+}
+
+func TestValidateLimitsOnBothSides(t *testing.T) {
+	const tib = 4 * 1024 * 1024 // 4 TiB in MiB
+	const year = 365 * 24 * 3600
+	f := func(v float64) *float64 { return &v }
+	at := func(y int) *time.Time { tm := time.Date(y, 6, 1, 0, 0, 0, 0, time.UTC); return &tm }
+	nbAt := func(y int) *NotBefore { return &NotBefore{*at(y)} }
+	labels := func(n int) map[string]string {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("k%d", i)] = "v"
+		}
+		return m
+	}
+	conf := func(n int) map[string]string {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("spark.x%d", i)] = "v"
+		}
+		return m
+	}
+	env := func(n int) map[string]string {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("E%d", i)] = "v"
+		}
+		return m
+	}
+	// Each case changes the base spec; field "" means the spec is valid.
+	cases := []struct {
+		name  string
+		mod   func(s *Spec)
+		field string
+	}{
+		{"executors 1", func(s *Spec) { s.Executors = 1 }, ""},
+		{"executors 0", func(s *Spec) { s.Executors = 0 }, "executors"},
+		{"executors 10000", func(s *Spec) { s.Executors = 10000 }, ""},
+		{"executors 10001", func(s *Spec) { s.Executors = 10001 }, "executors"},
+		{"executorCores 1024", func(s *Spec) { s.ExecutorCores = 1024 }, ""},
+		{"executorCores 1025", func(s *Spec) { s.ExecutorCores = 1025 }, "executorCores"},
+		{"executorCores 0", func(s *Spec) { s.ExecutorCores = 0 }, "executorCores"},
+		{"executorMemoryMB 450", func(s *Spec) { s.ExecutorMemoryMB = 450 }, ""},
+		{"executorMemoryMB 449", func(s *Spec) { s.ExecutorMemoryMB = 449 }, "executorMemoryMB"},
+		{"executorMemoryMB 4 TiB", func(s *Spec) { s.ExecutorMemoryMB = tib }, ""},
+		{"executorMemoryMB 4 TiB + 1", func(s *Spec) { s.ExecutorMemoryMB = tib + 1 }, "executorMemoryMB"},
+		{"memoryOverheadMB 0 (Spark's default)", func(s *Spec) { s.MemoryOverheadMB = 0 }, ""},
+		{"memoryOverheadMB -1", func(s *Spec) { s.MemoryOverheadMB = -1 }, "memoryOverheadMB"},
+		{"memoryOverheadMB 4 TiB", func(s *Spec) { s.MemoryOverheadMB = tib }, ""},
+		{"memoryOverheadMB 4 TiB + 1", func(s *Spec) { s.MemoryOverheadMB = tib + 1 }, "memoryOverheadMB"},
+		{"driver cores 0 (default)", func(s *Spec) { s.Driver = &Driver{Cores: 0} }, ""},
+		{"driver cores 0.1", func(s *Spec) { s.Driver = &Driver{Cores: 0.1} }, ""},
+		{"driver cores 0.09", func(s *Spec) { s.Driver = &Driver{Cores: 0.09} }, "driver.cores"},
+		{"driver cores 1024", func(s *Spec) { s.Driver = &Driver{Cores: 1024} }, ""},
+		{"driver cores 1024.5", func(s *Spec) { s.Driver = &Driver{Cores: 1024.5} }, "driver.cores"},
+		{"driver cores -0.5", func(s *Spec) { s.Driver = &Driver{Cores: -0.5} }, "driver.cores"},
+		{"driver cores NaN", func(s *Spec) { s.Driver = &Driver{Cores: math.NaN()} }, "driver.cores"},
+		{"driver memory 450", func(s *Spec) { s.Driver = &Driver{MemoryMB: 450} }, ""},
+		{"driver memory 449", func(s *Spec) { s.Driver = &Driver{MemoryMB: 449} }, "driver.memoryMB"},
+		{"driver memory 4 TiB", func(s *Spec) { s.Driver = &Driver{MemoryMB: tib} }, ""},
+		{"driver memory 4 TiB + 1", func(s *Spec) { s.Driver = &Driver{MemoryMB: tib + 1} }, "driver.memoryMB"},
+		{"driver memory -1", func(s *Spec) { s.Driver = &Driver{MemoryMB: -1} }, "driver.memoryMB"},
+		{"deadline 1 s", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(1)} }, ""},
+		{"deadline 0 s", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(0)} }, "deadline"},
+		{"deadline ten years", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(10 * year)} }, ""},
+		{"deadline ten years + 1 s", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(10*year + 1)} }, "deadline"},
+		{"deadline NaN s", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(math.NaN())} }, "deadline"},
+		{"deadline in 2000", func(s *Spec) { s.Deadline = &Deadline{At: at(2000)} }, ""},
+		{"deadline in 1999", func(s *Spec) { s.Deadline = &Deadline{At: at(1999)} }, "deadline"},
+		{"deadline in 9999", func(s *Spec) { s.Deadline = &Deadline{At: at(9999)} }, ""},
+		{"deadline in 10000", func(s *Spec) { s.Deadline = &Deadline{At: at(10000)} }, "deadline"},
+		{"notBefore in 2000", func(s *Spec) { s.NotBefore = nbAt(2000) }, ""},
+		{"notBefore in 1999", func(s *Spec) { s.NotBefore = nbAt(1999) }, "notBefore"},
+		{"notBefore in 9999", func(s *Spec) { s.NotBefore = nbAt(9999) }, ""},
+		{"notBefore in 10000", func(s *Spec) { s.NotBefore = nbAt(10000) }, "notBefore"},
+		{"notBefore a second before the deadline", func(s *Spec) {
+			s.Deadline = &Deadline{At: at(2030)}
+			s.NotBefore = &NotBefore{at(2030).Add(-time.Second)}
+		}, ""},
+		{"notBefore at the deadline", func(s *Spec) { s.Deadline = &Deadline{At: at(2030)}; s.NotBefore = nbAt(2030) }, "notBefore"},
+		{"notBefore after the deadline", func(s *Spec) { s.Deadline = &Deadline{At: at(2030)}; s.NotBefore = nbAt(2031) }, "notBefore"},
+		{"notBefore with a relative deadline", func(s *Spec) { s.Deadline = &Deadline{Seconds: f(60)}; s.NotBefore = nbAt(2030) }, ""},
+		{"estimate 0", func(s *Spec) { s.EstimatedDurationSeconds = 0 }, ""},
+		{"estimate -0.5", func(s *Spec) { s.EstimatedDurationSeconds = -0.5 }, "estimatedDurationSeconds"},
+		{"estimate one year", func(s *Spec) { s.EstimatedDurationSeconds = year }, ""},
+		{"estimate one year + 1 s", func(s *Spec) { s.EstimatedDurationSeconds = year + 1 }, "estimatedDurationSeconds"},
+		{"estimate NaN", func(s *Spec) { s.EstimatedDurationSeconds = math.NaN() }, "estimatedDurationSeconds"},
+		{"retries 0", func(s *Spec) { s.Retries = 0 }, ""},
+		{"retries -1", func(s *Spec) { s.Retries = -1 }, "retries"},
+		{"retries 10", func(s *Spec) { s.Retries = 10 }, ""},
+		{"retries 11", func(s *Spec) { s.Retries = 11 }, "retries"},
+		{"64 labels", func(s *Spec) { s.Labels = labels(64) }, ""},
+		{"65 labels", func(s *Spec) { s.Labels = labels(65) }, "labels"},
+		{"label value of 256 characters", func(s *Spec) { s.Labels = map[string]string{"k": strings.Repeat("é", 256)} }, ""},
+		{"label value of 257 characters", func(s *Spec) { s.Labels = map[string]string{"k": strings.Repeat("é", 257)} }, "labels.k"},
+		{"name of 256 characters", func(s *Spec) { s.Name = strings.Repeat("é", 256) }, ""},
+		{"name of 257 characters", func(s *Spec) { s.Name = strings.Repeat("é", 257) }, "name"},
+		{"appResource of 4096 bytes", func(s *Spec) { s.App.AppResource = "/" + strings.Repeat("a", 4095) }, ""},
+		{"appResource of 4097 bytes", func(s *Spec) { s.App.AppResource = "/" + strings.Repeat("a", 4096) }, "app.appResource"},
+		{"mainClass of 1024 bytes", func(s *Spec) { s.App.MainClass = "a." + strings.Repeat("B", 1022) }, ""},
+		{"mainClass of 1025 bytes", func(s *Spec) { s.App.MainClass = "a." + strings.Repeat("B", 1023) }, "app.mainClass"},
+		{"1000 args", func(s *Spec) { s.App.Args = make([]string, 1000) }, ""},
+		{"1001 args", func(s *Spec) { s.App.Args = make([]string, 1001) }, "app.args"},
+		{"an arg of 8192 bytes", func(s *Spec) { s.App.Args = []string{"x", strings.Repeat("a", 8192)} }, ""},
+		{"an arg of 8193 bytes", func(s *Spec) { s.App.Args = []string{"x", strings.Repeat("a", 8193)} }, "app.args[1]"},
+		{"256 sparkConf entries", func(s *Spec) { s.App.SparkConf = conf(256) }, ""},
+		{"257 sparkConf entries", func(s *Spec) { s.App.SparkConf = conf(257) }, "app.sparkConf"},
+		{"sparkConf key of 256 bytes", func(s *Spec) { s.App.SparkConf = map[string]string{"spark." + strings.Repeat("k", 250): "v"} }, ""},
+		{"sparkConf key of 257 bytes", func(s *Spec) { s.App.SparkConf = map[string]string{"spark." + strings.Repeat("k", 251): "v"} }, "app.sparkConf"},
+		{"sparkConf value of 8192 characters", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": strings.Repeat("é", 8192)} }, ""},
+		{"sparkConf value of 8193 characters", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": strings.Repeat("é", 8193)} }, "app.sparkConf.spark.a"},
+		{"sparkConf value with a tab", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": "x\ty"} }, ""},
+		{"sparkConf value with a NUL", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": "x\x00y"} }, "app.sparkConf.spark.a"},
+		{"256 environment entries", func(s *Spec) { s.App.Environment = env(256) }, ""},
+		{"257 environment entries", func(s *Spec) { s.App.Environment = env(257) }, "app.environment"},
+		{"environment name of 256 bytes", func(s *Spec) { s.App.Environment = map[string]string{strings.Repeat("E", 256): "v"} }, ""},
+		{"environment name of 257 bytes", func(s *Spec) { s.App.Environment = map[string]string{strings.Repeat("E", 257): "v"} }, "app.environment"},
+		{"environment value of 8192 bytes", func(s *Spec) { s.App.Environment = map[string]string{"E": strings.Repeat("a", 8192)} }, ""},
+		{"environment value of 8193 bytes", func(s *Spec) { s.App.Environment = map[string]string{"E": strings.Repeat("a", 8193)} }, "app.environment.E"},
+		{"environment value with a NUL", func(s *Spec) { s.App.Environment = map[string]string{"E": "a\x00"} }, "app.environment.E"},
+		{"environment value not UTF-8", func(s *Spec) { s.App.Environment = map[string]string{"E": "a\xff"} }, "app.environment.E"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := boundarySpec()
+			tc.mod(&s)
+			err := s.Validate()
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want the spec accepted", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Validate = %v, want an error on %s", err, tc.field)
+			}
+		})
+	}
+}
