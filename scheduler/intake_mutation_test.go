@@ -3,6 +3,8 @@ package scheduler
 import (
 	"strings"
 	"testing"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 // The tests below kill the mutants gremlins left alive in intake.go
@@ -94,6 +96,36 @@ func TestJobSubmittedStates(t *testing.T) {
 			got := h.store.get("j").State
 			if taken := got != Submitted; taken != c.taken {
 				t.Fatalf("notice in state %q: the stored job is %s, want taken %v", c.notice, got, c.taken)
+			}
+		})
+	}
+}
+
+// TestSameSizes: the frontier is computed again exactly when the agents'
+// sizes (cpus, MiB), in order over the lists, differ from those it was
+// computed from.
+func TestSameSizes(t *testing.T) {
+	a4 := agent("a", 4, 1024, 0.1)
+	b2 := agent("b", 2, 512, 0.1)
+	for _, c := range []struct {
+		name   string
+		prev   [][2]float64
+		agents [][]placement.Agent
+		want   bool
+	}{
+		{"none", nil, nil, true},
+		{"the same agent", [][2]float64{{4, 1024}}, [][]placement.Agent{{a4}}, true},
+		{"the same two, in two lists", [][2]float64{{4, 1024}, {2, 512}}, [][]placement.Agent{{a4}, {b2}}, true},
+		{"an agent added", [][2]float64{{4, 1024}}, [][]placement.Agent{{a4, b2}}, false},
+		{"an agent added in a second list", [][2]float64{{4, 1024}}, [][]placement.Agent{{a4}, {b2}}, false},
+		{"an agent gone", [][2]float64{{4, 1024}, {2, 512}}, [][]placement.Agent{{a4}}, false},
+		{"the same sizes in another order", [][2]float64{{2, 512}, {4, 1024}}, [][]placement.Agent{{a4, b2}}, false},
+		{"memory changed", [][2]float64{{4, 2048}}, [][]placement.Agent{{a4}}, false},
+		{"cpus changed", [][2]float64{{8, 1024}}, [][]placement.Agent{{a4}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sameSizes(c.prev, c.agents...); got != c.want {
+				t.Fatalf("sameSizes = %v, want %v", got, c.want)
 			}
 		})
 	}
