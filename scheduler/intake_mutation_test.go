@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -126,6 +128,54 @@ func TestSameSizes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := sameSizes(c.prev, c.agents...); got != c.want {
 				t.Fatalf("sameSizes = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestSubmitReturnsTheStoredJob: Submit takes a job without a state as
+// SUBMITTED, and returns the job as stored, QUEUED with the waiting reason
+// "queued".
+func TestSubmitReturnsTheStoredJob(t *testing.T) {
+	for _, st := range []State{Submitted, ""} {
+		t.Run(string(st), func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a", 4, 16384, 0.1))
+			j := h.store.add(mkJob("j", 1, 1))
+			j.State = st
+			got, err := h.core.Submit(context.Background(), j)
+			if err != nil {
+				t.Fatalf("Submit: %v", err)
+			}
+			if got.State != Queued || got.WaitingReason != "queued" {
+				t.Fatalf("Submit returned the job %s (%q), want QUEUED (\"queued\")", got.State, got.WaitingReason)
+			}
+			if s := h.store.get("j"); s.State != Queued {
+				t.Fatalf("stored %s, want QUEUED", s.State)
+			}
+		})
+	}
+}
+
+// TestSubmitAtRiskFlag: in accept-and-flag mode a job that cannot make its
+// deadline (600 s of work, 300 s left) is queued at risk, with the reason;
+// one that can (600 s left) is queued plainly.
+func TestSubmitAtRiskFlag(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		left time.Duration
+		risk bool
+	}{
+		{"600 s of work in 300 s", 300 * time.Second, true},
+		{"600 s of work in 900 s", 900 * time.Second, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{Admission: AdmitFlag}, agent("a", 4, 16384, 0.1))
+			dl := t0.Add(c.left)
+			j := mkJob("j", 1, 1, func(j *Job) { j.DeadlineAt = &dl; j.EstimatedDurationSeconds = 600 })
+			h.submit(j)
+			s := h.store.get("j")
+			if s.State != Queued || s.AtRisk != c.risk || strings.HasPrefix(s.WaitingReason, "at risk: cannot finish") != c.risk {
+				t.Fatalf("stored %s, at risk %v (%q); want QUEUED, at risk %v", s.State, s.AtRisk, s.WaitingReason, c.risk)
 			}
 		})
 	}

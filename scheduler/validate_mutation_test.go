@@ -149,6 +149,10 @@ func TestValidateLimitsOnBothSides(t *testing.T) {
 		{"environment value of 8192 bytes", func(s *Spec) { s.App.Environment = map[string]string{"E": strings.Repeat("a", 8192)} }, ""},
 		{"environment value of 8193 bytes", func(s *Spec) { s.App.Environment = map[string]string{"E": strings.Repeat("a", 8193)} }, "app.environment.E"},
 		{"environment value with a NUL", func(s *Spec) { s.App.Environment = map[string]string{"E": "a\x00"} }, "app.environment.E"},
+		{"a team label that is a team name", func(s *Spec) { s.Labels = map[string]string{"team": "data-eng.2"} }, ""},
+		{"a team label with a space", func(s *Spec) { s.Labels = map[string]string{"team": "data eng"} }, "labels.team"},
+		{"a name starting with a control character", func(s *Spec) { s.Name = "\x07job" }, "name"},
+		{"a sparkConf value starting with a NUL", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": "\x00x"} }, "app.sparkConf.spark.a"},
 		{"environment value not UTF-8", func(s *Spec) { s.App.Environment = map[string]string{"E": "a\xff"} }, "app.environment.E"},
 	}
 	for _, tc := range cases {
@@ -165,6 +169,35 @@ func TestValidateLimitsOnBothSides(t *testing.T) {
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field {
 				t.Fatalf("Validate = %v, want an error on %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestAdmitNotBefore: a job that may not start before nb and needs d
+// cannot finish by its deadline when nb + d is after the deadline (worked
+// out by hand below; now is 12:00, the deadline 13:00).
+func TestAdmitNotBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	deadline := now.Add(time.Hour)
+	for _, c := range []struct {
+		name    string
+		nb      time.Time
+		estSecs float64
+		reject  string
+	}{
+		{"12:30 + 40 min = 13:10, after 13:00", now.Add(30 * time.Minute), 40 * 60, "may not start before"},
+		{"12:30 + 30 min = 13:00, just in time", now.Add(30 * time.Minute), 30 * 60, ""},
+		{"12:10 + 40 min = 12:50", now.Add(10 * time.Minute), 40 * 60, ""},
+		{"12:30, no estimate", now.Add(30 * time.Minute), 0, ""},
+		{"11:30 (past) + 50 min: from now 12:50", now.Add(-30 * time.Minute), 50 * 60, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := &Job{Spec: Spec{ExecutorCores: 1, ExecutorMemoryMB: 1024, EstimatedDurationSeconds: c.estSecs,
+				NotBefore: &NotBefore{c.nb}}, DeadlineAt: &deadline}
+			got := Admit(j, now, true)
+			if (c.reject == "") != (got == "") || !strings.Contains(got, c.reject) {
+				t.Fatalf("Admit = %q, want %q", got, c.reject)
 			}
 		})
 	}
