@@ -153,6 +153,7 @@ func TestValidateLimitsOnBothSides(t *testing.T) {
 		{"a team label with a space", func(s *Spec) { s.Labels = map[string]string{"team": "data eng"} }, "labels.team"},
 		{"a name starting with a control character", func(s *Spec) { s.Name = "\x07job" }, "name"},
 		{"a sparkConf value starting with a NUL", func(s *Spec) { s.App.SparkConf = map[string]string{"spark.a": "\x00x"} }, "app.sparkConf.spark.a"},
+		{"an appResource starting with a space", func(s *Spec) { s.App.AppResource = " /opt/app.jar" }, "app.appResource"},
 		{"environment value not UTF-8", func(s *Spec) { s.App.Environment = map[string]string{"E": "a\xff"} }, "app.environment.E"},
 	}
 	for _, tc := range cases {
@@ -200,5 +201,39 @@ func TestAdmitNotBefore(t *testing.T) {
 				t.Fatalf("Admit = %q, want %q", got, c.reject)
 			}
 		})
+	}
+}
+
+// TestFieldErrorText: the error names its field before the message, or is
+// the message alone when it concerns the whole body.
+func TestFieldErrorText(t *testing.T) {
+	if got := (&FieldError{Field: "executors", Msg: "too many"}).Error(); got != "executors: too many" {
+		t.Errorf("with a field: %q", got)
+	}
+	if got := (&FieldError{Msg: "the body is empty"}).Error(); got != "the body is empty" {
+		t.Errorf("without a field: %q", got)
+	}
+}
+
+// TestDecodeSpecTypeNames: a value of the wrong JSON type is described by
+// the type the field wants, in words.
+func TestDecodeSpecTypeNames(t *testing.T) {
+	for _, c := range []struct{ from, to, field, want string }{
+		{`"name": "wordcount-20g"`, `"name": 5`, "name", "must be a string, not a JSON number"},
+		{`"executorCores": 2`, `"executorCores": "2"`, "executorCores", "must be a whole number, not a JSON string"},
+		{`"estimatedDurationSeconds": 600`, `"estimatedDurationSeconds": "600"`, "estimatedDurationSeconds", "must be a number, not a JSON string"},
+		{`"args": ["/data/in"]`, `"args": "/data/in"`, "app.args", "must be an array of strings, not a JSON string"},
+		{`"labels": {"team": "analytics"}`, `"labels": "analytics"`, "labels", "must be an object of string values, not a JSON string"},
+		{`"driver": {"cores": 1, "memoryMB": 1024}`, `"driver": "big"`, "driver", "must be an object, not a JSON string"},
+	} {
+		body := strings.Replace(validJob, c.from, c.to, 1)
+		if body == validJob {
+			t.Fatalf("%s is not in the test job", c.from)
+		}
+		_, err := DecodeSpec(strings.NewReader(body))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || fe.Msg != c.want {
+			t.Errorf("%s: got %v, want %s: %s", c.to, err, c.field, c.want)
+		}
 	}
 }
