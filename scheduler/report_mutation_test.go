@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	logtest "github.com/sirupsen/logrus/hooks/test"
 )
 
 // TestReportRunningCountsAttempts: a run of the application starts when
@@ -51,5 +53,45 @@ func TestReportRunningCountsAttempts(t *testing.T) {
 			t.Fatalf("step %d (%s): attempt %d, started %v, last started %v; want %d, +%v, +%v",
 				i, step.to, j.Attempt, j.StartedAt, j.LastStartedAt, step.want.attempt, step.want.started, step.want.last)
 		}
+	}
+}
+
+// TestReportReleaseFailure: a job that ended lets go of its resources; when
+// the cluster's release fails, Report returns the error and warns once,
+// naming the job; when it goes through, neither.
+func TestReportReleaseFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		failRelease bool
+		warnings    int
+	}{
+		{"the release went through", false, 0},
+		{"the release failed", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log, hook := logtest.NewNullLogger()
+			fc := &flakyCluster{testCluster: newTestCluster(agent("a1", 4, 16384, 0.24))}
+			h := flakyHarness(t, Config{Log: log}, fc)
+			h.schedule()
+			h.submit(mkJob("j", 1, 2))
+			h.schedule()
+			h.run("j")
+			fc.failRelease = tc.failRelease
+			hook.Reset()
+			err := h.core.Report(context.Background(), "j", Finished, "")
+			if (err != nil) != tc.failRelease {
+				t.Fatalf("Report: %v, want an error: %v", err, tc.failRelease)
+			}
+			if st := h.store.get("j").State; st != Finished {
+				t.Fatalf("job %s, want FINISHED either way", st)
+			}
+			got := warnings(hook, "release failed")
+			if len(got) != tc.warnings {
+				t.Fatalf("%d warnings of the release, want %d: %v", len(got), tc.warnings, hook.AllEntries())
+			}
+			if len(got) == 1 && got[0].Data["job"] != "j" {
+				t.Fatalf("the warning names job %v, want j", got[0].Data["job"])
+			}
+		})
 	}
 }
