@@ -261,3 +261,48 @@ func TestPlacementStatPlaced(t *testing.T) {
 		}
 	}
 }
+
+// TestPassRejectLeavesTheQueue: a queued job that the cluster can no
+// longer run (its only agent large enough left) is rejected by the pass
+// and leaves the queue; a failed rejection (the store refuses) keeps it
+// queued, to be tried again.
+func TestPassRejectLeavesTheQueue(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		storeFails  bool
+		wantState   State
+		wantWaiting int
+		wantErr     bool
+	}{
+		{"rejected: out of the queue", false, Rejected, 0, false},
+		{"the store refused: still queued", true, Queued, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24), agent("a2", 8, 32768, 0.48))
+			h.schedule()
+			h.submit(mkJob("hog", 1, 8)) // on a2, the only agent of 8 cpus
+			h.schedule()
+			h.submit(mkJob("big", 1, 8)) // waits for a2
+			h.schedule()
+			if st := h.store.get("big").State; st != Queued || h.core.Waiting() != 1 {
+				t.Fatalf("big %s, %d waiting; want QUEUED, 1", st, h.core.Waiting())
+			}
+			h.cluster.mu.Lock()
+			h.cluster.agents = h.cluster.agents[:1] // a2 is gone
+			h.cluster.mu.Unlock()
+			if tc.storeFails {
+				h.store.failTimes = map[State]int{Rejected: 1}
+			}
+			_, err := h.core.Schedule(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("schedule: %v, want an error: %v", err, tc.wantErr)
+			}
+			if st := h.store.get("big").State; st != tc.wantState {
+				t.Fatalf("big %s, want %s", st, tc.wantState)
+			}
+			if n := h.core.Waiting(); n != tc.wantWaiting {
+				t.Fatalf("%d waiting, want %d", n, tc.wantWaiting)
+			}
+		})
+	}
+}
