@@ -3,7 +3,11 @@ package scheduler
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
 )
 
 // TestSizeHintsByHand: the spec's size hints win; a label counts only when
@@ -125,6 +129,79 @@ func TestCheckSizeHintsBounds(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("checkSizeHints: %v (field %q), want field %q", err, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestShapeOfByHand: one executor takes 2 cpus. Agent a (8 cpus, 6 free,
+// m5) gets 2: load (8-6+2x2)/8 = 0.75; b (4 cpus, all free, c5) gets 1:
+// load 2/4 = 0.5; c gets none (not counted); "off" is not in the snapshot (powered
+// off) and gets 3: counted with its executors only. An agent of 0 cpus
+// (unknown size) gives no load.
+func TestShapeOfByHand(t *testing.T) {
+	snap := placement.Snapshot{Agents: []placement.Agent{
+		{ID: "a", CPUs: 8, FreeCPUs: 6, Attributes: map[string]string{InstanceTypeAttribute: "m5"}},
+		{ID: "b", CPUs: 4, FreeCPUs: 4, Attributes: map[string]string{InstanceTypeAttribute: "c5"}},
+		{ID: "c", CPUs: 4, FreeCPUs: 4, Attributes: map[string]string{InstanceTypeAttribute: "r5"}},
+		{ID: "z"},
+	}}
+	as := func(pairs ...any) placement.Plan {
+		var p placement.Plan
+		for i := 0; i < len(pairs); i += 2 {
+			p.Assignments = append(p.Assignments, placement.Assignment{AgentID: pairs[i].(string), Executors: pairs[i+1].(int)})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		plan     placement.Plan
+		agents   int
+		maxPer   int
+		perAgent []int
+		load     float64
+		types    []string
+	}{
+		{"three agents, one with none", as("a", 2, "b", 1, "c", 0, "off", 3), 3, 3, []int{3, 2, 1}, 0.75, []string{"c5", "m5"}},
+		{"an agent of unknown size", as("z", 1), 1, 1, []int{1}, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := shapeOf(tc.plan, snap, 2)
+			if s.Agents != tc.agents || s.MaxPerAgent != tc.maxPer || !slices.Equal(s.PerAgent, tc.perAgent) ||
+				s.BusiestLoad != tc.load || !slices.Equal(s.InstanceTypes, tc.types) {
+				t.Fatalf("shape %+v, want %d agents, at most %d, %v, load %v, types %v", s, tc.agents, tc.maxPer, tc.perAgent, tc.load, tc.types)
+			}
+		})
+	}
+}
+
+// TestRunRecordShape: a run's record keeps the shape measured at its start;
+// without one (a job recovered after a restart, or started before shapes
+// were kept), the shape is counted from its plan: 2 executors on a and 1
+// on b are 2 agents, at most 2 on one, [2 1].
+func TestRunRecordShape(t *testing.T) {
+	plan := placement.Plan{Assignments: []placement.Assignment{{AgentID: "a", Executors: 2}, {AgentID: "b", Executors: 1}}}
+	measured := RunShape{Agents: 1, MaxPerAgent: 3, PerAgent: []int{3}, BusiestLoad: 0.5}
+	for _, tc := range []struct {
+		name     string
+		a        activeJob
+		agents   int
+		perAgent []int
+	}{
+		{"measured at the start", activeJob{plan: &plan, shape: measured, shapeKnown: true}, 1, []int{3}},
+		{"not measured: from the plan", activeJob{plan: &plan}, 2, []int{2, 1}},
+		{"neither: no shape", activeJob{}, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := mkJob("j", 3, 1)
+			start := t0
+			j.LastStartedAt, j.Attempt = &start, 1
+			rec := runRecord(&tc.a, &j, t0.Add(time.Minute), RunFinished, 1)
+			if rec == nil {
+				t.Fatal("no record")
+			}
+			if rec.Agents != tc.agents || !slices.Equal(rec.PerAgent, tc.perAgent) || rec.Seconds != 60 {
+				t.Fatalf("record shape %+v, %v s; want %d agents %v, 60 s", rec.RunShape, rec.Seconds, tc.agents, tc.perAgent)
 			}
 		})
 	}
