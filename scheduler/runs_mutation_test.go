@@ -206,3 +206,24 @@ func TestRunRecordShape(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOutcomeByHand: back to the queue is PREEMPTED when an eviction
+// was asked, else RETRIED; an end is its state, eviction asked or not.
+func TestRunOutcomeByHand(t *testing.T) {
+	for _, tc := range []struct {
+		to        State
+		preempted bool
+		want      string
+	}{
+		{Queued, true, "PREEMPTED"},
+		{Queued, false, "RETRIED"},
+		{Finished, false, "FINISHED"},
+		{Finished, true, "FINISHED"},
+		{Failed, false, "FAILED"},
+		{Killed, true, "KILLED"},
+	} {
+		if got := runOutcome(tc.to, tc.preempted); got != tc.want {
+			t.Errorf("runOutcome(%s, %v) = %s, want %s", tc.to, tc.preempted, got, tc.want)
+		}
+	}
+}
