@@ -184,19 +184,19 @@ func TestRunRecordShape(t *testing.T) {
 	measured := RunShape{Agents: 1, MaxPerAgent: 3, PerAgent: []int{3}, BusiestLoad: 0.5}
 	for _, tc := range []struct {
 		name     string
-		a        activeJob
+		a        *activeJob
 		agents   int
 		perAgent []int
 	}{
-		{"measured at the start", activeJob{plan: &plan, shape: measured, shapeKnown: true}, 1, []int{3}},
-		{"not measured: from the plan", activeJob{plan: &plan}, 2, []int{2, 1}},
-		{"neither: no shape", activeJob{}, 0, nil},
+		{"measured at the start", &activeJob{plan: &plan, shape: measured, shapeKnown: true}, 1, []int{3}},
+		{"not measured: from the plan", &activeJob{plan: &plan}, 2, []int{2, 1}},
+		{"neither: no shape", &activeJob{}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := mkJob("j", 3, 1)
 			start := t0
 			j.LastStartedAt, j.Attempt = &start, 1
-			rec := runRecord(&tc.a, &j, t0.Add(time.Minute), RunFinished, 1)
+			rec := runRecord(tc.a, &j, t0.Add(time.Minute), RunFinished, 1)
 			if rec == nil {
 				t.Fatal("no record")
 			}
