@@ -141,6 +141,15 @@ func ParseUsageQuery(v url.Values, now time.Time) (store.UsageQuery, string, err
 	if t := to.Truncate(time.Minute); t.Before(to) {
 		to = t.Add(time.Minute)
 	}
+	if from.Year() < 1 {
+		// JSON times cannot carry years before 1 either: a "to" in the
+		// year 0 put the default "from" in the year -1.
+		field := "from"
+		if !haveFrom {
+			field = "to"
+		}
+		return q, field, fmt.Errorf("%s must be after the year 0 (got %q)", field, v.Get(field))
+	}
 	if to.Year() > 9999 {
 		// 9999-12-31T23:59:30Z rounds up into year 10000, which JSON
 		// times cannot carry (the answer was a 200 without a body).
