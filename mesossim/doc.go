@@ -59,7 +59,12 @@
 //     Failover: a re-SUBSCRIBE with the framework id keeps the tasks and the
 //     old stream gets ERROR "Framework failed over"; a framework that stays
 //     disconnected past its failover_timeout is removed and its tasks
-//     killed.
+//     killed. After Restart a framework that does not subscribe again is
+//     listed by GET_FRAMEWORKS as recovered (active and connected false)
+//     and keeps its tasks, with no failover timeout, until it subscribes
+//     or an operator TEARDOWN removes it, as a real 1.12 master showed for
+//     a Spark stand-in whose driver exited when the master restarted
+//     (failover_timeout 0; docs/deploy.md).
 //   - The v1 operator API, POST /api/v1 (and /master/api/v1): GET_HEALTH,
 //     GET_VERSION, GET_MASTER, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS (live,
 //     unreachable and completed tasks, also of removed frameworks, with

@@ -34,6 +34,13 @@ type Reserver struct {
 	ConfirmTimeout time.Duration
 	// Poll is the GET_AGENTS polling interval while confirming (default 200 ms).
 	Poll time.Duration
+	// TeardownGrace is how long Release lets Mesos refuse an unreserve
+	// (409: tasks still use the resources; Spark normally stops its
+	// executors itself) before it tears down the job role's frameworks
+	// that are not connected (DriverlessFrameworks), and then how long
+	// between two such looks (default 15 s, at most half ConfirmTimeout
+	// so that one Release gets there).
+	TeardownGrace time.Duration
 }
 
 // ErrReserveConflict means an agent no longer had the free resources the
@@ -47,6 +54,15 @@ func JobAmounts(j scheduler.Job) (cpus, memMB float64) {
 
 // FromOffers implements Pinner: the operator API reserves without offers.
 func (r *Reserver) FromOffers() bool { return false }
+
+func (r *Reserver) teardownGrace() time.Duration {
+	c, _ := r.timeouts()
+	g := r.TeardownGrace
+	if g <= 0 {
+		g = 15 * time.Second
+	}
+	return min(g, c/2)
+}
 
 func (r *Reserver) timeouts() (time.Duration, time.Duration) {
 	c, p := r.ConfirmTimeout, r.Poll
@@ -192,11 +208,15 @@ const releaseLookback = time.Second
 // Release unreserves everything Mesos shows reserved with the job's label
 // (exactly what was reserved, as GET_AGENTS reports it), retrying while
 // tasks still use it (409), confirms it is gone, then clears the role's
-// quota. It is idempotent.
+// quota. It is idempotent. Refused for TeardownGrace, it tears down the
+// frameworks of the job's role whose driver is gone (tearDownDriverless):
+// their executors would hold the reservations for ever.
 func (r *Reserver) Release(ctx context.Context, jobID string) error {
 	role := scheduler.Role(jobID)
 	timeout, poll := r.timeouts()
+	grace := r.teardownGrace()
 	deadline := time.Now().Add(timeout)
+	var refusedSince, lookedAt time.Time // the first 409 of this call; the last teardown look
 	// The first look may be a view up to releaseLookback old, shared with
 	// other callers (jobs often end together); only a view sent after the
 	// release began can show that nothing is left.
@@ -211,7 +231,7 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 		if since.Before(began) {
 			since = began
 		}
-		pending := 0
+		pending, refused := 0, 0
 		for _, a := range agents {
 			if a.AgentInfo.ID == nil || !a.Active {
 				// A disconnected agent (powered off, lost) cannot be
@@ -228,8 +248,19 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 				if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsConflict(err) {
 					return err
 				} else if err != nil {
+					refused++
 					r.Log.WithFields(logrus.Fields{"job": jobID, "agent": res.AgentID}).Debug("unreserve refused while tasks use the resources; retrying")
 				}
+			}
+		}
+		if refused > 0 {
+			now := time.Now()
+			if refusedSince.IsZero() {
+				refusedSince = now
+			}
+			if now.Sub(refusedSince) >= grace && now.Sub(lookedAt) >= grace {
+				lookedAt = now
+				r.tearDownDriverless(ctx, jobID, role)
 			}
 		}
 		if pending == 0 && !seen.Before(began) {
@@ -255,6 +286,25 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 	}
 	r.Log.WithField("job", jobID).Info("reservations released")
 	return nil
+}
+
+// tearDownDriverless tears down the frameworks of the job's role that
+// are not connected (DriverlessFrameworks decides). A failure is logged:
+// Release looks again after TeardownGrace.
+func (r *Reserver) tearDownDriverless(ctx context.Context, jobID, role string) {
+	gf, err := r.Op.GetFrameworks(ctx)
+	if err != nil {
+		r.Log.WithError(err).WithField("job", jobID).Warn("cannot list the frameworks holding the job's reservations; will look again")
+		return
+	}
+	for _, f := range DriverlessFrameworks(gf, role) {
+		log := r.Log.WithFields(logrus.Fields{"job": jobID, "framework": f.ID, "name": f.Name, "active": f.Active, "recovered": f.Recovered})
+		if err := r.Op.Teardown(ctx, f.ID); err != nil {
+			log.WithError(err).Warn("tearing down a driverless framework of the job failed; will try again")
+			continue
+		}
+		log.Warn("tore down the job's framework: its driver is gone (not connected) and its executors held the job's reservations")
+	}
 }
 
 // Orphans lists the job ids that hold sparkpack-labelled reservations in
