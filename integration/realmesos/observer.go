@@ -293,6 +293,9 @@ type Framework struct {
 	Roles     []string
 	Active    bool
 	Connected bool
+	// Recovered: known from its agents after a master failover, not
+	// subscribed again since.
+	Recovered bool
 	Completed bool
 }
 
@@ -313,7 +316,7 @@ func (o *Observer) Frameworks(ctx context.Context) ([]Framework, error) {
 				roles = []string{*f.FrameworkInfo.Role}
 			}
 			out = append(out, Framework{ID: f.FrameworkInfo.ID.GetValue(), Name: f.FrameworkInfo.Name, Roles: roles,
-				Active: f.Active, Connected: f.Connected, Completed: completed})
+				Active: f.Active, Connected: f.Connected, Recovered: f.Recovered, Completed: completed})
 		}
 	}
 	add(r.GetFrameworks.Frameworks, false)
