@@ -15,7 +15,8 @@
 // step), the framework (framework.go: subscription and status updates;
 // frameworklaunch.go: driver launches; frameworkoffers.go: offer hygiene;
 // frameworkroles.go: job roles for offer mode), the reservers (reserve.go:
-// operator API; offermode.go: from offers) and the clients (operator.go,
+// operator API, and teardown.go: tearing down the frameworks of gone
+// drivers that hold a job's reservations; offermode.go: from offers) and the clients (operator.go,
 // schedclient.go, transport.go).
 //
 // It must not import the api or store packages, nor SQL drivers: it talks
