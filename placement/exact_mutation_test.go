@@ -1,0 +1,44 @@
+package placement
+
+// exact's pruning checked by hand (issue 33).
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPrunedByHand: pruned() keeps, per (capacity k, active?) class,
+// ceil(E/k) agents — the first ones in snapshot order if active, the
+// cheapest (ties: snapshot order) if idle — active classes first, then
+// capacity descending; a class that needs no cut keeps snapshot order.
+// Executors of 1 cpu, E = 3 (capacities capped at 3):
+//
+//	active, 2 free (k = 2, keep 2): act2a (1), act2b (5), act2c (6) -> act2a, act2b
+//	idle 4 cpus (k = 3, keep 1): i3 (7, $0.24), i3b (8, $0.20) -> i3b
+//	idle 2 cpus (k = 2, keep 2): i2a (10, $0.10), i2b (11, $0.09) -> i2a, i2b (no cut)
+//	idle 1 cpu (k = 1, keep 3): i1a (0, $0.05), i1b (2, $0.03), i1c (3, $0.05),
+//	    i1d (4, $0.01) -> i1d, i1b, i1a
+//	full (9): active, nothing free: no capacity, left out
+func TestPrunedByHand(t *testing.T) {
+	s := Snapshot{Agents: []Agent{
+		priced(ag("i1a", 1, 1, false), 50000),  // 0
+		ag("act2a", 4, 2, true),                // 1
+		priced(ag("i1b", 1, 1, false), 30000),  // 2
+		priced(ag("i1c", 1, 1, false), 50000),  // 3
+		priced(ag("i1d", 1, 1, false), 10000),  // 4
+		ag("act2b", 4, 2, true),                // 5
+		ag("act2c", 4, 2, true),                // 6
+		priced(ag("i3", 4, 4, false), 240000),  // 7
+		priced(ag("i3b", 4, 4, false), 200000), // 8
+		ag("full", 4, 0, true),                 // 9
+		priced(ag("i2a", 2, 2, false), 100000), // 10
+		priced(ag("i2b", 2, 2, false), 90000),  // 11
+	}}
+	p, err := prepare(s, Demand{JobID: "j", Executors: 3, CPUs: 1, MemMB: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.pruned(), []int{1, 5, 8, 10, 11, 4, 2, 0}; !slices.Equal(got, want) {
+		t.Errorf("pruned = %v, want %v", got, want)
+	}
+}
