@@ -42,3 +42,22 @@ func TestPrunedByHand(t *testing.T) {
 		t.Errorf("pruned = %v, want %v", got, want)
 	}
 }
+
+// TestExactIdleOnlyFillByHand: the idle-only plan read from exact's DP
+// fills its agents larger capacity first. Executors of 1 cpu, E = 5:
+// a (active, 5 free) holds them all (exact's plan, price 0); on the idle
+// agents alone only x (4 cpus) + y (2 cpus) hold 5: x 4, then y 1.
+func TestExactIdleOnlyFillByHand(t *testing.T) {
+	s := Snapshot{Agents: []Agent{ag("a", 8, 5, true), ag("x", 4, 4, false), ag("y", 2, 2, false)}}
+	p, err := prepare(s, Demand{JobID: "j", Executors: 5, CPUs: 1, MemMB: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, key, idle := p.solveExactIdle(p.pruned(), true)
+	if !slices.Equal(counts, []int{5, 0, 0}) || key != (dpKey{n: 1}) {
+		t.Errorf("exact's plan %v (key %+v), want [5 0 0]", counts, key)
+	}
+	if !slices.Equal(idle, []int{0, 4, 1}) {
+		t.Errorf("idle-only plan %v, want [0 4 1]", idle)
+	}
+}
