@@ -3,6 +3,8 @@ package placement
 // exact's pruning checked by hand (issue 33).
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -59,5 +61,55 @@ func TestExactIdleOnlyFillByHand(t *testing.T) {
 	}
 	if !slices.Equal(idle, []int{0, 4, 1}) {
 		t.Errorf("idle-only plan %v, want [0 4 1]", idle)
+	}
+}
+
+// TestExactFillOrderByHand: exact fills its chosen agents active first,
+// then larger capacity first, then in snapshot order; the last one takes
+// what is left. Executors of 1 cpu:
+//
+//	E = 7 on a (active, 2 free), x (idle, 4 cpus), y (idle, 2 cpus): all
+//	three are needed (a + x = 6, a + y = 4, x + y = 6): a 2, x 4, y 1.
+//	E = 33 on 5 actives with 2 free, 4 idle 4-cpu and 4 idle 2-cpu agents
+//	(34 in all, every agent holds 2 or more: all are needed), 13 agents,
+//	more than a sort's insertion pass handles: the actives 2 each, the
+//	4-cpu agents 4 each, y0, y1, y2 2 each, y3 the last 1.
+func TestExactFillOrderByHand(t *testing.T) {
+	exact := exactPolicy{}
+	d := Demand{JobID: "j", Executors: 7, CPUs: 1, MemMB: 1024}
+	s := Snapshot{Agents: []Agent{ag("a", 4, 2, true), ag("x", 4, 4, false), ag("y", 2, 2, false)}}
+	pl, err := exact.Place(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := toAsg(pl), (asg{"a": 2, "x": 4, "y": 1}); !reflect.DeepEqual(got, want) {
+		t.Errorf("E = 7: exact = %v, want %v", got, want)
+	}
+
+	s = Snapshot{}
+	want := asg{}
+	for i := range 5 {
+		id := fmt.Sprintf("a%d", i)
+		s.Agents = append(s.Agents, ag(id, 4, 2, true))
+		want[id] = 2
+	}
+	for i := range 4 {
+		id := fmt.Sprintf("x%d", i)
+		s.Agents = append(s.Agents, ag(id, 4, 4, false))
+		want[id] = 4
+	}
+	for i := range 4 {
+		id := fmt.Sprintf("y%d", i)
+		s.Agents = append(s.Agents, ag(id, 2, 2, false))
+		want[id] = 2
+	}
+	want["y3"] = 1
+	d.Executors = 33
+	pl, err = exact.Place(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toAsg(pl); !reflect.DeepEqual(got, want) {
+		t.Errorf("E = 33: exact = %v, want %v", got, want)
 	}
 }
