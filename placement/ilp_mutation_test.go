@@ -182,3 +182,31 @@ func TestCBCSolvesByHand(t *testing.T) {
 		t.Errorf("empty model: %+v", res)
 	}
 }
+
+// TestCBCUsesMIPStart: CBC starts from the MIP start it is given. On the
+// model of TestBuildMILPByHand, with a ratio gap of 0.99 (any solution
+// within 99% of the bound ends the search), a start that is optimal —
+// a 1, i1 2 (y_i1 = 1), price 0.12, one of two optimal plans — is the
+// answer; no time limit is reached (60 s).
+func TestCBCUsesMIPStart(t *testing.T) {
+	_, _, p := ilpHand(t)
+	for _, start := range [][]float64{{1, 2, 0, 1, 0}, {2, 1, 0, 1, 0}} {
+		m, _ := p.buildMILP([]int{0, 1, 2}, 60, 0.99)
+		for c, v := range start {
+			if v != 0 {
+				m.startIdx = append(m.startIdx, int32(c))
+				m.startVal = append(m.startVal, v)
+			}
+		}
+		res := cbcSolve(m)
+		if len(res.x) != len(start) {
+			t.Fatalf("start %v: no answer %+v", start, res)
+		}
+		for c := range start {
+			if math.Round(res.x[c]) != start[c] {
+				t.Errorf("start %v: CBC answered %v", start, res.x)
+				break
+			}
+		}
+	}
+}
