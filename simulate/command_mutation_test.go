@@ -243,3 +243,52 @@ func TestCommandRunsJSONByHand(t *testing.T) {
 		t.Errorf("whole trace: %+v", runs[0])
 	}
 }
+
+// TestWriteEstimatesByHand: per policy over the runs, the mean estimate
+// error, and the model's error weighted by its runs: dap (10% + 20%) / 2 =
+// 15.0%, MAPE (10% x 2 + 40% x 1) / 3 = 20.0% over 3 runs; bfd without
+// model runs has no MAPE part.
+func TestWriteEstimatesByHand(t *testing.T) {
+	runs := []RunResult{
+		{Results: []Result{{Policy: "dap", EstimateErrorPct: 10, ModelMAPEPct: 10, ModelMAPERuns: 2}, {Policy: "bfd", EstimateErrorPct: 30}}},
+		{Results: []Result{{Policy: "dap", EstimateErrorPct: 20, ModelMAPEPct: 40, ModelMAPERuns: 1}, {Policy: "bfd", EstimateErrorPct: 31}}},
+	}
+	var buf strings.Builder
+	writeEstimates(&buf, runs, "learned")
+	want := "\nlearned estimates:\n" +
+		"  dap              mean estimate error 15.0%; model MAPE after 10 runs of a signature 20.0% (3 runs)\n" +
+		"  bfd              mean estimate error 30.5%\n"
+	if buf.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+// TestPolicySpecsByHand: --policies in order without repeats or blanks;
+// --compare-default adds the baselines and the default (dap) after them,
+// or is them without --policies; each policy once per --preemption entry
+// (none keeps its name).
+func TestPolicySpecsByHand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policies", "exact, bfd,,exact"}, "exact,bfd"},
+		{[]string{"--compare-default"}, "fifo-spread,fifo-consolidate,morpheus,bfd,dap"},
+		{[]string{"--compare-default", "--policies", "exact,bfd"}, "exact,bfd,fifo-spread,fifo-consolidate,morpheus,dap"},
+		{[]string{"--policies", "bfd,dap", "--preemption", "mdf, none,mdf"}, "bfd+mdf,bfd,dap+mdf,dap"},
+	} {
+		f, _, set := parsedFlags(t, c.args...)
+		specs, err := f.policySpecs(set)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		var names []string
+		for _, s := range specs {
+			names = append(names, s.Name)
+		}
+		if strings.Join(names, ",") != c.want {
+			t.Errorf("%v: %v, want %s", c.args, names, c.want)
+		}
+	}
+}
