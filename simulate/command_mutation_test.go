@@ -292,3 +292,56 @@ func TestPolicySpecsByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandProgressEnds: the progress on stderr has the first report
+// (the first is never throttled: nothing was printed before it) and the
+// last (done == total is never throttled), whatever the real time taken;
+// --quiet has none.
+func TestCommandProgressEnds(t *testing.T) {
+	trace := tinyTrace(t, 3)
+	_, stderr, err := runCommand(t, "--trace", trace, "--policies", "bfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"simulate: bfd              virtual 00:00:05  0/3 jobs done\n", "  3/3 jobs done\n", "simulate: bfd              done in "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, stderr, err := runCommand(t, "--trace", trace, "--policies", "bfd", "--quiet"); err != nil || stderr != "" {
+		t.Errorf("--quiet: %v %q", err, stderr)
+	}
+}
+
+// TestCommandJobLogFlushError: a job log whose writes fail (/dev/full: no
+// space left) is an error of the command, though the rows were buffered
+// until the end.
+func TestCommandJobLogFlushError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	_, err := tinyJSON(t, "--job-log", "/dev/full")
+	if err == nil || !strings.Contains(err.Error(), "--job-log") {
+		t.Errorf("%v, want a --job-log error", err)
+	}
+}
+
+// TestCommandMarkdownVerdicts: --format markdown writes the default
+// policy's verdicts only with --compare-default, and the preemption table
+// after the policies' when a policy ran with and without preemption.
+func TestCommandMarkdownVerdicts(t *testing.T) {
+	trace := tinyTrace(t, 3)
+	const verdicts = "against the baselines"
+	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--policies", "bfd,dap", "--format", "markdown")
+	if err != nil || strings.Contains(out, verdicts) || !strings.Contains(out, "| bfd |") {
+		t.Errorf("without --compare-default: %v\n%s", err, out)
+	}
+	out, _, err = runCommand(t, "--trace", trace, "--quiet", "--compare-default", "--format", "markdown")
+	if err != nil || !strings.Contains(out, verdicts) {
+		t.Errorf("with --compare-default: %v\n%s", err, out)
+	}
+	out, _, err = runCommand(t, "--trace", trace, "--quiet", "--policies", "dap", "--preemption", "none,mdf", "--format", "markdown")
+	if i := strings.Index(out, "Preemption against the same policy without it"); err != nil || i < 0 || i < strings.Index(out, "| dap+mdf |") {
+		t.Errorf("with preemption: %v\n%s", err, out)
+	}
+}
