@@ -5,6 +5,7 @@ package simulate
 // Every expected value is derived by hand in the comments.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/workload"
 )
 
@@ -343,5 +345,44 @@ func TestCommandMarkdownVerdicts(t *testing.T) {
 	out, _, err = runCommand(t, "--trace", trace, "--quiet", "--policies", "dap", "--preemption", "none,mdf", "--format", "markdown")
 	if i := strings.Index(out, "Preemption against the same policy without it"); err != nil || i < 0 || i < strings.Index(out, "| dap+mdf |") {
 		t.Errorf("with preemption: %v\n%s", err, out)
+	}
+}
+
+// TestCommandAppTypeReachesPlacement: --app-type hidden runs as Run with
+// HideAppType (dap then has no application type to pack by), known as Run
+// without; the two differ on these 20 thesis jobs.
+func TestCommandAppTypeReachesPlacement(t *testing.T) {
+	trace := tracePath(t)
+	command := func(appType string) float64 {
+		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hour", "0", "--jobs", "20",
+			"--policies", "dap", "--app-type", appType, "--format", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []Result
+		if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 1 {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return rs[0].TotalCostUSD
+	}
+	dap, _ := LookupPolicy("dap")
+	wl := thesisHour(t, 0, 20, 1)
+	run := func(hide bool) float64 {
+		r, err := Run(context.Background(), Options{Workload: wl, Cluster: clusterspec.Thesis14(), Policy: dap, DeadlineFraction: ThesisDeadlineFraction,
+			Slack: ThesisSlack, Seed: 1, BootTime: time.Minute, Estimates: EstimatesOracle, EstimateError: 0.5, HideAppType: hide})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.TotalCostUSD
+	}
+	known, hidden := run(false), run(true)
+	if known == hidden {
+		t.Fatalf("the same cost $%g with known and hidden application types", known)
+	}
+	if c := command(AppTypeKnown); c != known {
+		t.Errorf("--app-type known: $%g, Run with known types $%g (hidden $%g)", c, known, hidden)
+	}
+	if c := command(AppTypeHidden); c != hidden {
+		t.Errorf("--app-type hidden: $%g, Run with hidden types $%g (known $%g)", c, hidden, known)
 	}
 }

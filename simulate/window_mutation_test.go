@@ -17,7 +17,9 @@ import (
 func TestReplayedWindowByHand(t *testing.T) {
 	end := time.Duration(math.MaxInt64)
 	whole := window{Label: "[00:00:00, end)", Hour: -1, From: 0, To: end}
-	at := func(d time.Duration) []workload.TraceJob { return []workload.TraceJob{{ID: "j", Submit: d}, {ID: "k", Submit: d + time.Hour}} }
+	at := func(d time.Duration) []workload.TraceJob {
+		return []workload.TraceJob{{ID: "j", Submit: d}, {ID: "k", Submit: d + time.Hour}}
+	}
 	for _, c := range []struct {
 		name     string
 		w        window

@@ -146,11 +146,11 @@ func TestParseOffsetByHand(t *testing.T) {
 // TestFmtOffsetByHand: hh:mm:ss rounded to the second, "end" for no end.
 func TestFmtOffsetByHand(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		0: "00:00:00",
+		0:                                       "00:00:00",
 		3725*time.Second + 600*time.Millisecond: "01:02:06",
-		25*time.Hour + 59*time.Second:            "25:00:59",
-		time.Duration(math.MaxInt64):             "end",
-		time.Duration(math.MaxInt64 - 1):         "2562047:47:16",
+		25*time.Hour + 59*time.Second:           "25:00:59",
+		time.Duration(math.MaxInt64):            "end",
+		time.Duration(math.MaxInt64 - 1):        "2562047:47:16",
 	} {
 		if got := fmtOffset(d); got != want {
 			t.Errorf("fmtOffset(%v) = %q, want %q", d, got, want)
