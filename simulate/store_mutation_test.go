@@ -170,12 +170,15 @@ func TestCoreStoreByHand(t *testing.T) {
 		t.Errorf("results %+v", res)
 	}
 	if err := s.SetWaitingMany(ctx, []scheduler.WaitingNote{
-		{ID: "zz", Reason: "gone"}, {ID: "c", Reason: "rejected"}, {ID: "a", Reason: "room", AtRisk: true},
+		{ID: "a", Reason: "room", AtRisk: true}, {ID: "zz", Reason: "gone"}, {ID: "c", Reason: "rejected"}, {ID: "b", Reason: "order"},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if j, _ := s.Get("a"); j.WaitingReason != "room" || !j.AtRisk {
 		t.Errorf("a: %+v", j)
+	}
+	if j, _ := s.Get("b"); j.WaitingReason != "order" || j.AtRisk {
+		t.Errorf("b (noted after the others): %+v", j)
 	}
 	if _, err := s.Plan(ctx, "a"); !errors.Is(err, scheduler.ErrNotFound) {
 		t.Errorf("Plan without one: %v", err)
