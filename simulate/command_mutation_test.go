@@ -67,6 +67,7 @@ func TestCommandFlagBoundsByHand(t *testing.T) {
 		{"--preemption", "mdf", "--max-preemptions", "0"},
 		{"--power-off-after", "1ns", "--warm-pool", "--miss-cost", "0"},
 		{"--seeds", "3"},
+		{"--sample", "1"},
 	}
 	for _, args := range accepted {
 		if _, err := tinyJSON(t, args...); err != nil {
