@@ -102,3 +102,58 @@ func TestWebhookDefaultTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestProviderNames: a webhook's name shows its URL without the user's
+// credentials and the query (where tokens hide); the emulator's is fixed.
+func TestProviderNames(t *testing.T) {
+	p, err := NewWebhookProvider("https://ops:s3cret@power.example.com/hooks/spark?token=abc", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Name(), "webhook https://power.example.com/hooks/spark"; got != want {
+		t.Fatalf("Name() = %q, want %q", got, want)
+	}
+	if got := redact("http://[::1"); got != "(bad url)" {
+		t.Fatalf("redact of a bad url = %q", got)
+	}
+}
+
+// TestEmulatorProviderURL: the emulator is reached over http or https
+// only, at a host; a trailing slash is dropped; its calls have a time
+// limit (a hung emulator does not hold the power manager forever).
+func TestEmulatorProviderURL(t *testing.T) {
+	for _, ok := range []string{"http://sim:5050", "https://sim:5050/"} {
+		p, err := NewEmulatorProvider(ok)
+		if err != nil {
+			t.Errorf("%q: %v", ok, err)
+			continue
+		}
+		if p.BaseURL != strings.TrimSuffix(ok, "/") {
+			t.Errorf("%q: base %q", ok, p.BaseURL)
+		}
+		if p.Client.Timeout <= 0 || p.Client.Timeout > time.Minute {
+			t.Errorf("%q: client timeout %s, want a limit of at most a minute", ok, p.Client.Timeout)
+		}
+	}
+	for _, bad := range []string{"", "ftp://sim", "http://", "://", "sim:5050"} {
+		if _, err := NewEmulatorProvider(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestExecDefaultTimeout: an exec provider built without a timeout gives
+// its program 2 minutes (the documented default), so a quick program
+// succeeds (a timeout of 0 would fail every call at once).
+func TestExecDefaultTimeout(t *testing.T) {
+	p, err := NewExecProvider(script(t, "exit 0\n"), nil, 0, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Timeout != 2*time.Minute {
+		t.Fatalf("timeout %s, want 2m", p.Timeout)
+	}
+	if err := p.PowerOn(context.Background(), target); err != nil {
+		t.Fatal(err)
+	}
+}
