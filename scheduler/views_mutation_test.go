@@ -86,3 +86,55 @@ func TestLargeQueuePublishedAtMostEveryGap(t *testing.T) {
 		t.Fatalf("5001 waiting, published long ago: the view shows %d, want 5001", n)
 	}
 }
+
+// TestCouldUseEveryShape: CouldUse looks at every executor size waiting,
+// and an agent of exactly a size (or short of it by at most 1e-9) fits.
+// Agents of 2 and 8 cpus are held by "hog1" and "hog2"; waiting: "big" (1 x 8 cpus, 1024 + 384 =
+// 1408 MiB) and "small" (1 x 2 cpus, 1408 MiB), tried big first (larger
+// RD). An agent of 2 cpus and 1408 MiB fits small only; 1.999999999 cpus
+// (or 1407.999999999 MiB) is within 1e-9 of it; 1.99 cpus or 1407 MiB is
+// not.
+func TestCouldUseEveryShape(t *testing.T) {
+	h := newHarness(t, Config{}, agent("a1", 2, 16384, 0.24), agent("a2", 8, 16384, 0.24))
+	h.submit(mkJob("hog1", 1, 2, submittedAt(-time.Hour)), mkJob("hog2", 1, 8, submittedAt(-time.Hour)))
+	h.schedule()
+	h.submit(mkJob("big", 1, 8), mkJob("small", 1, 2, submittedAt(time.Second)))
+	h.schedule()
+	if l := h.core.Lengths(); l.Regular != 2 {
+		t.Fatalf("lengths %+v, want big and small waiting", l)
+	}
+	for _, c := range []struct {
+		cpus, mem float64
+		want      bool
+	}{
+		{2, 1408, true},
+		{1.999999999, 1408, true},
+		{2, 1407.999999999, true},
+		{1.99, 1408, false},
+		{2, 1407, false},
+		{8, 1408, true},
+	} {
+		if got := h.core.CouldUse(c.cpus, c.mem); got != c.want {
+			t.Errorf("CouldUse(%v, %v) = %v, want %v", c.cpus, c.mem, got, c.want)
+		}
+	}
+}
+
+// TestPublishGap: the least time between two publishes of a large queue
+// is 100 ms (publishEvery) or twenty times the last publish, whichever
+// is longer.
+func TestPublishGap(t *testing.T) {
+	c := &Core{}
+	for took, want := range map[time.Duration]time.Duration{
+		0:                     100 * time.Millisecond,
+		time.Millisecond:      100 * time.Millisecond,
+		5 * time.Millisecond:  100 * time.Millisecond,
+		10 * time.Millisecond: 200 * time.Millisecond,
+		time.Second:           20 * time.Second,
+	} {
+		c.publishTook = took
+		if got := c.publishGap(); got != want {
+			t.Errorf("last publish took %s: gap %s, want %s", took, got, want)
+		}
+	}
+}
