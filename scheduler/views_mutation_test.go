@@ -4,7 +4,11 @@ package scheduler
 // views.go (docs/testing.md, "Mutation testing"); expected figures by hand.
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -136,5 +140,33 @@ func TestPublishGap(t *testing.T) {
 		if got := c.publishGap(); got != want {
 			t.Errorf("last publish took %s: gap %s, want %s", took, got, want)
 		}
+	}
+}
+
+// TestQueueCursorSizeLimit: a cursor of up to 512 bytes (decoded) is
+// read; a longer one is refused. The cursors here point before every
+// job of the deadline queue (no key, an id of padding), so the page
+// starts at its first job.
+func TestQueueCursorSizeLimit(t *testing.T) {
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+	h.submit(mkJob("hog", 1, 4, submittedAt(-time.Hour)))
+	h.schedule()
+	h.submit(mkJob("d1", 1, 4, withDeadline(time.Hour)))
+	h.schedule()
+	cursorOf := func(size int) string {
+		b, _ := json.Marshal(queueCursor{Queue: "d", ID: "x"})
+		id := strings.Repeat("x", size-len(b)+1)
+		b, _ = json.Marshal(queueCursor{Queue: "d", ID: id})
+		if len(b) != size {
+			t.Fatalf("cursor of %d bytes, want %d", len(b), size)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	p, err := h.core.QueuePage(10, cursorOf(512))
+	if err != nil || len(p.Deadline) != 1 || p.Deadline[0].ID != "d1" {
+		t.Fatalf("512-byte cursor: %+v, %v; want the page from d1", p, err)
+	}
+	if _, err := h.core.QueuePage(10, cursorOf(513)); !errors.Is(err, ErrBadQueueCursor) {
+		t.Fatalf("513-byte cursor: %v, want ErrBadQueueCursor", err)
 	}
 }
