@@ -5,6 +5,7 @@ package scheduler
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -86,5 +87,31 @@ func TestWaitingCountsEveryPlace(t *testing.T) {
 	}
 	if n := h.core.Waiting(); n != 7 {
 		t.Fatalf("Waiting() = %d, want 7", n)
+	}
+}
+
+// TestRDWeights: the regular queue's key RD = E x (alpha c / CPU_total +
+// beta m / MEM_total), where a weight left at 0 is 1 less the other, and
+// both at 0 are placement's defaults (0.8, 0.2). One agent of 4 cpus and
+// 16384 MiB (held by "hog"); "w" waits with 2 executors of 2 cpus and
+// 1024 + 384 = 1408 MiB: c / CPU = 0.5, m / MEM = 0.0859375.
+func TestRDWeights(t *testing.T) {
+	for _, c := range []struct {
+		alpha, beta, want float64
+	}{
+		{0, 0, 2 * (0.8*0.5 + 0.2*0.0859375)},      // 0.834375
+		{0.25, 0, 2 * (0.25*0.5 + 0.75*0.0859375)}, // 0.37890625
+		{0, 0.25, 2 * (0.75*0.5 + 0.25*0.0859375)}, // 0.79296875
+		{0.5, 0.5, 2 * (0.5*0.5 + 0.5*0.0859375)},  // 0.5859375
+	} {
+		h := newHarness(t, Config{PolicyOptions: placement.Options{Alpha: c.alpha, Beta: c.beta}}, agent("a1", 4, 16384, 0.24))
+		h.submit(mkJob("hog", 1, 4, submittedAt(-time.Hour)))
+		h.schedule()
+		h.submit(mkJob("w", 2, 2))
+		h.schedule()
+		q := h.core.Queues()
+		if len(q.Regular) != 1 || math.Abs(q.Regular[0].ResourceDemand-c.want) > 1e-12 {
+			t.Fatalf("alpha %g, beta %g: regular queue %+v, want w with RD %g", c.alpha, c.beta, q.Regular, c.want)
+		}
 	}
 }
