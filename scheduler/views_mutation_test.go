@@ -170,3 +170,44 @@ func TestQueueCursorSizeLimit(t *testing.T) {
 		t.Fatalf("513-byte cursor: %v, want ErrBadQueueCursor", err)
 	}
 }
+
+// TestQueueCursorPastTheEnd: a cursor whose job has left its queue goes
+// on after it, even when nothing of that queue is left after it: from a
+// deadline job that left, to the regular queue; from a regular job after
+// every one left, to an empty last page. One 4-cpu agent held by "hog";
+// d1 (deadline), r1, r2 and r3 (regular) wait, jobs of one 4-cpu
+// executor; pages of one job; then d1, r2 and r3 are cancelled.
+func TestQueueCursorPastTheEnd(t *testing.T) {
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+	h.submit(mkJob("hog", 1, 4, submittedAt(-time.Hour)))
+	h.schedule()
+	h.submit(mkJob("d1", 1, 4, withDeadline(time.Hour)), mkJob("r1", 1, 4, submittedAt(time.Second)),
+		mkJob("r2", 1, 4, submittedAt(2*time.Second)), mkJob("r3", 1, 4, submittedAt(3*time.Second)))
+	h.schedule()
+	ids := func(p QueuePage) string {
+		var out []string
+		for _, q := range append(p.Deadline, p.Regular...) {
+			out = append(out, q.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	var cursors []string
+	cursor := ""
+	for _, want := range []string{"d1", "r1", "r2"} {
+		p, err := h.core.QueuePage(1, cursor)
+		if err != nil || ids(p) != want || p.Next == "" {
+			t.Fatalf("page %q, next %q, %v; want %s and a cursor", ids(p), p.Next, err, want)
+		}
+		cursor = p.Next
+		cursors = append(cursors, cursor)
+	}
+	for _, id := range []string{"d1", "r2", "r3"} {
+		h.cancel(id, "user")
+	}
+	h.schedule()
+	for i, want := range []string{"r1", "", ""} {
+		if p, err := h.core.QueuePage(10, cursors[i]); err != nil || ids(p) != want || p.Next != "" {
+			t.Fatalf("after the cursor of page %d: page %q, next %q, %v; want %q, the last page", i+1, ids(p), p.Next, err, want)
+		}
+	}
+}
