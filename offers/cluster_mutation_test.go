@@ -316,3 +316,39 @@ func TestReportCountsAJobAlreadyThere(t *testing.T) {
 		t.Errorf("a refused report, the job unreadable: %v, want the refusal", err)
 	}
 }
+
+// TestStartResumesRefreshesAndSweeps: Start resumes the store's jobs (and
+// fails when it cannot read them), reads GET_AGENTS once before it
+// returns, so that the first views see the cluster, and looks for leaked
+// reservations at once.
+func TestStartResumesRefreshesAndSweeps(t *testing.T) {
+	l := &agentsList{}
+	l.set(getAgent("A", 4, 8192), getAgent("B", 2, 4096))
+	p := &sweepPinner{labelled: []string{"old"}}
+	c := NewCluster(ClusterConfig{Operator: agentsOperator(t, l), Store: &unfinishedStore{memStore: *newMemStore()}, Reserver: p, Log: quietLog()})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	loaded, n := c.loaded, len(c.agents)
+	c.mu.Unlock()
+	cancel()
+	c.Wait()
+	if !loaded || n != 2 {
+		t.Errorf("after Start: loaded %v, %d agents; want the 2 agents read", loaded, n)
+	}
+	if len(p.released) != 1 || p.released[0] != "old" {
+		t.Errorf("released %v, want the leaked reservations of old", p.released)
+	}
+
+	boom := errors.New("store down")
+	c = NewCluster(ClusterConfig{Operator: agentsOperator(t, l), Store: &unfinishedStore{memStore: *newMemStore(), err: boom}, Reserver: p, Log: quietLog()})
+	if err := c.Start(context.Background()); !errors.Is(err, boom) {
+		t.Errorf("Start with the store down: %v, want its error", err)
+	}
+	c.Wait()
+	if c.loaded {
+		t.Error("Start read GET_AGENTS although it could not resume")
+	}
+}
