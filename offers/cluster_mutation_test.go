@@ -344,9 +344,11 @@ func TestStartResumesRefreshesAndSweeps(t *testing.T) {
 
 	boom := errors.New("store down")
 	c = NewCluster(ClusterConfig{Operator: agentsOperator(t, l), Store: &unfinishedStore{memStore: *newMemStore(), err: boom}, Reserver: p, Log: quietLog()})
-	if err := c.Start(context.Background()); !errors.Is(err, boom) {
+	ctx, cancel = context.WithCancel(context.Background())
+	if err := c.Start(ctx); !errors.Is(err, boom) {
 		t.Errorf("Start with the store down: %v, want its error", err)
 	}
+	cancel()
 	c.Wait()
 	if c.loaded {
 		t.Error("Start read GET_AGENTS although it could not resume")
