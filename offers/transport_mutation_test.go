@@ -335,3 +335,25 @@ func mustURL(s string) *url.URL {
 	}
 	return u
 }
+
+// TestEndpointClose: closing an endpoint without ZooKeeper is harmless
+// (its calls go on); a closed zk:// endpoint refuses calls without
+// contacting ZooKeeper.
+func TestEndpointClose(t *testing.T) {
+	m := &countingMaster{code: http.StatusAccepted, limit: 1 << 20}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	ep, _ := NewEndpoint(srv.URL, "", "", WithLogger(quietLog()))
+	ep.Close()
+	if _, err := NewOperator(ep).Call(context.Background(), &master.Call{Type: master.Call_GET_HEALTH}); err != nil {
+		t.Fatalf("a call after closing an endpoint without ZooKeeper: %v", err)
+	}
+	zk, err := NewEndpoint("zk://"+deadAddr(t)+"/mesos", "", "", WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zk.Close()
+	if _, err := NewOperator(zk).Call(context.Background(), &master.Call{Type: master.Call_GET_HEALTH}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("a call on a closed zk:// endpoint: %v", err)
+	}
+}
