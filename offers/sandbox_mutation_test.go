@@ -184,6 +184,7 @@ func TestReadSandbox(t *testing.T) {
 		{"the end", 11, 5, 11},
 		{"past the end", 12, 5, 12},
 		{"no length", 3, 0, 3},
+		{"no length at the start", 0, 0, 0},
 	} {
 		if c := read(tc.offset, tc.length); c.Data != "" || c.Offset != tc.at || c.Size != 11 || fa.readCount() != 1 {
 			t.Errorf("%s: %+v after %d reads; want no data at %d of 11, one read (the size)", tc.name, c, fa.readCount(), tc.at)
