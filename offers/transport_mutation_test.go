@@ -2,6 +2,7 @@ package offers
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/master"
+
+	"github.com/sparkpack/sparkpack/masterdetect"
 )
 
 // Tests written for the mutants of transport.go that mutation testing
@@ -355,5 +358,64 @@ func TestEndpointClose(t *testing.T) {
 	zk.Close()
 	if _, err := NewOperator(zk).Call(context.Background(), &master.Call{Type: master.Call_GET_HEALTH}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("a call on a closed zk:// endpoint: %v", err)
+	}
+}
+
+// TestEndpointScheme: a master given as host:port is reached over http,
+// or over https when a CA is set; https:// is kept; an http:// master
+// with a CA set is refused (the CA would not be used).
+func TestEndpointScheme(t *testing.T) {
+	ca := &tls.Config{MinVersion: tls.VersionTLS12}
+	for _, c := range []struct {
+		master string
+		tls    bool
+		want   string // "" : refused
+	}{
+		{"a:1", false, "http://a:1"},
+		{"a:1", true, "https://a:1"},
+		{"http://a:1", false, "http://a:1"},
+		{"https://a:1", false, "https://a:1"},
+		{"https://a:1", true, "https://a:1"},
+		{"http://a:1", true, ""},
+	} {
+		var opts []EndpointOption
+		if c.tls {
+			opts = append(opts, WithTLS(ca))
+		}
+		e, err := NewEndpoint(c.master, "", "", opts...)
+		if c.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "write https://a:1") {
+				t.Errorf("%s with a CA: %v, want it refused", c.master, err)
+			}
+			continue
+		}
+		if err != nil || e.Base() != c.want || e.TLS() != strings.HasPrefix(c.want, "https") {
+			t.Errorf("%s (CA %v): %v, at %s; want %s", c.master, c.tls, err, e.Base(), c.want)
+		}
+	}
+}
+
+// TestFailoverWithZooKeeper: a zk:// endpoint moves away from a master
+// only to the leader ZooKeeper names: while that is still the master
+// that failed (or none is known) there is nowhere else to try.
+func TestFailoverWithZooKeeper(t *testing.T) {
+	e, err := NewEndpoint("zk://127.0.0.1:2181/mesos", "", "", WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.failover("a:1") {
+		t.Error("no leader known: somewhere else to try")
+	}
+	// A watcher that has not heard from ZooKeeper yet: the leader stays
+	// the one last known, a:1.
+	e.mu.Lock()
+	e.zk = masterdetect.NewWatcher(*e.spec.ZK, quietLog())
+	e.setBaseLocked("a:1")
+	e.mu.Unlock()
+	if e.failover("a:1") {
+		t.Error("the failed master is still the leader known: somewhere else to try")
+	}
+	if !e.failover("b:2") || e.Host() != "a:1" {
+		t.Errorf("a master that is no longer the leader failed: at %s, want the leader a:1 to try", e.Host())
 	}
 }
