@@ -419,3 +419,27 @@ func TestFailoverWithZooKeeper(t *testing.T) {
 		t.Errorf("a master that is no longer the leader failed: at %s, want the leader a:1 to try", e.Host())
 	}
 }
+
+// TestGuard: with a guard, a call is sent only while the guard allows it;
+// otherwise it fails with the guard's error and the master hears nothing.
+func TestGuard(t *testing.T) {
+	m := &countingMaster{code: http.StatusAccepted, limit: 1 << 20}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	notLeader := errors.New("not the leading sparkpack")
+	var refuse atomic.Bool
+	ep, _ := NewEndpoint(srv.URL, "", "", WithLogger(quietLog()), WithGuard(func() error {
+		if refuse.Load() {
+			return notLeader
+		}
+		return nil
+	}))
+	op := NewOperator(ep)
+	if _, err := op.Call(context.Background(), &master.Call{Type: master.Call_GET_HEALTH}); err != nil || m.n.Load() != 1 {
+		t.Fatalf("guard allows: %v, %d calls heard", err, m.n.Load())
+	}
+	refuse.Store(true)
+	if _, err := op.Call(context.Background(), &master.Call{Type: master.Call_GET_HEALTH}); !errors.Is(err, notLeader) || !strings.Contains(err.Error(), "not sent") || m.n.Load() != 1 {
+		t.Fatalf("guard refuses: %v, %d calls heard; want the guard's error and no call", err, m.n.Load())
+	}
+}
