@@ -141,7 +141,8 @@ func TestSubscribeAndCall(t *testing.T) {
 // TestSubscribeRefusals: the first event must be SUBSCRIBED and the
 // answer must name a stream; an ERROR first is the master's refusal.
 func TestSubscribeRefusals(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a wrong answer must not hang the test
+	defer cancel()
 	for _, c := range []struct {
 		name     string
 		first    *scheduler.Event
