@@ -312,7 +312,7 @@ func TestSweepReleasesOrphans(t *testing.T) {
 		t.Errorf("released %v, want alpha then zeta", p.released)
 	}
 	if len(c.kickCh) != 1 {
-		t.Error("orphans released without asking for a refresh")
+		t.Fatal("orphans released without asking for a refresh")
 	}
 	<-c.kickCh
 	p.labelled, p.released = []string{"stored", "followed"}, nil
