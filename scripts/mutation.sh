@@ -132,6 +132,9 @@ for p in "${pkgs[@]}"; do
 			echo "mutation: --only matches no file of $p" >&2
 			exit 2
 		fi
+		# gremlins also mutates the packages in the folder's subfolders
+		# (offers/lifecycle under offers): --only names files of this one.
+		args+=(-E '/')
 	fi
 	# Progress: gremlins prints one line per mutant as it is decided.
 	if ! "$gremlins" "${args[@]}" "./$p" 2>&1 | tee "$out/$p.log" | grep --line-buffered -E '^ *(KILLED|LIVED|TIMED OUT|NOT VIABLE)|Gathering|Mutator coverage|ERROR' >&2; then
@@ -164,7 +167,10 @@ for p in pkgs:
     timed = []
     for f in r.get("files", []):
         name = f["file_name"]
-        path = name if os.path.exists(os.path.join(root, name)) else os.path.join(p, os.path.basename(name))
+        # gremlins names a file from the module root or from the package
+        # folder (lifecycle/step.go under offers).
+        path = next((c for c in (name, os.path.join(p, name), os.path.join(p, os.path.basename(name)))
+                     if os.path.exists(os.path.join(root, c))), name)
         src = open(os.path.join(root, path)).read().split("\n")
         for m in f["mutations"]:
             s = m["status"]
