@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -192,4 +194,65 @@ func dbName(url string) string {
 	rest := url[strings.LastIndex(url, "/")+1:]
 	name, _, _ := strings.Cut(rest, "?")
 	return name
+}
+
+// TestCreateJobBurstOverOneBatch: more submissions pending than one group
+// commit takes (maxCreateBatch) are all committed, in batches: the single
+// committer is held (the jobs table locked) while 600 more submissions
+// queue, then let go; every one is answered "created".
+func TestCreateJobBurstOverOneBatch(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), WithLogger(quietLog()), WithCommitters(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hold, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback() //nolint:errcheck // after the rollback below: a no-op
+	if _, err := hold.ExecContext(ctx, `LOCK TABLE jobs IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	// A generous bound: a lost submission fails the test instead of hanging it.
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	const burst = 600 // > maxCreateBatch (512)
+	errs := make(chan error, burst+1)
+	submit := func() {
+		j := newJob(t, nil)
+		_, created, err := s.CreateJob(cctx, j, "")
+		if err == nil && !created {
+			err = fmt.Errorf("job %s not created", j.ID)
+		}
+		errs <- err
+	}
+	go submit()
+	// The committer is inside its insert, waiting for the lock.
+	for waiting := 0; waiting == 0; {
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'jobs' AND NOT l.granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range burst {
+		go submit()
+	}
+	for s.pendingCreates() < burst {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := hold.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for range burst + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != burst+1 {
+		t.Fatalf("%d jobs stored, %v; want %d", n, err, burst+1)
+	}
 }
