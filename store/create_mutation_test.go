@@ -180,7 +180,11 @@ func TestCreateJobDatabaseGone(t *testing.T) {
 		if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.CreateJob(ctx, newJob(t, nil), ""); err == nil {
+		// Bounded: a submission retried without end fails the test, not hangs it.
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, _, err = s.CreateJob(cctx, newJob(t, nil), "")
+		cancel()
+		if err == nil {
 			t.Fatalf("committers %d: CreateJob succeeded on a database refusing connections", committers)
 		}
 		if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+name+` ALLOW_CONNECTIONS true`); err != nil {
@@ -196,6 +200,39 @@ func dbName(url string) string {
 	return name
 }
 
+// holdCommits locks the jobs table against inserts until the returned
+// transaction ends: a group commit started meanwhile waits for it.
+func holdCommits(t *testing.T, s *Store) *sql.Tx {
+	t.Helper()
+	hold, err := s.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Rollback() })
+	if _, err := hold.Exec(`LOCK TABLE jobs IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	return hold
+}
+
+// awaitHeldCommit returns once a statement waits for holdCommits' lock.
+func awaitHeldCommit(t *testing.T, s *Store) {
+	t.Helper()
+	for waiting := 0; waiting == 0; time.Sleep(10 * time.Millisecond) {
+		if err := s.db.QueryRow(`SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'jobs' AND NOT l.granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// awaitPending returns once n submissions wait for a committer.
+func awaitPending(s *Store, n int) {
+	for s.pendingCreates() < n {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestCreateJobBurstOverOneBatch: more submissions pending than one group
 // commit takes (maxCreateBatch) are all committed, in batches: the single
 // committer is held (the jobs table locked) while 600 more submissions
@@ -207,14 +244,7 @@ func TestCreateJobBurstOverOneBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	hold, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Rollback() //nolint:errcheck // after the rollback below: a no-op
-	if _, err := hold.ExecContext(ctx, `LOCK TABLE jobs IN EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	hold := holdCommits(t, s)
 	// A generous bound: a lost submission fails the test instead of hanging it.
 	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -229,20 +259,11 @@ func TestCreateJobBurstOverOneBatch(t *testing.T) {
 		errs <- err
 	}
 	go submit()
-	// The committer is inside its insert, waiting for the lock.
-	for waiting := 0; waiting == 0; {
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-			WHERE c.relname = 'jobs' AND NOT l.granted`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitHeldCommit(t, s) // the committer is inside its insert
 	for range burst {
 		go submit()
 	}
-	for s.pendingCreates() < burst {
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitPending(s, burst)
 	if err := hold.Rollback(); err != nil {
 		t.Fatal(err)
 	}
@@ -254,5 +275,52 @@ func TestCreateJobBurstOverOneBatch(t *testing.T) {
 	var n int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != burst+1 {
 		t.Fatalf("%d jobs stored, %v; want %d", n, err, burst+1)
+	}
+}
+
+// TestCreateJobOneBadRowInABatch: a group commit whose statement fails
+// because of one row (a NUL character, which jsonb refuses) is written one
+// by one: only that submission fails, the others of its batch are created.
+func TestCreateJobOneBadRowInABatch(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), WithLogger(quietLog()), WithCommitters(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hold := holdCommits(t, s)
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	type answer struct {
+		bad     bool
+		created bool
+		err     error
+	}
+	answers := make(chan answer, 6)
+	submit := func(bad bool) {
+		j := newJob(t, nil)
+		if bad {
+			j.Name = "nul\x00"
+		}
+		_, created, err := s.CreateJob(cctx, j, "")
+		answers <- answer{bad, created, err}
+	}
+	go submit(false)
+	awaitHeldCommit(t, s)
+	for i := range 5 { // one batch: 4 good, 1 bad
+		go submit(i == 2)
+	}
+	awaitPending(s, 5)
+	if err := hold.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		a := <-answers
+		if a.bad && (a.err == nil || a.created) {
+			t.Errorf("the bad row: created %v, %v; want an error", a.created, a.err)
+		}
+		if !a.bad && (a.err != nil || !a.created) {
+			t.Errorf("a good row of the batch: created %v, %v; want created", a.created, a.err)
+		}
 	}
 }
