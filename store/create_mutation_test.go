@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -321,6 +323,58 @@ func TestCreateJobOneBadRowInABatch(t *testing.T) {
 		}
 		if !a.bad && (a.err != nil || !a.created) {
 			t.Errorf("a good row of the batch: created %v, %v; want created", a.created, a.err)
+		}
+	}
+}
+
+// TestAnnounceInNotifications: Announce sends the ids 150 to a
+// notification ("s:<id>,..."), returns once they are sent (151 ids: two
+// notifications, the second of one id) and sends nothing for no ids.
+func TestAnnounceInNotifications(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := Open(context.Background(), url, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := pq.NewListener(url, 100*time.Millisecond, time.Second, nil)
+	defer l.Close()
+	if err := l.Listen(JobsChannel); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 151)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("id-%03d", i)
+	}
+	// Bounded: an Announce that never returns fails the test.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Announce(ctx, nil); err != nil {
+		t.Fatalf("Announce(nothing): %v", err)
+	}
+	if err := s.Announce(ctx, ids); err != nil {
+		t.Fatalf("Announce(151 ids): %v", err)
+	}
+	if _, err := s.db.Exec(`SELECT pg_notify($1, 'end')`, JobsChannel); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		select {
+		case n := <-l.Notify:
+			if n == nil {
+				t.Fatal("the test's listener lost its connection")
+			}
+			if n.Extra == "end" {
+				want := []string{"s:" + strings.Join(ids[:150], ","), "s:" + ids[150]}
+				if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+					t.Fatalf("notifications %q; want %q", got, want)
+				}
+				return
+			}
+			got = append(got, n.Extra)
+		case <-ctx.Done():
+			t.Fatalf("no end of the notifications within a minute (heard %d)", len(got))
 		}
 	}
 }
