@@ -95,3 +95,64 @@ func TestListenNeverHandsAnEmptyBatch(t *testing.T) {
 		t.Fatalf("heard %q; want [%s %s]", ids, a, b)
 	}
 }
+
+// TestListenReconnectsWithoutResync: a listener without a Resync callback
+// survives its connection being cut (PostgreSQL ends the session): it
+// reconnects and hears the notifications sent afterwards.
+func TestListenReconnectsWithoutResync(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := Open(context.Background(), url, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heard := make(chan string, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- Listen(ctx, url, JobEvents{Submitted: func(ids []string) {
+			for _, id := range ids {
+				heard <- id
+			}
+		}}, quietLog())
+	}()
+	// The listening session, once it is up.
+	var pid int
+	for pid == 0 {
+		if err := s.db.QueryRow(`SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND query ILIKE 'listen%'`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := s.db.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	for gone := false; !gone; time.Sleep(20 * time.Millisecond) {
+		if err := s.db.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid).Scan(&gone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Announce until the reconnected listener hears one (bounded).
+	deadline := time.After(time.Minute)
+	for {
+		id := uuid.NewString()
+		if _, err := s.db.Exec(`SELECT pg_notify($1, $2)`, JobsChannel, "s:"+id); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-heard:
+			cancel()
+			if err := <-done; err != context.Canceled {
+				t.Fatalf("Listen ended with %v; want context.Canceled", err)
+			}
+			return
+		case err := <-done:
+			t.Fatalf("Listen ended after the cut: %v", err)
+		case <-deadline:
+			t.Fatal("nothing heard within a minute of the cut")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
