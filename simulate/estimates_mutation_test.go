@@ -146,3 +146,72 @@ func TestLearnedEstimateWaitsForWarmup(t *testing.T) {
 		e.finish(j.ID, 10+400/float64(n))
 	}
 }
+
+// TestEstimateErrorMeanByHand: the mean absolute relative error of the
+// estimates told against the profiled run times. Two WordCounts of 1 GB
+// (profiled 10 s + 1000 MB / 40 MB/s = 35 s) are told 70 s (100% off) and
+// 35 s (0%): 50%. Oracle estimates report none.
+func TestEstimateErrorMeanByHand(t *testing.T) {
+	m := workload.DefaultModel
+	for _, mode := range []string{EstimatesUser, EstimatesOracle} {
+		jobs, profiles := BuildWorkload([]workload.Job{wcN("a", 1, 1), wcN("b", 1, 1)}, m, 0, 1, 1)
+		e, err := newEstimator(jobs, profiles, m, mode, 0, false, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[0].EstimatedDurationSeconds, jobs[1].EstimatedDurationSeconds = 70, 35
+		e.submit(&jobs[0])
+		e.submit(&jobs[1])
+		var r Result
+		e.report(&r)
+		want := 50.0
+		if mode == EstimatesOracle {
+			want = 0
+		}
+		near(t, mode+" estimate error %", r.EstimateErrorPct, want)
+	}
+}
+
+// TestModelMAPEByHand: the learned model's error counts the runs of a
+// signature that had learnMAPEAfter (10) runs before them, and learns
+// from each run (Version counts them). Ten runs of 4 GB at 1, 2 and 4
+// executors took exactly 10 + 400/n s (the model fits them); the 11th
+// and 12th, at 2 executors, took 1.5 x 210 = 315 s: the model expected
+// about 210 s, an error of about 1/3 on each: MAPE about 33% over 2
+// runs. A run of 0 s (nothing to learn from) changes nothing.
+func TestModelMAPEByHand(t *testing.T) {
+	m := workload.DefaultModel
+	counts := []int{1, 2, 4, 1, 2, 4, 1, 2, 4, 1, 2, 2, 2}
+	var wl []workload.Job
+	for i, n := range counts {
+		wl = append(wl, wcN(string(rune('a'+i)), 4, n))
+	}
+	jobs, profiles := BuildWorkload(wl, m, 0, 1, 1)
+	e, err := newEstimator(jobs, profiles, m, EstimatesLearned, 0, false, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traits := &traitsModel{e}
+	for i, n := range counts[:12] {
+		j := &jobs[i]
+		e.submit(j)
+		e.start(j.ID, []workload.AgentShare{{Executors: n, CPUs: 16, UsedCPUs: 8}})
+		secs := 10 + 400/float64(n)
+		if i >= 10 {
+			secs *= 1.5
+		}
+		e.finish(j.ID, secs)
+		if traits.Version() != uint64(i+1) {
+			t.Fatalf("after %d runs the model's version is %d", i+1, traits.Version())
+		}
+	}
+	last := &jobs[12]
+	e.submit(last)
+	e.start(last.ID, []workload.AgentShare{{Executors: 2, CPUs: 16, UsedCPUs: 8}})
+	e.finish(last.ID, 0)
+	var r Result
+	e.report(&r)
+	if r.ModelMAPERuns != 2 || r.ModelMAPEPct < 25 || r.ModelMAPEPct > 40 || traits.Version() != 12 {
+		t.Errorf("model MAPE %.1f%% over %d runs, version %d; want about 33%% over 2, 12", r.ModelMAPEPct, r.ModelMAPERuns, traits.Version())
+	}
+}
