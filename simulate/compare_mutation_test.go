@@ -151,3 +151,105 @@ func TestAggregateTableLayout(t *testing.T) {
 		t.Errorf("table:\n%s", sb.String())
 	}
 }
+
+// TestVerdictTablesByHand: the verdict per window in the text table and
+// in Markdown. "hour 1" (thesis-like, light): the default at $8 against
+// fifo-consolidate's $10 (-20%), one miss each: the target is met.
+// "hour 2" (trace-sized): the same numbers carry no target ("-").
+// "hour 3": fifo-consolidate did not run: no verdict (the text table says
+// so, Markdown leaves the window out).
+func TestVerdictTablesByHand(t *testing.T) {
+	res := func(cons bool) []Result {
+		out := []Result{{Policy: "dap", Default: true, TotalCostUSD: 8, DeadlineMissed: 1}, {Policy: "bfd", TotalCostUSD: 9, DeadlineMissed: 2}}
+		if cons {
+			out = append(out, Result{Policy: "fifo-consolidate", TotalCostUSD: 10, DeadlineMissed: 1})
+		}
+		return out
+	}
+	was := Aggregate([]RunResult{
+		{Workload: WorkloadThesis, Window: "hour 1", Class: ClassLight, Seed: 1, Results: res(true)},
+		{Workload: WorkloadTrace, Window: "hour 2", Class: ClassLight, Seed: 1, Results: res(true)},
+		{Workload: WorkloadThesis, Window: "hour 3", Class: ClassLight, Seed: 1, Results: res(false)},
+	})
+	var sb strings.Builder
+	if err := writeVerdict(&sb, was); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(sb.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "hour" {
+			rows[f[1]] = l
+		}
+	}
+	if l := rows["1"]; !strings.Contains(l, "1/1") || !strings.HasSuffix(strings.TrimSpace(l), "yes (cost <= -15% vs fifo-consolidate, misses <= fifo-consolidate's)") {
+		t.Errorf("hour 1: %q", l)
+	}
+	if l := strings.TrimSpace(rows["2"]); !strings.Contains(l, "-20.0%") || !strings.HasSuffix(l, " -") {
+		t.Errorf("hour 2: %q", l)
+	}
+	if l := rows["3"]; !strings.Contains(l, "(the default or fifo-consolidate did not run)") {
+		t.Errorf("hour 3: %q", l)
+	}
+
+	sb.Reset()
+	if err := writeMarkdown(&sb, was, true); err != nil {
+		t.Fatal(err)
+	}
+	md := sb.String()
+	for _, want := range []string{
+		"| hour 1 | light | 1/1 | 1/1 | 1/1 | -20.0% | 1.0 / 1.0 | yes |\n",
+		"| hour 2 | light | 1/1 | 1/1 | 1/1 | -20.0% | 1.0 / 1.0 | - |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| hour 3 | light |") {
+		t.Errorf("markdown has a verdict for hour 3:\n%s", md)
+	}
+	sb.Reset()
+	if err := writeMarkdown(&sb, was, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sb.String(), "Pareto") || !strings.Contains(sb.String(), "**hour 3 (light), 0 jobs, seeds 1**") {
+		t.Errorf("markdown without verdicts:\n%s", sb.String())
+	}
+}
+
+// TestPreemptionRowsBounds: a base without misses (or at $0) has no
+// relative change (0, not a division by zero), and "at most 70% of the
+// misses, at most 110% of the cost" includes the bounds even where the
+// 1e-9 allowance for rounding vanishes in a large mean (1e9 misses or
+// dollars, where a double's spacing is about 1e-7).
+func TestPreemptionRowsBounds(t *testing.T) {
+	agg := func(name string, missed, cost float64) PolicyAggregate {
+		return PolicyAggregate{Policy: name, Runs: 1, Missed: Stat{Mean: missed}, Cost: Stat{Mean: cost}}
+	}
+	b := 1e9
+	was := []WindowAggregate{{Window: "hour 1", Policies: []PolicyAggregate{
+		agg("dap", 0, 0), agg("dap+mdf", 2, 5),
+		agg("bfd", b, b), agg("bfd+mdf", 0.7*b, 1.1*b),
+	}}}
+	rows := PreemptionRows(was)
+	if len(rows) != 2 {
+		t.Fatalf("%+v", rows)
+	}
+	if r := rows[0]; r.MissesChangePct != 0 || r.CostChangePct != 0 || r.TargetMet {
+		t.Errorf("against a base of no misses at $0: %+v, want no change and not met", r)
+	}
+	if r := rows[1]; !r.TargetMet {
+		t.Errorf("70%% of 1e9 misses at 110%% of $1e9: %+v, want met", r)
+	}
+
+	var sb strings.Builder
+	if err := writePreemption(&sb, was, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sb.String(), "bfd+mdf") {
+		t.Errorf("text table:\n%s", sb.String())
+	}
+	sb.Reset()
+	if err := writePreemption(&sb, was[:0], true); err != nil || sb.Len() != 0 {
+		t.Errorf("no rows: %v %q", err, sb.String())
+	}
+}
