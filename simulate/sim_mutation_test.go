@@ -157,3 +157,25 @@ func TestMeanExecutorsByHand(t *testing.T) {
 		t.Errorf("%d placements, sched delay p99 %v ms", r.Placements, r.SchedDelayP99MS)
 	}
 }
+
+// TestNoLeadKeepsSubmissions: notBefore rewriting happens only with a
+// lead; without one a deadline job submitted before the window's start
+// keeps its submission time. From 100 s; j0 (40 s, deadline 1.5 x 40 =
+// 60 s after its submission) at 0 s waits for the window and runs
+// 100-140 s (JCT 140 s, a wait of 100 s, its deadline missed); j1 at
+// 150 s runs 150-190 s (JCT 40 s). Makespan 190 - 100 = 90 s.
+func TestNoLeadKeepsSubmissions(t *testing.T) {
+	m := workload.DefaultModel
+	m.Contention = 0
+	r, err := Run(context.Background(), Options{Workload: []workload.Job{wc("j0", 0, 40), wc("j1", 150, 40)}, From: 100 * time.Second,
+		Cluster: oneAgent(t), Model: &m, Seed: 1, Policy: exactPolicy(), DeadlineFraction: 1, Slack: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Completed != 2 || r.DeadlineMissed != 1 {
+		t.Fatalf("%+v", r)
+	}
+	near(t, "jct mean", r.JCTMeanS, (140+40)/2.0)
+	near(t, "wait mean", r.WaitMeanS, 50)
+	near(t, "makespan", r.MakespanS, 90)
+}
