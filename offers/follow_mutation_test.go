@@ -553,3 +553,152 @@ func TestDriverStatusOfOrphans(t *testing.T) {
 		t.Fatal("a status the store could not take reached the machine")
 	}
 }
+
+// failOnce is a Pinner whose first Reserve fails (not a conflict).
+type failOnce struct {
+	recPinner
+	once sync.Once
+}
+
+func (p *failOnce) Reserve(ctx context.Context, j sched.Job, plan placement.Plan) error {
+	err := p.recPinner.Reserve(ctx, j, plan)
+	p.once.Do(func() { err = errors.New("master unreachable") })
+	return err
+}
+
+// TestFollowerWakesForItsTimer: a job whose first reservation fails is
+// tried again when the machine's timer (Retry) fires, and goes on to
+// LAUNCHING: the follower waits for the timer rather than only for new
+// actions. The outcome does not depend on how long anything takes.
+func TestFollowerWakesForItsTimer(t *testing.T) {
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	fw, _ := subscribedFramework(t, nil)
+	pin := &failOnce{}
+	rep := &chanReporter{reports: make(chan sched.State, 16)}
+	cl := NewCluster(ClusterConfig{Store: newMemStore(testJob(0)), Framework: fw, Reserver: pin, Log: log, Retry: 10 * time.Millisecond,
+		Submit: sparksubmit.Options{Master: "mesos://127.0.0.1:5050"}})
+	fw.sink = cl
+	cl.SetReporter(rep)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); cl.Wait() }()
+	cl.mu.Lock()
+	cl.ctx = ctx
+	cl.agents = []Agent{{ID: "S1", Hostname: "host-1", CPUs: 4, FreeCPUs: 4, FreeMemMB: 8192}}
+	cl.loaded = true
+	cl.mu.Unlock()
+	if err := cl.Apply(ctx, testJob(0), placement.Plan{Assignments: []placement.Assignment{{AgentID: "S1", Executors: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-rep.reports:
+		if got != sched.Launching {
+			t.Fatalf("reported %s, want LAUNCHING", got)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no LAUNCHING within 60 s: the failed reservation was never tried again")
+	}
+	pin.mu.Lock()
+	defer pin.mu.Unlock()
+	if len(pin.reserved) != 2 {
+		t.Fatalf("%d reservations tried, want 2 (one failed, one made)", len(pin.reserved))
+	}
+}
+
+// TestPerformSmallActions: the actions without an answer do what they say
+// and return nothing: a note is stored, a kick asks for a refresh, a
+// launch is announced (the plan's agents) or cancelled with the framework
+// (nothing without one), a timer is the follower's own; an action of an
+// unknown kind is only logged.
+func TestPerformSmallActions(t *testing.T) {
+	ctx := context.Background()
+	s := newFollowSetup(t, testJob(0))
+	lj := s.awaiting(testJob(0), lifecycle.Reserving, sched.DriverRecord{}, lifecycle.ActNone, "S2", "S1")
+	for _, a := range []lifecycle.Action{{Kind: lifecycle.ActNote, Text: "a note"}, {Kind: lifecycle.ActKick}, {Kind: lifecycle.ActExpect},
+		{Kind: lifecycle.ActTimer}, {Kind: lifecycle.ActionKind(99)}} {
+		if acts := s.c.perform(ctx, lj, a); len(acts) != 0 {
+			t.Errorf("%s: actions %v, want none", a.Kind, kinds(acts))
+		}
+	}
+	if !slices.Equal(s.st.notes, []string{"a note"}) || len(s.c.kickCh) != 1 {
+		t.Errorf("notes %v, %d kicks; want the note, 1", s.st.notes, len(s.c.kickCh))
+	}
+	s.fw.mu.Lock()
+	e, expected := s.fw.expected[testJobID]
+	s.fw.mu.Unlock()
+	if !expected || !slices.Equal(e.agents, []string{"S2", "S1"}) {
+		t.Fatalf("announced %v on %v; want the plan's agents S2, S1", expected, e.agents)
+	}
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActCancelLaunch})
+	s.fw.mu.Lock()
+	_, expected = s.fw.expected[testJobID]
+	s.fw.mu.Unlock()
+	if expected {
+		t.Fatal("a cancelled launch is still announced")
+	}
+	bare := NewCluster(ClusterConfig{Store: newMemStore(), Reserver: &recPinner{}, Log: s.c.log.(*logrus.Entry).Logger})
+	lj2 := &liveJob{st: lj.st, signal: make(chan struct{}, 1)}
+	for _, k := range []lifecycle.ActionKind{lifecycle.ActExpect, lifecycle.ActCancelLaunch} {
+		if acts := bare.perform(ctx, lj2, lifecycle.Action{Kind: k}); len(acts) != 0 {
+			t.Errorf("%s without a framework: %v", k, kinds(acts))
+		}
+	}
+}
+
+// TestPerformKillReadCount: a kill sent waits KillWait (10 s) for the
+// terminal update, a failed one is tried again after Retry; the stored
+// kill and eviction requests are read into the machine (a failed read is
+// tried again); a failed run is counted in the store for its task and
+// decides the outcome.
+func TestPerformKillReadCount(t *testing.T) {
+	ctx := context.Background()
+	running := sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", AgentID: "S1", State: "TASK_RUNNING", Started: true}
+	for _, c := range []struct {
+		name string
+		fail bool
+		wait time.Duration
+	}{{"sent", false, lifecycle.KillWait}, {"refused", true, time.Second}} {
+		m := &failingMaster{}
+		m.failing(scheduler.Call_KILL, c.fail)
+		fw, _ := frameworkOn(t, m, FrameworkConfig{}, nil, nil)
+		s := newFollowSetup(t, testJob(0))
+		s.c.cfg.Framework = fw
+		lj := s.awaiting(testJob(0), lifecycle.Running, running, lifecycle.ActKillDriver, "S1")
+		lj.st.Kill = true
+		before := time.Now()
+		acts := s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActKillDriver, Task: "t-1", Agent: "S1"})
+		k := m.of(scheduler.Call_KILL)
+		wake := s.state(lj).Wake
+		if len(k) != 1 || k[0].Kill.TaskID.Value != "t-1" || !slices.Equal(kinds(acts), []lifecycle.ActionKind{lifecycle.ActTimer}) ||
+			wake.Before(before.Add(c.wait)) || wake.After(time.Now().Add(c.wait)) {
+			t.Errorf("%s: kills %+v, actions %v, wake in %v; want t-1, a timer in %v", c.name, k, kinds(acts), wake.Sub(before), c.wait)
+		}
+	}
+
+	ended := running
+	ended.State, ended.Ended = "TASK_FAILED", true
+	job := testJob(1)
+	job.KillRequested, job.PreemptRequested = true, "a deadline job"
+	s := newFollowSetup(t, job)
+	lj := s.awaiting(testJob(1), lifecycle.Running, ended, lifecycle.ActReadJob, "S1")
+	s.st.getErr = errors.New("database down")
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActReadJob})
+	if st := s.state(lj); st.JobChecked || st.Kill {
+		t.Fatalf("failed read: checked %v, kill %v; want neither", st.JobChecked, st.Kill)
+	}
+	s.st.getErr = nil
+	lj.st.Busy = lifecycle.ActReadJob
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActReadJob})
+	if st := s.state(lj); !st.JobChecked || !st.Kill || st.Preempt != "a deadline job" {
+		t.Fatalf("read: checked %v, kill %v, preempt %q; want true, true, \"a deadline job\"", st.JobChecked, st.Kill, st.Preempt)
+	}
+
+	s = newFollowSetup(t, testJob(1))
+	lj = s.awaiting(testJob(1), lifecycle.Running, ended, lifecycle.ActCountRun, "S1")
+	lj.st.JobChecked = true
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActCountRun, Task: "t-1"})
+	// 1 failed run of 1 retry allowed: back to the queue.
+	if st := s.state(lj); s.st.counted[testJobID] != "t-1" || s.st.jobs[testJobID].FailedRuns != 1 || st.Phase != lifecycle.Releasing || st.Outcome != sched.Queued {
+		t.Fatalf("counted %q (%d runs), phase %s, outcome %s; want t-1 (1), releasing, QUEUED", s.st.counted[testJobID], s.st.jobs[testJobID].FailedRuns, st.Phase, st.Outcome)
+	}
+}

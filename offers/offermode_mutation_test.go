@@ -1,13 +1,17 @@
 package offers
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mscheduler "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -304,4 +308,125 @@ func TestOfferReserverAgainstTheEmulator(t *testing.T) {
 	if h := held(j3.ID); len(h) != 0 {
 		t.Fatalf("after a refused reservation %v is still reserved", h)
 	}
+}
+
+// failJournal is a Journal whose writes fail.
+type failJournal struct{ memJournal }
+
+func (j *failJournal) PutReservation(context.Context, scheduler.Reservation) error {
+	return errors.New("database down")
+}
+
+// TestOfferReserverRunByHand: run takes on the job's role, and gives it up
+// again whatever the outcome: done, a failed RESERVE (a conflict naming
+// it), or the context's end; a role that cannot be taken on is run's error.
+func TestOfferReserverRunByHand(t *testing.T) {
+	ctx := context.Background()
+	m := &failingMaster{}
+	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: time.Hour}
+	updates := func() [][]string {
+		var out [][]string
+		for _, c := range m.of(mscheduler.Call_UPDATE_FRAMEWORK) {
+			out = append(out, frameworkRoles(c))
+		}
+		return out
+	}
+	taken := []string{"sparkpack", "sparkpack-job-j"}
+	given := []string{"sparkpack"}
+
+	if err := r.run(ctx, newRoleWork(false, nil), func() bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	w := newRoleWork(false, nil)
+	w.failed = "reserve on agent A: OPERATION_FAILED no room"
+	err := r.run(ctx, w, func() bool { return false })
+	if !errors.Is(err, ErrReserveConflict) || !strings.HasPrefix(err.Error(), w.failed+": ") {
+		t.Fatalf("a failed RESERVE: %v; want a conflict starting with %q", err, w.failed)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The context ends once the role is taken on (done is first asked then).
+	if err := r.run(cctx, newRoleWork(false, nil), func() bool { cancel(); return false }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("context ended: %v; want context.Canceled", err)
+	}
+	want := [][]string{taken, given, taken, given, taken, given}
+	if got := updates(); len(got) != len(want) {
+		t.Fatalf("UPDATE_FRAMEWORK roles %v; want %v", got, want)
+	} else {
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("UPDATE_FRAMEWORK roles %v; want %v", got, want)
+			}
+		}
+	}
+
+	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, true)
+	err = r.run(ctx, newRoleWork(false, nil), func() bool { return true })
+	if err == nil || !strings.HasPrefix(err.Error(), "take on role sparkpack-job-j: ") {
+		t.Fatalf("role refused: %v; want \"take on role sparkpack-job-j: ...\"", err)
+	}
+}
+
+// TestOfferReserverErrors: GET_AGENTS failing is Reserve's and Release's
+// error; a journal that cannot be written fails Reserve before any role is
+// taken on; a role that cannot be taken on fails Reserve, which rolls back
+// (Release: the journal marked released), and a failed rollback is named
+// in the error.
+func TestOfferReserverErrors(t *testing.T) {
+	ctx := context.Background()
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "11111111-1111-1111-1111-111111111111", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}}
+	plan := placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 1}}}
+
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", http.StatusBadRequest) }))
+	t.Cleanup(down.Close)
+	downEp, err := NewEndpoint(down.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &failingMaster{}
+	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	r := &OfferReserver{Framework: fw, Op: NewOperator(downEp), Journal: &memJournal{}, Log: fw.log, Timeout: time.Hour}
+	if err := r.Reserve(ctx, job, plan); err == nil {
+		t.Error("Reserve with GET_AGENTS failing: nil")
+	}
+	if err := r.Release(ctx, job.ID); err == nil {
+		t.Error("Release with GET_AGENTS failing: nil")
+	}
+
+	// GET_AGENTS answers (no reservation anywhere).
+	emu, quiet := emulator(t)
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "", WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = &OfferReserver{Framework: fw, Op: NewOperator(ep), Journal: &failJournal{}, Log: fw.log, Timeout: time.Hour}
+	if err := r.Reserve(ctx, job, plan); err == nil || len(m.of(mscheduler.Call_UPDATE_FRAMEWORK)) != 0 {
+		t.Errorf("Reserve with the journal failing: %v, %d role updates; want an error, none", err, len(m.of(mscheduler.Call_UPDATE_FRAMEWORK)))
+	}
+	jr := &memJournal{}
+	r = &OfferReserver{Framework: fw, Op: NewOperator(ep), Journal: jr, Log: fw.log, Timeout: time.Hour}
+	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, true)
+	err = r.Reserve(ctx, job, plan)
+	if err == nil || !strings.HasPrefix(err.Error(), "take on role ") || strings.Contains(err.Error(), "rolling back") {
+		t.Fatalf("role refused: %v; want \"take on role ...\", rolled back", err)
+	}
+	if rec := jr.recs[job.ID+"/A"]; rec.State != scheduler.ResReleased {
+		t.Fatalf("journal after the rollback: %+v; want released", rec)
+	}
+	r.Journal = &rollbackFails{}
+	err = r.Reserve(ctx, job, plan)
+	if err == nil || !strings.Contains(err.Error(), "(and rolling back failed: ") {
+		t.Fatalf("role refused, rollback failing: %v; want both named", err)
+	}
+}
+
+// rollbackFails is a Journal that takes writes but cannot be read (the
+// rollback's markReleased reads it).
+type rollbackFails struct{ memJournal }
+
+func (j *rollbackFails) Reservations(context.Context, string, ...scheduler.ReservationState) ([]scheduler.Reservation, error) {
+	return nil, errors.New("database down")
 }
