@@ -13,6 +13,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
@@ -115,12 +116,13 @@ type followSetup struct {
 	st    *flakyStore
 	pin   *recPinner
 	rep   *errReporter
+	hook  *logtest.Hook // the cluster's log
 }
 
 func newFollowSetup(t *testing.T, job sched.Job) *followSetup {
 	t.Helper()
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
 	fw, calls := subscribedFramework(t, nil)
 	fw.cfg.OfferHold = time.Hour
 	st := &flakyStore{memStore: newMemStore(job)}
@@ -134,7 +136,7 @@ func newFollowSetup(t *testing.T, job sched.Job) *followSetup {
 	c.seen["S2"] = Agent{ID: "S2", Hostname: "host-2"}
 	c.loaded = true
 	fw.sink = c
-	return &followSetup{c: c, fw: fw, calls: calls, st: st, pin: pin, rep: rep}
+	return &followSetup{c: c, fw: fw, calls: calls, st: st, pin: pin, rep: rep, hook: hook}
 }
 
 // awaiting is a followed job in phase ph, with driver drv and plan on
@@ -700,5 +702,92 @@ func TestPerformKillReadCount(t *testing.T) {
 	// 1 failed run of 1 retry allowed: back to the queue.
 	if st := s.state(lj); s.st.counted[testJobID] != "t-1" || s.st.jobs[testJobID].FailedRuns != 1 || st.Phase != lifecycle.Releasing || st.Outcome != sched.Queued {
 		t.Fatalf("counted %q (%d runs), phase %s, outcome %s; want t-1 (1), releasing, QUEUED", s.st.counted[testJobID], s.st.jobs[testJobID].FailedRuns, st.Phase, st.Outcome)
+	}
+}
+
+// messages are the log entries at level lv or more severe, "message action" each.
+func messages(h *logtest.Hook, lv logrus.Level) []string {
+	var out []string
+	for _, e := range h.AllEntries() {
+		if e.Level <= lv {
+			m := e.Message
+			if a, ok := e.Data["action"]; ok {
+				m += " " + a.(string)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestStepFailuresLogged: a step that failed is logged as retried (with
+// its action), unless it was a conflict (the job goes back to the queue,
+// no retry) or the context ended (the process stops); a step that worked
+// logs no failure. A kill requested and a relaunch of a lost driver are
+// logged at info.
+func TestStepFailuresLogged(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		err   error
+		ended bool
+		want  []string
+	}{
+		{"made", nil, false, nil},
+		{"failed", errors.New("master unreachable"), false, []string{"step failed; retrying reserve"}},
+		{"conflict", ErrReserveConflict, false, nil},
+		{"failed, context ended", errors.New("master unreachable"), true, nil},
+	} {
+		s := newFollowSetup(t, testJob(0))
+		s.pin.reserveErr = c.err
+		lj := s.awaiting(testJob(0), lifecycle.Reserving, sched.DriverRecord{}, lifecycle.ActReserve, "S1")
+		cctx, cancel := context.WithCancel(ctx)
+		if c.ended {
+			cancel()
+		}
+		s.c.perform(cctx, lj, lifecycle.Action{Kind: lifecycle.ActReserve})
+		cancel()
+		if got := messages(s.hook, logrus.WarnLevel); !slices.Equal(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.name, got, c.want)
+		}
+	}
+
+	// A kill requested: logged; refused: a retry warning instead.
+	for _, fail := range []bool{false, true} {
+		m := &failingMaster{}
+		m.failing(scheduler.Call_KILL, fail)
+		fw, _ := frameworkOn(t, m, FrameworkConfig{}, nil, nil)
+		s := newFollowSetup(t, testJob(0))
+		s.c.cfg.Framework = fw
+		running := sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", AgentID: "S1", State: "TASK_RUNNING", Started: true}
+		lj := s.awaiting(testJob(0), lifecycle.Running, running, lifecycle.ActKillDriver, "S1")
+		lj.st.Kill = true
+		s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActKillDriver, Task: "t-1", Agent: "S1"})
+		want := []string{"driver kill requested"}
+		if fail {
+			want = []string{"step failed; retrying kill-driver"}
+		}
+		if got := messages(s.hook, logrus.InfoLevel); !slices.Equal(got, want) {
+			t.Errorf("kill refused %v: log %q, want %q", fail, got, want)
+		}
+	}
+
+	// A relaunch: the new task named is logged (not a first naming).
+	for _, relaunch := range []bool{false, true} {
+		s := newFollowSetup(t, testJob(0))
+		lost := sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: "t-1", State: "TASK_DROPPED", Ended: true, LostLaunches: 1}
+		lj := s.awaiting(testJob(0), lifecycle.Launching, lost, lifecycle.ActNameDriver, "S1")
+		s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActNameDriver, Attempt: 1, Lost: 1, Relaunch: relaunch})
+		got := messages(s.hook, logrus.InfoLevel)
+		if logged := len(got) == 1 && strings.HasPrefix(got[0], "Mesos lost the driver launch"); logged != relaunch || len(got) > 1 {
+			t.Errorf("relaunch %v: log %q", relaunch, got)
+		}
+	}
+	s := newFollowSetup(t, testJob(0))
+	s.st.driverErr = errors.New("database down")
+	lj := s.awaiting(testJob(0), lifecycle.Launching, sched.DriverRecord{}, lifecycle.ActNameDriver, "S1")
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActNameDriver, Attempt: 1, Relaunch: true})
+	if got := messages(s.hook, logrus.InfoLevel); !slices.Equal(got, []string{"step failed; retrying name-driver"}) {
+		t.Errorf("a relaunch not named: log %q; want only the retry warning", got)
 	}
 }

@@ -400,3 +400,33 @@ func TestExpireOffersStopsWithItsContext(t *testing.T) {
 	cancel()
 	fw.expireOffers(ctx)
 }
+
+// TestRefusedCallsLogged: a refused RECONCILE (explicit or implicit) or
+// ACKNOWLEDGE is logged as a warning; accepted ones log nothing.
+func TestRefusedCallsLogged(t *testing.T) {
+	ctx := context.Background()
+	running := mesos.TASK_RUNNING
+	ack := &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{
+		TaskID: mesos.TaskID{Value: "t-1"}, State: &running, UUID: []byte("u1"), AgentID: &mesos.AgentID{Value: "S1"}}}}
+	for _, refuse := range []bool{false, true} {
+		m := &failingMaster{}
+		m.failing(scheduler.Call_RECONCILE, refuse)
+		m.failing(scheduler.Call_ACKNOWLEDGE, refuse)
+		fw, hook := frameworkOn(t, m, FrameworkConfig{}, nil, nil)
+		fw.Reconcile(ctx, []string{"t-1"})
+		fw.Event(ctx, ack)
+		var warned []string
+		for _, e := range hook.AllEntries() {
+			if e.Level <= logrus.WarnLevel {
+				warned = append(warned, e.Message)
+			}
+		}
+		var want []string
+		if refuse {
+			want = []string{"explicit reconciliation failed", "implicit reconciliation failed", "acknowledge failed; Mesos will re-send the update"}
+		}
+		if !slices.Equal(warned, want) {
+			t.Errorf("refused %v: warnings %q, want %q", refuse, warned, want)
+		}
+	}
+}
