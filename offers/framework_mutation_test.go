@@ -402,7 +402,8 @@ func TestExpireOffersStopsWithItsContext(t *testing.T) {
 }
 
 // TestRefusedCallsLogged: a refused RECONCILE (explicit or implicit) or
-// ACKNOWLEDGE is logged as a warning; accepted ones log nothing.
+// ACKNOWLEDGE is logged as a warning; accepted ones log nothing, and an
+// update without uuid is not acknowledged (nor does it try to be).
 func TestRefusedCallsLogged(t *testing.T) {
 	ctx := context.Background()
 	running := mesos.TASK_RUNNING
@@ -415,6 +416,13 @@ func TestRefusedCallsLogged(t *testing.T) {
 		fw, hook := frameworkOn(t, m, FrameworkConfig{}, nil, nil)
 		fw.Reconcile(ctx, []string{"t-1"})
 		fw.Event(ctx, ack)
+		// A reconciliation answer (no uuid) is not acknowledged at all.
+		noUUID := *ack.Update
+		noUUID.Status.UUID = nil
+		fw.Event(ctx, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &noUUID})
+		if n := len(m.of(scheduler.Call_ACKNOWLEDGE)); n != 1 {
+			t.Errorf("refused %v: %d ACKNOWLEDGE calls, want 1 (u1 only)", refuse, n)
+		}
 		var warned []string
 		for _, e := range hook.AllEntries() {
 			if e.Level <= logrus.WarnLevel {
