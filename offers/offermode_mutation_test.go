@@ -12,6 +12,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mscheduler "github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -42,8 +44,8 @@ func roleOffer(agent string, cpus, mem float64, reserved ...mesos.Resource) meso
 // small, one on an agent done, or one on an agent with an operation under
 // way gets nothing.
 func TestRoleWorkReservesWhatIsWanted(t *testing.T) {
-	two := 2.0
-	w := newRoleWork(false, map[string][2]float64{"A": {2, 4096}, "B": {two + 1e-9, 1024}, "C": {1, 1024}, "D": {1, 1024}})
+	two, mem := 2.0, 1024.0
+	w := newRoleWork(false, map[string][2]float64{"A": {2, 4096}, "B": {two + 1e-9, 1024}, "C": {1, 1024}, "D": {1, 1024}, "F": {1, mem + 1e-9}})
 	w.done["D"] = true
 	ops := w.Offer(roleOffer("A", 2, 4096))
 	if len(ops) != 1 || ops[0].Type != mesos.Offer_Operation_RESERVE || ops[0].GetID().GetValue() != "sparkpack-reserve-A-1" {
@@ -71,6 +73,9 @@ func TestRoleWorkReservesWhatIsWanted(t *testing.T) {
 	if ops := w.Offer(roleOffer("B", 2, 1024)); len(ops) != 1 || ops[0].GetID().GetValue() != "sparkpack-reserve-B-2" {
 		t.Errorf("offer on B, 1e-9 cpus short: %+v; want a RESERVE with id sparkpack-reserve-B-2", ops)
 	}
+	if ops := w.Offer(roleOffer("F", 1, 1024)); len(ops) != 1 || ops[0].GetID().GetValue() != "sparkpack-reserve-F-3" {
+		t.Errorf("offer on F, 1e-9 MiB short: %+v; want a RESERVE with id sparkpack-reserve-F-3", ops)
+	}
 	for _, c := range []struct {
 		name string
 		o    mesos.Offer
@@ -89,8 +94,8 @@ func TestRoleWorkReservesWhatIsWanted(t *testing.T) {
 	if ops := w.Offer(roleOffer("C", 0, 0, held...)); ops != nil {
 		t.Errorf("offer on C holding only reserved resources: %+v; want nothing", ops)
 	}
-	if len(w.pending) != 2 {
-		t.Errorf("pending %v; want A's and B's operations only", w.pending)
+	if len(w.pending) != 3 {
+		t.Errorf("pending %v; want A's, B's and F's operations only", w.pending)
 	}
 }
 
@@ -323,7 +328,7 @@ func (j *failJournal) PutReservation(context.Context, scheduler.Reservation) err
 func TestOfferReserverRunByHand(t *testing.T) {
 	ctx := context.Background()
 	m := &failingMaster{}
-	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	fw, hook := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
 	r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: time.Hour}
 	updates := func() [][]string {
 		var out [][]string
@@ -361,7 +366,16 @@ func TestOfferReserverRunByHand(t *testing.T) {
 		}
 	}
 
-	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, true)
+	if warned := warnings(hook); len(warned) != 0 {
+		t.Fatalf("warnings %q; want none (every role given up)", warned)
+	}
+	// The role cannot be given up: logged (the next subscription drops it).
+	if err := r.run(ctx, newRoleWork(false, nil), func() bool { m.failing(mscheduler.Call_UPDATE_FRAMEWORK, true); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if warned := warnings(hook); !slices.Equal(warned, []string{"could not give up the job role; the next subscription will"}) {
+		t.Fatalf("warnings %q; want the role not given up", warned)
+	}
 	err = r.run(ctx, newRoleWork(false, nil), func() bool { return true })
 	if err == nil || !strings.HasPrefix(err.Error(), "take on role sparkpack-job-j: ") {
 		t.Fatalf("role refused: %v; want \"take on role sparkpack-job-j: ...\"", err)
@@ -408,6 +422,17 @@ func TestOfferReserverErrors(t *testing.T) {
 	}
 	jr := &memJournal{}
 	r = &OfferReserver{Framework: fw, Op: NewOperator(ep), Journal: jr, Log: fw.log, Timeout: time.Hour}
+	// Nothing to reserve (no executor planned) or to release (nothing
+	// labelled for the job): no role is taken on.
+	if err := r.Reserve(ctx, job, placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(ctx, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.of(mscheduler.Call_UPDATE_FRAMEWORK)); n != 0 || len(jr.recs) != 0 {
+		t.Fatalf("nothing to reserve or release: %d role updates, journal %v; want none, empty", n, jr.recs)
+	}
 	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, true)
 	err = r.Reserve(ctx, job, plan)
 	if err == nil || !strings.HasPrefix(err.Error(), "take on role ") || strings.Contains(err.Error(), "rolling back") {
@@ -429,4 +454,15 @@ type rollbackFails struct{ memJournal }
 
 func (j *rollbackFails) Reservations(context.Context, string, ...scheduler.ReservationState) ([]scheduler.Reservation, error) {
 	return nil, errors.New("database down")
+}
+
+// warnings are the messages logged at warning level or above.
+func warnings(h *logtest.Hook) []string {
+	var out []string
+	for _, e := range h.AllEntries() {
+		if e.Level <= logrus.WarnLevel {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }
