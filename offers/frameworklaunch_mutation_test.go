@@ -399,6 +399,26 @@ func TestSendingFailureKeepsTheLaunch(t *testing.T) {
 	if got := launchedOn(calls3); aWaits || !slices.Equal(got, []string{"O-1"}) || launchTask(t, calls3, 0).TaskID.Value != "t-b" {
 		t.Fatalf("withdrawn a: a waits %v, launched on %v; want a dropped and b's driver on O-1", aWaits, got)
 	}
+
+	// Withdrawn beside a launch sent: the offer given back serves the next
+	// waiting launch at once (c waited for want of an offer).
+	fw4, calls4 := subscribedFramework(t, nil)
+	fw4.cfg.OfferHold = time.Hour
+	fw4.mu.Lock()
+	fw4.pending["a"] = &DriverLaunch{JobID: "a", TaskID: "t-a", CPUs: 1, MemMB: 1024, Argv: []string{"x"},
+		Sending: func(string) error { return ErrLaunchWithdrawn }}
+	fw4.pending["b"] = &DriverLaunch{JobID: "b", TaskID: "t-b", CPUs: 1, MemMB: 1024, Argv: []string{"x"}}
+	fw4.pending["c"] = &DriverLaunch{JobID: "c", TaskID: "t-c", CPUs: 1, MemMB: 1024, Argv: []string{"x"}}
+	fw4.mu.Unlock()
+	// a takes the roomier O-1, b O-2, c none; a gives O-1 back to c.
+	fw4.Event(ctx, offersEvent(driverOffer("O-1", "S1", 4, 4096, "sparkpack"), driverOffer("O-2", "S2", 2, 4096, "sparkpack")))
+	tasks := map[string]string{}
+	for i, o := range launchedOn(calls4) {
+		tasks[launchTask(t, calls4, i).TaskID.Value] = o
+	}
+	if len(tasks) != 2 || tasks["t-b"] != "O-2" || tasks["t-c"] != "O-1" {
+		t.Fatalf("launched %v; want t-b on O-2 and t-c on O-1 (given back by the withdrawn a)", tasks)
+	}
 }
 
 // TestAcceptFailureKeepsTheLaunch: when the master refuses the ACCEPT,
