@@ -335,7 +335,7 @@ func TestQueueLaunchByHand(t *testing.T) {
 	// A job with an estimate carries it; a failed LAUNCH_SENT write keeps
 	// the launch waiting (no ACCEPT).
 	est := testJob(0)
-	est.EstimatedDurationSeconds = 90.5
+	est.EstimatedDurationSeconds = 90.25
 	s = newFollowSetup(t, est)
 	s.c.cfg.Submit.Master = "mesos://m:5050"
 	lj = launching(s, est)
@@ -343,8 +343,8 @@ func TestQueueLaunchByHand(t *testing.T) {
 	s.fw.mu.Lock()
 	l = s.fw.pending[testJobID]
 	s.fw.mu.Unlock()
-	if l == nil || l.Labels[DurationLabel] != "90.5" || len(l.Labels) != 2 {
-		t.Fatalf("launch %+v; want the duration label 90.5 beside the job label", l)
+	if l == nil || l.Labels[DurationLabel] != "90.25" || len(l.Labels) != 2 {
+		t.Fatalf("launch %+v; want the duration label 90.25 (as given) beside the job label", l)
 	}
 	s.st.putErr = errors.New("database down")
 	s.fw.Event(ctx, offersEvent(driverOffer("O-1", "S1", 4, 8192, "sparkpack")))
