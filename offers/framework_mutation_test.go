@@ -285,7 +285,7 @@ func TestAgentFailureLogged(t *testing.T) {
 	fw, hook := frameworkOn(t, &failingMaster{}, FrameworkConfig{}, nil, nil)
 	agent := &mesos.AgentID{Value: "S7"}
 	for _, f := range []*scheduler.Event_Failure{
-		{ExecutorID: &mesos.ExecutorID{Value: "e1"}, AgentID: agent},
+		{ExecutorID: &mesos.ExecutorID{Value: "e1"}, AgentID: &mesos.AgentID{Value: "S-exec"}},
 		{ExecutorID: &mesos.ExecutorID{Value: "e2"}},
 		{},
 		{AgentID: agent},
