@@ -791,3 +791,30 @@ func TestStepFailuresLogged(t *testing.T) {
 		t.Errorf("a relaunch not named: log %q; want only the retry warning", got)
 	}
 }
+
+// TestRunningStatusOfAnOlderLaunch: a followed job's older driver task
+// that reports RUNNING (a launch the job moved on from) is killed; a
+// RUNNING of the job's current task whose ACCEPT was never sent (Mesos
+// answers a reconciliation of it) is only acknowledged, not killed.
+func TestRunningStatusOfAnOlderLaunch(t *testing.T) {
+	ctx := context.Background()
+	s := newFollowSetup(t, testJob(0))
+	running := mesos.TASK_RUNNING
+	sent := sched.DriverRecord{JobID: testJobID, Attempt: 2, TaskID: "t-2", AgentID: "S1", State: LaunchSent}
+	s.awaiting(testJob(0), lifecycle.Launching, sent, lifecycle.ActNone, "S1")
+	if err := s.c.DriverStatus(ctx, testJobID, mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t-1"}, State: &running, AgentID: &mesos.AgentID{Value: "S1"}}); err != nil {
+		t.Fatal(err)
+	}
+	unsent := sched.DriverRecord{JobID: testJobID, Attempt: 3, TaskID: "t-3"}
+	s.awaiting(testJob(0), lifecycle.Launching, unsent, lifecycle.ActNone, "S1")
+	if err := s.c.DriverStatus(ctx, testJobID, mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t-3"}, State: &running, AgentID: &mesos.AgentID{Value: "S1"}}); err != nil {
+		t.Fatal(err)
+	}
+	var killed []string
+	for _, c := range s.calls.of(scheduler.Call_KILL) {
+		killed = append(killed, c.Kill.TaskID.Value)
+	}
+	if !slices.Equal(killed, []string{"t-1"}) {
+		t.Fatalf("killed %v; want the older launch t-1 only", killed)
+	}
+}
