@@ -283,11 +283,11 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 }
 
-// errReporter fails every report.
-type errReporter struct{ err error }
+// failingReporter fails every report.
+type failingReporter struct{ err error }
 
-func (r errReporter) Report(context.Context, string, scheduler.State, string) error { return r.err }
-func (r errReporter) ClusterChanged()                                               {}
+func (r failingReporter) Report(context.Context, string, scheduler.State, string) error { return r.err }
+func (r failingReporter) ClusterChanged()                                               {}
 
 // TestReportCountsAJobAlreadyThere: a report the core refuses counts as
 // told when the store shows the job in that state already; otherwise
@@ -304,7 +304,7 @@ func TestReportCountsAJobAlreadyThere(t *testing.T) {
 	if err := c.report(ctx, testJobID, scheduler.Finished, ""); err != nil {
 		t.Errorf("a report the core takes: %v", err)
 	}
-	c.SetReporter(errReporter{refused})
+	c.SetReporter(failingReporter{refused})
 	if err := c.report(ctx, testJobID, scheduler.Running, ""); err != nil {
 		t.Errorf("a refused report of the state the job is in: %v, want nil", err)
 	}

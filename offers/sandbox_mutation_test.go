@@ -105,8 +105,6 @@ func sandboxSetup(t *testing.T, principal string) (*Operator, *fakeAgent, string
 	return NewOperator(ep), fa, "http://" + addr
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestAgentURL: the agent's address is the one in its libprocess pid;
 // without a usable pid, its hostname and port (5051 when GET_AGENTS gives
 // none); an agent GET_AGENTS does not list is gone.
