@@ -21,7 +21,8 @@
 # (default 40: a mutant's build and test run may take N x the coverage run,
 # which reuses the build cache while every mutant rebuilds its package,
 # cgo included; on a loaded machine 10 timed most of placement's out).
-# Environment: MUTATION_OUT (folder for the JSON results and logs, default
+# Environment: MUTATION_MEM_GIB (virtual memory cap of every process, default
+# 16), MUTATION_OUT (folder for the JSON results and logs, default
 # a fresh temporary one), SPARKPACK_TEST_DATABASE_URL (otherwise store and
 # offers start a scratch PostgreSQL, see scripts/scratch-pg.sh).
 #
@@ -100,6 +101,10 @@ fi
 # times out.
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-vet=off -count=1"
 
+# A mutant can make the tests allocate without bound (a store mutant reached
+# 9 GB, a simulate one 22 GB): cap every process's virtual memory so that it
+# fails its tests instead of taking the machine down (MUTATION_MEM_GIB).
+ulimit -v $(( ${MUTATION_MEM_GIB:-16} * 1024 * 1024 ))
 echo "mutation: gremlins $gremlins_version on ${pkgs[*]}${diff_base:+ (lines changed since $diff_base)}; $workers worker(s), timeout x$coef, $([ "$full" = 1 ] && echo full || echo short) tests; results in $out" >&2
 for p in "${pkgs[@]}"; do
 	if [ ! -d "$p" ]; then
