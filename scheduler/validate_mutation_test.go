@@ -192,6 +192,12 @@ func TestAdmitNotBefore(t *testing.T) {
 		{"12:10 + 40 min = 12:50", now.Add(10 * time.Minute), 40 * 60, ""},
 		{"12:30, no estimate", now.Add(30 * time.Minute), 0, ""},
 		{"11:30 (past) + 50 min: from now 12:50", now.Add(-30 * time.Minute), 50 * 60, ""},
+		// A notBefore at or after the deadline can never be met, with or
+		// without an estimate (the REST path refuses it with a 400; a
+		// relative deadline resolved in the simulator reaches Admit).
+		{"13:00, the deadline itself, no estimate", now.Add(time.Hour), 0, "may not start before"},
+		{"13:30, after the deadline, no estimate", now.Add(90 * time.Minute), 0, "may not start before"},
+		{"12:59:59, no estimate", now.Add(time.Hour - time.Second), 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			j := &Job{Spec: Spec{ExecutorCores: 1, ExecutorMemoryMB: 1024, EstimatedDurationSeconds: c.estSecs,
