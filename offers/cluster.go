@@ -137,7 +137,7 @@ type Cluster struct {
 	index    map[string]int // agent id -> position in agents
 	statuses []AgentStatus  // every agent GET_AGENTS lists, whatever its state
 	loaded   bool
-	missing  map[string]int // agent id -> refreshes it has been missing
+	missing  map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
 	seen     map[string]Agent
 	gone     map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
 	jobs     map[string]*liveJob

@@ -14,7 +14,8 @@ import (
 // each with its submission time as the trace states it: the replayed
 // window keeps the arrival pattern of the whole window at n jobs in it,
 // where --jobs N keeps its first N (which can arrive within minutes of
-// its start). n >= len(arrivals) takes them all. The same seed and window
+// its start). n >= len(arrivals) takes them all, in the trace's order (a
+// parsed trace's is its submission order). The same seed and window
 // give the same jobs; the stream also depends on the window's first
 // arrival, so that two hours with as many jobs do not get the same draw.
 func SampleArrivals(arrivals []workload.TraceJob, n int, seed uint64) []workload.TraceJob {
