@@ -137,8 +137,12 @@ type Framework struct {
 	taskJob    map[string]string // task id -> job id
 	suppressed bool
 	connected  bool
-	lastOffer  time.Time
-	revivedAt  time.Time
+	// removed: the master refused the stored framework id because it
+	// removed the framework (its failover timeout passed, or an operator
+	// tore it down); the next Info forgets the id and subscribes anew.
+	removed   bool
+	lastOffer time.Time
+	revivedAt time.Time
 	// lastExpect is when the last launch was announced; trimLater is set
 	// when the stock was not trimmed because announcements were still
 	// coming in (see expectBurst).
@@ -238,6 +242,22 @@ func (f *Framework) Info(ctx context.Context) (mesos.FrameworkInfo, error) {
 	if f.cfg.WebUIURL != "" {
 		u := f.cfg.WebUIURL
 		info.WebUiURL = &u
+	}
+	f.mu.Lock()
+	removed := f.removed
+	f.mu.Unlock()
+	if removed {
+		// Mesos will never take this id again: its tasks were killed when
+		// the framework was removed. Subscribing as a new framework lets
+		// reconciliation end (and retry) the jobs whose drivers were lost;
+		// the reservations, held by the jobs' roles, are untouched.
+		if err := f.ids.SetFrameworkID(ctx, ""); err != nil {
+			return info, fmt.Errorf("forget the framework id Mesos removed: %w", err)
+		}
+		f.mu.Lock()
+		f.removed = false
+		f.mu.Unlock()
+		f.log.Error("Mesos removed sparkpack's framework (its failover timeout passed, or an operator tore it down) and killed its drivers; subscribing as a new framework")
 	}
 	id, err := f.ids.FrameworkID(ctx)
 	if err != nil {
@@ -379,7 +399,20 @@ func (f *Framework) Disconnected(err error) {
 	f.mu.Lock()
 	f.connected = false
 	f.offers = map[string]heldOffer{}
+	if FrameworkRemoved(err) {
+		f.removed = true
+	}
 	f.mu.Unlock()
+}
+
+// FrameworkRemoved reports whether err is the master refusing a
+// subscription because it removed the framework: Mesos answers a
+// SUBSCRIBE with the id of a framework it removed (failover timeout
+// passed, or torn down) with an ERROR event "Framework has been removed"
+// (the real 1.12 master and the emulator alike), and will never take that
+// id again.
+func FrameworkRemoved(err error) bool {
+	return err != nil && errors.Is(err, errRefused) && strings.Contains(err.Error(), "has been removed")
 }
 
 // Event implements Handler.

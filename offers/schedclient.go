@@ -237,8 +237,9 @@ func probeWorthy(err error) bool {
 // subscription so that the stored framework id is reused; when it fails,
 // Run does not subscribe but waits and calls it again. A subscription
 // that sees no event for MissedHeartbeats heartbeat intervals is dropped.
-// Run returns nil when ctx ends, or the master's refusal when the framework
-// was removed (its id is then no longer valid).
+// Run returns nil when ctx ends. Every lost or refused subscription is
+// handed to h.Disconnected first (a framework the master removed is
+// refused for ever: Framework then forgets its id, see FrameworkRemoved).
 func (c *SchedClient) Run(ctx context.Context, info func() (mesos.FrameworkInfo, error), h Handler, o RunOptions) error {
 	if o.MissedHeartbeats <= 0 {
 		o.MissedHeartbeats = 5
