@@ -221,14 +221,7 @@ func TestOfferReserverAgainstTheEmulator(t *testing.T) {
 	job := func(id string) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 3, ExecutorCores: 1, ExecutorMemoryMB: 2048, MemoryOverheadMB: 512}}
 	}
-	held := func(jobID string) map[string][2]float64 {
-		t.Helper()
-		raw, err := op.GetAgents(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return labelledFor(raw, jobID)
-	}
+	held := func(jobID string) map[string][2]float64 { t.Helper(); return heldFor(t, ctx, op, jobID) }
 	jobRoles := func() []string {
 		var out []string
 		for _, f := range m.Frameworks() {

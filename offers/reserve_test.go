@@ -3,7 +3,6 @@ package offers
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -55,21 +54,7 @@ func (j *memJournal) Reservations(_ context.Context, jobID string, states ...sch
 // journal released and the quota cleared. A plan beyond an agent's room
 // is refused (409), named by the agent's hostname, and rolled back.
 func TestReserverAgainstTheEmulator(t *testing.T) {
-	m, quiet := emulator(t)
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	ep, err := NewEndpoint(srv.URL, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := NewOperator(ep)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	raw, err := op.GetAgents(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agents, _ := AgentsFromMesos(raw, nil)
+	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 2*time.Minute)
 	if len(agents) < 3 || agents[0].FreeCPUs < 2 || agents[0].FreeMemMB < 5120 || agents[1].FreeCPUs < 1 || agents[1].FreeMemMB < 2560 {
 		t.Fatalf("the emulator's agents %+v: want 3, the first two with room for the plan", agents)
 	}
@@ -82,14 +67,7 @@ func TestReserverAgainstTheEmulator(t *testing.T) {
 	r := &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
 	j1 := job("11111111-1111-1111-1111-111111111111")
 	role := scheduler.Role(j1.ID)
-	held := func(jobID string) map[string][2]float64 {
-		t.Helper()
-		raw, err := op.GetAgents(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return labelledFor(raw, jobID)
-	}
+	held := func(jobID string) map[string][2]float64 { t.Helper(); return heldFor(t, ctx, op, jobID) }
 	for range 2 { // the second Reserve finds everything made: idempotent
 		if err := r.Reserve(ctx, j1, plan); err != nil {
 			t.Fatal(err)

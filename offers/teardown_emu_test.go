@@ -2,7 +2,6 @@ package offers
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -90,21 +89,7 @@ func standInDriver(t *testing.T, ctx context.Context, url string, log logrus.Fie
 // the executor, and releases everything; a framework of another job's
 // role is left alone.
 func TestReleaseTearsDownTheFrameworkOfAGoneDriver(t *testing.T) {
-	m, quiet := emulator(t)
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	ep, err := NewEndpoint(srv.URL, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := NewOperator(ep)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	raw, err := op.GetAgents(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agents, _ := AgentsFromMesos(raw, nil)
+	m, url, quiet, op, ctx, agents := operatorOnEmulator(t, 4*time.Minute)
 	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: 20 * time.Second, TeardownGrace: time.Second}
 	job := func(id string) sp.Job {
 		return sp.Job{Spec: sp.Spec{ID: id, Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 384}}
@@ -123,20 +108,13 @@ func TestReleaseTearsDownTheFrameworkOfAGoneDriver(t *testing.T) {
 		}
 		return mesossim.FrameworkInfo{}, false
 	}
-	held := func(jobID string) map[string][2]float64 {
-		t.Helper()
-		raw, err := op.GetAgents(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return labelledFor(raw, jobID)
-	}
+	held := func(jobID string) map[string][2]float64 { t.Helper(); return heldFor(t, ctx, op, jobID) }
 
 	j1, j2 := job("11111111-1111-1111-1111-111111111111"), job("22222222-2222-2222-2222-222222222222")
 	reserve(j1, agents[0].ID)
 	reserve(j2, agents[1].ID)
-	s1, fw1 := standInDriver(t, ctx, srv.URL, quiet, sp.Role(j1.ID), j1.ID, 3600)
-	s2, fw2 := standInDriver(t, ctx, srv.URL, quiet, sp.Role(j2.ID), j2.ID, 0)
+	s1, fw1 := standInDriver(t, ctx, url, quiet, sp.Role(j1.ID), j1.ID, 3600)
+	s2, fw2 := standInDriver(t, ctx, url, quiet, sp.Role(j2.ID), j2.ID, 0)
 
 	// A live driver: refused, not torn down (one Release of 3 s, grace 1 s).
 	short := *r

@@ -1,0 +1,46 @@
+package offers
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/mesossim"
+)
+
+// operatorOnEmulator serves an emulated master over HTTP for the test and
+// returns it, its URL, its quiet logger, an operator API client, a context
+// that ends after timeout (or with the test) and the agents it starts with.
+func operatorOnEmulator(t *testing.T, timeout time.Duration) (*mesossim.Master, string, *logrus.Logger, *Operator, context.Context, []Agent) {
+	t.Helper()
+	m, quiet := emulator(t)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewOperator(ep)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	raw, err := op.GetAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents, _ := AgentsFromMesos(raw, nil)
+	return m, srv.URL, quiet, op, ctx, agents
+}
+
+// heldFor is what Mesos shows reserved with jobID's label now, per agent
+// (cpus, MiB).
+func heldFor(t *testing.T, ctx context.Context, op *Operator, jobID string) map[string][2]float64 {
+	t.Helper()
+	raw, err := op.GetAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labelledFor(raw, jobID)
+}
