@@ -22,21 +22,9 @@ import (
 // and nothing of sparkpack's is left in Mesos. Before, the job stayed
 // RUNNING and the reservations leaked.
 func TestE2EDriverLostWithTheMasterReleasesItsReservations(t *testing.T) {
-	bin := mesosBin(t)
+	c := privateCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Bin: bin, Cluster: ThreeAgents(), Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("master log:\n%s", c.MasterLog(60))
-		}
-		if err := c.Close(context.Background()); err != nil {
-			t.Errorf("closing the cluster: %v", err)
-		}
-	})
 	tg := clusterTarget(c)
 	sp := startSparkpack(t, c.URL, pgtest.URL(t))
 	const name = "lost-with-the-master"

@@ -14,18 +14,9 @@ import (
 // been removed"), and sparkpack subscribes as a new framework within a
 // minute instead of retrying the dead id for ever.
 func TestSubscribesAnewAfterTheRealMasterRemovedIt(t *testing.T) {
-	bin := mesosBin(t)
+	c := privateCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Bin: bin, Cluster: ThreeAgents(), Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(context.Background()); err != nil {
-			t.Errorf("closing the cluster: %v", err)
-		}
-	})
 	startSparkpack(t, c.URL, pgtest.URL(t))
 	connected := func(not string) string {
 		t.Helper()

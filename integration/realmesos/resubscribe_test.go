@@ -18,18 +18,9 @@ import (
 // check (a backoff of at least 10 s); this one checks the probe against a
 // real master and gives the figure.
 func TestResubscribesSoonAfterTheRealMasterRestarts(t *testing.T) {
-	bin := mesosBin(t)
+	c := privateCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Bin: bin, Cluster: ThreeAgents(), Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(context.Background()); err != nil {
-			t.Errorf("closing the cluster: %v", err)
-		}
-	})
 	startSparkpack(t, c.URL, pgtest.URL(t))
 	connected := func() bool {
 		fws, err := c.Observer().Frameworks(ctx)

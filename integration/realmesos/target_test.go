@@ -56,7 +56,12 @@ func realTarget(t *testing.T) *target { return clusterTarget(realCluster(t)) }
 
 // privateTarget starts a cluster of its own for the test (a fresh one:
 // the shared cluster carries the history of earlier tests).
-func privateTarget(t *testing.T) *target {
+func privateTarget(t *testing.T) *target { return clusterTarget(privateCluster(t)) }
+
+// privateCluster starts a real three-agent cluster for the test alone and
+// closes it when the test ends (logging the master's log if it failed).
+func privateCluster(t *testing.T) *Cluster {
+	t.Helper()
 	bin := mesosBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -65,11 +70,14 @@ func privateTarget(t *testing.T) *target {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("master log:\n%s", c.MasterLog(60))
+		}
 		if err := c.Close(context.Background()); err != nil {
 			t.Errorf("closing the cluster: %v", err)
 		}
 	})
-	return clusterTarget(c)
+	return c
 }
 
 func clusterTarget(c *Cluster) *target {
