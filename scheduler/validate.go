@@ -554,13 +554,12 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 		if d := j.EstimatedDuration(); d > 0 && now.Add(d).After(*j.DeadlineAt) {
 			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), d)
 		}
+		if CheckNotBefore(j) != nil {
+			// The REST path refuses this with a 400; a relative deadline
+			// resolved elsewhere (the simulator's submissions) meets it here.
+			return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s", j.DeadlineAt.Format(time.RFC3339), j.NotBeforeAt().Format(time.RFC3339))
+		}
 		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
-			if !nb.Before(*j.DeadlineAt) {
-				// The REST path refuses this with a 400 (CheckNotBefore); a
-				// relative deadline resolved elsewhere (the simulator's
-				// submissions) meets it here.
-				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339))
-			}
 			if d := j.EstimatedDuration(); d > 0 && nb.Add(d).After(*j.DeadlineAt) {
 				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), d)
 			}
