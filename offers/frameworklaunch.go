@@ -144,7 +144,7 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 	}
 	sort.Strings(ids)
 	fits := func(ho heldOffer, l *DriverLaunch) bool {
-		return ho.cpus+1e-9 >= l.CPUs && ho.mem+1e-9 >= l.MemMB && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
+		return covers(ho.cpus, l.CPUs) && covers(ho.mem, l.MemMB) && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
 	}
 	for _, id := range ids {
 		l := f.pending[id]
@@ -178,6 +178,12 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 	return nil, heldOffer{}, false
 }
 
+// covers reports whether have is enough for want, within 1e-9 (offers'
+// scalars are fixed-point in Mesos, a request's sum may round). pickLocked
+// and driverResources must use this one test: a launch that one accepts
+// and the other refuses stops tryLaunch, and every launch behind it waits.
+func covers(have, want float64) bool { return have+1e-9 >= want }
+
 // roomier orders offers by cpus, then mem, then id (deterministic).
 func roomier(a, b heldOffer) bool {
 	if a.cpus != b.cpus {
@@ -194,6 +200,7 @@ func roomier(a, b heldOffer) bool {
 func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.Resource, bool) {
 	var out []mesos.Resource
 	need := map[string]float64{"cpus": cpus, "mem": mem}
+	took := map[string]float64{}
 	for _, r := range o.Resources {
 		want := need[r.Name]
 		if want <= 0 || r.Scalar == nil || len(r.Reservations) > 0 || r.Reservation != nil {
@@ -211,8 +218,9 @@ func (f *Framework) driverResources(o mesos.Offer, cpus, mem float64) ([]mesos.R
 		c.Role = nil
 		out = append(out, c)
 		need[r.Name] -= take
+		took[r.Name] += take
 	}
-	return out, need["cpus"] <= 1e-9 && need["mem"] <= 1e-9
+	return out, covers(took["cpus"], cpus) && covers(took["mem"], mem)
 }
 
 // launchPick is a waiting launch matched with a held offer.

@@ -457,3 +457,24 @@ func TestAcceptFailureKeepsTheLaunch(t *testing.T) {
 		t.Fatalf("accepted: t-a tracked for %q, a waits %v, Sent errors %v; want a, false, a nil last", job, aWaits, sentErrs)
 	}
 }
+
+// TestToleranceAgreesAboveZero: pickLocked and driverResources agree on a
+// driver within 1e-9 of an offer that is not empty: 1+1e-9 cpus is
+// 1.00000008e-9 more than 1 in floating point, which a shortfall test
+// (need left <= 1e-9) refused after pickLocked had chosen the launch;
+// tryLaunch then stopped, and every launch behind that one waited for
+// ever. Now the driver starts on the 1-cpu offer and the next launch
+// gets the next offer.
+func TestToleranceAgreesAboveZero(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	fw.cfg.OfferHold = time.Hour
+	fw.mu.Lock()
+	fw.pending["a"] = &DriverLaunch{JobID: "a", TaskID: "t-a", CPUs: 1 + 1e-9, MemMB: 1024, Argv: []string{"x"}}
+	fw.pending["b"] = &DriverLaunch{JobID: "b", TaskID: "t-b", CPUs: 1, MemMB: 1024 + 1e-9, Argv: []string{"x"}}
+	fw.mu.Unlock()
+	fw.Event(ctx, offersEvent(driverOffer("O-1", "S1", 1, 1024, "sparkpack"), driverOffer("O-2", "S2", 1, 1024, "sparkpack")))
+	if got := launchedOn(calls); len(got) != 2 {
+		t.Fatalf("launched on %v; want both drivers started, one per 1-cpu offer", got)
+	}
+}
