@@ -135,7 +135,8 @@ func arrivalsInBootBefore(recs []JobRecord, boot time.Duration) []int {
 		for hi < len(subs) && subs[hi] <= r.SubmitS {
 			hi++
 		}
-		out[i] = hi - lo - 1
+		// A zero boot's window is empty and does not hold the job itself.
+		out[i] = max(0, hi-lo-1)
 	}
 	return out
 }

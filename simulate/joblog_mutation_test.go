@@ -5,6 +5,7 @@ package simulate
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,11 +94,13 @@ func TestJobLogJSONLineByHand(t *testing.T) {
 }
 
 // TestArrivalsInBootBeforeZeroBoot: with --boot-time 0 the log is written
-// (no index past the end; the interval (t, t] is empty).
+// (no index past the end; the interval (t, t] is empty, so every job
+// counts 0 others, even one submitted at the same second as another; it
+// counted -1 before).
 func TestArrivalsInBootBeforeZeroBoot(t *testing.T) {
-	recs := []JobRecord{{ID: "a", SubmitS: 0}, {ID: "b", SubmitS: 5}}
+	recs := []JobRecord{{ID: "a", SubmitS: 0}, {ID: "b", SubmitS: 5}, {ID: "c", SubmitS: 5}}
 	got := arrivalsInBootBefore(recs, 0)
-	if len(got) != 2 {
-		t.Fatalf("%v", got)
+	if !slices.Equal(got, []int{0, 0, 0}) {
+		t.Fatalf("arrivals in a zero boot before: %v; want 0, 0, 0", got)
 	}
 }
