@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -52,21 +53,16 @@ func (d *decider) hopelessOrder(late []*Entry) {
 	if len(late) < 2 {
 		return
 	}
-	est := make(map[*Entry]time.Duration, len(late))
-	for _, e := range late {
-		est[e] = d.estimate(e)
+	type timed struct {
+		e   *Entry
+		est time.Duration
 	}
-	slices.SortStableFunc(late, func(a, b *Entry) int {
-		return -cmpDuration(est[a], est[b])
-	})
-}
-
-func cmpDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	ts := make([]timed, len(late))
+	for i, e := range late {
+		ts[i] = timed{e, d.estimate(e)}
 	}
-	return 0
+	slices.SortStableFunc(ts, func(a, b timed) int { return cmp.Compare(b.est, a.est) })
+	for i := range ts {
+		late[i] = ts[i].e
+	}
 }
