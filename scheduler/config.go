@@ -34,8 +34,13 @@ const (
 	// OrderFeasibleEDF is Algorithm 3 with one change: waiting deadline
 	// jobs that can still meet their deadline are tried first (EDF), those
 	// that cannot any more (at risk) after them (EDF). See ordering.go.
-	// It is the default.
+	// It was the default until 2026-11-26.
 	OrderFeasibleEDF Ordering = "feasible-edf"
+	// OrderFeasibleLPT is OrderFeasibleEDF with the jobs that cannot meet
+	// their deadline any more tried longest estimated run first instead of
+	// EDF (ordering.go: their deadline is lost, the bill is what is left).
+	// It is the default.
+	OrderFeasibleLPT Ordering = "feasible-lpt"
 )
 
 // Defaults of Config.
@@ -45,7 +50,7 @@ const (
 	DefaultPolicy = "dap"
 	// DefaultOrdering is the queue discipline of a core whose Config names
 	// none (serve's --queue default).
-	DefaultOrdering     = OrderFeasibleEDF
+	DefaultOrdering     = OrderFeasibleLPT
 	DefaultPromoteAfter = 15 * time.Minute
 	DefaultRetryBackoff = 5 * time.Second
 )

@@ -188,9 +188,9 @@ func New(cfg Config, cluster Cluster, store Store, clock Clock) (*Core, error) {
 	switch cfg.Ordering {
 	case "":
 		cfg.Ordering = DefaultOrdering
-	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF:
+	case OrderAlgorithm3, OrderFIFO, OrderFeasibleEDF, OrderFeasibleLPT:
 	default:
-		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf or fifo)", cfg.Ordering)
+		return nil, fmt.Errorf("scheduler: unknown ordering %q (algorithm3, feasible-edf, feasible-lpt or fifo)", cfg.Ordering)
 	}
 	switch cfg.Admission {
 	case "":

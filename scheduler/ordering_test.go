@@ -56,6 +56,135 @@ func TestFeasibleEDF(t *testing.T) {
 	}
 }
 
+// TestFeasibleLPTTranscript: one 4-cpu agent, busy with r0 until t0.
+// Three deadline jobs of one 2-cpu executor wait (accept-and-flag), each
+// running exactly its estimate: "feasible" (deadline 20 min, 5 min),
+// "short" (deadline 1 min, 2 min: hopeless) and "long" (deadline 3 min,
+// 10 min: hopeless). Worked by hand:
+//
+//	feasible-edf: t0 feasible + short; t2 short ends, long starts; t5
+//	  feasible ends; t12 long ends. The agent is paid until t12, half
+//	  idle from t5: 14 idle cpu-minutes.
+//	feasible-lpt: t0 feasible + long; t5 feasible ends, short starts;
+//	  t7 short ends; t10 long ends. Paid until t10, half idle from t7:
+//	  6 idle cpu-minutes.
+//
+// Under both, feasible starts at t0 (hopeless jobs never go before it)
+// and meets its deadline; the hopeless jobs miss theirs either way.
+func TestFeasibleLPTTranscript(t *testing.T) {
+	run := map[string]time.Duration{"feasible": 5 * time.Minute, "short": 2 * time.Minute, "long": 10 * time.Minute}
+	for _, tc := range []struct {
+		ordering Ordering
+		order    []string
+		start    map[string]time.Duration
+		end      time.Duration
+		idle     float64 // cpu-minutes on the agent from t0 to end
+	}{
+		{OrderFeasibleEDF, []string{"r0", "feasible", "short", "long"},
+			map[string]time.Duration{"feasible": 0, "short": 0, "long": 2 * time.Minute}, 12 * time.Minute, 14},
+		{OrderFeasibleLPT, []string{"r0", "feasible", "long", "short"},
+			map[string]time.Duration{"feasible": 0, "long": 0, "short": 5 * time.Minute}, 10 * time.Minute, 6},
+		{"", []string{"r0", "feasible", "long", "short"}, // the default
+			map[string]time.Duration{"feasible": 0, "long": 0, "short": 5 * time.Minute}, 10 * time.Minute, 6},
+	} {
+		name := string(tc.ordering)
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Config{Ordering: tc.ordering, Admission: AdmitFlag, Policy: "exact"}, agent("a1", 4, 16384, 0.24))
+			h.schedule()
+			h.submit(mkJob("r0", 2, 2))
+			h.schedule()
+			h.submit(
+				mkJob("feasible", 1, 2, withDeadline(20*time.Minute), withEstimate(run["feasible"])),
+				mkJob("short", 1, 2, withDeadline(time.Minute), withEstimate(run["short"])),
+				mkJob("long", 1, 2, withDeadline(3*time.Minute), withEstimate(run["long"])),
+			)
+			h.schedule()
+			if err := h.finish("r0"); err != nil {
+				t.Fatal(err)
+			}
+			start, end := map[string]time.Duration{}, map[string]time.Duration{}
+			seen, last, idle := 1, time.Duration(0), 0.0
+			for {
+				h.schedule()
+				now := h.clock.Now().Sub(t0)
+				applied := h.cluster.appliedIDs()
+				for _, id := range applied[seen:] {
+					start[id], end[id] = now, now+run[id]
+				}
+				seen = len(applied)
+				next, nextID := time.Duration(-1), ""
+				for id, e := range end {
+					if e > now && (next < 0 || e < next || e == next && id < nextID) {
+						next, nextID = e, id
+					}
+				}
+				if next < 0 {
+					break
+				}
+				used := 0.0
+				for id, s := range start {
+					if s <= now && end[id] > now {
+						used += 2
+					}
+				}
+				idle += (4 - used) * (next - now).Minutes()
+				h.clock.Advance(next - now)
+				if err := h.finish(nextID); err != nil {
+					t.Fatal(err)
+				}
+				last = next
+			}
+			if got := h.cluster.appliedIDs(); !slices.Equal(got, tc.order) {
+				t.Fatalf("started %v, want %v", got, tc.order)
+			}
+			for id, want := range tc.start {
+				if start[id] != want {
+					t.Errorf("%s started at %v, want %v", id, start[id], want)
+				}
+			}
+			if last != tc.end || idle != tc.idle {
+				t.Errorf("the agent was busy until %v with %g idle cpu-minutes, want %v and %g", last, idle, tc.end, tc.idle)
+			}
+		})
+	}
+}
+
+// TestHopelessOrder: deadlineOrder's result for the four orderings on one
+// queue (in EDF order: a, b, c, d): a (estimate 10 min) and c (4 min)
+// cannot make their deadline any more, b and d can; under feasible-lpt
+// the hopeless ones come last longest first, equal estimates in EDF order.
+func TestHopelessOrder(t *testing.T) {
+	now := t0
+	mk := func(id string, deadline, est time.Duration) *Entry {
+		j := mkJob(id, 1, 1, withDeadline(deadline), withEstimate(est))
+		return NewEntry(&j)
+	}
+	q := []*Entry{mk("a", 2*time.Minute, 10*time.Minute), mk("b", 5*time.Minute, time.Minute),
+		mk("c", 6*time.Minute, 7*time.Minute), mk("d", 9*time.Minute, time.Minute),
+		mk("e", 10*time.Minute, 11*time.Minute), mk("f", 10*time.Minute, 11*time.Minute)}
+	for _, tc := range []struct {
+		ordering Ordering
+		want     []string
+	}{
+		{OrderAlgorithm3, []string{"a", "b", "c", "d", "e", "f"}},
+		{OrderFIFO, []string{"a", "b", "c", "d", "e", "f"}},
+		{OrderFeasibleEDF, []string{"b", "d", "a", "c", "e", "f"}},
+		{OrderFeasibleLPT, []string{"b", "d", "e", "f", "a", "c"}},
+	} {
+		d := &decider{cfg: Config{Ordering: tc.ordering, DurationScale: 1}}
+		var got []string
+		for _, e := range d.deadlineOrder(q, now) {
+			got = append(got, e.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.ordering, got, tc.want)
+		}
+	}
+}
+
 func queuedIDs(q []QueuedJob) []string {
 	var out []string
 	for _, j := range q {

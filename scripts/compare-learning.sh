@@ -10,8 +10,10 @@
 #         more) share, and light-hour cost against fifo-consolidate, with
 #         both policies' utilisation and the cost floor (all paid CPUs busy);
 #         and, as a control, each placement under the other queue discipline
-#         (dap@fifo; consolidate@feasible-edf, Spark's placement under dap's
-#         queue) against fifo-consolidate, run by run;
+#         (dap@fifo; consolidate@feasible-lpt, Spark's placement under dap's
+#         queue; dap@feasible-edf and consolidate@feasible-edf, under the
+#         queue that was dap's until 2026-11-26) against fifo-consolidate,
+#         run by run;
 #   (ii)  dap's misses with oracle and learned estimates;
 #   (iii) the learned model's MAPE on runs of signatures with 10 runs before;
 #   (iv)  dap with learned estimates, the users' executor counts against
@@ -46,7 +48,7 @@ one() { # set mix class hours jobs seeds
 	local set="$1" mix="$2" class="$3" hours="$4" jobs="$5" seeds="$6"
 	local args=(--mix "examples/mixes/$mix.json" --hours "$hours" --jobs "$jobs" --seeds "$seeds" "${common[@]}")
 	echo "compare-learning: $set $mix $class" >&2
-	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-edf,dap@fifo > "$out/$set.$mix.$class.learned.json"
+	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-lpt,dap@fifo,dap@feasible-edf,consolidate@feasible-edf > "$out/$set.$mix.$class.learned.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --policies dap > "$out/$set.$mix.$class.oracle.json"
 	"$bin" simulate "${args[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --executors auto --policies dap > "$out/$set.$mix.$class.oauto.json"
@@ -58,7 +60,7 @@ one() { # set mix class hours jobs seeds
 	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle --executors auto > "$out/$set.$mix.$class.hoauto.json"
 }
 if [ "$which" = diagnose ]; then
-	pols=fifo-spread,fifo-consolidate,morpheus,bfd,dap,dap@fifo,consolidate@feasible-edf,consolidate@algorithm3
+	pols=fifo-spread,fifo-consolidate,morpheus,bfd,dap,dap@fifo,dap@feasible-edf,consolidate@feasible-lpt,consolidate@feasible-edf,consolidate@algorithm3
 	for name in etl thesis; do
 		case "$name" in
 		etl) src=(--mix examples/mixes/etl-light-shuffle.json) ;;
@@ -76,7 +78,7 @@ if [ "$which" = diagnose ]; then
 import collections, json, os, sys
 d = sys.argv[1]
 base = ["fifo-spread", "fifo-consolidate", "morpheus", "bfd"]
-others = ["dap", "dap@fifo", "consolidate@feasible-edf", "consolidate@algorithm3"]
+others = ["dap", "dap@fifo", "dap@feasible-edf", "consolidate@feasible-lpt", "consolidate@feasible-edf", "consolidate@algorithm3"]
 print("#### Tuning runs (seeds 1-5) against fifo-consolidate, run by run\n")
 print("| workload | hours | runs | policy | Pareto-better | dearer | more misses | cost vs consolidate | misses (all runs) | stretch | utilisation % |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -253,7 +255,7 @@ print("|---|---|---|---|---|---|---|---|---|---|")
 for k in keys:
     runs = load(k, "learned")
     cc, cm = agg(pol(runs, "fifo-consolidate"))
-    for p in ("dap", "dap@fifo", "consolidate@feasible-edf"):
+    for p in ("dap", "dap@fifo", "dap@feasible-edf", "consolidate@feasible-lpt", "consolidate@feasible-edf"):
         n = better = dearer = more = 0
         for run in runs:
             res = {r["policy"]: r for r in run["results"]}

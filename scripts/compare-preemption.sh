@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the preemption evaluation of docs/preemption.md: the default policy
-# (dap under feasible-edf) without preemption and with each eviction policy
+# (dap under feasible-lpt) without preemption and with each eviction policy
 # (mdf, mlf, srt), on the loaded hours of the trace (--scale 10, whole
 # hours) and on thesis-like busy hours (first 100 jobs), over the tuning or
 # the held-out hours and seeds of the evaluation protocol.

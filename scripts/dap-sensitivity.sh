@@ -7,8 +7,8 @@
 #   - for a grid of placement.DAPSpareWeight x DAPExtensionWeight (each
 #     point built from a copy of the source with the two constants changed);
 #   - for the two halves of the default alone: dap's placement under
-#     Algorithm 3 (dap@algorithm3) and exact's under feasible-edf
-#     (exact@feasible-edf).
+#     Algorithm 3 (dap@algorithm3) and exact's under feasible-lpt
+#     (exact@feasible-lpt).
 #
 # Usage: scripts/dap-sensitivity.sh > tables.md   (Markdown on stdout,
 # progress on stderr; deterministic: no ilp).
@@ -50,10 +50,10 @@ echo "dap-sensitivity: building sparkpack" >&2
 go build -o "$work/sparkpack" ./cmd/sparkpack
 
 # The two halves of the default, and the default itself.
-runset "$work/sparkpack" "$baselines,dap,dap@algorithm3,exact@feasible-edf" "$work/ablation"
+runset "$work/sparkpack" "$baselines,dap,dap@algorithm3,exact@feasible-lpt" "$work/ablation"
 read -r dl db dall <<<"$(pareto dap "$work/ablation.light.json" "$work/ablation.busy.json")"
 read -r al ab aall <<<"$(pareto dap@algorithm3 "$work/ablation.light.json" "$work/ablation.busy.json")"
-read -r el eb eall <<<"$(pareto exact@feasible-edf "$work/ablation.light.json" "$work/ablation.busy.json")"
+read -r el eb eall <<<"$(pareto exact@feasible-lpt "$work/ablation.light.json" "$work/ablation.busy.json")"
 
 # The grid: a copy of the source per point, the two constants changed.
 src="$work/src"
@@ -108,6 +108,6 @@ echo "Each half of the default alone (same 30 runs):"
 echo
 echo "| policy | Pareto-better, light (of 15) | busy (of 15) | all (of 30) |"
 echo "|---|---:|---:|---:|"
-echo "| dap under feasible-edf (the default) | $dl | $db | $dall |"
+echo "| dap under feasible-lpt (the default) | $dl | $db | $dall |"
 echo "| dap under Algorithm 3 (\`dap@algorithm3\`) | $al | $ab | $aall |"
-echo "| exact under feasible-edf (\`exact@feasible-edf\`) | $el | $eb | $eall |"
+echo "| exact under feasible-lpt (\`exact@feasible-lpt\`) | $el | $eb | $eall |"

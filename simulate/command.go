@@ -86,7 +86,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.from, "from", "", "replay jobs submitted at or after this offset into the trace: seconds (3600) or a duration (1h)")
 	fs.StringVar(&f.to, "to", "", "replay jobs submitted before this offset into the trace: seconds or a duration; default: the end")
 	fs.StringVar(&f.cluster, "cluster", "thesis14", "cluster: thesis14 (6 x (4 cpu, 16 GiB, $0.24/h), 5 x (8, 32, $0.48/h), 3 x (12, 48, $0.72/h))\nor a cluster JSON file (see package clusterspec)")
-	fs.StringVar(&f.policies, "policies", DefaultPolicies, "comma-separated policies to compare: fifo-spread, fifo-consolidate, morpheus, bfd, ilp, exact, gio, dap\n(dap, the default, runs under feasible-edf; any other placement policy name runs under Algorithm 3;\nPLACEMENT@QUEUE runs a placement policy under a queue discipline: algorithm3, fifo or feasible-edf)")
+	fs.StringVar(&f.policies, "policies", DefaultPolicies, "comma-separated policies to compare: fifo-spread, fifo-consolidate, morpheus, bfd, ilp, exact, gio, dap\n(dap, the default, runs under feasible-lpt; any other placement policy name runs under Algorithm 3;\nPLACEMENT@QUEUE runs a placement policy under a queue discipline: algorithm3, fifo, feasible-edf or feasible-lpt)")
 	fs.Float64Var(&f.fraction, "deadline-fraction", DefaultDeadlineFraction, "fraction of the jobs, chosen at random with --seed, that get a deadline (0 to 1)")
 	fs.Float64Var(&f.slack, "slack", DefaultSlack, "deadline = submission + profiled duration x slack (> 0; the profiled duration is the\njob's run time packed on one uncontended agent)")
 	fs.Float64Var(&f.scale, "scale", 1, "multiply every job's input, shuffle and output bytes by this factor (> 0) to load the cluster more")

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the derived tables of docs/preemption.md and docs/simulation.md (scripts/docs-figures.sh)")
@@ -308,6 +310,12 @@ func TestLookupPlacementAtQueue(t *testing.T) {
 	}
 	if p, err := LookupPolicy("exact@feasible-edf"); err != nil || p.Placement != "exact" || p.Ordering != "feasible-edf" {
 		t.Fatalf("exact@feasible-edf: %+v, %v", p, err)
+	}
+	if p, err := LookupPolicy("consolidate@feasible-lpt"); err != nil || p.Placement != "consolidate" || p.Ordering != scheduler.OrderFeasibleLPT {
+		t.Fatalf("consolidate@feasible-lpt: %+v, %v", p, err)
+	}
+	if p, err := LookupPolicy("dap"); err != nil || p.Ordering != scheduler.DefaultOrdering {
+		t.Fatalf("dap runs under %q, the default queue is %q", p.Ordering, scheduler.DefaultOrdering)
 	}
 	for _, bad := range []string{"dap@lifo", "nosuch@fifo", "@fifo", "dap@"} {
 		if _, err := LookupPolicy(bad); err == nil {

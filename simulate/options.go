@@ -49,7 +49,7 @@ var Policies = []PolicySpec{
 	{Name: "ilp", Ordering: scheduler.OrderAlgorithm3, Placement: "ilp", About: "EDF/RD queues, cost-minimising MILP (CBC), bfd fallback"},
 	{Name: "exact", Ordering: scheduler.OrderAlgorithm3, Placement: "exact", About: "EDF/RD queues, exact min-cost DP"},
 	{Name: "gio", Ordering: scheduler.OrderAlgorithm3, Placement: "gio", About: "EDF/RD queues, GIO hybrid-cloud ordering (thesis Algorithm 7)"},
-	{Name: "dap", Ordering: scheduler.OrderFeasibleEDF, Placement: "dap", About: "sparkpack's default: EDF with hopeless jobs last, deadline-aware packing"},
+	{Name: "dap", Ordering: scheduler.OrderFeasibleLPT, Placement: "dap", About: "sparkpack's default: EDF with hopeless jobs last (longest first), deadline-aware packing"},
 }
 
 // LookupPolicy resolves a simulator policy name: one of Policies, a
@@ -67,10 +67,10 @@ func LookupPolicy(name string) (PolicySpec, error) {
 	}
 	if pl, ord, ok := strings.Cut(name, "@"); ok && slices.Contains(placement.Names(), pl) {
 		switch o := scheduler.Ordering(ord); o {
-		case scheduler.OrderAlgorithm3, scheduler.OrderFIFO, scheduler.OrderFeasibleEDF:
+		case scheduler.OrderAlgorithm3, scheduler.OrderFIFO, scheduler.OrderFeasibleEDF, scheduler.OrderFeasibleLPT:
 			return PolicySpec{Name: name, Ordering: o, Placement: pl}, nil
 		}
-		return PolicySpec{}, fmt.Errorf("unknown queue discipline %q in policy %q (algorithm3, fifo or feasible-edf)", ord, name)
+		return PolicySpec{}, fmt.Errorf("unknown queue discipline %q in policy %q (algorithm3, fifo, feasible-edf or feasible-lpt)", ord, name)
 	}
 	var names []string
 	for _, p := range Policies {

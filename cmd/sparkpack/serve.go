@@ -115,7 +115,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.mesos.offerHold, "offer-hold", envDuration("SPARKPACK_OFFER_HOLD", 5*time.Second), withEnv("longest time an unused offer is held before it is declined", "SPARKPACK_OFFER_HOLD"))
 	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over (left by a crash or an agent that came back) are looked for and released", "SPARKPACK_LEAK_SWEEP"))
 	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", scheduler.DefaultPolicy), withEnv("placement policy: dap (deadline-aware packing, the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
-	fs.StringVar(&c.mesos.ordering, "queue", envDefault("SPARKPACK_QUEUE", string(scheduler.DefaultOrdering)), withEnv("queue discipline: feasible-edf (EDF, jobs that can no longer make their deadline after those that can; the default), algorithm3 (thesis Algorithm 3) or fifo", "SPARKPACK_QUEUE"))
+	fs.StringVar(&c.mesos.ordering, "queue", envDefault("SPARKPACK_QUEUE", string(scheduler.DefaultOrdering)), withEnv("queue discipline: feasible-lpt (EDF, jobs that can no longer make their deadline after those that can, longest first; the default), feasible-edf (the same, those jobs in EDF order), algorithm3 (thesis Algorithm 3) or fifo", "SPARKPACK_QUEUE"))
 	fs.StringVar(&c.tokensFile, "tokens-file", envDefault("SPARKPACK_TOKENS_FILE", ""), withEnv("file of bearer tokens, one a line: name:token:scopes (scopes from submit, cancel, read, metrics, admin) or a bare token (every scope); when set (or SPARKPACK_TOKENS lists tokens) every mutating request needs one", "SPARKPACK_TOKENS_FILE"))
 	fs.BoolVar(&c.protectReads, "protect-reads", envBool("SPARKPACK_PROTECT_READS", false), withEnv("require a token with the read scope on reads too, and read or metrics on /metrics", "SPARKPACK_PROTECT_READS"))
 	fs.StringVar(&c.logLevel, "log-level", envDefault("SPARKPACK_LOG_LEVEL", "info"), withEnv("debug, info, warn or error", "SPARKPACK_LOG_LEVEL"))
@@ -198,9 +198,9 @@ func (c *serveConfig) validate() error {
 		return fmt.Errorf("--prices: %w", err)
 	}
 	switch o := scheduler.Ordering(c.mesos.ordering); o {
-	case "", scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO:
+	case "", scheduler.OrderFeasibleLPT, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO:
 	default:
-		return fmt.Errorf("--queue %q: use %s, %s or %s", c.mesos.ordering, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO)
+		return fmt.Errorf("--queue %q: use %s, %s, %s or %s", c.mesos.ordering, scheduler.OrderFeasibleLPT, scheduler.OrderFeasibleEDF, scheduler.OrderAlgorithm3, scheduler.OrderFIFO)
 	}
 	if err := c.mesos.preempt.validate(); err != nil {
 		return err
