@@ -112,8 +112,7 @@ type cand struct {
 }
 
 // Decide chooses the warm pool. Agents are taken cheapest per cpu first
-// (then those that hold more of the forecast jobs whole, wholeShares;
-// then cheapest, then by id), skipping those too small for one executor
+// (then cheapest, then by id), skipping those too small for one executor
 // of the forecast jobs' p90 shape; an agent is kept (or powered on) while
 // the expected misses it saves, times the miss cost, exceed its bill over
 // the window. Runtime is O(n log n) in the agents.
@@ -136,15 +135,11 @@ func Decide(in Input) Plan {
 	for i := range order {
 		order[i] = i
 	}
-	whole := wholeShares(in.Agents, in.Forecast)
 	sort.Slice(order, func(x, y int) bool {
 		a, b := in.Agents[order[x]], in.Agents[order[y]]
 		pa, pb := perCPU(a), perCPU(b)
 		if pa != pb {
 			return pa < pb
-		}
-		if whole != nil && whole[order[x]] != whole[order[y]] {
-			return whole[order[x]] > whole[order[y]]
 		}
 		if a.PricePerHour != b.PricePerHour {
 			return a.PricePerHour < b.PricePerHour
