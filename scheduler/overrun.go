@@ -60,8 +60,11 @@ func (c *Core) flagOverruns(ctx context.Context, now time.Time) time.Time {
 		if a.overrun || a.state != Running || a.startedAt == nil || !(a.pred.P90 > 0) || a.pred.Level == perfmodel.LevelPrior {
 			continue
 		}
+		// Flagged from its p90 on: the pass woken at the p90 flags it (one
+		// that found it not yet past would ask to be woken at the same
+		// instant again, for ever on a virtual clock).
 		at := a.startedAt.Add(secondsDuration(a.pred.P90))
-		if now.After(at) {
+		if !now.Before(at) {
 			a.overrun = true
 			due = append(due, a)
 		} else if next.IsZero() || at.Before(next) {

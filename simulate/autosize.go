@@ -122,8 +122,13 @@ func setupLearning(est *estimator, traits *traitsModel, o Options, m workload.Mo
 	if o.Executors == ExecutorsAuto {
 		est.enableAuto(m, profiles, o.RunNoise)
 	}
+	if err := checkLearnedDecisions(o.LearnedDecisions); err != nil {
+		return err
+	}
 	if traits != nil {
 		traits.e = est
+		traits.told = o.LearnedDecisions != LearnedDecisionsModel
+		est.decides = !traits.told
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ type flags struct {
 	preemptMaxShare                         float64
 	maxPreemptions                          int
 	estimates, appType, mix, executors      string
+	learnedDecisions                        string
 	userExecutors                           string
 	estimateError, runNoise                 float64
 	warmPool, warmHistory                   bool
@@ -104,6 +105,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Float64Var(&f.preemptMaxShare, "preempt-max-share", 0, "with --preemption: evict at most this share of the running jobs' cpus per minute (default 0.5)")
 	fs.IntVar(&f.maxPreemptions, "max-preemptions", 0, "with --preemption: a job evicted this often is not evicted again (default 3)")
 	fs.StringVar(&f.estimates, "estimates", EstimatesOracle, "what the scheduler is told of run times: oracle (the profiled run time), user (the profiled run time\ntimes exp(N(0, --estimate-error)), drawn with the seed) or learned (the user's estimate corrected online\nby the performance model from the simulated runs that finished, after a warm-up; docs/simulation.md)")
+	fs.StringVar(&f.learnedDecisions, "learned-decisions", LearnedDecisionsTold, "with --estimates learned: told (the learned estimate told at submission decides, fixed for the job's\nlife) or model (as live: every decision that needs a run time asks the model for the job on the plan in\nquestion, p50 for cost, p90 for deadlines; jobs carry their users' estimates, which it corrects);\ntold is the default, model missed more deadlines on the tuning mix (docs/simulation.md)")
 	fs.StringVar(&f.executors, "executors", ExecutorsUser, "user (every job runs with its user's executor count) or auto (right-sized at submission by the learned\nmodel once its signature has a few runs: with a deadline the cheapest count whose p90 meets it; docs/simulation.md)")
 	fs.Float64Var(&f.estimateError, "estimate-error", 0.5, "with --estimates user or learned: sigma of the log-normal error of the users' estimates (0 to 5)")
 	fs.Float64Var(&f.runNoise, "run-noise", 0, "multiply every job's simulated run time by exp(N(0, SIGMA)), drawn per job with the seed (0 to 5;\n0: runs take exactly what the performance model says)")
@@ -177,6 +179,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("simulate: --run-noise %g not in [0, 5]", f.runNoise)
 	}
 	if err := checkExecutors(f.executors); err != nil {
+		return fmt.Errorf("simulate: --%w", err)
+	}
+	if err := checkLearnedDecisions(f.learnedDecisions); err != nil {
 		return fmt.Errorf("simulate: --%w", err)
 	}
 	switch f.userExecutors {
@@ -358,8 +363,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Teams: teamsCfg, TeamMix: teamMix,
-					Executors: f.executors,
-					JobLog:    logRun,
+					Executors: f.executors, LearnedDecisions: f.learnedDecisions,
+					JobLog: logRun,
 					Progress: func(now time.Duration, done, total int) {
 						if time.Since(last) < time.Second && done < total {
 							return

@@ -55,6 +55,12 @@ type estimator struct {
 	jobs   map[string]*estJob
 	count  map[string]int // finished runs per signature
 	learnt uint64         // runs learned from (traitsModel's version)
+	// decides: in learned mode the core's model answers run times
+	// (--learned-decisions model): jobs carry their users' estimates, the
+	// model corrects them (predict). Otherwise the estimate told at
+	// submission is the learned one (learned).
+	decides bool
+	cache   predCache // predict's answers for the current learnt
 	// told estimates' absolute relative errors against the profiled run time
 	errSum float64
 	errN   int
@@ -117,6 +123,15 @@ func newEstimator(jobs []scheduler.Job, profiles map[string]workload.Profile, m 
 			ej.user = ref * math.Exp(sigma*rng.NormFloat64())
 			j.EstimatedDurationSeconds = ej.user
 		}
+		if gb := float64(p.InputBytes) / 1e9; mode == EstimatesLearned && gb > 0 && gb <= scheduler.MaxInputSizeGB {
+			// The size hints a user sends (docs/learning.md): the core's
+			// key for the model (scheduler.RunKeyOf) then has the size the
+			// estimator learns with.
+			j.InputSizeGB = gb
+			if p.Iterations > 1 && p.Iterations <= scheduler.MaxIterations {
+				j.Iterations = p.Iterations
+			}
+		}
 		e.jobs[j.ID] = ej
 		j.Fingerprint = j.Spec.Fingerprint()
 	}
@@ -130,12 +145,23 @@ func (e *estimator) submit(j *scheduler.Job) {
 	if ej == nil {
 		return
 	}
+	told := j.EstimatedDurationSeconds
 	if e.mode == EstimatesLearned && ej.size > 0 && ej.user > 0 {
-		j.EstimatedDurationSeconds = e.learned(ej)
-		j.Fingerprint = j.Spec.Fingerprint()
+		if e.decides {
+			// As live, the job keeps its user's estimate and the core asks
+			// the model; what it expects before a plan (p50 on the usual
+			// plans) is the learned estimate the figures measure.
+			if p, ok := e.predict(scheduler.RunKeyOf(j), max(1, j.Executors), perfmodel.Placement{}); ok && p.P50 > 0 {
+				told = p.P50
+			}
+		} else {
+			j.EstimatedDurationSeconds = e.learned(ej)
+			j.Fingerprint = j.Spec.Fingerprint()
+			told = j.EstimatedDurationSeconds
+		}
 	}
 	if ej.ref > 0 {
-		e.errSum += math.Abs(j.EstimatedDurationSeconds-ej.ref) / ej.ref
+		e.errSum += math.Abs(told-ej.ref) / ej.ref
 		e.errN++
 	}
 }

@@ -191,7 +191,7 @@ func TestModelMAPEByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	traits := &traitsModel{e}
+	traits := &traitsModel{e: e}
 	for i, n := range counts[:12] {
 		j := &jobs[i]
 		e.submit(j)

@@ -143,6 +143,7 @@ func TestCommandEstimateFlags(t *testing.T) {
 		{[]string{"--run-noise", "9"}, "--run-noise"},
 		{[]string{"--app-type", "guessed"}, "--app-type"},
 		{[]string{"--executors", "many"}, "--executors"},
+		{[]string{"--learned-decisions", "guessed"}, "--learned-decisions"},
 		{[]string{"--user-executors", "sometimes"}, "--user-executors"},
 		{[]string{"--user-executors", "habit", "--workload", "trace"}, "--user-executors"},
 		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
@@ -154,13 +155,15 @@ func TestCommandEstimateFlags(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
 		}
 	}
-	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--hour", "0", "--jobs", "20", "--policies", "dap",
-		"--mix", "../examples/mixes/iterative-graph.json", "--estimates", "learned", "--app-type", "hidden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
-		t.Errorf("output:\n%s", out)
+	for _, decisions := range []string{LearnedDecisionsTold, LearnedDecisionsModel} {
+		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--hour", "0", "--jobs", "20", "--policies", "dap",
+			"--mix", "../examples/mixes/iterative-graph.json", "--estimates", "learned", "--app-type", "hidden", "--learned-decisions", decisions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "learned estimates:") || !strings.Contains(out, "mean estimate error") {
+			t.Errorf("%s: output:\n%s", decisions, out)
+		}
 	}
 	// Users of habit run other counts than users who size by input.
 	mean := func(users string) float64 {
@@ -209,10 +212,10 @@ func TestAutoExecutors(t *testing.T) {
 
 // TestLearnedTraitsReachDap: in learned mode the scheduler's model gives
 // dap a signature's traits once its fit tells its placement sensitivities
-// apart, the prior's before (ok false), and never a run time of its own.
+// apart, the prior's before (ok false); run times of its own unless told.
 func TestLearnedTraitsReachDap(t *testing.T) {
 	e := &estimator{book: perfmodel.NewBook()}
-	m := &traitsModel{e}
+	m := &traitsModel{e: e}
 	k := scheduler.RunKey{Signature: "local:///a.jar A", Size: 4}
 	if _, ok := m.Traits(k); ok {
 		t.Fatal("traits before any run")
@@ -234,7 +237,11 @@ func TestLearnedTraitsReachDap(t *testing.T) {
 	if m.Version() == v {
 		t.Error("version did not change as the model learned")
 	}
+	if _, ok := m.Predict(k, 4, perfmodel.Placement{}); !ok {
+		t.Error("--learned-decisions model: no run time from a signature with a model")
+	}
+	m.told = true
 	if _, ok := m.Predict(k, 4, perfmodel.Placement{}); ok {
-		t.Error("the model predicts run times: the told estimates would not be what learned mode measures")
+		t.Error("--learned-decisions told: the model predicts run times: the told estimates would not be what learned mode measures")
 	}
 }

@@ -12,11 +12,12 @@ import (
 
 // TestTraitsModelWithoutABook: before its estimator (or its book) is set
 // the model knows nothing: no traits, version 0, and the predictor of an
-// empty book; with a book, the book's predictor.
+// empty book; with a book, the book's predictor (without the user's
+// estimate, and on the usual plans for the zero placement, as live's).
 func TestTraitsModelWithoutABook(t *testing.T) {
 	k := scheduler.RunKey{Signature: "local:///a.jar A", Size: 4, EstimateSeconds: 100}
 	pl := perfmodel.Placement{CrossShare: 0.5}
-	empty, emptyErr := perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, pl, k.EstimateSeconds)(4)
+	empty, emptyErr := perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, pl, 0)(4)
 	for name, m := range map[string]*traitsModel{"no estimator": {}, "no book": {e: &estimator{learnt: 3}}} {
 		if _, ok := m.Traits(k); ok {
 			t.Errorf("%s: traits", name)
@@ -39,11 +40,16 @@ func TestTraitsModelWithoutABook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := &traitsModel{e}
-	want, wantErr := e.book.Predictor(k.Signature, k.App, k.Size, pl, k.EstimateSeconds)(4)
+	m := &traitsModel{e: e}
+	want, wantErr := e.book.Predictor(k.Signature, k.App, k.Size, pl, 0)(4)
 	got, err := m.Predictor(k, pl)(4)
 	if wantErr != nil || err != nil || got != want || got == empty {
 		t.Errorf("with a book: %+v %v, the book %+v %v, an empty book %+v", got, err, want, wantErr, empty)
+	}
+	usual := e.book.UsualPlacement(k.Signature, k.App)
+	want, wantErr = e.book.Predictor(k.Signature, k.App, k.Size, usual, 0)(4)
+	if got, err := m.Predictor(k, perfmodel.Placement{})(4); usual == (perfmodel.Placement{}) || wantErr != nil || err != nil || got != want {
+		t.Errorf("with a book, no plan: %+v %v, the book on the usual plans %+v (%+v) %v", got, err, want, usual, wantErr)
 	}
 	if m.Version() != 30 {
 		t.Errorf("version %d, want the 30 runs learned", m.Version())

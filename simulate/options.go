@@ -149,6 +149,11 @@ type Options struct {
 	Estimates     string
 	EstimateError float64
 	HideAppType   bool
+	// LearnedDecisions, with learned estimates, is what the core's model
+	// answers: LearnedDecisionsTold (also "": no run time, the estimate
+	// told at submission decides) or LearnedDecisionsModel (run times as
+	// live, p50 and p90 on each plan).
+	LearnedDecisions string
 	// Executors is ExecutorsUser (also "") or ExecutorsAuto: jobs
 	// right-sized by the learned model (--executors).
 	Executors string
