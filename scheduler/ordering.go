@@ -10,8 +10,9 @@ import (
 // entries (all of them, or those new since the last pass, in EDF order).
 // Algorithm 3 (and FIFO, whose deadline queue is empty) take it as it is:
 // earliest deadline first. OrderFeasibleEDF and OrderFeasibleLPT move the
-// jobs that can no longer meet their deadline even if started now (atRisk:
-// now + estimate > deadline, or the deadline passed) behind those that
+// jobs that can no longer meet their deadline even if started now
+// (hopeless: now + median estimate > deadline, or the deadline passed; a
+// job only at risk on its p90 keeps its place) behind those that
 // still can, which keep EDF order. Under overload this stops hopeless jobs
 // from taking the resources that jobs which can still make it need (EDF's
 // domino effect); the hopeless jobs still run, as soon as no feasible job
@@ -26,7 +27,7 @@ func (d *decider) deadlineOrder(entries []*Entry, now time.Time) []*Entry {
 	out := make([]*Entry, 0, len(entries))
 	var late []*Entry
 	for _, e := range entries {
-		if d.atRisk(e, now) {
+		if d.hopeless(e, now) {
 			late = append(late, e)
 		} else {
 			out = append(out, e)
@@ -59,7 +60,7 @@ func (d *decider) hopelessOrder(late []*Entry) {
 	}
 	ts := make([]timed, len(late))
 	for i, e := range late {
-		ts[i] = timed{e, d.estimate(e)}
+		ts[i] = timed{e, d.medianEstimate(e)}
 	}
 	slices.SortStableFunc(ts, func(a, b timed) int { return cmp.Compare(b.est, a.est) })
 	for i := range ts {

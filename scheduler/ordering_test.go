@@ -300,3 +300,36 @@ func TestPolicyInputs(t *testing.T) {
 		t.Errorf("before any job: %+v", a)
 	}
 }
+
+// TestHopelessOnTheMedian: the feasible orderings demote a job only when
+// its median run time (the model's p50) cannot meet its deadline; a job
+// that only its p90 puts at risk keeps its EDF place (and is still
+// flagged at risk). The model answers p50 = base / executors and p90 =
+// 1.5 x p50 (tableModel): "lost" p50 4 min against a deadline 3 min away
+// (hopeless); "maybe" p50 6 min, p90 9 min, deadline in 8 (at risk, not
+// hopeless); "sure" p50 2 min, p90 3 min, deadline in 10. EDF order is
+// lost, maybe, sure; feasible-LPT puts maybe and sure (EDF) before lost.
+// With the p90 as the test, maybe was demoted behind sure.
+func TestHopelessOnTheMedian(t *testing.T) {
+	m := &tableModel{base: map[string]float64{"lost": 240, "maybe": 360, "sure": 120}}
+	mk := func(id string, deadline time.Duration) *Entry {
+		j := mkJob(id, 1, 1, withDeadline(deadline), withEstimate(time.Minute))
+		e := NewEntry(&j)
+		e.learn = &entryLearn{key: RunKey{Signature: id}}
+		return e
+	}
+	q := []*Entry{mk("lost", 3*time.Minute), mk("maybe", 8*time.Minute), mk("sure", 10*time.Minute)}
+	for _, o := range []Ordering{OrderFeasibleEDF, OrderFeasibleLPT} {
+		d := &decider{cfg: Config{Ordering: o, DurationScale: 1, Model: m}}
+		var got []string
+		for _, e := range d.deadlineOrder(q, t0) {
+			got = append(got, e.ID)
+		}
+		if want := []string{"maybe", "sure", "lost"}; !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", o, got, want)
+		}
+		if !d.atRisk(q[1], t0) || d.hopeless(q[1], t0) {
+			t.Errorf("%s: maybe at risk %v, hopeless %v; want at risk, not hopeless", o, d.atRisk(q[1], t0), d.hopeless(q[1], t0))
+		}
+	}
+}

@@ -7,8 +7,8 @@
 # two mixes are held out.
 #
 # Usage: scripts/compare-estimates.sh [tuning|heldout|all] > table.md
-# LEARNED_DECISIONS=model runs learned mode as live (simulate --learned-decisions;
-# default told, the tables of docs/simulation.md).
+# LEARNED_DECISIONS=told runs learned mode with the estimates told at submission
+# deciding (simulate --learned-decisions); the default, model, decides as live.
 # Markdown goes to stdout, progress to stderr. About a minute on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ echo "compare-estimates: building sparkpack" >&2
 go build -o "$bin" ./cmd/sparkpack
 
 policies=fifo-spread,fifo-consolidate,morpheus,bfd,dap
-common=(--learned-decisions "${LEARNED_DECISIONS:-told}" --estimate-error 0.5 --run-noise 0.1 --app-type hidden --policies "$policies" --format json --quiet)
+common=(--learned-decisions "${LEARNED_DECISIONS:-model}" --estimate-error 0.5 --run-noise 0.1 --app-type hidden --policies "$policies" --format json --quiet)
 out="$(mktemp -d)"
 
 one() { # set mix class hours jobs seeds

@@ -24,8 +24,8 @@
 #         signature from 2, 4, 8, 16).
 #
 # Usage: scripts/compare-learning.sh [tuning|heldout|all] > tables.md
-# LEARNED_DECISIONS=model runs learned mode as live (simulate --learned-decisions;
-# default told, the tables of docs/simulation.md).
+# LEARNED_DECISIONS=told runs learned mode with the estimates told at submission
+# deciding (simulate --learned-decisions); the default, model, decides as live.
 # Markdown goes to stdout, progress to stderr. A few minutes on 2 cores.
 #
 # scripts/compare-learning.sh diagnose: the figures of docs/simulation.md's
@@ -44,7 +44,7 @@ trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
 echo "compare-learning: building sparkpack" >&2
 go build -o "$bin" ./cmd/sparkpack
 
-common=(--learned-decisions "${LEARNED_DECISIONS:-told}" --estimate-error 0.5 --run-noise 0.1 --app-type hidden --format json --quiet)
+common=(--learned-decisions "${LEARNED_DECISIONS:-model}" --estimate-error 0.5 --run-noise 0.1 --app-type hidden --format json --quiet)
 
 one() { # set mix class hours jobs seeds
 	local set="$1" mix="$2" class="$3" hours="$4" jobs="$5" seeds="$6"

@@ -127,7 +127,7 @@ func setupLearning(est *estimator, traits *traitsModel, o Options, m workload.Mo
 	}
 	if traits != nil {
 		traits.e = est
-		traits.told = o.LearnedDecisions != LearnedDecisionsModel
+		traits.told = o.LearnedDecisions == LearnedDecisionsTold
 		est.decides = !traits.told
 	}
 	return nil

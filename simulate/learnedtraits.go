@@ -13,13 +13,15 @@ const (
 	// needs a run time asks the model for the job on the plan in question
 	// (p50 where a run time prices something, p90 where it decides a
 	// deadline); the job carries its user's estimate, which the model
-	// corrects and blends in (estimator.predict).
+	// corrects and blends in (estimator.predict). The default, since
+	// the feasible orderings demote a job on its p50 rather than its p90
+	// (scheduler decider.hopeless; docs/simulation.md, "Learned decisions
+	// as live").
 	LearnedDecisionsModel = "model"
 	// LearnedDecisionsTold: the model answers no run time (Predict
 	// ok=false); the core decides with the estimate told at submission
-	// (estimator.learned), fixed for the job's life. The default: model
-	// missed more deadlines on the tuning mix's busy hours
-	// (docs/simulation.md, "Learned decisions as live").
+	// (estimator.learned), fixed for the job's life. The default until
+	// the hopeless test moved to the p50 (docs/simulation.md).
 	LearnedDecisionsTold = "told"
 )
 

@@ -150,9 +150,9 @@ type Options struct {
 	EstimateError float64
 	HideAppType   bool
 	// LearnedDecisions, with learned estimates, is what the core's model
-	// answers: LearnedDecisionsTold (also "": no run time, the estimate
-	// told at submission decides) or LearnedDecisionsModel (run times as
-	// live, p50 and p90 on each plan).
+	// answers: LearnedDecisionsModel (also "": run times as live, p50
+	// and p90 on each plan) or LearnedDecisionsTold (no run time, the
+	// estimate told at submission decides).
 	LearnedDecisions string
 	// Executors is ExecutorsUser (also "") or ExecutorsAuto: jobs
 	// right-sized by the learned model (--executors).
