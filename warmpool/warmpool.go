@@ -231,19 +231,36 @@ func Decide(in Input) Plan {
 		}
 		endC += w * usable(r.CPUs, r.MemMB)
 	}
+	ah := in.Ahead
+	both := bothWindows(f, ah)
 	tails := map[*forecast.Demand][]float64{}
-	misses := func(d *forecast.Demand, c, m float64) float64 {
-		if !(d.Jobs > 0) {
-			return 0
-		}
+	beyond := func(d *forecast.Demand, c float64) float64 {
 		t, ok := tails[d]
 		if !ok {
 			t = d.Tails()
 			tails[d] = t
 		}
+		return d.Beyond(c, t)
+	}
+	misses := func(d *forecast.Demand, c, m float64) float64 {
+		if !(d.Jobs > 0) {
+			return 0
+		}
 		// (Memory is in c already: usable cpus.)
-		c = c + endC - in.WaitingCPUs
-		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * d.Beyond(math.Max(c, 0), t)
+		c = math.Max(c+endC-in.WaitingCPUs, 0)
+		n := beyond(d, c)
+		if d == &ah {
+			// An agent powered on now is ready one boot time from now:
+			// by then the arrivals of the boot time have taken their
+			// room (they run longer than a boot, and those that find
+			// none wait for the booting agents), so the ahead jobs come
+			// after them, not to today's free cpus. In arrival order
+			// the m-th job finds no room when the first m ask for more
+			// than c: the ahead jobs' misses are those of both windows
+			// less the first's.
+			n = math.Max(0, beyond(&both, c)-beyond(&f, c))
+		}
+		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * n
 	}
 	fits := func(a Agent) bool {
 		return a.CPUs+1e-9 >= f.ExecCPUs && a.MemMB+1e-9 >= f.ExecMemMB
@@ -320,8 +337,7 @@ func Decide(in Input) Plan {
 	// Power on ahead of the demand one boot time away: first idle agents
 	// still on (no boot to pay), then agents that are off (the boot and
 	// the lead billed).
-	if in.Ahead.OK && in.Ahead.Jobs > 0 {
-		ah := in.Ahead
+	if ah.OK && ah.Jobs > 0 {
 		lh := lead.Hours()
 		var cands []cand
 		for _, i := range order {
@@ -368,4 +384,14 @@ func perCPU(a Agent) float64 {
 		return math.Inf(1)
 	}
 	return a.PricePerHour / a.CPUs
+}
+
+// bothWindows is the count of the first window's and the ahead window's
+// arrivals together. Both windows come from one model (one dispersion),
+// so their sum is a count of the same family with the summed mean.
+func bothWindows(first, ahead forecast.Demand) forecast.Demand {
+	both := ahead
+	both.Jobs += first.Jobs
+	both.CPUs += first.CPUs
+	return both
 }
