@@ -232,8 +232,7 @@ func Decide(in Input) Plan {
 		endC += w * usable(r.CPUs, r.MemMB)
 	}
 	ah := in.Ahead
-	held := stillRunning(f, boot)
-	both := bothWindows(held, ah)
+	both := bothWindows(f, ah)
 	tails := map[*forecast.Demand][]float64{}
 	beyond := func(d *forecast.Demand, c float64) float64 {
 		t, ok := tails[d]
@@ -252,13 +251,14 @@ func Decide(in Input) Plan {
 		n := beyond(d, c)
 		if d == &ah {
 			// An agent powered on now is ready one boot time from now:
-			// by then the arrivals of the boot time that still run hold
-			// their room (those that find none wait for the booting
-			// agents), so the ahead jobs come after them, not to
-			// today's free cpus. In arrival order the m-th job finds no
-			// room when the first m ask for more than c: the ahead
-			// jobs' misses are those of both windows less the first's.
-			n = math.Max(0, beyond(&both, c)-beyond(&held, c))
+			// by then the arrivals of the boot time have taken their
+			// room (they run longer than a boot, and those that find
+			// none wait for the booting agents), so the ahead jobs come
+			// after them, not to today's free cpus. In arrival order
+			// the m-th job finds no room when the first m ask for more
+			// than c: the ahead jobs' misses are those of both windows
+			// less the first's.
+			n = math.Max(0, beyond(&both, c)-beyond(&f, c))
 		}
 		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * n
 	}
@@ -384,26 +384,6 @@ func perCPU(a Agent) float64 {
 		return math.Inf(1)
 	}
 	return a.PricePerHour / a.CPUs
-}
-
-// stillRunning is the part of the boot time's arrivals that still runs
-// when the lead window starts. Arrivals spread over the boot time that
-// run R each: the one at u still runs at the boot time's end when R >
-// boot - u, a share E[min(R, boot)] / boot of them, taken at the mean R
-// (the forecast's cpu-seconds over its cpus). Jobs that run longer than
-// a boot all hold their room; jobs of a tenth of a boot hold a tenth of
-// them. Nothing known of the run times: all of them.
-func stillRunning(first forecast.Demand, boot time.Duration) forecast.Demand {
-	if !(first.CPUs > 0) || !(first.CPUSeconds > 0) || boot <= 0 {
-		return first
-	}
-	share := math.Min(first.CPUSeconds/first.CPUs/boot.Seconds(), 1)
-	first.Jobs *= share
-	first.CPUs *= share
-	first.MemMB *= share
-	first.DeadlineJobs *= share
-	first.CPUSeconds *= share
-	return first
 }
 
 // bothWindows is the count of the first window's and the ahead window's

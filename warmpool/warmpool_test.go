@@ -279,36 +279,6 @@ func TestAheadComesAfterTheBootTimesArrivals(t *testing.T) {
 	}
 }
 
-// TestAheadAfterTheJobsStillRunning: the case of
-// TestAheadComesAfterTheBootTimesArrivals with the forecast's run times
-// known. Jobs of 120 s outlast the 60 s boot: every arrival of the boot
-// time still holds its room when the lead window starts, a and b are
-// powered on as there. Jobs of 3 s: an arrival at u into the boot time
-// still runs at its end only when 3 > 60 - u, a twentieth of them (0.1
-// of the 2 jobs). With 8 warm cpus the lead window's misses are then
-// E[(N-2)+] at 0.2 less at 0.1, 0.0012 - 0.0002 = 0.0011: a saves at
-// most $0.0021 for its $0.005, and nothing is powered on. c is kept for
-// the boot time's own 2 jobs either way.
-func TestAheadAfterTheJobsStillRunning(t *testing.T) {
-	ag := agents(Off)
-	ag[0].State = On
-	for _, c := range []struct {
-		run float64
-		on  string
-	}{{120, "a,b"}, {3, ""}} {
-		f := demand(2)
-		f.CPUSeconds = f.CPUs * c.run
-		p := Decide(Input{Now: now, Agents: ag, Forecast: f, Ahead: demand(0.1), Lead: 15 * time.Second, BootTime: time.Minute, MissCostUSD: 2})
-		check(t, p, "c", c.on, "")
-		if want := excess(2, 2); math.Abs(p.ExpectedMisses-want) > 1e-9 {
-			t.Fatalf("run %gs: expected misses %v, want %v", c.run, p.ExpectedMisses, want)
-		}
-	}
-	if gain := 2 * (excess(0.2, 2) - excess(0.1, 2)); gain >= 0.005 {
-		t.Fatalf("a's largest saving $%.4f", gain)
-	}
-}
-
 // TestForecastBurstPowersOnOneBootTimeAhead: ten deadline jobs arrive at
 // 10:00 every day (three days of history); a decision every 10 s with a
 // boot time of 60 s powers the cheapest agent on in the decision whose
