@@ -21,12 +21,8 @@ import (
 // time, all tight) keeps an agent warm (it saves $2 x 0.1 of expected
 // misses for $1 x 30 s): only the second job misses. While the warm agent
 // runs a job, the rule powers a second one on in case another job comes
-// (worth it at $2 a miss); and since an agent powered on now serves the
-// jobs after the boot time's, which may take the warm one (warmpool's
-// TestAheadComesAfterTheBootTimesArrivals), it also does so around some
-// arrivals while the warm agent is idle: it boots 9 times against 7
-// without (5 before that rule), and the bill stays below 70% of
-// always-on.
+// (worth it at $2 a miss), so it boots about as often as without it, and
+// the bill stays well below always-on.
 func TestWarmPoolRecurringDeadlineJob(t *testing.T) {
 	cl, err := clusterspec.ParseBytes([]byte(`{"name": "three", "agents": [
 		{"id": "a1", "hostname": "a1", "cpus": 2, "memMB": 16384, "pricePerHour": 1.0},
@@ -57,8 +53,8 @@ func TestWarmPoolRecurringDeadlineJob(t *testing.T) {
 	if plain.DeadlineMissed != 7 || plain.Boots != 7 {
 		t.Errorf("without the warm pool: %d misses, %d boots; want 7 and 7", plain.DeadlineMissed, plain.Boots)
 	}
-	if warm.DeadlineMissed != 1 || warm.Boots > plain.Boots+2 {
-		t.Errorf("with the warm pool: %d misses, %d boots; want 1 and at most %d", warm.DeadlineMissed, warm.Boots, plain.Boots+2)
+	if warm.DeadlineMissed != 1 || warm.Boots > plain.Boots {
+		t.Errorf("with the warm pool: %d misses, %d boots; want 1 and at most %d", warm.DeadlineMissed, warm.Boots, plain.Boots)
 	}
 	if warm.BillUSD > 0.7*warm.AlwaysOnUSD || plain.BillUSD > warm.BillUSD {
 		t.Errorf("bill $%.4f with, $%.4f without, against $%.4f always on", warm.BillUSD, plain.BillUSD, warm.AlwaysOnUSD)
@@ -138,10 +134,7 @@ func TestWarmPoolMeasuredSlack(t *testing.T) {
 // replayed from hour 1, with the hour before as the forecast's history
 // (WarmHistory, `--warm-history`): the second arrival, which found a
 // cluster that was off without a forecast (1 miss), now finds an agent
-// kept warm: no miss. History jobs are not replayed (8 jobs run). The
-// bill is 76% of always-on (68% before the ahead window counted the boot
-// time's arrivals first: a second agent is powered on around arrivals,
-// 6 boots).
+// kept warm: no miss. History jobs are not replayed (8 jobs run).
 func TestWarmPoolHistory(t *testing.T) {
 	cl, err := clusterspec.ParseBytes([]byte(`{"name": "three", "agents": [
 		{"id": "a1", "hostname": "a1", "cpus": 2, "memMB": 16384, "pricePerHour": 1.0},
@@ -175,7 +168,7 @@ func TestWarmPoolHistory(t *testing.T) {
 	if cold.DeadlineMissed != 1 || warm.DeadlineMissed != 0 {
 		t.Fatalf("misses: %d from the window's arrivals (want 1), %d from the hour before (want 0)", cold.DeadlineMissed, warm.DeadlineMissed)
 	}
-	if warm.BillUSD > 0.8*warm.AlwaysOnUSD {
+	if warm.BillUSD > 0.7*warm.AlwaysOnUSD {
 		t.Errorf("bill $%.4f against $%.4f always on", warm.BillUSD, warm.AlwaysOnUSD)
 	}
 }

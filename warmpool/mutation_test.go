@@ -14,9 +14,9 @@ import (
 
 // TestLeadDefaultsToTheBootTime: every agent off, 0.5 jobs forecast one
 // boot time (60 s) ahead, miss cost $0.25 (TestPowerOnAheadByHand: a
-// saves $0.0890, b $0.0293, c $0.0066). Lead unset is the boot time: a
+// saves $0.0984, b $0.0225, c $0.0041). Lead unset is the boot time: a
 // power-on bills 120 s, a and b go on for 2 x $0.24 x 120/3600 = $0.016.
-// Lead 8 minutes: 540 s, $0.036 each: only a saves more than that.
+// Lead 5 minutes: 360 s, $0.024 each: only a saves more than that.
 func TestLeadDefaultsToTheBootTime(t *testing.T) {
 	in := Input{Now: now, Agents: agents(Off), Forecast: demand(0.1), Ahead: demand(0.5), BootTime: time.Minute, MissCostUSD: 0.25}
 	p := Decide(in)
@@ -24,11 +24,11 @@ func TestLeadDefaultsToTheBootTime(t *testing.T) {
 	if math.Abs(p.IdleBillUSD-0.016) > 1e-12 {
 		t.Fatalf("bill $%v, want $0.016", p.IdleBillUSD)
 	}
-	in.Lead = 8 * time.Minute
+	in.Lead = 5 * time.Minute
 	p = Decide(in)
 	check(t, p, "", "a", "")
-	if math.Abs(p.IdleBillUSD-0.036) > 1e-12 {
-		t.Fatalf("bill $%v, want $0.036", p.IdleBillUSD)
+	if math.Abs(p.IdleBillUSD-0.024) > 1e-12 {
+		t.Fatalf("bill $%v, want $0.024", p.IdleBillUSD)
 	}
 }
 

@@ -231,36 +231,19 @@ func Decide(in Input) Plan {
 		}
 		endC += w * usable(r.CPUs, r.MemMB)
 	}
-	ah := in.Ahead
-	both := bothWindows(f, ah)
 	tails := map[*forecast.Demand][]float64{}
-	beyond := func(d *forecast.Demand, c float64) float64 {
+	misses := func(d *forecast.Demand, c, m float64) float64 {
+		if !(d.Jobs > 0) {
+			return 0
+		}
 		t, ok := tails[d]
 		if !ok {
 			t = d.Tails()
 			tails[d] = t
 		}
-		return d.Beyond(c, t)
-	}
-	misses := func(d *forecast.Demand, c, m float64) float64 {
-		if !(d.Jobs > 0) {
-			return 0
-		}
 		// (Memory is in c already: usable cpus.)
-		c = math.Max(c+endC-in.WaitingCPUs, 0)
-		n := beyond(d, c)
-		if d == &ah {
-			// An agent powered on now is ready one boot time from now:
-			// by then the arrivals of the boot time have taken their
-			// room (they run longer than a boot, and those that find
-			// none wait for the booting agents), so the ahead jobs come
-			// after them, not to today's free cpus. In arrival order
-			// the m-th job finds no room when the first m ask for more
-			// than c: the ahead jobs' misses are those of both windows
-			// less the first's.
-			n = math.Max(0, beyond(&both, c)-beyond(&f, c))
-		}
-		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * n
+		c = c + endC - in.WaitingCPUs
+		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * d.Beyond(math.Max(c, 0), t)
 	}
 	fits := func(a Agent) bool {
 		return a.CPUs+1e-9 >= f.ExecCPUs && a.MemMB+1e-9 >= f.ExecMemMB
@@ -337,7 +320,8 @@ func Decide(in Input) Plan {
 	// Power on ahead of the demand one boot time away: first idle agents
 	// still on (no boot to pay), then agents that are off (the boot and
 	// the lead billed).
-	if ah.OK && ah.Jobs > 0 {
+	if in.Ahead.OK && in.Ahead.Jobs > 0 {
+		ah := in.Ahead
 		lh := lead.Hours()
 		var cands []cand
 		for _, i := range order {
@@ -384,14 +368,4 @@ func perCPU(a Agent) float64 {
 		return math.Inf(1)
 	}
 	return a.PricePerHour / a.CPUs
-}
-
-// bothWindows is the count of the first window's and the ahead window's
-// arrivals together. Both windows come from one model (one dispersion),
-// so their sum is a count of the same family with the summed mean.
-func bothWindows(first, ahead forecast.Demand) forecast.Demand {
-	both := ahead
-	both.Jobs += first.Jobs
-	both.CPUs += first.CPUs
-	return both
 }
