@@ -23,6 +23,11 @@
 #                                   # the held-out busy hours at 100 jobs an
 #                                   # hour (SAMPLE=1), without and with
 #                                   # --warm-history
+#   scripts/compare-warm-pool.sh busy-misses [extra simulate flags...]
+#                                   # the busy tuning hour (4, seeds 1-3,
+#                                   # --sample 100, --warm-history): each
+#                                   # deadline job the warm pool misses and
+#                                   # always-on does not (simulate --job-log)
 #
 # Environment:
 #   SPARKPACK  the binary to run (default: go run ./cmd/sparkpack)
@@ -132,6 +137,46 @@ if [[ ${1:-} == busy100 ]]; then
   echo "#### Held out at 100 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 100 jobs)"
   echo
   SAMPLE=1 WARM_HISTORY=1 TARGET=busy "$0" 6,7,23 4-6 100 "$@"
+  exit
+fi
+if [[ ${1:-} == busy-misses ]]; then
+  shift
+  if [[ -n ${SPARKPACK:-} ]]; then bin=($SPARKPACK); else
+    go build -o "${TMPDIR:-/tmp}/sparkpack-compare-warm-pool" ./cmd/sparkpack
+    bin=("${TMPDIR:-/tmp}/sparkpack-compare-warm-pool")
+  fi
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  for off in never 30s 2m 10m; do
+    extra=()
+    [[ $off != never ]] && extra=(--power-off-after "$off" --warm-pool --warm-history)
+    "${bin[@]}" simulate --workload thesis --hours 4 --seeds 1-3 --sample 100 "${extra[@]}" --format csv --quiet --job-log "$tmp/$off.csv" "$@" >/dev/null
+  done
+  python3 - "$tmp" <<'PY'
+import csv, os, sys
+tmp = sys.argv[1]
+key = lambda r: (r["seed"], r["policy"], r["job"])
+base = {key(r): r for r in csv.DictReader(open(os.path.join(tmp, "never.csv")))}
+print("busy tuning hour 4, seeds 1-3, 100 jobs an hour (--sample 100), warm pool with --warm-history: deadline jobs missed with it and not always on")
+print()
+print("| power off after | seed | policy | job | arrival s | cpus | slack s | wait s (always on) | free cpus at arrival | arrivals in the boot time before |")
+print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
+sums = []
+for off in ("30s", "2m", "10m"):
+    added = removed = 0
+    for r in csv.DictReader(open(os.path.join(tmp, off + ".csv"))):
+        b = base[key(r)]
+        if r["deadline"] != "true" or r["missed"] == b["missed"]:
+            continue
+        if r["missed"] == "true":
+            added += 1
+            print(f"| {off} | {r['seed']} | {r['policy']} | {r['job']} | {float(r['submit_s']):.0f} | {r['cpus']} | {float(r['slack_s']):.1f} | "
+                  f"{float(r['wait_s']):.1f} ({float(b['wait_s']):.1f}) | {float(r['free_cpus_at_arrival']):.0f} | {r['arrivals_in_boot_before']} |")
+        else:
+            removed += 1
+    sums.append(f"{off}: {added} more, {removed} fewer")
+print()
+print("misses against always on (all policies, 3 runs each): " + "; ".join(sums))
+PY
   exit
 fi
 hours=${1:?hours, e.g. 0 or 5,13,16}; seeds=${2:?seeds, e.g. 1-3}; jobs=${3:?jobs per hour, e.g. 50}; shift 3

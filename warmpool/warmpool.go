@@ -245,6 +245,21 @@ func Decide(in Input) Plan {
 		c = c + endC - in.WaitingCPUs
 		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * d.Beyond(math.Max(c, 0), t)
 	}
+	// An agent powered on now also serves the boot time's jobs that find
+	// no room but come late enough for their slack to cover the rest of
+	// its boot (lateShare of them): ahead is the lead window's demand
+	// while agents are powered on ahead. Idle agents still on serve those
+	// jobs whether kept for the lead or not (keeping them for the boot
+	// time was weighed before): they count from the start (onFrom).
+	var ahead *forecast.Demand
+	var onFrom float64
+	late, inWindow := lateShare(f, boot, max(in.QueueDelay, 0), wait), misses
+	misses = func(d *forecast.Demand, c, m float64) float64 {
+		if d == ahead {
+			return inWindow(d, c, m) + late*inWindow(&f, math.Max(c, onFrom), m)
+		}
+		return inWindow(d, c, m)
+	}
 	fits := func(a Agent) bool {
 		return a.CPUs+1e-9 >= f.ExecCPUs && a.MemMB+1e-9 >= f.ExecMemMB
 	}
@@ -322,11 +337,14 @@ func Decide(in Input) Plan {
 	// the lead billed).
 	if in.Ahead.OK && in.Ahead.Jobs > 0 {
 		ah := in.Ahead
+		ahead = &ah
 		lh := lead.Hours()
 		var cands []cand
+		onFrom = freeC
 		for _, i := range order {
 			if a := in.Agents[i]; !decided[i] && a.State == On && fits(a) {
 				cands = append(cands, cand{i, a.PricePerHour * lh})
+				onFrom += usable(a.CPUs, a.MemMB)
 			}
 		}
 		for _, i := range order {
@@ -368,4 +386,30 @@ func perCPU(a Agent) float64 {
 		return math.Inf(1)
 	}
 	return a.PricePerHour / a.CPUs
+}
+
+// lateShare is the share of the boot time's deadline jobs that find no
+// warm room and would still meet their deadline on an agent powered on
+// now. Such a job waits the rest of the boot and the queue delay; one
+// arriving u into the boot time with slack s makes it when boot - u +
+// queueDelay <= s. Arrivals spread over the boot time: a share (s -
+// queueDelay) / boot of them, for each slack of the forecast below wait
+// (the jobs that miss without warm room), over those. Without slacks,
+// none.
+func lateShare(f forecast.Demand, boot, queueDelay, wait time.Duration) float64 {
+	if boot <= 0 {
+		return 0
+	}
+	n, sum := 0, 0.0
+	for _, s := range f.Slacks {
+		if s >= wait.Seconds() {
+			break
+		}
+		n++
+		sum += math.Min(math.Max(s-queueDelay.Seconds(), 0)/boot.Seconds(), 1)
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }

@@ -234,6 +234,53 @@ func TestPowerOnAheadByHand(t *testing.T) {
 	check(t, p, "a", "b", "")
 }
 
+// excess is E[(N-m)+] for N Poisson with mean mu: mu - m + sum over k < m
+// of (m-k) P(N=k).
+func excess(mu float64, m int) float64 {
+	e, p := mu-float64(m), math.Exp(-mu)
+	for k := 0; k < m; k++ {
+		e += float64(m-k) * p
+		p *= mu / float64(k+1)
+	}
+	return e
+}
+
+// TestPowerOnForTheBootTimesLateJobs: c (8 cpus) is on and idle, a and b
+// (4 cpus each) are off; 2 deadline jobs of 4 cpus, each with 30 s of
+// slack, are forecast within the 60 s boot time and 0.1 in the 15 s lead
+// after it. c is kept: with its 8 cpus the jobs beyond the first two
+// miss, E[(N-2)+] = 4/e^2 = 0.5413. An agent powered on now is ready at
+// the end of the boot time: a job that finds no room u into it waits 60
+// - u and makes its 30 s of slack when u >= 30, half of them (lateShare
+// 0.5). So a power-on saves half of the boot time's misses besides the
+// lead's: with 8 warm cpus 0.5 x 0.5413 + E[(N-2)+] at 0.1 (0.0002) =
+// 0.2708; with a (12 cpus) 0.5 x E[(N-3)+] at 2 (0.2180) + 0.0000 =
+// 0.1090; with b too (16) 0.5 x E[(N-4)+] (0.0751) = 0.0376. a saves
+// 2 x 0.1618 = $0.32 and b $0.14, each for $0.005 (75 s at $0.24/h):
+// both are powered on. The lead's 0.1 jobs alone would find c's 8 cpus
+// free (a saves $0.0003): without the late jobs nothing is powered on,
+// and with no slack known (every job tight, none late) neither.
+func TestPowerOnForTheBootTimesLateJobs(t *testing.T) {
+	ag := agents(Off)
+	ag[0].State = On
+	f := demand(2)
+	f.Slacks = []float64{30}
+	in := Input{Now: now, Agents: ag, Forecast: f, Ahead: demand(0.1), Lead: 15 * time.Second, BootTime: time.Minute, MissCostUSD: 2}
+	p := Decide(in)
+	check(t, p, "c", "a,b", "")
+	if want := excess(2, 2); math.Abs(p.ExpectedMisses-want) > 1e-9 {
+		t.Fatalf("expected misses %v, want %v", p.ExpectedMisses, want)
+	}
+	steps := []float64{0.5*excess(2, 2) + excess(0.1, 2), 0.5*excess(2, 3) + excess(0.1, 3), 0.5*excess(2, 4) + excess(0.1, 4)}
+	for i, d := range p.PowerOnNow {
+		if want := fmt.Sprintf("expected misses %.4f -> %.4f, for $0.0050", steps[i], steps[i+1]); !strings.Contains(d.Reason, want) {
+			t.Fatalf("%s: %q, want %q", d.AgentID, d.Reason, want)
+		}
+	}
+	in.Forecast.Slacks = nil
+	check(t, Decide(in), "c", "", "")
+}
+
 // TestForecastBurstPowersOnOneBootTimeAhead: ten deadline jobs arrive at
 // 10:00 every day (three days of history); a decision every 10 s with a
 // boot time of 60 s powers the cheapest agent on in the decision whose
