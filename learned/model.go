@@ -146,22 +146,10 @@ func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 		return perfmodel.Prediction{}, false
 	}
 	if p.Level != perfmodel.LevelPrior {
-		if c.Seconds > 0 && pl != (perfmodel.Placement{}) {
-			// The corrected estimate is on one uncontended agent's terms
-			// (Book.Reference); the model's slowdown of pl puts it on the
-			// plan's, as the prediction it is blended with.
-			if p0, err := m.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size}); err == nil && p0.P50 > 0 {
-				c.Seconds *= p.P50 / p0.P50
-			}
-		}
-		if c.Seconds > 0 {
-			b, s := perfmodel.Blend(c.Seconds, c.Sigma, p.P50, p.Sigma)
-			if b > 0 && p.P50 > 0 {
-				p.P90 *= b / p.P50
-				p.P50, p.Sigma = b, s
-			}
-		}
-		return p, true
+		// The corrected estimate is on one uncontended agent's terms
+		// (Book.Reference, the zero placement).
+		q := perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl}
+		return m.book.BlendEstimate(k.Signature, k.App, q, p, c.Seconds, c.Sigma, perfmodel.Placement{}), true
 	}
 	if c.Samples > 0 && c.Seconds > 0 {
 		return perfmodel.Prediction{P50: c.Seconds, P90: c.Seconds, Sigma: c.Sigma, Level: LevelEstimate, Runs: c.Samples}, true

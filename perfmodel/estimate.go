@@ -122,3 +122,27 @@ func Blend(a, sa, b, sb float64) (float64, float64) {
 	l := (wa*math.Log(a) + wb*math.Log(b)) / (wa + wb)
 	return math.Exp(l), math.Sqrt(1 / (wa + wb))
 }
+
+// BlendEstimate blends a corrected estimate (seconds, with log spread
+// sigma) into p, the model's prediction for sig on q: the estimate is on
+// the terms of the placement ref (live: one uncontended agent, the zero
+// placement; the simulator: the signature's usual plans), so when q asks
+// about another placement the model's slowdown from ref to q's placement
+// first puts it on q's terms; the blend (Blend) replaces p's median and
+// spread, and the p90 scales with the median. Without an estimate (0)
+// p is returned as it is.
+func (b *Book) BlendEstimate(sig, app string, q Query, p Prediction, seconds, sigma float64, ref Placement) Prediction {
+	if !(seconds > 0) {
+		return p
+	}
+	if q.Placement != ref {
+		if p0, err := b.Predict(sig, app, Query{Executors: q.Executors, Size: q.Size, Placement: ref}); err == nil && p0.P50 > 0 {
+			seconds *= p.P50 / p0.P50
+		}
+	}
+	if m, s := Blend(seconds, sigma, p.P50, p.Sigma); m > 0 && p.P50 > 0 {
+		p.P90 *= m / p.P50
+		p.P50, p.Sigma = m, s
+	}
+	return p
+}

@@ -95,19 +95,9 @@ func (e *estimator) predictUncached(k scheduler.RunKey, executors int, pl perfmo
 		return perfmodel.Prediction{}, false
 	}
 	if p.Level != perfmodel.LevelPrior {
-		if c.Seconds > 0 && pl != usual {
-			if p0, err := e.book.Predict(k.Signature, k.App, perfmodel.Query{Executors: executors, Size: k.Size, Placement: usual}); err == nil && p0.P50 > 0 {
-				c.Seconds *= p.P50 / p0.P50
-			}
-		}
-		if c.Seconds > 0 {
-			b, s := perfmodel.Blend(c.Seconds, c.Sigma, p.P50, p.Sigma)
-			if b > 0 && p.P50 > 0 {
-				p.P90 *= b / p.P50
-				p.P50, p.Sigma = b, s
-			}
-		}
-		return p, true
+		// The simulator's corrected estimate is on the usual plans' terms.
+		q := perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl}
+		return e.book.BlendEstimate(k.Signature, k.App, q, p, c.Seconds, c.Sigma, usual), true
 	}
 	if c.Samples > 0 && c.Seconds > 0 {
 		return perfmodel.Prediction{P50: c.Seconds, P90: c.Seconds, Sigma: c.Sigma, Level: learned.LevelEstimate, Runs: c.Samples}, true
