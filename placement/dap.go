@@ -13,10 +13,14 @@ func init() {
 // with the least estimated dollar cost of the job, where the estimate
 // accounts for how the plan changes the job's run time (shuffle across
 // agents, contention on busy agents, from the job's application type) and
-// for the spare capacity the plan leaves paid for but unused. A deadline
-// job whose cheapest plan would end after its deadline gets the cheapest
-// plan that ends in time, if any. No plan adds more than DAPPriceBound
-// job-prices per hour to exact's plan.
+// for the spare capacity the plan leaves paid for but unused; it prices
+// with Demand.EstimatedDuration (the p50). A deadline job whose cheapest
+// plan would end after its deadline on Demand.DeadlineDuration (the p90)
+// gets the cheapest plan that ends in time on it; if none does, the
+// cheapest that ends in time on EstimatedDuration (a plan the median lets
+// finish keeps the job's chance, as the scheduler's hopeless test); else
+// the cheapest. No plan adds more than DAPPriceBound job-prices per hour
+// to exact's plan.
 const (
 	// DAPSpareWeight is the share of the spare capacity a plan pays for
 	// (the rest of a newly activated agent, or an active agent kept active
@@ -293,16 +297,24 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 			best = k
 		}
 	}
-	if late := dapDeadlineLeft(d); late > 0 && ev.estSet && cands[best].factor*ev.est > late {
-		// Deadline mode: the cheapest plan that ends in time, if any.
-		alt := -1
-		for k := range cands {
-			if cands[k].factor*ev.est <= late && (alt < 0 || cands[k].better(cands[alt])) {
-				alt = k
+	if late := dapDeadlineLeft(d); late > 0 {
+		// Deadline mode: the cheapest plan that ends in time on the p90,
+		// else on the p50, if any.
+		ests, n := dapDeadlineEstimates(d)
+		for _, est := range ests[:n] {
+			if cands[best].factor*est <= late {
+				break // the chosen plan ends in time
 			}
-		}
-		if alt >= 0 {
-			best = alt
+			alt := -1
+			for k := range cands {
+				if cands[k].factor*est <= late && (alt < 0 || cands[k].better(cands[alt])) {
+					alt = k
+				}
+			}
+			if alt >= 0 {
+				best = alt
+				break
+			}
 		}
 	}
 	// The plan in snapshot order, as p.plan makes it, without a dense
@@ -332,6 +344,23 @@ func dapDeadlineLeft(d Demand) float64 {
 		return 0
 	}
 	return left.Seconds()
+}
+
+// dapDeadlineEstimates are the run times, in seconds, a deadline is tested
+// with, in turn: DeadlineDuration (the p90), then EstimatedDuration (the
+// p50) when it is shorter; n of them, none when the job has no estimate.
+func dapDeadlineEstimates(d Demand) (ests [2]float64, n int) {
+	p50, p90 := d.EstimatedDuration, d.DeadlineDuration
+	if p90 <= 0 {
+		p90 = p50
+	}
+	switch {
+	case p90 <= 0:
+		return ests, 0
+	case p50 > 0 && p50 < p90:
+		return [2]float64{p90.Seconds(), p50.Seconds()}, 2
+	}
+	return [2]float64{p90.Seconds()}, 1
 }
 
 // maxPricePerCPU is the dearest hourly price per cpu among the agents that

@@ -147,7 +147,7 @@ func TestDAPProperties(t *testing.T) {
 	exact, _ := Get("exact")
 	apps := []string{"", AppWordCount, AppSort, AppPageRank, "something-else"}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	placed, speedChanged, aboveExact := 0, 0, 0
+	placed, speedChanged, aboveExact, p90Changed := 0, 0, 0, 0
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 1313))
 		s := genSnapshot(r, 1+r.IntN(40))
@@ -208,12 +208,24 @@ func TestDAPProperties(t *testing.T) {
 			if !reflect.DeepEqual(sp.Assignments, pl.Assignments) {
 				speedChanged++
 			}
+			// The same deadline tested on a p90 up to 1.6 x the p50: the
+			// deadline mode of DeadlineDuration, within the same bound.
+			dd.DeadlineDuration = time.Duration(float64(d.EstimatedDuration) * (1 + r.Float64()*0.6))
+			p90, err := dap.Place(s, dd)
+			if err != nil {
+				t.Fatalf("seed %d p90 deadline mode: %v", seed, err)
+			}
+			check("p90 deadline mode", dd, p90)
+			if !reflect.DeepEqual(p90.Assignments, sp.Assignments) {
+				p90Changed++
+			}
 		}
 	}
-	if placed < seeds/3 || speedChanged == 0 || aboveExact == 0 {
-		t.Fatalf("%d placed, deadline mode changed %d plans, %d plans dearer than exact: the generator does not exercise dap", placed, speedChanged, aboveExact)
+	if placed < seeds/3 || speedChanged == 0 || aboveExact == 0 || p90Changed == 0 {
+		t.Fatalf("%d placed, deadline mode changed %d plans (on a p90 %d), %d plans dearer than exact: the generator does not exercise dap",
+			placed, speedChanged, p90Changed, aboveExact)
 	}
-	t.Logf("%d placed; deadline mode changed %d plans; %d plans dearer than exact (within the bound)", placed, speedChanged, aboveExact)
+	t.Logf("%d placed; deadline mode changed %d plans, a p90 %d more; %d plans dearer than exact (within the bound)", placed, speedChanged, p90Changed, aboveExact)
 }
 
 func TestDAPUsesDemandHints(t *testing.T) {

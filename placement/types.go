@@ -62,8 +62,12 @@ type Demand struct {
 	Executors int     // E >= 1
 	CPUs      float64 // per executor (whole cpus)
 	MemMB     float64 // per executor, including Spark's memory overhead
-	// EstimatedDuration is the job's expected run time; zero when unknown.
+	// EstimatedDuration is the job's expected run time (the learned
+	// model's p50 when it has one): what prices a plan; zero when unknown.
 	EstimatedDuration time.Duration
+	// DeadlineDuration is the run time a deadline is tested with (the
+	// learned model's p90 when it has one); zero: EstimatedDuration.
+	DeadlineDuration time.Duration
 	// App is the job's application type when known (AppWordCount, AppSort,
 	// AppPageRank); "" when unknown. Policies that use it fall back to a
 	// safe choice for unknown types.

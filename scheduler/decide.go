@@ -229,12 +229,13 @@ func lateWith(e *Entry, now time.Time, est time.Duration) bool {
 }
 
 // demandAt is the entry's demand as the policy sees it at now: the time
-// of the decision and the estimate in wall time (see DurationScale), so
-// that deadline-aware policies compare like with like.
+// of the decision and the estimates in wall time (see DurationScale), so
+// that deadline-aware policies compare like with like: the p50 to price a
+// plan, the p90 to test its deadline (planEstimates).
 func (d *decider) demandAt(e *Entry, now time.Time) placement.Demand {
 	dm := e.Demand
 	dm.Now = now
-	dm.EstimatedDuration = d.estimate(e)
+	d.planEstimates(&dm, e)
 	d.learnedTraits(&dm, e)
 	return dm
 }

@@ -12,8 +12,9 @@ import (
 // Learned run times (docs/learning.md). The pass asks Config.Model, when
 // set, for a job's run time on a plan: p50 where a run time prices
 // something (how long a start keeps its agents active, a running job's
-// remaining time), p90 where it decides a deadline (admission, at risk,
-// the latest start of preemption). A model that knows nothing of a job
+// remaining time, the cost of a plan in the placement policy), p90 where
+// it decides a deadline (admission, at risk, the latest start of
+// preemption, whether a plan ends in time). A model that knows nothing of a job
 // beyond the prior answers ok=false and the job's estimate is used as
 // before: without history the pass decides exactly as it did without a
 // model.
@@ -118,6 +119,15 @@ func (d *decider) learnedEstimate(e *Entry) (time.Duration, bool) {
 		c.version, c.p50, c.p90, c.ok, c.set = v, p50, p90, ok, true
 	}
 	return e.learn.p90, e.learn.ok
+}
+
+// planEstimates sets the demand's run times before a plan is known:
+// EstimatedDuration, which prices a plan, to e's median (the model's p50,
+// else the told estimate), and DeadlineDuration, which tests a plan's
+// deadline, to its estimate (the model's p90, else the told estimate).
+func (d *decider) planEstimates(dm *placement.Demand, e *Entry) {
+	dm.DeadlineDuration = d.estimate(e)
+	dm.EstimatedDuration = d.medianEstimate(e)
 }
 
 // learnedTraits sets the demand's traits from the job's model when it has

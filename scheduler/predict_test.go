@@ -165,8 +165,9 @@ func (p *recordingPlacer) Place(_ placement.Snapshot, d placement.Demand) (place
 }
 
 // TestDemandCarriesLearnedTraits: dap is given the signature's learned
-// traits and its p90 as the estimate; a job the model does not know keeps
-// the prior (no traits) and its user's estimate.
+// traits, its p50 as the estimate that prices a plan and its p90 as the
+// one that tests the deadline; a job the model does not know keeps the
+// prior (no traits) and its user's estimate for both.
 func TestDemandCarriesLearnedTraits(t *testing.T) {
 	rp := &recordingPlacer{}
 	m := &tableModel{base: map[string]float64{xSig: 600}, traits: map[string]perfmodel.Traits{xSig: {ShuffleShare: 0.4, CPUBound: 0.2}}}
@@ -180,11 +181,52 @@ func TestDemandCarriesLearnedTraits(t *testing.T) {
 		t.Fatalf("placer asked %d times", len(rp.got))
 	}
 	k, o := rp.got[0], rp.got[1]
-	if k.Traits == nil || k.Traits.ShuffleShare != 0.4 || k.Traits.CPUBound != 0.2 || k.EstimatedDuration != 450*time.Second {
-		t.Fatalf("known job's demand: traits %+v estimate %v; want the learned traits and p90 450s", k.Traits, k.EstimatedDuration)
+	if k.Traits == nil || k.Traits.ShuffleShare != 0.4 || k.Traits.CPUBound != 0.2 || k.EstimatedDuration != 300*time.Second ||
+		k.DeadlineDuration != 450*time.Second {
+		t.Fatalf("known job's demand: traits %+v estimates %v/%v; want the learned traits, p50 300s and p90 450s",
+			k.Traits, k.EstimatedDuration, k.DeadlineDuration)
 	}
-	if o.Traits != nil || o.EstimatedDuration != time.Minute {
-		t.Fatalf("unknown job's demand: traits %+v estimate %v; want the prior and the user's minute", o.Traits, o.EstimatedDuration)
+	if o.Traits != nil || o.EstimatedDuration != time.Minute || o.DeadlineDuration != time.Minute {
+		t.Fatalf("unknown job's demand: traits %+v estimates %v/%v; want the prior and the user's minute for both",
+			o.Traits, o.EstimatedDuration, o.DeadlineDuration)
+	}
+}
+
+// TestDemandAtEstimates: demandAt's two run times in wall time
+// (DurationScale 2): the model's p50 and p90 (on the plans the signature
+// usually gets: 1200 s / 4 executors = 300 s and 450 s, not scaled: the
+// model answers in wall seconds) when it knows the job, else the told
+// estimate scaled, for both; without a model the same.
+func TestDemandAtEstimates(t *testing.T) {
+	m := &tableModel{base: map[string]float64{xSig: 1200}}
+	other := mkJob("other", 4, 1, withEstimate(time.Minute))
+	other.App.MainClass = "Other"
+	for _, c := range []struct {
+		name     string
+		model    RunModel
+		job      Job
+		p50, p90 time.Duration
+	}{
+		{"known to the model", m, mkJob("known", 4, 1, withEstimate(time.Minute)), 300 * time.Second, 450 * time.Second},
+		{"unknown to the model", m, other, 2 * time.Minute, 2 * time.Minute},
+		{"no model", nil, mkJob("known", 4, 1, withEstimate(time.Minute)), 2 * time.Minute, 2 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{DurationScale: 2}
+			if c.model != nil {
+				cfg.Model = c.model
+			}
+			d := testDecider(t, cfg)
+			e := learnEntries(c.job)[0]
+			if c.model == nil {
+				e.learn = nil
+			}
+			dm := d.demandAt(e, t0)
+			if dm.EstimatedDuration != c.p50 || dm.DeadlineDuration != c.p90 || !dm.Now.Equal(t0) {
+				t.Fatalf("demand: estimate %v, deadline estimate %v, now %v; want %v, %v, %v",
+					dm.EstimatedDuration, dm.DeadlineDuration, dm.Now, c.p50, c.p90, t0)
+			}
+		})
 	}
 }
 

@@ -91,7 +91,7 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	}
 	dm := e.Demand
 	dm.Now = now
-	dm.EstimatedDuration = c.dec.estimate(e)
+	c.dec.planEstimates(&dm, e)
 	plan, perr := c.policy.Place(snap, dm)
 	if perr == nil {
 		pp := &PreviewPlan{Policy: plan.Policy, Activated: plan.Activated, AddedUSDPerHour: float64(plan.CostMicroUSDPerHour) / 1e6}
