@@ -8,8 +8,8 @@ import (
 
 // TestDAPDeadlineOnP90ByHand: dap prices a plan on the p50
 // (EstimatedDuration) and tests the deadline on the p90 (DeadlineDuration):
-// the cheapest plan that ends in time on the p90; if none, the cheapest
-// that ends in time on the p50; else the cheapest. The cluster of
+// the cheapest plan that ends in time on the p90; if none, the cheapest,
+// even when another would end in time on the p50. The cluster of
 // TestDAPDeadlineKeepsExactByHand, a WordCount of 4 executors of 2 cpus
 // and 8 GiB; its candidates, cheapest first (their scores do not depend on
 // the run time: no agent has a RemainingActive):
@@ -42,9 +42,9 @@ func TestDAPDeadlineOnP90ByHand(t *testing.T) {
 		{"cheapest late on the p90 only", 90, 95, 110, exacts, false, true},
 		// On the p90 (109.5 s) a1 + a2 ends at 111.1 s, x at 109.5 s.
 		{"only the fastest meets the p90", 100, 109.5, 110, single, false, true},
-		// On the p90 (120 s) none ends in time (x at 120 s); on the p50
-		// a1 + a2 (101.5 s) and x (100 s) do: a1 + a2, the cheaper.
-		{"none meets the p90: cheapest meeting the p50", 100, 120, 110, exacts, true, false},
+		// On the p90 (120 s) none ends in time (x at 120 s): the
+		// cheapest, though on the p50 a1 + a2 (101.5 s) and x (100 s) do.
+		{"none meets the p90: the cheapest", 100, 120, 110, cheapest, false, true},
 		// ... the cheapest itself ends in time on the p50 (116.35 s).
 		{"none meets the p90: the cheapest meets the p50", 100, 120, 117, cheapest, true, true},
 		// Nothing ends in time even on the p50 (x at 100 s): the cheapest.
