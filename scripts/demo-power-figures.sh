@@ -28,7 +28,8 @@
 #   scripts/demo-power-figures.sh -s 10 -w 60 -r 3 -- --policy bfd
 #
 # Options: -s SPEED (--sim-speed), -w MINUTES (simulated window), -r ROUNDS,
-# -c CONFIGS (comma list of: always-on, off-2m, warm-2m, warm-30s).
+# -c CONFIGS (comma list of: always-on, off-2m, warm-2m, warm-30s; also
+# off-30s, the demo's default power-off without the warm pool).
 # Flags after -- go to every `sparkpack demo`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +51,8 @@ flags_of() {
     off-2m) echo "--power-off-after 2m --warm-pool=false" ;;
     warm-2m) echo "--power-off-after 2m --warm-pool=true" ;;
     warm-30s) echo "--power-off-after 30s --warm-pool=true" ;;
-    *) echo "demo-power-figures: unknown configuration $1 (use always-on, off-2m, warm-2m, warm-30s)" >&2; return 1 ;;
+    off-30s) echo "--power-off-after 30s --warm-pool=false" ;;
+    *) echo "demo-power-figures: unknown configuration $1 (use always-on, off-2m, warm-2m, warm-30s, off-30s)" >&2; return 1 ;;
   esac
 }
 IFS=, read -r -a cfgs <<< "$configs"
@@ -184,7 +186,7 @@ wall = int(wall)
 runs = [json.load(open(f)) for f in sorted(glob.glob(work + "/*.json"))]
 order = configs.split(",")
 label = {"always-on": "always on", "off-2m": "power off after 2 min, no warm pool",
-         "warm-2m": "power off after 2 min, warm pool", "warm-30s": "power off after 30 s, warm pool"}
+         "warm-2m": "power off after 2 min, warm pool", "warm-30s": "power off after 30 s, warm pool", "off-30s": "power off after 30 s, no warm pool"}
 def spread(xs, fmt):
     xs = sorted(xs)
     return fmt(xs[0]) if fmt(xs[0]) == fmt(xs[-1]) else f"{fmt(xs[0])}-{fmt(xs[-1])}"
