@@ -69,7 +69,8 @@ cleanup() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   pids=()
 }
-trap 'cleanup; rm -rf "$work"' EXIT
+keep=0 # 1 keeps $work (the demos' logs) after a failure
+trap 'cleanup; [ $keep = 1 ] || rm -rf "$work"' EXIT
 trap 'echo "demo-power-figures: interrupted; stopping the demos" >&2; exit 130' INT TERM
 
 start=$(date +%s)
@@ -140,6 +141,9 @@ while True:
     cursor = page.get("next") or ""
     if not cursor:
         break
+if not any(j["state"] == "FINISHED" for j in jobs):
+    sys.exit(f"demo-power-figures: the {cfg} demo finished no job in {window/60:.0f} simulated min ({len(jobs)} submitted); "
+             f"sparkpack is not scheduling (see the level=error lines of {log}), or the window is shorter than a job (use -w 5 or more)")
 cpus = {a["ID"]: a["CPUs"] for a in agents}
 on_cpus = sum(cpus.get(a["id"], 0) * a["poweredOnSeconds"] for a in bill["agents"]) / bill["seconds"]
 def ts(s):
@@ -173,7 +177,8 @@ PY
   for m in "${measurers[@]}"; do wait "$m" || failed=1; done
   cleanup
   if [ $failed = 1 ]; then
-    echo "demo-power-figures: a demo failed (above); its log was in $work (removed on exit: rerun with -c CONFIG to see it live)" >&2
+    keep=1
+    echo "demo-power-figures: a demo failed (above); the demos' logs are kept in $work (rerun one with -c CONFIG -r 1; make demo shows a demo live)" >&2
     exit 1
   fi
 done
