@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +42,8 @@ type demoConfig struct {
 	// powerOffAfter and bootTime are simulated time.
 	powerOffAfter time.Duration
 	bootTime      time.Duration
+	// noWarmPool is --warm-pool=false: power management without the warm pool.
+	noWarmPool bool
 	// statusEvery is how often a status line is printed (0: never).
 	statusEvery time.Duration
 	// explicit names the flags given on the command line.
@@ -73,6 +76,14 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed choosing which sample jobs get deadlines")
 	fs.DurationVar(&c.powerOffAfter, "power-off-after", 30*time.Second, "power management: an agent idle this long (simulated time) is powered off through the emulator; 0 keeps every agent on")
 	fs.DurationVar(&c.bootTime, "boot-time", 60*time.Second, "simulated time an emulated agent takes to boot after a power-on")
+	fs.BoolFunc("warm-pool", "with power management, keep warm (and power on ahead) what the forecast of arrivals needs within a boot time (default true; false: idle agents power off after --power-off-after whatever the forecast)", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.noWarmPool = !on
+		return nil
+	})
 	fs.DurationVar(&c.statusEvery, "status-every", time.Minute, "print a status line (jobs, cost, the dashboard's address) this often; 0 never")
 	fs.StringVar(&c.perfTruth, "perf-truth", "derived", "how the emulator times a Spark application: derived (its performance truth from the placement it got and its signature's hidden parameters, docs/simulation.md), a truth JSON file, or off (the job's estimate, as before)")
 	fs.StringVar(&c.serve.logLevel, "log-level", "warn", "log level of sparkpack and the emulator: debug, info, warn or error (the demo prints its own summary lines)")
@@ -128,7 +139,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c.serve.mesos.durationScale = 1 / c.simSpeed
 	c.serve.mesos.power = powerConfig{offAfter: time.Duration(float64(c.powerOffAfter) / c.simSpeed), provider: "emulator",
 		onTimeout: 5 * time.Minute, tick: time.Second,
-		bootTime: time.Duration(float64(c.bootTime) / c.simSpeed), forecastEvery: max(time.Second, time.Duration(float64(time.Minute)/c.simSpeed))}
+		bootTime: time.Duration(float64(c.bootTime) / c.simSpeed), forecastEvery: max(time.Second, time.Duration(float64(time.Minute)/c.simSpeed)),
+		noWarmPool: c.noWarmPool}
 	log, err := newLogger(stderr, c.serve.logLevel, c.serve.logFormat)
 	if err != nil {
 		return err

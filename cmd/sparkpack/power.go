@@ -40,6 +40,10 @@ type powerConfig struct {
 	bootTime      time.Duration
 	missCostUSD   float64
 	forecastEvery time.Duration
+	// noWarmPool (--power-warm-pool=false): power management without the
+	// warm pool; idle agents power off after offAfter, nothing is kept
+	// warm or powered on ahead, the forecast is still shown.
+	noWarmPool bool
 }
 
 // powerFlags adds the --power-* flags.
@@ -61,6 +65,19 @@ func powerFlags(fs *flag.FlagSet, c *powerConfig) {
 	fs.DurationVar(&c.bootTime, "power-boot-time", envDuration("SPARKPACK_POWER_BOOT_TIME", warmlive.DefaultBootTime), withEnv("how long an agent takes from power-on to registering with Mesos: placement counts it (a job waits for an agent booting, shares one boot, or waits for warm capacity when its deadline leaves the slack) and the warm pool keeps warm (or powers on ahead) what the forecast needs within it (docs/power.md)", "SPARKPACK_POWER_BOOT_TIME"))
 	fs.Float64Var(&c.missCostUSD, "power-miss-cost-usd", envFloat("SPARKPACK_POWER_MISS_COST_USD", warmpool.DefaultMissCostUSD), withEnv("the warm pool's price of one missed deadline in dollars: an idle agent is kept warm while the expected misses it avoids, at this price, exceed its bill (docs/power.md)", "SPARKPACK_POWER_MISS_COST_USD"))
 	fs.DurationVar(&c.forecastEvery, "power-forecast-every", envDuration("SPARKPACK_POWER_FORECAST_EVERY", warmlive.DefaultEvery), withEnv("how often the leader refits the forecast of arrivals from the job history and decides the warm pool", "SPARKPACK_POWER_FORECAST_EVERY"))
+	fs.BoolFunc("power-warm-pool", withEnv("with power management, keep warm (and power on ahead) what the forecast needs within a boot time (default true; false: idle agents power off after --power-off-after whatever the forecast, as before issue 31)", "SPARKPACK_POWER_WARM_POOL"), func(v string) error {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.noWarmPool = !on
+		return nil
+	})
+	if v := os.Getenv("SPARKPACK_POWER_WARM_POOL"); v != "" {
+		if on, err := strconv.ParseBool(v); err == nil {
+			c.noWarmPool = !on
+		}
+	}
 	fs.DurationVar(&c.tick, "power-tick", envDuration("SPARKPACK_POWER_TICK", 2*time.Second), withEnv("how often power management looks at the agents", "SPARKPACK_POWER_TICK"))
 }
 

@@ -19,13 +19,14 @@ import (
 // agents on ahead of the forecast demand.
 
 // startWarmPool builds the leader's warm pool: with power management it
-// decides and applies, without it only forecasts (GET /api/v1/forecast).
+// decides and applies, without it (or with --power-warm-pool=false) only
+// forecasts (GET /api/v1/forecast).
 func startWarmPool(mc mesosConfig, st *store.Store, core *scheduler.Core, cluster *offers.Cluster, pm *power.Manager, log *logrus.Logger, applied func(warmlive.Status)) (*warmlive.Runner, error) {
 	pc := mc.power
 	cfg := warmlive.Config{Every: pc.forecastEvery, BootTime: pc.bootTime, MissCostUSD: pc.missCostUSD, MinWarmCPUs: pc.minWarmCPUs,
 		DurationScale: mc.durationScale, Log: log}
 	src := warmlive.Sources{History: st.SubmissionHistory, Applied: applied}
-	if pm != nil {
+	if pm != nil && !pc.noWarmPool {
 		sel, _ := power.ParseSelector(pc.selector)
 		boot := cfg.BootTime
 		if boot <= 0 {

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
+	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/store"
 	"github.com/sparkpack/sparkpack/warmlive"
 	"github.com/sparkpack/sparkpack/warmpool"
 )
@@ -107,5 +113,52 @@ func TestPrintForecast(t *testing.T) {
 	printForecast(&b, &v, true)
 	if !strings.Contains(b.String(), "no forecast: empty history") || !strings.Contains(b.String(), "idle agents power off after their idle timeout") {
 		t.Errorf("fallback:\n%s", b.String())
+	}
+}
+
+// TestWarmPoolOff: --power-warm-pool=false keeps power management's plain
+// idle timeout: the warm pool only forecasts, it reads no agents, keeps
+// none warm and powers none on (scripts/demo-power-figures.sh measures
+// the demo with and without it).
+func TestWarmPoolOff(t *testing.T) {
+	var pc powerConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	powerFlags(fs, &pc)
+	if err := fs.Parse([]string{"--power-off-after", "2m", "--power-provider", "emulator", "--power-warm-pool=false"}); err != nil {
+		t.Fatal(err)
+	}
+	if !pc.noWarmPool {
+		t.Fatal("--power-warm-pool=false did not turn the warm pool off")
+	}
+	if err := fs.Parse([]string{"--power-warm-pool=maybe"}); err == nil {
+		t.Error("--power-warm-pool=maybe was accepted")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Power management is on (a manager), but no cluster or core: a warm
+	// pool that decided would read the agents from them.
+	r, err := startWarmPool(mesosConfig{power: pc}, st, nil, nil, &power.Manager{}, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("the warm pool decided (it read the agents) with --power-warm-pool=false: %v", p)
+			}
+		}()
+		if err := r.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if st := r.Status(); st.Plan != nil || r.Wanted("thesis14-S0") {
+		t.Errorf("with the warm pool off: plan %+v, agent wanted %v; want no plan, nothing kept", st.Plan, r.Wanted("thesis14-S0"))
 	}
 }
