@@ -24,6 +24,7 @@ import (
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/internal/scratchpg"
 	"github.com/sparkpack/sparkpack/mesossim"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -110,6 +111,12 @@ func (c *demoConfig) validate() error {
 	}
 	if c.maxGap <= 0 {
 		return fmt.Errorf("--sample-max-gap must be > 0")
+	}
+	if _, ok := placement.Get(c.serve.policy); !ok {
+		// serve checks it in serveConfig.validate, which the demo does
+		// not call: without this the demo started, and its scheduler
+		// failed to start as leader, stepping down for ever.
+		return fmt.Errorf("--policy %q is unknown; use one of %v", c.serve.policy, placement.Names())
 	}
 	if _, _, err := net.SplitHostPort(c.mesosListen); err != nil {
 		return fmt.Errorf("--mesos-listen %q: %w (use host:port)", c.mesosListen, err)
