@@ -224,13 +224,7 @@ func TestDAPFastestSingleAgentByHand(t *testing.T) {
 // a1 + a2 scores better.
 func TestDAPDeadlineKeepsExactByHand(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := func(id string) Agent {
-		x := ag(id, 16, 16, true)
-		x.FreeMemMB = 16384
-		return x
-	}
-	s := Snapshot{Agents: []Agent{a("a1"), a("a2"), priced(ag("x", 16, 16, false), 900000),
-		priced(ag("i2", 4, 4, false), 50000), priced(ag("i3", 4, 4, false), 50000)}}
+	s := dapDeadlineCluster()
 	d := Demand{JobID: "j", Executors: 4, CPUs: 2, MemMB: 8192, EstimatedDuration: 100 * time.Second, App: AppWordCount}
 	if got, want := dapPlace(t, s, d), (asg{"i2": 2, "i3": 2}); !reflect.DeepEqual(got, want) {
 		t.Errorf("no deadline: dap = %v, want %v", got, want)
@@ -253,4 +247,17 @@ func TestDAPMemoryOnlyJob(t *testing.T) {
 	if got, want := dapPlace(t, s, d), (asg{"m": 2}); !reflect.DeepEqual(got, want) {
 		t.Errorf("dap = %v, want %v", got, want)
 	}
+}
+
+// dapDeadlineCluster is TestDAPDeadlineKeepsExactByHand's cluster: a1 and
+// a2 active with 16 cpus and 16 GiB free of 64, x idle with 16 cpus at
+// $0.90/h, i2 and i3 idle with 4 cpus at $0.05/h.
+func dapDeadlineCluster() Snapshot {
+	a := func(id string) Agent {
+		x := ag(id, 16, 16, true)
+		x.FreeMemMB = 16384
+		return x
+	}
+	return Snapshot{Agents: []Agent{a("a1"), a("a2"), priced(ag("x", 16, 16, false), 900000),
+		priced(ag("i2", 4, 4, false), 50000), priced(ag("i3", 4, 4, false), 50000)}}
 }

@@ -19,13 +19,7 @@ import (
 //	x:       factor 1,      score 562,500
 func TestDAPDeadlineOnP90ByHand(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := func(id string) Agent {
-		x := ag(id, 16, 16, true)
-		x.FreeMemMB = 16384
-		return x
-	}
-	s := Snapshot{Agents: []Agent{a("a1"), a("a2"), priced(ag("x", 16, 16, false), 900000),
-		priced(ag("i2", 4, 4, false), 50000), priced(ag("i3", 4, 4, false), 50000)}}
+	s := dapDeadlineCluster()
 	cheapest, exacts, single := asg{"i2": 2, "i3": 2}, asg{"a1": 2, "a2": 2}, asg{"x": 4}
 	for _, tc := range []struct {
 		name          string

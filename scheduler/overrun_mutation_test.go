@@ -152,25 +152,8 @@ func TestOverrunFlags(t *testing.T) {
 			if c.fail {
 				st = failMarking{ms}
 			}
-			clock := newManualClock(t0)
-			core, err := New(Config{Model: &tableModel{base: map[string]float64{xSig: c.base}}, Log: log}, newTestCluster(agent("a1", 4, 16384, 0.24)), st, clock)
-			if err != nil {
-				t.Fatal(err)
-			}
+			core, clock := runningOnModel(t, st, ms, log, c.base)
 			ctx := context.Background()
-			j := mkJob("j", 2, 1, withEstimate(time.Minute))
-			ms.add(j)
-			if _, err := core.Submit(ctx, j); err != nil {
-				t.Fatal(err)
-			}
-			if n, err := core.Schedule(ctx); err != nil || n != 1 {
-				t.Fatalf("schedule: %d, %v", n, err)
-			}
-			for _, s := range []State{Launching, Running} {
-				if err := core.Report(ctx, "j", s, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
 			clock.Advance(901 * time.Second)
 			if _, err := core.Schedule(ctx); err != nil {
 				t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
 // TestOverrunFlaggedAtItsWakeUp: the pass asks to be woken at a running
@@ -14,25 +16,8 @@ import (
 // at the same instant for ever.
 func TestOverrunFlaggedAtItsWakeUp(t *testing.T) {
 	ms := &markingStore{testStore: newTestStore()}
-	clock := newManualClock(t0)
-	core, err := New(Config{Model: &tableModel{base: map[string]float64{xSig: 1200}}, Log: DiscardLogger()}, newTestCluster(agent("a1", 4, 16384, 0.24)), ms, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core, clock := runningOnModel(t, ms, ms, DiscardLogger(), 1200)
 	ctx := context.Background()
-	j := mkJob("j", 2, 1, withEstimate(time.Minute))
-	ms.add(j)
-	if _, err := core.Submit(ctx, j); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := core.Schedule(ctx); err != nil || n != 1 {
-		t.Fatalf("schedule: %d, %v", n, err)
-	}
-	for _, s := range []State{Launching, Running} {
-		if err := core.Report(ctx, "j", s, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, err := core.Schedule(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -50,4 +35,32 @@ func TestOverrunFlaggedAtItsWakeUp(t *testing.T) {
 	if at, ok := core.NextWake(); ok && !at.After(clock.Now()) {
 		t.Fatalf("asks to be woken at %v, not after now", at.Sub(clock.Now()))
 	}
+}
+
+// runningOnModel is a core whose model predicts base / executors seconds
+// (p90 1.5 x that: tableModel) on one 4-cpu agent, with job "j" (2
+// executors of 1 cpu) started and reported running at t0; ms records the
+// flags, st is the store the core writes (ms, or a wrapper of it).
+func runningOnModel(t *testing.T, st Store, ms *markingStore, log logrus.FieldLogger, base float64) (*Core, *manualClock) {
+	t.Helper()
+	clock := newManualClock(t0)
+	core, err := New(Config{Model: &tableModel{base: map[string]float64{xSig: base}}, Log: log}, newTestCluster(agent("a1", 4, 16384, 0.24)), st, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	j := mkJob("j", 2, 1, withEstimate(time.Minute))
+	ms.add(j)
+	if _, err := core.Submit(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := core.Schedule(ctx); err != nil || n != 1 {
+		t.Fatalf("schedule: %d, %v", n, err)
+	}
+	for _, s := range []State{Launching, Running} {
+		if err := core.Report(ctx, "j", s, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return core, clock
 }
