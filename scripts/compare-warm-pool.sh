@@ -16,6 +16,14 @@
 #                                   # (SAMPLE=1: 50 jobs drawn across each
 #                                   # hour): the tuning set, then the held-out
 #                                   # hours, without and with --warm-history
+#   scripts/compare-warm-pool.sh fresh [extra simulate flags...]
+#                                   # a second held-out set, defined on
+#                                   # 2026-11-26 after the first had been run
+#                                   # several times: hours no other set uses
+#                                   # (light 1, 15, 3, 9 at 50 jobs an hour;
+#                                   # busy 21, 18, 14 at 100), seeds 7-9, the
+#                                   # forecast from the hour before; the thesis
+#                                   # mix, then examples/mixes/bi-reporting.json
 #   scripts/compare-warm-pool.sh light50-misses [extra simulate flags...]
 #                                   # where the misses of the closest light50
 #                                   # rows come from (simulate --job-log)
@@ -83,6 +91,21 @@ if [[ ${1:-} == light50 ]]; then
   echo "#### Held out at 50 jobs an hour, the forecast from the hour before (--warm-history; that hour also drawn at 50 jobs)"
   echo
   SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 5,13,16,22 4-6 50 "$@"
+  exit
+fi
+if [[ ${1:-} == fresh ]]; then
+  shift
+  for mix in thesis bi-reporting; do
+    m=(); [[ $mix != thesis ]] && m=(--mix "examples/mixes/$mix.json")
+    echo "#### Fresh held-out set, $mix mix: light hours (1, 15, 3, 9; seeds 7-9; --sample 50; --warm-history)"
+    echo
+    SAMPLE=1 WARM_HISTORY=1 TARGET=light "$0" 1,15,3,9 7-9 50 "${m[@]}" "$@"
+    echo
+    echo "#### Fresh held-out set, $mix mix: busy hours (21, 18, 14; seeds 7-9; --sample 100; --warm-history)"
+    echo
+    SAMPLE=1 WARM_HISTORY=1 TARGET=busy "$0" 21,18,14 7-9 100 "${m[@]}" "$@"
+    echo
+  done
   exit
 fi
 if [[ ${1:-} == light50-misses ]]; then
