@@ -17,10 +17,8 @@ func init() {
 // with Demand.EstimatedDuration (the p50). A deadline job whose cheapest
 // plan would end after its deadline on Demand.DeadlineDuration (the p90)
 // gets the cheapest plan that ends in time on it; if none does, the
-// cheapest that ends in time on EstimatedDuration (a plan the median lets
-// finish keeps the job's chance, as the scheduler's hopeless test); else
-// the cheapest. No plan adds more than DAPPriceBound job-prices per hour
-// to exact's plan.
+// cheapest. No plan adds more than DAPPriceBound job-prices per hour to
+// exact's plan.
 const (
 	// DAPSpareWeight is the share of the spare capacity a plan pays for
 	// (the rest of a newly activated agent, or an active agent kept active
