@@ -30,6 +30,11 @@
 # Usage: scripts/compare-learning.sh [tuning|heldout|fresh|all] > tables.md  (all: tuning and heldout)
 # LEARNED_DECISIONS=told runs learned mode with the estimates told at submission
 # deciding (simulate --learned-decisions); the default, model, decides as live.
+# LEARN_HISTORY=1 starts each window's model from the runs of the window
+# before (simulate --learn-history) instead of empty.
+# SPARKPACK=binary runs that build instead of building one; TUNING_MIXES
+# (space-separated, default etl-light-shuffle) the tuning set's mixes, e.g.
+# "etl-light-shuffle shuffle-tuning".
 # Markdown goes to stdout, progress to stderr. A few minutes on 2 cores.
 #
 # scripts/compare-learning.sh diagnose: the figures of docs/simulation.md's
@@ -42,27 +47,36 @@ cd "$(dirname "$0")/.."
 which="${1:-all}"
 case "$which" in tuning|heldout|fresh|all|diagnose) ;; *) echo "usage: $0 [tuning|heldout|fresh|all|diagnose]" >&2; exit 2;; esac
 
-bin="$(mktemp -d)/sparkpack"
 out="$(mktemp -d)"
-trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
-echo "compare-learning: building sparkpack" >&2
-go build -o "$bin" ./cmd/sparkpack
+if [ -n "${SPARKPACK:-}" ]; then
+	bin="$SPARKPACK"
+	trap 'rm -rf "$out"' EXIT
+else
+	bin="$(mktemp -d)/sparkpack"
+	trap 'rm -rf "$(dirname "$bin")" "$out"' EXIT
+	echo "compare-learning: building sparkpack" >&2
+	go build -o "$bin" ./cmd/sparkpack
+fi
 
 common=(--learned-decisions "${LEARNED_DECISIONS:-model}" --estimate-error 0.5 --run-noise 0.1 --app-type hidden --format json --quiet)
+# LEARN_HISTORY=1: every learned run's model starts from the window before
+# (simulate --learn-history), as a live model starts from its history.
+lh=()
+if [ -n "${LEARN_HISTORY:-}" ]; then lh=(--learn-history); fi
 
 one() { # set mix class hours jobs seeds
 	local set="$1" mix="$2" class="$3" hours="$4" jobs="$5" seeds="$6"
 	local args=(--mix "examples/mixes/$mix.json" --hours "$hours" --jobs "$jobs" --seeds "$seeds" "${common[@]}")
 	echo "compare-learning: $set $mix $class" >&2
-	"$bin" simulate "${args[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-lpt,dap@fifo,dap@feasible-edf,consolidate@feasible-edf > "$out/$set.$mix.$class.learned.json"
+	"$bin" simulate "${args[@]}" "${lh[@]}" --estimates learned --policies fifo-spread,fifo-consolidate,morpheus,bfd,dap,consolidate@feasible-lpt,dap@fifo,dap@feasible-edf,consolidate@feasible-edf > "$out/$set.$mix.$class.learned.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --policies dap > "$out/$set.$mix.$class.oracle.json"
-	"$bin" simulate "${args[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
+	"$bin" simulate "${args[@]}" "${lh[@]}" --estimates learned --executors auto --policies dap > "$out/$set.$mix.$class.auto.json"
 	"$bin" simulate "${args[@]}" --estimates oracle --executors auto --policies dap > "$out/$set.$mix.$class.oauto.json"
 	# (iv) with users of habit: one count per signature (--user-executors habit).
 	local h=(--user-executors habit --policies dap)
-	"$bin" simulate "${args[@]}" "${h[@]}" --estimates learned > "$out/$set.$mix.$class.hlearned.json"
+	"$bin" simulate "${args[@]}" "${lh[@]}" "${h[@]}" --estimates learned > "$out/$set.$mix.$class.hlearned.json"
 	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle > "$out/$set.$mix.$class.horacle.json"
-	"$bin" simulate "${args[@]}" "${h[@]}" --estimates learned --executors auto > "$out/$set.$mix.$class.hauto.json"
+	"$bin" simulate "${args[@]}" "${lh[@]}" "${h[@]}" --estimates learned --executors auto > "$out/$set.$mix.$class.hauto.json"
 	"$bin" simulate "${args[@]}" "${h[@]}" --estimates oracle --executors auto > "$out/$set.$mix.$class.hoauto.json"
 }
 if [ "$which" = diagnose ]; then
@@ -208,8 +222,10 @@ if [ "$which" = fresh ]; then
 	done
 fi
 if [ "$which" = tuning ] || [ "$which" = all ]; then
-	one tuning etl-light-shuffle light 0,22,16 50 1-3
-	one tuning etl-light-shuffle busy 6,7,4 100 1-3
+	for mix in ${TUNING_MIXES:-etl-light-shuffle}; do
+		one tuning "$mix" light 0,22,16 50 1-3
+		one tuning "$mix" busy 6,7,4 100 1-3
+	done
 fi
 if [ "$which" = heldout ] || [ "$which" = all ]; then
 	for mix in join-heavy-shuffle iterative-graph; do

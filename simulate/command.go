@@ -53,6 +53,7 @@ type flags struct {
 	userExecutors                           string
 	estimateError, runNoise                 float64
 	warmPool, warmHistory                   bool
+	learnHistory                            bool
 	missCost                                float64
 	// teamsFile and teamMix: serve's teams file and the jobs' teams (teams.go).
 	teamsFile, teamMix string
@@ -114,6 +115,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.mix, "mix", "", "JSON job mix (application kinds with shares, input ranges, iterations, shuffle ratios; see\ndocs/simulation.md and examples/mixes/) drawn at the trace's arrival times instead of the thesis mix;\nimplies --workload thesis's deadline defaults")
 	fs.BoolVar(&f.warmPool, "warm-pool", false, "with --power-off-after: keep a warm pool sized from a forecast of the arrivals (fitted online from those\nreplayed so far): idle agents kept on, or powered on ahead, while they save more in expected missed deadlines\n(--miss-cost each) than they cost over the boot time (docs/power.md)")
 	fs.Float64Var(&f.missCost, "miss-cost", 0, "with --warm-pool: the price of one missed deadline in USD (default 2)")
+	fs.BoolVar(&f.learnHistory, "learn-history", false, "with --estimates learned or --executors auto: the model starts from the runs of the trace's window\nbefore each window (the hour before, drawn as the window is: its first --jobs or --sample N; the\nhour before hour 0 is hour 23), simulated first with the same policy and options, as serve's model\nstarts from its stored run history; without it, each window's model starts empty")
 	fs.BoolVar(&f.warmHistory, "warm-history", false, "with --warm-pool: the forecast starts from the jobs of the trace's hour before each window (built as the\nwindow's are, never replayed), as serve's starts from its stored history; without it, from the window's first arrivals")
 	fs.StringVar(&f.teamsFile, "teams", "", "run the scheduler with this teams file, as serve --teams (weights, guarantees, maximums;\ndocs/teams.md); with --team-mix the results show each team's jobs, waiting, deadlines and cost")
 	fs.StringVar(&f.teamMix, "team-mix", "", "give each job a team, drawn with the seed: team=share,... e.g. analytics=0.5,ml=0.3,etl=0.2\n(- names jobs without a team)")
@@ -250,6 +252,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.warmHistory && !f.warmPool {
 		return errors.New("simulate: --warm-history needs --warm-pool")
 	}
+	if f.learnHistory && f.estimates != EstimatesLearned && f.executors != ExecutorsAuto {
+		return errors.New("simulate: --learn-history needs --estimates learned or --executors auto (nothing else learns)")
+	}
 	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
 		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
 	}
@@ -338,6 +343,19 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				}
 				past = build(before)
 			}
+			// The learned model starts from the window before, drawn as
+			// this one is (the day wraps: before hour 0, hour 23).
+			var learnPast []workload.Job
+			var learnFrom time.Duration
+			if f.learnHistory {
+				learnFrom = w.From - (w.To - w.From)
+				if learnFrom < 0 {
+					learnFrom += 24 * time.Hour
+				}
+				learnPast = build(f.arrivalsOf(workload.Window(all, learnFrom, learnFrom+(w.To-w.From)), seed))
+				fmt.Fprintf(progress, "simulate: each policy first learns from %d jobs of [%s, %s) (--learn-history)\n",
+					len(learnPast), fmtOffset(learnFrom), fmtOffset(learnFrom+(w.To-w.From)))
+			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
 			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl)}
@@ -360,6 +378,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					DeadlineFraction: f.fraction, Slack: f.slack, Seed: seed,
 					PromoteAfter: f.promoteAfter, PolicyOptions: placement.Options{ILPTimeLimit: f.ilpLimit},
 					PowerOffAfter: f.powerOffAfter, BootTime: f.bootTime, NoBootAware: !f.bootAware, NotBeforeLead: f.notBeforeLead, WarmPool: f.warmPool, MissCostUSD: f.missCost, WarmHistory: past,
+					LearnHistory: learnPast, LearnHistoryFrom: learnFrom,
 					PreemptProtect: f.preemptProtect, PreemptMaxShare: f.preemptMaxShare, MaxPreemptions: f.maxPreemptions,
 					Estimates: f.estimates, EstimateError: f.estimateError, HideAppType: f.appType == AppTypeHidden, RunNoise: f.runNoise,
 					Teams: teamsCfg, TeamMix: teamMix,

@@ -228,6 +228,19 @@ func (e *estimator) finish(id string, seconds float64) {
 	}
 }
 
+// inherit starts e's learning from what past learned (its model, its
+// estimate corrections and its runs per signature), as a live scheduler's
+// starts from its stored history; the figures e reports stay its own.
+func (e *estimator) inherit(past *estimator) {
+	if past == nil || past.book == nil || e.book == nil {
+		return
+	}
+	e.book, e.corr = past.book, past.corr
+	for sig, n := range past.count {
+		e.count[sig] += n
+	}
+}
+
 // report fills the result's estimate and model figures.
 func (e *estimator) report(r *Result) {
 	if e.errN > 0 && e.mode != "" && e.mode != EstimatesOracle {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/perfmodel"
@@ -145,6 +146,7 @@ func TestCommandEstimateFlags(t *testing.T) {
 		{[]string{"--executors", "many"}, "--executors"},
 		{[]string{"--learned-decisions", "guessed"}, "--learned-decisions"},
 		{[]string{"--user-executors", "sometimes"}, "--user-executors"},
+		{[]string{"--learn-history"}, "--learn-history"},
 		{[]string{"--user-executors", "habit", "--workload", "trace"}, "--user-executors"},
 		{[]string{"--mix", "/nonexistent.json"}, "--mix"},
 		{[]string{"--mix", bad}, "kinds[0].shuffleRatio"},
@@ -180,6 +182,36 @@ func TestCommandEstimateFlags(t *testing.T) {
 	}
 	if p, h := mean("proportional"), mean("habit"); p == h || !(p > 0) || !(h >= 2) {
 		t.Errorf("mean executors: proportional %g, habit %g", p, h)
+	}
+}
+
+// TestLearnHistory: with a learning history (--learn-history) the model
+// starts from the runs of the window before: the window's runs of
+// signatures with 10 runs before them (the MAPE's) include those whose
+// 10 runs were in the history, the window itself is the same, and the
+// run stays deterministic.
+func TestLearnHistory(t *testing.T) {
+	dap, _ := LookupPolicy("dap")
+	run := func(history []workload.Job) Result {
+		r, err := Run(context.Background(), Options{Workload: thesisHour(t, 22, 50, 3), From: 22 * time.Hour, Cluster: clusterspec.Thesis14(), Policy: dap,
+			DeadlineFraction: 1, Slack: 1.5, Seed: 3, Estimates: EstimatesLearned, EstimateError: 0.5, HideAppType: true, RunNoise: 0.1,
+			LearnHistory: history, LearnHistoryFrom: 21 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cold, warm, again := run(nil), run(thesisHour(t, 21, 50, 3)), run(thesisHour(t, 21, 50, 3))
+	if cold.Jobs != 50 || warm.Jobs != 50 || warm.DeadlineJobs != cold.DeadlineJobs {
+		t.Fatalf("the window changed with a history: %d/%d jobs, %d/%d deadline jobs", cold.Jobs, warm.Jobs, cold.DeadlineJobs, warm.DeadlineJobs)
+	}
+	// The thesis mix has 3 signatures: without history at most 50 - 3 x 10
+	// of the window's runs have 10 runs of their signature before them.
+	if cold.ModelMAPERuns > 20 || warm.ModelMAPERuns <= cold.ModelMAPERuns+10 {
+		t.Errorf("runs measured after 10 of their signature: %d without history, %d with", cold.ModelMAPERuns, warm.ModelMAPERuns)
+	}
+	if warm.TotalCostUSD != again.TotalCostUSD || warm.DeadlineMissed != again.DeadlineMissed || warm.ModelMAPEPct != again.ModelMAPEPct {
+		t.Errorf("not deterministic: %+v\n%+v", warm, again)
 	}
 }
 

@@ -154,6 +154,14 @@ type Options struct {
 	// and p90 on each plan) or LearnedDecisionsTold (no run time, the
 	// estimate told at submission decides).
 	LearnedDecisions string
+	// LearnHistory (with learned estimates or ExecutorsAuto): jobs of the
+	// window before, LearnHistoryFrom its start, simulated first with the
+	// same options (power, warm pool and policy; no job log, no
+	// history of their own) so that the model and the estimate corrections
+	// start from their runs, as a live scheduler's start from its stored
+	// run history. Empty: they start empty at the window.
+	LearnHistory     []workload.Job
+	LearnHistoryFrom time.Duration
 	// Executors is ExecutorsUser (also "") or ExecutorsAuto: jobs
 	// right-sized by the learned model (--executors).
 	Executors string

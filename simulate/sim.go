@@ -105,6 +105,13 @@ func BuildWorkload(wl []workload.Job, m workload.Model, fraction, slack float64,
 // Run simulates one policy over the jobs of o, deterministically (except
 // the measured scheduling delays, which are real time).
 func Run(ctx context.Context, o Options) (Result, error) {
+	r, _, err := run(ctx, o)
+	return r, err
+}
+
+// run is Run, also returning the estimator that learned from the runs
+// (the learning history of the window after, Options.LearnHistory).
+func run(ctx context.Context, o Options) (Result, *estimator, error) {
 	model := workload.DefaultModel
 	if o.Model != nil {
 		model = *o.Model
@@ -137,7 +144,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		var err error
 		if pm, err = newSimPower(cluster, clock, o.PowerOffAfter, boot, !o.NoBootAware); err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		cluster.unavailable = pm.Unavailable
 		cfg.Provisioner, cfg.Standby = pm, pm
@@ -149,12 +156,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	core, err := scheduler.New(cfg, cluster, coreStore{store}, clock)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	var wp *simWarmPool
 	if o.WarmPool {
 		if pm == nil {
-			return Result{}, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
+			return Result{}, nil, fmt.Errorf("the warm pool needs power management (PowerOffAfter > 0)")
 		}
 		wp = newSimWarmPool(cluster, pm, o.BootTime, o.MissCostUSD, 0, start)
 		if len(o.WarmHistory) > 0 {
@@ -185,17 +192,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	assignTeams(jobs, o.TeamMix, o.Seed)
 	est, err := newEstimator(jobs, profiles, model, o.Estimates, o.EstimateError, o.HideAppType, o.Seed)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	if o.NotBeforeLead > 0 {
 		withNotBefore(jobs, o.NotBeforeLead, start)
 	}
 	if err := setupLearning(est, traits, o, model, profiles); err != nil {
-		return Result{}, err
+		return Result{}, nil, err
+	}
+	if len(o.LearnHistory) > 0 && est.book != nil {
+		h := o
+		h.Workload, h.From = o.LearnHistory, o.LearnHistoryFrom
+		h.LearnHistory, h.WarmHistory, h.JobLog, h.Progress = nil, nil, nil, nil
+		_, past, err := run(ctx, h)
+		if err != nil {
+			return Result{}, nil, fmt.Errorf("learning history: %w", err)
+		}
+		est.inherit(past)
 	}
 	info := make(map[string]*jobInfo, len(jobs))
 	if math.IsNaN(o.RunNoise) || o.RunNoise < 0 || o.RunNoise > 5 {
-		return Result{}, fmt.Errorf("run noise %v not in [0, 5]", o.RunNoise)
+		return Result{}, nil, fmt.Errorf("run noise %v not in [0, 5]", o.RunNoise)
 	}
 	noise := rand.New(rand.NewPCG(o.Seed, 0x7a15e))
 	for _, j := range jobs {
@@ -226,7 +243,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	lastProgress := -1
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		// The next event: an arrival, a job end, or a timer of the core.
 		var at time.Time
@@ -274,7 +291,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				continue // that run was evicted
 			}
 			if err := core.Report(ctx, f.id, scheduler.Finished, "finished"); err != nil {
-				return Result{}, fmt.Errorf("finish %s: %w", f.id, err)
+				return Result{}, nil, fmt.Errorf("finish %s: %w", f.id, err)
 			}
 			ji := info[f.id]
 			ji.end, ji.done = now, true
@@ -292,10 +309,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			info[jobs[next].ID].profile = profiles[jobs[next].ID] // --executors auto may resize it
 			j, err := store.Create(jobs[next])
 			if err != nil {
-				return Result{}, err
+				return Result{}, nil, err
 			}
 			if _, err := core.Submit(ctx, j); err != nil {
-				return Result{}, fmt.Errorf("submit %s: %w", j.ID, err)
+				return Result{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
 			}
 			if wp != nil {
 				wp.submitted(j)
@@ -306,7 +323,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		// an evicted job's room goes to the next pass.
 		for {
 			if _, err := core.Schedule(ctx); err != nil {
-				return Result{}, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
+				return Result{}, nil, fmt.Errorf("schedule at %s: %w", now.Sub(start), err)
 			}
 			tickPower()
 			if checkInvariant != nil {
@@ -326,10 +343,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				}
 				end := now.Add(d)
 				if err := core.Report(ctx, id, scheduler.Launching, "launched"); err != nil {
-					return Result{}, err
+					return Result{}, nil, err
 				}
 				if err := core.Report(ctx, id, scheduler.Running, "running"); err != nil {
-					return Result{}, err
+					return Result{}, nil, err
 				}
 				ji.start = now
 				ji.run++
@@ -358,14 +375,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					}
 				}
 				if err := core.Report(ctx, id, scheduler.Queued, "preempted"); err != nil {
-					return Result{}, fmt.Errorf("evict %s: %w", id, err)
+					return Result{}, nil, fmt.Errorf("evict %s: %w", id, err)
 				}
 			}
 		}
 		if wp != nil {
 			wp.dropRejected(store)
 			if err := wp.decide(ctx, now); err != nil {
-				return Result{}, fmt.Errorf("warm pool at %s: %w", now.Sub(start), err)
+				return Result{}, nil, fmt.Errorf("warm pool at %s: %w", now.Sub(start), err)
 			}
 			tickPower() // keep, and power on what it asks for
 		}
@@ -414,7 +431,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if ref > 0 {
 		r.Stretch = used / ref
 	}
-	return r, nil
+	return r, est, nil
 }
 
 func summarize(policy string, store *MemStore, info map[string]*jobInfo, cost scheduler.CostReport, delays []time.Duration, start, end time.Time) Result {
