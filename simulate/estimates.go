@@ -239,6 +239,9 @@ func (e *estimator) inherit(past *estimator) {
 	for sig, n := range past.count {
 		e.count[sig] += n
 	}
+	// A new version: nothing asked before may be answered from a cache.
+	e.learnt += past.learnt
+	e.cache = predCache{}
 }
 
 // report fills the result's estimate and model figures.
