@@ -14,7 +14,9 @@ import (
 // something (how long a start keeps its agents active, a running job's
 // remaining time, the cost of a plan in the placement policy), p90 where
 // it decides a deadline (admission, at risk, the latest start of
-// preemption, whether a plan ends in time). A model that knows nothing of a job
+// preemption, whether a plan ends in time), except that a waiting job is
+// demoted as hopeless only when its p50 cannot make its deadline
+// (decider.hopeless). A model that knows nothing of a job
 // beyond the prior answers ok=false and the job's estimate is used as
 // before: without history the pass decides exactly as it did without a
 // model.
