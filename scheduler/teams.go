@@ -136,6 +136,9 @@ func newTeamPass(in *passInput) *teamPass {
 		if !anyMax && !anyGuarantee {
 			break
 		}
+		if _, held := in.budgetHeld[e.Team]; held {
+			continue // out of the count already (budgetInput), and it cannot start
+		}
 		ts := tp.team(e.Team)
 		fp := footprint(e)
 		if ts.t.OverMax(ts.use, fp) != "" {
