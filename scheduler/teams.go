@@ -142,7 +142,9 @@ func newTeamPass(in *passInput) *teamPass {
 		ts := tp.team(e.Team)
 		fp := footprint(e)
 		if ts.t.OverMax(ts.use, fp) != "" {
-			tp.heldDeadline++
+			if in.full || e.fresh || !e.wait.byChoice { // else out of the count already (deferredOut)
+				tp.heldDeadline++
+			}
 			continue
 		}
 		if e.DeadlineAt != nil && ts.t.HasGuarantee() {
