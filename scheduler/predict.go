@@ -204,7 +204,11 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 	}
 	req := perfmodel.SizeRequest{Min: lo, Max: hi}
 	if j.DeadlineAt != nil {
-		req.TimeToDeadline = max(1, j.DeadlineAt.Sub(now).Seconds())
+		from := now // it runs from its start time at the earliest
+		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
+			from = *nb
+		}
+		req.TimeToDeadline = max(1, j.DeadlineAt.Sub(from).Seconds())
 		req.TimeToDeadline = min(req.TimeToDeadline, perfmodel.MaxSeconds)
 	}
 	k := RunKeyOf(j)
