@@ -168,6 +168,9 @@ type passOutput struct {
 	// fit index.
 	snap placement.Snapshot
 	ix   *placement.FitIndex
+	// blocked: regular jobs waited behind deadline jobs (passInput.blocked
+	// of the next pass).
+	blocked bool
 }
 
 // decider holds what decisions depend on besides a pass's input: the
@@ -342,7 +345,7 @@ func (d *decider) decide(in passInput) passOutput {
 			p.noteWake(e)
 		}
 	}
-	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix}
+	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix, blocked: deadlineLeft > 0}
 }
 
 // try places one waiting job on the pass's snapshot.

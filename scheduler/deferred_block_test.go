@@ -71,3 +71,24 @@ func TestByChoiceCountFollowsStartTime(t *testing.T) {
 		t.Fatalf("entries waiting by choice %d, counted %d; want 1", got, h.core.byChoiceDQ)
 	}
 }
+
+// TestNotBlockedBehindDeferredJobs: a pass in which the only deadline job
+// waits by choice leaves the regular queue unblocked, so that the next
+// pass that looks only at new jobs does not look at every regular job
+// again (blocked was "the deadline queue is not empty").
+func TestNotBlockedBehindDeferredJobs(t *testing.T) {
+	h := newHarness(t, Config{Policy: "bfd"}, agent("a1", 16, 65536, 0.24))
+	h.submit(mkJob("later", 1, 2, withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour)))
+	h.schedule()
+	if h.core.blocked {
+		t.Fatal("regular jobs marked blocked behind a deadline job that waits for its start time")
+	}
+	h.submit(mkJob("big", 8, 2, withDeadline(5*time.Hour), submittedAt(time.Second)),
+		mkJob("r1", 1, 2, submittedAt(2*time.Second)))
+	h.schedule() // big starts, r1 too
+	h.submit(mkJob("big2", 8, 2, withDeadline(5*time.Hour), submittedAt(3*time.Second)))
+	h.schedule() // big2 waits for room
+	if !h.core.blocked {
+		t.Fatal("regular jobs not blocked behind a deadline job that waits for room")
+	}
+}

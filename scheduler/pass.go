@@ -131,7 +131,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if at := c.flagOverruns(ctx, now); !at.IsZero() && (c.wakeAt.IsZero() || at.Before(c.wakeAt)) {
 		c.wakeAt = at
 	}
-	c.blocked = c.dq.Len() > 0
+	c.blocked = out.blocked
 	c.leaveHint(out.ix)
 	if firstErr != nil {
 		// Jobs put back by a failed step were not looked at again: the
