@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -219,6 +220,13 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 		pred = perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, perfmodel.Placement{}, 0)
 	}
 	c, err := perfmodel.RightSize(pred, req)
+	if m != nil && errors.Is(err, perfmodel.ErrNoModel) {
+		// The model's curve does not answer every count (a noisy fit can
+		// dip below zero): the job is sized as without a model rather
+		// than refused.
+		pred = perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, perfmodel.Placement{}, 0)
+		c, err = perfmodel.RightSize(pred, req)
+	}
 	if err != nil {
 		return fmt.Errorf("right-size job %s: %w", j.ID, err)
 	}
