@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -39,5 +40,30 @@ func TestRightSizeWhenTheCurveDips(t *testing.T) {
 	}
 	if j.Executors < 1 || j.Sizing == nil || j.Sizing.Executors != j.Executors {
 		t.Fatalf("executors %d, sizing %+v", j.Executors, j.Sizing)
+	}
+}
+
+// TestPredictNotARunTime: where the curve dips below zero the model has no
+// prediction (ok false: the caller keeps the user's estimate) rather than
+// a negative run time, which the job view showed.
+func TestPredictNotARunTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(238, 7))
+	m := New()
+	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	n := 6 + rng.IntN(20)
+	base, per := 20+rng.Float64()*200, 200+rng.Float64()*3000
+	for i := 0; i < n; i++ {
+		e := 1 << rng.IntN(6)
+		gb := []float64{1, 2, 5, 10}[rng.IntN(4)]
+		s := (base + per*gb/float64(e)) * math.Exp(0.4*rng.NormFloat64())
+		m.Observe(scheduler.RunRecord{JobID: "j", Signature: sig, EstimateKey: sig, Executors: e, InputSizeGB: gb,
+			StartedAt: t0, EndedAt: t0.Add(time.Duration(s * float64(time.Second))), Seconds: s, Outcome: scheduler.RunFinished})
+	}
+	k := scheduler.RunKey{Signature: sig, Size: 1}
+	if p, ok := m.Predict(k, 31, perfmodel.Placement{}); ok {
+		t.Fatalf("31 executors: %+v ok=%v, want no prediction", p, ok)
+	}
+	if p, ok := m.Predict(k, 4, perfmodel.Placement{}); !ok || !(p.P50 > 0) {
+		t.Fatalf("4 executors: %+v ok=%v, want a run time", p, ok)
 	}
 }
