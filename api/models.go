@@ -175,8 +175,8 @@ func modelView(m Models, s perfmodel.Summary, q modelsQuery) ModelView {
 	}
 	for _, e := range q.executors {
 		pr, err := m.Predict(s.Signature, "", perfmodel.Query{Executors: e, Size: q.size})
-		if err != nil || !finiteAll(pr.P50, pr.P90) {
-			continue
+		if err != nil || !finiteAll(pr.P50, pr.P90) || !(pr.P50 > 0) || !(pr.P90 > 0) {
+			continue // not a run time (a noisy fit's curve can dip below zero)
 		}
 		if len(v.Curve) == 0 {
 			v.Level = pr.Level // the same at every point: it depends on the runs

@@ -296,7 +296,8 @@ func (m *Model) bucketStart(t time.Time) time.Time {
 func (m *Model) slotOf(t time.Time) int {
 	lt := t.In(m.opt.Location)
 	perDay := int(24 * time.Hour / m.opt.Bucket)
-	k := (lt.Hour()*3600 + lt.Minute()*60 + lt.Second()) / int(m.opt.Bucket/time.Second)
+	tod := time.Duration(lt.Hour())*time.Hour + time.Duration(lt.Minute())*time.Minute + time.Duration(lt.Second())*time.Second
+	k := int(tod / m.opt.Bucket)
 	if m.Level == LevelWeek {
 		k += int(lt.Weekday()) * perDay
 	}

@@ -149,7 +149,9 @@ func (m *Model) predict(k scheduler.RunKey, executors int, pl perfmodel.Placemen
 		// The corrected estimate is on one uncontended agent's terms
 		// (Book.Reference, the zero placement).
 		q := perfmodel.Query{Executors: executors, Size: k.Size, Placement: pl}
-		return m.book.BlendEstimate(k.Signature, k.App, q, p, c.Seconds, c.Sigma, perfmodel.Placement{}), true
+		p = m.book.BlendEstimate(k.Signature, k.App, q, p, c.Seconds, c.Sigma, perfmodel.Placement{})
+		// A noisy fit's curve can dip below zero: that is no run time.
+		return p, p.P50 > 0 && p.P90 > 0
 	}
 	if c.Samples > 0 && c.Seconds > 0 {
 		return perfmodel.Prediction{P50: c.Seconds, P90: c.Seconds, Sigma: c.Sigma, Level: LevelEstimate, Runs: c.Samples}, true

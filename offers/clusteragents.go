@@ -176,7 +176,16 @@ func (c *Cluster) sweep(ctx context.Context) error {
 		keep[id] = true
 	}
 	c.mu.Unlock()
-	orphans, err := c.cfg.Reserver.Orphans(ctx, func(id string) bool { return keep[id] })
+	orphans, err := c.cfg.Reserver.Orphans(ctx, func(id string) bool {
+		if keep[id] {
+			return true
+		}
+		// A job started while the agents were read (its reservations
+		// may be in the view) is followed by now.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.jobs[id] != nil
+	})
 	if err != nil {
 		return err
 	}

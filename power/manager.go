@@ -148,6 +148,13 @@ type Manager struct {
 	recs   map[string]*Record
 	idle   map[string]time.Time // agent -> idle since (in memory: a restart starts the timer again)
 	kick   chan struct{}
+	// stepping is the agent a Tick is stepping (on its own copy of the
+	// record), marking those PowerOn is marking booting; cond (on mu)
+	// tells when either ends. PowerOn waits for a step of its own agent
+	// only, not for the whole Tick and its provider calls on others.
+	stepping string
+	marking  map[string]bool
+	cond     *sync.Cond
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -183,8 +190,10 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
-	return &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
-		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1)}, nil
+	m := &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
+		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{}}
+	m.cond = sync.NewCond(&m.mu)
+	return m, nil
 }
 
 // Load reads the persisted records: a restart resumes every agent at its
@@ -226,7 +235,8 @@ func (m *Manager) record(a Agent) *Record {
 // tried again at the next Tick).
 //
 // A step works on its own copy of an agent's record (taken under m.mu,
-// with tickMu held so no other step changes it): the records in m.recs
+// with tickMu held so no other step changes it, and PowerOn waiting for a
+// step of its agent, see stepping): the records in m.recs
 // are only written under m.mu, here, so the pass may read them while a
 // Tick runs, and it sees a state only once the store has it.
 func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
@@ -295,10 +305,18 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	var firstErr error
 	for _, id := range ids {
 		m.mu.Lock()
+		for m.marking[id] {
+			m.cond.Wait()
+		}
 		r := *m.recs[id] // the step's own copy (see put)
+		m.stepping = id
 		m.mu.Unlock()
 		a, present := seen[id]
 		err := m.step(ctx, now, &r, a, present, &warm, wanted)
+		m.mu.Lock()
+		m.stepping = ""
+		m.cond.Broadcast()
+		m.mu.Unlock()
 		if err != nil {
 			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
 			if firstErr == nil {
@@ -505,19 +523,27 @@ func targetOf(r *Record) Target {
 // provider is called by the next Tick (Kicked is signalled); any other
 // agent is left as it is. It does not wait for the agent.
 func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
-	m.tickMu.Lock()
-	defer m.tickMu.Unlock()
 	m.mu.Lock()
+	for m.stepping == agentID || m.marking[agentID] {
+		m.cond.Wait()
+	}
 	cur := m.recs[agentID]
 	var r Record
 	if cur != nil {
 		r = *cur // this call's own copy (see put)
 	}
-	m.mu.Unlock()
 	if cur == nil || r.State != StateOff {
+		m.mu.Unlock()
 		return nil
 	}
-	if err := m.to(ctx, &r, StateBooting, "a plan needs it"); err != nil {
+	m.marking[agentID] = true
+	m.mu.Unlock()
+	err := m.to(ctx, &r, StateBooting, "a plan needs it")
+	m.mu.Lock()
+	delete(m.marking, agentID)
+	m.cond.Broadcast()
+	m.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	select {

@@ -219,7 +219,7 @@ func (p *passRun) holdUntilStart(e *Entry) (outcome, bool) {
 	if e.DeadlineAt != nil {
 		atRisk = e.NotBefore.Add(p.d.estimate(e)).After(*e.DeadlineAt)
 	}
-	dc := decision{entry: e, wait: waitState{kind: waitText, text: "waiting for its start time " + clockTime(*e.NotBefore), atRisk: atRisk}}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: "waiting for its start time " + clockTime(*e.NotBefore), atRisk: atRisk, byChoice: true}}
 	p.wait(&dc)
 	p.wakeAtLeast(*e.NotBefore)
 	return deferred, true
@@ -275,14 +275,14 @@ func (p *passRun) bootAware(e *Entry) (outcome, bool) {
 		giveUp := e.DeadlineAt.Add(-est - boot - bootMargin(boot))
 		if at, ok := p.roomProfile().roomAt(e.Demand); ok && !at.After(giveUp) && giveUp.After(p.now) {
 			dc := decision{entry: e, wait: waitState{kind: waitText,
-				text: "waiting for warm capacity, starts by " + clockTime(giveUp) + " at the latest"}}
+				text: "waiting for warm capacity, starts by " + clockTime(giveUp) + " at the latest", byChoice: true}}
 			p.wait(&dc)
 			p.wakeAtLeast(giveUp)
 			return deferred, true
 		}
 	}
 	atRisk := e.DeadlineAt != nil && ready.Add(est).After(*e.DeadlineAt)
-	dc := decision{entry: e, wait: waitState{kind: waitText, text: bootReason(fv.agents[fv.at[last]], waitingOn, ready.Sub(p.now)), atRisk: atRisk}}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: bootReason(fv.agents[fv.at[last]], waitingOn, ready.Sub(p.now)), atRisk: atRisk, byChoice: true}}
 	if len(powerOn) > 0 {
 		dc.kind = decPowerOn
 		dc.extra().powerOn = powerOn

@@ -29,6 +29,9 @@ func (c *Core) budgetInput(in *passInput) {
 	for _, e := range c.dq.Entries() {
 		if _, ok := held[e.Team]; ok {
 			in.deadlineQueued--
+			if !in.full && !e.fresh && e.wait.byChoice {
+				in.deferredOut-- // out of the count once
+			}
 		}
 	}
 }

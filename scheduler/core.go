@@ -129,6 +129,11 @@ type Core struct {
 	publishedAt   time.Time     // wall time of the last publish
 	publishTook   time.Duration // how long it took
 	wakeAt        time.Time     // next timer-driven change (at risk, promotion)
+
+	// byChoiceDQ counts the deadline queue's entries that wait by choice
+	// (waitState.byChoice).
+	byChoiceDQ int
+
 	// hint is what the last pass left for Decide's waiting reason.
 	hint atomic.Pointer[submitHint]
 	// The pass's decisions (decide.go) and the policy that times them.

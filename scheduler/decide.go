@@ -152,6 +152,10 @@ type passInput struct {
 	buf []decision
 	// budgetHeld: by team, why its jobs are held for its budget (budget.go).
 	budgetHeld map[string]string
+	// deferredOut: in a pass that is not full, the deadline queue's
+	// entries the pass does not look at that wait by choice (a start
+	// time, a boot): like the held ones, no regular job waits behind them.
+	deferredOut int
 }
 
 // passOutput is what one pass decided.
@@ -164,6 +168,9 @@ type passOutput struct {
 	// fit index.
 	snap placement.Snapshot
 	ix   *placement.FitIndex
+	// blocked: regular jobs waited behind deadline jobs (passInput.blocked
+	// of the next pass).
+	blocked bool
 }
 
 // decider holds what decisions depend on besides a pass's input: the
@@ -304,7 +311,7 @@ func (d *decider) decide(in passInput) passOutput {
 	p := &passRun{d: d, in: &in, now: in.now, snap: in.snap, standbyAgents: in.standby,
 		running: in.running, evictLog: in.evictLog, out: in.buf[:0], teams: newTeamPass(&in)}
 	p.ix = placement.NewFitIndex(p.snap)
-	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs()
+	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs() - in.deferredOut
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
 		switch p.tryTeam(e) {
 		case started:
@@ -338,7 +345,7 @@ func (d *decider) decide(in passInput) passOutput {
 			p.noteWake(e)
 		}
 	}
-	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix}
+	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix, blocked: deadlineLeft > 0}
 }
 
 // try places one waiting job on the pass's snapshot.
@@ -565,7 +572,7 @@ func (p *passRun) wait(dc *decision) {
 
 // sameWait reports whether two waiting states read the same.
 func sameWait(a, b waitState) bool {
-	return a.kind == b.kind && a.text == b.text && a.nf == b.nf && a.atRisk == b.atRisk && a.pre.equal(b.pre)
+	return a.kind == b.kind && a.text == b.text && a.nf == b.nf && a.atRisk == b.atRisk && a.pre.equal(b.pre) && a.byChoice == b.byChoice
 }
 
 // noteWake takes a waiting entry's next timer into account: when a deadline

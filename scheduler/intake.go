@@ -55,6 +55,7 @@ func (c *Core) enqueue(e *Entry, now time.Time) *Entry {
 	if (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO {
 		e.inDQ = true
 		c.dq.Push(e)
+		c.byChoiceDQ += b2i(e.wait.byChoice)
 	} else {
 		e.inDQ = false
 		c.jq.Push(e)
@@ -72,6 +73,7 @@ func (c *Core) dequeueEntry(e *Entry) {
 	}
 	if e.inDQ {
 		c.dq.RemoveEntry(e)
+		c.byChoiceDQ -= b2i(e.wait.byChoice)
 	} else {
 		c.jq.RemoveEntry(e)
 	}
@@ -424,6 +426,7 @@ func (c *Core) enqueueMany(es []*Entry, now time.Time) {
 		e.inDQ = (e.IsDeadlineJob() || e.Promoted) && c.cfg.Ordering != OrderFIFO
 		if e.inDQ {
 			d = append(d, e)
+			c.byChoiceDQ += b2i(e.wait.byChoice)
 		} else {
 			r = append(r, e)
 		}

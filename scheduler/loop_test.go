@@ -99,6 +99,9 @@ func (h *harness) schedule() int {
 	if err != nil {
 		h.t.Fatalf("schedule: %v", err)
 	}
+	if got := countByChoice(h.core); got != h.core.byChoiceDQ {
+		h.t.Fatalf("deadline entries waiting by choice: %d, counted %d", got, h.core.byChoiceDQ)
+	}
 	return n
 }
 

@@ -90,6 +90,16 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	}
 	in := passInput{now: now, snap: snap, deadline: c.candidates(true, full), deadlineQueued: c.dq.Len(),
 		regular: c.jq.Entries(), full: full, blocked: c.blocked, running: running, evictLog: c.evictLog, buf: c.decBuf}
+	if !full {
+		// The entries it does not look at that waited by choice at their
+		// last look still do (their timers make a full pass).
+		in.deferredOut = c.byChoiceDQ
+		for _, e := range in.deadline {
+			if e.wait.byChoice {
+				in.deferredOut--
+			}
+		}
+	}
 	c.budgetInput(&in)
 	if !full {
 		in.regularFresh = c.candidates(false, false)
@@ -121,7 +131,7 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if at := c.flagOverruns(ctx, now); !at.IsZero() && (c.wakeAt.IsZero() || at.Before(c.wakeAt)) {
 		c.wakeAt = at
 	}
-	c.blocked = c.dq.Len() > 0
+	c.blocked = out.blocked
 	c.leaveHint(out.ix)
 	if firstErr != nil {
 		// Jobs put back by a failed step were not looked at again: the
@@ -358,6 +368,9 @@ func (c *Core) atRisk(e *Entry, now time.Time) bool { return c.dec.atRisk(e, now
 func (c *Core) setWait(e *Entry, w waitState) {
 	if w == e.wait {
 		return
+	}
+	if e.queued && e.inDQ && w.byChoice != e.wait.byChoice {
+		c.byChoiceDQ += b2i(w.byChoice) - b2i(e.wait.byChoice)
 	}
 	e.wait = w
 	c.restamp(e)

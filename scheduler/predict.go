@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -206,7 +207,11 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 	}
 	req := perfmodel.SizeRequest{Min: lo, Max: hi}
 	if j.DeadlineAt != nil {
-		req.TimeToDeadline = max(1, j.DeadlineAt.Sub(now).Seconds())
+		from := now // it runs from its start time at the earliest
+		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
+			from = *nb
+		}
+		req.TimeToDeadline = max(1, j.DeadlineAt.Sub(from).Seconds())
 		req.TimeToDeadline = min(req.TimeToDeadline, perfmodel.MaxSeconds)
 	}
 	k := RunKeyOf(j)
@@ -217,6 +222,13 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 		pred = perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, perfmodel.Placement{}, 0)
 	}
 	c, err := perfmodel.RightSize(pred, req)
+	if m != nil && errors.Is(err, perfmodel.ErrNoModel) {
+		// The model's curve does not answer every count (a noisy fit can
+		// dip below zero): the job is sized as without a model rather
+		// than refused.
+		pred = perfmodel.NewBook().Predictor(k.Signature, k.App, k.Size, perfmodel.Placement{}, 0)
+		c, err = perfmodel.RightSize(pred, req)
+	}
 	if err != nil {
 		return fmt.Errorf("right-size job %s: %w", j.ID, err)
 	}

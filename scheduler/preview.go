@@ -103,7 +103,10 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 		p.Plan = pp
 	}
 	blocked := p.Ahead > 0 || (p.Queue == "regular" && p.DeadlineWaiting > 0)
+	nb := j.NotBeforeAt()
 	switch {
+	case nb != nil && nb.After(now):
+		p.WaitingReason = "waiting for its start time " + clockTime(*nb)
 	case perr != nil:
 		p.WaitingReason = perr.Error()
 	case blocked && p.Queue == "regular" && p.DeadlineWaiting > 0:

@@ -136,10 +136,15 @@ func newTeamPass(in *passInput) *teamPass {
 		if !anyMax && !anyGuarantee {
 			break
 		}
+		if _, held := in.budgetHeld[e.Team]; held {
+			continue // out of the count already (budgetInput), and it cannot start
+		}
 		ts := tp.team(e.Team)
 		fp := footprint(e)
 		if ts.t.OverMax(ts.use, fp) != "" {
-			tp.heldDeadline++
+			if in.full || e.fresh || !e.wait.byChoice { // else out of the count already (deferredOut)
+				tp.heldDeadline++
+			}
 			continue
 		}
 		if e.DeadlineAt != nil && ts.t.HasGuarantee() {

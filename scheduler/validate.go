@@ -251,7 +251,7 @@ func (s *Spec) Validate() error {
 				return fieldErr("deadline", "as a number it is seconds from submission and must be from 1 to %d, got %s", MaxDeadlineSeconds, formatSeconds(v))
 			}
 		case d.At != nil:
-			if y := d.At.Year(); y < 2000 || y > 9999 {
+			if y := d.At.UTC().Year(); y < 2000 || y > 9999 { // as stored: in UTC
 				return fieldErr("deadline", "year %d is out of range", y)
 			}
 		default:

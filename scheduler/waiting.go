@@ -33,6 +33,9 @@ type waitState struct {
 	// pre, for a deadline job that does not fit, says whether it will
 	// miss its deadline waiting and what preemption does about it.
 	pre *PreemptionView
+	// byChoice: the job waits by choice (its start time, a boot, warm
+	// capacity: a deferred outcome) and holds no regular job back.
+	byChoice bool
 }
 
 // storedWait is what the store holds for a waiting job.
@@ -208,4 +211,11 @@ func (c *Core) writeWaiting(ctx context.Context) {
 		}
 		backoff = 0
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
