@@ -122,6 +122,7 @@ func (m *Master) RestartAgent(agentID string) error {
 		a.recovery.cancel()
 		a.recovery = nil
 		a.reregistered = time.Now()
+		a.restoreCheckpoint()
 		for _, t := range a.sortedTasks() {
 			if t.killAfterReturn {
 				t.killAfterReturn = false
@@ -251,6 +252,7 @@ func (m *Master) agentBack(agentID, why string) error {
 	a.recovery = nil
 	a.reregistered = time.Now() // registered_time stays the first one
 	a.used = nil
+	a.restoreCheckpoint()
 	tasks := make([]*task, 0, len(a.tasks))
 	for t := range a.tasks {
 		if t.unreachable {

@@ -263,6 +263,9 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 	if ag == nil || !m.listedLocked(ag, now) {
 		return errorf(http.StatusBadRequest, "No agent found with specified ID")
 	}
+	if ag.disconnected() && !ag.checkpointSet {
+		ag.checkpoint, ag.checkpointSet = ag.total, true
+	}
 	required := p.res
 	if reserve {
 		required = p.res.stripReservations()

@@ -199,6 +199,7 @@ func (m *Master) PowerOn(agentID string) error {
 		a.poweredOff, a.unreachable = false, false
 		a.reregistered = t
 		a.used = nil
+		a.restoreCheckpoint()
 		m.publishAgentLocked(a, true)
 		m.log.WithField("agent", agentID).Info("agent registered again after power-on")
 		m.kickAllocator()

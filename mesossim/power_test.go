@@ -185,3 +185,56 @@ func TestDeactivatedAgentGetsNoOffers(t *testing.T) {
 	}
 	f.next(scheduler.Event_OFFERS, 5*time.Second)
 }
+
+// TestUnreserveWhileDisconnectedIsLost: an operator's UNRESERVE on a
+// deactivated agent is applied (202, gone from GET_AGENTS) while it is
+// connected, and stays so; on one whose machine is off (still listed) it
+// is answered 202 and shown, but the agent re-registers with the
+// reservation it checkpointed. Seen on a real Mesos 1.12.0 master
+// (2026-11-26, one agent of cpus:4;mem:4096, role "test"): RESERVE 202;
+// DEACTIVATE_AGENT 200; GET_AGENTS active false, deactivated true, the
+// reservation listed; UNRESERVE 202, GET_AGENTS without it; the agent's
+// process killed and UNRESERVE again after a new RESERVE: 202, GET_AGENTS
+// without it; the agent started again: GET_AGENTS lists the reservation.
+func TestUnreserveWhileDisconnectedIsLost(t *testing.T) {
+	m, base := testMaster(t, Config{Cluster: oneAgent("emu-S0"), TimeScale: 0.001, BootTime: 100 * time.Second, UnreachableAfter: time.Hour})
+	const res = `"resources":[{"type":"SCALAR","name":"cpus","scalar":{"value":1},"reservations":[{"type":"DYNAMIC","role":"test"}]}]`
+	reserve := `{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"emu-S0"},` + res + `}}`
+	unreserve := `{"type":"UNRESERVE_RESOURCES","unreserve_resources":{"agent_id":{"value":"emu-S0"},` + res + `}}`
+	reserved := func() bool {
+		return strings.Contains(string(mustJSON(t, operatorJSON(t, base, `{"type":"GET_AGENTS"}`))), `"role":"test"`)
+	}
+	call := func(body string, want int) {
+		t.Helper()
+		if st := postOperator(t, base, body); st != want {
+			t.Fatalf("%.40s...: %d, want %d", body, st, want)
+		}
+	}
+	call(reserve, http.StatusAccepted)
+	call(`{"type":"DEACTIVATE_AGENT","deactivate_agent":{"agent_id":{"value":"emu-S0"}}}`, http.StatusOK)
+	if !reserved() {
+		t.Fatal("the reservation is not listed on the deactivated agent")
+	}
+	call(unreserve, http.StatusAccepted)
+	if reserved() {
+		t.Fatal("UNRESERVE on a connected deactivated agent left the reservation")
+	}
+	call(reserve, http.StatusAccepted)
+	if err := m.PowerOff("emu-S0"); err != nil {
+		t.Fatal(err)
+	}
+	call(unreserve, http.StatusAccepted)
+	if reserved() {
+		t.Fatal("the master's view still lists the reservation after the UNRESERVE")
+	}
+	if err := m.PowerOn("emu-S0"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the agent to register again", func() bool {
+		a := getAgentsView(t, base).GetAgents.Agents
+		return len(a) == 1 && a[0].Rereg != nil
+	})
+	if !reserved() {
+		t.Fatal("the agent came back without the reservation it checkpointed")
+	}
+}

@@ -44,10 +44,30 @@ type agent struct {
 	// which its executors give up (AgentRecoveryTimeout).
 	recovery *timerEntry
 
+	// checkpoint is what the agent's process checkpointed, kept from the
+	// first operator (un)reserve while it is disconnected (powered off or
+	// crashed, still listed): a real 1.12 master answers 202 and shows the
+	// change, but the agent re-registers with its checkpointed resources
+	// and the change is lost (restoreCheckpointLocked).
+	checkpoint    Res
+	checkpointSet bool
+
 	// Renderings kept for GET_AGENTS (operator.go).
 	info     *mesos.AgentInfo
 	totalSrc Res
 	totalPB  []mesos.Resource
+}
+
+// disconnected: the agent's process is not connected (its machine is off,
+// or it crashed and is not yet unreachable).
+func (a *agent) disconnected() bool { return a.poweredOff || a.crashed != nil }
+
+// restoreCheckpoint is the agent's re-registration: it brings the
+// resources it checkpointed, undoing what operators changed meanwhile.
+func (a *agent) restoreCheckpoint() {
+	if a.checkpointSet {
+		a.total, a.checkpoint, a.checkpointSet = a.checkpoint, nil, false
+	}
 }
 
 func (a *agent) available() Res {

@@ -233,7 +233,7 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 		}
 		pending, refused := 0, 0
 		for _, a := range agents {
-			if a.AgentInfo.ID == nil || !a.Active {
+			if a.AgentInfo.ID == nil || !reachable(a) {
 				// A disconnected agent (powered off, lost) cannot be
 				// unreserved now; what it keeps comes back with it and
 				// the leak sweep releases it then.
@@ -317,7 +317,7 @@ func (r *Reserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range agents {
-		if a.AgentInfo.ID == nil || !a.Active {
+		if a.AgentInfo.ID == nil || !reachable(a) {
 			continue // released when the agent is back (see Release)
 		}
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
@@ -345,4 +345,16 @@ func markReleased(ctx context.Context, j Journal, jobID string) error {
 		}
 	}
 	return nil
+}
+
+// reachable: a's reservations can be released now. GET_AGENTS lists an
+// agent inactive both when it is disconnected and when it is deactivated
+// (DEACTIVATE_AGENT: power management, an operator's drain). A real
+// 1.12 master unreserves on a connected deactivated agent; on a
+// disconnected one it answers 202 but the agent re-registers with what it
+// checkpointed. A deactivated agent cannot be told apart from a
+// deactivated disconnected one, so both are tried: a release lost that
+// way comes back with the agent, and the leak sweep releases it then.
+func reachable(a master.Response_GetAgents_Agent) bool {
+	return a.Active || a.GetDeactivated()
 }

@@ -155,3 +155,36 @@ func TestReserverTimeoutDefaults(t *testing.T) {
 		t.Errorf("set %v, %v; want 1s, 1ms", c, p)
 	}
 }
+
+// TestReleaseOnADeactivatedAgent: GET_AGENTS lists a deactivated agent
+// (power management's DEACTIVATE_AGENT, an operator's drain) inactive, as
+// a disconnected one; a real 1.12 master still unreserves on it (see
+// mesossim.TestUnreserveWhileDisconnectedIsLost). A job's reservation on
+// such an agent is named an orphan by the sweep and released by Release,
+// not left behind.
+func TestReleaseOnADeactivatedAgent(t *testing.T) {
+	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 2*time.Minute)
+	a := agents[0].ID
+	jr := &memJournal{}
+	r := &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	j := scheduler.Job{Spec: scheduler.Spec{ID: "44444444-4444-4444-4444-444444444444", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 384}}
+	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.DeactivateAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	orphans, err := r.Orphans(ctx, func(string) bool { return false })
+	if err != nil || !slices.Contains(orphans, j.ID) {
+		t.Fatalf("orphans %v, %v; want %s, reserved on a deactivated agent", orphans, err, j.ID)
+	}
+	if err := r.Release(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if h := heldFor(t, ctx, op, j.ID); len(h) != 0 {
+		t.Fatalf("after Release %v is still reserved on the deactivated agent", h)
+	}
+	if rec := jr.recs[j.ID+"/"+a]; rec.State != scheduler.ResReleased {
+		t.Errorf("journal after Release: %+v; want released", rec)
+	}
+}
