@@ -74,7 +74,9 @@
 //     guarantees and limits, 400 for a limit below consumption unless
 //     force), RESERVE_RESOURCES / UNRESERVE_RESOURCES (202; offers on the
 //     agent are rescinded to make room; 409 text/plain when unallocated
-//     resources are short; same role and labels merge), TEARDOWN, and the
+//     resources are short; same role and labels merge; on a disconnected
+//     agent still listed, applied to the master's view only: the agent
+//     re-registers with what it checkpointed, as on a real master), TEARDOWN, and the
 //     SUBSCRIBE event stream (TASK_ADDED, TASK_UPDATED, FRAMEWORK_REMOVED,
 //     AGENT_ADDED, AGENT_REMOVED).
 //   - A simple allocator (see allocateLocked): offers per (framework, role)
