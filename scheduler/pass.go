@@ -131,6 +131,9 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 	if at := c.flagOverruns(ctx, now); !at.IsZero() && (c.wakeAt.IsZero() || at.Before(c.wakeAt)) {
 		c.wakeAt = at
 	}
+	if c.blocked != out.blocked {
+		c.viewDirty = true // previews read it from the published queues
+	}
 	c.blocked = out.blocked
 	c.leaveHint(out.ix)
 	if firstErr != nil {

@@ -102,14 +102,18 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 		}
 		p.Plan = pp
 	}
-	blocked := p.Ahead > 0 || (p.Queue == "regular" && p.DeadlineWaiting > 0)
+	// A regular job waits behind the deadline jobs when the last pass held
+	// the regular queue back for them (not for those that wait by choice,
+	// for a start time, a boot or warm capacity, or are held for their team).
+	behindDeadline := p.Queue == "regular" && p.DeadlineWaiting > 0 && s.blocked
+	blocked := p.Ahead > 0 || behindDeadline
 	nb := j.NotBeforeAt()
 	switch {
 	case nb != nil && nb.After(now):
 		p.WaitingReason = "waiting for its start time " + clockTime(*nb)
 	case perr != nil:
 		p.WaitingReason = perr.Error()
-	case blocked && p.Queue == "regular" && p.DeadlineWaiting > 0:
+	case behindDeadline:
 		p.WaitingReason = fmt.Sprintf("deadline jobs first: %d waiting", p.DeadlineWaiting)
 	case blocked:
 		p.WaitingReason = fmt.Sprintf("behind %d waiting jobs in the %s queue (it fits now, but they are tried first)", p.Ahead, p.Queue)

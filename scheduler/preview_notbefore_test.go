@@ -30,3 +30,25 @@ func TestPreviewNotBefore(t *testing.T) {
 		t.Fatalf("preview %+v (%v), want a start now", p, err)
 	}
 }
+
+// TestPreviewBehindDeadlineJobs: a regular job previewed while the only
+// deadline job waits by choice (for its start time) starts now; while a
+// deadline job waits for room it waits "deadline jobs first", as the pass
+// would decide.
+func TestPreviewBehindDeadlineJobs(t *testing.T) {
+	h := newHarness(t, Config{Policy: "bfd"}, agent("a1", 16, 65536, 0.24))
+	h.submit(mkJob("later", 1, 2, withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour)))
+	h.schedule()
+	r := mkJob("r", 1, 2)
+	p, err := h.core.Preview(context.Background(), r, t0)
+	if err != nil || !p.StartsNow || p.DeadlineWaiting != 1 {
+		t.Fatalf("preview %+v (%v), want a start now: the deadline job waits for its start time", p, err)
+	}
+	h.submit(mkJob("hog", 6, 2)) // 12 of the 16 cpus
+	h.schedule()
+	h.submit(mkJob("big", 3, 2, withDeadline(5*time.Hour))) // 6 cpus: waits for room
+	h.schedule()
+	if p, err = h.core.Preview(context.Background(), r, t0); err != nil || p.StartsNow || !strings.HasPrefix(p.WaitingReason, "deadline jobs first") {
+		t.Fatalf("preview %+v (%v), want a wait behind the deadline job that waits for room", p, err)
+	}
+}

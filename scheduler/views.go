@@ -81,6 +81,9 @@ type queueSnapshot struct {
 	regular  []*QueuedJob
 	fifo     bool
 	at       time.Time
+	// blocked: the last pass held regular jobs back for deadline jobs
+	// that wait for room (not those that wait by choice or are held).
+	blocked bool
 	// shapes are the distinct executor sizes (cpus, MiB) of waiting jobs.
 	shapes [][2]float64
 }
@@ -109,7 +112,7 @@ func (c *Core) publish(now time.Time) {
 	s := &queueSnapshot{
 		deadline: make([]*QueuedJob, 0, c.dq.Len()),
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
-		fifo:     c.jq.FIFO, at: now,
+		fifo:     c.jq.FIFO, at: now, blocked: c.blocked,
 	}
 	seen := map[[2]float64]bool{}
 	var last [2]float64
