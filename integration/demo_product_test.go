@@ -274,20 +274,6 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		t.Fatalf("not-found page: facts %q, %d stale elements", facts, leftovers)
 	}
 
-	// A deadline job cancelled while it waits, and one rejected: neither
-	// shows as a missed deadline.
-	// 24 x 4 cpus: nearly the whole cluster, so it waits while the wave runs.
-	huge := sparkJob("cancelled-deadline-job", 24, 4, 1024, 60)
-	huge["deadline"] = 3600
-	cancelled := submit(t, d.API, huge)
-	req, _ := http.NewRequest(http.MethodDelete, d.API+"/api/v1/jobs/"+cancelled, nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode >= 300 {
-		t.Fatalf("cancel: %v %v", resp, err)
-	}
-	late := sparkJob("rejected-deadline-job", 1, 1, 1024, 60)
-	late["deadline"] = "2020-01-01T00:00:00Z"
-	rejected := submit(t, d.API, late)
-
 	// Idle: the wave drains, agents power off, the next wave comes. The
 	// warm pool learns the waves from the history and keeps capacity on for
 	// the next one (measured: 48-56 of the 100 cpus between waves, since a
@@ -350,6 +336,26 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	if xlabels < 2 || keys < 5 || len(latency) != 3 || !strings.Contains(latency[2], "µs") && !strings.Contains(latency[2], "ms") || latency[2] == "0" {
 		t.Fatalf("charts: %d time labels, %d legend keys, latency axis %q", xlabels, keys, latency)
 	}
+
+	// A deadline job cancelled while it waits, and one rejected: neither
+	// shows as a missed deadline. Submitted only now: the warm pool fits
+	// every submission, and a 97-cpu deadline job in its history makes it
+	// keep the whole cluster warm, so sent before the idle wait above it kept
+	// agents from powering off after wave 1 whenever a warm-pool decision
+	// fell between it and the wave's end (then the wait took until a later
+	// wave: 120 s of its 180 under load).
+	// 24 x 4 cpus: nearly the whole cluster, so it waits while agents are
+	// off or the next wave runs.
+	huge := sparkJob("cancelled-deadline-job", 24, 4, 1024, 60)
+	huge["deadline"] = 3600
+	cancelled := submit(t, d.API, huge)
+	req, _ := http.NewRequest(http.MethodDelete, d.API+"/api/v1/jobs/"+cancelled, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("cancel: %v %v", resp, err)
+	}
+	late := sparkJob("rejected-deadline-job", 1, 1, 1024, 60)
+	late["deadline"] = "2020-01-01T00:00:00Z"
+	rejected := submit(t, d.API, late)
 
 	// The jobs table: run time, resources and cost; no "missed" for the
 	// cancelled and rejected deadline jobs; at 400 px no agent name wraps.
