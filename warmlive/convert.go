@@ -16,13 +16,18 @@ import (
 // simulated seconds in the demo; <= 0 is 1). Its slack is the deadline
 // minus the submission minus the run time (-1, unknown, without a run
 // time: forecast takes it as tight). Sizes that are not numbers stay NaN
-// for forecast.Fit to drop (and count as corrupt).
+// for forecast.Fit to drop (and count as corrupt). A rejected job (it can
+// never run: too big, its deadline past) never asked the cluster for room
+// and is left out.
 func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 	if !(durationScale > 0) {
 		durationScale = 1
 	}
 	out := make([]forecast.Job, 0, len(rows))
 	for _, h := range rows {
+		if h.State == rejected {
+			continue
+		}
 		j := forecast.Job{
 			SubmittedAt:   h.SubmittedAt,
 			CPUs:          h.Executors*h.ExecutorCores + h.DriverCores,
@@ -45,6 +50,10 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 	}
 	return out
 }
+
+// rejected is scheduler.Rejected's stored state (this package must not
+// import the scheduler).
+const rejected = "REJECTED"
 
 // Inputs is what Decide sees at now: the forecast of the next boot time
 // (an agent powered off now cannot be back sooner) and of the lead after

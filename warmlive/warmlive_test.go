@@ -20,7 +20,8 @@ func tp(t time.Time) *time.Time { return &t }
 
 // TestJobs: sizes are executors plus driver, the shape one executor; a
 // finished job's run time is measured, others use the estimate (scaled);
-// slack is deadline - submission - run, unknown (-1) without a run time.
+// slack is deadline - submission - run, unknown (-1) without a run time;
+// a rejected job is left out.
 func TestJobs(t *testing.T) {
 	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	rows := []store.Submission{
@@ -31,6 +32,9 @@ func TestJobs(t *testing.T) {
 		{SubmittedAt: t0, State: "QUEUED", Executors: 1, ExecutorCores: 1, ExecutorMemMB: 1408, DriverCores: 1, DriverMemMB: 1024,
 			DeadlineAt: tp(t0.Add(5 * time.Minute))},
 		{SubmittedAt: t0, State: "QUEUED", Executors: math.NaN(), ExecutorCores: 1, ExecutorMemMB: 1408, DriverCores: 1, DriverMemMB: 1024},
+		// Rejected (97 cpus on a 100-cpu cluster with a deadline already
+		// past): it never asked for room, the forecast leaves it out.
+		{SubmittedAt: t0, State: "REJECTED", Executors: 48, ExecutorCores: 2, ExecutorMemMB: 1408, DriverCores: 1, DriverMemMB: 1024},
 	}
 	got := Jobs(rows, 0.5)
 	if len(got) != 4 {
