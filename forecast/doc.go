@@ -7,8 +7,9 @@
 // arrival rate. The band is a negative binomial whose over-dispersion is
 // measured on the past buckets (Poisson when they show none).
 //
-// An empty or corrupt history (NaN, negative sizes, future or zero
-// timestamps) gives a Model that is not OK and says why (Reason); its
+// An empty or corrupt history (NaN, negative sizes, zero timestamps or
+// ones more than ClockSkew ahead; within it a submission counts as made
+// now) gives a Model that is not OK and says why (Reason); its
 // Expect answers a zero Demand that is not OK either, so a caller falls
 // back to what it does without a forecast. Nothing here panics on bad
 // input.

@@ -126,12 +126,17 @@ func noForecast(reason string, jobs, dropped, old int) Model {
 
 func finiteNonNeg(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
 
+// ClockSkew is how far after now a submission may be and still count
+// (as submitted now): in a highly available deployment the instance that
+// stored it may run a little ahead of the one that fits.
+const ClockSkew = time.Minute
+
 // valid reports whether a history entry can be used, and why not.
 func valid(j Job, now time.Time) string {
 	switch {
 	case j.SubmittedAt.IsZero():
 		return "no submission time"
-	case j.SubmittedAt.After(now):
+	case j.SubmittedAt.After(now.Add(ClockSkew)):
 		return "submitted in the future"
 	case !finiteNonNeg(j.CPUs) || !finiteNonNeg(j.MemMB):
 		return "cpus or memory not a non-negative number"
@@ -175,6 +180,7 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 			}
 			continue
 		}
+		j.SubmittedAt = notAfter(j.SubmittedAt, now)
 		if j.SubmittedAt.Before(oldest) {
 			old++
 			continue
@@ -257,7 +263,7 @@ func Fit(history []Job, now time.Time, opt Options) Model {
 		if valid(j, now) != "" || j.SubmittedAt.Before(oldest) {
 			continue
 		}
-		k := int(j.SubmittedAt.Sub(b0) / o.Bucket)
+		k := int(notAfter(j.SubmittedAt, now).Sub(b0) / o.Bucket)
 		if k >= 0 && k < nb {
 			counts[k]++
 		}
@@ -459,4 +465,13 @@ func quantile(xs []float64, q float64) float64 {
 	sort.Float64s(xs)
 	k := int(math.Ceil(q*float64(len(xs)))) - 1
 	return xs[min(max(k, 0), len(xs)-1)]
+}
+
+// notAfter is t, or now when t is later (a submission within ClockSkew
+// ahead counts as submitted now).
+func notAfter(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
 }

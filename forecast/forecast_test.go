@@ -334,3 +334,19 @@ func TestBeyond(t *testing.T) {
 		t.Fatalf("%v", e.JobCPUs)
 	}
 }
+
+// TestClockSkew: submissions stored by an instance whose clock runs up to
+// ClockSkew ahead count (as submitted now), not as a corrupt history;
+// beyond it they are dropped as submitted in the future.
+func TestClockSkew(t *testing.T) {
+	now := at(12, 0)
+	h := jobsAt(at(11, 0), at(11, 10), at(11, 20), now.Add(10*time.Second), now.Add(20*time.Second), now.Add(30*time.Second))
+	m := Fit(h, now, Options{})
+	if !m.OK || m.Jobs != 6 || m.Dropped != 0 {
+		t.Fatalf("three jobs up to 30 s ahead: %+v, want a forecast from all six", m)
+	}
+	h = jobsAt(at(11, 0), at(11, 10), at(11, 20), now.Add(ClockSkew+time.Second), now.Add(2*ClockSkew), now.Add(time.Hour))
+	if m = Fit(h, now, Options{}); m.Dropped != 3 {
+		t.Fatalf("three jobs beyond the skew: %+v, want them dropped", m)
+	}
+}
