@@ -48,7 +48,7 @@ type agent struct {
 	// first operator (un)reserve while it is disconnected (powered off or
 	// crashed, still listed): a real 1.12 master answers 202 and shows the
 	// change, but the agent re-registers with its checkpointed resources
-	// and the change is lost (restoreCheckpointLocked).
+	// and the change is lost (restoreCheckpoint).
 	checkpoint    Res
 	checkpointSet bool
 

@@ -352,9 +352,10 @@ func markReleased(ctx context.Context, j Journal, jobID string) error {
 // (DEACTIVATE_AGENT: power management, an operator's drain). A real
 // 1.12 master unreserves on a connected deactivated agent; on a
 // disconnected one it answers 202 but the agent re-registers with what it
-// checkpointed. A deactivated agent cannot be told apart from a
-// deactivated disconnected one, so both are tried: a release lost that
-// way comes back with the agent, and the leak sweep releases it then.
+// checkpointed. A connected deactivated agent cannot be told apart from a
+// disconnected one that was deactivated first, so both are tried: a
+// release lost that way comes back with the agent, and the leak sweep
+// releases it then.
 func reachable(a master.Response_GetAgents_Agent) bool {
 	return a.Active || a.GetDeactivated()
 }
