@@ -348,13 +348,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			var learnPast []workload.Job
 			var learnFrom time.Duration
 			if f.learnHistory {
-				learnFrom = w.From - (w.To - w.From)
-				if learnFrom < 0 {
+				span := w.To - w.From
+				if learnFrom = w.From - span; learnFrom < 0 {
 					learnFrom += 24 * time.Hour
 				}
-				learnPast = build(f.arrivalsOf(workload.Window(all, learnFrom, learnFrom+(w.To-w.From)), seed))
+				learnPast = build(f.arrivalsOf(workload.Window(all, learnFrom, learnFrom+span), seed))
 				fmt.Fprintf(progress, "simulate: each policy first learns from %d jobs of [%s, %s) (--learn-history)\n",
-					len(learnPast), fmtOffset(learnFrom), fmtOffset(learnFrom+(w.To-w.From)))
+					len(learnPast), fmtOffset(learnFrom), fmtOffset(learnFrom+span))
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
