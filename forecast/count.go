@@ -1,6 +1,10 @@
 package forecast
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // The job count of an interval is negative binomial with mean Jobs and
 // variance Dispersion x Jobs (Poisson when Dispersion is 1). Large means
@@ -111,47 +115,108 @@ func (d Demand) Tails() []float64 {
 // k-th arrival finds none when the first k ask for more than c together,
 // so it is the sum over k of P(N >= k) P(S_1 + ... + S_k > c), the sizes S
 // drawn from JobCPUs (exact for k = 1, normal for more; the mean size for
-// all when JobCPUs is nil). tails are d.Tails() (computed once by a
-// caller that asks often).
+// all when JobCPUs is nil). tails are d.Tails(). A caller that asks for
+// many c (one per agent) makes a BeyondTable once instead: Beyond is
+// d.BeyondTable(tails).At(c).
 func (d Demand) Beyond(c float64, tails []float64) float64 {
-	if !d.OK || !(d.Jobs > 0) || math.IsNaN(c) {
+	return d.BeyondTable(tails).At(c)
+}
+
+// BeyondTable answers Beyond for one demand at any room c in O(log n)
+// plus the few arrivals whose chance of finding no room is neither 0 nor
+// 1 (those whose size sum is within 9 standard deviations of c: about 18
+// sd/mean sqrt(c/mean) of them), instead of O(n), n the tails' length
+// (which grows with the jobs expected): the warm pool asks once per agent.
+type BeyondTable struct {
+	ok       bool
+	tails    []float64
+	suffix   []float64 // suffix[i] = tails[i] + ... + tails[n-1]
+	sizes    []float64 // JobCPUs ascending
+	mean, sd float64
+}
+
+// zExact bounds the normal part: for |z| >= zExact, 1 - normCDF(z) is
+// exactly 0 (z > 0) or 1 (z < 0) in float64 (it is from about 8.3 on), so
+// those arrivals are summed from suffix without changing the answer.
+const zExact = 9.0
+
+// BeyondTable prepares Beyond's answers for d (tails are d.Tails()).
+func (d Demand) BeyondTable(tails []float64) *BeyondTable {
+	b := &BeyondTable{}
+	if !d.OK || !(d.Jobs > 0) {
+		return b
+	}
+	b.ok, b.tails = true, tails
+	b.mean = d.CPUs / d.Jobs
+	if n := len(d.JobCPUs); n > 0 {
+		b.mean = 0
+		for _, x := range d.JobCPUs {
+			b.mean += x
+		}
+		b.mean /= float64(n)
+		for _, x := range d.JobCPUs {
+			b.sd += (x - b.mean) * (x - b.mean)
+		}
+		b.sd = math.Sqrt(b.sd / float64(n))
+		b.sizes = slices.Clone(d.JobCPUs)
+		slices.Sort(b.sizes)
+	}
+	b.suffix = make([]float64, len(tails)+1)
+	for i := len(tails) - 1; i >= 0; i-- {
+		b.suffix[i] = b.suffix[i+1] + tails[i]
+	}
+	return b
+}
+
+// At is Beyond(c).
+func (b *BeyondTable) At(c float64) float64 {
+	if !b.ok || math.IsNaN(c) || len(b.tails) == 0 {
 		return 0
 	}
-	mean, sd := d.CPUs/d.Jobs, 0.0
-	if n := len(d.JobCPUs); n > 0 {
-		mean = 0
-		for _, x := range d.JobCPUs {
-			mean += x
-		}
-		mean /= float64(n)
-		for _, x := range d.JobCPUs {
-			sd += (x - mean) * (x - mean)
-		}
-		sd = math.Sqrt(sd / float64(n))
+	out, from := 0.0, 0
+	if len(b.sizes) > 0 {
+		// The first arrival: the share of the sizes above c.
+		above := len(b.sizes) - sort.Search(len(b.sizes), func(i int) bool { return b.sizes[i] > c+1e-9 })
+		out, from = b.tails[0]*(float64(above)/float64(len(b.sizes))), 1
 	}
-	out := 0.0
-	for i, t := range tails {
-		k := float64(i + 1)
-		var p float64
-		switch {
-		case k == 1 && len(d.JobCPUs) > 0:
-			above := 0
-			for _, x := range d.JobCPUs {
-				if x > c+1e-9 {
-					above++
-				}
-			}
-			p = float64(above) / float64(len(d.JobCPUs))
-		case sd == 0:
-			if k*mean > c+1e-9 {
-				p = 1
-			}
-		default:
-			p = 1 - normCDF((c-k*mean)/(math.Sqrt(k)*sd))
-		}
-		out += t * p
+	n := len(b.tails)
+	lo, hi := from, n // the arrivals [lo, hi) are summed one by one
+	switch {
+	case !(b.mean > 0) || !(c >= 0) || math.IsNaN(b.sd):
+		// Not monotone in k (sizes 0 or less, no room, corrupt sizes):
+		// every arrival one by one.
+	case b.sd == 0:
+		// The k-th finds no room iff k mean > c: from the first such k on.
+		lo = from + sort.Search(n-from, func(i int) bool { return b.p(from+i, c) == 1 })
+		hi = lo
+	default:
+		// z falls as k grows: the arrivals before lo (z >= zExact) count
+		// 0, those from hi on (z <= -zExact) their whole tail.
+		lo = from + sort.Search(n-from, func(i int) bool { return b.z(from+i, c) < zExact })
+		hi = lo + sort.Search(n-lo, func(i int) bool { return b.z(lo+i, c) <= -zExact })
 	}
-	return out
+	for i := lo; i < hi; i++ {
+		out += b.tails[i] * b.p(i, c)
+	}
+	return out + b.suffix[hi]
+}
+
+// p is the chance that the arrivals up to the (i+1)-th ask for more than
+// c together (i >= 1 when the table has sizes: the first is At's).
+func (b *BeyondTable) p(i int, c float64) float64 {
+	if b.sd == 0 {
+		if float64(i+1)*b.mean > c+1e-9 {
+			return 1
+		}
+		return 0
+	}
+	return 1 - normCDF(b.z(i, c))
+}
+
+// z is the standard score of c against the sum of i+1 sizes.
+func (b *BeyondTable) z(i int, c float64) float64 {
+	k := float64(i + 1)
+	return (c - k*b.mean) / (math.Sqrt(k) * b.sd)
 }
 
 func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }

@@ -83,6 +83,16 @@ func (ix *FitIndex) shape(c, m float64) shapeFit {
 	return f
 }
 
+// Placeable is how many executors of cpus and memMB the snapshot's agents
+// hold now, all together (each agent's whole executors).
+func (ix *FitIndex) Placeable(cpus, memMB float64) int { return ix.shape(cpus, memMB).placeable }
+
+// FitCount is how many executors of cpus and memMB fit in freeCPUs and
+// freeMemMB (as FitIndex and the policies count them).
+func FitCount(freeCPUs, freeMemMB, cpus, memMB float64) int {
+	return fitCount(freeCPUs, freeMemMB, cpus, memMB, 1<<30)
+}
+
 // Check returns nil when d could be placed on the snapshot by any policy
 // (the cluster holds d.Executors executors of its size), and otherwise the
 // *NoFit that a policy's Place would return for it. Demands of the same

@@ -27,8 +27,10 @@ import (
 //     holds what other teams' guaranteed deadline jobs wait for (each
 //     team's waiting deadline jobs, up to what is left of its guarantee):
 //     room another team is owed is never given to a team beyond its own.
-//     The check is on cpus and memory in aggregate, so it is conservative
-//     about room and ignores fragmentation.
+//     The check is on cpus and memory in aggregate, and then on executor
+//     slots (protectSlots): the owed jobs' executors must still fit on the
+//     agents, whole, where they fit before the job (free room summed over
+//     agents holds no executor when it is spread thin).
 //
 // A job's footprint is its executors' cpus and memory plus its driver's,
 // and a team's usage the footprints of its jobs that hold resources.
@@ -53,6 +55,8 @@ type teamPass struct {
 	// team's maximum at the pass's start: regular jobs do not wait behind
 	// them.
 	heldDeadline int
+	// started: owed deadline entries the pass started (no longer owed).
+	started map[*Entry]bool
 }
 
 // teamState is one team in a pass.
@@ -62,8 +66,14 @@ type teamState struct {
 	// use is what its jobs hold (running, and started by the pass).
 	use teams.Usage
 	// owed, for a team with a guarantee, is the footprints of its waiting
-	// deadline jobs (those within its maximum at the pass's start).
-	owed teams.Usage
+	// deadline jobs (those within its maximum at the pass's start), and
+	// owedJobs those jobs (in the deadline queue's order).
+	owed     teams.Usage
+	owedJobs []*Entry
+	// needs are the executor slots its owed jobs within its guarantee ask
+	// for (slotNeeds; needsOK: up to date).
+	needs   []slotNeed
+	needsOK bool
 	// last is its last start (the pass's own starts at its time): between
 	// teams ranking equal, the one that started a job least recently goes
 	// first, so that ties never starve a team.
@@ -149,6 +159,7 @@ func newTeamPass(in *passInput) *teamPass {
 		}
 		if e.DeadlineAt != nil && ts.t.HasGuarantee() {
 			ts.owed = ts.owed.Add(fp)
+			ts.owedJobs = append(ts.owedJobs, e)
 			tp.anyOwed = true
 		}
 	}
@@ -200,6 +211,9 @@ func (p *passRun) teamHold(e *Entry) bool {
 		// Only a job that fits the powered-on agents takes their room (one
 		// that does not waits, or starts on agents powered on for it).
 		reason = tp.protect(e.Team, fp)
+		if reason == "" {
+			reason = p.protectSlots(e)
+		}
 	}
 	if reason == "" {
 		return false
@@ -270,9 +284,16 @@ func (p *passRun) teamStarted(e *Entry) {
 	ts := tp.team(e.Team)
 	ts.use = ts.use.Add(fp)
 	ts.last = tp.now
+	ts.needsOK = false
 	tp.free = teams.Usage{CPUs: max(tp.free.CPUs-fp.CPUs, 0), MemMB: max(tp.free.MemMB-fp.MemMB, 0)}
 	if e.DeadlineAt != nil {
 		ts.owed = teams.Usage{CPUs: max(ts.owed.CPUs-fp.CPUs, 0), MemMB: max(ts.owed.MemMB-fp.MemMB, 0)}
+		if tp.anyOwed {
+			if tp.started == nil {
+				tp.started = map[*Entry]bool{}
+			}
+			tp.started[e] = true
+		}
 	}
 }
 

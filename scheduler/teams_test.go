@@ -32,6 +32,7 @@ func holding(id, team string, cpus float64) runningJob {
 // without a teams configuration.
 func TestDecideTeams(t *testing.T) {
 	big := []placement.Agent{agent("a1", 16, 65536, 0.24)}
+	three8 := []placement.Agent{agent("a1", 8, 65536, 0.24), agent("a2", 8, 65536, 0.24), agent("a3", 8, 65536, 0.24)}
 	dl := func(d time.Duration) jobOpt { return withDeadline(d) }
 	cases := []struct {
 		name     string
@@ -101,6 +102,26 @@ func TestDecideTeams(t *testing.T) {
 		running:  []runningJob{holding("rx", "x", 8)},
 		want:     []string{"wait g1: does not fit now: short of cpus", "wait x1: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g"},
 		without:  []string{"wait g1: does not fit now: short of cpus", "start x1 on a1x1"},
+	}, {
+		name:  "the summed room holds the owed job but no agent would hold its executor: the job past its guarantee waits",
+		teams: "g guaranteed-cpus=8",
+		// 15 cpus free, 5 on each agent. x1 (3 executors of 3 cpus, 10
+		// with its driver) leaves 5 in the sums, what g1 (one 4-cpu
+		// executor, 5 with its driver) is owed; but one 3-cpu executor
+		// goes on each agent, which then has 2 cpus free: g1's executor
+		// would fit nowhere.
+		snap:     snapOf(three8, "a1=5", "a2=5", "a3=5"),
+		deadline: []Job{mkJob("x1", 3, 3, inTeam("x"), dl(time.Hour)), mkJob("g1", 1, 4, inTeam("g"), dl(2*time.Hour))},
+		want: []string{"wait x1: team x past its guarantee: the agents' room is kept for the guaranteed deadline jobs of team g (their executors would no longer fit)",
+			"start g1 on a1x1"},
+		without: []string{"start x1 on a1x1,a2x1,a3x1", "wait g1: does not fit now: no set of agents holds its executors"},
+	}, {
+		name:     "the owed job's executor still fits on an agent after the job past its guarantee: both start",
+		teams:    "g guaranteed-cpus=8",
+		snap:     snapOf(three8, "a1=7", "a2=7", "a3=7"),
+		deadline: []Job{mkJob("x1", 3, 3, inTeam("x"), dl(time.Hour)), mkJob("g1", 1, 4, inTeam("g"), dl(2*time.Hour))},
+		want:     []string{"start x1 on a1x2,a2x1", "start g1 on a2x1"},
+		without:  []string{"start x1 on a1x2,a2x1", "start g1 on a2x1"},
 	}, {
 		name:     "within its own guarantee a deadline job starts in EDF order",
 		teams:    "g guaranteed-cpus=10\nx guaranteed-cpus=4",

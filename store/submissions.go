@@ -32,6 +32,15 @@ type Submission struct {
 	EstimatedSeconds float64
 }
 
+// Rejected reports whether the job was rejected (scheduler.Rejected: it
+// can never run), and Finished whether it ended successfully
+// (scheduler.Finished): for the packages that read the history and must
+// not import the scheduler (warmlive).
+func (h *Submission) Rejected() bool { return h.State == string(scheduler.Rejected) }
+
+// Finished: see Rejected.
+func (h *Submission) Finished() bool { return h.State == string(scheduler.Finished) }
+
 // MaxSubmissionHistory bounds SubmissionHistory's answer.
 const MaxSubmissionHistory = 200000
 

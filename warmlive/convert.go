@@ -24,8 +24,9 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 		durationScale = 1
 	}
 	out := make([]forecast.Job, 0, len(rows))
-	for _, h := range rows {
-		if h.State == rejected {
+	for i := range rows {
+		h := &rows[i]
+		if h.Rejected() {
 			continue
 		}
 		j := forecast.Job{
@@ -37,7 +38,7 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 			RunSeconds:    h.EstimatedSeconds * durationScale,
 			SlackSeconds:  -1,
 		}
-		if h.State == "FINISHED" && h.StartedAt != nil && h.FinishedAt != nil && h.FinishedAt.After(*h.StartedAt) {
+		if h.Finished() && h.StartedAt != nil && h.FinishedAt != nil && h.FinishedAt.After(*h.StartedAt) {
 			j.RunSeconds = h.FinishedAt.Sub(*h.StartedAt).Seconds()
 		}
 		if h.DeadlineAt != nil {
@@ -50,10 +51,6 @@ func Jobs(rows []store.Submission, durationScale float64) []forecast.Job {
 	}
 	return out
 }
-
-// rejected is scheduler.Rejected's stored state (this package must not
-// import the scheduler).
-const rejected = "REJECTED"
 
 // Inputs is what Decide sees at now: the forecast of the next boot time
 // (an agent powered off now cannot be back sooner) and of the lead after

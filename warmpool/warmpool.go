@@ -231,19 +231,20 @@ func Decide(in Input) Plan {
 		}
 		endC += w * usable(r.CPUs, r.MemMB)
 	}
-	tails := map[*forecast.Demand][]float64{}
+	// One table a demand: misses is asked once per candidate agent.
+	tables := map[*forecast.Demand]*forecast.BeyondTable{}
 	misses := func(d *forecast.Demand, c, m float64) float64 {
 		if !(d.Jobs > 0) {
 			return 0
 		}
-		t, ok := tails[d]
+		t, ok := tables[d]
 		if !ok {
-			t = d.Tails()
-			tails[d] = t
+			t = d.BeyondTable(d.Tails())
+			tables[d] = t
 		}
 		// (Memory is in c already: usable cpus.)
 		c = c + endC - in.WaitingCPUs
-		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * d.Beyond(math.Max(c, 0), t)
+		return d.DeadlineJobs / d.Jobs * d.TightShare(wait) * t.At(math.Max(c, 0))
 	}
 	// An agent powered on now also serves the boot time's jobs that find
 	// no room but come late enough for their slack to cover the rest of

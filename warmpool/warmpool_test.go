@@ -390,3 +390,38 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecide300Agents2000Jobs: a busy cluster's decision: 300
+// agents (half idle and on, a quarter busy, a quarter off), 2000 running
+// jobs ending 4 to 14 minutes from now, and forecasts fitted on 2000 jobs submitted over the last 20
+// minutes (about 500 and 250 jobs expected in the boot time and the lead
+// after it).
+func BenchmarkDecide300Agents2000Jobs(b *testing.B) {
+	var h []forecast.Job
+	var run []Running
+	for i := 0; i < 2000; i++ {
+		c := float64(1 + (i*7)%16)
+		h = append(h, forecast.Job{SubmittedAt: now.Add(-time.Duration(i) * 600 * time.Millisecond), CPUs: c, MemMB: 2048 * c,
+			ExecutorCPUs: 1, ExecutorMemMB: 2048, Deadline: i%3 == 0, SlackSeconds: float64(60 + i%240), RunSeconds: 300})
+		run = append(run, Running{CPUs: c, MemMB: 2048 * c, EndsAt: now.Add(4*time.Minute + time.Duration(i%600)*time.Second)})
+	}
+	m := forecast.Fit(h, now, forecast.Options{})
+	boot, lead := 5*time.Minute, 2*time.Minute
+	in := Input{Now: now, Forecast: m.Expect(now, now.Add(boot)), Ahead: m.Expect(now.Add(boot), now.Add(boot+lead)),
+		Lead: lead, BootTime: boot, Running: run, WaitingCPUs: 200, WaitingMemMB: 409600, MissCostUSD: 0.5}
+	if !in.Forecast.OK || in.Forecast.Jobs < 100 {
+		b.Fatalf("%+v", in.Forecast)
+	}
+	for i := 0; i < 300; i++ {
+		s := []State{On, On, On, Off}[i%4]
+		a := Agent{ID: fmt.Sprintf("a%03d", i), CPUs: 16, MemMB: 65536, PricePerHour: 0.48 + 0.01*float64(i%5), State: s}
+		if i%4 == 1 {
+			a.Busy, a.FreeCPUs, a.FreeMemMB = true, 4, 8192
+		}
+		in.Agents = append(in.Agents, a)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Decide(in)
+	}
+}

@@ -204,6 +204,8 @@ type clusterSnap struct {
 	// sig sums up what the dashboard's cluster panel shows of every agent:
 	// when it moves, the dashboard is told to read the view again.
 	sig uint64
+	// powerSeq is cameOnAfter's count when the build began.
+	powerSeq uint64
 }
 
 // holderIDs is the ids of the jobs holding resources or running a driver
@@ -300,10 +302,53 @@ func clusterViewGap(took time.Duration) time.Duration {
 
 // agentPower is the power state the cluster view shows for an agent in
 // state (idle, active, off): none for an agent gone without power
-// management (lost).
-func agentPower(s power.State, state string) string {
-	if state == "off" && s == power.StateOn {
+// management (lost), that is shown off while power management has it on.
+// But an agent power management turned on after the view was built
+// (cameOnAfterView: it registered again after a boot, the view is up to
+// clusterViewGap older) is on: its power state stays shown from booting
+// to on while the view catches up.
+func agentPower(s power.State, state string, cameOnAfterView bool) string {
+	if state == "off" && s == power.StateOn && !cameOnAfterView {
 		return ""
 	}
 	return string(s)
+}
+
+// cameOnAfter tells which agents power management turned on after a
+// given cluster view was built: it counts power state changes, and keeps
+// the count at each agent's last change to on. A view notes the count
+// before it reads the agents (its powerSeq); an agent turned on at a
+// higher count may be shown gone by that view only because the view is
+// older. One entry per agent that was ever turned on.
+type cameOnAfter struct {
+	mu  sync.Mutex
+	seq uint64
+	on  map[string]uint64
+}
+
+// changed counts a power state change (power management's OnChange).
+func (c *cameOnAfter) changed(r power.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if r.State == power.StateOn {
+		if c.on == nil {
+			c.on = map[string]uint64{}
+		}
+		c.on[r.AgentID] = c.seq
+	}
+}
+
+// now is the count of changes so far.
+func (c *cameOnAfter) now() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seq
+}
+
+// since reports whether the agent's last change to on came after count seq.
+func (c *cameOnAfter) since(id string, seq uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.on[id] > seq
 }

@@ -88,6 +88,9 @@ type live struct {
 	// (read and written by the views' owner only).
 	viewSig    uint64
 	viewSigSet bool
+	// cameOn is which agents power management turned on after which view
+	// build (powerChanged, agentPower).
+	cameOn cameOnAfter
 
 	// costBase is the saved cost meter's total this term adds to (costmeter.go).
 	costBase costBase
@@ -304,7 +307,10 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 	out := api.ClusterView{Agents: snap.agents}
 	if l.power != nil {
 		// Power states change without the cluster's version: read now.
-		out.PowerOf = func(id, state string) string { return agentPower(l.power.StateOf(id), state) }
+		out.PowerOf = func(id, state string) string {
+			s := l.power.StateOf(id)
+			return agentPower(s, state, state == "off" && s == power.StateOn && l.cameOn.since(id, snap.powerSeq))
+		}
 	}
 	return out, nil
 }
@@ -314,12 +320,22 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 // view from those (buildClusterSnap). A name not read makes it
 // incomplete: built again a little later.
 func (l *live) buildClusterView(ctx context.Context) (clusterSnap, bool) {
-	agents := l.cluster.Agents()
-	names := l.names.resolve(ctx, l.st, holderIDs(agents))
-	return buildClusterSnap(agents, func(id string) (string, bool) {
+	return l.buildClusterViewOf(ctx, l.cluster.Agents)
+}
+
+// buildClusterViewOf is buildClusterView from agents (the cluster's now).
+// It notes the power changes counted before it reads them (see
+// cameOnAfter).
+func (l *live) buildClusterViewOf(ctx context.Context, agents func() []offers.AgentState) (clusterSnap, bool) {
+	seq := l.cameOn.now()
+	as := agents()
+	names := l.names.resolve(ctx, l.st, holderIDs(as))
+	snap, complete := buildClusterSnap(as, func(id string) (string, bool) {
 		n, ok := names[id]
 		return n, ok
 	}, &l.hosts)
+	snap.powerSeq = seq
+	return snap, complete
 }
 
 // clusterViewPublished tells the dashboard when a new view shows
@@ -339,7 +355,8 @@ func (l *live) clusterViewPublished(snap *clusterSnap) {
 // event an agent could stay "powering off" on the dashboard, the view
 // having been published (for the agent leaving Mesos) before power
 // management recorded it off.
-func (l *live) powerChanged(power.Record) {
+func (l *live) powerChanged(r power.Record) {
+	l.cameOn.changed(r)
 	active := 0
 	if snap := l.views.Load(); snap != nil {
 		active = snap.active
