@@ -8,7 +8,12 @@
 # on 2026-11-26 after the first had been run several times: bi-reporting (a
 # mix written then), join-heavy-shuffle and iterative-graph on hours no other
 # set uses (the next-lightest 1, 15, 3 and the next-busiest 21, 18, 14 of the
-# FB-2009 trace), seeds 2001-2003.
+# FB-2009 trace), seeds 2001-2003. fresh2: a third held-out set, defined and
+# committed on 2026-11-27 before any run of it: ml-features (a mix written
+# then) and the three mixes not tuned on, on the first 50 (mid50) and first
+# 100 (mid100) jobs of hours 8, 10 and 17 (217-229 jobs an hour: between the
+# light and the busy hours; no set of issue 27 or 31 uses them), seeds
+# 3001-3003.
 #   (i)   dap against fifo-spread, fifo-consolidate, morpheus and bfd, run by
 #         run (learned estimates): Pareto-better (cost no higher, misses no
 #         more) share, and light-hour cost against fifo-consolidate, with
@@ -27,7 +32,7 @@
 #         the generators' default) and users of habit (habit: one count per
 #         signature from 2, 4, 8, 16).
 #
-# Usage: scripts/compare-learning.sh [tuning|heldout|fresh|all] > tables.md  (all: tuning and heldout)
+# Usage: scripts/compare-learning.sh [tuning|heldout|fresh|fresh2|all] > tables.md  (all: tuning and heldout)
 # LEARNED_DECISIONS=told runs learned mode with the estimates told at submission
 # deciding (simulate --learned-decisions); the default, model, decides as live.
 # LEARN_HISTORY=1 starts each window's model from the runs of the window
@@ -45,7 +50,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
-case "$which" in tuning|heldout|fresh|all|diagnose) ;; *) echo "usage: $0 [tuning|heldout|fresh|all|diagnose]" >&2; exit 2;; esac
+case "$which" in tuning|heldout|fresh|fresh2|all|diagnose) ;; *) echo "usage: $0 [tuning|heldout|fresh|fresh2|all|diagnose]" >&2; exit 2;; esac
 
 out="$(mktemp -d)"
 if [ -n "${SPARKPACK:-}" ]; then
@@ -221,6 +226,12 @@ if [ "$which" = fresh ]; then
 		one fresh "$mix" busy 21,18,14 100 2001-2003
 	done
 fi
+if [ "$which" = fresh2 ]; then
+	for mix in ml-features bi-reporting join-heavy-shuffle iterative-graph; do
+		one fresh2 "$mix" mid50 8,10,17 50 3001-3003
+		one fresh2 "$mix" mid100 8,10,17 100 3001-3003
+	done
+fi
 if [ "$which" = tuning ] || [ "$which" = all ]; then
 	for mix in ${TUNING_MIXES:-etl-light-shuffle}; do
 		one tuning "$mix" light 0,22,16 50 1-3
@@ -237,7 +248,7 @@ python3 - "$out" <<'PY'
 import glob, json, os, sys
 d = sys.argv[1]
 keys = sorted({tuple(os.path.basename(p).split(".")[:3]) for p in glob.glob(os.path.join(d, "*.json"))},
-              key=lambda k: ({"tuning": 0, "held-out": 1, "fresh": 2}[k[0]], k[1], k[2] != "light"))
+              key=lambda k: ({"tuning": 0, "held-out": 1, "fresh": 2, "fresh2": 3}[k[0]], k[1], k[2] != "light"))
 def load(k, mode):
     return json.load(open(os.path.join(d, "%s.%s.%s.%s.json" % (k + (mode,)))))
 def agg(rs):
