@@ -250,6 +250,9 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 		left -= n
 	}
 	cands = append(cands, ev.eval(fewest))
+	if c, ok := ev.fewestRest(pruned, fewest); ok {
+		cands = append(cands, c)
+	}
 
 	// Single agents that hold the whole job: the best-scoring one and the
 	// fastest one.
@@ -324,6 +327,41 @@ func (dapPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 		}
 	}
 	return pl, nil
+}
+
+// fewestRest is the fewest-agents plan with its last agent, which holds the
+// rest of the executors, swapped for the best-scoring agent that can hold
+// that rest: the same executors per agent (so the same share of shuffle
+// crossing agents), on a cheaper or less loaded agent than the next largest
+// one. ok is false when fewest has one agent or no other agent holds the
+// rest.
+func (ev *dapEval) fewestRest(pruned []int, fewest []alloc) (dapCand, bool) {
+	if len(fewest) < 2 {
+		return dapCand{}, false
+	}
+	head, last := fewest[:len(fewest)-1], fewest[len(fewest)-1]
+	used := make(map[int]bool, len(head))
+	for _, x := range head {
+		used[x.i] = true
+	}
+	try := append(slices.Clone(head), alloc{})
+	var best dapCand
+	var bestAt alloc
+	found := false
+	for _, i := range pruned {
+		if used[i] || i == last.i || ev.p.caps[i] < last.n {
+			continue
+		}
+		try[len(try)-1] = alloc{i, last.n}
+		if c := ev.eval(try); !found || c.better(best) {
+			best, bestAt, found = c, try[len(try)-1], true
+		}
+	}
+	if !found {
+		return dapCand{}, false
+	}
+	best.allocs = append(slices.Clone(head), bestAt)
+	return best, true
 }
 
 // dapDeadlineLeft is the time left to the deadline in seconds, 0 when the
