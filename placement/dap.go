@@ -9,7 +9,8 @@ func init() {
 // DAP is the default policy: deadline-aware packing (docs/placement.md).
 // It chooses among a few candidate plans — the cheapest one (the exact
 // DP's), the cheapest one on idle agents only, the one on the fewest
-// agents, and the best single agent that holds the whole job — the plan
+// agents (and the same with the rest of its executors on the best agent
+// that holds them), and the best single agent that holds the whole job — the plan
 // with the least estimated dollar cost of the job, where the estimate
 // accounts for how the plan changes the job's run time (shuffle across
 // agents, contention on busy agents, from the job's application type) and

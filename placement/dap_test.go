@@ -42,6 +42,11 @@ func TestDAPHandChecked(t *testing.T) {
 	}
 	// e1: a 12-cpu agent, active with 8 cpus free; e2: an idle 8-cpu agent.
 	ext := Snapshot{Agents: []Agent{ag("e1", 12, 8, true), ag("e2", 8, 8, false)}}
+	// thesis14's shapes, all idle: two 12-cpu, two 8-cpu and a 4-cpu agent.
+	sizes := Snapshot{Agents: []Agent{ag("b12", 12, 12, false), ag("c12", 12, 12, false), ag("m8a", 8, 8, false),
+		ag("m8b", 8, 8, false), ag("s4", 4, 4, false)}}
+	seven := job("")
+	seven.Executors = 7
 	tests := []struct {
 		name  string
 		s     Snapshot
@@ -49,6 +54,18 @@ func TestDAPHandChecked(t *testing.T) {
 		want  asg
 		exact asg
 	}{
+		{
+			// 7 executors of 2 cpus, unknown type: no agent holds them
+			// whole. On m8a+m8b (4+3; exact's plan, tied at 960000 with
+			// b12+s4): r = 24/49, factor 0.93925 + 0.15 x 2.46939 =
+			// 1.30966, own 840000 + spare 0.25 x 1/4 x 480000: score
+			// 1139404. Fewest agents, b12+c12 (6+1): r = 12/49, factor
+			// 1.19945, own 840000 + spare 0.25 x 10/12 x 720000: 1187456.
+			// The same 6+1 with the rest on s4 (fewestRest): own 840000 +
+			// spare 0.25 x 1/2 x 240000: 1043522, the lowest.
+			name: "the rest goes on the best agent that holds it", s: sizes, d: seven,
+			want: asg{"b12": 6, "s4": 1}, exact: asg{"m8a": 4, "m8b": 3},
+		},
 		{
 			// Sort, shuffle share 0.2, cpu-bound 0.3. On a1+a2: r = 0.5,
 			// both agents full: factor = 0.8 x 1.045 + 0.2 x 2.5 = 1.336,
