@@ -351,11 +351,12 @@ func TestCommandMarkdownVerdicts(t *testing.T) {
 
 // TestCommandAppTypeReachesPlacement: --app-type hidden runs as Run with
 // HideAppType (dap then has no application type to pack by), known as Run
-// without; the two differ on these 20 thesis jobs.
+// without; the two differ on these 30 thesis jobs (on the first 20 they
+// cost the same since dap's fewestRest candidate of 2026-11-27).
 func TestCommandAppTypeReachesPlacement(t *testing.T) {
 	trace := tracePath(t)
 	command := func(appType string) float64 {
-		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hour", "0", "--jobs", "20",
+		out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hour", "0", "--jobs", "30",
 			"--policies", "dap", "--app-type", appType, "--format", "json")
 		if err != nil {
 			t.Fatal(err)
@@ -367,7 +368,7 @@ func TestCommandAppTypeReachesPlacement(t *testing.T) {
 		return rs[0].TotalCostUSD
 	}
 	dap, _ := LookupPolicy("dap")
-	wl := thesisHour(t, 0, 20, 1)
+	wl := thesisHour(t, 0, 30, 1)
 	run := func(hide bool) float64 {
 		r, err := Run(context.Background(), Options{Workload: wl, Cluster: clusterspec.Thesis14(), Policy: dap, DeadlineFraction: ThesisDeadlineFraction,
 			Slack: ThesisSlack, Seed: 1, BootTime: time.Minute, Estimates: EstimatesOracle, EstimateError: 0.5, HideAppType: hide})
