@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,8 @@ func TestE2EPowerAgentsBackUnderNewIDs(t *testing.T) {
 			t.Errorf("round %d: the job ran on %v; want the two cheap machines", round, hosts)
 		}
 		waitUntil(t, 60*time.Second, "the agents to be powered off again after the job", func() bool { return allOff(emu.Master, 4) })
+		// Until the master marks them unreachable they are still listed.
+		waitUntil(t, 60*time.Second, "the master to stop listing the agents that are off", func() bool { return listedAgents(t, emu.URL) == 0 })
 		var cv struct {
 			Agents []struct {
 				ID       string `json:"id"`
@@ -84,4 +88,23 @@ func TestE2EPowerAgentsBackUnderNewIDs(t *testing.T) {
 		t.Errorf("the emulator bills %d agents, want the 4 machines", len(b.Agents))
 	}
 	waitNoLeftovers(t, emu.Master, 30*time.Second)
+}
+
+// listedAgents is how many agents the master's GET_AGENTS lists.
+func listedAgents(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Post(base+"/api/v1", "application/json", strings.NewReader(`{"type":"GET_AGENTS"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		GetAgents struct {
+			Agents []json.RawMessage `json:"agents"`
+		} `json:"get_agents"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return len(v.GetAgents.Agents)
 }

@@ -69,8 +69,10 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		if a.Hostname != "" && hosts[a.Hostname] {
 			// Its machine is back under a new agent id (an agent whose
 			// work dir was wiped registers as a new agent; Mesos removed
-			// the old one and its reservations): not a second, lost agent.
+			// the old one and its reservations): not a second, lost agent,
+			// also once the machine is off again (forgotten).
 			delete(c.gone, id)
+			delete(c.seen, id)
 			continue
 		}
 		c.gone[id] = a
