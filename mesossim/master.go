@@ -101,6 +101,15 @@ type Config struct {
 	// by GET_AGENTS before it is marked unreachable (a real master:
 	// agent_ping_timeout 15s x max_agent_ping_timeouts 5 = 75s; wall time).
 	UnreachableAfter time.Duration
+	// AgentsLoseWorkDir: an agent's work dir does not survive a power
+	// cycle (tmpfs, or every power-on is a fresh instance from an image).
+	// A powered-on agent then registers as a new agent under a new id,
+	// without the reservations the old one checkpointed, and the old
+	// agent is removed at once, as a real 1.12 master does when a new
+	// agent registers at the same address (docs/power.md). The emulator's
+	// power API still takes the machine's old ids (a provider powers a
+	// machine, not an agent id). Default false: the agent keeps its id.
+	AgentsLoseWorkDir bool
 	// AgentRecoveryTimeout is how long the executors of a crashed agent
 	// wait for it to come back before they give up (an agent's
 	// --recovery_timeout, default 15 minutes; wall time): a simulated
@@ -224,6 +233,9 @@ type Master struct {
 	bill   map[string]*billEntry   // power.go
 	active map[string]*activeEntry // activebill.go
 	bornAt time.Time
+	// renamed: an agent id to the id its machine registered under after
+	// a power-on with AgentsLoseWorkDir (power.go).
+	renamed map[string]string
 	// launches counts the tasks launched, by framework/task id (tests
 	// check that no task was launched twice).
 	launches map[string]int

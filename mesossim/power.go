@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
 )
 
 // Agent power, deactivation and the bill.
@@ -156,6 +159,7 @@ func (m *Master) markUnreachableLocked(now time.Time) {
 // is off is not an error.
 func (m *Master) PowerOff(agentID string) error {
 	m.mu.Lock()
+	agentID = m.machineLocked(agentID)
 	a := m.agents[agentID]
 	off := a != nil && a.poweredOff
 	if a != nil && a.booting != nil {
@@ -178,6 +182,7 @@ func (m *Master) PowerOff(agentID string) error {
 func (m *Master) PowerOn(agentID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	agentID = m.machineLocked(agentID)
 	a := m.agents[agentID]
 	if a == nil {
 		return fmt.Errorf("mesossim: no agent %q", agentID)
@@ -197,8 +202,15 @@ func (m *Master) PowerOn(agentID string) error {
 		t := time.Now()
 		m.markUnreachableLocked(t)
 		a.poweredOff, a.unreachable = false, false
-		a.reregistered = t
 		a.used = nil
+		if m.cfg.AgentsLoseWorkDir {
+			m.newAgentIDLocked(a, t)
+			m.publishAgentLocked(a, true)
+			m.log.WithFields(logrus.Fields{"agent": a.id, "old_agent": agentID}).Info("agent registered as a new agent after power-on (its work dir was lost)")
+			m.kickAllocator()
+			return
+		}
+		a.reregistered = t
 		a.restoreCheckpoint()
 		m.publishAgentLocked(a, true)
 		m.log.WithField("agent", agentID).Info("agent registered again after power-on")
@@ -283,4 +295,62 @@ func optTimeInfo(t time.Time) *mesos.TimeInfo {
 		return nil
 	}
 	return timeInfo(t)
+}
+
+// machineLocked follows an agent id to the id its machine has now (the
+// power API takes the old ids of a machine that came back as a new agent).
+func (m *Master) machineLocked(agentID string) string {
+	for i := 0; i < len(m.renamed) && m.renamed[agentID] != ""; i++ {
+		agentID = m.renamed[agentID]
+	}
+	return agentID
+}
+
+// newAgentIDLocked makes a powered-on agent whose work dir was lost
+// register as a new agent, as on a real 1.12 master (checked 2026-11-27,
+// docs/power.md): a new id (the next -S<n> of the master), registered_time
+// now and no reregistered_time, its --resources only (no reservation:
+// they were checkpointed in the lost work dir), not deactivated; the old
+// agent is removed at once ("a new agent registered at the same
+// address"), so the old id is unknown to the operator API (UNRESERVE: 400
+// "No agent found with specified ID"; DEACTIVATE_AGENT: 400 "Unknown
+// agent"). The machine's bill goes on under the new id.
+func (m *Master) newAgentIDLocked(a *agent, now time.Time) {
+	old := a.id
+	m.publishAgentLocked(a, false)
+	delete(m.agents, old)
+	for i, id := range m.agentOrder {
+		if id == old {
+			m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
+			break
+		}
+	}
+	prefix := old
+	if i := strings.LastIndex(old, "-S"); i >= 0 {
+		if _, err := strconv.Atoi(old[i+2:]); err == nil {
+			prefix = old[:i]
+		}
+	}
+	for n := len(m.bill); ; n++ {
+		id := prefix + "-S" + strconv.Itoa(n)
+		if m.agents[id] == nil && m.bill[id] == nil && m.renamed[id] == "" {
+			a.id = id
+			break
+		}
+	}
+	a.info, a.registered, a.reregistered = nil, now, time.Time{}
+	a.total, a.checkpoint, a.checkpointSet = a.base.clone(), nil, false
+	a.deactivated, a.drain = false, nil
+	if b := m.bill[old]; b != nil {
+		delete(m.bill, old)
+		b.id = a.id
+		m.bill[a.id] = b
+	}
+	if m.renamed == nil {
+		m.renamed = map[string]string{}
+	}
+	m.renamed[old] = a.id
+	m.agents[a.id] = a
+	m.agentOrder = append(m.agentOrder, a.id)
+	sort.Strings(m.agentOrder)
 }

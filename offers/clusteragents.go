@@ -56,14 +56,26 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	if c.gone == nil {
 		c.gone = map[string]Agent{}
 	}
+	hosts := make(map[string]bool, len(agents))
 	for _, a := range agents {
 		delete(c.gone, a.ID)
 		c.seen[a.ID] = a
+		hosts[a.Hostname] = true
 	}
 	for id, a := range c.seen {
-		if !present[id] {
-			c.gone[id] = a
+		if present[id] {
+			continue
 		}
+		if a.Hostname != "" && hosts[a.Hostname] {
+			// Its machine is back under a new agent id (an agent whose
+			// work dir was wiped registers as a new agent; Mesos removed
+			// the old one and its reservations): not a second, lost agent,
+			// also once the machine is off again (forgotten).
+			delete(c.gone, id)
+			delete(c.seen, id)
+			continue
+		}
+		c.gone[id] = a
 	}
 	now := time.Now()
 	for _, lj := range c.jobs {

@@ -119,6 +119,17 @@ func (o *Operator) Unreserve(ctx context.Context, agentID string, res []mesos.Re
 	return nil
 }
 
+// IsAgentUnknown reports the master's refusal of a call naming an agent it
+// no longer knows (400 "No agent found with specified ID" to an
+// (UN)RESERVE_RESOURCES, "Unknown agent" to DEACTIVATE_AGENT): the agent
+// was removed, for example because its machine came back as a new agent
+// after its work dir was wiped, and its reservations went with it.
+func IsAgentUnknown(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusBadRequest &&
+		(strings.Contains(se.Body, "No agent found with specified ID") || strings.Contains(se.Body, "Unknown agent"))
+}
+
 // SetQuotaLimit caps a top-level role's cpus and memory. force lets the
 // limit go below what the role already consumes.
 func (o *Operator) SetQuotaLimit(ctx context.Context, role string, cpus, memMB float64, force bool) error {

@@ -245,7 +245,12 @@ func (r *Reserver) Release(ctx context.Context, jobID string) error {
 				}
 				pending++
 				_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResUnreserving})
-				if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsConflict(err) {
+				if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); IsAgentUnknown(err) {
+					// Removed since the view was read (a machine back under
+					// a new agent id, an agent gone for good): nothing left
+					// to unreserve there; the next view no longer lists it.
+					r.Log.WithFields(logrus.Fields{"job": jobID, "agent": res.AgentID}).Info("the agent is no longer registered with the Mesos master; its reservations went with it")
+				} else if err != nil && !IsConflict(err) {
 					return err
 				} else if err != nil {
 					refused++

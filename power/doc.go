@@ -12,6 +12,10 @@
 // agent that holds any task or reservation (sparkpack's or anyone's) is
 // never powered off.
 //
+// A machine that comes back under a new Mesos agent id (its work dir did
+// not survive the power cycle) is recognised by its hostname: its record
+// moves to the new id and the old id is forgotten (newid.go).
+//
 // Providers do the powering: an operator's program run with an argument
 // vector (exec), an HTTP webhook, or the Mesos emulator's power API.
 //

@@ -61,6 +61,14 @@ type Store interface {
 	PutPowerRecord(ctx context.Context, r Record) error
 }
 
+// RecordDeleter is what a Store may also do: forget the record of an agent
+// id that Mesos will never show again (its machine came back as a new
+// agent, see replacements). A store without it keeps the stale record; the
+// next run then finds the replacement again and drops it from memory.
+type RecordDeleter interface {
+	DeletePowerRecord(ctx context.Context, agentID string) error
+}
+
 // Mesos is what power management asks of the Mesos master (package
 // offers implements it with the operator API).
 type Mesos interface {
@@ -155,6 +163,13 @@ type Manager struct {
 	stepping string
 	marking  map[string]bool
 	cond     *sync.Cond
+	// replaced maps the id of an agent that came back under a new agent
+	// id (its work dir did not survive the power cycle) to the new id; a
+	// plan that waits for the old id is told it will not come (Failed).
+	replaced map[string]string
+	// ambiguous: hostnames already warned about (several agents could be
+	// the machine that came back), so the warning is not repeated.
+	ambiguous map[string]bool
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -191,7 +206,8 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 		cfg.Log = logrus.StandardLogger()
 	}
 	m := &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
-		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{}}
+		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{},
+		replaced: map[string]string{}, ambiguous: map[string]bool{}}
 	m.cond = sync.NewCond(&m.mu)
 	return m, nil
 }
@@ -290,6 +306,9 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
 	for _, a := range agents {
+		if m.replaced[a.ID] != "" {
+			continue // an old id of a machine that came back under a new one (still listed a while)
+		}
 		seen[a.ID] = a
 		r := m.record(a)
 		if a.Active && r.State == StateOn {
@@ -300,7 +319,9 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	for id := range m.recs {
 		ids = append(ids, id)
 	}
+	repl, ambiguous := replacements(m.recs, seen)
 	m.mu.Unlock()
+	m.warnAmbiguous(ambiguous)
 	sort.Strings(ids)
 	var firstErr error
 	for _, id := range ids {
@@ -308,11 +329,21 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		for m.marking[id] {
 			m.cond.Wait()
 		}
-		r := *m.recs[id] // the step's own copy (see put)
+		cur := m.recs[id]
+		if cur == nil {
+			m.mu.Unlock()
+			continue
+		}
+		r := *cur // the step's own copy (see put)
 		m.stepping = id
 		m.mu.Unlock()
 		a, present := seen[id]
-		err := m.step(ctx, now, &r, a, present, &warm, wanted)
+		var err error
+		if n, ok := repl[id]; ok && (r.State == StateOff || r.State == StateBooting) {
+			err = m.adopt(ctx, now, &r, n)
+		} else {
+			err = m.step(ctx, now, &r, a, present, &warm, wanted)
+		}
 		m.mu.Lock()
 		m.stepping = ""
 		m.cond.Broadcast()

@@ -44,6 +44,13 @@ func (s *memStore) PutPowerRecord(_ context.Context, r Record) error {
 	return nil
 }
 
+func (s *memStore) DeletePowerRecord(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.recs, id)
+	return nil
+}
+
 func (s *memStore) state(id string) State {
 	s.mu.Lock()
 	defer s.mu.Unlock()

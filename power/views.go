@@ -60,21 +60,23 @@ func standbyAgent(r *Record) placement.Agent {
 }
 
 // Unavailable reports whether plans must not use an agent now: it is
-// being drained or powered off, is off, or is booting.
+// being drained or powered off, is off, or is booting (or its machine came
+// back under a new agent id).
 func (m *Manager) Unavailable(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[agentID]
-	return r != nil && r.State != StateOn
+	return r != nil && r.State != StateOn || m.replaced[agentID] != ""
 }
 
 // Failed reports whether a power-on of the agent was given up (it is off
-// again): a job waiting for it should be placed elsewhere.
+// again), or its machine came back under a new agent id (the old one will
+// never register again): a job waiting for it should be placed elsewhere.
 func (m *Manager) Failed(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[agentID]
-	return r != nil && r.State == StateOff
+	return r != nil && r.State == StateOff || m.replaced[agentID] != ""
 }
 
 // Records returns a copy of every record, by agent id.

@@ -214,6 +214,13 @@ func (m *memPowerStore) PutPowerRecord(_ context.Context, r power.Record) error 
 	return nil
 }
 
+func (m *memPowerStore) DeletePowerRecord(_ context.Context, agentID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, agentID)
+	return nil
+}
+
 // newSimPower builds power management for a simulated cluster.
 // With bootAware, the scheduler's placement knows the boot time (as serve
 // with --power-boot-time).

@@ -68,4 +68,16 @@ func (s *Store) PutPowerRecord(ctx context.Context, r power.Record) error {
 	return nil
 }
 
-var _ power.Store = (*Store)(nil)
+// DeletePowerRecord implements power.RecordDeleter: it forgets an agent
+// id whose machine came back under a new agent id.
+func (s *Store) DeletePowerRecord(ctx context.Context, agentID string) error {
+	if err := s.exec(ctx, `DELETE FROM agent_power WHERE agent_id = $1`, agentID); err != nil {
+		return fmt.Errorf("forget agent %s's power record: %w", agentID, err)
+	}
+	return nil
+}
+
+var (
+	_ power.Store         = (*Store)(nil)
+	_ power.RecordDeleter = (*Store)(nil)
+)

@@ -1,0 +1,96 @@
+package mesossim
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPowerCycleWithALostWorkDir: with AgentsLoseWorkDir, a powered-on
+// agent registers as a new agent, as a real Mesos 1.12 master showed it
+// (2026-11-27, docs/power.md): a new id on the same hostname, registered
+// anew (no reregistered_time), active, without the reservation the old
+// agent had; the old id is unknown at once (UNRESERVE: 400 "No agent found
+// with specified ID", DEACTIVATE_AGENT: 400 "Unknown agent",
+// REACTIVATE_AGENT: 400 "Agent is not deactivated"). The power API still
+// takes the old id (it names the machine), and the machine's bill goes on
+// under the new id. Without the option the same id comes back with its
+// reservation (TestPowerCycleAndBill).
+func TestPowerCycleWithALostWorkDir(t *testing.T) {
+	m, base := testMaster(t, Config{Cluster: oneAgent("emu-S0"), TimeScale: 0.001, BootTime: 50 * time.Second,
+		UnreachableAfter: time.Hour, AgentsLoseWorkDir: true})
+	call := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	res := `[{"name":"cpus","type":"SCALAR","scalar":{"value":1},"reservations":[{"type":"DYNAMIC","role":"r1"}]}]`
+	if st, b := call(`{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"emu-S0"},"resources":` + res + `}}`); st != http.StatusAccepted {
+		t.Fatalf("RESERVE_RESOURCES: %d %s", st, b)
+	}
+	if st, _ := call(`{"type":"DEACTIVATE_AGENT","deactivate_agent":{"agent_id":{"value":"emu-S0"}}}`); st != http.StatusOK {
+		t.Fatalf("DEACTIVATE_AGENT: %d", st)
+	}
+	if err := m.PowerOff("emu-S0"); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Bill().Agents[0].PoweredOnSeconds
+	if err := m.PowerOn("emu-S0"); err != nil {
+		t.Fatal(err)
+	}
+	var newID string
+	waitFor(t, "the agent to register again", func() bool {
+		for _, a := range m.Agents() {
+			if !a.PoweredOff {
+				newID = a.ID
+			}
+		}
+		return newID != ""
+	})
+	if newID == "emu-S0" {
+		t.Fatal("the agent kept its id although its work dir was lost")
+	}
+	ags := m.Agents()
+	if len(ags) != 1 || ags[0].Hostname != "agent-1" || ags[0].Deactivated || strings.Contains(ags[0].Total, "r1") {
+		t.Fatalf("agents after the power-on %+v; want one, %s, on agent-1, not deactivated, without the reservation", ags, newID)
+	}
+	if rs := m.Reservations(); len(rs) != 0 {
+		t.Fatalf("reservations after the power-on: %+v; want none (checkpointed in the lost work dir)", rs)
+	}
+	v := getAgentsView(t, base).GetAgents.Agents
+	if len(v) != 1 || v[0].AgentInfo.ID.Value != newID || !v[0].Active || v[0].Rereg != nil {
+		t.Fatalf("GET_AGENTS %+v; want %s only, active, registered anew", v, newID)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"type":"UNRESERVE_RESOURCES","unreserve_resources":{"agent_id":{"value":"emu-S0"},"resources":` + res + `}}`, "No agent found with specified ID"},
+		{`{"type":"DEACTIVATE_AGENT","deactivate_agent":{"agent_id":{"value":"emu-S0"}}}`, "Unknown agent"},
+		{`{"type":"REACTIVATE_AGENT","reactivate_agent":{"agent_id":{"value":"emu-S0"}}}`, "Agent is not deactivated"},
+	} {
+		if st, b := call(c.body); st != http.StatusBadRequest || b != c.want {
+			t.Errorf("%s on the old id: %d %q, want 400 %q", c.body[9:30], st, b, c.want)
+		}
+	}
+	// The power API names the machine: the old id powers the new agent.
+	if err := m.PowerOn("emu-S0"); err != nil {
+		t.Fatalf("power-on by the old id of a machine that is on: %v", err)
+	}
+	bill := m.Bill()
+	if len(bill.Agents) != 1 || bill.Agents[0].ID != newID || !bill.Agents[0].PoweredOn || bill.Agents[0].PoweredOnSeconds < before {
+		t.Fatalf("bill %+v; want one line, %s, on, carrying the %v s before the power cycle", bill.Agents, newID, before)
+	}
+	if err := m.PowerOff("emu-S0"); err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Agents(); len(a) != 1 || !a[0].PoweredOff {
+		t.Fatalf("power-off by the old id: %+v", a)
+	}
+}

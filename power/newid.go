@@ -1,0 +1,154 @@
+package power
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// An agent that comes back from a power cycle with a new agent id.
+//
+// Whether a powered-on machine registers under its old agent id is the
+// agent's business, not the master's (docs/power.md, "An agent that comes
+// back with a new agent id"): an agent that finds its work dir's meta
+// directory recovers its id, also after a host reboot; one whose work dir
+// was wiped (tmpfs, a fresh instance from an image) registers as a new
+// agent, without the reservations the old one had. The old id then never
+// registers again, so a record that waits for it (booting) or counts it as
+// powered off (off) would do so for ever: a plan would wait for it to boot
+// until the power-on timeout, power it on again once it is no longer
+// avoided, and the cluster would count the machine twice (off or booting
+// under its old id, on under the new one).
+//
+// So each Tick first decides (replacements, a pure function) which
+// records of agents that are off or booting were replaced: a machine is
+// known by its hostname, which is also what the providers are given to
+// power it (Target). The old record is carried over to the new id (on,
+// with a fresh idle timer; the machine's bill goes on under the new id)
+// and dropped (adopt); plans that waited for the old id are told it
+// failed, so they are placed again at once.
+
+// replacements decides, from the records and what Mesos shows now, which
+// records of agents that are off or booting came back under a new agent
+// id: the old id is not back (not listed, or listed without a newer
+// registration: a real master lists an agent that left, inactive, until
+// it is marked unreachable), and exactly one other agent with the same
+// hostname is listed that power management has no other state for (on or
+// no record) and that registered after the old one's last registration.
+// Only one record per hostname may be off or booting. Anything else is
+// ambiguous (returned by hostname, nothing adopted): several agents on one
+// machine, or hostnames that do not tell machines apart.
+func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Agent, []string) {
+	stale := map[string][]*Record{}
+	for _, r := range recs {
+		if r.Hostname == "" || (r.State != StateOff && r.State != StateBooting) {
+			continue
+		}
+		if a, ok := seen[r.AgentID]; ok && a.Listed && a.RegisteredAt.After(r.RegisteredAt) {
+			continue // back under its own id
+		}
+		stale[r.Hostname] = append(stale[r.Hostname], r)
+	}
+	if len(stale) == 0 {
+		return nil, nil
+	}
+	fresh := map[string][]Agent{}
+	for _, a := range seen {
+		if !a.Listed || stale[a.Hostname] == nil {
+			continue
+		}
+		if r := recs[a.ID]; r != nil && r.State != StateOn {
+			continue
+		}
+		fresh[a.Hostname] = append(fresh[a.Hostname], a)
+	}
+	out := map[string]Agent{}
+	var ambiguous []string
+	for host, rs := range stale {
+		var cands []Agent
+		for _, a := range fresh[host] {
+			if len(rs) > 1 || a.RegisteredAt.After(rs[0].RegisteredAt) {
+				cands = append(cands, a)
+			}
+		}
+		switch {
+		case len(cands) == 0:
+		case len(rs) == 1 && len(cands) == 1:
+			out[rs[0].AgentID] = cands[0]
+		default:
+			ambiguous = append(ambiguous, host)
+		}
+	}
+	sort.Strings(ambiguous)
+	return out, ambiguous
+}
+
+// adopt carries the record of an agent that is off or booting (r, the
+// step's own copy) over to n, the new agent id its machine registered
+// under: n's record is on (persisted first), with a fresh idle timer, and
+// the old record is dropped, in memory and in the store. Repeating it
+// after a failure (or a crash between the two writes) is harmless: the
+// next Tick finds the same replacement.
+func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent) error {
+	m.mu.Lock()
+	var prev Record
+	if cur := m.recs[n.ID]; cur != nil {
+		prev = *cur
+	}
+	m.mu.Unlock()
+	rec := prev
+	rec.AgentID, rec.Hostname, rec.Attributes = n.ID, n.Hostname, n.Attributes
+	if n.CPUs > 0 || n.MemMB > 0 {
+		rec.CPUs, rec.MemMB, rec.PricePerHour = n.CPUs, n.MemMB, n.PricePerHour
+	}
+	rec.State, rec.Since, rec.Requested, rec.Failures, rec.AvoidUntil = StateOn, now, false, 0, time.Time{}
+	rec.RegisteredAt = n.RegisteredAt
+	rec.LastError = fmt.Sprintf("came back from %s as a new agent (was %s)", r.State, r.AgentID)
+	if err := m.put(ctx, &rec, prev); err != nil {
+		return err
+	}
+	if d, ok := m.store.(RecordDeleter); ok {
+		if err := d.DeletePowerRecord(ctx, r.AgentID); err != nil {
+			return fmt.Errorf("power: forget agent %s (now %s): %w", r.AgentID, n.ID, err)
+		}
+	}
+	m.mu.Lock()
+	delete(m.recs, r.AgentID)
+	delete(m.idle, r.AgentID)
+	m.replaced[r.AgentID] = n.ID
+	m.idle[n.ID] = now // a fresh idle timer, as for an agent back from a power-on
+	m.mu.Unlock()
+	m.log.WithFields(logrus.Fields{"agent": n.ID, "old_agent": r.AgentID, "hostname": n.Hostname, "from": r.State, "to": StateOn}).
+		Warn("agent power: the machine came back under a new Mesos agent id (its work dir did not survive the power cycle); " +
+			"its power record moves to the new id and the old id is forgotten (Mesos dropped the old agent's reservations with it)")
+	if m.cfg.OnChange != nil {
+		m.cfg.OnChange(rec)
+	}
+	return nil
+}
+
+// warnAmbiguous warns once per hostname that a machine that may have come
+// back under a new agent id cannot be told apart from others.
+func (m *Manager) warnAmbiguous(hosts []string) {
+	for _, h := range hosts {
+		m.mu.Lock()
+		warned := m.ambiguous[h]
+		m.ambiguous[h] = true
+		m.mu.Unlock()
+		if !warned {
+			m.log.WithField("hostname", h).Warn("agent power: several agents share this hostname, so a machine that came back under a new agent id " +
+				"cannot be matched to its record; it is left as it is (booting ones time out after --power-on-timeout)")
+		}
+	}
+}
+
+// ReplacedBy is the new agent id of an agent that came back under one
+// ("" when it did not, as far as this process saw).
+func (m *Manager) ReplacedBy(agentID string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.replaced[agentID]
+}
