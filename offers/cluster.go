@@ -140,6 +140,13 @@ type Cluster struct {
 	missing  map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
 	seen     map[string]Agent
 	gone     map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
+
+	// refreshes counts refreshes; firstAt and lastAt are, by agent id, the
+	// refresh that first and last listed it active (refresh: a gone
+	// agent's hostname taken by an agent first listed after it went).
+	refreshes       uint64
+	firstAt, lastAt map[string]uint64
+
 	jobs     map[string]*liveJob
 	wg       sync.WaitGroup
 	kickCh   chan struct{}

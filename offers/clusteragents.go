@@ -56,23 +56,37 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	if c.gone == nil {
 		c.gone = map[string]Agent{}
 	}
-	hosts := make(map[string]bool, len(agents))
+	if c.firstAt == nil {
+		c.firstAt, c.lastAt = map[string]uint64{}, map[string]uint64{}
+	}
+	c.refreshes++
+	// hosts: by hostname, the latest refresh that first listed an agent
+	// there that is listed now.
+	hosts := make(map[string]uint64, len(agents))
 	for _, a := range agents {
 		delete(c.gone, a.ID)
 		c.seen[a.ID] = a
-		hosts[a.Hostname] = true
+		if c.firstAt[a.ID] == 0 {
+			c.firstAt[a.ID] = c.refreshes
+		}
+		c.lastAt[a.ID] = c.refreshes
+		hosts[a.Hostname] = max(hosts[a.Hostname], c.firstAt[a.ID])
 	}
 	for id, a := range c.seen {
 		if present[id] {
 			continue
 		}
-		if a.Hostname != "" && hosts[a.Hostname] {
+		if a.Hostname != "" && hosts[a.Hostname] > c.lastAt[id] {
 			// Its machine is back under a new agent id (an agent whose
 			// work dir was wiped registers as a new agent; Mesos removed
 			// the old one and its reservations): not a second, lost agent,
-			// also once the machine is off again (forgotten).
+			// also once the machine is off again (forgotten). An agent on
+			// the hostname that was listed before this one went is not
+			// that: two agents share the hostname, and this one is gone.
 			delete(c.gone, id)
 			delete(c.seen, id)
+			delete(c.firstAt, id)
+			delete(c.lastAt, id)
 			continue
 		}
 		c.gone[id] = a

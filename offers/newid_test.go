@@ -180,3 +180,47 @@ func TestReleaseAfterTheAgentCameBackUnderANewID(t *testing.T) {
 		t.Errorf("journal after Release: %+v; want released", rec)
 	}
 }
+
+// TestAgentGoneBesideAnOlderAgentOnItsHostname: two agents share a
+// hostname (two agents on one machine, or hostnames that do not tell
+// machines apart). One goes (lost, or deactivated to be powered off): the
+// other was there before it went, so it is not the gone one back under a
+// new id, and the gone one is still shown gone. A new agent on that
+// hostname that appears after it went is (the machine back), as before.
+func TestAgentGoneBesideAnOlderAgentOnItsHostname(t *testing.T) {
+	ctx := context.Background()
+	l := &agentsList{}
+	A, B := getAgent("A", 4, 8192), getAgent("B", 4, 8192)
+	B.AgentInfo.Hostname = A.AgentInfo.Hostname
+	l.set(A, B)
+	c := NewCluster(ClusterConfig{Operator: agentsOperator(t, l), Store: newMemStore(), Log: quietLog()})
+	shown := func() []string {
+		t.Helper()
+		if err := c.refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range c.Agents() {
+			s := a.ID
+			if a.Gone {
+				s += " gone"
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	shown()
+	l.set(B) // A stops; B, on the same hostname, was there all along
+	if got := shown(); !slices.Equal(got, []string{"B", "A gone"}) {
+		t.Fatalf("A gone beside B: %v, want B and A gone", got)
+	}
+	if got := shown(); !slices.Equal(got, []string{"B", "A gone"}) {
+		t.Fatalf("A gone beside B, a refresh later: %v, want B and A gone", got)
+	}
+	A2 := getAgent("A2", 4, 8192)
+	A2.AgentInfo.Hostname = A.AgentInfo.Hostname
+	l.set(A2, B) // A's machine back as A2
+	if got := shown(); !slices.Equal(got, []string{"A2", "B"}) {
+		t.Fatalf("A back as A2: %v, want A2 and B", got)
+	}
+}

@@ -166,7 +166,7 @@ type Manager struct {
 	// replaced maps the id of an agent that came back under a new agent
 	// id (its work dir did not survive the power cycle) to the new id; a
 	// plan that waits for the old id is told it will not come (Failed).
-	replaced map[string]string
+	replaced map[string]replacement
 	// ambiguous: hostnames already warned about (several agents could be
 	// the machine that came back), so the warning is not repeated.
 	ambiguous map[string]bool
@@ -207,7 +207,7 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
 		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{},
-		replaced: map[string]string{}, ambiguous: map[string]bool{}}
+		replaced: map[string]replacement{}, ambiguous: map[string]bool{}}
 	m.cond = sync.NewCond(&m.mu)
 	return m, nil
 }
@@ -306,7 +306,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
 	for _, a := range agents {
-		if m.replaced[a.ID] != "" {
+		if m.skipReplacedLocked(a) {
 			continue // an old id of a machine that came back under a new one (still listed a while)
 		}
 		seen[a.ID] = a
@@ -340,7 +340,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		a, present := seen[id]
 		var err error
 		if n, ok := repl[id]; ok && (r.State == StateOff || r.State == StateBooting) {
-			err = m.adopt(ctx, now, &r, n)
+			err = m.adopt(ctx, now, &r, n, a, present)
 		} else {
 			err = m.step(ctx, now, &r, a, present, &warm, wanted)
 		}

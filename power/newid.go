@@ -3,6 +3,7 @@ package power
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -36,11 +37,12 @@ import (
 // id: the old id is not back (not listed, or listed without a newer
 // registration: a real master lists an agent that left, inactive, until
 // it is marked unreachable), and exactly one other agent with the same
-// hostname is listed that power management has no other state for (on or
-// no record) and that registered after the old one's last registration.
-// Only one record per hostname may be off or booting. Anything else is
-// ambiguous (returned by hostname, nothing adopted): several agents on one
-// machine, or hostnames that do not tell machines apart.
+// hostname is listed: one that power management has no other state for
+// (on or no record) and that registered after the old one's last
+// registration. Only one record per hostname may be off or booting.
+// Anything else is ambiguous (returned by hostname, nothing adopted):
+// several agents on one machine, or hostnames that do not tell machines
+// apart (also an older agent listed beside the new one).
 func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Agent, []string) {
 	stale := map[string][]*Record{}
 	for _, r := range recs {
@@ -56,10 +58,13 @@ func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Ag
 		return nil, nil
 	}
 	fresh := map[string][]Agent{}
+	others := map[string]int{} // listed agents on the hostname other than its stale records'
 	for _, a := range seen {
-		if !a.Listed || stale[a.Hostname] == nil {
+		rs := stale[a.Hostname]
+		if !a.Listed || rs == nil || slices.ContainsFunc(rs, func(r *Record) bool { return r.AgentID == a.ID }) {
 			continue
 		}
+		others[a.Hostname]++
 		if r := recs[a.ID]; r != nil && r.State != StateOn {
 			continue
 		}
@@ -76,7 +81,7 @@ func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Ag
 		}
 		switch {
 		case len(cands) == 0:
-		case len(rs) == 1 && len(cands) == 1:
+		case len(rs) == 1 && len(cands) == 1 && others[host] == 1:
 			out[rs[0].AgentID] = cands[0]
 		default:
 			ambiguous = append(ambiguous, host)
@@ -86,13 +91,43 @@ func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Ag
 	return out, ambiguous
 }
 
+// replacement is what Manager.replaced keeps of an old agent id: the id
+// its machine came back under, and the old id's last registration seen
+// (as the master listed it, or as its record had it): a later one means
+// the old id registered again after all (the match by hostname was wrong:
+// another machine's agent), and it is an agent like any other again.
+type replacement struct {
+	by string
+	at time.Time
+}
+
+// skipReplacedLocked reports whether Tick must skip a, an old id of a
+// machine that came back under a new one, listed still (inactive, until
+// the master marks it unreachable). An old id that registered again is
+// not skipped, and no longer replaced. m.mu is held.
+func (m *Manager) skipReplacedLocked(a Agent) bool {
+	rp, ok := m.replaced[a.ID]
+	if !ok {
+		return false
+	}
+	if !a.Listed || !a.RegisteredAt.After(rp.at) {
+		return true
+	}
+	delete(m.replaced, a.ID)
+	m.log.WithFields(logrus.Fields{"agent": a.ID, "hostname": a.Hostname, "was_replaced_by": rp.by}).
+		Warn("agent power: an agent id thought replaced by a new agent on its hostname registered again; power management follows it again " +
+			"(hostnames that do not tell machines apart?)")
+	return false
+}
+
 // adopt carries the record of an agent that is off or booting (r, the
 // step's own copy) over to n, the new agent id its machine registered
 // under: n's record is on (persisted first), with a fresh idle timer, and
-// the old record is dropped, in memory and in the store. Repeating it
-// after a failure (or a crash between the two writes) is harmless: the
-// next Tick finds the same replacement.
-func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent) error {
+// the old record is dropped, in memory and in the store. old is the old
+// id's listing, if present. Repeating it after a failure (or a crash
+// between the two writes) is harmless: the next Tick finds the same
+// replacement.
+func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent, old Agent, present bool) error {
 	m.mu.Lock()
 	var prev Record
 	if cur := m.recs[n.ID]; cur != nil {
@@ -118,7 +153,11 @@ func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent) 
 	m.mu.Lock()
 	delete(m.recs, r.AgentID)
 	delete(m.idle, r.AgentID)
-	m.replaced[r.AgentID] = n.ID
+	rp := replacement{by: n.ID, at: r.RegisteredAt}
+	if present && old.Listed && old.RegisteredAt.After(rp.at) {
+		rp.at = old.RegisteredAt
+	}
+	m.replaced[r.AgentID] = rp
 	m.idle[n.ID] = now // a fresh idle timer, as for an agent back from a power-on
 	m.mu.Unlock()
 	m.log.WithFields(logrus.Fields{"agent": n.ID, "old_agent": r.AgentID, "hostname": n.Hostname, "from": r.State, "to": StateOn}).
@@ -150,5 +189,5 @@ func (m *Manager) warnAmbiguous(hosts []string) {
 func (m *Manager) ReplacedBy(agentID string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.replaced[agentID]
+	return m.replaced[agentID].by
 }

@@ -41,6 +41,9 @@ func TestAgentBackUnderANewID(t *testing.T) {
 		{"a new hostname too (fresh instance): not the same machine", StateBooting, []Agent{fresh("a9", "ip-10-0-0-9", back), idle("a2", 4)}, "", false},
 		{"two new agents on the hostname: ambiguous", StateBooting, []Agent{fresh("a8", "host-a1", back), fresh("a9", "host-a1", back)}, "", false},
 		{"an agent on the hostname registered before the power-off", StateBooting, []Agent{sibling}, "", false},
+		// An older agent shares the hostname: hostnames do not tell these
+		// machines apart, so the new agent may be another machine's.
+		{"an older agent on the hostname and a new one: ambiguous", StateBooting, []Agent{sibling, fresh("a9", "host-a1", back)}, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var changed []Record
@@ -152,5 +155,48 @@ func TestReplacementsAfterARestart(t *testing.T) {
 	r.tick(nil, n)
 	if _, kept := r.store.recs["a1"]; kept || r.m.StateOf("a9") != StateOn || r.m.ReplacedBy("a1") != "a9" {
 		t.Fatalf("after a restart: a1 kept %v, a9 %s, replaced by %q", kept, r.m.StateOf("a9"), r.m.ReplacedBy("a1"))
+	}
+}
+
+// TestReplacedIDRegistersAgain: a record was carried over to a new agent
+// on the same hostname (hostnames that do not tell machines apart: the new
+// agent was another machine's), and then the old id registers again (its
+// machine powered on with its work dir). It is an agent like any other
+// again: power management follows it (on, available to plans, not a failed
+// power-on), instead of skipping it for ever while Unavailable keeps plans
+// off it and nothing ever powers it off.
+func TestReplacedIDRegistersAgain(t *testing.T) {
+	r := newRig(t, Config{OffAfter: time.Minute})
+	a1 := idle("a1", 4)
+	r.tick(nil, a1)
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, a1)
+	r.tick(nil, drained(a1))
+	if r.store.state("a1") != StateOff {
+		t.Fatalf("a1 %s, want off", r.store.state("a1"))
+	}
+	other := idle("a9", 4)
+	other.Hostname, other.RegisteredAt = "host-a1", registered.Add(time.Hour)
+	r.tick(nil, other)
+	if r.m.ReplacedBy("a1") != "a9" {
+		t.Fatalf("a1 replaced by %q, want a9", r.m.ReplacedBy("a1"))
+	}
+	// The old listing (inactive, not registered again) is still skipped.
+	r.tick(nil, drained(a1), other)
+	if r.m.ReplacedBy("a1") != "a9" || !r.m.Failed("a1") {
+		t.Fatalf("the old id's stale listing ended the replacement")
+	}
+	r.now = r.now.Add(time.Hour)
+	back := rebooted(a1)
+	r.tick(nil, back, other)
+	r.tick(nil, back, other)
+	if r.m.ReplacedBy("a1") != "" || r.m.Unavailable("a1") || r.m.Failed("a1") || r.m.StateOf("a1") != StateOn {
+		t.Fatalf("a1 registered again: replaced by %q, unavailable %v, failed %v, %s; want an agent on like any other",
+			r.m.ReplacedBy("a1"), r.m.Unavailable("a1"), r.m.Failed("a1"), r.m.StateOf("a1"))
+	}
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, back, busy(other))
+	if got := r.mesos.took(); !slices.Contains(got, "drain a1") {
+		t.Fatalf("a1 idle past OffAfter is not drained (Mesos calls %v): power management does not follow it", got)
 	}
 }

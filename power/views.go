@@ -66,7 +66,8 @@ func (m *Manager) Unavailable(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[agentID]
-	return r != nil && r.State != StateOn || m.replaced[agentID] != ""
+	_, replaced := m.replaced[agentID]
+	return r != nil && r.State != StateOn || replaced
 }
 
 // Failed reports whether a power-on of the agent was given up (it is off
@@ -76,7 +77,8 @@ func (m *Manager) Failed(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[agentID]
-	return r != nil && r.State == StateOff || m.replaced[agentID] != ""
+	_, replaced := m.replaced[agentID]
+	return r != nil && r.State == StateOff || replaced
 }
 
 // Records returns a copy of every record, by agent id.

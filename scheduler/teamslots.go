@@ -127,6 +127,7 @@ func (p *passRun) protectSlots(e *Entry) string {
 	agents, at := p.ownSnapshot()
 	type after struct{ before, after placement.Agent }
 	var touched []after
+	touchedAt := map[int]int{} // agent index -> its place in touched
 	for _, as := range plan.Assignments {
 		i, ok := at[as.AgentID]
 		if !ok || as.Executors <= 0 {
@@ -136,15 +137,47 @@ func (p *passRun) protectSlots(e *Entry) string {
 		b := a
 		b.FreeCPUs -= float64(as.Executors) * d.CPUs
 		b.FreeMemMB -= float64(as.Executors) * d.MemMB
+		touchedAt[i] = len(touched)
 		touched = append(touched, after{a, b})
 	}
 	if driver != [2]float64{} {
+		// Where markStart keeps the driver's room (takeDriverRoom): on
+		// the first of the plan's agents that has it, else on the agent
+		// with the most free cpus that has it, which the plan may not
+		// touch.
+		fits := func(a placement.Agent) bool {
+			return a.FreeCPUs+1e-9 >= driver[0] && a.FreeMemMB+1e-9 >= driver[1]
+		}
+		best := -1
 		for k := range touched {
-			if b := &touched[k].after; b.FreeCPUs+1e-9 >= driver[0] && b.FreeMemMB+1e-9 >= driver[1] {
-				b.FreeCPUs -= driver[0]
-				b.FreeMemMB -= driver[1]
+			if fits(touched[k].after) {
+				best = k
 				break
 			}
+		}
+		if best < 0 {
+			var bestCPUs float64
+			bi := -1
+			for i := range agents {
+				a := agents[i]
+				if k, ok := touchedAt[i]; ok {
+					a = touched[k].after
+				}
+				if fits(a) && (bi < 0 || a.FreeCPUs > bestCPUs) {
+					bi, bestCPUs = i, a.FreeCPUs
+				}
+			}
+			if k, ok := touchedAt[bi]; ok {
+				best = k
+			} else if bi >= 0 {
+				best = len(touched)
+				touched = append(touched, after{agents[bi], agents[bi]})
+			}
+		}
+		if best >= 0 {
+			b := &touched[best].after
+			b.FreeCPUs -= driver[0]
+			b.FreeMemMB -= driver[1]
 		}
 	}
 	var short []string
