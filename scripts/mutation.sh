@@ -76,6 +76,22 @@ if [ ${#pkgs[@]} -eq 0 ]; then
 fi
 
 out="${MUTATION_OUT:-$(mktemp -d /tmp/sparkpack-mutation.XXXXXX)}"
+if [ -n "$diff_base" ]; then
+	shim="$out/git-shim"
+	mkdir -p "$shim"
+	realgit="$(command -v git)"
+	cat >"$shim/git" <<SHIM
+#!/bin/sh
+if [ "\$1" = diff ] && [ -n "\$SPARKPACK_MUTATION_PKG" ]; then
+	shift
+	exec "$realgit" diff -U0 --relative="\$SPARKPACK_MUTATION_PKG" "\$@"
+fi
+exec "$realgit" "\$@"
+SHIM
+	chmod +x "$shim/git"
+	PATH="$shim:$PATH"
+fi
+
 mkdir -p "$out"
 
 needs_pg=0
@@ -116,6 +132,14 @@ for p in "${pkgs[@]}"; do
 	mkdir -p "$(dirname "$out/$p.json")" # a nested package (offers/lifecycle) writes under a folder
 	args=(unleash --workers "$workers" --timeout-coefficient "$coef" -o "$out/$p.json")
 	[ -n "$diff_base" ] && args+=(--diff "$diff_base")
+	# gremlins v0.6.0 matches git diff's file names (from the repository
+	# root: placement/dap.go) against its mutants' (from the package:
+	# dap.go), so with --diff it skipped every mutant and scored 100%; and
+	# it takes a fragment's added lines as one run after its leading
+	# context. The git it calls is a shim that asks for names relative to
+	# the package (--relative) and no context lines (-U0: every fragment is
+	# one run of added lines).
+	export SPARKPACK_MUTATION_PKG="$p"
 	[ ${#excludes[@]} -gt 0 ] && args+=("${excludes[@]}")
 	if [ ${#onlys[@]} -gt 0 ]; then
 		# --only: exclude every other non-test file of the package by its exact name.
