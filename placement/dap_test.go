@@ -46,6 +46,12 @@ func TestDAPHandChecked(t *testing.T) {
 	sizes := Snapshot{Agents: []Agent{ag("b12", 12, 12, false), ag("c12", 12, 12, false), ag("m8a", 8, 8, false),
 		ag("m8b", 8, 8, false), ag("s4", 4, 4, false)}}
 	seven := job("")
+	// b12, c12 idle; m8a, m8b and a 2-cpu s2 active with 10 s left.
+	exactRest := Snapshot{Agents: []Agent{ag("b12", 12, 12, false), ag("c12", 12, 12, false), ag("m8a", 8, 8, true),
+		ag("m8b", 8, 6, true), ag("s2", 2, 2, true)}}
+	for i := 2; i < 5; i++ {
+		exactRest.Agents[i].RemainingActive = 10 * time.Second
+	}
 	seven.Executors = 7
 	tests := []struct {
 		name  string
@@ -65,6 +71,17 @@ func TestDAPHandChecked(t *testing.T) {
 			// spare 0.25 x 1/2 x 240000: 1043522, the lowest.
 			name: "the rest goes on the best agent that holds it", s: sizes, d: seven,
 			want: asg{"b12": 6, "s4": 1}, exact: asg{"m8a": 4, "m8b": 3},
+		},
+		{
+			// The rest fits exactly on s2 (2 cpus, 1 executor): active
+			// agents with 10 s left, so each executor there extends them
+			// (DAPExtensionWeight x the rest x 0.9). b12+s2 (6+1): factor
+			// 1.19945, own 720000 + 120000, no spare: 1007538; b12+m8a
+			// pays m8a's extension 0.0625 x 3/4 x 480000 x 0.9 = 20250
+			// more; exact's 4+3 on the active 8-cpu agents (price 0):
+			// factor 1.30966 x (840000 + 0.0625 x 1/4 x 480000 x 0.9).
+			name: "the rest on an agent that holds exactly the rest", s: exactRest, d: seven,
+			want: asg{"b12": 6, "s2": 1}, exact: asg{"m8a": 4, "m8b": 3},
 		},
 		{
 			// Sort, shuffle share 0.2, cpu-bound 0.3. On a1+a2: r = 0.5,
