@@ -190,7 +190,8 @@ func BenchmarkBeyond300Agents(b *testing.B) {
 // TestBeyondWindowIsTheUncertainArrivals (property): At sums one by one
 // exactly the arrivals whose size sum is within 9 standard deviations of c
 // (-zExact < z < zExact; none when the sizes are all equal), the few its
-// cost depends on; the others are 0 or their whole tail (p exactly 0 or 1,
+// cost depends on, for any room c >= 0 (0 included: a full agent); the
+// others are 0 or their whole tail (p exactly 0 or 1,
 // TestNormalTailExactPastZExact). Also at z exactly +-9: mean 2 and sd 0.5
 // make the 4th arrival's z exactly 9 at c = 17 and the 9th's exactly -9 at
 // c = 4.5.
@@ -221,6 +222,7 @@ func TestBeyondWindowIsTheUncertainArrivals(t *testing.T) {
 			}
 		}
 		total := d.CPUs / d.Jobs * float64(len(d.Tails()))
+		rooms = append(rooms, room{d, 0}) // a full agent: the commonest room
 		for q := 0; q < 10; q++ {
 			rooms = append(rooms, room{d, rng.Float64() * total})
 		}
