@@ -186,3 +186,119 @@ func BenchmarkBeyond300Agents(b *testing.B) {
 		}
 	}
 }
+
+// TestBeyondWindowIsTheUncertainArrivals (property): At sums one by one
+// exactly the arrivals whose size sum is within 9 standard deviations of c
+// (-zExact < z < zExact; none when the sizes are all equal), the few its
+// cost depends on, for any room c >= 0 (0 included: a full agent); the
+// others are 0 or their whole tail (p exactly 0 or 1,
+// TestNormalTailExactPastZExact). Also at z exactly +-9: mean 2 and sd 0.5
+// make the 4th arrival's z exactly 9 at c = 17 and the 9th's exactly -9 at
+// c = 4.5.
+func TestBeyondWindowIsTheUncertainArrivals(t *testing.T) {
+	type room struct {
+		d Demand
+		c float64
+	}
+	var rooms []room
+	half := Demand{OK: true, Jobs: 30, Dispersion: 1, CPUs: 60}
+	for i := 0; i < SizeSample/2; i++ {
+		half.JobCPUs = append(half.JobCPUs, 1.5, 2.5)
+	}
+	rooms = append(rooms, room{half, 17}, room{half, 4.5})
+	rng := rand.New(rand.NewPCG(5, 11))
+	for trial := 0; trial < 300; trial++ {
+		jobs := []float64{3, 40, 400, 1500}[rng.IntN(4)] * (0.5 + rng.Float64())
+		d := Demand{OK: true, Jobs: jobs, Dispersion: []float64{1, 1.7}[rng.IntN(2)], CPUs: jobs * (0.5 + 8*rng.Float64())}
+		switch rng.IntN(3) {
+		case 1:
+			x := float64(1 + rng.IntN(8))
+			for i := 0; i < SizeSample; i++ {
+				d.JobCPUs = append(d.JobCPUs, x)
+			}
+		case 2:
+			for i := 0; i < SizeSample; i++ {
+				d.JobCPUs = append(d.JobCPUs, 0.5+16*rng.Float64())
+			}
+		}
+		total := d.CPUs / d.Jobs * float64(len(d.Tails()))
+		rooms = append(rooms, room{d, 0}) // a full agent: the commonest room
+		for q := 0; q < 10; q++ {
+			rooms = append(rooms, room{d, rng.Float64() * total})
+		}
+	}
+	for ri, r := range rooms {
+		tab := r.d.BeyondTable(r.d.Tails())
+		from := 0
+		if len(tab.sizes) > 0 {
+			from = 1
+		}
+		lo, hi := tab.window(r.c, from)
+		if ri < 2 { // the exact cases
+			if i, z := []int{3, 8}[ri], []float64{zExact, -zExact}[ri]; tab.z(i, r.c) != z {
+				t.Fatalf("c=%v: z of arrival %d is %v, want exactly %v", r.c, i, tab.z(i, r.c), z)
+			}
+		}
+		for i := from; i < len(tab.tails); i++ {
+			in := lo <= i && i < hi
+			if tab.sd == 0 {
+				if in || (i < lo) != (tab.p(i, r.c) == 0) {
+					t.Fatalf("%+v c=%v: sizes all equal, window [%d, %d), arrival %d p=%v", r.d, r.c, lo, hi, i, tab.p(i, r.c))
+				}
+				continue
+			}
+			z := tab.z(i, r.c)
+			if want := -zExact < z && z < zExact; in != want || (i < lo && !(z >= zExact)) {
+				t.Fatalf("%+v c=%v: window [%d, %d), arrival %d has z=%v", r.d, r.c, lo, hi, i, z)
+			}
+		}
+	}
+}
+
+// TestBeyondSizesOfAnInexactValue: 32 sizes of 0.1 cpu average to
+// 0.10000000000000005 in float64, so their sd is rounding noise (1e-17),
+// not NaN: with c = 0.25 two jobs fit and the third never does.
+func TestBeyondSizesOfAnInexactValue(t *testing.T) {
+	d := Demand{OK: true, Jobs: 5, Dispersion: 1, CPUs: 0.5}
+	for i := 0; i < SizeSample; i++ {
+		d.JobCPUs = append(d.JobCPUs, 0.1)
+	}
+	tails := d.Tails()
+	want := 0.0
+	for _, x := range tails[2:] {
+		want += x
+	}
+	got := d.Beyond(0.25, tails)
+	if !(math.Abs(got-want) <= 1e-12) || math.Abs(got-beyondRef(d, 0.25, tails)) > 1e-12 {
+		t.Fatalf("Beyond(0.25) = %v, want %v (the tails from the third arrival on)", got, want)
+	}
+}
+
+// TestBeyondToleranceIsInclusive: a size within 1e-9 of the room fits,
+// for the first arrival (sizes known) and for the k-th (all equal sizes).
+func TestBeyondToleranceIsInclusive(t *testing.T) {
+	c := 1.0
+	one := Demand{OK: true, Jobs: 3, Dispersion: 1, CPUs: 3, JobCPUs: []float64{c + 1e-9}}
+	tails := one.Tails()
+	// The first fits (1 + 1e-9 is not above 1 + 1e-9), the second does not.
+	want := 0.0
+	for _, x := range tails[1:] {
+		want += x
+	}
+	if got := one.Beyond(c, tails); math.Abs(got-want) > 1e-12 || math.Abs(got-beyondRef(one, c, tails)) > 1e-12 {
+		t.Fatalf("one size of c+1e-9 at c=%v: %v, want %v (the tails from the second arrival on)", c, got, want)
+	}
+	two := Demand{OK: true, Jobs: 4, Dispersion: 1, CPUs: 8} // mean size 2
+	c = 4 - 1e-9
+	if c+1e-9 != 4 {
+		t.Fatalf("4 - 1e-9 + 1e-9 = %v, the case needs exactly 4", c+1e-9)
+	}
+	tails = two.Tails()
+	want = 0.0
+	for _, x := range tails[2:] {
+		want += x
+	}
+	if got := two.Beyond(c, tails); math.Abs(got-want) > 1e-12 || math.Abs(got-beyondRef(two, c, tails)) > 1e-12 {
+		t.Fatalf("size 2 at c=4-1e-9: %v, want %v (two fit)", got, want)
+	}
+}

@@ -179,8 +179,20 @@ func (b *BeyondTable) At(c float64) float64 {
 		above := len(b.sizes) - sort.Search(len(b.sizes), func(i int) bool { return b.sizes[i] > c+1e-9 })
 		out, from = b.tails[0]*(float64(above)/float64(len(b.sizes))), 1
 	}
+	lo, hi := b.window(c, from)
+	for i := lo; i < hi; i++ {
+		out += b.tails[i] * b.p(i, c)
+	}
+	return out + b.suffix[hi]
+}
+
+// window is the arrivals [lo, hi) At sums one by one (from is the first
+// one At does not answer itself): those before lo find room for sure (p
+// is exactly 0), those from hi on find none (p is exactly 1), summed from
+// suffix.
+func (b *BeyondTable) window(c float64, from int) (lo, hi int) {
 	n := len(b.tails)
-	lo, hi := from, n // the arrivals [lo, hi) are summed one by one
+	lo, hi = from, n
 	switch {
 	case !(b.mean > 0) || !(c >= 0) || math.IsNaN(b.sd):
 		// Not monotone in k (sizes 0 or less, no room, corrupt sizes):
@@ -195,10 +207,7 @@ func (b *BeyondTable) At(c float64) float64 {
 		lo = from + sort.Search(n-from, func(i int) bool { return b.z(from+i, c) < zExact })
 		hi = lo + sort.Search(n-lo, func(i int) bool { return b.z(lo+i, c) <= -zExact })
 	}
-	for i := lo; i < hi; i++ {
-		out += b.tails[i] * b.p(i, c)
-	}
-	return out + b.suffix[hi]
+	return lo, hi
 }
 
 // p is the chance that the arrivals up to the (i+1)-th ask for more than

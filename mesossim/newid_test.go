@@ -1,11 +1,14 @@
 package mesossim
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparkpack/sparkpack/clusterspec"
 )
 
 // TestPowerCycleWithALostWorkDir: with AgentsLoseWorkDir, a powered-on
@@ -92,5 +95,60 @@ func TestPowerCycleWithALostWorkDir(t *testing.T) {
 	}
 	if a := m.Agents(); len(a) != 1 || !a[0].PoweredOff {
 		t.Fatalf("power-off by the old id: %+v", a)
+	}
+}
+
+// TestLostWorkDirNewIDs: the new id keeps the old one's prefix up to its
+// last -S<n> and takes the next number not used by an agent, a bill line
+// or an old id (from the bill's length on), other agents keep their ids
+// and order, and the power API follows a machine through two new ids.
+func TestLostWorkDirNewIDs(t *testing.T) {
+	cl := clusterspec.Cluster{Name: "three"}
+	for i, id := range []string{"emu-S0", "emu-S3", "-S9"} {
+		cl.Agents = append(cl.Agents, clusterspec.Agent{ID: id, Hostname: fmt.Sprintf("agent-%d", i+1), CPUs: 4, MemMB: 16384,
+			PricePerHour: 0.24, InstanceType: "m1.large", Location: "cloud"})
+	}
+	m, _ := testMaster(t, Config{Cluster: cl, TimeScale: 0.001, BootTime: 50 * time.Second,
+		UnreachableAfter: time.Hour, AgentsLoseWorkDir: true})
+	cycle := func(id, host string) string {
+		t.Helper()
+		if err := m.PowerOff(id); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.PowerOn(id); err != nil {
+			t.Fatal(err)
+		}
+		var newID string
+		waitFor(t, host+" to register again", func() bool {
+			for _, a := range m.Agents() {
+				if a.Hostname == host && !a.PoweredOff {
+					newID = a.ID
+				}
+			}
+			return newID != ""
+		})
+		return newID
+	}
+	ids := func() string {
+		var out []string
+		for _, a := range m.Agents() {
+			out = append(out, a.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct{ id, host, want, all string }{
+		// 3 bill lines: -S3 is the first number tried, taken by the agent itself.
+		{"emu-S3", "agent-2", "emu-S4", "-S9 emu-S0 emu-S4"},
+		// An id that is only "-S<n>" has the empty prefix.
+		{"-S9", "agent-3", "-S3", "-S3 emu-S0 emu-S4"},
+		// The old id names the machine (now emu-S4); emu-S3 is an old id.
+		{"emu-S3", "agent-2", "emu-S5", "-S3 emu-S0 emu-S5"},
+	} {
+		if got := cycle(c.id, c.host); got != c.want {
+			t.Fatalf("power cycle of %s: new id %q, want %q", c.id, got, c.want)
+		}
+		if got := ids(); got != c.all {
+			t.Fatalf("after the power cycle of %s: agents %q, want %q", c.id, got, c.all)
+		}
 	}
 }
