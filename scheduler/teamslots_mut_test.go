@@ -142,3 +142,28 @@ func TestProtectSlotsEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestLostAtMostValues: lostAtMost's values, by hand (TestLostAtMost only
+// checks that it bounds what is lost): the ceiling of the ratio on each
+// resource the shape asks for, plus one; 0 when nothing is taken; capped
+// at 1<<20 (so that executors x the bound cannot overflow).
+func TestLostAtMostValues(t *testing.T) {
+	for _, c := range []struct {
+		x, xm, c, m float64
+		want        int
+	}{
+		{0, 0, 4, 1024, 0},                  // nothing taken
+		{1, 0, 4, 0, 2},                     // a cpu-only shape: ceil(1/4)+1
+		{1, 1024, 0, 1024, 2},               // a memory-only shape: ceil(1024/1024)+1
+		{1, 2048, 4, 1024, 3},               // max(ceil(1/4), ceil(2048/1024))+1
+		{5, 0, 4, 1024, 3},                  // cpus alone taken: ceil(5/4)+1
+		{0, 3000, 4, 1024, 4},               // memory alone taken: ceil(3000/1024)+1
+		{1 << 20, 0, 1, 0, 1<<20 + 1},       // at the cap: not capped
+		{1<<20 + 1, 0, 1, 0, 1 << 20},       // past it: capped
+		{1, 2048, 0.5, 1.0 / 1024, 1 << 20}, // past it on memory: 2048 MiB over 1/1024
+	} {
+		if got := lostAtMost(c.x, c.xm, c.c, c.m); got != c.want {
+			t.Errorf("lostAtMost(%v, %v, %v, %v) = %d, want %d", c.x, c.xm, c.c, c.m, got, c.want)
+		}
+	}
+}
