@@ -47,19 +47,8 @@ func TestReplacementsNewAgentsOwnState(t *testing.T) {
 // record over and keeps its size.
 func TestAdoptKeepsTheSizeAListingLacks(t *testing.T) {
 	r := newRig(t, Config{OffAfter: time.Minute})
-	a1 := idle("a1", 4)
-	r.tick(nil, a1)
-	r.now = r.now.Add(2 * time.Minute)
-	r.tick(nil, a1)
-	r.tick(nil, drained(a1))
-	if r.store.state("a1") != StateOff {
-		t.Fatalf("a1 %s, want off", r.store.state("a1"))
-	}
-	fresh := func(id string) Agent {
-		a := idle(id, 4)
-		a.Hostname, a.RegisteredAt = "host-a1", registered.Add(time.Hour)
-		return a
-	}
+	powerOffA1(t, r)
+	fresh := newcomer
 	r.tick(nil, fresh("a8"), busy(fresh("a9")))
 	if r.m.ReplacedBy("a1") != "" {
 		t.Fatalf("a1 replaced by %q with two agents on its hostname", r.m.ReplacedBy("a1"))

@@ -7,6 +7,30 @@ import (
 	"time"
 )
 
+// onHost is an idle 4-cpu agent id on host, registered at.
+func onHost(id, host string, at time.Time) Agent {
+	a := idle(id, 4)
+	a.Hostname, a.RegisteredAt = host, at
+	return a
+}
+
+// newcomer is a new agent id on a1's machine, registered an hour in.
+func newcomer(id string) Agent { return onHost(id, "host-a1", registered.Add(time.Hour)) }
+
+// powerOffA1 lists an idle a1 until power management has powered it off.
+func powerOffA1(t *testing.T, r *rig) Agent {
+	t.Helper()
+	a1 := idle("a1", 4)
+	r.tick(nil, a1)
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, a1)
+	r.tick(nil, drained(a1))
+	if r.store.state("a1") != StateOff {
+		t.Fatalf("a1 %s, want off", r.store.state("a1"))
+	}
+	return a1
+}
+
 // TestAgentBackUnderANewID: a machine powered off by power management
 // comes back as Mesos shows it on a real 1.12 master (docs/power.md, "An
 // agent that comes back with a new agent id"). With its work dir kept it
@@ -19,11 +43,7 @@ import (
 // keeps today's behaviour (the old record times out and is avoided).
 func TestAgentBackUnderANewID(t *testing.T) {
 	back := registered.Add(2 * time.Hour)
-	fresh := func(id, host string, at time.Time) Agent {
-		a := idle(id, 4)
-		a.Hostname, a.RegisteredAt = host, at
-		return a
-	}
+	fresh := onHost
 	oldListed := drained(idle("a1", 4)) // a new address: the old id listed inactive, not registered again
 	oldListed.Active = false
 	sibling := fresh("a7", "host-a1", registered.Add(-time.Hour))
@@ -132,17 +152,12 @@ func TestAgentBackUnderANewID(t *testing.T) {
 // that cannot delete) finds the replacement again and finishes it.
 func TestReplacementsAfterARestart(t *testing.T) {
 	r := newRig(t, Config{OffAfter: time.Minute})
-	a1 := idle("a1", 4)
-	r.tick(nil, a1)
-	r.now = r.now.Add(2 * time.Minute)
-	r.tick(nil, a1)
-	r.tick(nil, drained(a1))
+	powerOffA1(t, r)
 	if err := r.m.PowerOn(context.Background(), "a1"); err != nil {
 		t.Fatal(err)
 	}
 	r.tick(nil)
-	n := idle("a9", 4)
-	n.Hostname, n.RegisteredAt = "host-a1", registered.Add(time.Hour)
+	n := newcomer("a9")
 	// The store fails the put of the new record: nothing changes yet.
 	r.store.failNext = true
 	r.tick(nil, n)
@@ -167,16 +182,8 @@ func TestReplacementsAfterARestart(t *testing.T) {
 // off it and nothing ever powers it off.
 func TestReplacedIDRegistersAgain(t *testing.T) {
 	r := newRig(t, Config{OffAfter: time.Minute})
-	a1 := idle("a1", 4)
-	r.tick(nil, a1)
-	r.now = r.now.Add(2 * time.Minute)
-	r.tick(nil, a1)
-	r.tick(nil, drained(a1))
-	if r.store.state("a1") != StateOff {
-		t.Fatalf("a1 %s, want off", r.store.state("a1"))
-	}
-	other := idle("a9", 4)
-	other.Hostname, other.RegisteredAt = "host-a1", registered.Add(time.Hour)
+	a1 := powerOffA1(t, r)
+	other := newcomer("a9")
 	r.tick(nil, other)
 	if r.m.ReplacedBy("a1") != "a9" {
 		t.Fatalf("a1 replaced by %q, want a9", r.m.ReplacedBy("a1"))
