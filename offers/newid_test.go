@@ -39,17 +39,7 @@ func TestAgentBackUnderANewIDIsNotASecondAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shown := func() []string {
-		var out []string
-		for _, a := range c.Agents() {
-			s := a.ID
-			if a.Gone {
-				s += " gone"
-			}
-			out = append(out, s)
-		}
-		return out
-	}
+	shown := func() []string { return agentsShown(c) }
 	refresh()
 	l.set(B) // A's machine powered off (or lost), B's too a little later
 	refresh()
@@ -199,15 +189,7 @@ func TestAgentGoneBesideAnOlderAgentOnItsHostname(t *testing.T) {
 		if err := c.refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, a := range c.Agents() {
-			s := a.ID
-			if a.Gone {
-				s += " gone"
-			}
-			out = append(out, s)
-		}
-		return out
+		return agentsShown(c)
 	}
 	shown()
 	l.set(B) // A stops; B, on the same hostname, was there all along
@@ -223,4 +205,18 @@ func TestAgentGoneBesideAnOlderAgentOnItsHostname(t *testing.T) {
 	if got := shown(); !slices.Equal(got, []string{"A2", "B"}) {
 		t.Fatalf("A back as A2: %v, want A2 and B", got)
 	}
+}
+
+// agentsShown is the cluster view's agent ids in order, " gone" after
+// those listed as gone.
+func agentsShown(c *Cluster) []string {
+	var out []string
+	for _, a := range c.Agents() {
+		s := a.ID
+		if a.Gone {
+			s += " gone"
+		}
+		out = append(out, s)
+	}
+	return out
 }
