@@ -69,14 +69,23 @@ func offered(o mesos.Offer) (reserved, unreserved float64) {
 
 func postOperator(t *testing.T, base, body string) int {
 	t.Helper()
+	status, _ := postOperatorBody(t, base, body)
+	return status
+}
+
+// postOperatorBody posts a JSON operator call and returns its status and
+// body (trimmed).
+func postOperatorBody(t *testing.T, base, body string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
 }
 
 // TestQuotaLimitCapsOffersNotReservations: a role's limit cuts the

@@ -2,7 +2,6 @@ package mesossim
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,15 +25,7 @@ func TestPowerCycleWithALostWorkDir(t *testing.T) {
 		UnreachableAfter: time.Hour, AgentsLoseWorkDir: true})
 	call := func(body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, strings.TrimSpace(string(b))
+		return postOperatorBody(t, base, body)
 	}
 	res := `[{"name":"cpus","type":"SCALAR","scalar":{"value":1},"reservations":[{"type":"DYNAMIC","role":"r1"}]}]`
 	if st, b := call(`{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"emu-S0"},"resources":` + res + `}}`); st != http.StatusAccepted {
