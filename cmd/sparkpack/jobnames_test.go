@@ -7,11 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/sirupsen/logrus"
 
-	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/scheduler"
-	"github.com/sparkpack/sparkpack/store"
 )
 
 // TestJobNamesPrefetch: the names of many jobs are read in one query and
@@ -19,13 +16,7 @@ import (
 // ids repeated, unknown or not job ids are left to lookup.
 func TestJobNamesPrefetch(t *testing.T) {
 	ctx := context.Background()
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
-	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := quietStore(ctx, t)
 	var ids []string
 	for i := range 5 {
 		spec := scheduler.Spec{ID: uuid.NewString(), Name: fmt.Sprintf("job-%d", i),

@@ -3,20 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/latest"
-	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
-	"github.com/sparkpack/sparkpack/store"
 )
 
 type blipCloud struct{}
@@ -41,13 +36,7 @@ func (blipMesos) ReactivateAgent(context.Context, string) error { return nil }
 func TestClusterPowerRightAfterABoot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, log := quietStore(ctx, t)
 	was := time.Now().Add(-time.Hour)
 	for _, r := range []power.Record{
 		{AgentID: "a1", Hostname: "host-1", CPUs: 4, MemMB: 16384, State: power.StateBooting, Requested: true, Since: time.Now(), RegisteredAt: was},

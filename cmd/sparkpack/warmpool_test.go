@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"flag"
-	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/offers"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
-	"github.com/sparkpack/sparkpack/store"
 	"github.com/sparkpack/sparkpack/warmlive"
 	"github.com/sparkpack/sparkpack/warmpool"
 )
@@ -135,13 +131,7 @@ func TestWarmPoolOff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	st, err := store.Open(ctx, pgtest.URL(t), store.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, log := quietStore(ctx, t)
 	// Power management is on (a manager), but no cluster or core: a warm
 	// pool that decided would read the agents from them.
 	r, err := startWarmPool(mesosConfig{power: pc}, st, nil, nil, &power.Manager{}, log, nil)
