@@ -81,8 +81,8 @@ func FuzzMasterInfo(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, _, err := net.SplitHostPort(hp); err != nil {
-			t.Fatalf("HostPort of %s = %q: %v", data, hp, err)
+		if !validPort(hp, true) {
+			t.Fatalf("HostPort of %s = %q: not host:port with a usable port", data, hp)
 		}
 	})
 }

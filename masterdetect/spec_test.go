@@ -99,6 +99,10 @@ func TestMasterInfoHostPort(t *testing.T) {
 		{`{"pid":"master@10.0.0.9:5050"}`, "10.0.0.9:5050"},
 		{`{"address":{"ip":"::1","port":5050}}`, "[::1]:5050"},
 		{`{"id":"x"}`, ""},
+		{`{"hostnAme":"]","port":1}`, ""}, // found by FuzzMasterInfo in CI
+		{`{"hostname":"]","address":{"ip":"10.0.0.7"},"port":5050}`, "10.0.0.7:5050"},
+		{`{"hostname":"m1","port":70000,"pid":"master@10.0.0.9:5050"}`, "10.0.0.9:5050"},
+		{`{"pid":"master@10.0.0.9:0"}`, ""},
 	} {
 		mi, err := decodeMasterInfo([]byte(tc.json))
 		if err != nil {

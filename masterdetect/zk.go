@@ -35,25 +35,37 @@ type MasterInfo struct {
 // in the master's own 307 redirects) or else its IP, and its port; the
 // pid (master@ip:port) when the address is missing.
 func (m MasterInfo) HostPort() (string, error) {
-	host, port := m.Address.Hostname, m.Address.Port
-	if host == "" {
-		host = m.Address.IP
-	}
-	if host == "" {
-		host = m.Hostname
-	}
+	port := m.Address.Port
 	if port == 0 {
 		port = m.Port
 	}
-	if host != "" && port > 0 {
-		return net.JoinHostPort(host, strconv.Itoa(port)), nil
-	}
-	if _, hp, ok := strings.Cut(m.PID, "@"); ok {
-		if _, _, err := net.SplitHostPort(hp); err == nil {
+	for _, host := range []string{m.Address.Hostname, m.Address.IP, m.Hostname} {
+		if host == "" {
+			continue
+		}
+		// A name a dial cannot use (a bracket, a space: whatever wrote the
+		// znode wrote garbage) falls through to the next field, as a
+		// missing one does.
+		if hp := net.JoinHostPort(host, strconv.Itoa(port)); usableHostPort(hp, host) {
 			return hp, nil
 		}
 	}
-	return "", errors.New("MasterInfo has no address, hostname or pid")
+	if _, hp, ok := strings.Cut(m.PID, "@"); ok && usableHostPort(hp, "") {
+		return hp, nil
+	}
+	return "", errors.New("MasterInfo has no usable address, hostname or pid; check what registers under the masters' znode path")
+}
+
+// usableHostPort reports whether hp splits into a host (equal to want
+// unless want is empty) with no spaces or brackets left in it and a port
+// in 1..65535.
+func usableHostPort(hp, want string) bool {
+	host, p, err := net.SplitHostPort(hp)
+	if err != nil || host == "" || (want != "" && host != want) || strings.ContainsAny(host, "[] \t\r\n/@") {
+		return false
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 func decodeMasterInfo(data []byte) (MasterInfo, error) {
