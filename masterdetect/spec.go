@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Spec is a parsed --mesos-master: either a list of masters (Masters) or
@@ -111,6 +112,9 @@ func parseZK(rest string) (ZKSpec, error) {
 		z.Servers = append(z.Servers, h)
 	}
 	z.Path = "/" + strings.Trim(path, "/")
+	if strings.ContainsFunc(z.Path, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return ZKSpec{}, fmt.Errorf("znode path %q holds white space or a control character (a typo? the masters' --zk path is like /mesos)", z.Path)
+	}
 	return z, nil
 }
 

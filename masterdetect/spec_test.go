@@ -33,6 +33,8 @@ func TestParse(t *testing.T) {
 		{in: "zk://zk1:2181", wantErr: "no znode path"},
 		{in: "zk://zk1:2181,/mesos", wantErr: "empty ZooKeeper server"},
 		{in: "zk://user@zk1:2181/mesos", wantErr: "user:password"},
+		{in: "zk://0/0 /", wantErr: "white space"}, // found by FuzzParse: read back as "/0"
+		{in: "zk://zk1/me sos", wantErr: "white space"},
 	} {
 		got, err := Parse(tc.in)
 		if tc.wantErr != "" {
