@@ -173,6 +173,8 @@ type Manager struct {
 	// replaced maps the id of an agent that came back under a new agent
 	// id (its work dir did not survive the power cycle) to the new id; a
 	// plan that waits for the old id is told it will not come (Failed).
+	// The store keeps it too (Load reads it back); an entry is dropped
+	// once nothing can refer to its old id (forgettable).
 	replaced map[string]replacement
 	// ambiguous: hostnames already warned about (several agents could be
 	// the machine that came back), so the warning is not repeated.
