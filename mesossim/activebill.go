@@ -48,6 +48,16 @@ func (m *Master) activeCheckLocked(a *agent) {
 	}
 }
 
+// activeEndLocked closes the busy interval of agent id at now: the agent
+// is gone, and its reservations with it (removed, lost, or back under a
+// new agent id without its work dir), so nothing keeps it busy any more.
+func (m *Master) activeEndLocked(id string, now time.Time) {
+	if e := m.active[id]; e != nil && !e.since.IsZero() {
+		e.before += now.Sub(e.since)
+		e.since = time.Time{}
+	}
+}
+
 // activeUSDLocked is the active bill so far (sim converts wall time).
 func (m *Master) activeUSDLocked(now time.Time, sim func(time.Duration) float64) float64 {
 	usd := 0.0

@@ -337,6 +337,7 @@ func (m *Master) dropAgent(agentID string, powerOff bool, reason mesos.TaskStatu
 		m.billCloseLocked(agentID, now, false)
 	} else {
 		m.billCloseLocked(agentID, now, true)
+		m.activeEndLocked(agentID, now)
 		delete(m.agents, agentID)
 		for i, id := range m.agentOrder {
 			if id == agentID {

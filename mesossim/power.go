@@ -318,6 +318,7 @@ func (m *Master) machineLocked(agentID string) string {
 func (m *Master) newAgentIDLocked(a *agent, now time.Time) {
 	old := a.id
 	m.publishAgentLocked(a, false)
+	m.activeEndLocked(old, now) // the old agent's reservations are gone with it
 	delete(m.agents, old)
 	for i, id := range m.agentOrder {
 		if id == old {

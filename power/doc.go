@@ -14,7 +14,8 @@
 //
 // A machine that comes back under a new Mesos agent id (its work dir did
 // not survive the power cycle) is recognised by its hostname: its record
-// moves to the new id and the old id is forgotten (newid.go).
+// moves to the new id and the old id is forgotten, once nothing can refer
+// to it (newid.go).
 //
 // Providers do the powering: an operator's program run with an argument
 // vector (exec), an HTTP webhook, or the Mesos emulator's power API.

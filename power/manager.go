@@ -53,6 +53,12 @@ type Record struct {
 	// RegisteredAt is the agent's last registration seen before it was
 	// powered off: a later one means it is back.
 	RegisteredAt time.Time
+	// ReplacedBy, when set, is the new agent id the agent's machine came
+	// back under (newid.go): the record is then no agent's any more, only
+	// what a restarted (or newly leading) sparkpack needs to know of the
+	// old id until nothing can refer to it (RegisteredAt is the old id's
+	// last registration seen). Load keeps such records apart.
+	ReplacedBy string
 }
 
 // Store keeps the records (package store implements it with PostgreSQL).
@@ -63,8 +69,9 @@ type Store interface {
 
 // RecordDeleter is what a Store may also do: forget the record of an agent
 // id that Mesos will never show again (its machine came back as a new
-// agent, see replacements). A store without it keeps the stale record; the
-// next run then finds the replacement again and drops it from memory.
+// agent, see replacements) once nothing can refer to it (forgettable). A
+// store without it keeps those records; each run drops them from memory
+// in turn.
 type RecordDeleter interface {
 	DeletePowerRecord(ctx context.Context, agentID string) error
 }
@@ -166,6 +173,8 @@ type Manager struct {
 	// replaced maps the id of an agent that came back under a new agent
 	// id (its work dir did not survive the power cycle) to the new id; a
 	// plan that waits for the old id is told it will not come (Failed).
+	// The store keeps it too (Load reads it back); an entry is dropped
+	// once nothing can refer to its old id (forgettable).
 	replaced map[string]replacement
 	// ambiguous: hostnames already warned about (several agents could be
 	// the machine that came back), so the warning is not repeated.
@@ -213,16 +222,21 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 }
 
 // Load reads the persisted records: a restart resumes every agent at its
-// step.
+// step, and knows again which agent ids were replaced by new ones.
 func (m *Manager) Load(ctx context.Context) error {
 	rs, err := m.store.PowerRecords(ctx)
 	if err != nil {
 		return fmt.Errorf("power: read agent power states: %w", err)
 	}
+	now := m.cfg.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range rs {
 		r := rs[i]
+		if r.ReplacedBy != "" {
+			m.replaced[r.AgentID] = replacement{by: r.ReplacedBy, at: r.RegisteredAt, known: now}
+			continue
+		}
 		m.recs[r.AgentID] = &r
 	}
 	return nil
@@ -305,12 +319,17 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	m.mu.Lock()
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
+	var revived []Record
 	for _, a := range agents {
-		if m.skipReplacedLocked(a) {
+		skip, back := m.skipReplacedLocked(a)
+		if skip {
 			continue // an old id of a machine that came back under a new one (still listed a while)
 		}
 		seen[a.ID] = a
 		r := m.record(a)
+		if back {
+			revived = append(revived, *r)
+		}
 		if a.Active && r.State == StateOn {
 			warm += a.CPUs
 		}
@@ -320,10 +339,25 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		ids = append(ids, id)
 	}
 	repl, ambiguous := replacements(m.recs, seen)
+	forget := forgettable(m.replaced, agents, now, m.cfg.PowerOnTimeout)
 	m.mu.Unlock()
 	m.warnAmbiguous(ambiguous)
 	sort.Strings(ids)
 	var firstErr error
+	note := func(err error, id string) {
+		if err != nil {
+			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	for _, r := range revived {
+		note(m.revive(ctx, r), r.AgentID)
+	}
+	for _, id := range forget {
+		note(m.forget(ctx, id), id)
+	}
 	for _, id := range ids {
 		m.mu.Lock()
 		for m.marking[id] {
@@ -348,12 +382,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		m.stepping = ""
 		m.cond.Broadcast()
 		m.mu.Unlock()
-		if err != nil {
-			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
+		note(err, id)
 	}
 	return firstErr
 }

@@ -30,7 +30,9 @@ import (
 // power it (Target). The old record is carried over to the new id (on,
 // with a fresh idle timer; the machine's bill goes on under the new id)
 // and dropped (adopt); plans that waited for the old id are told it
-// failed, so they are placed again at once.
+// failed, so they are placed again at once. The store keeps the old id as
+// replaced (a restart or a new leader knows it too) until nothing can
+// refer to it (forgettable).
 
 // replacements decides, from the records and what Mesos shows now, which
 // records of agents that are off or booting came back under a new agent
@@ -96,37 +98,102 @@ func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Ag
 // (as the master listed it, or as its record had it): a later one means
 // the old id registered again after all (the match by hostname was wrong:
 // another machine's agent), and it is an agent like any other again.
+// known is when this process learnt it (adopted it, or loaded it from the
+// store): see forgettable.
+//
+// The store keeps it too, as the old id's record with ReplacedBy set
+// (written by adopt, read by Load), so that a restarted sparkpack, or a
+// standby that takes over, still tells a plan that names the old id that
+// it will not come, at once, instead of letting it wait for the old id
+// until the plan's agent wait (the power-on timeout) ends.
 type replacement struct {
-	by string
-	at time.Time
+	by    string
+	at    time.Time
+	known time.Time
+}
+
+// forgettable decides which replaced old ids nothing can refer to any
+// more: the master no longer lists them (so Tick has no listing of them
+// to skip), and this process has known the replacement for at least
+// horizon, the power-on timeout. A plan waits at most its agent wait for
+// an agent (serve sets it to the power-on timeout), and a plan that names
+// a replaced id is told at its next check of its agents (within a second)
+// that it failed, so by then no plan this process follows names it, and
+// no new plan does (the old id is no agent: not listed, no record). known
+// counts from this process's Load, not from the adoption: after a restart
+// the resumed plans get the same time to learn it.
+func forgettable(replaced map[string]replacement, agents []Agent, now time.Time, horizon time.Duration) []string {
+	var out []string
+	for id, rp := range replaced {
+		if now.Sub(rp.known) < horizon {
+			continue
+		}
+		if slices.ContainsFunc(agents, func(a Agent) bool { return a.ID == id && a.Listed }) {
+			continue
+		}
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// forget drops a replaced old id that nothing can refer to any more
+// (forgettable): its record in the store first, then from memory.
+func (m *Manager) forget(ctx context.Context, id string) error {
+	if d, ok := m.store.(RecordDeleter); ok {
+		if err := d.DeletePowerRecord(ctx, id); err != nil {
+			return fmt.Errorf("power: forget agent %s (replaced by a new agent id): %w", id, err)
+		}
+	}
+	m.mu.Lock()
+	delete(m.replaced, id)
+	m.mu.Unlock()
+	return nil
 }
 
 // skipReplacedLocked reports whether Tick must skip a, an old id of a
 // machine that came back under a new one, listed still (inactive, until
 // the master marks it unreachable). An old id that registered again is
-// not skipped, and no longer replaced. m.mu is held.
-func (m *Manager) skipReplacedLocked(a Agent) bool {
+// not skipped, and no longer replaced (back: its record must be written
+// again, see revive). m.mu is held.
+func (m *Manager) skipReplacedLocked(a Agent) (skip, back bool) {
 	rp, ok := m.replaced[a.ID]
 	if !ok {
-		return false
+		return false, false
 	}
 	if !a.Listed || !a.RegisteredAt.After(rp.at) {
-		return true
+		return true, false
 	}
 	delete(m.replaced, a.ID)
 	m.log.WithFields(logrus.Fields{"agent": a.ID, "hostname": a.Hostname, "was_replaced_by": rp.by}).
 		Warn("agent power: an agent id thought replaced by a new agent on its hostname registered again; power management follows it again " +
 			"(hostnames that do not tell machines apart?)")
-	return false
+	return false, true
+}
+
+// revive writes the record of an old id that registered again (r, on) over
+// its stored replacement, so that a restart does not take it for replaced
+// again. A failed write is only logged: the next state change writes the
+// record, and a restart before it finds the old id registered again as
+// this Tick did.
+func (m *Manager) revive(ctx context.Context, r Record) error {
+	if r.Since.IsZero() {
+		r.Since = m.cfg.Now()
+	}
+	r.ReplacedBy = ""
+	if err := m.store.PutPowerRecord(ctx, r); err != nil {
+		return fmt.Errorf("power: record agent %s, registered again, as an agent: %w", r.AgentID, err)
+	}
+	return nil
 }
 
 // adopt carries the record of an agent that is off or booting (r, the
 // step's own copy) over to n, the new agent id its machine registered
 // under: n's record is on (persisted first), with a fresh idle timer, and
-// the old record is dropped, in memory and in the store. old is the old
-// id's listing, if present. Repeating it after a failure (or a crash
-// between the two writes) is harmless: the next Tick finds the same
-// replacement.
+// the old record is dropped from memory and rewritten in the store as the
+// replacement (ReplacedBy), which Load reads back. old is the old id's
+// listing, if present. Repeating it after a failure (or a crash between
+// the two writes) is harmless: the next Tick finds the same replacement.
 func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent, old Agent, present bool) error {
 	m.mu.Lock()
 	var prev Record
@@ -145,18 +212,19 @@ func (m *Manager) adopt(ctx context.Context, now time.Time, r *Record, n Agent, 
 	if err := m.put(ctx, &rec, prev); err != nil {
 		return err
 	}
-	if d, ok := m.store.(RecordDeleter); ok {
-		if err := d.DeletePowerRecord(ctx, r.AgentID); err != nil {
-			return fmt.Errorf("power: forget agent %s (now %s): %w", r.AgentID, n.ID, err)
-		}
+	rp := replacement{by: n.ID, at: r.RegisteredAt, known: now}
+	if present && old.Listed && old.RegisteredAt.After(rp.at) {
+		rp.at = old.RegisteredAt
+	}
+	gone := *r
+	gone.ReplacedBy, gone.RegisteredAt, gone.Since = n.ID, rp.at, now
+	gone.LastError = fmt.Sprintf("came back as a new agent, %s", n.ID)
+	if err := m.store.PutPowerRecord(ctx, gone); err != nil {
+		return fmt.Errorf("power: record agent %s as replaced by %s: %w", r.AgentID, n.ID, err)
 	}
 	m.mu.Lock()
 	delete(m.recs, r.AgentID)
 	delete(m.idle, r.AgentID)
-	rp := replacement{by: n.ID, at: r.RegisteredAt}
-	if present && old.Listed && old.RegisteredAt.After(rp.at) {
-		rp.at = old.RegisteredAt
-	}
 	m.replaced[r.AgentID] = rp
 	m.idle[n.ID] = now // a fresh idle timer, as for an agent back from a power-on
 	m.mu.Unlock()
@@ -185,7 +253,8 @@ func (m *Manager) warnAmbiguous(hosts []string) {
 }
 
 // ReplacedBy is the new agent id of an agent that came back under one
-// ("" when it did not, as far as this process saw).
+// ("" when it did not, or once nothing can refer to the old id any more:
+// forgettable).
 func (m *Manager) ReplacedBy(agentID string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

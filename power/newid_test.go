@@ -2,6 +2,8 @@ package power
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -94,14 +96,15 @@ func TestAgentBackUnderANewID(t *testing.T) {
 			if c.on != "" && r.m.StateOf(c.on) != StateOn {
 				t.Errorf("%s is %s, want on", c.on, r.m.StateOf(c.on))
 			}
-			_, kept := r.store.recs["a1"]
+			stored, kept := r.store.recs["a1"]
 			var ids []string
 			for _, rec := range r.m.Records() {
 				ids = append(ids, rec.AgentID)
 			}
 			if c.adopted {
-				if kept || slices.Contains(ids, "a1") {
-					t.Errorf("a1's record kept (store %v, records %v) after its machine came back as %s", kept, ids, c.on)
+				// The store keeps a1 only as replaced (for a restart).
+				if stored.ReplacedBy != c.on || slices.Contains(ids, "a1") {
+					t.Errorf("a1's record kept (store %+v, records %v) after its machine came back as %s", stored, ids, c.on)
 				}
 				if rec := r.store.recs[c.on]; rec.State != StateOn || rec.Hostname != "host-a1" {
 					t.Errorf("stored record of %s: %+v, want on", c.on, rec)
@@ -168,8 +171,8 @@ func TestReplacementsAfterARestart(t *testing.T) {
 	r.store.recs["a9"] = Record{AgentID: "a9", Hostname: "host-a1", State: StateOn, RegisteredAt: n.RegisteredAt}
 	r.restart()
 	r.tick(nil, n)
-	if _, kept := r.store.recs["a1"]; kept || r.m.StateOf("a9") != StateOn || r.m.ReplacedBy("a1") != "a9" {
-		t.Fatalf("after a restart: a1 kept %v, a9 %s, replaced by %q", kept, r.m.StateOf("a9"), r.m.ReplacedBy("a1"))
+	if rec := r.store.recs["a1"]; rec.ReplacedBy != "a9" || r.m.StateOf("a9") != StateOn || r.m.ReplacedBy("a1") != "a9" {
+		t.Fatalf("after a restart: a1 stored %+v, a9 %s, replaced by %q", rec, r.m.StateOf("a9"), r.m.ReplacedBy("a1"))
 	}
 }
 
@@ -205,5 +208,120 @@ func TestReplacedIDRegistersAgain(t *testing.T) {
 	r.tick(nil, back, busy(other))
 	if got := r.mesos.took(); !slices.Contains(got, "drain a1") {
 		t.Fatalf("a1 idle past OffAfter is not drained (Mesos calls %v): power management does not follow it", got)
+	}
+}
+
+// TestReplacementSurvivesARestart: the old id's replacement is kept in
+// the store, so that a new Manager over it (sparkpack restarted, or a
+// standby that took over) still tells a plan that names the old id that it
+// will not come (Failed, at once), keeps plans off it, and skips its stale
+// listing, instead of letting the plan wait for it until its agent wait
+// ends (it was in memory only).
+func TestReplacementSurvivesARestart(t *testing.T) {
+	r := newRig(t, Config{OffAfter: time.Minute})
+	a1 := powerOffA1(t, r)
+	if err := r.m.PowerOn(context.Background(), "a1"); err != nil {
+		t.Fatal(err)
+	}
+	r.tick(nil)
+	n := newcomer("a9")
+	r.tick(nil, n)
+	if r.m.ReplacedBy("a1") != "a9" {
+		t.Fatalf("a1 replaced by %q before the restart, want a9", r.m.ReplacedBy("a1"))
+	}
+	r.restart()
+	if r.m.ReplacedBy("a1") != "a9" || !r.m.Failed("a1") || !r.m.Unavailable("a1") {
+		t.Fatalf("after a restart: a1 replaced by %q, failed %v, unavailable %v; want a9, true, true",
+			r.m.ReplacedBy("a1"), r.m.Failed("a1"), r.m.Unavailable("a1"))
+	}
+	for _, rec := range r.m.Records() {
+		if rec.AgentID == "a1" {
+			t.Errorf("a1 is an agent again after the restart: %+v", rec)
+		}
+	}
+	// Its stale listing (a new address: inactive until unreachable) is
+	// still no agent.
+	stale := drained(a1)
+	stale.Active = false
+	r.tick(nil, stale, n)
+	if r.m.ReplacedBy("a1") != "a9" || len(r.m.Records()) != 1 {
+		t.Errorf("after the stale listing: records %+v, a1 replaced by %q", r.m.Records(), r.m.ReplacedBy("a1"))
+	}
+	// Registered again after all (a wrong match): an agent again, also
+	// for the next restart.
+	r.now = r.now.Add(time.Hour)
+	r.tick(nil, rebooted(a1), n)
+	r.restart()
+	if r.m.ReplacedBy("a1") != "" || r.m.Failed("a1") || r.m.Unavailable("a1") {
+		t.Errorf("a1 registered again, then a restart: replaced by %q, failed %v, unavailable %v; want an agent",
+			r.m.ReplacedBy("a1"), r.m.Failed("a1"), r.m.Unavailable("a1"))
+	}
+}
+
+// TestReplacedIsForgotten: a replaced old id is kept only while something
+// may refer to it: while the master still lists it (its listing must be
+// skipped), and for the power-on timeout (a plan's agent wait) after this
+// process learnt it, counted again from a restart's Load. Then it is
+// dropped, in memory and in the store, so the map and the table do not
+// grow with every power cycle of a machine that loses its work dir.
+func TestReplacedIsForgotten(t *testing.T) {
+	r := newRig(t, Config{OffAfter: time.Minute, PowerOnTimeout: 10 * time.Minute})
+	ctx := context.Background()
+	host := "host-a1"
+	cur := powerOffA1(t, r)
+	var old []string
+	for cycle := 1; cycle <= 3; cycle++ {
+		// The machine, off under cur.ID, is powered on and comes back
+		// under a new id.
+		if err := r.m.PowerOn(ctx, cur.ID); err != nil {
+			t.Fatal(err)
+		}
+		r.tick(nil)
+		r.now = r.now.Add(time.Minute)
+		n := onHost(fmt.Sprintf("a1-%d", cycle), host, r.now)
+		stale := drained(cur)
+		stale.Active = false
+		r.tick(nil, stale, n)
+		if r.m.ReplacedBy(cur.ID) != n.ID {
+			t.Fatalf("cycle %d: %s replaced by %q, want %s", cycle, cur.ID, r.m.ReplacedBy(cur.ID), n.ID)
+		}
+		old = append(old, cur.ID)
+		// Past the timeout but still listed: kept (its listing is skipped).
+		r.now = r.now.Add(11 * time.Minute)
+		r.tick(nil, stale, busy(n))
+		if r.m.ReplacedBy(cur.ID) != n.ID || len(r.m.Records()) != 1 {
+			t.Fatalf("cycle %d: %s, still listed, replaced by %q (records %+v)", cycle, cur.ID, r.m.ReplacedBy(cur.ID), r.m.Records())
+		}
+		// No longer listed, and a restart: the timeout counts from the Load.
+		r.restart()
+		r.now = r.now.Add(9 * time.Minute)
+		r.tick(nil, busy(n))
+		if r.m.ReplacedBy(cur.ID) != n.ID || !r.m.Failed(cur.ID) {
+			t.Fatalf("cycle %d: %s forgotten %s after a restart, within the power-on timeout", cycle, cur.ID, 9*time.Minute)
+		}
+		r.now = r.now.Add(2 * time.Minute)
+		r.tick(nil, busy(n))
+		if r.m.ReplacedBy(cur.ID) != "" || r.m.Failed(cur.ID) || r.m.Unavailable(cur.ID) {
+			t.Fatalf("cycle %d: %s still replaced by %q past the power-on timeout, no longer listed", cycle, cur.ID, r.m.ReplacedBy(cur.ID))
+		}
+		if len(r.m.replaced) != 0 {
+			t.Fatalf("cycle %d: replaced %v, want none", cycle, r.m.replaced)
+		}
+		r.store.mu.Lock()
+		ids := slices.Sorted(maps.Keys(r.store.recs))
+		r.store.mu.Unlock()
+		if !slices.Equal(ids, []string{n.ID}) {
+			t.Fatalf("cycle %d: stored records %v, want %s only (old ids %v forgotten)", cycle, ids, n.ID, old)
+		}
+		// Idle again: powered off under its new id.
+		r.now = r.now.Add(time.Minute)
+		r.tick(nil, n)
+		r.now = r.now.Add(2 * time.Minute)
+		r.tick(nil, n)
+		r.tick(nil, drained(n))
+		if r.m.StateOf(n.ID) != StateOff {
+			t.Fatalf("cycle %d: %s %s, want off", cycle, n.ID, r.m.StateOf(n.ID))
+		}
+		cur = n
 	}
 }

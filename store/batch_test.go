@@ -205,7 +205,7 @@ func TestPowerRecords(t *testing.T) {
 	if err := s.PutPowerRecord(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	r.State = power.StateOn
+	r.State, r.ReplacedBy = power.StateOn, "S9" // what replaced_by (0018) holds comes back too
 	if err := s.PutPowerRecord(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -220,5 +220,14 @@ func TestPowerRecords(t *testing.T) {
 	got, err := s2.PowerRecords(ctx)
 	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], r) {
 		t.Fatalf("read back %+v %v, want %+v", got, err, r)
+	}
+	// A record written again without it (the old id registered again) is
+	// no longer replaced.
+	r.ReplacedBy = ""
+	if err := s2.PutPowerRecord(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.PowerRecords(ctx); err != nil || len(got) != 1 || got[0].ReplacedBy != "" {
+		t.Fatalf("read back %+v %v, want S1 not replaced", got, err)
 	}
 }

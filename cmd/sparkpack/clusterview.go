@@ -319,11 +319,32 @@ func agentPower(s power.State, state string, cameOnAfterView bool) string {
 // the count at each agent's last change to on. A view notes the count
 // before it reads the agents (its powerSeq); an agent turned on at a
 // higher count may be shown gone by that view only because the view is
-// older. One entry per agent that was ever turned on.
+// older. Entries no view in use can need are dropped as views are
+// published (published).
 type cameOnAfter struct {
 	mu  sync.Mutex
 	seq uint64
 	on  map[string]uint64
+	// prev is the count of the newest view published (see published).
+	prev uint64
+}
+
+// published notes that the view built at count seq is published. A request
+// reads the newest view, or the one before while a new one is published:
+// an entry at or before the count of the view before this one is at or
+// before either view's, so since is false for it whether it is kept or
+// not, and it is dropped. So the map holds the agents turned on over the
+// last two views, not every agent id ever turned on (a machine that comes
+// back under a new agent id adds an id per power cycle).
+func (c *cameOnAfter) published(seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, at := range c.on {
+		if at <= c.prev {
+			delete(c.on, id)
+		}
+	}
+	c.prev = max(c.prev, seq)
 }
 
 // changed counts a power state change (power management's OnChange).

@@ -342,6 +342,7 @@ func (l *live) buildClusterViewOf(ctx context.Context, agents func() []offers.Ag
 // something its cluster panel shows differently (the view is there to be
 // read by then).
 func (l *live) clusterViewPublished(snap *clusterSnap) {
+	l.cameOn.published(snap.powerSeq)
 	if l.viewSigSet && snap.sig == l.viewSig {
 		return
 	}
