@@ -10,9 +10,10 @@ import (
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
-// dippingModel is a model of a noisy signature whose fitted curve goes
-// below zero at 31 executors: 16 runs of 1 to 32 executors, 40% noise
-// (seeded; the tests check the dip).
+// dippingModel is a model of a noisy signature whose fitted curve went
+// below zero at 31 executors before fits kept their terms nonnegative
+// (perfmodel.TestFitPositiveEverywhere): 16 runs of 1 to 32 executors, 40%
+// noise (seeded).
 func dippingModel() (*Model, time.Time) {
 	rng := rand.New(rand.NewPCG(238, 7))
 	m := New()
@@ -29,38 +30,40 @@ func dippingModel() (*Model, time.Time) {
 	return m, t0
 }
 
-// TestRightSizeWhenTheCurveDips: a noisy signature's fitted curve can go
+// TestRightSizeWhenTheCurveDips: a noisy signature's fitted curve went
 // below zero at some executor counts within the range its runs had (here
 // at 31: 16 runs of 1 to 32 executors, 40% noise). Sizing an "auto" job
 // then failed (the API answered 400, "cannot choose the executors"): a
-// valid submission refused for the model's sake. It is sized as without a
-// model instead.
+// valid submission refused for the model's sake; then it was sized as
+// without a model. Now the curve stays positive, and the job is sized
+// from the signature's model.
 func TestRightSizeWhenTheCurveDips(t *testing.T) {
 	m, t0 := dippingModel()
 	k := scheduler.RunKey{Signature: sig, Size: 1}
-	if p, err := m.Predictor(k, m.book.UsualPlacement(sig, ""))(31); err != nil || p.P50 > 0 {
-		t.Fatalf("the fixture's curve at 31 executors: %+v (%v); the test wants one below zero", p, err)
+	for e := 1; e <= 64; e++ {
+		if p, err := m.Predictor(k, m.book.UsualPlacement(sig, ""))(e); err != nil || !(p.P50 > 0) || p.Level != perfmodel.LevelSignature {
+			t.Fatalf("the fixture's curve at %d executors: %+v (%v); want a positive run time from the signature", e, p, err)
+		}
 	}
 	j := scheduler.Job{Spec: scheduler.Spec{App: scheduler.App{AppResource: "local:///jobs/etl.jar", MainClass: "com.example.Etl"},
 		ExecutorCores: 1, ExecutorMemoryMB: 1024, InputSizeGB: 1, Sizing: &scheduler.Sizing{Auto: true}}}
 	if err := m.RightSize(&j, t0); err != nil {
 		t.Fatalf("right-size: %v", err)
 	}
-	if j.Executors < 1 || j.Sizing == nil || j.Sizing.Executors != j.Executors {
-		t.Fatalf("executors %d, sizing %+v", j.Executors, j.Sizing)
+	if j.Executors < 1 || j.Sizing == nil || j.Sizing.Executors != j.Executors || j.Sizing.Level != string(perfmodel.LevelSignature) {
+		t.Fatalf("executors %d, sizing %+v; want sized from the signature's model", j.Executors, j.Sizing)
 	}
 }
 
-// TestPredictNotARunTime: where the curve dips below zero the model has no
-// prediction (ok false: the caller keeps the user's estimate) rather than
-// a negative run time, which the job view showed.
+// TestPredictNotARunTime: the model answers a positive run time at every
+// executor count (where the curve dipped below zero the job view showed a
+// negative run time; then the model answered no prediction).
 func TestPredictNotARunTime(t *testing.T) {
 	m, _ := dippingModel()
 	k := scheduler.RunKey{Signature: sig, Size: 1}
-	if p, ok := m.Predict(k, 31, perfmodel.Placement{}); ok {
-		t.Fatalf("31 executors: %+v ok=%v, want no prediction", p, ok)
-	}
-	if p, ok := m.Predict(k, 4, perfmodel.Placement{}); !ok || !(p.P50 > 0) {
-		t.Fatalf("4 executors: %+v ok=%v, want a run time", p, ok)
+	for _, e := range []int{1, 4, 31, 32, 200} {
+		if p, ok := m.Predict(k, e, perfmodel.Placement{}); !ok || !(p.P50 > 0) || !(p.P90 >= p.P50) {
+			t.Fatalf("%d executors: %+v ok=%v, want a run time", e, p, ok)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package perfmodel
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // The linear part of a fit: at given exponents, the form's features,
 // their weighted least squares and the objective the search minimises.
@@ -23,8 +26,10 @@ func features(f Form, ex [7]float64, p *point, x []float64) {
 }
 
 // solve is the weighted linear least squares of the form at exponents ex:
-// it minimises sum ((f_i x_i . theta - t_i) / t_i)^2. ok is false when the
-// system is singular or the fitted curve is not positive at every run.
+// it minimises sum ((f_i x_i . theta - t_i) / t_i)^2 over theta >= 0 (every
+// feature is positive, so the curve is then positive at every size and
+// executor count, not only at the runs'). ok is false when the system is
+// singular or the fitted curve is not positive at every run.
 func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, ok bool) {
 	k := nLinear(f)
 	var ata [4][4]float64
@@ -56,7 +61,7 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 	for a := 0; a < k; a++ {
 		ata[a][a] += 1e-10*tr/float64(k) + 1e-300
 	}
-	sol, good := gauss(ata, atb, k)
+	sol, good := nonNegative(ata, atb, k)
 	if !good {
 		return theta, 0, false
 	}
@@ -73,6 +78,62 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 		sse += (z - 1) * (z - 1)
 	}
 	return sol, sse, true
+}
+
+// nonNegative is the least squares solution of the normal equations
+// a x = b with x >= 0. The unconstrained solution when it is nonnegative
+// (the usual case); otherwise, as the objective is convex, the best of the
+// unconstrained solutions restricted to each subset of the variables
+// (the others at 0) that is nonnegative: at most 2^4 small systems.
+func nonNegative(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
+	x, ok := gauss(a, b, k)
+	if !ok {
+		return x, false
+	}
+	if !slices.ContainsFunc(x[:k], func(v float64) bool { return v < 0 }) {
+		return x, true
+	}
+	var best [4]float64
+	bestF, found := math.Inf(1), false
+	for set := 1; set < 1<<k; set++ {
+		var sub [4][4]float64
+		var sb [4]float64
+		var idx [4]int
+		n := 0
+		for i := 0; i < k; i++ {
+			if set&(1<<i) != 0 {
+				idx[n] = i
+				n++
+			}
+		}
+		for r := 0; r < n; r++ {
+			sb[r] = b[idx[r]]
+			for c := 0; c < n; c++ {
+				sub[r][c] = a[idx[r]][idx[c]]
+			}
+		}
+		y, ok := gauss(sub, sb, n)
+		if !ok || slices.ContainsFunc(y[:n], func(v float64) bool { return v < 0 }) {
+			continue
+		}
+		var full [4]float64
+		for r := 0; r < n; r++ {
+			full[idx[r]] = y[r]
+		}
+		// The objective less its constant: x.a.x - 2 x.b.
+		f := 0.0
+		for r := 0; r < k; r++ {
+			ax := 0.0
+			for c := 0; c < k; c++ {
+				ax += a[r][c] * full[c]
+			}
+			f += full[r]*ax - 2*full[r]*b[r]
+		}
+		if f < bestF {
+			best, bestF, found = full, f, true
+		}
+	}
+	return best, found
 }
 
 // gauss solves the k x k system by elimination with partial pivoting.
