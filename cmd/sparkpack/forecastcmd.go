@@ -49,7 +49,15 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 		fmt.Fprintf(w, "forecast: %d jobs in the history (profile by %s), %.1f/h on average, %.1f/h lately, %.0f%% with a deadline\n",
 			m.Jobs, m.Level, m.MeanPerHour, m.RecentPerHour, 100*m.DeadlineShare)
 	} else {
-		fmt.Fprintf(w, "no forecast: %s\n", m.Reason)
+		// Without a model the bands are zeros that forecast nothing:
+		// shown as "-", next to the actual arrivals.
+		fmt.Fprintf(w, "no forecast: %s (it is learned from the submitted jobs' history; only the actual arrivals are shown)\n", m.Reason)
+	}
+	band := func(v float64) string {
+		if !m.OK {
+			return "-"
+		}
+		return fmt.Sprintf("%g", v)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if wide {
@@ -64,10 +72,10 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 		}
 		from := s.From.Local().Format(cliTime)
 		if wide {
-			fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%s\t%s\n", from, s.Jobs.P10, s.Jobs.P50, s.Jobs.P90, round2(s.CPUs.P50), round2(s.CPUs.P90),
-				round2(s.MemMB.P50/1024), round2(s.DeadlineJobs.P50), actual, actualCPUs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", from, band(s.Jobs.P10), band(s.Jobs.P50), band(s.Jobs.P90), band(round2(s.CPUs.P50)), band(round2(s.CPUs.P90)),
+				band(round2(s.MemMB.P50/1024)), band(round2(s.DeadlineJobs.P50)), actual, actualCPUs)
 		} else {
-			fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\n", from, s.Jobs.P10, s.Jobs.P50, s.Jobs.P90, actual)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", from, band(s.Jobs.P10), band(s.Jobs.P50), band(s.Jobs.P90), actual)
 		}
 	}
 	tw.Flush()

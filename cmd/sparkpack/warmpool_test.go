@@ -110,6 +110,14 @@ func TestPrintForecast(t *testing.T) {
 	if !strings.Contains(b.String(), "no forecast: empty history") || !strings.Contains(b.String(), "idle agents power off after their idle timeout") {
 		t.Errorf("fallback:\n%s", b.String())
 	}
+	// Without a forecast the bands are not printed as zeros that look
+	// like one; the actual arrivals still are.
+	v.Steps[0].Jobs = warmlive.Band{}
+	b.Reset()
+	printForecast(&b, &v, false)
+	if strings.Contains(b.String(), "UTC  0") || !strings.Contains(b.String(), "UTC  -         -    -    4") || !strings.Contains(b.String(), "learned from the submitted jobs' history") {
+		t.Errorf("no forecast:\n%s", b.String())
+	}
 }
 
 // TestWarmPoolOff: --power-warm-pool=false keeps power management's plain
