@@ -181,10 +181,35 @@ func decodeError(err error) error {
 		return &FieldError{Msg: "the body ends in the middle of the JSON object"}
 	}
 	if m := unknownRE.FindStringSubmatch(err.Error()); m != nil {
+		switch {
+		case m[1] == "team":
+			// The README shows "team" in a job's JSON: say how it is set.
+			return fieldErr(m[1], "is not submitted: a job's team is its token's team, else its \"team\" label (send \"labels\": {\"team\": \"...\"})")
+		case jobOutputFields[m[1]]:
+			// A job read back (GET) and posted again.
+			return fieldErr(m[1], "is set by sparkpack (a job's answers carry it), not submitted; leave it out")
+		}
 		return fieldErr(m[1], "unknown field; see the job JSON in the API documentation")
 	}
 	return &FieldError{Msg: "malformed JSON: " + err.Error()}
 }
+
+// jobOutputFields are the JSON names of Job's own fields (not Spec's):
+// what sparkpack sets and answers with, never submitted.
+var jobOutputFields = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(Job{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+}()
 
 func describeType(t string) string {
 	switch {
