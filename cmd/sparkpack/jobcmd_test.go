@@ -31,3 +31,26 @@ func TestPrintJobShowsTeamAndPrediction(t *testing.T) {
 		t.Errorf("a job without team or prediction shows them:\n%s", out)
 	}
 }
+
+// TestStateNoteAtRisk: the at-risk flag is told only while it means
+// something: for a running job with a deadline, "at risk of missing its
+// deadline"; without one, running past its predicted run time; not on a
+// job that ended (its deadline line says met or missed).
+func TestStateNoteAtRisk(t *testing.T) {
+	dl := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		state    scheduler.State
+		deadline *time.Time
+		want     string
+	}{
+		{scheduler.Running, &dl, " (at risk of missing its deadline)"},
+		{scheduler.Running, nil, " (running past its predicted run time)"},
+		{scheduler.Finished, &dl, ""},
+		{scheduler.Failed, nil, ""},
+	} {
+		j := scheduler.Job{State: c.state, DeadlineAt: c.deadline, AtRisk: true}
+		if got := stateNote(j); got != c.want {
+			t.Errorf("%s, deadline %v: %q, want %q", c.state, c.deadline != nil, got, c.want)
+		}
+	}
+}
