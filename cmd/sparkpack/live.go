@@ -197,7 +197,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 			if base == "" {
 				base = ep.Base()
 			}
-			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}}
+			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}, scale: l.durationScale}
 		}
 	}
 	cluster := offers.NewCluster(ccfg)
