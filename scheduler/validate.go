@@ -563,6 +563,15 @@ func checkText(field, s string, maxRunes int, printableOnly bool) error {
 	return nil
 }
 
+// about rounds a run time for a rejection's reason: an estimate scaled
+// by --sim-speed or learned is read "5.6s", not "5.608205064s".
+func about(d time.Duration) time.Duration {
+	if d >= time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
 // Admit decides, at submission, whether a job can ever run. It returns the
 // reason for REJECTED, or "" when the job may be queued. A deadline already
 // past, or one that cannot be met even if the job started now (with an
@@ -577,7 +586,7 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 			return fmt.Sprintf("deadline %s is already past", j.DeadlineAt.Format(time.RFC3339))
 		}
 		if d := j.EstimatedDuration(); d > 0 && now.Add(d).After(*j.DeadlineAt) {
-			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), d)
+			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), about(d))
 		}
 		if CheckNotBefore(j) != nil {
 			// The REST path refuses this with a 400; a relative deadline
@@ -586,7 +595,7 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 		}
 		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
 			if d := j.EstimatedDuration(); d > 0 && nb.Add(d).After(*j.DeadlineAt) {
-				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), d)
+				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), about(d))
 			}
 		}
 	}
