@@ -69,6 +69,10 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 		actual, actualCPUs := "", ""
 		if s.Actual != nil {
 			actual, actualCPUs = fmt.Sprint(s.Actual.Jobs), fmt.Sprintf("%g", round2(s.Actual.CPUs))
+			if s.To.After(f.At) {
+				// the current step: not comparable with its forecast yet
+				actual += " so far"
+			}
 		}
 		from := s.From.Local().Format(cliTime)
 		if wide {
