@@ -311,6 +311,16 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 			s := l.power.StateOf(id)
 			return agentPower(s, state, state == "off" && s == power.StateOn && l.cameOn.since(id, snap.powerSeq))
 		}
+		out.PowerDetail = func(id string) (time.Time, string) {
+			r, ok := l.power.RecordOf(id)
+			if !ok {
+				return time.Time{}, ""
+			}
+			if r.Failures == 0 {
+				r.LastError = ""
+			}
+			return r.Since, r.LastError
+		}
 	}
 	return out, nil
 }
