@@ -54,3 +54,24 @@ func TestStateNoteAtRisk(t *testing.T) {
 		}
 	}
 }
+
+// TestMarginDur: how much a deadline was met or missed by is never "0s"
+// for a job that was late (a job 0.4 s late read "missed by 0s").
+func TestMarginDur(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"}, {30 * time.Millisecond, "<0.1s"}, {400 * time.Millisecond, "400ms"}, {1450 * time.Millisecond, "1.5s"},
+		{9940 * time.Millisecond, "9.9s"}, {10 * time.Second, "10s"}, {90*time.Second + 400*time.Millisecond, "1m30s"},
+	} {
+		if got := marginDur(c.d); got != c.want {
+			t.Errorf("marginDur(%s) = %q, want %q", c.d, got, c.want)
+		}
+	}
+	dl := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	end := dl.Add(400 * time.Millisecond)
+	if got := deadlineNote(scheduler.Job{State: scheduler.Finished, DeadlineAt: &dl, FinishedAt: &end}); got != "missed by 400ms" {
+		t.Errorf("a job 0.4 s late: %q", got)
+	}
+}

@@ -513,9 +513,9 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 	if p.DeadlineMarginSeconds != nil {
 		m := time.Duration(*p.DeadlineMarginSeconds * float64(time.Second))
 		if m >= 0 {
-			fmt.Fprintf(tw, "deadline\twould be met by %s\n", shortDur(m))
+			fmt.Fprintf(tw, "deadline\twould be met by %s\n", marginDur(m))
 		} else {
-			fmt.Fprintf(tw, "deadline\twould be missed by %s\n", shortDur(-m))
+			fmt.Fprintf(tw, "deadline\twould be missed by %s\n", marginDur(-m))
 		}
 	}
 	if p.AtRisk != "" {
