@@ -19,9 +19,9 @@ import (
 func runForecast(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	v, fs := newViewFlags("forecast", "wide adds the cpus, memory and deadline bands and every agent's reason", stderr)
 	horizon := newSpanFlag(api.DefaultForecastHorizon)
-	fs.Var(horizon, "horizon", "how far ahead to forecast, up to 7d (the same span behind is shown with the actual arrivals)")
+	fs.Var(horizon, "horizon", "how far ahead to forecast: a `duration` up to 7d (the same span behind is shown with the actual arrivals)")
 	step := newSpanFlag(api.DefaultForecastStep)
-	fs.Var(step, "step", "the width of a row")
+	fs.Var(step, "step", "the width of a row: a `duration` such as 15m or 1h")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack forecast [--horizon 6h] [--step 15m] [flags]   (arrivals forecast from the job history, and which agents the warm pool keeps on)")
 		fs.PrintDefaults()

@@ -23,7 +23,7 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	from := fs.String("from", "", "start of the window, RFC 3339 (default: --since before --to)")
 	to := fs.String("to", "", "end of the window, RFC 3339 (default: now)")
 	since := newSpanFlag(24 * time.Hour)
-	fs.Var(since, "since", "the window's length when --from is not given (a duration such as 36h, or days: 7d)")
+	fs.Var(since, "since", "the window's length when --from is not given: a `duration` such as 36h, or days: 7d")
 	step := fs.String("step", "", "cut the window in periods of this length (whole minutes: 15m, 1h, 24h, or days: 1d); default one period")
 	asCSV := fs.Bool("csv", false, "write CSV (the columns of GET /api/v1/usage with Accept: text/csv) instead of -o")
 	fs.Usage = func() {
