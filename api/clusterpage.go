@@ -129,6 +129,11 @@ func clusterPage(v ClusterView, q ClusterQuery) (ClusterView, error) {
 	for k := start; k < end; k++ {
 		a := *at(k)
 		a.Power = powerOf(&a)
+		if v.PowerDetail != nil && a.Power != "" {
+			if since, lastErr := v.PowerDetail(a.ID); !since.IsZero() {
+				a.PowerSince, a.PowerError = &since, lastErr
+			}
+		}
 		out.Agents = append(out.Agents, a)
 	}
 	if end < n && end > start {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -202,5 +203,49 @@ func TestClusterPageCopiesOnlyItsPage(t *testing.T) {
 	}
 	if !slices.EqualFunc(all, before, func(a, b AgentView) bool { return a.ID == b.ID && a.Power == b.Power && a.State == b.State }) {
 		t.Fatal("clusterPage changed the shared agents")
+	}
+}
+
+// TestClusterPagePowerDetail: an agent power management knows carries
+// since when it is in its power state and its last power error; one it
+// does not know (no record: the zero time) and one without a power state
+// carry neither.
+func TestClusterPagePowerDetail(t *testing.T) {
+	since := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	v := ClusterView{Agents: testAgents(4),
+		PowerOf: func(id, state string) string {
+			if id == "S3" {
+				return ""
+			}
+			return "off"
+		},
+		PowerDetail: func(id string) (time.Time, string) {
+			switch id {
+			case "S0":
+				return since, ""
+			case "S1":
+				return since, "power-on: the provider failed"
+			}
+			return time.Time{}, ""
+		}}
+	page, err := clusterPage(v, ClusterQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := page.Agents
+	if a[0].PowerSince == nil || !a[0].PowerSince.Equal(since) || a[0].PowerError != "" {
+		t.Errorf("S0: %+v", a[0])
+	}
+	if a[1].PowerSince == nil || a[1].PowerError != "power-on: the provider failed" {
+		t.Errorf("S1: %+v", a[1])
+	}
+	if a[2].PowerSince != nil || a[3].PowerSince != nil {
+		t.Errorf("S2 (no record) %+v, S3 (no power state) %+v: want no since", a[2], a[3])
+	}
+	b, _ := json.Marshal(a[1])
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	if m["powerSince"] != "2026-01-05T10:00:00Z" || m["powerError"] == nil {
+		t.Errorf("JSON %s", b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -28,7 +29,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, field, msg string) {
+	noteError(w, field, msg)
 	writeJSON(w, status, ErrorBody{Error: msg, Field: field})
+}
+
+// noteError tells the access log (statusRecorder, maybe under other
+// wrappers) which error a request was answered, cut to 300 bytes.
+func noteError(w http.ResponseWriter, field, msg string) {
+	for w != nil {
+		if rec, ok := w.(*statusRecorder); ok {
+			if len(msg) > 300 {
+				msg = strings.ToValidUTF8(msg[:300], "") + "..."
+			}
+			rec.errMsg, rec.errField = msg, field
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 // writeStoreError answers a store failure: 503 when the database cannot be

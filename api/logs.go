@@ -64,6 +64,9 @@ type LogReader interface {
 type LogError struct {
 	Status int
 	Msg    string
+	// Field names the parameter at fault (attempt: no such launch), ""
+	// when the job is (the client tells "no driver yet" by it).
+	Field string
 }
 
 func (e *LogError) Error() string { return e.Msg }
@@ -126,7 +129,7 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		if le.Status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "2")
 		}
-		writeError(w, le.Status, "", le.Msg)
+		writeError(w, le.Status, le.Field, le.Msg)
 		return
 	case err != nil && r.Context().Err() != nil:
 		return // the client went away (a page closed while it read): nobody to answer

@@ -267,6 +267,9 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	// errMsg and errField are the error a refusal answered (writeError),
+	// for the access log: a 4xx line says why, not only that.
+	errMsg, errField string
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -344,6 +347,12 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 		}
 		if note.Refused != "" {
 			entry = entry.WithField("refused", note.Refused)
+		}
+		if rec.status >= 400 && rec.errMsg != "" {
+			entry = entry.WithField("error", rec.errMsg)
+			if rec.errField != "" {
+				entry = entry.WithField("field", rec.errField)
+			}
 		}
 		entry.Log(level, "request")
 	})

@@ -32,7 +32,13 @@ type AgentView struct {
 	State string `json:"state"`
 	// Power is power management's state of the agent: on, draining,
 	// powering-off, off or booting (empty when power management is off).
-	Power        string                 `json:"power,omitempty"`
+	Power string `json:"power,omitempty"`
+	// PowerSince is when the agent entered its power state, and
+	// PowerError power management's last failure there (a provider or
+	// Mesos call): which agents are off or booting, since when, and why
+	// one is stuck.
+	PowerSince   *time.Time             `json:"powerSince,omitempty"`
+	PowerError   string                 `json:"powerError,omitempty"`
 	Reservations []AgentReservationView `json:"reservations"`
 	// Drivers are sparkpack's Spark drivers running on the agent (on
 	// unreserved resources): an agent with only a driver is active too.
@@ -71,6 +77,9 @@ type ClusterView struct {
 	// never changed: the page copies only its own agents and sets their
 	// Power from it. Not part of the JSON.
 	PowerOf func(id, state string) string `json:"-"`
+	// PowerDetail, when set, gives since when an agent is in its power
+	// state and its last power error ("" when none). Not part of the JSON.
+	PowerDetail func(id string) (since time.Time, lastError string) `json:"-"`
 }
 
 // QueuedJobView is a waiting job in GET /api/v1/queues.

@@ -84,6 +84,19 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 		chromedp.WaitVisible(`#jobs-table`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#live:not(.off)`, chromedp.ByQuery),
 	)
+	// No job yet: the table says so and how to submit one (not a bare
+	// header), and a search that matches nothing says that instead.
+	var empty, noMatch string
+	b.run(t, 30*time.Second,
+		chromedp.Poll(`(document.querySelector("#jobs-table tbody tr.empty") || {}).textContent`, &empty, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(`location.hash = "#/jobs?q=no-such-job"`, nil),
+		chromedp.Poll(`((document.querySelector("#jobs-table tbody tr.empty") || {}).textContent || "").startsWith("No job matches") && document.querySelector("#jobs-table tbody tr.empty").textContent`, &noMatch, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
+		chromedp.Poll(`((document.querySelector("#jobs-table tbody tr.empty") || {}).textContent || "").startsWith("No jobs yet")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	if !strings.Contains(empty, "No jobs yet") || !strings.Contains(empty, "sparkpack submit") || !strings.Contains(noMatch, "clear them") {
+		t.Fatalf("empty jobs table: %q; no match: %q", empty, noMatch)
+	}
 	// Submitted over REST after the page loaded: it must appear by itself
 	// (server-sent events), with its hostile name shown as text.
 	nameJSON, _ := json.Marshal(xssName)
@@ -109,8 +122,8 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	var hash string
 	b.run(t, 20*time.Second,
 		chromedp.SendKeys(`#job-search`, "no-such-job", chromedp.ByQuery),
-		chromedp.Poll(`location.hash === "#/jobs?q=no-such-job" && document.querySelectorAll("#jobs-table tbody tr").length === 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
-		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr").length`, &rows),
+		chromedp.Poll(`location.hash === "#/jobs?q=no-such-job" && document.querySelectorAll("#jobs-table tbody tr[data-job]").length === 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr[data-job]").length`, &rows),
 	)
 	if rows != 0 {
 		t.Fatalf("search left %d rows", rows)
@@ -123,7 +136,7 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	b.run(t, 20*time.Second,
 		chromedp.Evaluate(`location.replace("#/jobs?q=`+id[:8]+`")`, nil),
 		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr").length`, &rows),
+		chromedp.Evaluate(`document.querySelectorAll("#jobs-table tbody tr[data-job]").length`, &rows),
 	)
 	if rows != 1 {
 		t.Fatalf("searching the first job's id among 101: %d rows", rows)
@@ -132,7 +145,7 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	var names []string
 	b.run(t, 20*time.Second,
 		chromedp.Evaluate(`location.replace("#/jobs?q=filler-")`, nil),
-		chromedp.Poll(`document.querySelectorAll("#jobs-table tbody tr").length === 100`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Poll(`document.querySelectorAll("#jobs-table tbody tr[data-job]").length === 100`, nil, chromedp.WithPollingTimeout(10*time.Second)),
 		chromedp.Click(`#jobs-table th[data-sort="name"]`, chromedp.ByQuery),
 		chromedp.Poll(`location.hash.includes("sort=name") && document.querySelector('#jobs-table th[data-sort="name"]').getAttribute("aria-sort") === "ascending"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
 		chromedp.Evaluate(`[...document.querySelectorAll("#jobs-table tbody tr td:first-child")].slice(0, 3).map(td => td.textContent)`, &names),

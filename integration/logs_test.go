@@ -75,8 +75,29 @@ func TestJobLogsFromTheSandbox(t *testing.T) {
 		}
 	}
 	code, m = get("?attempt=7")
-	if code != 404 || !strings.Contains(m["error"].(string), "has no driver launch 7") {
-		t.Errorf("GET logs?attempt=7: %d %v", code, m)
+	if code != 404 || !strings.Contains(m["error"].(string), "has no driver launch 7") || m["field"] != "attempt" {
+		t.Errorf("GET logs?attempt=7: %d %v; want 404 naming attempt", code, m)
+	}
+	// The CLI tells a job without that launch, or without a driver yet,
+	// from a job that does not exist (it said "no job ... on this
+	// server" for both), and --follow does not wait for a launch that
+	// is not coming.
+	waiting := sparkJob("later", 1, 1, 1024, 10)
+	waiting["notBefore"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	later := submit(t, sp.API, waiting)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--attempt", "7", id}, "has no driver launch 7"},
+		{[]string{"--attempt", "7", "--follow", id}, "has no driver launch 7"},
+		{[]string{later}, "has launched no Spark driver yet"},
+	} {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"logs", "--server", sp.API}, c.args...)...)
+		outb, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(outb), c.want) || strings.Contains(string(outb), "no job") {
+			t.Errorf("sparkpack logs %v: %v %q; want a failure saying %q", c.args, err, outb, c.want)
+		}
 	}
 	// A launch named by its number is read from its own record.
 	code, m = get("?attempt=1")

@@ -119,8 +119,11 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 		res := ReservationResources(role, r.Principal, j.ID, math.Max(dc, 0), math.Max(dm, 0))
 		if err := r.Op.Reserve(ctx, agent, res); err != nil {
 			if IsConflict(err) {
-				// Agents are named by hostname to people, in Mesos' words too.
-				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": host[agent], "error": strings.ReplaceAll(err.Error(), agent, host[agent])}).Warn("reservation refused; rolling back")
+				// Agents are named by hostname to people, in Mesos' words
+				// too. Not a warning: the agent's free resources changed
+				// since the plan (a race the caller handles by placing the
+				// job again, recorded in its timeline); nothing to do.
+				r.Log.WithFields(logrus.Fields{"job": j.ID, "agent": host[agent], "error": strings.ReplaceAll(err.Error(), agent, host[agent])}).Info("reservation refused (the agent's free resources changed since the plan); rolling back, the job is placed again")
 				if rerr := r.Release(ctx, j.ID); rerr != nil {
 					return fmt.Errorf("%w (and rolling back failed: %v)", ErrReserveConflict, rerr)
 				}

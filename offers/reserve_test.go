@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -134,9 +137,29 @@ func TestReserverAgainstTheEmulator(t *testing.T) {
 	}
 
 	// More executors than agent A has cpus: refused, nothing left.
+	// The refusal is a race the caller handles (the job is placed again):
+	// logged as information saying so, not as a warning no one can act on.
 	j3 := job("33333333-3333-3333-3333-333333333333")
 	big := placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Hostname: agents[0].Hostname, Executors: int(agents[0].CPUs) + 1}}}
+	hookLog, hook := logtest.NewNullLogger()
+	r.Log = hookLog
 	err = r.Reserve(ctx, j3, big)
+	r.Log = quiet
+	refused := false
+	for _, e := range hook.AllEntries() {
+		if e.Level <= logrus.WarnLevel {
+			t.Errorf("a refused reservation logged at %s: %q %v", e.Level, e.Message, e.Data)
+		}
+		if strings.HasPrefix(e.Message, "reservation refused") {
+			refused = true
+			if !strings.Contains(e.Message, "placed again") || e.Data["job"] != j3.ID || e.Data["agent"] != agents[0].Hostname {
+				t.Errorf("the refusal's line %q %v: want what happens next, the job and the agent's hostname", e.Message, e.Data)
+			}
+		}
+	}
+	if !refused {
+		t.Errorf("the refusal is not logged: %v", hook.AllEntries())
+	}
 	if !errors.Is(err, ErrReserveConflict) || !strings.HasPrefix(err.Error(), "agent "+agents[0].Hostname+": ") {
 		t.Fatalf("a plan beyond the agent's room: %v; want ErrReserveConflict naming agent %s by its hostname", err, agents[0].Hostname)
 	}

@@ -323,6 +323,10 @@ func truncate(s string, n int) string {
 
 // formatSeconds prints a seconds value without a needless fraction.
 func formatSeconds(f float64) string {
+	if a := math.Abs(f); a >= 1e15 || (a != 0 && a < 0.001) {
+		// 1e308 as "1e+308", not its 309 digits; 0.0001 not as "0."
+		return strconv.FormatFloat(f, 'g', 4, 64)
+	}
 	if f == math.Trunc(f) {
 		return strconv.FormatFloat(f, 'f', 0, 64)
 	}

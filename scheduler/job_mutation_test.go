@@ -32,7 +32,10 @@ func TestTruncateAndFormatSecondsByHand(t *testing.T) {
 	for _, c := range []struct {
 		f    float64
 		want string
-	}{{90, "90"}, {1.5, "1.5"}, {0.25, "0.25"}, {2.125, "2.125"}} {
+	}{{90, "90"}, {1.5, "1.5"}, {0.25, "0.25"}, {2.125, "2.125"}, {0, "0"}, {-3, "-3"},
+		// a huge number is not echoed in its hundreds of digits, a tiny one
+		// not as "0."
+		{1e308, "1e+308"}, {-1e20, "-1e+20"}, {0.0001, "0.0001"}, {1.23456e-7, "1.235e-07"}} {
 		if got := formatSeconds(c.f); got != c.want {
 			t.Errorf("formatSeconds(%g) = %q, want %q", c.f, got, c.want)
 		}

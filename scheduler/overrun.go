@@ -2,7 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"math"
 	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
@@ -74,7 +77,15 @@ func (c *Core) flagOverruns(ctx context.Context, now time.Time) time.Time {
 	c.actMu.Unlock()
 	m, _ := c.store.(AtRiskMarker)
 	for _, a := range due {
-		c.log.WithField("job", a.job.ID).WithField("p90Seconds", a.pred.P90).Info("running job past its p90 prediction: at risk")
+		f := logrus.Fields{"job": a.job.ID, "name": a.job.Name, "p90_seconds": math.Round(a.pred.P90*10) / 10,
+			"ran_seconds": math.Round(now.Sub(*a.startedAt).Seconds()*10) / 10, "model_level": string(a.pred.Level)}
+		if a.job.Team != "" {
+			f["team"] = a.job.Team
+		}
+		if a.job.DeadlineAt != nil {
+			f["deadline_at"] = a.job.DeadlineAt.UTC().Format(time.RFC3339)
+		}
+		c.log.WithFields(f).Info("running job past its p90 prediction: at risk")
 		if m == nil {
 			continue
 		}

@@ -170,6 +170,21 @@ func TestOverrunFlags(t *testing.T) {
 			if !slices.Equal(logged, c.logged) {
 				t.Fatalf("failed flags logged for %v, want %v", logged, c.logged)
 			}
+			// The at-risk line says how long the job ran against its p90,
+			// in snake_case fields like the other lines.
+			atRisk := 0
+			for _, e := range hook.AllEntries() {
+				if e.Message != "running job past its p90 prediction: at risk" {
+					continue
+				}
+				atRisk++
+				if e.Data["job"] != "j" || e.Data["p90_seconds"] != 900.0 || e.Data["ran_seconds"] != 901.0 || e.Data["model_level"] == "" {
+					t.Errorf("at-risk line fields %v: want job, p90_seconds 900, ran_seconds 901 and model_level", e.Data)
+				}
+			}
+			if want := len(c.marked) + len(c.logged); atRisk != want {
+				t.Errorf("%d at-risk lines, want %d", atRisk, want)
+			}
 		})
 	}
 }

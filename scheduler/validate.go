@@ -181,10 +181,35 @@ func decodeError(err error) error {
 		return &FieldError{Msg: "the body ends in the middle of the JSON object"}
 	}
 	if m := unknownRE.FindStringSubmatch(err.Error()); m != nil {
+		switch {
+		case m[1] == "team":
+			// The README shows "team" in a job's JSON: say how it is set.
+			return fieldErr(m[1], "is not submitted: a job's team is its token's team, else its \"team\" label (send \"labels\": {\"team\": \"...\"})")
+		case jobOutputFields[m[1]]:
+			// A job read back (GET) and posted again.
+			return fieldErr(m[1], "is set by sparkpack (a job's answers carry it), not submitted; leave it out")
+		}
 		return fieldErr(m[1], "unknown field; see the job JSON in the API documentation")
 	}
 	return &FieldError{Msg: "malformed JSON: " + err.Error()}
 }
+
+// jobOutputFields are the JSON names of Job's own fields (not Spec's):
+// what sparkpack sets and answers with, never submitted.
+var jobOutputFields = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(Job{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+}()
 
 func describeType(t string) string {
 	switch {
@@ -538,6 +563,15 @@ func checkText(field, s string, maxRunes int, printableOnly bool) error {
 	return nil
 }
 
+// about rounds a run time for a rejection's reason: an estimate scaled
+// by --sim-speed or learned is read "5.6s", not "5.608205064s".
+func about(d time.Duration) time.Duration {
+	if d >= time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
 // Admit decides, at submission, whether a job can ever run. It returns the
 // reason for REJECTED, or "" when the job may be queued. A deadline already
 // past, or one that cannot be met even if the job started now (with an
@@ -552,7 +586,7 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 			return fmt.Sprintf("deadline %s is already past", j.DeadlineAt.Format(time.RFC3339))
 		}
 		if d := j.EstimatedDuration(); d > 0 && now.Add(d).After(*j.DeadlineAt) {
-			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), d)
+			return fmt.Sprintf("cannot finish by its deadline %s: it needs about %s even if started now", j.DeadlineAt.Format(time.RFC3339), about(d))
 		}
 		if CheckNotBefore(j) != nil {
 			// The REST path refuses this with a 400; a relative deadline
@@ -561,7 +595,7 @@ func Admit(j *Job, now time.Time, executorFitsSomewhere bool) string {
 		}
 		if nb := j.NotBeforeAt(); nb != nil && nb.After(now) {
 			if d := j.EstimatedDuration(); d > 0 && nb.Add(d).After(*j.DeadlineAt) {
-				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), d)
+				return fmt.Sprintf("cannot finish by its deadline %s: it may not start before %s and needs about %s", j.DeadlineAt.Format(time.RFC3339), nb.Format(time.RFC3339), about(d))
 			}
 		}
 	}

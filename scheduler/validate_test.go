@@ -176,7 +176,13 @@ func TestAdmit(t *testing.T) {
 		{"too big", nil, 0, false, "larger than every agent"},
 		{"past", &past, 0, true, "already past"},
 		{"cannot make it", &soon, 600, true, "cannot finish"},
+		// a scaled or learned estimate is read rounded
+		{"cannot make it, rounded", &soon, 5*60 + 5.608205064, true, "it needs about 5m6s even if started now"},
+		{"cannot make it, short", &soon, 1200.25, true, "needs about 20m0s"},
 		{"fine", &later, 600, true, ""},
+	}
+	if got := about(5608205064 * time.Nanosecond); got != 5600*time.Millisecond {
+		t.Errorf("about(5.608205064s) = %s, want 5.6s", got)
 	}
 	for _, tc := range cases {
 		j := &Job{Spec: Spec{ExecutorCores: 1, ExecutorMemoryMB: 1024, EstimatedDurationSeconds: tc.dur}, DeadlineAt: tc.deadline}

@@ -254,7 +254,9 @@ func (r *Runner) publish(st Status, act Actions, fromForecast bool) {
 	if !changed {
 		return
 	}
-	f := logrus.Fields{"kept_warm": kept, "power_on": act.PowerOn, "forecast_jobs": st.model.Jobs, "level": st.model.Level}
+	// "forecast_level", not "level": logrus's own key, which it would
+	// move to "fields.level" in every line.
+	f := logrus.Fields{"kept_warm": kept, "power_on": act.PowerOn, "forecast_jobs": st.model.Jobs, "forecast_level": st.model.Level}
 	if st.Plan != nil {
 		f["warm_cpus"], f["expected_misses"] = st.Plan.WarmCPUs, st.Plan.ExpectedMisses
 	}
@@ -262,11 +264,12 @@ func (r *Runner) publish(st Status, act Actions, fromForecast bool) {
 		r.log.WithFields(f).Info("warm pool: " + st.Fallback + "; idle agents power off after their idle timeout as without a warm pool")
 		return
 	}
-	reason := ""
 	if st.Plan != nil {
-		reason = ": " + st.Plan.Reason
+		// the reason as a field: one message to search for, whatever
+		// the figures
+		f["reason"] = st.Plan.Reason
 	}
-	r.log.WithFields(f).Info("warm pool: new decision" + reason)
+	r.log.WithFields(f).Info("warm pool: new decision")
 }
 
 // failed records a failed decision; the last one stands for up to three

@@ -2,6 +2,7 @@ package warmlive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -303,5 +304,43 @@ func TestRunnerConcurrent(t *testing.T) {
 	<-done
 	if !r.Wanted("cheap") {
 		t.Fatal("the cheap agent is not kept")
+	}
+}
+
+// TestRunnerDecisionLog: the decision's log line is one message with the
+// figures in fields, and the forecast's level does not take logrus's own
+// "level" key (which the formatters move to "fields.level").
+func TestRunnerDecisionLog(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	var buf strings.Builder
+	log := logrus.New()
+	log.SetOutput(&buf)
+	log.SetFormatter(&logrus.JSONFormatter{})
+	f := &fake{rows: recurring(now, 20*time.Second, time.Hour), agents: cluster(warmpool.On)}
+	r, _ := New(Config{Every: 10 * time.Second, BootTime: 20 * time.Second, MissCostUSD: 0.05, Log: log, Now: func() time.Time { return now }}, f.sources())
+	if err := r.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if strings.HasPrefix(m["msg"].(string), "warm pool: new decision") {
+			line = m
+		}
+	}
+	if line == nil {
+		t.Fatalf("no decision logged:\n%s", buf.String())
+	}
+	if line["msg"] != "warm pool: new decision" {
+		t.Errorf("msg %q: the figures belong in fields", line["msg"])
+	}
+	if _, ok := line["fields.level"]; ok || line["level"] != "info" || line["forecast_level"] == nil || line["forecast_level"] == "" {
+		t.Errorf("level fields: %v", line)
+	}
+	if s, _ := line["reason"].(string); !strings.Contains(s, "expected misses") {
+		t.Errorf("reason %q", line["reason"])
 	}
 }

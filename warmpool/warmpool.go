@@ -368,7 +368,7 @@ func Decide(in Input) Plan {
 		notWorth(&ah, cands[k:], "")
 	}
 	p.Reason = fmt.Sprintf("forecast %.2f jobs (p90 %g), %.2f with a deadline (%.0f%% with less slack than a %s wait), in the next %s; %.3f expected misses with %.1f warm cpus",
-		f.Jobs, f.JobsP90, f.DeadlineJobs, 100*f.TightShare(wait), wait, boot, p.ExpectedMisses, freeC)
+		f.Jobs, f.JobsP90, f.DeadlineJobs, 100*f.TightShare(wait), readable(wait), readable(boot), p.ExpectedMisses, freeC)
 	for i, a := range in.Agents {
 		if !decided[i] && a.State == On {
 			r := why[i]
@@ -413,4 +413,18 @@ func lateShare(f forecast.Demand, boot, queueDelay, wait time.Duration) float64 
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// readable rounds a duration for the decision's reason (which the
+// dashboard, `sparkpack forecast` and the log show): a measured queue
+// delay makes the wait "3.4874443s", read as "3.5s".
+func readable(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	default:
+		return d.Round(time.Millisecond)
+	}
 }

@@ -123,6 +123,18 @@ func TestSlackAgainstBootAndQueue(t *testing.T) {
 	if !strings.Contains(p.Reason, "(100% with less slack than a 1m30s wait)") {
 		t.Fatalf("%q", p.Reason)
 	}
+	// a measured queue delay is not read to the nanosecond
+	in.QueueDelay = 30*time.Second + 487444300*time.Nanosecond
+	p = Decide(in)
+	if !strings.Contains(p.Reason, "less slack than a 1m30s wait") {
+		t.Fatalf("the wait is not rounded for reading: %q", p.Reason)
+	}
+	in.BootTime, in.QueueDelay = 2*time.Second, 1487444300*time.Nanosecond
+	p = Decide(in)
+	if !strings.Contains(p.Reason, "less slack than a 3.5s wait), in the next 2s") {
+		t.Fatalf("the wait is not rounded for reading: %q", p.Reason)
+	}
+	in.BootTime = time.Minute
 	in.QueueDelay = 0
 	for i := range forecast.SizeSample / 4 {
 		in.Forecast.Slacks[i] = 30

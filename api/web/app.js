@@ -395,7 +395,9 @@ function paintJobs() {
     const k = th.dataset.sort;
     th.setAttribute("aria-sort", key === k ? "ascending" : key === "-" + k ? "descending" : "none");
   }
-  $("jobs-table").tBodies[0].replaceChildren(...sortedRows().map(jobRow));
+  const rows = sortedRows().map(jobRow), q = jobsQuery();
+  if (!rows.length && $("jobs-error").hidden) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "9" }, q.get("state") || q.get("q") ? "No job matches this search or state; clear them to see every job." : "No jobs yet: submit one with sparkpack submit, spark-submit or POST /api/v1/jobs.")));
+  $("jobs-table").tBodies[0].replaceChildren(...rows);
   $("jobs-more").hidden = !jobsNext;
 }
 async function loadJobs(more) {

@@ -19,7 +19,7 @@ async function renderForecast() {
     { name: "forecast p50", points: f.steps.map((s) => [at(s), s.jobs.p50]), colour: "#0b63c4" },
     { name: "forecast p10", points: f.steps.map((s) => [at(s), s.jobs.p10]), colour: "#b9c9de" },
     { name: "actual", points: f.steps.filter((s) => s.actual).map((s) => [at(s), s.actual.jobs]), colour: "#c46a0b" },
-  ];
+  ].filter((l) => f.model.ok || l.name === "actual"); // no model: its zeros are no forecast
   lineChart($("chart-forecast"), lines, { fmt: (v) => v.toFixed(v < 10 ? 1 : 0), minMax: 1 });
   const m = f.model;
   $("forecast-model").textContent = m.ok

@@ -139,6 +139,10 @@ func TestOutcomeLine(t *testing.T) {
 		{"missed", func(v *api.JobView) {
 			v.State, v.StartedAt, v.FinishedAt, v.DeadlineAt = scheduler.Finished, at(0), at(40), at(30)
 		}, []string{"deadline MISSED by 10s"}, nil, false, true},
+		{"missed by a fraction of a second", func(v *api.JobView) {
+			late := at(30).Add(400 * time.Millisecond)
+			v.State, v.StartedAt, v.FinishedAt, v.DeadlineAt = scheduler.Finished, at(0), &late, at(30)
+		}, []string{"deadline MISSED by 400ms"}, []string{"by 0s"}, false, true},
 		{"cancelled deadline job is not missed", func(v *api.JobView) {
 			v.State, v.FinishedAt, v.DeadlineAt = scheduler.Cancelled, at(40), at(30)
 			v.Events = []store.Event{{To: scheduler.Cancelled, Reason: "cancelled through the API"}}

@@ -147,10 +147,10 @@ func outcomeLine(v api.JobView) (string, bool, bool) {
 		case scheduler.Finished:
 			if !v.FinishedAt.After(*v.DeadlineAt) {
 				met = true
-				parts = append(parts, "deadline met with "+v.DeadlineAt.Sub(*v.FinishedAt).Round(time.Second).String()+" to spare")
+				parts = append(parts, "deadline met with "+marginDur(v.DeadlineAt.Sub(*v.FinishedAt))+" to spare")
 			} else {
 				missed = true
-				parts = append(parts, "deadline MISSED by "+v.FinishedAt.Sub(*v.DeadlineAt).Round(time.Second).String())
+				parts = append(parts, "deadline MISSED by "+marginDur(v.FinishedAt.Sub(*v.DeadlineAt)))
 			}
 		case scheduler.Failed, scheduler.Killed:
 			if v.FinishedAt.After(*v.DeadlineAt) {

@@ -18,8 +18,10 @@ import (
 
 func runForecast(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	v, fs := newViewFlags("forecast", "wide adds the cpus, memory and deadline bands and every agent's reason", stderr)
-	horizon := fs.Duration("horizon", api.DefaultForecastHorizon, "how far ahead to forecast (the same span behind is shown with the actual arrivals)")
-	step := fs.Duration("step", api.DefaultForecastStep, "the width of a row")
+	horizon := newSpanFlag(api.DefaultForecastHorizon)
+	fs.Var(horizon, "horizon", "how far ahead to forecast: a `duration` up to 7d (the same span behind is shown with the actual arrivals)")
+	step := newSpanFlag(api.DefaultForecastStep)
+	fs.Var(step, "step", "the width of a row: a `duration` such as 15m or 1h")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack forecast [--horizon 6h] [--step 15m] [flags]   (arrivals forecast from the job history, and which agents the warm pool keeps on)")
 		fs.PrintDefaults()
@@ -47,7 +49,15 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 		fmt.Fprintf(w, "forecast: %d jobs in the history (profile by %s), %.1f/h on average, %.1f/h lately, %.0f%% with a deadline\n",
 			m.Jobs, m.Level, m.MeanPerHour, m.RecentPerHour, 100*m.DeadlineShare)
 	} else {
-		fmt.Fprintf(w, "no forecast: %s\n", m.Reason)
+		// Without a model the bands are zeros that forecast nothing:
+		// shown as "-", next to the actual arrivals.
+		fmt.Fprintf(w, "no forecast: %s (it is learned from the submitted jobs' history; only the actual arrivals are shown)\n", m.Reason)
+	}
+	band := func(v float64) string {
+		if !m.OK {
+			return "-"
+		}
+		return fmt.Sprintf("%g", v)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if wide {
@@ -59,13 +69,17 @@ func printForecast(w io.Writer, f *warmlive.View, wide bool) {
 		actual, actualCPUs := "", ""
 		if s.Actual != nil {
 			actual, actualCPUs = fmt.Sprint(s.Actual.Jobs), fmt.Sprintf("%g", round2(s.Actual.CPUs))
+			if s.To.After(f.At) {
+				// the current step: not comparable with its forecast yet
+				actual += " so far"
+			}
 		}
 		from := s.From.Local().Format(cliTime)
 		if wide {
-			fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%s\t%s\n", from, s.Jobs.P10, s.Jobs.P50, s.Jobs.P90, round2(s.CPUs.P50), round2(s.CPUs.P90),
-				round2(s.MemMB.P50/1024), round2(s.DeadlineJobs.P50), actual, actualCPUs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", from, band(s.Jobs.P10), band(s.Jobs.P50), band(s.Jobs.P90), band(round2(s.CPUs.P50)), band(round2(s.CPUs.P90)),
+				band(round2(s.MemMB.P50/1024)), band(round2(s.DeadlineJobs.P50)), actual, actualCPUs)
 		} else {
-			fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%s\n", from, s.Jobs.P10, s.Jobs.P50, s.Jobs.P90, actual)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", from, band(s.Jobs.P10), band(s.Jobs.P50), band(s.Jobs.P90), actual)
 		}
 	}
 	tw.Flush()

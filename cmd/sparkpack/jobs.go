@@ -266,6 +266,19 @@ func shortDur(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// marginDur is how much a deadline was met or missed by: below 10 s in
+// tenths, so that a job late by 0.4 s is not "missed by 0s" (and one on
+// the dot is "met by 0s").
+func marginDur(d time.Duration) string {
+	if d < 10*time.Second {
+		if r := d.Round(100 * time.Millisecond); r > 0 || d <= 0 {
+			return r.String()
+		}
+		return "<0.1s"
+	}
+	return shortDur(d)
+}
+
 // waited is how long the job waited before its (last) run started, or has
 // waited so far.
 func waited(j scheduler.Job, now time.Time) string {
@@ -303,9 +316,9 @@ func deadlineNote(j scheduler.Job) string {
 	switch {
 	case j.State == scheduler.Finished && j.FinishedAt != nil:
 		if j.FinishedAt.After(*j.DeadlineAt) {
-			return "missed by " + shortDur(j.FinishedAt.Sub(*j.DeadlineAt))
+			return "missed by " + marginDur(j.FinishedAt.Sub(*j.DeadlineAt))
 		}
-		return "met by " + shortDur(j.DeadlineAt.Sub(*j.FinishedAt))
+		return "met by " + marginDur(j.DeadlineAt.Sub(*j.FinishedAt))
 	case (j.State == scheduler.Failed || j.State == scheduler.Killed) && j.FinishedAt != nil && j.FinishedAt.After(*j.DeadlineAt):
 		return "missed"
 	case j.State.Terminal():

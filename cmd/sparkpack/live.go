@@ -197,7 +197,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 			if base == "" {
 				base = ep.Base()
 			}
-			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}}
+			l.bill = &billSource{url: strings.TrimRight(base, "/") + "/sim/bill", client: &http.Client{Timeout: 2 * time.Second}, scale: l.durationScale}
 		}
 	}
 	cluster := offers.NewCluster(ccfg)
@@ -310,6 +310,16 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 		out.PowerOf = func(id, state string) string {
 			s := l.power.StateOf(id)
 			return agentPower(s, state, state == "off" && s == power.StateOn && l.cameOn.since(id, snap.powerSeq))
+		}
+		out.PowerDetail = func(id string) (time.Time, string) {
+			r, ok := l.power.RecordOf(id)
+			if !ok {
+				return time.Time{}, ""
+			}
+			if r.Failures == 0 {
+				r.LastError = ""
+			}
+			return r.Since, r.LastError
 		}
 	}
 	return out, nil

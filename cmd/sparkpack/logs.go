@@ -49,7 +49,7 @@ func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.L
 		latest := d.Attempt
 		d, err = l.st.DriverLaunch(ctx, jobID, q.Attempt)
 		if errors.Is(err, scheduler.ErrNotFound) {
-			return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
+			return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Field: "attempt", Msg: fmt.Sprintf(
 				"job %s has no driver launch %d (its launches are 1 to %d): give --attempt between them", jobID, q.Attempt, latest)}
 		}
 		if err != nil {

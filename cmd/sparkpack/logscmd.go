@@ -80,6 +80,14 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return nil
 			}
 			continue
+		case errors.As(err, &he) && he.Status == http.StatusNotFound:
+			// A 404 of the log route is the job's only when the job is
+			// gone; otherwise the server says why there is no log (no
+			// driver yet, no such --attempt).
+			if _, gerr := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id, nil, nil); gerr != nil {
+				return explain(notFound(gerr, id), "job "+id)
+			}
+			return fmt.Errorf("logs of job %s: %w", id, err)
 		default:
 			return explain(notFound(err, id), "logs of job "+id)
 		}

@@ -65,6 +65,17 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 					keep = append(keep, m)
 				}
 			}
+			if len(keep) == 0 && len(sel[0]) >= 4 {
+				// the start of an id, as sparkpack job takes one
+				for _, m := range mv.Models {
+					if strings.HasPrefix(m.ID, sel[0]) {
+						keep = append(keep, m)
+					}
+				}
+				if len(keep) > 1 {
+					return fmt.Errorf("%q is the start of %d model ids; give more of the id (sparkpack models lists them)", sel[0], len(keep))
+				}
+			}
 			if len(keep) == 0 {
 				return fmt.Errorf("no model of signature %q; list them with sparkpack models", sel[0])
 			}

@@ -57,6 +57,12 @@ func TestModelsCommand(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.Signature != sig || one.Runs != 12 {
 		t.Fatalf("models ID -o json: %d %s", code, out)
 	}
+	// The start of an id is enough, as for sparkpack job.
+	one = api.ModelView{}
+	code, out, _ = runCmd(t, "models", "--server", srv.URL, all.Models[1].ID[:6], "-o", "json")
+	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.Signature != sig {
+		t.Fatalf("models ID-PREFIX -o json: %d %s", code, out)
+	}
 	code, out, _ = runCmd(t, "models", "--server", srv.URL, sig, "-o", "yaml")
 	if code != 0 || !strings.Contains(out, "signature: "+sig) || strings.Contains(out, "adhoc") {
 		t.Fatalf("models SIGNATURE -o yaml: %d %s", code, out)

@@ -9,7 +9,13 @@ import (
 
 // modelsView serves the live learned model as the API's models view
 // (GET /api/v1/models) and a job's predicted run time on its page.
-type modelsView struct{ m *learned.Model }
+type modelsView struct {
+	m *learned.Model
+	// scale turns a job's estimate into wall time as the core does
+	// (1/--sim-speed in the demo; 0 means 1): the model learned the
+	// estimates scaled, so an unscaled one would inflate the prediction.
+	scale float64
+}
 
 func (v modelsView) Summaries() []perfmodel.Summary { return v.m.Summaries() }
 
@@ -28,7 +34,11 @@ func (v modelsView) jobPrediction(j scheduler.Job) *api.JobPrediction {
 	if e <= 0 {
 		return nil
 	}
-	p, ok := v.m.Predict(scheduler.RunKeyOf(&j), e, perfmodel.Placement{})
+	k := scheduler.RunKeyOf(&j)
+	if v.scale > 0 {
+		k.EstimateSeconds *= v.scale
+	}
+	p, ok := v.m.Predict(k, e, perfmodel.Placement{})
 	if !ok {
 		return nil
 	}

@@ -338,7 +338,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		acfg.JobCosts, acfg.Logs, acfg.Preview = ha.JobCosts, ha, ha.Preview
 		acfg.Forecast = ha.Forecast
 		acfg.RightSize = ha.RightSize
-		mv := modelsView{m: ha.Models()}
+		mv := modelsView{m: ha.Models(), scale: c.mesos.durationScale}
 		acfg.Models, acfg.JobPrediction = mv, mv.jobPrediction
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {

@@ -191,8 +191,15 @@ func stateNote(j scheduler.Job) string {
 	if r := j.WaitingReason; r != "" && !strings.EqualFold(r, string(j.State)) {
 		parts = append(parts, r)
 	}
-	if j.AtRisk {
+	// The flag stays on an ended job (its deadline line says met or
+	// missed), and a job without a deadline is flagged for running past
+	// its predicted run time: say only what is true now.
+	switch {
+	case !j.AtRisk || j.State.Terminal():
+	case j.DeadlineAt != nil:
 		parts = append(parts, "at risk of missing its deadline")
+	default:
+		parts = append(parts, "running past its predicted run time")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -506,9 +513,9 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 	if p.DeadlineMarginSeconds != nil {
 		m := time.Duration(*p.DeadlineMarginSeconds * float64(time.Second))
 		if m >= 0 {
-			fmt.Fprintf(tw, "deadline\twould be met by %s\n", shortDur(m))
+			fmt.Fprintf(tw, "deadline\twould be met by %s\n", marginDur(m))
 		} else {
-			fmt.Fprintf(tw, "deadline\twould be missed by %s\n", shortDur(-m))
+			fmt.Fprintf(tw, "deadline\twould be missed by %s\n", marginDur(-m))
 		}
 	}
 	if p.AtRisk != "" {

@@ -22,8 +22,9 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	by := fs.String("by", "team", "group by team, job or label:KEY")
 	from := fs.String("from", "", "start of the window, RFC 3339 (default: --since before --to)")
 	to := fs.String("to", "", "end of the window, RFC 3339 (default: now)")
-	since := fs.Duration("since", 24*time.Hour, "the window's length when --from is not given")
-	step := fs.String("step", "", "cut the window in periods of this length (whole minutes: 15m, 1h, 24h); default one period")
+	since := newSpanFlag(24 * time.Hour)
+	fs.Var(since, "since", "the window's length when --from is not given: a `duration` such as 36h, or days: 7d")
+	step := fs.String("step", "", "cut the window in periods of this length (whole minutes: 15m, 1h, 24h, or days: 1d); default one period")
 	asCSV := fs.Bool("csv", false, "write CSV (the columns of GET /api/v1/usage with Accept: text/csv) instead of -o")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack usage [--by team|job|label:KEY] [--since 24h | --from T --to T] [--step 1h] [-o table|wide|json|yaml|name] [--csv]")
@@ -41,7 +42,7 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case *from != "":
 		q.Set("from", *from)
-	case *since > 0:
+	case since.get() > 0:
 		end := time.Now()
 		if *to != "" {
 			t, err := time.Parse(time.RFC3339Nano, *to)
@@ -50,12 +51,20 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			end = t
 		}
-		q.Set("from", end.Add(-*since).UTC().Format(time.RFC3339))
+		q.Set("from", end.Add(-since.get()).UTC().Format(time.RFC3339))
 	default:
-		return fmt.Errorf("--since %s: want a positive duration", *since)
+		return fmt.Errorf("--since %s: want a positive duration", since)
 	}
 	if *step != "" {
-		q.Set("step", *step)
+		s := *step
+		if strings.HasSuffix(s, "d") {
+			// the server reads Go durations; days go as hours
+			var err error
+			if s, err = spanParam(s); err != nil {
+				return fmt.Errorf("--step %q: %w", *step, err)
+			}
+		}
+		q.Set("step", s)
 	}
 	return v.run(ctx, stderr, "/api/v1/usage?"+q.Encode(), "usage", func(x any) error {
 		u := x.(*api.UsageView)

@@ -123,10 +123,18 @@ func printCluster(w io.Writer, c *api.ClusterView, wide bool) {
 		h += "\tID\tTYPE\tLOCATION\tHOLDS"
 	}
 	fmt.Fprintln(tw, h)
+	var powerErrs []string
 	for _, a := range c.Agents {
 		power := a.Power
 		if power == "" {
 			power = "-"
+		} else if a.PowerSince != nil && power != "on" {
+			// off, booting, draining: since when (on is the usual state)
+			power += " " + shortDur(time.Since(*a.PowerSince))
+		}
+		if a.PowerError != "" {
+			power += " (!)"
+			powerErrs = append(powerErrs, fmt.Sprintf("%s: %s", agentName(a.Hostname, a.ID), a.PowerError))
 		}
 		jobs := map[string]bool{}
 		var holds []string
@@ -154,6 +162,9 @@ func printCluster(w io.Writer, c *api.ClusterView, wide bool) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, e := range powerErrs {
+		fmt.Fprintf(w, "(!) power: %s\n", e)
+	}
 	if c.Next != "" {
 		fmt.Fprintf(w, "(%d agents in all; this is the first page: --limit, or -o json for the cursor)\n", c.Total)
 	}

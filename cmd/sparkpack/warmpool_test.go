@@ -110,6 +110,29 @@ func TestPrintForecast(t *testing.T) {
 	if !strings.Contains(b.String(), "no forecast: empty history") || !strings.Contains(b.String(), "idle agents power off after their idle timeout") {
 		t.Errorf("fallback:\n%s", b.String())
 	}
+	// The step under way says its actual arrivals are partial (they read
+	// as a forecast missed by a wide margin otherwise).
+	v.At = at.Add(5 * time.Minute)
+	v.Steps[0].To = at.Add(15 * time.Minute)
+	b.Reset()
+	printForecast(&b, &v, false)
+	if !strings.Contains(b.String(), "4 so far") {
+		t.Errorf("the current step's actual is not marked partial:\n%s", b.String())
+	}
+	v.At = v.Steps[0].To
+	b.Reset()
+	printForecast(&b, &v, false)
+	if strings.Contains(b.String(), "so far") {
+		t.Errorf("a step that ended is marked partial:\n%s", b.String())
+	}
+	// Without a forecast the bands are not printed as zeros that look
+	// like one; the actual arrivals still are.
+	v.Steps[0].Jobs = warmlive.Band{}
+	b.Reset()
+	printForecast(&b, &v, false)
+	if strings.Contains(b.String(), "UTC  0") || !strings.Contains(b.String(), "UTC  -         -    -    4") || !strings.Contains(b.String(), "learned from the submitted jobs' history") {
+		t.Errorf("no forecast:\n%s", b.String())
+	}
 }
 
 // TestWarmPoolOff: --power-warm-pool=false keeps power management's plain
