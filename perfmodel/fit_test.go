@@ -378,3 +378,66 @@ func TestFitPositiveEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestNonNegativeIsTheLeastSquaresOptimum: on random normal equations
+// (X'X, X'y of random positive features and targets, k = 2 and 4, as the
+// forms have) nonNegative returns the constrained optimum: x >= 0, and the
+// gradient X'X x - X'y is zero where x > 0 and nonnegative where x = 0
+// (KKT: sufficient, the objective being convex). Unconstrained solutions
+// that are already nonnegative come back unchanged.
+func TestNonNegativeIsTheLeastSquaresOptimum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	clipped := 0
+	for trial := 0; trial < 2000; trial++ {
+		k := []int{2, 4}[trial%2]
+		var a [4][4]float64
+		var b [4]float64
+		for n := 0; n < 12; n++ {
+			var x [4]float64
+			for i := 0; i < k; i++ {
+				x[i] = math.Exp(rng.NormFloat64())
+			}
+			y := 4 * rng.NormFloat64()
+			for i := 0; i < k; i++ {
+				b[i] += x[i] * y
+				for j := 0; j < k; j++ {
+					a[i][j] += x[i] * x[j]
+				}
+			}
+		}
+		x, ok := nonNegative(a, b, k)
+		if !ok {
+			t.Fatalf("trial %d: no solution", trial)
+		}
+		free, _ := gauss(a, b, k)
+		neg := slices.ContainsFunc(free[:k], func(v float64) bool { return v < 0 })
+		if !neg && x != free {
+			t.Fatalf("trial %d: unconstrained %v is nonnegative, got %v", trial, free, x)
+		}
+		if neg {
+			clipped++
+		}
+		scale := 0.0
+		for i := 0; i < k; i++ {
+			scale = max(scale, math.Abs(b[i]), a[i][i])
+		}
+		for i := 0; i < k; i++ {
+			g := -b[i]
+			for j := 0; j < k; j++ {
+				g += a[i][j] * x[j]
+			}
+			tol := 1e-7 * scale
+			switch {
+			case x[i] < 0:
+				t.Fatalf("trial %d: x = %v has a negative coefficient", trial, x)
+			case x[i] > 0 && math.Abs(g) > tol:
+				t.Fatalf("trial %d: x = %v, gradient %v at coefficient %d (> 0): not optimal", trial, x, g, i)
+			case x[i] == 0 && g < -tol:
+				t.Fatalf("trial %d: x = %v, gradient %v at coefficient %d (= 0): raising it would fit better", trial, x, g, i)
+			}
+		}
+	}
+	if clipped < 200 {
+		t.Fatalf("only %d of 2000 problems needed the constraint; the test does not exercise it", clipped)
+	}
+}

@@ -84,7 +84,8 @@ func solve(f Form, ex [7]float64, pts []point) (theta [4]float64, sse float64, o
 // a x = b with x >= 0. The unconstrained solution when it is nonnegative
 // (the usual case); otherwise, as the objective is convex, the best of the
 // unconstrained solutions restricted to each subset of the variables
-// (the others at 0) that is nonnegative: at most 2^4 small systems.
+// (the others at 0) that is nonnegative, the empty one included: at most
+// 2^4 small systems.
 func nonNegative(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
 	x, ok := gauss(a, b, k)
 	if !ok {
@@ -93,8 +94,10 @@ func nonNegative(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
 	if !slices.ContainsFunc(x[:k], func(v float64) bool { return v < 0 }) {
 		return x, true
 	}
+	// All coefficients at 0 (the objective's constant: 0) is the empty
+	// subset; solve then refuses the curve, 0 at every run.
 	var best [4]float64
-	bestF, found := math.Inf(1), false
+	bestF := 0.0
 	for set := 1; set < 1<<k; set++ {
 		var sub [4][4]float64
 		var sb [4]float64
@@ -130,10 +133,10 @@ func nonNegative(a [4][4]float64, b [4]float64, k int) ([4]float64, bool) {
 			f += full[r]*ax - 2*full[r]*b[r]
 		}
 		if f < bestF {
-			best, bestF, found = full, f, true
+			best, bestF = full, f
 		}
 	}
-	return best, found
+	return best, true
 }
 
 // gauss solves the k x k system by elimination with partial pivoting.
