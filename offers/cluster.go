@@ -146,6 +146,9 @@ type Cluster struct {
 	// agent's hostname taken by an agent first listed after it went).
 	refreshes       uint64
 	firstAt, lastAt map[string]uint64
+	// replaced: agent ids whose machine came back under a new agent id,
+	// that a plan may still name (replaced.go).
+	replaced map[string]replacement
 
 	jobs     map[string]*liveJob
 	wg       sync.WaitGroup
