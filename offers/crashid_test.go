@@ -2,6 +2,7 @@ package offers
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 
+	"github.com/sparkpack/sparkpack/clusterspec"
+	"github.com/sparkpack/sparkpack/mesossim"
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	sched "github.com/sparkpack/sparkpack/scheduler"
@@ -121,5 +124,74 @@ func TestReplacedForgotten(t *testing.T) {
 	cl.noteReplacedLocked(nil, map[string]bool{"A": true}, t0.Add(time.Minute))
 	if len(cl.replaced) != 0 {
 		t.Fatalf("A listed active again: %+v; want it dropped", cl.replaced)
+	}
+}
+
+// TestPlanOnACrashedMachineBackUnderANewIDOnTheEmulator: the same on the
+// emulator, which follows a real 1.12 master here (mesossim
+// AgentsLoseWorkDir): the machine of a plan's agent stops (a crash: not
+// power management's doing) and comes back as a new agent at its old
+// address. While it is down the job waits for it; once the new agent is
+// listed the job is placed again at its next check, naming the new id.
+func TestPlanOnACrashedMachineBackUnderANewIDOnTheEmulator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := mesossim.New(mesossim.Config{Logger: quietLog(), DisableSpark: true, Cluster: clusterspec.Cluster{Name: "one", Agents: []clusterspec.Agent{
+		{ID: "one-S0", Hostname: "agent-1", CPUs: 4, MemMB: 16384, PricePerHour: 0.24, Location: "cloud"},
+		{ID: "one-S1", Hostname: "agent-2", CPUs: 4, MemMB: 16384, PricePerHour: 0.24, Location: "cloud"}}},
+		TimeScale: 0.001, BootTime: 10 * time.Second, UnreachableAfter: time.Hour, AgentsLoseWorkDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	t.Cleanup(func() { m.Close() })
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	ep, err := NewEndpoint(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := NewCluster(ClusterConfig{Operator: NewOperator(ep), Store: newMemStore(), Log: quietLog()})
+	plan := placement.Plan{Assignments: []placement.Assignment{{AgentID: "one-S1", Executors: 1}, {AgentID: "one-S0", Executors: 1}}}
+	lj := &liveJob{signal: make(chan struct{}, 1)}
+	cl.jobs[testJobID] = lj
+	check := func() lifecycle.State {
+		t.Helper()
+		if err := cl.refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cl.mu.Lock()
+		lj.st = lifecycle.New(cl.lifecycleConfig(), testJob(0), plan, lifecycle.Reserving, sched.DriverRecord{}, time.Now())
+		lj.st.Busy = lifecycle.ActCheckAgents
+		cl.mu.Unlock()
+		cl.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActCheckAgents})
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		return lj.st
+	}
+	if st := check(); !st.Reserved && st.Busy != lifecycle.ActReserve {
+		t.Fatalf("with both agents up: busy %s, phase %s; want the reservations made next", st.Busy, st.Phase)
+	}
+	if err := m.PowerOff("one-S0"); err != nil {
+		t.Fatal(err)
+	}
+	if st := check(); st.Phase != lifecycle.Reserving || st.Reason != "" {
+		t.Fatalf("one-S0 down: phase %s (%q); want the job waiting for it", st.Phase, st.Reason)
+	}
+	if err := m.PowerOn("one-S0"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if a := m.Agents(); len(a) == 2 && a[0].ID != "one-S0" && a[1].ID != "one-S0" && !a[0].PoweredOff && !a[1].PoweredOff {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the machine did not come back: %+v", m.Agents())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := check()
+	if st.Phase != lifecycle.Releasing || !strings.HasPrefix(st.Reason, "agent agent-1 came back under a new Mesos agent id (one-S2, was one-S0;") {
+		t.Fatalf("one-S0's machine back as a new agent: phase %s, reason %q; want Releasing, naming one-S2", st.Phase, st.Reason)
 	}
 }
