@@ -188,6 +188,9 @@ type AgentStatus struct {
 	// RegisteredAt is the master's time of the agent's last
 	// (re-)registration: it moves when a powered-off agent comes back.
 	RegisteredAt time.Time
+	// FirstRegisteredAt is the master's registered_time alone: a new
+	// agent has no reregistered_time (replaced.go).
+	FirstRegisteredAt time.Time
 }
 
 // StatusesFromMesos converts every agent of a GET_AGENTS answer.
@@ -264,6 +267,9 @@ func statusOf(a master.Response_GetAgents_Agent, prices PriceTable) (AgentStatus
 		if r.Scalar != nil && r.Scalar.Value > 0 && (r.Name == "cpus" || r.Name == "mem") {
 			st.Busy = true
 		}
+	}
+	if t := a.GetRegisteredTime(); t != nil {
+		st.FirstRegisteredAt = time.Unix(0, t.Nanoseconds).UTC()
 	}
 	for _, t := range []*mesos.TimeInfo{a.GetRegisteredTime(), a.GetReregisteredTime()} {
 		if t != nil {

@@ -47,6 +47,10 @@ func TestPlanOnAnAgentBackUnderANewID(t *testing.T) {
 	A2old := crashAgent("A2", "m-1", 50, true) // registered before A
 	B := crashAgent("B", "m-1", 10, true)      // another agent on m-1 all along
 	Z := crashAgent("Z", "m-9", 10, true)
+	// B, another agent of the machine, back first under its own id: its
+	// registered_time is its first one, before A's.
+	Bback := crashAgent("B", "m-1", 10, true)
+	Bback.ReregisteredTime = &mesos.TimeInfo{Nanoseconds: 300 * int64(time.Second)}
 	type listing = []master.Response_GetAgents_Agent
 	for _, c := range []struct {
 		name     string
@@ -65,6 +69,8 @@ func TestPlanOnAnAgentBackUnderANewID(t *testing.T) {
 		{"an older agent on the hostname", []string{"A"}, []listing{{A, B, Z}, {Adown, B, Z}}, "", ""},
 		{"an older agent on the hostname, A removed", []string{"A"}, []listing{{A, B, Z}, {B, Z}}, "", ""},
 		{"the other agent registered before the old one", []string{"A"}, []listing{{Adown, A2old, Z}}, "", ""},
+		{"two new agents on the hostname", []string{"A"}, []listing{{A, Z}, {A2, crashAgent("C", "m-1", 200, true), Z}}, "", ""},
+		{"the machine's other agent back first under its own id", []string{"A"}, []listing{{Adown, Bback, Z}}, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := &agentsList{}

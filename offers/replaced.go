@@ -39,12 +39,15 @@ type replacement struct {
 }
 
 // replacedInListing decides, from one GET_AGENTS listing, which agents it
-// lists inactive were replaced: exactly one other agent is listed on the
-// hostname, active, and it registered after the inactive one's last
-// (re-)registration. That is a machine back at a new address under a new
-// agent id while the master still lists its old agent (until the ping
-// timeouts). Several agents on a hostname make it ambiguous: nothing is
-// replaced. Agents without a hostname are never matched.
+// lists disconnected (inactive, not deactivated) were replaced: exactly
+// one other agent is listed on the hostname, active, and it first
+// registered (registered_time: an agent back under its own id keeps its
+// first one) after the disconnected one's last (re-)registration. That is
+// a machine back at a new address under a new agent id while the master
+// still lists its old agent (until the ping timeouts). Several agents on
+// a hostname make it ambiguous: nothing is replaced. Agents without a
+// hostname are never matched; nor are deactivated ones (taken out of
+// service on purpose: power management follows them, power/newid.go).
 func replacedInListing(statuses []AgentStatus) map[string]replacement {
 	byHost := map[string][]AgentStatus{}
 	for _, st := range statuses {
@@ -59,7 +62,7 @@ func replacedInListing(statuses []AgentStatus) map[string]replacement {
 		}
 		for i, old := range sts {
 			n := sts[1-i]
-			if !old.Active && n.Active && !old.RegisteredAt.IsZero() && n.RegisteredAt.After(old.RegisteredAt) {
+			if !old.Active && !old.Deactivated && n.Active && !old.RegisteredAt.IsZero() && n.FirstRegisteredAt.After(old.RegisteredAt) {
 				out[old.ID] = replacement{by: n.ID, host: old.Hostname}
 			}
 		}
