@@ -92,6 +92,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			// With one agent on the hostname, a plan that names this one
 			// is placed again (replaced.go).
 			if onHost[a.Hostname] == 1 {
+				if replaced == nil {
+					replaced = map[string]replacement{}
+				}
 				replaced[id] = replacement{by: newest[a.Hostname], host: a.Hostname}
 			}
 			delete(c.gone, id)

@@ -49,22 +49,35 @@ type replacement struct {
 // hostname are never matched; nor are deactivated ones (taken out of
 // service on purpose: power management follows them, power/newid.go).
 func replacedInListing(statuses []AgentStatus) map[string]replacement {
-	byHost := map[string][]AgentStatus{}
-	for _, st := range statuses {
-		if st.Hostname != "" {
-			byHost[st.Hostname] = append(byHost[st.Hostname], st)
+	// Most listings have no disconnected agent: nothing else is looked at
+	// (a refresh of a large cluster runs this on every agent).
+	var hosts map[string][]int // hostname of a disconnected agent -> positions of its agents
+	for i, st := range statuses {
+		if !st.Active && !st.Deactivated && st.Hostname != "" {
+			if hosts == nil {
+				hosts = map[string][]int{}
+			}
+			hosts[st.Hostname] = append(hosts[st.Hostname], i)
+		}
+	}
+	if hosts == nil {
+		return nil
+	}
+	for i, st := range statuses {
+		if st.Active {
+			if at, ok := hosts[st.Hostname]; ok {
+				hosts[st.Hostname] = append(at, i)
+			}
 		}
 	}
 	out := map[string]replacement{}
-	for _, sts := range byHost {
-		if len(sts) != 2 {
+	for host, at := range hosts {
+		if len(at) != 2 {
 			continue
 		}
-		for i, old := range sts {
-			n := sts[1-i]
-			if !old.Active && !old.Deactivated && n.Active && !old.RegisteredAt.IsZero() && n.FirstRegisteredAt.After(old.RegisteredAt) {
-				out[old.ID] = replacement{by: n.ID, host: old.Hostname}
-			}
+		old, n := statuses[at[0]], statuses[at[1]]
+		if n.Active && !old.RegisteredAt.IsZero() && n.FirstRegisteredAt.After(old.RegisteredAt) {
+			out[old.ID] = replacement{by: n.ID, host: host}
 		}
 	}
 	return out
