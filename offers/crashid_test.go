@@ -47,9 +47,10 @@ func TestPlanOnAnAgentBackUnderANewID(t *testing.T) {
 	A2old := crashAgent("A2", "m-1", 50, true) // registered before A
 	B := crashAgent("B", "m-1", 10, true)      // another agent on m-1 all along
 	Z := crashAgent("Z", "m-9", 10, true)
-	// B, another agent of the machine, back first under its own id: its
-	// registered_time is its first one, before A's.
-	Bback := crashAgent("B", "m-1", 10, true)
+	// B, another agent of the machine, back first under its own id after
+	// it was marked unreachable (or after a master failover): a real 1.12
+	// master sets its registered_time anew too, after A's.
+	Bback := crashAgent("B", "m-1", 300, true)
 	Bback.ReregisteredTime = &mesos.TimeInfo{Nanoseconds: 300 * int64(time.Second)}
 	type listing = []master.Response_GetAgents_Agent
 	for _, c := range []struct {

@@ -40,9 +40,11 @@ type replacement struct {
 
 // replacedInListing decides, from one GET_AGENTS listing, which agents it
 // lists disconnected (inactive, not deactivated) were replaced: exactly
-// one other agent is listed on the hostname, active, and it first
-// registered (registered_time: an agent back under its own id keeps its
-// first one) after the disconnected one's last (re-)registration. That is
+// one other agent is listed on the hostname, active, a new agent (no
+// reregistered_time: an agent back under its own id has one, and after it
+// was marked unreachable, or after a master failover, a new
+// registered_time too), registered after the disconnected one's last
+// (re-)registration. That is
 // a machine back at a new address under a new agent id while the master
 // still lists its old agent (until the ping timeouts). Several agents on
 // a hostname make it ambiguous: nothing is replaced. Agents without a
@@ -76,7 +78,7 @@ func replacedInListing(statuses []AgentStatus) map[string]replacement {
 			continue
 		}
 		old, n := statuses[at[0]], statuses[at[1]]
-		if n.Active && !old.RegisteredAt.IsZero() && n.FirstRegisteredAt.After(old.RegisteredAt) {
+		if n.Active && !n.Reregistered && !old.RegisteredAt.IsZero() && n.RegisteredAt.After(old.RegisteredAt) {
 			out[old.ID] = replacement{by: n.ID, host: host}
 		}
 	}
