@@ -201,6 +201,11 @@ func (m *Master) PowerOn(agentID string) error {
 		}
 		t := time.Now()
 		m.markUnreachableLocked(t)
+		if a.unreachable && !m.cfg.AgentsLoseWorkDir {
+			// A real 1.12 master registers an agent back from unreachable
+			// anew: registered_time moves too (scripts/mesos-agent-crash.sh).
+			a.registered = t
+		}
 		a.poweredOff, a.unreachable = false, false
 		a.used = nil
 		if m.cfg.AgentsLoseWorkDir {
