@@ -64,13 +64,14 @@ sleep 1; crash_agent; rm -rf "$D/agent"; start_agent $AP2; agents
 sleep 8; echo "   after the ping timeouts (2 s x 3)"; agents; ID=$(first_id)
 echo "== (g) $(ts) $ID: SIGKILL, back with its work dir at the same address 4 s later"
 crash_agent; sleep 1; agents; sleep 3; start_agent $AP2; agents
+echo "== (h) $(ts) $ID: SIGKILL, never back"; crash_agent; sleep 1; agents; sleep 8; echo "   after the ping timeouts"; agents
+rm -rf "$D/agent"; start_agent $AP; ID=$(first_id)
 echo "== (i) $(ts) master restarted (same work dir: replicated log), agent $ID left running"
 kill -TERM "$SPID" 2>/dev/null; kill -TERM "$MPID"; wait "$MPID" 2>/dev/null
 "$M/mesos-master" --ip=127.0.0.1 --port=$MP --work_dir="$D/master" --agent_ping_timeout=2secs --max_agent_ping_timeouts=3 >>"$D/master.log" 2>&1 &
 MPID=$!
 for _ in $(seq 1 50); do api '{"type":"GET_HEALTH"}' 2>/dev/null | grep -q healthy && break; sleep 0.1; done
 subscribe; agents; sleep 5; agents
-echo "== (h) $(ts) $ID: SIGKILL, never back"; crash_agent; sleep 1; agents; sleep 8; echo "   after the ping timeouts"; agents
 echo "== operator events (SUBSCRIBE; type and agent id)"
 python3 - "$D/events" <<'PY'
 import sys, re, json
