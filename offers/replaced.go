@@ -138,7 +138,7 @@ func (c *Cluster) noteReplacedLocked(found map[string]replacement, present map[s
 		rp.at = now
 		c.replaced[id] = rp
 		c.log.WithFields(logrus.Fields{"agent": rp.host, "agent_id": id, "new_agent_id": rp.by}).
-			Warn("an agent's machine came back under a new Mesos agent id (its work dir was lost); plans that name the old id are placed again")
+			Info("an agent's machine came back under a new Mesos agent id (its work dir was lost); plans that name the old id are placed again")
 	}
 	if len(c.replaced) == 0 {
 		return
