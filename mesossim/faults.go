@@ -250,7 +250,10 @@ func (m *Master) agentBack(agentID, why string) error {
 	a.poweredOff, a.unreachable = false, false
 	a.recovery.cancel()
 	a.recovery = nil
-	a.reregistered = time.Now() // registered_time stays the first one
+	// Back from unreachable: a real 1.12 master registers it anew, so
+	// registered_time moves too (scripts/mesos-agent-crash.sh).
+	a.registered = time.Now()
+	a.reregistered = a.registered
 	a.used = nil
 	a.restoreCheckpoint()
 	tasks := make([]*task, 0, len(a.tasks))

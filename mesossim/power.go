@@ -28,7 +28,8 @@ import (
 //     master marks it unreachable (agent_ping_timeout 15 s x 5: 75-90 s);
 //     it then leaves GET_AGENTS. When it registers again it keeps its
 //     deactivation (and a drain, DRAINED again), so it needs
-//     REACTIVATE_AGENT; reregistered_time moves at every registration.
+//     REACTIVATE_AGENT; reregistered_time moves at every registration,
+//     registered_time too once it was marked unreachable.
 //     (Once, on an agent that had been unreachable before, the master
 //     answered 409 "Agent removed while processing the call" to a
 //     REACTIVATE_AGENT while it was unreachable and let it come back
@@ -201,6 +202,11 @@ func (m *Master) PowerOn(agentID string) error {
 		}
 		t := time.Now()
 		m.markUnreachableLocked(t)
+		if a.unreachable && !m.cfg.AgentsLoseWorkDir {
+			// A real 1.12 master registers an agent back from unreachable
+			// anew: registered_time moves too (scripts/mesos-agent-crash.sh).
+			a.registered = t
+		}
 		a.poweredOff, a.unreachable = false, false
 		a.used = nil
 		if m.cfg.AgentsLoseWorkDir {

@@ -188,6 +188,12 @@ type AgentStatus struct {
 	// RegisteredAt is the master's time of the agent's last
 	// (re-)registration: it moves when a powered-off agent comes back.
 	RegisteredAt time.Time
+	// Reregistered: GET_AGENTS shows a reregistered_time. An agent that
+	// registered anew (a new agent id) has none; one back under its id
+	// has, also after it was marked unreachable or after a master
+	// failover, when the master sets its registered_time anew as well
+	// (replaced.go).
+	Reregistered bool
 }
 
 // StatusesFromMesos converts every agent of a GET_AGENTS answer.
@@ -265,6 +271,7 @@ func statusOf(a master.Response_GetAgents_Agent, prices PriceTable) (AgentStatus
 			st.Busy = true
 		}
 	}
+	st.Reregistered = a.GetReregisteredTime() != nil
 	for _, t := range []*mesos.TimeInfo{a.GetRegisteredTime(), a.GetReregisteredTime()} {
 		if t != nil {
 			if at := time.Unix(0, t.Nanoseconds).UTC(); at.After(st.RegisteredAt) {

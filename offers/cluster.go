@@ -80,7 +80,8 @@ type ClusterConfig struct {
 	LaunchTimeout time.Duration
 	// AgentWait bounds how long a plan waits for one of its agents to be
 	// registered with Mesos (an agent being powered on) before the job is
-	// placed again without it (default 5 minutes).
+	// placed again without it (default 5 minutes). An agent whose machine
+	// came back under a new agent id is not waited for (replaced.go).
 	AgentWait time.Duration
 	// Unavailable, if set, names agents that new plans must not use
 	// (power management is taking them out of service): the snapshot
@@ -146,6 +147,9 @@ type Cluster struct {
 	// agent's hostname taken by an agent first listed after it went).
 	refreshes       uint64
 	firstAt, lastAt map[string]uint64
+	// replaced: agent ids whose machine came back under a new agent id,
+	// that a plan may still name (replaced.go).
+	replaced map[string]replacement
 
 	jobs     map[string]*liveJob
 	wg       sync.WaitGroup

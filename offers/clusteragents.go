@@ -63,6 +63,8 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	// hosts: by hostname, the latest refresh that first listed an agent
 	// there that is listed now.
 	hosts := make(map[string]uint64, len(agents))
+	newest := make(map[string]string, len(agents)) // by hostname, the agent hosts counts
+	onHost := make(map[string]int, len(agents))
 	for _, a := range agents {
 		delete(c.gone, a.ID)
 		c.seen[a.ID] = a
@@ -70,8 +72,12 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			c.firstAt[a.ID] = c.refreshes
 		}
 		c.lastAt[a.ID] = c.refreshes
-		hosts[a.Hostname] = max(hosts[a.Hostname], c.firstAt[a.ID])
+		if c.firstAt[a.ID] >= hosts[a.Hostname] {
+			hosts[a.Hostname], newest[a.Hostname] = c.firstAt[a.ID], a.ID
+		}
+		onHost[a.Hostname]++
 	}
+	replaced := replacedInListing(statuses)
 	for id, a := range c.seen {
 		if present[id] {
 			continue
@@ -83,6 +89,14 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			// also once the machine is off again (forgotten). An agent on
 			// the hostname that was listed before this one went is not
 			// that: two agents share the hostname, and this one is gone.
+			// With one agent on the hostname, a plan that names this one
+			// is placed again (replaced.go).
+			if onHost[a.Hostname] == 1 {
+				if replaced == nil {
+					replaced = map[string]replacement{}
+				}
+				replaced[id] = replacement{by: newest[a.Hostname], host: a.Hostname}
+			}
 			delete(c.gone, id)
 			delete(c.seen, id)
 			delete(c.firstAt, id)
@@ -92,6 +106,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		c.gone[id] = a
 	}
 	now := time.Now()
+	c.noteReplacedLocked(replaced, present, now)
 	for _, lj := range c.jobs {
 		st := lj.st
 		if st.Phase != lifecycle.Running && st.Phase != lifecycle.Launching || st.Lost != "" {

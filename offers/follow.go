@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -137,15 +138,23 @@ func (c *Cluster) perform(ctx context.Context, lj *liveJob, a lifecycle.Action) 
 		return nil
 	case lifecycle.ActCheckAgents:
 		ev = lifecycle.Event{Kind: lifecycle.EvAgentsChecked}
+		var waiting []string
+		replaced, names := map[string]string{}, map[string]string{}
 		c.mu.Lock()
 		for _, as := range st.Plan.Assignments {
-			if !c.registeredLocked(as.AgentID) {
-				ev.Agent, ev.Name = as.AgentID, c.nameLocked(as.AgentID)
-				break
+			if !c.registeredLocked(as.AgentID) && !slices.Contains(waiting, as.AgentID) {
+				waiting = append(waiting, as.AgentID)
+				rp := c.replacedLocked(as.AgentID)
+				replaced[as.AgentID], names[as.AgentID] = rp.by, c.nameLocked(as.AgentID)
+				if rp.host != "" {
+					names[as.AgentID] = rp.host
+				}
 			}
 		}
 		c.mu.Unlock()
-		ev.Failed = ev.Agent != "" && c.cfg.AgentFailed != nil && c.cfg.AgentFailed(ev.Agent)
+		// AgentFailed (power management) is asked without c.mu.
+		ev.Agent, ev.ReplacedBy, ev.Failed = firstAgentOut(waiting, func(id string) string { return replaced[id] }, c.cfg.AgentFailed)
+		ev.Name = names[ev.Agent]
 	case lifecycle.ActReserve:
 		err := c.cfg.Reserver.Reserve(ctx, st.Job, st.Plan)
 		ev = lifecycle.Event{Kind: lifecycle.EvReserved, Conflict: errors.Is(err, ErrReserveConflict)}

@@ -188,8 +188,9 @@ func TestCheckAgentsNamesTheFirstUnregistered(t *testing.T) {
 		{"all listed, a failure hook", []string{"S1"}, func(string) bool { return true }, lifecycle.Reserving, "",
 			[]lifecycle.ActionKind{lifecycle.ActExpect, lifecycle.ActReserve}},
 		{"S2 missing", []string{"S1", "S2", "S3"}, nil, lifecycle.Reserving, "", []lifecycle.ActionKind{lifecycle.ActTimer}},
-		{"S2 missing, S3 failed", []string{"S1", "S2", "S3"}, func(a string) bool { return a == "S3" }, lifecycle.Reserving, "",
-			[]lifecycle.ActionKind{lifecycle.ActTimer}},
+		// Every agent waited for is asked, not only the first (S2 booting).
+		{"S2 missing, S3 failed", []string{"S1", "S2", "S3"}, func(a string) bool { return a == "S3" }, lifecycle.Releasing,
+			"agent S3 was not powered on; placing again without it", []lifecycle.ActionKind{lifecycle.ActGiveBack}},
 		{"S2 missing and failed", []string{"S1", "S2", "S3"}, func(a string) bool { return a == "S2" }, lifecycle.Releasing,
 			"agent host-2 was not powered on; placing again without it", []lifecycle.ActionKind{lifecycle.ActGiveBack}},
 	} {

@@ -38,9 +38,10 @@ const (
 
 	// Results of actions.
 
-	// EvAgentsChecked answers ActCheckAgents: Agent is the first agent of
-	// the plan not registered ("" none), Name its name, Failed when its
-	// power-on was given up.
+	// EvAgentsChecked answers ActCheckAgents: Agent is the agent of the
+	// plan not registered that will not come (Failed: its power-on was
+	// given up, or ReplacedBy, the new agent id its machine came back
+	// under), else the first not registered ("" none); Name its name.
 	EvAgentsChecked
 	// EvReserved answers ActReserve (Err; Conflict when refused for lack
 	// of room: rolled back).
@@ -89,6 +90,7 @@ type Event struct {
 	Conflict    bool
 	Refused     string
 	Failed      bool
+	ReplacedBy  string
 	Kill        bool
 	N           int
 }

@@ -125,6 +125,9 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 		waited := at.Sub(s.WaitFrom)
 		name := nameOr(ev.Name, ev.Agent)
 		switch {
+		case ev.ReplacedBy != "":
+			s = toReleasing(s, scheduler.Queued, fmt.Sprintf("agent %s came back under a new Mesos agent id (%s, was %s; the old agent's reservations went with it); placing again",
+				name, ev.ReplacedBy, ev.Agent))
 		case ev.Failed:
 			s = toReleasing(s, scheduler.Queued, fmt.Sprintf("agent %s was not powered on; placing again without it", name))
 		case waited >= s.Cfg.AgentWait:
