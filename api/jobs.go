@@ -39,6 +39,11 @@ type JobView struct {
 	PredictedP90Seconds *float64 `json:"predictedP90Seconds,omitempty"`
 	PredictionLevel     string   `json:"predictionLevel,omitempty"`
 	ActualSeconds       *float64 `json:"actualSeconds,omitempty"`
+	// EstimatedWallSeconds is the job's estimatedDurationSeconds on the
+	// wall clock, as the scheduler reads it, when the server runs
+	// simulated time faster (Config.EstimateScale, the demo's
+	// --sim-speed); absent when the estimate is wall time already.
+	EstimatedWallSeconds *float64 `json:"estimatedWallSeconds,omitempty"`
 }
 
 func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {

@@ -272,6 +272,10 @@ type JobPrediction struct {
 
 // predictionFields fills the job view's predicted and actual run times.
 func (s *Server) predictionFields(v *JobView) {
+	if sc := s.cfg.EstimateScale; sc > 0 && sc != 1 && v.EstimatedDurationSeconds > 0 {
+		w := v.EstimatedDurationSeconds * sc
+		v.EstimatedWallSeconds = &w
+	}
 	if s.cfg.JobPrediction != nil {
 		if p := s.cfg.JobPrediction(v.Job); p != nil && p.P50Seconds > 0 && finiteAll(p.P50Seconds, p.P90Seconds) {
 			p50, p90 := p.P50Seconds, max(p.P90Seconds, p.P50Seconds)

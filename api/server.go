@@ -118,6 +118,9 @@ type Config struct {
 	Models        Models
 	JobPrediction func(scheduler.Job) *JobPrediction
 	DurationScale float64
+	// EstimateScale, if set and not 1, turns a job's estimate into wall
+	// time for its view's estimatedWallSeconds (1/--sim-speed in the demo).
+	EstimateScale float64
 	// Dashboard serves the web dashboard at /.
 	Dashboard bool
 	// Mount, if set, adds more routes (dashboard, cluster views) to the router.

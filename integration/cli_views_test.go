@@ -155,9 +155,15 @@ func TestPlanSaysWhereAJobWouldGo(t *testing.T) {
 			t.Errorf("submit --dry-run lacks %q:\n%s", want, out)
 		}
 	}
-	out = run("plan", "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "500", "--executor-cores", "8", "--executor-memory", "1g")
-	if !strings.Contains(out, "would be REJECTED") {
-		t.Errorf("plan of a job the cluster could never hold:\n%s", out)
+	{
+		// A plan the server would reject fails, as submit does.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, bin, "plan", "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "500",
+			"--executor-cores", "8", "--executor-memory", "1g", "--server", sp.API).CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), "would be REJECTED") {
+			t.Errorf("plan of a job the cluster could never hold (%v):\n%s", err, out)
+		}
 	}
 	// Nothing was stored.
 	var list struct{ Jobs []any }

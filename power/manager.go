@@ -297,15 +297,14 @@ func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error 
 	if err := m.put(ctx, r, old); err != nil {
 		return err
 	}
-	m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}).Info("agent power: " + string(s) + reasonSuffix(why))
-	return nil
-}
-
-func reasonSuffix(why string) string {
-	if why == "" {
-		return ""
+	// One message per state (what a log search looks for); the reason,
+	// which varies ("idle for 10m0s"), is a field.
+	f := logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}
+	if why != "" {
+		f["reason"] = why
 	}
-	return " (" + why + ")"
+	m.log.WithFields(f).Info("agent power: " + string(s))
+	return nil
 }
 
 // Tick moves every agent one step, given what Mesos shows now. wanted
@@ -439,7 +438,8 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			if err := m.put(ctx, r, old); err != nil {
 				return err
 			}
-			m.log.WithField("agent", r.AgentID).Warn("agent power: " + r.LastError)
+			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoidUntil": r.AvoidUntil.Format(time.RFC3339)}).
+				Warn("agent power: it did not register after its power-on; back to off")
 			return nil
 		}
 		if !r.Requested {

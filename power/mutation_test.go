@@ -172,12 +172,12 @@ func TestRecordSaysWhy(t *testing.T) {
 	}
 	found := false
 	for _, e := range hook.AllEntries() {
-		if e.Level == logrus.InfoLevel && e.Message == "agent power: draining (idle for 1m1s)" {
+		if e.Level == logrus.InfoLevel && e.Message == "agent power: draining" && e.Data["reason"] == "idle for 1m1s" {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no info log 'agent power: draining (idle for 1m1s)' among %d entries", len(hook.AllEntries()))
+		t.Fatalf("no info log 'agent power: draining' with reason 'idle for 1m1s' among %d entries", len(hook.AllEntries()))
 	}
 	r.tick(nil, drained(a)) // off
 	if err := r.m.PowerOn(context.Background(), "a1"); err != nil {

@@ -91,6 +91,14 @@ const fmtDur = (s) => {
   const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60;
   return (neg ? "-" : "") + (h ? h + "h" : "") + (h || m ? m + "m" : "") + sec + "s";
 };
+// fmtMargin is a deadline's margin as the CLI tells it: under 10 s in
+// tenths ("400ms", "1.5s", "<0.1s"), not a rounded "0s".
+const fmtMargin = (s) => {
+  if (s >= 10) return fmtDur(s);
+  const ms = Math.round(s * 10) * 100;
+  if (ms <= 0) return s > 0 ? "<0.1s" : "0s";
+  return ms < 1000 ? ms + "ms" : ms / 1000 + "s";
+};
 // Milliseconds, readable below one: 0.043 ms is 43 µs.
 const fmtMs = (v) => v >= 100 ? v.toFixed(0) + " ms" : v >= 1 ? v.toFixed(1) + " ms" : v >= 0.001 ? (v * 1000).toFixed(v >= 0.01 ? 0 : 1) + " µs" : "0";
 const fmtMiB = (mb) => mb >= 1024 ? (mb / 1024).toFixed(mb % 1024 ? 1 : 0) + " GiB" : mb + " MiB";
@@ -330,7 +338,7 @@ function deadlineText(j) {
   const due = Date.parse(j.deadlineAt);
   if (j.state === "FINISHED" && j.finishedAt) {
     const late = Date.parse(j.finishedAt) - due;
-    return late <= 0 ? { text: "met by " + fmtDur(-late / 1000), cls: "met" } : { text: "missed by " + fmtDur(late / 1000), cls: "missed" };
+    return late <= 0 ? { text: "met by " + fmtMargin(-late / 1000), cls: "met" } : { text: "missed by " + fmtMargin(late / 1000), cls: "missed" };
   }
   if ((j.state === "FAILED" || j.state === "KILLED") && j.finishedAt && Date.parse(j.finishedAt) > due) return { text: "missed", cls: "missed" };
   if (ENDED.has(j.state)) return { text: "not run (" + j.state.toLowerCase() + ")", cls: "notrun" };

@@ -48,6 +48,8 @@ type demoConfig struct {
 	explicit map[string]bool
 	// perfTruth is --perf-truth: how the emulator times Spark applications.
 	perfTruth string
+	// teams is --teams: sample, off or a teams file (demoteams.go).
+	teams string
 }
 
 // The demo's default addresses; a busy one is replaced by a free port
@@ -84,6 +86,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	})
 	fs.DurationVar(&c.statusEvery, "status-every", time.Minute, "print a status line (jobs, cost, the dashboard's address) this often; 0 never")
 	fs.StringVar(&c.perfTruth, "perf-truth", "derived", "how the emulator times a Spark application: derived (its performance truth from the placement it got and its signature's hidden parameters, docs/simulation.md), a truth JSON file, or off (the job's estimate, as before)")
+	fs.StringVar(&c.teams, "teams", demoTeamsSample, "teams: sample (analytics, etl and reporting, as examples/demo-teams.txt; the sample jobs carry them), off, or a teams FILE as serve --teams takes (docs/teams.md)")
 	fs.StringVar(&c.serve.logLevel, "log-level", "warn", "log level of sparkpack and the emulator: debug, info, warn or error (the demo prints its own summary lines)")
 	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text or json")
 	fs.Usage = func() {
@@ -235,6 +238,12 @@ func demo(ctx context.Context, c demoConfig, log *logrus.Logger, stdout io.Write
 
 	// 3. sparkpack serve against both.
 	c.serve.mesos.master = "http://" + mesosAddr.String()
+	teamsPath, removeTeams, err := demoTeams(c.teams)
+	if err != nil {
+		return err
+	}
+	defer removeTeams()
+	c.serve.teamsFile = teamsPath
 	ln, err := listenDemo(c.serve.listen, "listen", c.explicit["listen"], out)
 	if err != nil {
 		return err
@@ -350,6 +359,13 @@ func banner(out *lineWriter, c demoConfig, cl clusterspec.Cluster, base, mesos s
 		out.printf("demo: spark-submit --master mesos://%s --deploy-mode cluster ...\n", c.serve.sparkRestListen)
 	}
 	out.printf("demo: emulator   http://%s/sim/agents\n", mesos)
+	switch c.teams {
+	case demoTeamsOff:
+	case demoTeamsSample:
+		out.printf("demo: teams      analytics, etl, reporting (examples/demo-teams.txt): bin/sparkpack usage --by team, %s/api/v1/teams\n", base)
+	default:
+		out.printf("demo: teams      from %s: bin/sparkpack usage --by team, %s/api/v1/teams\n", c.teams, base)
+	}
 	if c.noSample {
 		out.printf("demo: no sample workload (--no-sample); submit your own: bin/sparkpack submit --server %s --app-resource local:///opt/spark/examples/jars/spark-examples.jar --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --estimated-duration 30\n", base)
 	}

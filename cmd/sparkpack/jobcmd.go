@@ -148,7 +148,13 @@ func printJob(w io.Writer, v api.JobView) {
 	row("driver", fmt.Sprintf("%s, %d MiB", plural.G(d.Cores, "cpu"), d.MemoryMB))
 	row("application", v.App.AppResource+" "+v.App.MainClass)
 	if v.EstimatedDurationSeconds > 0 {
-		row("estimated run", (time.Duration(v.EstimatedDurationSeconds * float64(time.Second))).String())
+		est := time.Duration(v.EstimatedDurationSeconds * float64(time.Second)).String()
+		if w := v.EstimatedWallSeconds; w != nil {
+			// On the clock of "ran" and "predicted run" (the demo's
+			// --sim-speed runs simulated time faster).
+			est = fmt.Sprintf("%s (%s as submitted, in simulated time)", marginDur(time.Duration(*w*float64(time.Second))), est)
+		}
+		row("estimated run", est)
 	}
 	if v.PredictedSeconds != nil && v.PredictedP90Seconds != nil {
 		sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)).Round(time.Second) }

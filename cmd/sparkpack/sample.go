@@ -112,7 +112,7 @@ func (s *sampler) traceJob(t workload.TraceJob, gap time.Duration, wave int) sam
 		},
 		"executors": p.Executors, "executorCores": p.ExecutorCores, "executorMemoryMB": p.ExecutorMemoryMB,
 		"estimatedDurationSeconds": run.Seconds(),
-		"labels":                   map[string]string{"source": "swim-fb2009", "wave": fmt.Sprint(wave)},
+		"labels":                   map[string]string{"source": "swim-fb2009", "wave": fmt.Sprint(wave), "team": sampleTeam(p.App)},
 	}}
 	if s.rng.Float64() < 1.0/3 {
 		j.deadline = 2*run + 30*time.Second
@@ -180,7 +180,7 @@ func reportJob(n int) sampleJob {
 		},
 		"executors": 2, "executorCores": 1, "executorMemoryMB": 2048,
 		"estimatedDurationSeconds": 45.0,
-		"labels":                   map[string]string{"source": "demo", "wave": fmt.Sprint(n)},
+		"labels":                   map[string]string{"source": "demo", "wave": fmt.Sprint(n), "team": teamReporting},
 	}}
 }
 
@@ -199,7 +199,7 @@ func (s *sampler) bigJob(n int, c capacity) sampleJob {
 		},
 		"executors": execs, "executorCores": cores, "executorMemoryMB": mem,
 		"estimatedDurationSeconds": 90.0,
-		"labels":                   map[string]string{"source": "demo", "wave": fmt.Sprint(n)},
+		"labels":                   map[string]string{"source": "demo", "wave": fmt.Sprint(n), "team": teamETL},
 	}}
 }
 

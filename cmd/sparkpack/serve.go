@@ -305,6 +305,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	liveCtx, stopLive := context.WithCancel(context.Background())
 	defer stopLive()
 	tw.wire(&acfg)
+	acfg.EstimateScale = c.mesos.durationScale
 	var haWG sync.WaitGroup
 	var ha *leadership
 	budgets := newBudgetTracker(c.budgets, tw.holder(), st, log)

@@ -465,6 +465,16 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runSubmit(ctx, append([]string{"--dry-run"}, args...), stdout, stderr)
 }
 
+// planRejected is the error of a plan the server would reject, nil for
+// one that would run or wait: plan fails as submit does, so a script
+// that plans before it submits stops here.
+func planRejected(p scheduler.Preview) error {
+	if p.Rejected == "" {
+		return nil
+	}
+	return fmt.Errorf("would be REJECTED: %s; change what this names (fewer or smaller executors, a later deadline) and plan it again", p.Rejected)
+}
+
 // planJob asks the server what would happen to the job now (POST
 // /api/v1/plan) and prints it.
 func planJob(ctx context.Context, cl *apiClient, body []byte, format outputFormat, stdout io.Writer) error {
@@ -478,11 +488,13 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 	}
 	switch format {
 	case outJSON, outYAML:
-		return writeStructured(stdout, format, p)
+		if err := writeStructured(stdout, format, p); err != nil {
+			return err
+		}
+		return planRejected(p)
 	}
 	if p.Rejected != "" {
-		fmt.Fprintf(stdout, "would be REJECTED: %s\n", p.Rejected)
-		return nil
+		return planRejected(p)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if p.StartsNow {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -74,6 +75,9 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		switch *v.out {
 		case outJSON, outYAML:
 			return writeStructured(stdout, *v.out, u)
+		}
+		byCost(u.Rows)
+		switch *v.out {
 		case outName:
 			var seen []string
 			for _, r := range u.Rows {
@@ -170,4 +174,26 @@ func printUsage(w io.Writer, u *api.UsageView, wide bool) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "total $%.4f (the groups and the idle remainder add up to the cost meter over the window)\n", total)
+}
+
+// byCost orders usage rows as an operator reads them (and the dashboard's
+// Usage page shows them): by period, then the costliest group first, ties
+// by group, the idle remainder last in its period. The server sends them
+// by group, which for --by job is the order of the job ids.
+func byCost(rows []store.UsageRow) {
+	slices.SortStableFunc(rows, func(a, b store.UsageRow) int {
+		if c := a.From.Compare(b.From); c != 0 {
+			return c
+		}
+		if a.Idle != b.Idle {
+			if a.Idle {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(b.CostUSD, a.CostUSD); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Group, b.Group)
+	})
 }

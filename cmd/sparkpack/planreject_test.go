@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// TestPlanOfARejectedJobFails: plan exits non-zero for a job the server
+// would reject, as submit does, saying why and what to change; a job
+// that would run or wait still plans with exit 0.
+func TestPlanOfARejectedJobFails(t *testing.T) {
+	var answer scheduler.Preview
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/plan" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(answer)
+	}))
+	defer srv.Close()
+	job := []string{"--server", srv.URL, "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "500", "--executor-cores", "1", "--executor-memory", "1g"}
+	const why = "does not fit even on the empty cluster: it needs 500 executors of 1 cpus and 1024 MiB"
+
+	answer = scheduler.Preview{Rejected: why}
+	for _, args := range [][]string{{"plan"}, {"plan", "-o", "json"}, {"submit", "--dry-run"}} {
+		code, out, errOut := runCmd(t, append(args, job...)...)
+		if code == 0 {
+			t.Errorf("%v of a job that would be rejected: exit 0\n%s%s", args, out, errOut)
+		}
+		for _, want := range []string{"would be REJECTED", why, "change"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: stderr lacks %q: %q", args, want, errOut)
+			}
+		}
+	}
+	if _, out, _ := runCmd(t, append([]string{"plan", "-o", "json"}, job...)...); !strings.Contains(out, `"rejected"`) {
+		t.Errorf("plan -o json of a rejected job printed no answer: %q", out)
+	}
+
+	for _, p := range []scheduler.Preview{{Queue: "regular", StartsNow: true}, {Queue: "regular", WaitingReason: "waiting for resources"}} {
+		answer = p
+		if code, out, errOut := runCmd(t, append([]string{"plan"}, job...)...); code != 0 {
+			t.Errorf("plan of a job that would run or wait (%+v): exit %d\n%s%s", p, code, out, errOut)
+		}
+	}
+}
