@@ -72,6 +72,9 @@ func TestPlanOnAnAgentBackUnderANewID(t *testing.T) {
 		{"the other agent registered before the old one", []string{"A"}, []listing{{Adown, A2old, Z}}, "", ""},
 		{"two new agents on the hostname", []string{"A"}, []listing{{A, Z}, {A2, crashAgent("C", "m-1", 200, true), Z}}, "", ""},
 		{"the machine's other agent back first under its own id", []string{"A"}, []listing{{Adown, Bback, Z}}, "", ""},
+		// Two agents share the hostname, the second added after A: A only
+		// restarts (slow, its id kept); the other was listed beside it.
+		{"a newer agent listed beside it before it went", []string{"A"}, []listing{{A, A2, Z}, {Adown, A2, Z}}, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := &agentsList{}
