@@ -78,6 +78,14 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		onHost[a.Hostname]++
 	}
 	replaced := replacedInListing(statuses)
+	for id, rp := range replaced {
+		// The "new" agent was listed active beside the old one: another
+		// agent on a shared hostname, not its machine back (the old one
+		// may only be restarting under its id).
+		if c.lastAt[id] != 0 && c.firstAt[rp.by] != 0 && c.firstAt[rp.by] <= c.lastAt[id] {
+			delete(replaced, id)
+		}
+	}
 	for id, a := range c.seen {
 		if present[id] {
 			continue

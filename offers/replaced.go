@@ -50,6 +50,9 @@ type replacement struct {
 // a hostname make it ambiguous: nothing is replaced. Agents without a
 // hostname are never matched; nor are deactivated ones (taken out of
 // service on purpose: power management follows them, power/newid.go).
+// refresh also drops a match whose new agent it listed active beside the
+// old one before the old one went (a shared hostname, not its machine
+// back).
 func replacedInListing(statuses []AgentStatus) map[string]replacement {
 	// Most listings have no disconnected agent: nothing else is looked at
 	// (a refresh of a large cluster runs this on every agent).
