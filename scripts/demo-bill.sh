@@ -25,19 +25,21 @@ bin/sparkpack demo --listen 127.0.0.1:0 --mesos-listen 127.0.0.1:0 --spark-rest-
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$out"' EXIT
 api=""
+emu=""
 for _ in $(seq 1 300); do
   api=$(sed -n 's/^demo: dashboard  \(.*\)\/$/\1/p' "$out" | head -1)
-  [ -n "$api" ] && break
+  emu=$(sed -n 's/^demo: emulator   \(.*\)\/sim\/agents$/\1/p' "$out" | head -1)
+  [ -n "$api" ] && [ -n "$emu" ] && break
   kill -0 $pid 2>/dev/null || { cat "$out" >&2; exit 1; }
   sleep 0.2
 done
-[ -n "$api" ] || { cat "$out" >&2; echo "demo-bill: the demo did not start" >&2; exit 1; }
+[ -n "$api" ] && [ -n "$emu" ] || { cat "$out" >&2; echo "demo-bill: the demo did not start" >&2; exit 1; }
 echo "demo-bill: demo at $api, simulated time x$speed" >&2
-python3 - "$api" "$speed" "$hours" <<'PY'
+python3 - "$api" "$speed" "$hours" "$emu" <<'PY'
 import json, sys, time, urllib.request
-api, speed, hours = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def get(path):
-    with urllib.request.urlopen(api + path, timeout=10) as r:
+api, speed, hours, emu = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+def get(path, base=None):
+    with urllib.request.urlopen((base or api) + path, timeout=10) as r:
         return json.load(r)
 terminal = {"FINISHED", "FAILED", "KILLED", "REJECTED", "CANCELLED"}
 start = time.time()
@@ -45,7 +47,9 @@ while True:
     jobs = get("/api/v1/jobs?limit=1000")["jobs"]
     done = [j for j in jobs if j["state"] in terminal]
     cost = get("/api/v1/cost")
-    bill = cost.get("bill") or {}
+    # The emulator's own bill, in simulated time (/api/v1/cost's "bill" is
+    # put on sparkpack's wall clock under --sim-speed).
+    bill = get("/sim/bill", emu)
     sim = bill.get("seconds", 0)
     print(f"demo-bill: {len(done)}/{len(jobs)} jobs ended, {sim/3600:.2f} simulated h, bill ${bill.get('totalUSD', 0):.3f} of ${bill.get('alwaysOnUSD', 0):.3f} always on", file=sys.stderr)
     if jobs and len(done) == len(jobs) and sim >= hours * 3600:
