@@ -20,8 +20,9 @@ scripts/deps.sh build >&2
 mkdir -p bin
 go build -o bin/sparkpack ./cmd/sparkpack
 out=$(mktemp)
+# --teams off: the demo's sample teams came after the documented figures (docs/power.md)
 bin/sparkpack demo --listen 127.0.0.1:0 --mesos-listen 127.0.0.1:0 --spark-rest-listen= \
-  --sim-speed "$speed" --sample-max-gap 2s --log-level warn "$@" > "$out" 2>&1 &
+  --sim-speed "$speed" --sample-max-gap 2s --log-level warn --teams off "$@" > "$out" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$out"' EXIT
 api=""
