@@ -31,6 +31,11 @@ type Config struct {
 	// SubmitEvery is the load's pace; JobSeconds each job's simulated run.
 	SubmitEvery time.Duration
 	JobSeconds  float64
+	// Power runs the stack with power management; PowerKills kills of
+	// the leader then land while agents are draining, powering off or
+	// booting (the load comes in waves so that they do).
+	Power      Power
+	PowerKills int
 }
 
 // Scenario runs faults against the stack and reports.
@@ -44,6 +49,9 @@ func Scenarios(c Config) []Scenario {
 	var out []Scenario
 	if c.Kills > 0 {
 		out = append(out, Scenario{"leader kill -9", leaderKills})
+	}
+	if c.Power.On && c.PowerKills > 0 {
+		out = append(out, Scenario{"leader kill -9 while agents power off/on", powerKills})
 	}
 	if c.SplitBrains > 0 {
 		out = append(out, Scenario{"split brain (SIGSTOP/SIGCONT)", splitBrains})

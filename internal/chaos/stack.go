@@ -48,6 +48,9 @@ type Stack struct {
 	// seen are the doubles reported so far (the emulator's launch counts
 	// are cumulative over the run).
 	seen map[string]bool
+	// cancelled are the jobs the suite cancelled on purpose: Check does
+	// not count them as not finished.
+	cancelled map[string]bool
 }
 
 // Instance is one `sparkpack serve`.
@@ -72,7 +75,12 @@ func freePort() (int, error) {
 
 // StartStack starts everything under dir (logs, the database) with n
 // instances; root is the repository (for scripts/scratch-pg.sh).
-func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale float64, logf func(string, ...any)) (*Stack, error) {
+//
+// With pw.On, every instance runs power management against the emulator's
+// power API (agents idle pw.OffAfter are powered off and powered on again
+// for jobs); with pw.NewIDs too, the emulator's agents lose their work dir
+// over a power cycle and come back under new agent ids.
+func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale float64, pw Power, logf func(string, ...any)) (*Stack, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -84,7 +92,7 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 		return nil, err
 	}
 	os.Remove(pgDir)
-	s := &Stack{Bin: bin, Dir: dir, Root: root, pgDir: pgDir, log: logf, seen: map[string]bool{}}
+	s := &Stack{Bin: bin, Dir: dir, Root: root, pgDir: pgDir, log: logf, seen: map[string]bool{}, cancelled: map[string]bool{}}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "scratch-pg.sh"), "start", s.pgDir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -108,6 +116,9 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 	}
 	s.emu = exec.Command(bin, "mesos-sim", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--time-scale", strconv.FormatFloat(timeScale, 'g', -1, 64),
 		"--offer-interval", "200ms", "--log-level", "warn")
+	if pw.NewIDs {
+		s.emu.Args = append(s.emu.Args, "--agents-lose-work-dir")
+	}
 	s.emu.Stdout, s.emu.Stderr = emuLog, emuLog
 	if err := s.emu.Start(); err != nil {
 		return s, err
@@ -136,6 +147,9 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 			"--spark-rest-listen", fmt.Sprintf("127.0.0.1:%d", rest), "--spark-rest-allow", "127.0.0.1/32",
 			"--tokens-file", tokens, "--log-format", "json", "--log-level", "info", "--agents-refresh", "500ms",
 			"--rate-limit", "0", "--lost-job-rescan", "5s"}
+		if pw.On {
+			in.args = append(in.args, pw.serveArgs(timeScale)...)
+		}
 		if err := in.Start(); err != nil {
 			return s, err
 		}

@@ -23,7 +23,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		}
 	}
 	logf("starting PostgreSQL, the emulator and %d instances in %s", n, dir)
-	s, err := StartStack(ctx, bin, root, dir, n, timeScale, logf)
+	s, err := StartStack(ctx, bin, root, dir, n, timeScale, c.Power, logf)
 	if s != nil {
 		defer s.Stop()
 	}
@@ -55,8 +55,8 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 
 // Summary is the result on one line.
 func (r Result) Summary() string {
-	return fmt.Sprintf("jobs %d (503s met %d, hostile requests %d), lost %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d)",
-		r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers)
+	return fmt.Sprintf("jobs %d (503s met %d, hostile requests %d), lost %d, not finished %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d), power left inconsistent %d",
+		r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.NotFinished, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers, r.PowerLeft)
 }
 
 // FailoverRange is "n: min-max (median m)" of the failover times.
@@ -73,11 +73,11 @@ func FailoverRange(d []time.Duration) string {
 // Table writes the results as a Markdown table.
 func Table(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| scenario\t| jobs\t| 503s met\t| hostile requests\t| lost\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| breaches\t|")
-	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
+	fmt.Fprintln(tw, "| scenario\t| jobs\t| 503s met\t| hostile requests\t| lost\t| not finished\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| power left\t| breaches\t|")
+	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	for _, r := range results {
-		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t|\n", r.Scenario, r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked,
-			r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, strings.ReplaceAll(FailoverRange(r.Failovers), "|", "/"), r.Breaches())
+		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t| %d\t|\n", r.Scenario, r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.NotFinished, r.Doubled, r.Leaked,
+			r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, strings.ReplaceAll(FailoverRange(r.Failovers), "|", "/"), r.PowerLeft, r.Breaches())
 	}
 	tw.Flush()
 }
@@ -125,6 +125,10 @@ func (s *Stack) selfCheck(ctx context.Context) error {
 	}
 	var r Result
 	s.Check(ctx, &r, []string{id}, nil, time.Minute, s.seen)
+	if r.Lost == 0 && r.NotFinished != 1 {
+		return fmt.Errorf("self-check: the job cancelled while running was not counted as not finished: %s %v", r.Summary(), r.Notes)
+	}
+	r.NotFinished = 0 // it was cancelled
 	if r.Breaches() > 0 {
 		return fmt.Errorf("self-check: a job cancelled while running: %s %v", r.Summary(), r.Notes)
 	}
