@@ -306,6 +306,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
 	for _, a := range agents {
+		a.RegisteredAt = storedTime(a.RegisteredAt)
 		if m.skipReplacedLocked(a) {
 			continue // an old id of a machine that came back under a new one (still listed a while)
 		}
@@ -357,6 +358,13 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	}
 	return firstErr
 }
+
+// storedTime is t as the store keeps it: PostgreSQL's timestamptz holds
+// microseconds (rounding the rest), Mesos gives registration times to the
+// nanosecond. Tick compares registrations at the store's precision, so a
+// record read back by the next leader (up to a microsecond before the
+// master's time) does not take the agent for one that registered again.
+func storedTime(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, present bool, warm *float64, wanted func(Agent) bool) error {
 	listed := present && a.Listed
