@@ -300,16 +300,34 @@ type LeaderStatus struct {
 
 var quick = &http.Client{Timeout: 2 * time.Second}
 
-// Leader asks every running instance; it returns the one that says it
-// leads (nil when none does).
+// Leader asks every running instance at once; it returns the first that
+// says it leads (nil when none does). Asked one after the other, a stopped
+// instance (SIGSTOP: it accepts connections and never answers) made every
+// round wait its 2 s timeout, so a failover was seen up to 2 s late (the
+// split brains' 6.1 s against 4.1 s).
 func (s *Stack) Leader() (*Instance, LeaderStatus) {
+	type answer struct {
+		in *Instance
+		st LeaderStatus
+	}
+	answers := make(chan answer, len(s.Instances))
+	asked := 0
 	for _, in := range s.Instances {
 		if !in.Running() {
 			continue
 		}
-		var st LeaderStatus
-		if getJSON(in.API+"/api/v1/leader", TokenChaos, &st) == nil && st.Leader {
-			return in, st
+		asked++
+		go func(in *Instance) {
+			var st LeaderStatus
+			if getJSON(in.API+"/api/v1/leader", TokenChaos, &st) != nil || !st.Leader {
+				in = nil
+			}
+			answers <- answer{in, st}
+		}(in)
+	}
+	for ; asked > 0; asked-- {
+		if a := <-answers; a.in != nil {
+			return a.in, a.st
 		}
 	}
 	return nil, LeaderStatus{}
