@@ -242,7 +242,7 @@ func (s *Stack) Check(ctx context.Context, r *Result, ids []string, l *Load, set
 	} else {
 		for rows.Next() {
 			var id, state string
-			if rows.Scan(&id, &state) == nil && !s.cancelled[id] {
+			if rows.Scan(&id, &state) == nil && !s.cancelled[id] && (state != "REJECTED" || !s.mayReject[id]) {
 				r.NotFinished++
 				var why string
 				_ = s.db.QueryRowContext(ctx, `SELECT coalesce(reason, '') FROM job_events WHERE job_id = $1 ORDER BY id DESC LIMIT 1`, id).Scan(&why)

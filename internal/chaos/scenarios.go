@@ -36,6 +36,13 @@ type Config struct {
 	// booting (the load comes in waves so that they do).
 	Power      Power
 	PowerKills int
+	// Preemption runs the stack with that eviction policy (serve's
+	// --preemption); PreemptKills kills of the leader then land while a
+	// job's eviction is decided and not yet carried out.
+	Preemption   string
+	PreemptKills int
+	// TimeScale is the emulator's (set by Run).
+	TimeScale float64
 }
 
 // Scenario runs faults against the stack and reports.
@@ -52,6 +59,9 @@ func Scenarios(c Config) []Scenario {
 	}
 	if c.Power.On && c.PowerKills > 0 {
 		out = append(out, Scenario{"leader kill -9 while agents power off/on", powerKills})
+	}
+	if c.Preemption != "" && c.PreemptKills > 0 {
+		out = append(out, Scenario{"leader kill -9 while jobs are evicted", preemptKills})
 	}
 	if c.SplitBrains > 0 {
 		out = append(out, Scenario{"split brain (SIGSTOP/SIGCONT)", splitBrains})

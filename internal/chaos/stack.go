@@ -51,6 +51,15 @@ type Stack struct {
 	// cancelled are the jobs the suite cancelled on purpose: Check does
 	// not count them as not finished.
 	cancelled map[string]bool
+	// mayReject are deadline jobs that may be REJECTED (their deadline
+	// passed while they waited): not a breach when they are.
+	mayReject map[string]bool
+}
+
+// Options are the stack's optional features.
+type Options struct {
+	Power      Power
+	Preemption string // serve's --preemption ("" leaves it off)
 }
 
 // Instance is one `sparkpack serve`.
@@ -76,11 +85,14 @@ func freePort() (int, error) {
 // StartStack starts everything under dir (logs, the database) with n
 // instances; root is the repository (for scripts/scratch-pg.sh).
 //
-// With pw.On, every instance runs power management against the emulator's
-// power API (agents idle pw.OffAfter are powered off and powered on again
-// for jobs); with pw.NewIDs too, the emulator's agents lose their work dir
-// over a power cycle and come back under new agent ids.
-func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale float64, pw Power, logf func(string, ...any)) (*Stack, error) {
+// With o.Power.On, every instance runs power management against the
+// emulator's power API (agents idle o.Power.OffAfter are powered off and
+// powered on again for jobs); with o.Power.NewIDs too, the emulator's
+// agents lose their work dir over a power cycle and come back under new
+// agent ids. With o.Preemption, every instance evicts running jobs for
+// deadline jobs with that policy.
+func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale float64, o Options, logf func(string, ...any)) (*Stack, error) {
+	pw := o.Power
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -92,7 +104,7 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 		return nil, err
 	}
 	os.Remove(pgDir)
-	s := &Stack{Bin: bin, Dir: dir, Root: root, pgDir: pgDir, log: logf, seen: map[string]bool{}, cancelled: map[string]bool{}}
+	s := &Stack{Bin: bin, Dir: dir, Root: root, pgDir: pgDir, log: logf, seen: map[string]bool{}, cancelled: map[string]bool{}, mayReject: map[string]bool{}}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "scratch-pg.sh"), "start", s.pgDir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -149,6 +161,9 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 			"--rate-limit", "0", "--lost-job-rescan", "5s"}
 		if pw.On {
 			in.args = append(in.args, pw.serveArgs(timeScale)...)
+		}
+		if o.Preemption != "" {
+			in.args = append(in.args, "--preemption", o.Preemption, "--preempt-protect", "1s")
 		}
 		if err := in.Start(); err != nil {
 			return s, err

@@ -23,7 +23,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		}
 	}
 	logf("starting PostgreSQL, the emulator and %d instances in %s", n, dir)
-	s, err := StartStack(ctx, bin, root, dir, n, timeScale, c.Power, logf)
+	s, err := StartStack(ctx, bin, root, dir, n, timeScale, Options{Power: c.Power, Preemption: c.Preemption}, logf)
 	if s != nil {
 		defer s.Stop()
 	}
@@ -36,6 +36,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 	if err := s.selfCheck(ctx); err != nil {
 		return nil, err
 	}
+	c.TimeScale = timeScale
 	var out []Result
 	for _, sc := range Scenarios(c) {
 		logf("scenario: %s", sc.Name)
