@@ -257,8 +257,9 @@ func (m *Manager) record(a Agent) *Record {
 // Tick runs, and it sees a state only once the store has it.
 func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	if err := m.store.PutPowerRecord(ctx, *r); err != nil {
+		err = fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
 		*r = old
-		return fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
+		return err
 	}
 	published := *r
 	m.mu.Lock()
