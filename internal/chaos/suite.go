@@ -46,6 +46,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		for _, n := range r.Notes {
 			logf("    %s", n)
 		}
+		logf("    goroutines (go_goroutines of each instance: growth in one that was not restarted is a leak): %s", s.goroutines())
 		out = append(out, r)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
@@ -134,4 +135,33 @@ func (s *Stack) selfCheck(ctx context.Context) error {
 		return fmt.Errorf("self-check: a job cancelled while running: %s %v", r.Summary(), r.Notes)
 	}
 	return nil
+}
+
+// goroutines is each running instance's go_goroutines (its /metrics), with
+// its process id (a new one: it was restarted).
+func (s *Stack) goroutines() string {
+	var out []string
+	for _, in := range s.Instances {
+		in.mu.Lock()
+		cmd := in.cmd
+		in.mu.Unlock()
+		if cmd == nil || !in.Running() {
+			out = append(out, in.ID+" down")
+			continue
+		}
+		n := "?"
+		req, _ := http.NewRequest(http.MethodGet, in.API+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+TokenChaos)
+		if resp, err := quick.Do(req); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+			resp.Body.Close()
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+					n = v
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (pid %d) %s", in.ID, cmd.Process.Pid, n))
+	}
+	return strings.Join(out, ", ")
 }
