@@ -106,6 +106,20 @@ func powerKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	waitCtx(ctx, 2*time.Second)
 	s.Check(ctx, r, load.Stop(), load, c.Settle, s.seen)
 	s.checkPower(ctx, r, c)
+	s.noteRunTimes(ctx, r)
+}
+
+// noteRunTimes notes the measured run times of the finished runs so far
+// (what the learned run-time model learns from), against the jobs' 1 s of
+// wall time (20 simulated seconds) and the estimates.
+func (s *Stack) noteRunTimes(ctx context.Context, r *Result) {
+	var n int
+	var p50, p90, max, est float64
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), 0),
+		coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds), 0), coalesce(max(seconds), 0), coalesce(avg(estimate_seconds), 0)
+		FROM run_history WHERE outcome = 'FINISHED'`).Scan(&n, &p50, &p90, &max, &est); err == nil {
+		r.note("run times measured so far (%d finished runs): p50 %.1f s, p90 %.1f s, max %.1f s (mean estimate %.1f s)", n, p50, p90, max, est)
+	}
 }
 
 // simAgent is what GET /sim/agents shows of an agent.

@@ -14,10 +14,14 @@ import (
 )
 
 // sizedJob is a job of the given size; deadline (seconds from submission)
-// when > 0.
-func sizedJob(id string, executors, cores int, simSeconds, deadline float64) []byte {
+// when > 0. app is its signature for the learned run-time model: the
+// regular jobs (20 s) and the deadline jobs (0.5 s) must not share one with
+// each other or with the load's jobs, or the model, fitted on all of them,
+// predicts the deadline jobs' run time from the long ones' and admission
+// rejects them (seen: "it needs about 33 s even if started now").
+func sizedJob(id, app string, executors, cores int, simSeconds, deadline float64) []byte {
 	spec := map[string]any{
-		"id": id, "name": "chaos-preempt",
+		"id": id, "name": "chaos-preempt", "labels": map[string]string{"sparkpack.io/app": app},
 		"app": map[string]any{"appResource": "local:///opt/spark/examples/jars/spark-examples.jar",
 			"mainClass": "org.apache.spark.examples.SparkPi", "args": []string{"10"}},
 		"executors": executors, "executorCores": cores, "executorMemoryMB": 2048,
@@ -74,19 +78,28 @@ func preemptKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	// cpus.
 	hog := func() {
 		id := uuid.NewString()
-		submit(sizedJob(id, 6, 2, 20/c.timeScale(), 0), id, false)
+		submit(sizedJob(id, "chaos-regular", 6, 2, 20/c.timeScale(), 0), id, false)
 	}
 	for range 8 {
 		hog()
 	}
-	waitCtx(ctx, 3*time.Second)
+	// Until they run (with power management, once the agents they need
+	// have booted): a deadline job that arrives before would simply go
+	// first.
+	for wait := time.Now().Add(time.Minute); time.Now().Before(wait) && ctx.Err() == nil; {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING'`, pq.Array(ids)).Scan(&n); err == nil && n >= 7 {
+			break
+		}
+		waitCtx(ctx, 200*time.Millisecond)
+	}
 	kills := 0
 	deadline := time.Now().Add(time.Duration(c.PreemptKills)*20*time.Second + time.Minute)
 	for round := 0; kills < c.PreemptKills && ctx.Err() == nil && time.Now().Before(deadline); round++ {
 		// Two deadline jobs that need a regular job's room within 15 s.
 		for range 2 {
 			id := uuid.NewString()
-			submit(sizedJob(id, 2, 2, 0.5/c.timeScale(), 15), id, true)
+			submit(sizedJob(id, "chaos-deadline", 2, 2, 0.5/c.timeScale(), 15), id, true)
 		}
 		hog() // keep the cluster full
 		seen := false
@@ -120,6 +133,16 @@ func preemptKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	_ = s.db.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE preemptions > 0), coalesce(sum(preemptions), 0) FROM jobs WHERE id = ANY($1::uuid[])`, pq.Array(ids)).Scan(&evicted, &evictions)
 	_ = s.db.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'REJECTED'`, pq.Array(deadlineIDs)).Scan(&rejected)
 	r.note("%d jobs evicted %d times in all; %d of %d deadline jobs rejected", evicted, evictions, rejected, len(deadlineIDs))
+	if rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT ON (e.job_id) e.reason FROM job_events e JOIN jobs j ON j.id = e.job_id
+		WHERE j.id = ANY($1::uuid[]) AND j.state = 'REJECTED' AND e.to_state = 'REJECTED' ORDER BY e.job_id, e.id DESC LIMIT 3`, pq.Array(deadlineIDs)); err == nil {
+		for rows.Next() {
+			var why string
+			if rows.Scan(&why) == nil {
+				r.note("  rejected: %s", why)
+			}
+		}
+		rows.Close()
+	}
 	if kills == 0 {
 		r.note("NO kill landed on a decided eviction: the scenario did not exercise what it is for")
 	}

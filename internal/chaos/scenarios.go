@@ -133,6 +133,7 @@ func leaderKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	}
 	waitCtx(ctx, 2*time.Second)
 	s.Check(ctx, r, load.Stop(), load, c.Settle, s.seen)
+	s.noteRunTimes(ctx, r)
 }
 
 func splitBrains(ctx context.Context, s *Stack, c Config, r *Result) {
