@@ -58,6 +58,13 @@ func noteError(w http.ResponseWriter, field, msg string) {
 // callers before they get here.
 func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	log := loggerFrom(r.Context())
+	if r.Context().Err() != nil {
+		// The client gave up (its timeout, a closed page) and the read
+		// was cancelled with it: not a server fault, and nobody to answer.
+		log.WithError(err).Info(what + ": the client went away")
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	if errors.Is(err, ErrNoScheduler) {
 		log.WithError(err).Info(what + ": no scheduler to answer")
 		writeUnavailable(w, RetryAfterElection, err.Error()+"; retry in a few seconds")
@@ -71,6 +78,11 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, what string, err er
 	log.WithError(err).Error(what)
 	writeError(w, http.StatusInternalServerError, "", "internal error; the request id in X-Request-Id identifies it in the server log")
 }
+
+// statusClientClosed is what the access log records for a request whose
+// client went away before the answer (nginx's 499): the answer is never
+// read, and it is not a server error.
+const statusClientClosed = 499
 
 // Every 503 carries Retry-After (seconds): how long a client should wait
 // before it tries again.

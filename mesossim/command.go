@@ -37,6 +37,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		perfTruth   = fs.String("perf-truth", "", "time simulated Spark applications by the emulator's performance truth (docs/simulation.md):\n\"derived\" (every signature's hidden parameters from a hash of it) or a truth JSON file; empty: by the\ndriver task's "+DurationLabel+" label (sparkpack's estimate) as before")
 		bootTime    = fs.Duration("boot-time", 60*time.Second, "simulated time from POST /sim/agents/power-on to the agent registering again")
 		unreachable = fs.Duration("unreachable-timeout", 75*time.Second, "how long a powered-off or crashed agent stays listed (inactive) before it is marked unreachable (a real master: 15s x 5 pings)")
+		loseWorkDir = fs.Bool("agents-lose-work-dir", false, "agents lose their work dir over a power cycle: a powered-on agent registers under a new agent id, without its reservations (docs/power.md)")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn, error")
 		showVersion = fs.Bool("version", false, "print the emulated Mesos version and exit")
 		pprofAddr   = fs.String("pprof", "", "address to serve Go's runtime profiles on (/debug/pprof/, e.g. 127.0.0.1:6061); empty disables it")
@@ -104,6 +105,7 @@ Flags:
 		StatusUpdateRetry: *retry, TaskStartDelay: *startDelay, DefaultTaskDuration: *defaultDur,
 		TimeScale: *timeScale, TaskFailureRate: *failRate, TaskLostRate: *lostRate, Seed: *seed,
 		DisableSpark: *noSpark, PerfTruth: truth, Logger: log, BootTime: *bootTime, UnreachableAfter: *unreachable,
+		AgentsLoseWorkDir: *loseWorkDir,
 	})
 	if err != nil {
 		return err

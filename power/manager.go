@@ -271,8 +271,9 @@ func (m *Manager) record(a Agent) *Record {
 // Tick runs, and it sees a state only once the store has it.
 func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	if err := m.store.PutPowerRecord(ctx, *r); err != nil {
+		err = fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
 		*r = old
-		return fmt.Errorf("power: record agent %s as %s: %w", r.AgentID, r.State, err)
+		return err
 	}
 	published := *r
 	m.mu.Lock()
@@ -320,6 +321,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	warm := 0.0
 	var revived []Record
 	for _, a := range agents {
+		a.RegisteredAt = storedTime(a.RegisteredAt)
 		skip, back := m.skipReplacedLocked(a)
 		if skip {
 			continue // an old id of a machine that came back under a new one (still listed a while)
@@ -385,6 +387,13 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	}
 	return firstErr
 }
+
+// storedTime is t as the store keeps it: PostgreSQL's timestamptz holds
+// microseconds (rounding the rest), Mesos gives registration times to the
+// nanosecond. Tick compares registrations at the store's precision, so a
+// record read back by the next leader (up to a microsecond before the
+// master's time) does not take the agent for one that registered again.
+func storedTime(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, present bool, warm *float64, wanted func(Agent) bool) error {
 	listed := present && a.Listed

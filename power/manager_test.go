@@ -465,3 +465,19 @@ func TestStringers(t *testing.T) {
 	}
 	_ = fmt.Sprint(StateOff)
 }
+
+// TestFailedRecordNamesItsState: the error of a step the store could not
+// record names the state it tried to record, not the one the agent stays
+// in (a failed move to draining was logged "record agent a1 as on", while
+// PostgreSQL was down under the chaos suite).
+func TestFailedRecordNamesItsState(t *testing.T) {
+	r := newRig(t, Config{})
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.store.failNext = true
+	err := r.m.Tick(context.Background(), []Agent{a}, nil)
+	if err == nil || !strings.Contains(err.Error(), "record agent a1 as draining") {
+		t.Fatalf("Tick returned %v, want the failed record as draining", err)
+	}
+}

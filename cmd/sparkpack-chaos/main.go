@@ -8,6 +8,8 @@
 // of the product binary.
 //
 //	sparkpack-chaos --bin bin/sparkpack [--instances 3] [--kills 19] [--split-brains 3] ...
+//	sparkpack-chaos --bin bin/sparkpack --power [--power-new-ids] [--power-kills 12] ...
+//	sparkpack-chaos --bin bin/sparkpack --preemption mdf [--preempt-kills 8] ...
 package main
 
 import (
@@ -52,6 +54,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "longest wait for the jobs to end after a scenario")
 	fs.DurationVar(&c.SubmitEvery, "submit-every", 250*time.Millisecond, "pace of the job load")
 	fs.Float64Var(&c.JobSeconds, "job-seconds", 20, "simulated run time of each job")
+	fs.BoolVar(&c.Power.On, "power", false, "run the stack with power management (the emulator's power API): idle agents are powered off and on again for jobs, in every scenario")
+	fs.BoolVar(&c.Power.NewIDs, "power-new-ids", false, "with --power: agents lose their work dir over a power cycle and come back under new agent ids (mesos-sim --agents-lose-work-dir)")
+	fs.IntVar(&c.PowerKills, "power-kills", 12, "with --power: kill -9 of the leader while an agent is draining, powering off or booting (the load comes in waves)")
+	fs.DurationVar(&c.Power.OffAfter, "power-off-after", 3*time.Second, "with --power: serve's --power-off-after (wall time)")
+	fs.StringVar(&c.Preemption, "preemption", "", "run the stack with serve's --preemption (mdf, mlf or srt; empty: off), in every scenario")
+	fs.IntVar(&c.PreemptKills, "preempt-kills", 8, "with --preemption: kill -9 of the leader while a job's eviction is decided (long regular jobs fill the cluster, deadline jobs arrive)")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}

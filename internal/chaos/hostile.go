@@ -137,5 +137,6 @@ func hostile(ctx context.Context, s *Stack, c Config, r *Result) {
 		resp.Body.Close()
 	}
 	waitCtx(ctx, 500*time.Millisecond)
+	s.cancelled[victim] = true // it ends CANCELLED or KILLED: not a breach
 	s.Check(ctx, r, []string{victim}, nil, c.Settle, s.seen)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/lib/pq"
 )
 
 // Result is what one scenario found. Every count but Jobs and Failovers
@@ -23,6 +24,9 @@ type Result struct {
 	Jobs     int // submissions acknowledged (201 or 200)
 	// Lost: acknowledged jobs not stored, or not ended by the end.
 	Lost int
+	// NotFinished: jobs that ended other than FINISHED (the load's jobs
+	// never fail on their own, and nobody cancels them).
+	NotFinished int
 	// Doubled: a task launched twice, or a job that ended twice.
 	Doubled int
 	// Leaked: sparkpack reservations, quotas or tasks left on the
@@ -46,12 +50,17 @@ type Result struct {
 	Failovers []time.Duration
 	// SlowFailovers: failovers over the target.
 	SlowFailovers int
-	Notes         []string
+	// PowerLeft: power management left inconsistent once the cluster is
+	// quiet (Power runs): an agent stuck draining, powering off or
+	// booting; powered off in Mesos but recorded on; deactivated but
+	// recorded on; a record of an agent id Mesos no longer knows.
+	PowerLeft int
+	Notes     []string
 }
 
 // Breaches is the number of breached checks.
 func (r Result) Breaches() int {
-	return r.Lost + r.Doubled + r.Leaked + r.ClientError5xx + r.NoRetryAfter + r.Unauthorised + r.UnwantedFailovers + r.SlowFailovers
+	return r.Lost + r.NotFinished + r.Doubled + r.Leaked + r.PowerLeft + r.ClientError5xx + r.NoRetryAfter + r.Unauthorised + r.UnwantedFailovers + r.SlowFailovers
 }
 
 func (r *Result) note(format string, args ...any) {
@@ -82,6 +91,8 @@ type Load struct {
 	s          *Stack
 	simSeconds float64
 	every      time.Duration
+	// burst and gap (StartWaves): submit for burst, then nothing for gap.
+	burst, gap time.Duration
 
 	mu           sync.Mutex
 	acked        map[string]bool
@@ -99,17 +110,29 @@ func StartLoad(s *Stack, every time.Duration, simSeconds float64) *Load {
 	return l
 }
 
+// StartWaves submits in waves: every `every` for burst, then nothing for
+// gap (the cluster idles, and power management powers agents off), again.
+func StartWaves(s *Stack, every, burst, gap time.Duration, simSeconds float64) *Load {
+	l := &Load{s: s, simSeconds: simSeconds, every: every, burst: burst, gap: gap, acked: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
 func (l *Load) run() {
 	defer close(l.done)
 	var wg sync.WaitGroup
 	t := time.NewTicker(l.every)
 	defer t.Stop()
+	start := time.Now()
 	for i := 0; ; i++ {
 		select {
 		case <-l.stop:
 			wg.Wait()
 			return
 		case <-t.C:
+		}
+		if l.burst > 0 && time.Since(start)%(l.burst+l.gap) >= l.burst {
+			continue
 		}
 		wg.Add(1)
 		go func(i int) {
@@ -212,6 +235,21 @@ func (s *Stack) Check(ctx context.Context, r *Result, ids []string, l *Load, set
 		if i < 5 {
 			r.note("job not ended after %s: %s", settle, o)
 		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, state FROM jobs WHERE id = ANY($1::uuid[]) AND state <> 'FINISHED' AND state IN ('FAILED','KILLED','REJECTED','CANCELLED')`, pq.Array(ids))
+	if err != nil {
+		r.note("cannot read the jobs' final states: %v", err)
+	} else {
+		for rows.Next() {
+			var id, state string
+			if rows.Scan(&id, &state) == nil && !s.cancelled[id] && (state != "REJECTED" || !s.mayReject[id]) {
+				r.NotFinished++
+				var why string
+				_ = s.db.QueryRowContext(ctx, `SELECT coalesce(reason, '') FROM job_events WHERE job_id = $1 ORDER BY id DESC LIMIT 1`, id).Scan(&why)
+				r.note("job %s ended %s: %s", id, state, why)
+			}
+		}
+		rows.Close()
 	}
 	for _, id := range ids {
 		var ends int

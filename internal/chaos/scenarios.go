@@ -31,6 +31,18 @@ type Config struct {
 	// SubmitEvery is the load's pace; JobSeconds each job's simulated run.
 	SubmitEvery time.Duration
 	JobSeconds  float64
+	// Power runs the stack with power management; PowerKills kills of
+	// the leader then land while agents are draining, powering off or
+	// booting (the load comes in waves so that they do).
+	Power      Power
+	PowerKills int
+	// Preemption runs the stack with that eviction policy (serve's
+	// --preemption); PreemptKills kills of the leader then land while a
+	// job's eviction is decided and not yet carried out.
+	Preemption   string
+	PreemptKills int
+	// TimeScale is the emulator's (set by Run).
+	TimeScale float64
 }
 
 // Scenario runs faults against the stack and reports.
@@ -44,6 +56,12 @@ func Scenarios(c Config) []Scenario {
 	var out []Scenario
 	if c.Kills > 0 {
 		out = append(out, Scenario{"leader kill -9", leaderKills})
+	}
+	if c.Power.On && c.PowerKills > 0 {
+		out = append(out, Scenario{"leader kill -9 while agents power off/on", powerKills})
+	}
+	if c.Preemption != "" && c.PreemptKills > 0 {
+		out = append(out, Scenario{"leader kill -9 while jobs are evicted", preemptKills})
 	}
 	if c.SplitBrains > 0 {
 		out = append(out, Scenario{"split brain (SIGSTOP/SIGCONT)", splitBrains})
@@ -115,6 +133,7 @@ func leaderKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	}
 	waitCtx(ctx, 2*time.Second)
 	s.Check(ctx, r, load.Stop(), load, c.Settle, s.seen)
+	s.noteRunTimes(ctx, r)
 }
 
 func splitBrains(ctx context.Context, s *Stack, c Config, r *Result) {

@@ -23,7 +23,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		}
 	}
 	logf("starting PostgreSQL, the emulator and %d instances in %s", n, dir)
-	s, err := StartStack(ctx, bin, root, dir, n, timeScale, logf)
+	s, err := StartStack(ctx, bin, root, dir, n, timeScale, Options{Power: c.Power, Preemption: c.Preemption}, logf)
 	if s != nil {
 		defer s.Stop()
 	}
@@ -36,6 +36,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 	if err := s.selfCheck(ctx); err != nil {
 		return nil, err
 	}
+	c.TimeScale = timeScale
 	var out []Result
 	for _, sc := range Scenarios(c) {
 		logf("scenario: %s", sc.Name)
@@ -45,6 +46,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		for _, n := range r.Notes {
 			logf("    %s", n)
 		}
+		logf("    goroutines (go_goroutines of each instance: growth in one that was not restarted is a leak): %s", s.goroutines())
 		out = append(out, r)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
@@ -55,8 +57,8 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 
 // Summary is the result on one line.
 func (r Result) Summary() string {
-	return fmt.Sprintf("jobs %d (503s met %d, hostile requests %d), lost %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d)",
-		r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers)
+	return fmt.Sprintf("jobs %d (503s met %d, hostile requests %d), lost %d, not finished %d, doubled %d, leaked %d, 5xx for client errors %d, 503 without Retry-After %d, unauthorised %d, unwanted failovers %d, failovers %s (over target %d), power left inconsistent %d",
+		r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.NotFinished, r.Doubled, r.Leaked, r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, FailoverRange(r.Failovers), r.SlowFailovers, r.PowerLeft)
 }
 
 // FailoverRange is "n: min-max (median m)" of the failover times.
@@ -73,11 +75,11 @@ func FailoverRange(d []time.Duration) string {
 // Table writes the results as a Markdown table.
 func Table(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| scenario\t| jobs\t| 503s met\t| hostile requests\t| lost\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| breaches\t|")
-	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
+	fmt.Fprintln(tw, "| scenario\t| jobs\t| 503s met\t| hostile requests\t| lost\t| not finished\t| doubled\t| leaked\t| 5xx for client errors\t| 503 without Retry-After\t| unauthorised\t| unwanted failovers\t| failovers\t| power left\t| breaches\t|")
+	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	for _, r := range results {
-		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t|\n", r.Scenario, r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.Doubled, r.Leaked,
-			r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, strings.ReplaceAll(FailoverRange(r.Failovers), "|", "/"), r.Breaches())
+		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %d\t| %s\t| %d\t| %d\t|\n", r.Scenario, r.Jobs, r.Unavailable, r.Hostile, r.Lost, r.NotFinished, r.Doubled, r.Leaked,
+			r.ClientError5xx, r.NoRetryAfter, r.Unauthorised, r.UnwantedFailovers, strings.ReplaceAll(FailoverRange(r.Failovers), "|", "/"), r.PowerLeft, r.Breaches())
 	}
 	tw.Flush()
 }
@@ -125,8 +127,41 @@ func (s *Stack) selfCheck(ctx context.Context) error {
 	}
 	var r Result
 	s.Check(ctx, &r, []string{id}, nil, time.Minute, s.seen)
+	if r.Lost == 0 && r.NotFinished != 1 {
+		return fmt.Errorf("self-check: the job cancelled while running was not counted as not finished: %s %v", r.Summary(), r.Notes)
+	}
+	r.NotFinished = 0 // it was cancelled
 	if r.Breaches() > 0 {
 		return fmt.Errorf("self-check: a job cancelled while running: %s %v", r.Summary(), r.Notes)
 	}
 	return nil
+}
+
+// goroutines is each running instance's go_goroutines (its /metrics), with
+// its process id (a new one: it was restarted).
+func (s *Stack) goroutines() string {
+	var out []string
+	for _, in := range s.Instances {
+		in.mu.Lock()
+		cmd := in.cmd
+		in.mu.Unlock()
+		if cmd == nil || !in.Running() {
+			out = append(out, in.ID+" down")
+			continue
+		}
+		n := "?"
+		req, _ := http.NewRequest(http.MethodGet, in.API+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+TokenChaos)
+		if resp, err := quick.Do(req); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+			resp.Body.Close()
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+					n = v
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (pid %d) %s", in.ID, cmd.Process.Pid, n))
+	}
+	return strings.Join(out, ", ")
 }
