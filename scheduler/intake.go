@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -94,12 +95,24 @@ func (c *Core) admission(j *Job, now time.Time) (reject, risk string) {
 	}
 	scaled := *j
 	scaled.EstimatedDurationSeconds *= c.cfg.DurationScale
-	c.learnedAdmission(&scaled)
+	p50 := c.learnedAdmission(&scaled)
 	r := Admit(&scaled, now, fits)
 	if r == "" || !fits {
 		return r, ""
 	}
 	if c.cfg.Admission == AdmitFlag {
+		return "", r
+	}
+	// A rejection is final: the model's p90 is its spread, not a verdict.
+	// A job whose median run time still makes its deadline is accepted and
+	// flagged at risk (as waiting jobs are: docs/learning.md); the median
+	// is the one to reject on.
+	if p50 > 0 {
+		med := scaled
+		med.EstimatedDurationSeconds = min(p50, perfmodel.MaxSeconds)
+		if rm := Admit(&med, now, fits); rm != "" {
+			return rm, ""
+		}
 		return "", r
 	}
 	return r, ""

@@ -247,14 +247,17 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // learnedAdmission replaces the (scaled) estimate of a job being admitted
 // by the model's p90 before a plan is known (on the plans its signature
 // usually gets), when the model knows the job: admission decides a
-// deadline.
-func (c *Core) learnedAdmission(j *Job) {
+// deadline. It returns the model's p50 there (0 when the estimate was
+// kept).
+func (c *Core) learnedAdmission(j *Job) (p50 float64) {
 	if c.cfg.Model == nil {
-		return
+		return 0
 	}
 	if p, ok := c.cfg.Model.Predict(RunKeyOf(j), max(1, j.Executors), perfmodel.Placement{}); ok && p.P90 > 0 {
 		j.EstimatedDurationSeconds = min(p.P90, perfmodel.MaxSeconds)
+		return max(0, p.P50)
 	}
+	return 0
 }
 
 // modelLearned reports whether the run-time model learned something since
