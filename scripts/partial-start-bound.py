@@ -44,16 +44,18 @@ def main():
     ap.add_argument("--boot", type=float, default=60, help="boot time in seconds (simulate's default, 60)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
-    logs = [f for f in a.files if "job" in open(f).readline()]
+    def header(f):
+        return next(csv.reader(open(f)), [])
+    logs = [f for f in a.files if "missed" in header(f) and "free_cpus_at_arrival" in header(f)]
     if not logs:
         sys.exit("partial-start-bound: no job log among the files (write one with simulate --job-log FILE.csv)")
     for f in a.files:
-        rows = list(csv.DictReader(open(f)))
-        if not rows or "job" not in rows[0]:
+        if f not in logs:
             continue
+        rows = list(csv.DictReader(open(f)))
         res = None
         i = a.files.index(f)
-        if i + 1 < len(a.files) and "bill_usd" in open(a.files[i + 1]).readline():
+        if i + 1 < len(a.files) and "bill_usd" in header(a.files[i + 1]):
             res = list(csv.DictReader(open(a.files[i + 1])))
         dl = [r for r in rows if r["deadline"] == "true"]
         miss = [r for r in dl if r["missed"] == "true"]
