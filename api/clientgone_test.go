@@ -1,36 +1,18 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestClientGoneIsNotAServerError: a client that gives up while the store
 // reads for it (its timeout, a closed page) cancels the read; that is not
@@ -42,7 +24,7 @@ func (l *lockedBuffer) String() string {
 // says 499 (the client closed the request). A database timeout stays a
 // 503 with Retry-After.
 func TestClientGoneIsNotAServerError(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := logrus.New()
 	log.SetOutput(&logs)
 	log.SetFormatter(&logrus.JSONFormatter{})

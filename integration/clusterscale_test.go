@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/integration/loadgen"
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 	"github.com/sparkpack/sparkpack/mesossim"
 )
 
@@ -35,7 +36,7 @@ func TestClusterAtScale(t *testing.T) {
 	}
 	quiet := logrus.New()
 	quiet.SetLevel(logrus.WarnLevel)
-	quiet.SetOutput(&syncBuffer{})
+	quiet.SetOutput(&syncbuf.Buffer{})
 	// A Mesos master's allocation interval (1 s): offers come in batches.
 	emu := startEmulator(t, mesossim.Config{Cluster: cl, OfferInterval: time.Second, Logger: quiet})
 	sp := startSparkpack(t, emu.URL, e2eDB(t), "--log-level", "info", "--agents-refresh", "2s", "--rate-limit", "0")

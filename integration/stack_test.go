@@ -22,6 +22,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/clusterspec"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 	"github.com/sparkpack/sparkpack/internal/testharness"
 	"github.com/sparkpack/sparkpack/mesossim"
 )
@@ -87,7 +88,7 @@ func startEmulator(t *testing.T, cfg mesossim.Config) *emulator {
 	if cfg.StatusUpdateRetry == 0 {
 		cfg.StatusUpdateRetry = 500 * time.Millisecond
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	if cfg.Logger == nil {
 		l := logrus.New()
 		l.SetOutput(logs)
@@ -125,24 +126,6 @@ func startEmulator(t *testing.T, cfg mesossim.Config) *emulator {
 	}
 	t.Cleanup(func() { cancel(); <-done })
 	return &emulator{Master: m, URL: "http://" + addr.String()}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sparkpackProc is a running `sparkpack serve` (internal/testharness).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/pgtest"
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )
@@ -82,7 +83,7 @@ type env struct {
 	native string // the native API on the same store
 	store  *store.Store
 	notes  *notifier
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 }
 
 // notifier records what the scheduler core would hear.
@@ -114,30 +115,13 @@ func (n *notifier) cancels() []string {
 	return append([]string(nil), n.cancelled...)
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // setup serves the protocol wired as serve wires it: Submit and Cancel are
 // a native api.Server's, the logger is a JSON one at level info.
 func setup(t *testing.T) env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := logrus.New()
 	log.SetOutput(logs)
 	log.SetFormatter(&logrus.JSONFormatter{})

@@ -1,7 +1,6 @@
 package realmesos
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 	"github.com/sparkpack/sparkpack/mesossim"
 )
 
@@ -103,7 +103,7 @@ func clusterTarget(c *Cluster) *target {
 // 1) and Mesos' default intervals, so that a scenario takes the same time
 // as on the real cluster.
 func emulatorTarget(t *testing.T) *target {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	l := logrus.New()
 	l.SetOutput(logs)
 	l.SetLevel(logrus.InfoLevel)
@@ -143,23 +143,6 @@ func emulatorTarget(t *testing.T) *target {
 	}
 	tg.logs = func() string { return tail(logs.String(), 60) }
 	return tg
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // onBoth runs a scenario against the real master and the emulator at the

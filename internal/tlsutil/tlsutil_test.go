@@ -1,7 +1,6 @@
 package tlsutil
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/sparkpack/sparkpack/internal/syncbuf"
 )
 
 func write(t *testing.T, path string, b []byte) {
@@ -31,23 +30,6 @@ func write(t *testing.T, path string, b []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func issue(t *testing.T, ca *CA, hosts ...string) ([]byte, []byte) {
@@ -112,7 +94,7 @@ func TestTLSRoundTripAndReload(t *testing.T) {
 	write(t, keyFile, k1)
 	write(t, caFile, ca.CertPEM())
 
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := logrus.New()
 	log.SetOutput(logs)
 	r, err := NewReloader(certFile, keyFile, log)
