@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -88,13 +87,7 @@ func powerKills(ctx context.Context, s *Stack, c Config, r *Result) {
 		}
 		sort.Strings(in)
 		waitCtx(ctx, time.Duration(rand.IntN(300))*time.Millisecond)
-		old, _, ok := failover(ctx, s, c, r, syscall.SIGKILL)
-		if old != nil {
-			if err := old.Start(); err != nil {
-				r.note("restart %s: %v", old.ID, err)
-			}
-		}
-		if !ok {
+		if !killLeader(ctx, s, c, r) {
 			continue
 		}
 		kills++

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -115,13 +114,7 @@ func preemptKills(ctx context.Context, s *Stack, c Config, r *Result) {
 			continue
 		}
 		waitCtx(ctx, time.Duration(rand.IntN(200))*time.Millisecond)
-		old, _, ok := failover(ctx, s, c, r, syscall.SIGKILL)
-		if old != nil {
-			if err := old.Start(); err != nil {
-				r.note("restart %s: %v", old.ID, err)
-			}
-		}
-		if ok {
+		if killLeader(ctx, s, c, r) {
 			kills++
 		}
 		waitCtx(ctx, time.Duration(1500+rand.IntN(1500))*time.Millisecond)

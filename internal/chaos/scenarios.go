@@ -79,6 +79,18 @@ func Scenarios(c Config) []Scenario {
 }
 
 // failover kills (or stops) the leader and measures until another leads.
+// killLeader SIGKILLs the leader, restarts it (as a standby), and reports
+// whether another instance took over (failover's ok).
+func killLeader(ctx context.Context, s *Stack, c Config, r *Result) bool {
+	old, _, ok := failover(ctx, s, c, r, syscall.SIGKILL)
+	if old != nil {
+		if err := old.Start(); err != nil {
+			r.note("restart %s: %v", old.ID, err)
+		}
+	}
+	return ok
+}
+
 func failover(ctx context.Context, s *Stack, c Config, r *Result, sig syscall.Signal) (old, new *Instance, ok bool) {
 	old, _ = s.Leader()
 	if old == nil {
@@ -115,13 +127,7 @@ func leaderKills(ctx context.Context, s *Stack, c Config, r *Result) {
 	load := StartLoad(s, c.SubmitEvery, c.JobSeconds)
 	waitCtx(ctx, 2*time.Second)
 	for i := 0; i < c.Kills && ctx.Err() == nil; i++ {
-		old, _, ok := failover(ctx, s, c, r, syscall.SIGKILL)
-		if old != nil {
-			if err := old.Start(); err != nil {
-				r.note("restart %s: %v", old.ID, err)
-			}
-		}
-		if !ok {
+		if !killLeader(ctx, s, c, r) {
 			continue
 		}
 		if i%2 == 0 {
