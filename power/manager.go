@@ -179,6 +179,9 @@ type Manager struct {
 	// ambiguous: hostnames already warned about (several agents could be
 	// the machine that came back), so the warning is not repeated.
 	ambiguous map[string]bool
+	// listed is what Mesos listed at the running Tick (tickMu held): a
+	// power-off checks that no other agent on its machine is in use.
+	listed map[string]Agent
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -339,6 +342,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	for id := range m.recs {
 		ids = append(ids, id)
 	}
+	m.listed = seen
 	repl, ambiguous := replacements(m.recs, seen)
 	forget := forgettable(m.replaced, agents, now, m.cfg.PowerOnTimeout)
 	m.mu.Unlock()
@@ -374,7 +378,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		m.mu.Unlock()
 		a, present := seen[id]
 		var err error
-		if n, ok := repl[id]; ok && (r.State == StateOff || r.State == StateBooting) {
+		if n, ok := repl[id]; ok && r.State != StateOn {
 			err = m.adopt(ctx, now, &r, n, a, present)
 		} else {
 			err = m.step(ctx, now, &r, a, present, &warm, wanted)
@@ -418,6 +422,9 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 		case *warm-a.CPUs < m.cfg.MinWarmCPUs-1e-9:
 			return nil
 		}
+		// The registration it leaves with: what tells a new agent on its
+		// machine (a crash while draining) from an older one.
+		r.RegisteredAt = a.RegisteredAt
 		if err := m.to(ctx, r, StateDraining, fmt.Sprintf("idle for %s", now.Sub(since).Round(time.Second))); err != nil {
 			return err
 		}
@@ -548,6 +555,17 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 	if listed && a.Busy {
 		return m.backOn(ctx, r, a, "work arrived before the power-off")
 	}
+	// The provider powers the machine (by its hostname), not the agent:
+	// another agent listed on it that is at work or on (the machine came
+	// back from a crash under a new id that could not be matched, or it
+	// runs several agents) would go down with it.
+	if other := m.inUseOn(r); other != "" {
+		why := "agent " + other + " on its machine is in use"
+		if listed {
+			return m.backOn(ctx, r, a, why)
+		}
+		return m.to(ctx, r, StateOn, why+"; not powering the machine off")
+	}
 	if m.cfg.Guard != nil {
 		if err := m.cfg.Guard(); err != nil {
 			return fmt.Errorf("power off agent %s not attempted: %w", r.AgentID, err)
@@ -557,6 +575,30 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 		return m.fail(ctx, r, fmt.Errorf("power off agent %s with %s: %w", r.AgentID, m.cfg.Provider.Name(), err))
 	}
 	return m.to(ctx, r, StateOff, "powered off by "+m.cfg.Provider.Name())
+}
+
+// inUseOn is another agent listed on r's hostname that is busy or whose
+// power record is on ("" when none). Tick's step holds tickMu.
+func (m *Manager) inUseOn(r *Record) string {
+	if r.Hostname == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for id, a := range m.listed {
+		if id == r.AgentID || a.Hostname != r.Hostname || !a.Listed {
+			continue
+		}
+		if o := m.recs[id]; a.Busy || o == nil || o.State == StateOn {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	sort.Strings(ids)
+	return ids[0]
 }
 
 func (m *Manager) powerOn(ctx context.Context, r *Record) error {

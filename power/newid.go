@@ -35,8 +35,9 @@ import (
 // refer to it (forgettable).
 
 // replacements decides, from the records and what Mesos shows now, which
-// records of agents that are off or booting came back under a new agent
-// id: the old id is not back (not listed, or listed without a newer
+// records of agents that are off or booting (or draining or powering off
+// and no longer listed: the machine crashed meanwhile) came back under a
+// new agent id: the old id is not back (not listed, or listed without a newer
 // registration: a real master lists an agent that left, inactive, until
 // it is marked unreachable), and exactly one other agent with the same
 // hostname is listed: one that power management has no other state for
@@ -48,10 +49,24 @@ import (
 func replacements(recs map[string]*Record, seen map[string]Agent) (map[string]Agent, []string) {
 	stale := map[string][]*Record{}
 	for _, r := range recs {
-		if r.Hostname == "" || (r.State != StateOff && r.State != StateBooting) {
+		if r.Hostname == "" {
 			continue
 		}
-		if a, ok := seen[r.AgentID]; ok && a.Listed && a.RegisteredAt.After(r.RegisteredAt) {
+		a, ok := seen[r.AgentID]
+		switch r.State {
+		case StateOff, StateBooting:
+		case StateDraining, StatePoweringOff:
+			// Gone from Mesos while power management let it go: a crash
+			// (not our power-off) that came back under a new id is a busy
+			// machine to follow, not to power off. While it is listed it
+			// is our own deactivated agent.
+			if (ok && a.Listed) || r.RegisteredAt.IsZero() {
+				continue
+			}
+		default:
+			continue
+		}
+		if ok && a.Listed && a.RegisteredAt.After(r.RegisteredAt) {
 			continue // back under its own id
 		}
 		stale[r.Hostname] = append(stale[r.Hostname], r)

@@ -325,3 +325,54 @@ func TestReplacedIsForgotten(t *testing.T) {
 		cur = n
 	}
 }
+
+// TestCrashWhileDrainingIsNotPoweredOff: a machine that crashes while power
+// management drains it (or powers it off) and comes back under a new agent
+// id runs a live agent: it is never powered off. Matched (one new agent on
+// its hostname, registered after it), its record follows the new id, on;
+// unmatched (an older agent shares the hostname and is in use), the
+// power-off is given up. Before, the old id, no longer listed, was powered
+// off by hostname: the providers power machines, so the live agent went
+// down with it.
+func TestCrashWhileDrainingIsNotPoweredOff(t *testing.T) {
+	back := registered.Add(time.Hour)
+	for _, c := range []struct {
+		name    string
+		from    State
+		listing []Agent
+		on      string // the id whose record is on afterwards
+		a1      State  // a1's record afterwards ("" forgotten)
+	}{
+		{"draining, back under a new id", StateDraining, []Agent{busy(onHost("a9", "host-a1", back))}, "a9", ""},
+		{"powering off, back under a new id", StatePoweringOff, []Agent{busy(onHost("a9", "host-a1", back))}, "a9", ""},
+		{"draining, an older agent on the hostname at work", StateDraining, []Agent{busy(onHost("a7", "host-a1", registered.Add(-time.Hour)))}, "a7", StateOn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			a1 := idle("a1", 4)
+			r.tick(nil, a1)
+			r.now = r.now.Add(2 * time.Minute)
+			r.tick(nil, a1) // draining
+			if c.from == StatePoweringOff {
+				// The provider fails once: the record stays powering off.
+				r.prov.failures = 1
+				r.tick(nil, drained(a1))
+			}
+			if st := r.store.state("a1"); st != c.from {
+				t.Fatalf("a1 %s before the crash, want %s", st, c.from)
+			}
+			r.prov.took()
+			r.tick(nil, c.listing...)
+			r.tick(nil, c.listing...)
+			if got := r.prov.took(); len(got) != 0 {
+				t.Fatalf("provider calls %v: the machine runs a live agent", got)
+			}
+			if st := r.m.StateOf(c.on); st != StateOn {
+				t.Errorf("%s: %s, want on", c.on, st)
+			}
+			if got, ok := r.m.RecordOf("a1"); ok != (c.a1 != "") || (ok && got.State != c.a1) {
+				t.Errorf("a1's record: %+v (%v), want state %q", got, ok, c.a1)
+			}
+		})
+	}
+}
