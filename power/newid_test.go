@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -374,5 +375,54 @@ func TestCrashWhileDrainingIsNotPoweredOff(t *testing.T) {
 				t.Errorf("a1's record: %+v (%v), want state %q", got, ok, c.a1)
 			}
 		})
+	}
+}
+
+// TestSharedMachineIdleGoesOff: a machine that runs two agents, both idle
+// but not from the same moment (one ran a job a while longer), is powered
+// off. Neither agent is in use: the first one drained waits in
+// powering-off for the other (on, idle: not in use), which drains in turn
+// and powers the machine off. Before, each agent's power-off was given up
+// while the other was on, and the two took turns draining and coming back
+// on: the idle machine was never powered off.
+func TestSharedMachineIdleGoesOff(t *testing.T) {
+	r := newRig(t, Config{OffAfter: 10 * time.Minute})
+	a1, a2 := onHost("a1", "host-x", registered), onHost("a2", "host-x", registered)
+	deact := map[string]bool{}
+	list := func(busyA2 bool) []Agent {
+		var out []Agent
+		for _, a := range []Agent{a1, a2} {
+			if deact[a.ID] {
+				a = drained(a)
+			}
+			if busyA2 && a.ID == "a2" {
+				a = busy(a)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	follow := func() {
+		for _, c := range r.mesos.took() {
+			if id, ok := strings.CutPrefix(c, "drain "); ok {
+				deact[id] = true
+			} else if id, ok := strings.CutPrefix(c, "reactivate "); ok {
+				deact[id] = false
+			}
+		}
+	}
+	// a2 runs a job for the first 5 minutes; then both are idle.
+	var calls []string
+	for i := 0; i < 12*60; i++ { // two hours, one tick per 10 s
+		r.tick(nil, list(i < 30)...)
+		follow()
+		calls = append(calls, r.prov.took()...)
+		if len(calls) > 0 {
+			break
+		}
+		r.now = r.now.Add(10 * time.Second)
+	}
+	if len(calls) == 0 {
+		t.Fatalf("the idle machine was never powered off in two hours: a1 %s, a2 %s", r.m.StateOf("a1"), r.m.StateOf("a2"))
 	}
 }
