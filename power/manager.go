@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -556,11 +557,23 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 		return m.backOn(ctx, r, a, "work arrived before the power-off")
 	}
 	// The provider powers the machine (by its hostname), not the agent:
-	// another agent listed on it that is at work or on (the machine came
-	// back from a crash under a new id that could not be matched, or it
-	// runs several agents) would go down with it.
-	if other := m.inUseOn(r); other != "" {
-		why := "agent " + other + " on its machine is in use"
+	// another agent listed on it that is at work (the machine came back
+	// from a crash under a new id that could not be matched, or it runs
+	// several agents) would go down with it: the power-off is given up.
+	// One that is on and idle may still get work: the power-off waits for
+	// it to drain in turn (its own idle timer; it then powers the machine
+	// off, this agent's record being past on), for at most OffAfter +
+	// DrainTimeout, then is given up. Giving up at once made two idle
+	// agents on a machine take turns draining and coming back on, and the
+	// machine was never powered off.
+	if busy, on := m.inUseOn(r); busy != "" || on != "" {
+		why := "agent " + busy + " on its machine is in use"
+		if busy == "" {
+			if m.cfg.Now().Sub(r.Since) <= m.cfg.OffAfter+m.cfg.DrainTimeout {
+				return nil // waiting for the other agent to drain
+			}
+			why = "agent " + on + " on its machine stayed on"
+		}
 		if listed {
 			return m.backOn(ctx, r, a, why)
 		}
@@ -577,28 +590,34 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 	return m.to(ctx, r, StateOff, "powered off by "+m.cfg.Provider.Name())
 }
 
-// inUseOn is another agent listed on r's hostname that is busy or whose
-// power record is on ("" when none). Tick's step holds tickMu.
-func (m *Manager) inUseOn(r *Record) string {
+// inUseOn is another agent listed on r's hostname that is busy, and one
+// that is not busy but whose power record is on (or that has none), ""
+// when none. Tick's step holds tickMu.
+func (m *Manager) inUseOn(r *Record) (busy, on string) {
 	if r.Hostname == "" {
-		return ""
+		return "", ""
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var ids []string
+	var busyIDs, onIDs []string
 	for id, a := range m.listed {
 		if id == r.AgentID || a.Hostname != r.Hostname || !a.Listed {
 			continue
 		}
-		if o := m.recs[id]; a.Busy || o == nil || o.State == StateOn {
-			ids = append(ids, id)
+		switch o := m.recs[id]; {
+		case a.Busy:
+			busyIDs = append(busyIDs, id)
+		case o == nil || o.State == StateOn:
+			onIDs = append(onIDs, id)
 		}
 	}
-	if len(ids) == 0 {
-		return ""
+	first := func(ids []string) string {
+		if len(ids) == 0 {
+			return ""
+		}
+		return slices.Min(ids)
 	}
-	sort.Strings(ids)
-	return ids[0]
+	return first(busyIDs), first(onIDs)
 }
 
 func (m *Manager) powerOn(ctx context.Context, r *Record) error {
