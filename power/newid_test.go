@@ -426,3 +426,44 @@ func TestSharedMachineIdleGoesOff(t *testing.T) {
 		t.Fatalf("the idle machine was never powered off in two hours: a1 %s, a2 %s", r.m.StateOf("a1"), r.m.StateOf("a2"))
 	}
 }
+
+// TestDrainingBesideABusyAgentSurvivesMasterFailover: a machine runs two
+// agents; a1 drains while a2 is at work. The Mesos master fails over: its
+// agents are listed again only as they register, with new registration
+// times, a2 first. a2, an agent power management knew beside a1, is not
+// a1's machine back under a new id: a1 keeps its record and, once it
+// registers again (still deactivated), goes back on, reactivated. Before,
+// a2 took a1's record (a1 "replaced"), and a1, back, got a new on record
+// while Mesos kept it deactivated: no one reactivated it.
+func TestDrainingBesideABusyAgentSurvivesMasterFailover(t *testing.T) {
+	r := newRig(t, Config{})
+	a1 := onHost("a1", "host-x", registered)
+	a2 := busy(onHost("a2", "host-x", registered.Add(time.Hour)))
+	r.tick(nil, a1, a2)
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, a1, a2)
+	if st := r.store.state("a1"); st != StateDraining {
+		t.Fatalf("a1 %s, want draining", st)
+	}
+	r.mesos.took()
+	// Failover: a2 registers first, a1 later (both with new times).
+	again := registered.Add(3 * time.Hour)
+	a2.RegisteredAt = again
+	r.now = r.now.Add(10 * time.Second)
+	r.tick(nil, a2)
+	r.now = r.now.Add(10 * time.Second)
+	a1.RegisteredAt = again.Add(time.Second)
+	for range 3 {
+		r.tick(nil, drained(a1), a2)
+		r.now = r.now.Add(10 * time.Second)
+	}
+	if got := r.prov.took(); len(got) != 0 {
+		t.Fatalf("provider calls %v: a2 is at work on the machine", got)
+	}
+	if st := r.m.StateOf("a2"); st != StateOn {
+		t.Errorf("a2 %s, want on", st)
+	}
+	if got := r.mesos.took(); !slices.Contains(got, "reactivate a1") || r.m.StateOf("a1") != StateOn {
+		t.Errorf("a1 %s, Mesos calls %v: want it on and reactivated", r.m.StateOf("a1"), got)
+	}
+}
