@@ -324,6 +324,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
 	var revived []Record
+	firstSeen := map[string]bool{}
 	for _, a := range agents {
 		a.RegisteredAt = storedTime(a.RegisteredAt)
 		skip, back := m.skipReplacedLocked(a)
@@ -331,6 +332,9 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 			continue // an old id of a machine that came back under a new one (still listed a while)
 		}
 		seen[a.ID] = a
+		if m.recs[a.ID] == nil {
+			firstSeen[a.ID] = true
+		}
 		r := m.record(a)
 		if back {
 			revived = append(revived, *r)
@@ -345,6 +349,15 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	}
 	m.listed = seen
 	repl, ambiguous := replacements(m.recs, seen)
+	for id, n := range repl {
+		// A draining or powering-off agent's machine is live: an agent
+		// already known beside it is another agent on the machine (a
+		// master that failed over lists them again as they register, with
+		// new registration times), not the machine back under a new id.
+		if st := m.recs[id].State; (st == StateDraining || st == StatePoweringOff) && !firstSeen[n.ID] {
+			delete(repl, id)
+		}
+	}
 	forget := forgettable(m.replaced, agents, now, m.cfg.PowerOnTimeout)
 	m.mu.Unlock()
 	m.warnAmbiguous(ambiguous)
@@ -566,6 +579,11 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 	// DrainTimeout, then is given up. Giving up at once made two idle
 	// agents on a machine take turns draining and coming back on, and the
 	// machine was never powered off.
+	// An agent no longer listed waits too, whatever the other one does: it
+	// is deactivated (by us), and when it registers again (a slow restart,
+	// a master failover) only this state brings it back on, reactivated;
+	// a record put on meanwhile left it deactivated for good. If it never
+	// comes back, the machine goes off with the other agent's power-off.
 	if busy, on := m.inUseOn(r); busy != "" || on != "" {
 		why := "agent " + busy + " on its machine is in use"
 		if busy == "" {
@@ -574,10 +592,10 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 			}
 			why = "agent " + on + " on its machine stayed on"
 		}
-		if listed {
-			return m.backOn(ctx, r, a, why)
+		if !listed {
+			return nil
 		}
-		return m.to(ctx, r, StateOn, why+"; not powering the machine off")
+		return m.backOn(ctx, r, a, why)
 	}
 	if m.cfg.Guard != nil {
 		if err := m.cfg.Guard(); err != nil {

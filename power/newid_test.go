@@ -332,7 +332,8 @@ func TestReplacedIsForgotten(t *testing.T) {
 // id runs a live agent: it is never powered off. Matched (one new agent on
 // its hostname, registered after it), its record follows the new id, on;
 // unmatched (an older agent shares the hostname and is in use), the
-// power-off is given up. Before, the old id, no longer listed, was powered
+// power-off waits (a1 may register again, still deactivated: only
+// powering-off brings it back on, reactivated). Before, the old id, no longer listed, was powered
 // off by hostname: the providers power machines, so the live agent went
 // down with it.
 func TestCrashWhileDrainingIsNotPoweredOff(t *testing.T) {
@@ -346,7 +347,7 @@ func TestCrashWhileDrainingIsNotPoweredOff(t *testing.T) {
 	}{
 		{"draining, back under a new id", StateDraining, []Agent{busy(onHost("a9", "host-a1", back))}, "a9", ""},
 		{"powering off, back under a new id", StatePoweringOff, []Agent{busy(onHost("a9", "host-a1", back))}, "a9", ""},
-		{"draining, an older agent on the hostname at work", StateDraining, []Agent{busy(onHost("a7", "host-a1", registered.Add(-time.Hour)))}, "a7", StateOn},
+		{"draining, an older agent on the hostname at work", StateDraining, []Agent{busy(onHost("a7", "host-a1", registered.Add(-time.Hour)))}, "a7", StatePoweringOff},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, Config{})
