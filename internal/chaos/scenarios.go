@@ -78,7 +78,6 @@ func Scenarios(c Config) []Scenario {
 	return out
 }
 
-// failover kills (or stops) the leader and measures until another leads.
 // killLeader SIGKILLs the leader, restarts it (as a standby), and reports
 // whether another instance took over (failover's ok).
 func killLeader(ctx context.Context, s *Stack, c Config, r *Result) bool {
@@ -91,6 +90,7 @@ func killLeader(ctx context.Context, s *Stack, c Config, r *Result) bool {
 	return ok
 }
 
+// failover kills (or stops) the leader and measures until another leads.
 func failover(ctx context.Context, s *Stack, c Config, r *Result, sig syscall.Signal) (old, new *Instance, ok bool) {
 	old, _ = s.Leader()
 	if old == nil {
