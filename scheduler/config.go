@@ -14,7 +14,9 @@ import (
 type AdmissionMode string
 
 const (
-	// AdmitReject rejects such a job at submission, with the reason (default).
+	// AdmitReject rejects such a job at submission, with the reason (default);
+	// with a run-time model, on its median: one only its p90 misses is
+	// accepted and flagged at risk.
 	AdmitReject AdmissionMode = "reject"
 	// AdmitFlag accepts it and flags it at risk.
 	AdmitFlag AdmissionMode = "accept-and-flag"

@@ -126,7 +126,8 @@ type Decision struct {
 	// Queue: store the job QUEUED at once; the core takes it into its
 	// queue when told (JobSubmitted).
 	Queue bool
-	// AtRisk, with Queue in AdmitFlag mode, is why it risks its deadline.
+	// AtRisk, with Queue, is why it risks its deadline (AdmitFlag mode, or
+	// AdmitReject with a model whose median still makes it).
 	AtRisk string
 	// Reason, with Queue, is the waiting reason the core expects to give
 	// the job at its first pass ("" when it cannot say): stored with the
