@@ -468,3 +468,32 @@ func TestDrainingBesideABusyAgentSurvivesMasterFailover(t *testing.T) {
 		t.Errorf("a1 %s, Mesos calls %v: want it on and reactivated", r.m.StateOf("a1"), got)
 	}
 }
+
+// TestSharedMachineWaitIsBounded: a1 drained for a power-off while the
+// other agent on its machine stays on and idle (kept on for the warm pool)
+// does not stay deactivated for good: after OffAfter + DrainTimeout it is
+// back on, reactivated, and the machine is never powered off.
+func TestSharedMachineWaitIsBounded(t *testing.T) {
+	r := newRig(t, Config{OffAfter: 10 * time.Minute, MinWarmCPUs: 4})
+	a1, a2 := onHost("a1", "host-x", registered), onHost("a2", "host-x", registered)
+	deact := false
+	var mesos []string
+	for i := 0; i < 6*40; i++ { // 40 minutes, one tick per 10 s
+		l1 := a1
+		if deact {
+			l1 = drained(a1)
+		}
+		r.tick(nil, l1, a2)
+		for _, c := range r.mesos.took() {
+			mesos = append(mesos, c)
+			deact = c == "drain a1" || (deact && c != "reactivate a1")
+		}
+		if got := r.prov.took(); len(got) != 0 {
+			t.Fatalf("provider calls %v: a2 is on", got)
+		}
+		r.now = r.now.Add(10 * time.Second)
+	}
+	if !slices.Contains(mesos, "reactivate a1") {
+		t.Errorf("a1 never reactivated (Mesos calls %v); a1 %s", mesos, r.m.StateOf("a1"))
+	}
+}
