@@ -199,7 +199,9 @@ func TestReplacedIDRegistersAgain(t *testing.T) {
 	}
 	r.now = r.now.Add(time.Hour)
 	back := rebooted(a1)
-	r.tick(nil, back, other)
+	if err := r.m.Tick(context.Background(), []Agent{back, other}, nil); err != nil {
+		t.Fatalf("the Tick that finds a1 registered again: %v", err)
+	}
 	r.tick(nil, back, other)
 	if r.m.ReplacedBy("a1") != "" || r.m.Unavailable("a1") || r.m.Failed("a1") || r.m.StateOf("a1") != StateOn {
 		t.Fatalf("a1 registered again: replaced by %q, unavailable %v, failed %v, %s; want an agent on like any other",
@@ -495,5 +497,47 @@ func TestSharedMachineWaitIsBounded(t *testing.T) {
 	}
 	if !slices.Contains(mesos, "reactivate a1") {
 		t.Errorf("a1 never reactivated (Mesos calls %v); a1 %s", mesos, r.m.StateOf("a1"))
+	}
+}
+
+// TestSharedMachineWaitEndsOnTime: the power-off of a1, waiting for the
+// other agent on its machine (kept on and idle), waits exactly OffAfter +
+// DrainTimeout from when it began: still waiting at that instant, given up
+// (a1 back on, reactivated) just after.
+func TestSharedMachineWaitEndsOnTime(t *testing.T) {
+	r := newRig(t, Config{OffAfter: 10 * time.Minute, MinWarmCPUs: 4})
+	a1, a2 := onHost("a1", "host-x", registered), onHost("a2", "host-x", registered)
+	r.tick(nil, a1, a2)
+	r.now = r.now.Add(11 * time.Minute)
+	r.tick(nil, a1, a2) // a1 drains; a2 is kept for the warm floor
+	r.tick(nil, drained(a1), a2)
+	rec, _ := r.m.RecordOf("a1")
+	if rec.State != StatePoweringOff || len(r.prov.took()) != 0 {
+		t.Fatalf("a1 %s, want powering off and waiting for a2", rec.State)
+	}
+	r.mesos.took()
+	limit := r.m.cfg.OffAfter + r.m.cfg.DrainTimeout
+	r.now = rec.Since.Add(limit)
+	r.tick(nil, drained(a1), a2)
+	if st := r.m.StateOf("a1"); st != StatePoweringOff || slices.Contains(r.mesos.took(), "reactivate a1") {
+		t.Fatalf("at OffAfter + DrainTimeout (%s): a1 %s, want still waiting", limit, st)
+	}
+	r.now = r.now.Add(time.Second)
+	r.tick(nil, drained(a1), a2)
+	if st := r.m.StateOf("a1"); st != StateOn || !slices.Contains(r.mesos.took(), "reactivate a1") {
+		t.Fatalf("past OffAfter + DrainTimeout: a1 %s, want back on, reactivated", st)
+	}
+}
+
+// TestForgettableAtTheHorizon: a replaced id is forgotten once this
+// process has known its replacement for the horizon, at that instant.
+func TestForgettableAtTheHorizon(t *testing.T) {
+	known := registered
+	rep := map[string]replacement{"a1": {by: "a9", known: known}}
+	if got := forgettable(rep, nil, known.Add(time.Minute-time.Nanosecond), time.Minute); len(got) != 0 {
+		t.Fatalf("before the horizon: %v", got)
+	}
+	if got := forgettable(rep, nil, known.Add(time.Minute), time.Minute); !slices.Equal(got, []string{"a1"}) {
+		t.Fatalf("at the horizon: %v, want [a1]", got)
 	}
 }
