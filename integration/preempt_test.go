@@ -133,8 +133,10 @@ func preemptionScenario(t *testing.T, crash bool) {
 	var facts string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+hog+`"`, nil),
-		chromedp.WaitVisible(`#job-facts [data-fact="preempted"]`, chromedp.ByQuery),
-		chromedp.Text(`#job-facts [data-fact="preempted"]`, &facts, chromedp.ByQuery))
+		// Read in the page (the facts are rebuilt at every refresh:
+		// chromedp.Text on a node just replaced read its text as "" once).
+		chromedp.Poll(`(document.querySelector('#job-facts [data-fact="preempted"]') || {}).textContent || false`, &facts,
+			chromedp.WithPollingTimeout(25*time.Second)))
 	if !strings.HasPrefix(facts, "1 time, ") || !strings.Contains(facts, "of work lost") {
 		t.Errorf("job page says %q about the eviction", facts)
 	}
