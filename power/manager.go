@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -608,36 +607,6 @@ func (m *Manager) powerOff(ctx context.Context, r *Record, a Agent, listed bool)
 	return m.to(ctx, r, StateOff, "powered off by "+m.cfg.Provider.Name())
 }
 
-// inUseOn is another agent listed on r's hostname that is busy, and one
-// that is not busy but whose power record is on (or that has none), ""
-// when none. Tick's step holds tickMu.
-func (m *Manager) inUseOn(r *Record) (busy, on string) {
-	if r.Hostname == "" {
-		return "", ""
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var busyIDs, onIDs []string
-	for id, a := range m.listed {
-		if id == r.AgentID || a.Hostname != r.Hostname || !a.Listed {
-			continue
-		}
-		switch o := m.recs[id]; {
-		case a.Busy:
-			busyIDs = append(busyIDs, id)
-		case o == nil || o.State == StateOn:
-			onIDs = append(onIDs, id)
-		}
-	}
-	first := func(ids []string) string {
-		if len(ids) == 0 {
-			return ""
-		}
-		return slices.Min(ids)
-	}
-	return first(busyIDs), first(onIDs)
-}
-
 func (m *Manager) powerOn(ctx context.Context, r *Record) error {
 	if m.cfg.Guard != nil {
 		if err := m.cfg.Guard(); err != nil {
@@ -660,10 +629,6 @@ func (m *Manager) powerOn(ctx context.Context, r *Record) error {
 	old := *r
 	r.Requested = true
 	return m.put(ctx, r, old)
-}
-
-func targetOf(r *Record) Target {
-	return Target{AgentID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes}
 }
 
 // PowerOn is the scheduler core's Provisioner call for an agent a plan
