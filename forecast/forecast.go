@@ -131,6 +131,16 @@ func finiteNonNeg(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) &
 // stored it may run a little ahead of the one that fits.
 const ClockSkew = time.Minute
 
+// Bounds past which a history entry is taken for corrupt: no Mesos
+// cluster runs a job this large or this long, and keeping sizes this far
+// below the float range keeps every forecast (a count times a mean size)
+// finite.
+const (
+	MaxJobCPUs    = 1e6
+	MaxJobMemMB   = 1e10
+	MaxRunSeconds = 10 * 365 * 24 * 3600
+)
+
 // valid reports whether a history entry can be used, and why not.
 func valid(j Job, now time.Time) string {
 	switch {
@@ -144,6 +154,12 @@ func valid(j Job, now time.Time) string {
 		return "executor size not a non-negative number"
 	case !finiteNonNeg(j.RunSeconds):
 		return "run time not a non-negative number"
+	case j.CPUs > MaxJobCPUs || j.ExecutorCPUs > MaxJobCPUs:
+		return fmt.Sprintf("cpus above %g", float64(MaxJobCPUs))
+	case j.MemMB > MaxJobMemMB || j.ExecutorMemMB > MaxJobMemMB:
+		return fmt.Sprintf("memory above %g MB", float64(MaxJobMemMB))
+	case j.RunSeconds > MaxRunSeconds:
+		return fmt.Sprintf("run time above %g s", float64(MaxRunSeconds))
 	}
 	return ""
 }

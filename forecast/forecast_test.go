@@ -271,9 +271,16 @@ func FuzzFit(f *testing.F) {
 		}
 		for _, span := range []time.Duration{0, time.Minute, time.Hour, 30 * 24 * time.Hour} {
 			d := m.Expect(now, now.Add(span))
-			for _, x := range []float64{d.Jobs, d.CPUs, d.MemMB, d.DeadlineJobs, d.CPUSeconds, d.JobsP10, d.JobsP50, d.JobsP90, d.Excess(3)} {
+			xs := []float64{d.Jobs, d.CPUs, d.MemMB, d.DeadlineJobs, d.CPUSeconds, d.JobsP10, d.JobsP50, d.JobsP90, d.Excess(3),
+				d.CPUsP90, d.MemMBP90, d.ExecCPUs, d.ExecMemMB}
+			for _, x := range append(xs, d.JobCPUs...) {
 				if !finiteNonNeg(x) {
 					t.Fatalf("forecast %v over %s: %+v", x, span, d)
+				}
+			}
+			for _, x := range d.Slacks {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("slack %v: %+v", x, d)
 				}
 			}
 		}
