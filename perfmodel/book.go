@@ -264,10 +264,13 @@ func (b *Book) Predict(sig, app string, q Query) (Prediction, error) {
 	if e := b.sigs[sig]; e != nil && e.fit != nil && len(e.runs) >= MinRuns {
 		p := fromFit(e.fit, q, LevelSignature, 1)
 		// In-sample residuals flatter a model; its errors on runs it had
-		// not seen are the honest spread when they are wider.
+		// not seen are the honest spread when they are wider. Their p90
+		// takes them for log-normal, which overshoots a skewed or
+		// bimodal spread (runs of 1 s and 20 s put it at 50 s): it is
+		// not taken above the slowest run the model has seen.
 		if s := e.onlineSigma(); s > p.Sigma {
 			p.Sigma = s
-			p.P90 = max(p.P90, p.P50*math.Exp(1.2816*s))
+			p.P90 = max(p.P90, p.P50*math.Exp(min(1.2816*s, e.fit.worst)))
 		}
 		return p, nil
 	}

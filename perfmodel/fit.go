@@ -83,6 +83,10 @@ type Fit struct {
 	cands uint16
 	// placeFree: the sensitivities were fitted, not kept at the prior.
 	placeFree bool
+	// worst is the log of the largest actual / p50-predicted ratio among
+	// the fitted runs, inflated as the p90 is: the slowest run the model
+	// has seen, on its own terms.
+	worst float64
 }
 
 type point struct {
@@ -494,7 +498,7 @@ func (f *Fit) residuals(pts []point, th [4]float64) {
 		logs[i] = -math.Log(z)
 	}
 	f.MAPE = 100 * ape / float64(len(pts))
-	f.P50, f.P90, f.Sigma = spread(logs, SignatureP90, nExps(f.Form)+nLinear(f.Form))
+	f.P50, f.P90, f.Sigma, f.worst = spread(logs, SignatureP90, nExps(f.Form)+nLinear(f.Form))
 }
 
 // RefitLinear is prev refitted to runs without a search: the curve's
@@ -531,9 +535,10 @@ func RefitLinear(runs []Run, prev *Fit) (Fit, bool) {
 const priorRuns = 5
 
 // spread is the shrunk median and 90th percentile factors and the log
-// spread of log residuals; prior90 is the prior's p90 factor (its log
+// spread of log residuals, and the log of the largest residual over the
+// p50 factor (inflated alike); prior90 is the prior's p90 factor (its log
 // spread is taken as ln(prior90) / 1.2816, a log-normal's).
-func spread(logs []float64, prior90 float64, params int) (p50, p90, sigma float64) {
+func spread(logs []float64, prior90 float64, params int) (p50, p90, sigma, worst float64) {
 	s := slices.Clone(logs)
 	slices.Sort(s)
 	n := float64(len(s))
@@ -557,7 +562,10 @@ func spread(logs []float64, prior90 float64, params int) (p50, p90, sigma float6
 	p50 = math.Exp(w * med)
 	p90 = p50 * math.Exp(w*q90+(1-w)*lp)
 	sigma = w*sd + (1-w)*lp/1.2816
-	return p50, p90, sigma
+	if len(s) > 0 {
+		worst = max(0, s[len(s)-1]-med)*infl + (1-w)*med
+	}
+	return p50, p90, sigma, worst
 }
 
 // quantile of sorted xs with linear interpolation.
