@@ -28,9 +28,10 @@ import (
 //     team's waiting deadline jobs, up to what is left of its guarantee):
 //     room another team is owed is never given to a team beyond its own.
 //     The check is on cpus and memory in aggregate, and then on executor
-//     slots (protectSlots): the owed jobs' executors must still fit on the
-//     agents, whole, where they fit before the job (free room summed over
-//     agents holds no executor when it is spread thin).
+//     slots (protectSlots, on the plan the job would start with): the owed
+//     jobs' executors must still fit on the agents, whole, where they fit
+//     before the job (free room summed over agents holds no executor when
+//     it is spread thin).
 //
 // A job's footprint is its executors' cpus and memory plus its driver's,
 // and a team's usage the footprints of its jobs that hold resources.
@@ -57,6 +58,11 @@ type teamPass struct {
 	heldDeadline int
 	// started: owed deadline entries the pass started (no longer owed).
 	started map[*Entry]bool
+	// slotsDue is the deadline entry teamHold let through past its
+	// team's guarantee: try checks its executor slots on the plan it
+	// makes (slotHold), so that the job is placed once, and only when
+	// nothing else holds it (its budget, its start time).
+	slotsDue *Entry
 }
 
 // teamState is one team in a pass.
@@ -193,6 +199,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 	if tp == nil {
 		return false
 	}
+	tp.slotsDue = nil
 	ts := tp.team(e.Team)
 	t := &ts.t
 	if !t.HasMax() && (e.DeadlineAt == nil || tp.noneOwed()) {
@@ -212,7 +219,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 		// that does not waits, or starts on agents powered on for it).
 		reason = tp.protect(e.Team, fp)
 		if reason == "" {
-			reason = p.protectSlots(e)
+			tp.slotsDue = e // on the plan try makes (slotHold)
 		}
 	}
 	if reason == "" {
