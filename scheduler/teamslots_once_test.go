@@ -255,3 +255,181 @@ func TestTeamPassInvariants(t *testing.T) {
 		t.Errorf("only %d passes held a job for another team's executor slots: the generator misses the case", risky)
 	}
 }
+
+// TestPassInvariantsWide (property): as TestTeamPassInvariants, over
+// passes that also boot agents (boot-aware placement, agents booting),
+// evict running jobs (a preemption policy, teams reclaiming their
+// guarantee) and hold teams at their maximum. In every pass:
+//   - no job is decided twice, and the policy never places one job twice
+//     on the same room;
+//   - a start's agents are agents that are on, or off ones its plan powers
+//     on; a power-on's agents are off (not on, not booting);
+//   - an eviction's victims are running jobs the pass was given, not being
+//     evicted already, and no job is evicted by two decisions;
+//   - the starts' executors fit the agents' free room.
+func TestPassInvariantsWide(t *testing.T) {
+	seen := map[string]int{} // what the passes decided, so that none of the cases is missed
+	for seed := int64(1); seed <= 4000; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		names := []string{"", "g", "h", "x"}
+		var lines []string
+		for _, n := range names[1:] {
+			var l []string
+			g := 0
+			if rng.Intn(2) == 0 {
+				g = 2 + rng.Intn(14)
+				l = append(l, fmt.Sprintf("guaranteed-cpus=%d", g))
+			}
+			if rng.Intn(4) == 0 {
+				l = append(l, fmt.Sprintf("max-cpus=%d", g+4+rng.Intn(20)))
+			}
+			if len(l) > 0 {
+				lines = append(lines, n+" "+strings.Join(l, " "))
+			}
+		}
+		if len(lines) == 0 {
+			lines = append(lines, "g weight=2")
+		}
+		cfg := teamsOf(t, strings.Join(lines, "\n"))
+		var on, standby []placement.Agent
+		var booting []BootingAgent
+		kind := map[string]string{}
+		for i := 0; i < 2+rng.Intn(5); i++ {
+			a := agent(fmt.Sprintf("a%d", i), float64(4+4*rng.Intn(4)), float64(8192*(1+rng.Intn(4))), 0.2)
+			a.FreeCPUs, a.FreeMemMB = a.CPUs, a.MemMB
+			switch rng.Intn(6) {
+			case 0:
+				kind[a.ID] = "off"
+				standby = append(standby, a)
+			case 1:
+				kind[a.ID] = "booting"
+				booting = append(booting, BootingAgent{Agent: a, ReadyAt: t0.Add(time.Duration(5+rng.Intn(50)) * time.Second)})
+				b := a
+				b.FreeCPUs, b.FreeMemMB = 0, 0
+				standby = append(standby, b)
+			default:
+				kind[a.ID] = "on"
+				on = append(on, a)
+			}
+		}
+		// Running jobs, placed on the agents that are on.
+		var running []runningJob
+		runningAt := map[string]bool{}
+		for i := 0; i < rng.Intn(6) && len(on) > 0; i++ {
+			k := rng.Intn(len(on))
+			a := &on[k]
+			cpus := float64(1 + rng.Intn(3))
+			if a.FreeCPUs < cpus || a.FreeMemMB < 2048 {
+				continue
+			}
+			a.FreeCPUs -= cpus
+			a.FreeMemMB -= 2048
+			a.Active = true
+			id := fmt.Sprintf("r%d", i)
+			started := t0.Add(-time.Duration(1+rng.Intn(60)) * time.Minute)
+			r := runningJob{id: id, state: Running, startedAt: &started, estimate: time.Duration(10+rng.Intn(60)) * time.Minute,
+				team: names[rng.Intn(len(names))], plan: &placement.Plan{Assignments: []placement.Assignment{{AgentID: a.ID, Executors: 1}}},
+				demand: placement.Demand{JobID: id, Executors: 1, CPUs: cpus, MemMB: 2048}, driverCPUs: 1, driverMemMB: 1024}
+			if rng.Intn(3) == 0 {
+				dl := t0.Add(time.Duration(30+rng.Intn(120)) * time.Minute)
+				r.deadline = &dl
+			}
+			running = append(running, r)
+			runningAt[id] = true
+		}
+		onAt := map[string]int{}
+		for i := range on {
+			onAt[on[i].ID] = i
+		}
+		var dj, rj []Job
+		for i := 0; i < 2+rng.Intn(10); i++ {
+			j := mkJob(fmt.Sprintf("j%02d", i), 1+rng.Intn(3), 1+rng.Intn(5), inTeam(names[rng.Intn(len(names))]),
+				submittedAt(-time.Duration(rng.Intn(100))*time.Second))
+			j.ExecutorMemoryMB = 512 + 512*rng.Intn(8)
+			if rng.Intn(2) == 0 {
+				withEstimate(time.Duration(5+rng.Intn(60)) * time.Minute)(&j)
+			}
+			if rng.Intn(3) > 0 {
+				withDeadline(time.Duration(10+rng.Intn(120)) * time.Minute)(&j)
+				if rng.Intn(8) == 0 {
+					withNotBefore(time.Duration(1+rng.Intn(20)) * time.Minute)(&j)
+				}
+				dj = append(dj, j)
+			} else {
+				rj = append(rj, j)
+			}
+		}
+		pol := []string{"bfd", "firstfit", "dap", "spread", "consolidate"}[rng.Intn(5)]
+		pre := []PreemptionPolicy{PreemptNone, PreemptMDF, PreemptMLF, PreemptSRT}[rng.Intn(4)]
+		d := testDecider(t, Config{Policy: pol, DriverRoom: rng.Intn(2) == 0, Preemption: pre})
+		pc := &placeCounter{Policy: d.policy, n: map[string]int{}}
+		d.policy = pc
+		in := passInput{now: t0, snap: placement.Snapshot{Agents: on}, standby: standby, full: true, running: running,
+			deadline: entriesOf(dj...), regular: entriesOf(rj...), teams: cfg}
+		if rng.Intn(2) == 0 {
+			in.boot = BootState{BootTime: 60 * time.Second, Booting: booting}
+		}
+		in.deadlineAll, in.deadlineQueued = in.deadline, len(in.deadline)
+		tag := fmt.Sprintf("seed %d (%s, %s, boot %v)", seed, pol, pre, in.boot.BootTime)
+		ds := d.decide(in).decisions
+		decided := map[*Entry]bool{}
+		evicted := map[string]bool{}
+		free := slices.Clone(on)
+		for _, dc := range ds {
+			if decided[dc.entry] {
+				t.Fatalf("%s: job %s decided twice in one pass: %q", tag, dc.entry.ID, describe(ds, 0))
+			}
+			decided[dc.entry] = true
+			seen[dc.kind.String()]++
+			if dc.kind == decWait && strings.Contains(dc.wait.text, "to boot") {
+				seen["boot wait"]++
+			}
+			if dc.decisionExtra == nil {
+				continue
+			}
+			if dc.kind == decStart && len(dc.plan.Activated) > 0 {
+				seen["start powering on"]++
+			}
+			for _, id := range dc.powerOn {
+				if kind[id] != "off" {
+					t.Fatalf("%s: job %s powers on %s, which is %q", tag, dc.entry.ID, id, kind[id])
+				}
+			}
+			for _, v := range dc.victims {
+				if !runningAt[v.ID] || evicted[v.ID] {
+					t.Fatalf("%s: job %s evicts %s: not a running job, or evicted already: %q", tag, dc.entry.ID, v.ID, describe(ds, 0))
+				}
+				evicted[v.ID] = true
+			}
+			if dc.kind != decStart {
+				continue
+			}
+			for _, as := range dc.plan.Assignments {
+				i, isOn := onAt[as.AgentID]
+				if !isOn {
+					if kind[as.AgentID] != "off" || !slices.Contains(dc.plan.Activated, as.AgentID) {
+						t.Fatalf("%s: job %s starts on %s (%q), an agent that is not on and that it does not power on", tag, dc.entry.ID, as.AgentID, kind[as.AgentID])
+					}
+					continue
+				}
+				n := float64(as.Executors)
+				free[i].FreeCPUs -= n * dc.entry.Demand.CPUs
+				free[i].FreeMemMB -= n * dc.entry.Demand.MemMB
+				if free[i].FreeCPUs < -1e-6 || free[i].FreeMemMB < -1e-6 {
+					t.Fatalf("%s: job %s's %d executors overfill %s: %q", tag, dc.entry.ID, as.Executors, as.AgentID, describe(ds, 0))
+				}
+			}
+		}
+		for k, n := range pc.n {
+			if n > 1 {
+				t.Fatalf("%s: the policy placed one job %d times on the same room (%s): %q", tag, n, k, describe(ds, 0))
+			}
+		}
+	}
+	t.Logf("decisions: %v", seen)
+	for _, k := range []string{"start", "wait", "evict", "power-on", "start powering on", "boot wait"} {
+		if seen[k] < 5 {
+			t.Errorf("only %d decisions %q: the generator misses the case", seen[k], k)
+		}
+	}
+}
