@@ -214,7 +214,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 			// the same: the maximum may be raised).
 			reason += fmt.Sprintf(": the job alone needs %g cpus and %g MiB, more than the team's maximum", fp.CPUs, fp.MemMB)
 		}
-	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
+	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil && !p.heldByTry(e) {
 		// Only a job that fits the powered-on agents takes their room (one
 		// that does not waits, or starts on agents powered on for it).
 		reason = tp.protect(e.Team, fp)
@@ -228,6 +228,18 @@ func (p *passRun) teamHold(e *Entry) bool {
 	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
 	p.wait(&dc)
 	return true
+}
+
+// heldByTry: try keeps e waiting whatever the room, for its team's budget
+// or for its start time (a job that fits the agents on now waits for it):
+// the protection of other teams' room does not judge it, so that it says
+// why it waits, and one waiting for its start time waits by choice
+// (regular jobs do not wait behind it).
+func (p *passRun) heldByTry(e *Entry) bool {
+	if _, held := p.in.budgetHeld[e.Team]; held {
+		return true
+	}
+	return e.NotBefore != nil && e.NotBefore.After(p.now)
 }
 
 // limitReason is the team's reason at its maximum of resource, made once

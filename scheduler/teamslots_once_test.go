@@ -433,3 +433,47 @@ func TestPassInvariantsWide(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectHeldJobNotJudged: the team protection's aggregate check
+// (protect) does not judge a deadline job that waits for its start time
+// or for its team's budget either: the job says why it waits, and one
+// waiting for its start time waits by choice, so regular jobs do not wait
+// behind it. x1 (3 cpus and a 1-cpu driver) would leave 4 of a1's 8 free
+// cpus, less than g1's 5 (owed, within g's guarantee).
+func TestProtectHeldJobNotJudged(t *testing.T) {
+	agents := []placement.Agent{agent("a1", 8, 65536, 0.24)}
+	for _, c := range []struct {
+		name   string
+		x1     Job
+		budget map[string]string
+		want   []string
+	}{{
+		name: "not held",
+		x1:   mkJob("x1", 1, 3, inTeam("x"), withDeadline(time.Hour)),
+		want: []string{"wait x1: team x past its guarantee: the room left is kept for the guaranteed deadline jobs of team g", "start g1 on a1x1", "wait r1: deadline jobs first [skipped]"},
+	}, {
+		name: "start time ahead",
+		x1:   mkJob("x1", 1, 3, inTeam("x"), withDeadline(time.Hour), withNotBefore(10*time.Minute)),
+		want: []string{"wait x1: waiting for its start time 10:10 UTC", "start g1 on a1x1", "start r1 on a1x1"},
+	}, {
+		name:   "team budget",
+		x1:     mkJob("x1", 1, 3, inTeam("x"), withDeadline(time.Hour)),
+		budget: map[string]string{"x": "team x at its budget"},
+		want:   []string{"wait x1: team x at its budget", "start g1 on a1x1", "start r1 on a1x1"},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(t, Config{Policy: "firstfit"})
+			in := passInput{now: t0, snap: snapOf(agents, "a1=8"), full: true, budgetHeld: c.budget,
+				deadline: entriesOf(c.x1, mkJob("g1", 1, 4, inTeam("g"), withDeadline(2*time.Hour))),
+				regular:  entriesOf(mkJob("r1", 1, 2))}
+			in.deadlineQueued = len(in.deadline)
+			if c.budget != nil {
+				in.deadlineQueued-- // x1's (Core.budgetInput)
+			}
+			in.teams, in.deadlineAll = teamsOf(t, "g guaranteed-cpus=8"), in.deadline
+			if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, c.want) {
+				t.Errorf("\n got  %q\n want %q", got, c.want)
+			}
+		})
+	}
+}
