@@ -370,6 +370,9 @@ func (p *passRun) try(e *Entry) outcome {
 		p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: err.Error()}})
 		return rejected
 	}
+	if p.slotHold(e, plan) {
+		return waited
+	}
 	p.start(e, plan)
 	return started
 }

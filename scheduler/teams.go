@@ -28,9 +28,10 @@ import (
 //     team's waiting deadline jobs, up to what is left of its guarantee):
 //     room another team is owed is never given to a team beyond its own.
 //     The check is on cpus and memory in aggregate, and then on executor
-//     slots (protectSlots): the owed jobs' executors must still fit on the
-//     agents, whole, where they fit before the job (free room summed over
-//     agents holds no executor when it is spread thin).
+//     slots (protectSlots, on the plan the job would start with): the owed
+//     jobs' executors must still fit on the agents, whole, where they fit
+//     before the job (free room summed over agents holds no executor when
+//     it is spread thin).
 //
 // A job's footprint is its executors' cpus and memory plus its driver's,
 // and a team's usage the footprints of its jobs that hold resources.
@@ -57,6 +58,11 @@ type teamPass struct {
 	heldDeadline int
 	// started: owed deadline entries the pass started (no longer owed).
 	started map[*Entry]bool
+	// slotsDue is the deadline entry teamHold let through past its
+	// team's guarantee: try checks its executor slots on the plan it
+	// makes (slotHold), so that the job is placed once, and only when
+	// nothing else holds it (its budget, its start time).
+	slotsDue *Entry
 }
 
 // teamState is one team in a pass.
@@ -193,6 +199,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 	if tp == nil {
 		return false
 	}
+	tp.slotsDue = nil
 	ts := tp.team(e.Team)
 	t := &ts.t
 	if !t.HasMax() && (e.DeadlineAt == nil || tp.noneOwed()) {
@@ -207,12 +214,12 @@ func (p *passRun) teamHold(e *Entry) bool {
 			// the same: the maximum may be raised).
 			reason += fmt.Sprintf(": the job alone needs %g cpus and %g MiB, more than the team's maximum", fp.CPUs, fp.MemMB)
 		}
-	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
+	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil && !p.heldByTry(e) {
 		// Only a job that fits the powered-on agents takes their room (one
 		// that does not waits, or starts on agents powered on for it).
 		reason = tp.protect(e.Team, fp)
 		if reason == "" {
-			reason = p.protectSlots(e)
+			tp.slotsDue = e // on the plan try makes (slotHold)
 		}
 	}
 	if reason == "" {
@@ -221,6 +228,18 @@ func (p *passRun) teamHold(e *Entry) bool {
 	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
 	p.wait(&dc)
 	return true
+}
+
+// heldByTry: try keeps e waiting whatever the room, for its team's budget
+// or for its start time (a job that fits the agents on now waits for it):
+// the protection of other teams' room does not judge it, so that it says
+// why it waits, and one waiting for its start time waits by choice
+// (regular jobs do not wait behind it).
+func (p *passRun) heldByTry(e *Entry) bool {
+	if _, held := p.in.budgetHeld[e.Team]; held {
+		return true
+	}
+	return e.NotBefore != nil && e.NotBefore.After(p.now)
 }
 
 // limitReason is the team's reason at its maximum of resource, made once

@@ -71,11 +71,30 @@ func (tp *teamPass) slotNeeds(ts *teamState) []slotNeed {
 	return ts.needs
 }
 
+// slotHold keeps e waiting when teamHold let it through past its team's
+// guarantee (slotsDue) and plan, the plan try made for it, would leave
+// other teams' owed jobs short of executor slots (protectSlots); it has
+// then recorded e's wait with the reason and returns true. The check is
+// made on the plan e starts with: e is placed once.
+func (p *passRun) slotHold(e *Entry, plan placement.Plan) bool {
+	tp := p.teams
+	if tp == nil || tp.slotsDue != e {
+		return false
+	}
+	tp.slotsDue = nil
+	reason := p.protectSlots(e, plan)
+	if reason == "" {
+		return false
+	}
+	p.wait(&decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}})
+	return true
+}
+
 // protectSlots is why deadline job e, past its team's guarantee, may not
-// start although the summed room allows it: placed, it would leave fewer
+// start with plan although the summed room allows it: it would leave fewer
 // executor slots of some shape than other teams' owed deadline jobs ask
 // for (see above). "" when it may start.
-func (p *passRun) protectSlots(e *Entry) string {
+func (p *passRun) protectSlots(e *Entry, plan placement.Plan) string {
 	tp := p.teams
 	var needs []slotNeed
 	for name, ts := range tp.byName {
@@ -119,11 +138,7 @@ func (p *passRun) protectSlots(e *Entry) string {
 	if len(risks) == 0 {
 		return ""
 	}
-	// Where e would go (the plan try makes next), and what it takes there.
-	plan, err := p.d.policy.Place(p.snap, p.d.demandAt(e, p.now))
-	if err != nil {
-		return "" // it does not start now anyway: try says why
-	}
+	// What e's plan takes on its agents.
 	agents, at := p.ownSnapshot()
 	type after struct{ before, after placement.Agent }
 	var touched []after
