@@ -2,6 +2,7 @@ package power
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 )
+
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // TestPowerLogLinesAreFixed: every power step logs one fixed message per
 // state, with the reason, agent and hostname in fields (a log search for
@@ -54,6 +57,18 @@ func TestPowerLogLinesAreFixed(t *testing.T) {
 			msgs = append(msgs, e.Message)
 		}
 		t.Fatalf("power log lines %q, want %d", msgs, len(want))
+	}
+	// Field names are snake_case like every other field of the product
+	// (a log search for avoid_until found nothing: it was avoidUntil).
+	for _, e := range hook.AllEntries() {
+		for k := range e.Data {
+			if !snakeCase.MatchString(k) {
+				t.Errorf("%q logs the field %q, want snake_case", e.Message, k)
+			}
+		}
+	}
+	if e := got[len(got)-1]; e.Data["avoid_until"] != r.now.Add(30*time.Minute).Format(time.RFC3339) {
+		t.Errorf("the boot timeout logs avoid_until %v, want 30m after the timeout", e.Data["avoid_until"])
 	}
 	for i, w := range want {
 		e := got[i]

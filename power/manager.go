@@ -467,7 +467,7 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			if err := m.put(ctx, r, old); err != nil {
 				return err
 			}
-			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoidUntil": r.AvoidUntil.Format(time.RFC3339)}).
+			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoid_until": r.AvoidUntil.Format(time.RFC3339)}).
 				Warn("agent power: it did not register after its power-on; back to off")
 			return nil
 		}
