@@ -9,6 +9,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
+
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -75,6 +77,54 @@ func TestPowerLogLinesAreFixed(t *testing.T) {
 		reason, _ := e.Data["reason"].(string)
 		if e.Level != w.level || e.Message != w.msg || !strings.HasPrefix(reason, w.reason) || e.Data["agent"] != "a1" || e.Data["hostname"] != "host-a1" {
 			t.Errorf("line %d: %s %q %v, want %s %q with reason %q, agent a1, hostname host-a1", i, e.Level, e.Message, e.Data, w.level, w.msg, w.reason)
+		}
+	}
+}
+
+// TestPowerOnLogsWhy: the "agent power: booting" line names the job whose
+// plan needs the agent and why (scheduler.PowerOnCause in the context), or
+// the warm pool's reason, so that an operator reading the log can answer
+// "why did agent a1 power on?"; with no cause it says a plan needs it.
+func TestPowerOnLogsWhy(t *testing.T) {
+	for _, tc := range []struct {
+		cause    *scheduler.PowerOnCause
+		job, why string
+	}{
+		{&scheduler.PowerOnCause{Job: "job-7", Reason: "a plan needs it: job job-7 starts on it"}, "job-7", "a plan needs it: job job-7 starts on it"},
+		{&scheduler.PowerOnCause{Reason: "warm pool: forecast 2 jobs"}, "", "warm pool: forecast 2 jobs"},
+		{nil, "", "a plan needs it"},
+	} {
+		r := newRig(t, Config{})
+		log, hook := logtest.NewNullLogger()
+		r.cfg.Log = log
+		r.restart()
+		a := idle("a1", 4)
+		r.tick(nil, a)
+		r.now = r.now.Add(61 * time.Second)
+		r.tick(nil, a)
+		r.tick(nil, drained(a))
+		ctx := context.Background()
+		if tc.cause != nil {
+			ctx = scheduler.WithPowerOnCause(ctx, *tc.cause)
+		}
+		if err := r.m.PowerOn(ctx, "a1"); err != nil {
+			t.Fatal(err)
+		}
+		var booting *logrus.Entry
+		for _, e := range hook.AllEntries() {
+			if e.Message == "agent power: booting" {
+				booting = e
+			}
+		}
+		if booting == nil {
+			t.Fatalf("%+v: no booting line", tc.cause)
+		}
+		job, hasJob := booting.Data["job"]
+		if booting.Data["agent"] != "a1" || booting.Data["reason"] != tc.why || (tc.job == "") == hasJob || (hasJob && job != tc.job) {
+			t.Errorf("%+v: booting line %v, want agent a1, job %q, reason %q", tc.cause, booting.Data, tc.job, tc.why)
+		}
+		if rec := r.m.Records()[0]; rec.LastError != tc.why {
+			t.Errorf("%+v: the record says %q, want %q", tc.cause, rec.LastError, tc.why)
 		}
 	}
 }

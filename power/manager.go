@@ -288,8 +288,9 @@ func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	return nil
 }
 
-// to moves r to state s (persisted first).
-func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error {
+// toFor moves r to state s (persisted first) for why, asked by job if
+// not "" (logged as the field job).
+func (m *Manager) toFor(ctx context.Context, r *Record, s State, why, job string) error {
 	old := *r
 	r.State, r.Since, r.Failures = s, m.cfg.Now(), 0
 	if s != StateBooting {
@@ -306,6 +307,9 @@ func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error 
 	f := logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}
 	if why != "" {
 		f["reason"] = why
+	}
+	if job != "" {
+		f["job"] = job
 	}
 	m.log.WithFields(f).Info("agent power: " + string(s))
 	return nil
@@ -651,7 +655,8 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 	}
 	m.marking[agentID] = true
 	m.mu.Unlock()
-	err := m.to(ctx, &r, StateBooting, "a plan needs it")
+	why, job := causeOf(ctx)
+	err := m.toFor(ctx, &r, StateBooting, why, job)
 	m.mu.Lock()
 	delete(m.marking, agentID)
 	m.cond.Broadcast()
