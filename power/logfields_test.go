@@ -45,7 +45,7 @@ func TestPowerLogLinesAreFixed(t *testing.T) {
 		{logrus.InfoLevel, "agent power: powering-off", "deactivated and idle"},
 		{logrus.InfoLevel, "agent power: off", "powered off by fake"},
 		{logrus.InfoLevel, "agent power: booting", "a plan needs it"},
-		{logrus.WarnLevel, "agent power: it did not register after its power-on; back to off", "did not register within 5m0s of the power-on"},
+		{logrus.WarnLevel, "agent power: it did not register after its power-on; back to off, avoided by plans until avoid_until: check the machine and its Mesos agent", "did not register within 5m0s of the power-on"},
 	}
 	var got []*logrus.Entry
 	for _, e := range hook.AllEntries() {
@@ -126,5 +126,34 @@ func TestPowerOnLogsWhy(t *testing.T) {
 		if rec := r.m.Records()[0]; rec.LastError != tc.why {
 			t.Errorf("%+v: the record says %q, want %q", tc.cause, rec.LastError, tc.why)
 		}
+	}
+}
+
+// TestGiveUpPowerOffSaysWhatToDo: the warning that power management gives
+// up powering an agent off names the machine and says what to fix.
+func TestGiveUpPowerOffSaysWhatToDo(t *testing.T) {
+	r := newRig(t, Config{MaxFailures: 2})
+	log, hook := logtest.NewNullLogger()
+	r.cfg.Log = log
+	r.restart()
+	r.prov.failures = 10
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, a)
+	r.tick(nil, drained(a))
+	r.tick(nil, drained(a))
+	if st := r.store.state("a1"); st != StateOn {
+		t.Fatalf("after 2 failed power-offs: %s, want on", st)
+	}
+	var warn *logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if strings.HasPrefix(e.Message, "agent power: giving up") {
+			warn = e
+		}
+	}
+	if warn == nil || warn.Level != logrus.WarnLevel || !strings.Contains(warn.Message, "fix the power provider") ||
+		warn.Data["agent"] != "a1" || warn.Data["hostname"] != "host-a1" || warn.Data[logrus.ErrorKey] == nil {
+		t.Fatalf("give-up line %+v, want a warning naming agent a1, host-a1, the error and what to fix", warn)
 	}
 }

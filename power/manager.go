@@ -472,7 +472,7 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 				return err
 			}
 			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoid_until": r.AvoidUntil.Format(time.RFC3339)}).
-				Warn("agent power: it did not register after its power-on; back to off")
+				Warn("agent power: it did not register after its power-on; back to off, avoided by plans until avoid_until: check the machine and its Mesos agent")
 			return nil
 		}
 		if !r.Requested {
@@ -553,7 +553,8 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 	r.Failures++
 	r.LastError = err.Error()
 	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
-		m.log.WithError(err).WithField("agent", r.AgentID).Warn("agent power: giving up powering it off; it stays on")
+		m.log.WithError(err).WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures}).
+			Warn("agent power: giving up powering it off; it stays on: fix the power provider (the error says why)")
 		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
 			return errors.Join(err, rerr)
 		}
