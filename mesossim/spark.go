@@ -304,8 +304,8 @@ func (m *Master) sparkDriverFor(t *task) *sparkJob {
 	}
 	job := &sparkJob{driver: t, conf: conf, executors: map[*task]float64{}, failures: map[string]int{}}
 	m.sparkJobs[t] = job
-	m.log.WithFields(logrus.Fields{"task": t.id, "role": conf.Role, "coresMax": conf.CoresMax,
-		"executorCores": conf.ExecutorCores, "executorMemMB": conf.ExecutorMemoryMB, "overheadMB": conf.MemoryOverheadMB}).Info("simulated Spark driver launched")
+	m.log.WithFields(logrus.Fields{"task": t.id, "role": conf.Role, "cores_max": conf.CoresMax,
+		"executor_cores": conf.ExecutorCores, "executor_mem_mb": conf.ExecutorMemoryMB, "overhead_mb": conf.MemoryOverheadMB}).Info("simulated Spark driver launched")
 	return job
 }
 

@@ -128,7 +128,7 @@ func (m *Master) sparkTruthMaybeStartLocked(job *sparkJob) {
 	d.finishAt = time.Now().Add(wall)
 	d.timers = append(d.timers, m.afterLocked(wall, func() { m.finishTaskLocked(d) }))
 	m.log.WithFields(logrus.Fields{"task": d.id, "signature": rec.Signature, "executors": len(job.executors), "agents": len(per),
-		"crossShare": b.CrossShare, "busiestLoad": pl.BusiestLoad, "seconds": secs}).Info("simulated Spark application started (performance truth)")
+		"cross_share": b.CrossShare, "busiest_load": pl.BusiestLoad, "seconds": secs}).Info("simulated Spark application started (performance truth)")
 	m.sandboxSparkLocked(job, "SparkContext", "Running Spark application with "+strconv.Itoa(len(job.executors))+" executors on "+strconv.Itoa(len(per))+" agents")
 }
 

@@ -288,8 +288,9 @@ func (m *Manager) put(ctx context.Context, r *Record, old Record) error {
 	return nil
 }
 
-// to moves r to state s (persisted first).
-func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error {
+// toFor moves r to state s (persisted first) for why, asked by job if
+// not "" (logged as the field job).
+func (m *Manager) toFor(ctx context.Context, r *Record, s State, why, job string) error {
 	old := *r
 	r.State, r.Since, r.Failures = s, m.cfg.Now(), 0
 	if s != StateBooting {
@@ -306,6 +307,9 @@ func (m *Manager) to(ctx context.Context, r *Record, s State, why string) error 
 	f := logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}
 	if why != "" {
 		f["reason"] = why
+	}
+	if job != "" {
+		f["job"] = job
 	}
 	m.log.WithFields(f).Info("agent power: " + string(s))
 	return nil
@@ -467,8 +471,8 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			if err := m.put(ctx, r, old); err != nil {
 				return err
 			}
-			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoidUntil": r.AvoidUntil.Format(time.RFC3339)}).
-				Warn("agent power: it did not register after its power-on; back to off")
+			m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "reason": r.LastError, "avoid_until": r.AvoidUntil.Format(time.RFC3339)}).
+				Warn("agent power: it did not register after its power-on; back to off, avoided by plans until avoid_until: check the machine and its Mesos agent")
 			return nil
 		}
 		if !r.Requested {
@@ -549,7 +553,8 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 	r.Failures++
 	r.LastError = err.Error()
 	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
-		m.log.WithError(err).WithField("agent", r.AgentID).Warn("agent power: giving up powering it off; it stays on")
+		m.log.WithError(err).WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures}).
+			Warn("agent power: giving up powering it off; it stays on: fix the power provider (the error says why)")
 		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -651,7 +656,8 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 	}
 	m.marking[agentID] = true
 	m.mu.Unlock()
-	err := m.to(ctx, &r, StateBooting, "a plan needs it")
+	why, job := causeOf(ctx)
+	err := m.toFor(ctx, &r, StateBooting, why, job)
 	m.mu.Lock()
 	delete(m.marking, agentID)
 	m.cond.Broadcast()

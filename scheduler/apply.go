@@ -111,7 +111,7 @@ func (c *Core) applyStart(ctx context.Context, now time.Time, e *Entry, plan pla
 	}
 	c.changed(j, Queued, "started: "+describePlan(plan))
 	for _, ag := range plan.Activated {
-		if err := c.cfg.Provisioner.PowerOn(ctx, ag); err != nil {
+		if err := c.powerOnFor(ctx, ag, id, "starts on it"); err != nil {
 			return c.requeue(ctx, now, e, "could not power on agent "+ag, err)
 		}
 	}

@@ -379,7 +379,7 @@ func maxTime(a, b time.Time) time.Time {
 func (c *Core) applyPowerOn(ctx context.Context, now time.Time, d *decision) error {
 	var err error
 	for _, id := range d.powerOn {
-		if perr := c.cfg.Provisioner.PowerOn(ctx, id); perr != nil {
+		if perr := c.powerOnFor(ctx, id, d.entry.ID, "waits for it to boot"); perr != nil {
 			err = fmt.Errorf("scheduler: power on agent %s for job %s: %w", id, d.entry.ID, perr)
 			c.fullDue = true
 			break

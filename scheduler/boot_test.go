@@ -302,6 +302,9 @@ func TestBootAwareApply(t *testing.T) {
 	if want := "waiting for off1 to boot, ready in 60 s"; j.WaitingReason != want {
 		t.Fatalf("waiting reason %q; want %q", j.WaitingReason, want)
 	}
+	if want := (PowerOnCause{Job: "big", Reason: "a plan needs it: job big waits for it to boot"}); !slices.Equal(bp.causes, []PowerOnCause{want}) {
+		t.Errorf("power-on causes %+v, want %+v", bp.causes, want)
+	}
 	h.clock.Advance(20 * time.Second)
 	h.submit(mkJob("big2", 1, 4, withDeadline(2*time.Hour), withEstimate(10*time.Minute), submittedAt(20*time.Second)))
 	h.schedule()

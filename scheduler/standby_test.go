@@ -13,9 +13,10 @@ import (
 // fakePower is a Standby and a Provisioner: agents in off are powered-off
 // agents a plan may power on.
 type fakePower struct {
-	mu  sync.Mutex
-	off []placement.Agent
-	on  []string
+	mu     sync.Mutex
+	off    []placement.Agent
+	on     []string
+	causes []PowerOnCause // of the agents in on, in order (PowerOnCauseOf)
 }
 
 func (f *fakePower) StandbyAgents() []placement.Agent {
@@ -24,7 +25,7 @@ func (f *fakePower) StandbyAgents() []placement.Agent {
 	return slices.Clone(f.off)
 }
 
-func (f *fakePower) PowerOn(_ context.Context, id string) error {
+func (f *fakePower) PowerOn(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	// Agents that are on already are left as they are (as power.Manager
@@ -32,6 +33,8 @@ func (f *fakePower) PowerOn(_ context.Context, id string) error {
 	for i := range f.off {
 		if f.off[i].ID == id && f.off[i].FreeCPUs > 0 {
 			f.on = append(f.on, id)
+			c, _ := PowerOnCauseOf(ctx)
+			f.causes = append(f.causes, c)
 			f.off[i].FreeCPUs, f.off[i].FreeMemMB = 0, 0
 		}
 	}
@@ -58,6 +61,10 @@ func TestStandbyAgents(t *testing.T) {
 	h.schedule()
 	if st := h.store.get("big").State; st != Reserving || !slices.Equal(fp.on, []string{"off1"}) {
 		t.Fatalf("big job %s, powered on %v; want it placed on off1, powered on", st, fp.on)
+	}
+	// Power management's log line says which job's plan needs it.
+	if want := (PowerOnCause{Job: "big", Reason: "a plan needs it: job big starts on it"}); !slices.Equal(fp.causes, []PowerOnCause{want}) {
+		t.Errorf("power-on causes %+v, want %+v", fp.causes, want)
 	}
 	plan := h.store.plans["big"]
 	if len(plan.Assignments) != 1 || plan.Assignments[0].AgentID != "off1" || !slices.Equal(plan.Activated, []string{"off1"}) {

@@ -85,8 +85,9 @@ type Sources struct {
 	// sizes and expected ends (either may be nil).
 	Waiting func() (cpus, memMB float64)
 	Running func(ctx context.Context) ([]warmpool.Running, error)
-	// PowerOn powers an agent that is off on (power.Manager.PowerOn).
-	PowerOn func(ctx context.Context, agentID string) error
+	// PowerOn powers an agent that is off on (power.Manager.PowerOn);
+	// reason is the plan's, for power management's log line.
+	PowerOn func(ctx context.Context, agentID, reason string) error
 	// Applied, if set, is told about every decision (for the metrics).
 	Applied func(Status)
 }
@@ -217,7 +218,7 @@ func (r *Runner) Step(ctx context.Context) error {
 				reason = d.Reason
 			}
 		}
-		if err := r.src.PowerOn(ctx, id); err != nil {
+		if err := r.src.PowerOn(ctx, id, "warm pool: "+reason); err != nil {
 			errs = append(errs, fmt.Errorf("power on agent %s ahead of the forecast: %w", id, err))
 			continue
 		}

@@ -105,6 +105,7 @@ type fake struct {
 	histErr error
 	agents  []warmpool.Agent
 	powered []string
+	reasons []string // PowerOn's, for power management's log line
 }
 
 func (f *fake) sources() Sources {
@@ -118,8 +119,11 @@ func (f *fake) sources() Sources {
 			}
 			return out, f.histErr
 		},
-		Agents:  func(context.Context) ([]warmpool.Agent, error) { return f.agents, nil },
-		PowerOn: func(_ context.Context, id string) error { f.powered = append(f.powered, id); return nil },
+		Agents: func(context.Context) ([]warmpool.Agent, error) { return f.agents, nil },
+		PowerOn: func(_ context.Context, id, why string) error {
+			f.powered, f.reasons = append(f.powered, id), append(f.reasons, why)
+			return nil
+		},
 	}
 }
 
@@ -241,6 +245,10 @@ func TestRunnerRecurringDeadlineJob(t *testing.T) {
 	}
 	if !slices.Equal(f.powered, []string{"cheap"}) || r.Status().PoweredOnAhead != 1 {
 		t.Fatalf("all off: powered on %v (want [cheap]); plan %+v", f.powered, r.Status().Plan)
+	}
+	// Power management logs why: the plan's reason for the agent.
+	if want := "warm pool: " + r.Status().Plan.PowerOnNow[0].Reason; len(f.reasons) != 1 || f.reasons[0] != want || !strings.Contains(want, "forecast") {
+		t.Errorf("power-on reasons %q, want [%q]", f.reasons, want)
 	}
 
 	// The view: a step behind now shows the actual arrivals.

@@ -39,7 +39,9 @@ func startWarmPool(mc mesosConfig, st *store.Store, core *scheduler.Core, cluste
 		src.Running = func(ctx context.Context) ([]warmpool.Running, error) {
 			return runningJobs(ctx, st, cluster.Agents(), mc.durationScale, time.Now())
 		}
-		src.PowerOn = pm.PowerOn
+		src.PowerOn = func(ctx context.Context, id, why string) error {
+			return pm.PowerOn(scheduler.WithPowerOnCause(ctx, scheduler.PowerOnCause{Reason: why}), id)
+		}
 	}
 	return warmlive.New(cfg, src)
 }
