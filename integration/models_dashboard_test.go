@@ -69,10 +69,10 @@ func TestDashboardModelsPanel(t *testing.T) {
 	var predicted, team string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
-		// The facts are redrawn at every update of the job: read each in one
+		// The facts are redrawn at every update of the job: read in one
 		// evaluation (a node read between a query and its redraw reads "").
-		chromedp.Poll(`(document.querySelector('#job-facts dd[data-fact="predicted"]') || {}).textContent`, &predicted, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Poll(`(document.querySelector('#job-facts dd[data-fact="team"]') || {}).textContent`, &team, chromedp.WithPollingTimeout(20*time.Second)),
+		pageTexts(20*time.Second, textRead{sel: `#job-facts dd[data-fact="predicted"]`, out: &predicted},
+			textRead{sel: `#job-facts dd[data-fact="team"]`, out: &team}),
 	)
 	if team != "analytics" {
 		t.Errorf("job page team: %q; want analytics (from the job's team label)", team)

@@ -136,8 +136,7 @@ func preemptionScenario(t *testing.T, crash bool) {
 		chromedp.Evaluate(`location.hash = "#/jobs/`+hog+`"`, nil),
 		// Read in the page (the facts are rebuilt at every refresh:
 		// chromedp.Text on a node just replaced read its text as "" once).
-		chromedp.Poll(`(document.querySelector('#job-facts [data-fact="preempted"]') || {}).textContent || false`, &facts,
-			chromedp.WithPollingTimeout(25*time.Second)))
+		pageText(`#job-facts [data-fact="preempted"]`, &facts, 25*time.Second))
 	if !strings.HasPrefix(facts, "1 time, ") || !strings.Contains(facts, "of work lost") {
 		t.Errorf("job page says %q about the eviction", facts)
 	}
