@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -139,4 +140,82 @@ func (b *browser) screenshot(t *testing.T, name string) string {
 	}
 	t.Logf("screenshot: %s", path)
 	return path
+}
+
+// textRead names one element whose text pageTexts reads.
+type textRead struct {
+	sel string  // CSS selector; the first match is read
+	out *string // where its innerText goes
+	// until: wait until the text contains this; "" waits for any non-empty
+	// text.
+	until string
+	// mayBeEmpty: the element being there is enough; an empty text (or
+	// the element not rendered, which chromedp.Text also reads as "") is an
+	// answer too. For a message element that is legitimately empty.
+	mayBeEmpty bool
+}
+
+// readTextsJS reads the elements of reads in one evaluation, so that they
+// are consistent with each other and with one state of the page. It
+// returns false (poll again) until each element is there and its text is
+// what the read waits for; with report, it returns what the page shows
+// now (null for a missing element), whatever it is.
+const readTextsJS = `(reads, report) => {
+	const out = [];
+	for (const r of reads) {
+		const e = document.querySelector(r.sel);
+		if (!e) { if (report) { out.push(null); continue; } return false; }
+		const rendered = !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+		const text = rendered ? e.innerText : "";
+		if (!report && !r.mayBeEmpty && (text === "" || !text.includes(r.until))) return false;
+		out.push(text);
+	}
+	return out;
+}`
+
+// pageTexts reads the innerText of several elements (the text
+// chromedp.Text gives) in ONE in-page evaluation, polled until each read
+// is satisfied or timeout passes. chromedp.Text resolves a node, then reads
+// its text in a second round trip: the dashboard rebuilds its containers
+// at every refresh, and a node replaced in between reads as "" (or fails
+// the run). On a timeout the error says what the page showed then.
+func pageTexts(timeout time.Duration, reads ...textRead) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		type arg struct {
+			Sel        string `json:"sel"`
+			Until      string `json:"until"`
+			MayBeEmpty bool   `json:"mayBeEmpty"`
+		}
+		args := make([]arg, len(reads))
+		for i, r := range reads {
+			args[i] = arg{Sel: r.sel, Until: r.until, MayBeEmpty: r.mayBeEmpty}
+		}
+		var got []string
+		err := chromedp.PollFunction(readTextsJS, &got, chromedp.WithPollingArgs(args, false),
+			chromedp.WithPollingTimeout(timeout)).Do(ctx)
+		if err == nil && len(got) != len(reads) {
+			err = fmt.Errorf("%d texts for %d elements", len(got), len(reads))
+		}
+		if err != nil {
+			want, _ := json.Marshal(args)
+			var now []*string
+			if rerr := chromedp.PollFunction(readTextsJS, &now, chromedp.WithPollingArgs(args, true),
+				chromedp.WithPollingTimeout(5*time.Second)).Do(ctx); rerr != nil {
+				return fmt.Errorf("read the text of %s: %w", want, err)
+			}
+			shown, _ := json.Marshal(now)
+			return fmt.Errorf("read the text of %s: %w; the page shows %s", want, err, shown)
+		}
+		for i, r := range reads {
+			*r.out = got[i]
+		}
+		return nil
+	})
+}
+
+// pageText reads the innerText of the first element matching sel in one
+// in-page evaluation, once it is there, rendered and its text non-empty
+// (see pageTexts).
+func pageText(sel string, out *string, timeout time.Duration) chromedp.Action {
+	return pageTexts(timeout, textRead{sel: sel, out: out})
 }

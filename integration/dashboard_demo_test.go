@@ -34,24 +34,29 @@ func TestDashboardOnTheDemo(t *testing.T) {
 	id := submit(t, d.API, job)
 
 	var queued, reason string
-	b.run(t, 30*time.Second,
-		chromedp.WaitVisible(`#queue-regular li[data-job="`+id+`"]`, chromedp.ByQuery),
-		chromedp.Text(`#queue-regular li[data-job="`+id+`"] a`, &queued, chromedp.ByQuery),
-		chromedp.Text(`#queue-regular li[data-job="`+id+`"] .reason`, &reason, chromedp.ByQuery),
-	)
+	// The queues are rebuilt at every refresh: both read in one evaluation.
+	b.run(t, 30*time.Second, pageTexts(25*time.Second,
+		textRead{sel: `#queue-regular li[data-job="` + id + `"] a`, out: &queued},
+		textRead{sel: `#queue-regular li[data-job="` + id + `"] .reason`, out: &reason}))
 	if queued != xssName || reason == "" {
 		t.Fatalf("queue shows the job as %q waiting for %q; want its name as text and a reason", queued, reason)
 	}
 	b.screenshot(t, "demo-queued")
 
 	// Then on its agents, from the live stream alone (no reload).
-	var blocks int
-	var label string
+	// The cards are rebuilt at every refresh: the blocks and the label are
+	// read in one evaluation of one drawing.
+	var shown struct {
+		Blocks int
+		Label  string
+	}
 	b.run(t, 60*time.Second,
-		chromedp.WaitVisible(`#cluster .block[data-job="`+id+`"]`, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll('#cluster .bar:first-of-type .block:not(.driver)[data-job="`+id+`"]').length`, &blocks),
-		chromedp.AttributeValue(`#cluster .block[data-job="`+id+`"]`, "aria-label", &label, nil, chromedp.ByQuery),
+		chromedp.Poll(`(() => {
+			const b = document.querySelector('#cluster .block[data-job="`+id+`"]');
+			return b && { blocks: document.querySelectorAll('#cluster .bar:first-of-type .block:not(.driver)[data-job="`+id+`"]').length, label: b.getAttribute("aria-label") || "" };
+		})()`, &shown, chromedp.WithPollingTimeout(55*time.Second)),
 	)
+	blocks, label := shown.Blocks, shown.Label
 	v, err := getJob(d.API, id)
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +73,9 @@ func TestDashboardOnTheDemo(t *testing.T) {
 		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
 		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
 	)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		b.run(t, 10*time.Second, chromedp.Text(`tr[data-job="`+id+`"] td:nth-child(2)`, &state, chromedp.ByQuery))
-		if strings.Contains(state, "FINISHED") {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	// The table is rebuilt at every refresh: read in the page until the row
+	// says FINISHED (on a timeout the error shows what the row said).
+	b.run(t, 40*time.Second, pageTexts(30*time.Second, textRead{sel: `tr[data-job="` + id + `"] td:nth-child(2)`, out: &state, until: "FINISHED"}))
 	if !strings.Contains(state, "FINISHED") {
 		t.Fatalf("jobs table shows the job as %q, want FINISHED", state)
 	}
@@ -106,10 +106,8 @@ func TestDashboardShowsPower(t *testing.T) {
 	b.run(t, 60*time.Second,
 		chromedp.Navigate(d.API+"/#/"),
 		chromedp.WaitVisible(`#cluster article.agent[data-power="off"] .badge.power-off`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#bill`, chromedp.ByQuery),
-		chromedp.Text(`#bill-total`, &bill, chromedp.ByQuery),
-		chromedp.WaitVisible(`#leader`, chromedp.ByQuery),
-		chromedp.Text(`#leader-name`, &leader, chromedp.ByQuery),
+		// Both stay hidden (read as "") until filled in.
+		pageTexts(50*time.Second, textRead{sel: `#bill-total`, out: &bill}, textRead{sel: `#leader-name`, out: &leader}),
 		chromedp.Evaluate(`document.querySelectorAll('#cluster article.agent[data-power="off"]').length`, &off),
 	)
 	if off == 0 || !strings.Contains(bill, "$") || !strings.Contains(bill, "always on") {

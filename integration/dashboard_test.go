@@ -106,8 +106,8 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	var imgs, scripts int
 	var pwned bool
 	b.run(t, 30*time.Second,
-		chromedp.WaitVisible(`tr[data-job="`+id+`"]`, chromedp.ByQuery),
-		chromedp.Text(`tr[data-job="`+id+`"] td a`, &shown, chromedp.ByQuery),
+		// The table is rebuilt at every refresh: read in the page.
+		pageText(`tr[data-job="`+id+`"] td a`, &shown, 25*time.Second),
 		chromedp.Evaluate(`document.querySelectorAll("#jobs-table img").length`, &imgs),
 		chromedp.Evaluate(`document.querySelectorAll("main script").length`, &scripts),
 		chromedp.Evaluate(`window.__pwned !== undefined`, &pwned),
@@ -158,9 +158,8 @@ func TestDashboardJobsLiveAndEscaped(t *testing.T) {
 	var timeline, facts string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
-		chromedp.WaitVisible(`#job-events li`, chromedp.ByQuery),
-		chromedp.Text(`#job-events`, &timeline, chromedp.ByQuery),
-		chromedp.Text(`#job-facts`, &facts, chromedp.ByQuery),
+		// One evaluation: the timeline and the facts of one drawing.
+		pageTexts(25*time.Second, textRead{sel: `#job-events`, out: &timeline}, textRead{sel: `#job-facts`, out: &facts}),
 	)
 	if !strings.Contains(timeline, "SUBMITTED") || !strings.Contains(facts, "owner=<i>t</i>") {
 		t.Fatalf("job page: timeline %q, facts %q", timeline, facts)

@@ -50,10 +50,12 @@ func postAs(t *testing.T, base, token, name string) string {
 	return m["id"].(string)
 }
 
+// textOf reads the text of sel, once there and non-empty, in the page
+// (pageText).
 func textOf(t *testing.T, b *browser, sel string) string {
 	t.Helper()
 	var s string
-	b.run(t, 20*time.Second, chromedp.Text(sel, &s, chromedp.ByQuery))
+	b.run(t, 20*time.Second, pageText(sel, &s, 15*time.Second))
 	return s
 }
 
@@ -136,7 +138,7 @@ func TestDashboardTokenEntry(t *testing.T) {
 		chromedp.WaitVisible(`#live:not(.off)`, chromedp.ByQuery),
 		chromedp.Evaluate(`sessionStorage.getItem("sparkpack.token") || ""`, &inSession),
 		chromedp.Evaluate(`JSON.stringify(localStorage)`, &inLocal),
-		chromedp.Text(`#token-btn`, &button, chromedp.ByQuery),
+		pageText(`#token-btn`, &button, 15*time.Second),
 	)
 	if inSession != adminToken || strings.Contains(inLocal, adminToken) || !strings.Contains(button, "✓") {
 		t.Fatalf("after a reload: session %q, local %q, button %q", inSession, inLocal, button)

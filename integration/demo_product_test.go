@@ -173,15 +173,24 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	// The legend names the colour of every job on the agents, and a click
 	// on a block opens its job; "#jobs" is the jobs page, and the leader
 	// badge shows there too.
-	var legendJobs, blockJobs []string
-	var openedHash string
+	// The cards and the legend are redrawn at every refresh (a job starts
+	// or ends): both read, and a block clicked, in one evaluation.
+	var shown struct {
+		Blocks, Legend []string
+		Opened         string
+	}
 	b.run(t, 30*time.Second,
-		chromedp.WaitVisible(`#cluster-legend a.legend-job`, chromedp.ByQuery),
-		chromedp.Evaluate(`[...new Set([...document.querySelectorAll("#cluster .block")].map(b => b.dataset.job))].sort()`, &blockJobs),
-		chromedp.Evaluate(`[...document.querySelectorAll("#cluster-legend a.legend-job")].map(a => a.dataset.job).sort()`, &legendJobs),
-		chromedp.Evaluate(`(() => { const b = document.querySelector("#cluster .block"); const id = b.dataset.job; b.click(); return location.hash === "#/jobs/" + encodeURIComponent(id) ? location.hash : "not opened: " + location.hash; })()`, &openedHash),
+		chromedp.Poll(`(() => {
+			const blocks = [...document.querySelectorAll("#cluster .block")], legend = [...document.querySelectorAll("#cluster-legend a.legend-job")];
+			if (!blocks.length || !legend.length) return false;
+			const r = {blocks: [...new Set(blocks.map(b => b.dataset.job))].sort(), legend: legend.map(a => a.dataset.job).sort()};
+			const id = blocks[0].dataset.job; blocks[0].click();
+			r.opened = location.hash === "#/jobs/" + encodeURIComponent(id) ? location.hash : "not opened: " + location.hash;
+			return r;
+		})()`, &shown, chromedp.WithPollingTimeout(25*time.Second)),
 		chromedp.WaitVisible(`#view-job #job-facts dd`, chromedp.ByQuery),
 	)
+	legendJobs, blockJobs, openedHash := shown.Legend, shown.Blocks, shown.Opened
 	if len(blockJobs) == 0 || strings.Join(blockJobs, ",") != strings.Join(legendJobs, ",") || !strings.HasPrefix(openedHash, "#/jobs/") {
 		t.Errorf("legend %v, blocks %v, click opened %q", legendJobs, blockJobs, openedHash)
 	}
@@ -238,7 +247,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		chromedp.Evaluate(`[...document.querySelectorAll("#job-command tbody tr")].map(r => r.cells[0].textContent + "=" + r.cells[1].textContent).find(s => s.startsWith("--class=")) || ""`, &classRow),
 		chromedp.Click(`#job-cancel`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#job-confirm`, chromedp.ByQuery),
-		chromedp.Text(`#job-confirm-text`, &confirm, chromedp.ByQuery),
+		pageText(`#job-confirm-text`, &confirm, 20*time.Second),
 		chromedp.Click(`#job-confirm-no`, chromedp.ByQuery),
 	)
 	if !strings.HasPrefix(classRow, "--class=org.apache.spark.examples") || !strings.Contains(confirm, "Kill job") {
@@ -252,22 +261,21 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	var logText, logLinks, logMsg string
 	b.run(t, 30*time.Second,
 		chromedp.Click(`input[name="log-file"][value="stderr"]`, chromedp.ByQuery),
-		chromedp.Poll(`document.getElementById("job-log").textContent.includes("Running Spark version")`, nil, chromedp.WithPollingTimeout(25*time.Second)),
-		chromedp.Text(`#job-log`, &logText, chromedp.ByQuery),
-		chromedp.Text(`#job-log-links`, &logLinks, chromedp.ByQuery),
-		chromedp.Text(`#job-log-msg`, &logMsg, chromedp.ByQuery),
+		// The log, its links and its status of one drawing, in one
+		// evaluation (the log is read again as the job changes).
+		pageTexts(25*time.Second, textRead{sel: `#job-log`, out: &logText, until: "Running Spark version"},
+			textRead{sel: `#job-log-links`, out: &logLinks}, textRead{sel: `#job-log-msg`, out: &logMsg}),
 	)
 	if !strings.Contains(logLinks, "sandbox on") || (strings.Contains(logMsg, "driver running") && !strings.Contains(logLinks, "Spark UI")) {
 		t.Fatalf("job page log: links %q, status %q, log:\n%s", logLinks, logMsg, logText)
 	}
 	b.screenshot(t, "demo-job")
 	// A page for a job that does not exist keeps nothing of the last one.
-	var facts string
+	var facts, notFound string
 	var leftovers int
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"`, nil),
-		chromedp.WaitVisible(`#job-facts dd.error`, chromedp.ByQuery),
-		chromedp.Text(`#job-facts`, &facts, chromedp.ByQuery),
+		pageTexts(25*time.Second, textRead{sel: `#job-facts dd.error`, out: &notFound}, textRead{sel: `#job-facts`, out: &facts}),
 		chromedp.Evaluate(`document.querySelectorAll("#job-events li, #job-placement tbody tr, #job-command tbody tr, #job-log-links a").length + (document.getElementById("job-details").hidden ? 0 : 100) + (document.getElementById("job-log").hidden ? 0 : 1000)`, &leftovers),
 	)
 	if !strings.Contains(facts, "No job") || strings.Contains(facts, running.ID) || leftovers != 0 {
@@ -305,14 +313,19 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	// The cost panel explains itself: the meter, the bill, always on and
 	// what power management saved, with their lines in the chart; the
 	// deadline counts below it.
-	var costFacts, deadlines string
-	var costLines int
+	var costPanel struct {
+		Facts, Deadlines string
+		Lines            int
+	}
 	b.run(t, 20*time.Second,
-		chromedp.WaitVisible(`#cost-explain dd[data-fact="saved"]`, chromedp.ByQuery),
-		chromedp.Text(`#cost-explain`, &costFacts, chromedp.ByQuery),
-		chromedp.Text(`#deadline-counts`, &deadlines, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll("#chart-cost .keys .key").length`, &costLines),
+		// The facts, the counts and the chart of one refresh, in one
+		// evaluation (the panel is redrawn at every refresh).
+		chromedp.Poll(`document.querySelector('#cost-explain dd[data-fact="saved"]') && !document.getElementById("deadline-counts").hidden && {
+			facts: document.getElementById("cost-explain").innerText,
+			deadlines: document.getElementById("deadline-counts").innerText,
+			lines: document.querySelectorAll("#chart-cost .keys .key").length}`, &costPanel, chromedp.WithPollingTimeout(15*time.Second)),
 	)
+	costFacts, deadlines, costLines := costPanel.Facts, costPanel.Deadlines, costPanel.Lines
 	if !strings.Contains(costFacts, "% of always on") || !strings.Contains(costFacts, "bill") || costLines != 3 ||
 		!strings.HasPrefix(deadlines, "Deadlines: ") || strings.HasPrefix(deadlines, "Deadlines: 0 met") {
 		t.Errorf("cost panel: %q, %d lines in the chart; deadlines %q", costFacts, costLines, deadlines)
@@ -359,7 +372,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 
 	// The jobs table: run time, resources and cost; no "missed" for the
 	// cancelled and rejected deadline jobs; at 400 px no agent name wraps.
-	var rowFinished, rowCancelled, rowRejected string
+	var rows []string
 	var wrapped int
 	var finishedID string
 	for _, j := range listJobs(t, d.API) {
@@ -418,14 +431,14 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs"`, nil),
 		chromedp.WaitVisible(`tr[data-job="`+finishedID+`"]`, chromedp.ByQuery),
-		chromedp.Evaluate(row(finishedID), &rowFinished),
-		chromedp.Evaluate(row(cancelled), &rowCancelled),
-		chromedp.Evaluate(row(rejected), &rowRejected),
+		// The three rows of one drawing of the table, in one evaluation.
+		chromedp.Evaluate(`[`+row(finishedID)+`, `+row(cancelled)+`, `+row(rejected)+`]`, &rows),
 		chromedp.EmulateViewport(400, 800),
 		chromedp.WaitVisible(`tr[data-job="`+finishedID+`"] .agentname`, chromedp.ByQuery),
 		chromedp.Evaluate(`[...document.querySelectorAll("#jobs-table .agentname")].filter(e => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(e).fontSize)).length`, &wrapped),
 	)
 	b.screenshot(t, "demo-jobs-400px")
+	rowFinished, rowCancelled, rowRejected := rows[0], rows[1], rows[2]
 	if !regexp.MustCompile(`ran:\d+m?\d*s`).MatchString(rowFinished) || !strings.Contains(rowFinished, "resources:") || !regexp.MustCompile(`cost:\$0\.\d{4}`).MatchString(rowFinished) {
 		t.Fatalf("finished job row %q lacks run time, resources or cost", rowFinished)
 	}

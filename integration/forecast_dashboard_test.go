@@ -34,15 +34,21 @@ func TestDashboardForecastWithoutAModel(t *testing.T) {
 		c.Forecast = func(context.Context, time.Duration, time.Duration) (any, error) { return json.RawMessage(view), nil }
 	})
 	b := newBrowser(t)
-	var keys, model string
-	var paths int
+	var shown struct {
+		Keys, Model string
+		Paths       int
+	}
 	b.run(t, 60*time.Second,
 		chromedp.Navigate(base+"/#/"),
 		chromedp.WaitVisible(`#chart-forecast svg`, chromedp.ByQuery),
-		chromedp.Text(`#chart-forecast .keys`, &keys, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll("#chart-forecast svg path").length`, &paths),
-		chromedp.Text(`#forecast-model`, &model, chromedp.ByQuery),
+		// The chart is redrawn at every refresh: its keys, its lines and the
+		// model's text of one drawing, in one evaluation.
+		chromedp.Poll(`(() => {
+			const keys = document.querySelector("#chart-forecast .keys"), model = document.getElementById("forecast-model");
+			return keys && model.innerText !== "" && {keys: keys.innerText, paths: document.querySelectorAll("#chart-forecast svg path").length, model: model.innerText};
+		})()`, &shown, chromedp.WithPollingTimeout(50*time.Second)),
 	)
+	keys, paths, model := shown.Keys, shown.Paths, shown.Model
 	if strings.Contains(keys, "forecast") || !strings.Contains(keys, "actual") || paths != 1 || !strings.Contains(model, "No forecast: empty history") {
 		t.Fatalf("forecast panel without a model: keys %q, %d lines, text %q; want the actual arrivals alone and why", keys, paths, model)
 	}

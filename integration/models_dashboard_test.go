@@ -39,19 +39,24 @@ func TestDashboardModelsPanel(t *testing.T) {
 		}
 	})
 	b := newBrowser(t)
-	var cards, points, bands int
-	var captions string
+	var shown struct {
+		Cards, Points, Bands int
+		Captions             string
+	}
 	var pwned bool
 	b.run(t, 60*time.Second,
 		chromedp.Navigate(base+"/#/"),
 		chromedp.WaitVisible(`#models-panel figure.model`, chromedp.ByQuery),
-		chromedp.Poll(`document.querySelectorAll("#models figure.model").length === 2`, nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Evaluate(`document.querySelectorAll("#models figure.model").length`, &cards),
-		chromedp.Evaluate(`document.querySelectorAll("#models figure.model")[0].querySelectorAll("circle.model-point").length`, &points),
-		chromedp.Evaluate(`document.querySelectorAll("#models polygon.model-band").length`, &bands),
-		chromedp.Text(`#models`, &captions, chromedp.ByQuery),
+		// The cards are redrawn at every refresh: counted and read in one
+		// evaluation of one drawing.
+		chromedp.Poll(`(() => {
+			const cards = document.querySelectorAll("#models figure.model");
+			return cards.length === 2 && {cards: cards.length, points: cards[0].querySelectorAll("circle.model-point").length,
+				bands: document.querySelectorAll("#models polygon.model-band").length, captions: document.getElementById("models").innerText};
+		})()`, &shown, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Evaluate(`window.__pwned !== undefined || document.querySelectorAll("#models img").length > 0`, &pwned),
 	)
+	cards, points, bands, captions := shown.Cards, shown.Points, shown.Bands, shown.Captions
 	// The most-run signature first, with its six executor counts.
 	if cards != 2 || points != len(api.DefaultCurveExecutors) || bands != 2 || pwned ||
 		!strings.HasPrefix(captions, sig) || !strings.Contains(captions, "12 runs") || !strings.Contains(captions, "error ") ||
@@ -64,10 +69,10 @@ func TestDashboardModelsPanel(t *testing.T) {
 	var predicted, team string
 	b.run(t, 30*time.Second,
 		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
-		// The facts are redrawn at every update of the job: read each in one
+		// The facts are redrawn at every update of the job: read in one
 		// evaluation (a node read between a query and its redraw reads "").
-		chromedp.Poll(`(document.querySelector('#job-facts dd[data-fact="predicted"]') || {}).textContent`, &predicted, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Poll(`(document.querySelector('#job-facts dd[data-fact="team"]') || {}).textContent`, &team, chromedp.WithPollingTimeout(20*time.Second)),
+		pageTexts(20*time.Second, textRead{sel: `#job-facts dd[data-fact="predicted"]`, out: &predicted},
+			textRead{sel: `#job-facts dd[data-fact="team"]`, out: &team}),
 	)
 	if team != "analytics" {
 		t.Errorf("job page team: %q; want analytics (from the job's team label)", team)

@@ -58,10 +58,11 @@ func preemptionScenario(t *testing.T, crash bool) {
 	} else {
 		// The evicted job waits in the regular queue while the deadline
 		// job runs, marked as preempted (its reason is the next pass's).
-		var badge string
+		var badge, preempted string
 		b.run(t, 30*time.Second,
-			chromedp.WaitVisible(`#queue-regular li[data-job="`+hog+`"] .preempted`, chromedp.ByQuery),
-			chromedp.Text(`#queue-regular li[data-job="`+hog+`"]`, &badge, chromedp.ByQuery))
+			// The queues are rebuilt at every refresh: read in the page.
+			pageTexts(25*time.Second, textRead{sel: `#queue-regular li[data-job="` + hog + `"] .preempted`, out: &preempted},
+				textRead{sel: `#queue-regular li[data-job="` + hog + `"]`, out: &badge}))
 		if !strings.Contains(badge, "preempted ×1") {
 			t.Errorf("queue panel shows the evicted job as %q; want the preempted badge", badge)
 		}
@@ -135,8 +136,7 @@ func preemptionScenario(t *testing.T, crash bool) {
 		chromedp.Evaluate(`location.hash = "#/jobs/`+hog+`"`, nil),
 		// Read in the page (the facts are rebuilt at every refresh:
 		// chromedp.Text on a node just replaced read its text as "" once).
-		chromedp.Poll(`(document.querySelector('#job-facts [data-fact="preempted"]') || {}).textContent || false`, &facts,
-			chromedp.WithPollingTimeout(25*time.Second)))
+		pageText(`#job-facts [data-fact="preempted"]`, &facts, 25*time.Second))
 	if !strings.HasPrefix(facts, "1 time, ") || !strings.Contains(facts, "of work lost") {
 		t.Errorf("job page says %q about the eviction", facts)
 	}
@@ -196,8 +196,8 @@ func TestDashboardShowsAJobThatWillMissWaiting(t *testing.T) {
 	urgent := submit(t, sp.API, dl)
 	var line string
 	b.run(t, 30*time.Second,
-		chromedp.WaitVisible(`#queue-deadline li[data-job="`+urgent+`"] .preemption`, chromedp.ByQuery),
-		chromedp.Text(`#queue-deadline li[data-job="`+urgent+`"] .preemption`, &line, chromedp.ByQuery))
+		// The queues are rebuilt at every refresh: read in the page.
+		pageText(`#queue-deadline li[data-job="`+urgent+`"] .preemption`, &line, 25*time.Second))
 	if !strings.Contains(line, "latest start") || !strings.Contains(line, "room expected") || !strings.Contains(line, "preemption is off") {
 		t.Errorf("queue panel: %q", line)
 	}

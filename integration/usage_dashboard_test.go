@@ -80,12 +80,14 @@ func TestDashboardUsagePage(t *testing.T) {
 	var pwned bool
 	b.run(t, 45*time.Second,
 		chromedp.Navigate(base+"/#/usage"),
-		chromedp.WaitVisible(`#usage-table tbody tr[data-team="analytics"]`, chromedp.ByQuery),
-		chromedp.Text(`#usage-table tbody tr[data-team="analytics"]`, &analytics, chromedp.ByQuery),
-		chromedp.Text(`#usage-table tbody tr[data-team="search"]`, &search, chromedp.ByQuery),
-		chromedp.Text(`#usage-table tbody tr.idle`, &idle, chromedp.ByQuery),
-		chromedp.Text(`#usage-total`, &total, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector('#usage-table tbody tr[data-team^="<img"] th').textContent`, &hostileShown),
+		// The table and the chart are rebuilt at every refresh: the rows,
+		// the total and the chart of one drawing, in one evaluation.
+		pageTexts(40*time.Second,
+			textRead{sel: `#usage-table tbody tr[data-team="analytics"]`, out: &analytics},
+			textRead{sel: `#usage-table tbody tr[data-team="search"]`, out: &search},
+			textRead{sel: `#usage-table tbody tr.idle`, out: &idle},
+			textRead{sel: `#usage-total`, out: &total},
+			textRead{sel: `#usage-table tbody tr[data-team^="<img"] th`, out: &hostileShown}),
 		chromedp.Evaluate(`document.querySelectorAll("#usage-chart .key").length`, &lines),
 		chromedp.Evaluate(`window.__pwned !== undefined || document.querySelectorAll("#usage-table img").length > 0`, &pwned),
 	)
