@@ -3,6 +3,7 @@ package mesossim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -209,6 +210,12 @@ func validateFrameworkInfo(fi *mesos.FrameworkInfo) string {
 			return "'FrameworkInfo.roles' contains duplicate items"
 		}
 		seen[r] = true
+	}
+	// As Mesos' validateFailoverTimeout: a timeout a Duration cannot hold
+	// is refused (here 1e300 s became a negative Duration, and the
+	// framework was removed the moment it disconnected).
+	if ft := fi.GetFailoverTimeout(); math.IsNaN(ft) || math.Abs(ft*float64(time.Second)) >= math.MaxInt64 {
+		return fmt.Sprintf("The framework failover_timeout (%g) is invalid", ft)
 	}
 	return ""
 }
