@@ -34,7 +34,8 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"127.0.0.1:5050", "https://m1:5050/", "m1:5050, m2:5050", "zk://zk1:2181,zk2/mesos",
 		"zk://user:pa@ss@zk1:2181/mesos", "zk://[::1]:2181/mesos", "zk://::1/mesos", "zk://zk1:21B1/mesos", "m1:50x0", "m1:",
 		"http://m1:5050,https://m2:5050", "zk://zk1:99999/mesos", "http://[::1]", "zk://[::1]/mesos",
-		"m\u00a01:5050", "m\v1:5050", "m\x001:5050", "zk://zk\t1:2181/mesos", "http://m\u20281:5050", "m\xff:5050"} {
+		"m\u00a01:5050", "m\v1:5050", "m\x001:5050", "zk://zk\t1:2181/mesos", "http://m\u20281:5050", "m\xff:5050",
+		"zk://zk1/mesos//x", "zk://zk1/mesos/./x", "zk://zk1/mesos/..", "zk://zk1/\uf000", "zk://zk1/m\ufffe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -45,6 +46,17 @@ func FuzzParse(f *testing.F) {
 		if sp.ZK != nil {
 			if len(sp.ZK.Servers) == 0 || sp.ZK.Path == "" || sp.ZK.Path[0] != '/' {
 				t.Fatalf("Parse(%q) = %+v", s, *sp.ZK)
+			}
+			// A path ZooKeeper takes (its server's PathUtils.validatePath).
+			for _, n := range strings.Split(sp.ZK.Path[1:], "/") {
+				if n == "" || n == "." || n == ".." {
+					t.Fatalf("Parse(%q): znode path %q has a node %q", s, sp.ZK.Path, n)
+				}
+			}
+			for _, r := range sp.ZK.Path {
+				if r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 {
+					t.Fatalf("Parse(%q): znode path %q holds %U", s, sp.ZK.Path, r)
+				}
 			}
 			for _, h := range sp.ZK.Servers {
 				if !validPort(h, true) {

@@ -122,7 +122,24 @@ func parseZK(rest string) (ZKSpec, error) {
 	if strings.ContainsFunc(z.Path, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return ZKSpec{}, fmt.Errorf("znode path %q holds white space or a control character (a typo? the masters' --zk path is like /mesos)", z.Path)
 	}
+	if !validZnodePath(z.Path) {
+		return ZKSpec{}, fmt.Errorf("znode path %q is not one ZooKeeper takes (an empty, . or .. node, or a reserved character; the masters' --zk path is like /mesos)", z.Path)
+	}
 	return z, nil
+}
+
+// validZnodePath reports whether ZooKeeper takes p (its client refuses
+// the others with ErrInvalidPath, so the watcher would retry forever):
+// no empty, "." or ".." node (zk://zk1/mesos//x), no character of the
+// private use area or U+FFF0-U+FFFF. p starts with '/' and does not end
+// with one.
+func validZnodePath(p string) bool {
+	for _, n := range strings.Split(p[1:], "/") {
+		if n == "" || n == "." || n == ".." {
+			return false
+		}
+	}
+	return utf8.ValidString(p) && !strings.ContainsFunc(p, func(r rune) bool { return r >= 0xe000 && r <= 0xf8ff || r >= 0xfff0 && r <= 0xffff })
 }
 
 // unusableHost reports whether a host (or host:port) holds what no
