@@ -63,3 +63,26 @@ func TestTruthWallSaturates(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigRefusesNaN: a NaN or infinite time scale, and NaN fault
+// rates, are errors (NaN passed "<= 0" and "< 0": every task's wall time
+// was NaN, and the rates were taken as 0).
+func TestConfigRefusesNaN(t *testing.T) {
+	for _, c := range []Config{
+		{TimeScale: math.NaN()},
+		{TimeScale: math.Inf(1)},
+		{TaskFailureRate: math.NaN()},
+		{TaskLostRate: math.NaN()},
+	} {
+		c.Logger = discardLogger()
+		if m, err := New(c); err == nil {
+			m.Close()
+			t.Errorf("New(%+v) accepted", c)
+		}
+	}
+	m, err := New(Config{TimeScale: 0.5, TaskFailureRate: 0.1, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}
