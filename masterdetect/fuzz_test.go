@@ -12,10 +12,10 @@ import (
 
 // validPort reports whether hp is host:port with a port a dial can use
 // (or, unless needPort, a bare host: the scheme's port), its host valid
-// UTF-8 without white space or control characters (no resolver takes
+// UTF-8 without white space, control or invisible format characters (no resolver takes
 // them: a dial would fail and be retried forever).
 func validPort(hp string, needPort bool) bool {
-	if !utf8.ValidString(hp) || strings.ContainsFunc(hp, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+	if !utf8.ValidString(hp) || strings.ContainsFunc(hp, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
 		return false
 	}
 	_, p, err := net.SplitHostPort(hp)
@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 		"zk://user:pa@ss@zk1:2181/mesos", "zk://[::1]:2181/mesos", "zk://::1/mesos", "zk://zk1:21B1/mesos", "m1:50x0", "m1:",
 		"http://m1:5050,https://m2:5050", "zk://zk1:99999/mesos", "http://[::1]", "zk://[::1]/mesos",
 		"m\u00a01:5050", "m\v1:5050", "m\x001:5050", "zk://zk\t1:2181/mesos", "http://m\u20281:5050", "m\xff:5050",
-		"zk://zk1/mesos//x", "zk://zk1/mesos/./x", "zk://zk1/mesos/..", "zk://zk1/\uf000", "zk://zk1/m\ufffe"} {
+		"m1\u200b:5050", "zk://\ufeffzk1/mesos", "zk://zk1/mesos//x", "zk://zk1/mesos/./x", "zk://zk1/mesos/..", "zk://zk1/\uf000", "zk://zk1/m\ufffe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -95,6 +95,7 @@ func FuzzMasterInfo(f *testing.F) {
 	f.Add([]byte(`{"address":{"hostname":"m\u000b1","port":5050}}`))
 	f.Add([]byte(`{"address":{"hostname":"m\u00a01","port":5050}}`))
 	f.Add([]byte(`{"pid":"master@m\u00001:5050"}`))
+	f.Add([]byte(`{"address":{"hostname":"m1\u200b","port":5050}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mi, err := decodeMasterInfo(data)
 		if err != nil {

@@ -70,7 +70,7 @@ func Parse(s string) (Spec, error) {
 			return Spec{}, fmt.Errorf("Mesos master %q: want %s", entry, Forms)
 		}
 		if unusableHost(host) {
-			return Spec{}, fmt.Errorf("Mesos master %q: the host holds white space, a control character or invalid UTF-8 (a typo?); want %s", entry, Forms)
+			return Spec{}, fmt.Errorf("Mesos master %q: the host holds white space, a control or invisible character or invalid UTF-8 (a typo?); want %s", entry, Forms)
 		}
 		if _, _, err := net.SplitHostPort(host); err != nil && strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
 			return Spec{}, fmt.Errorf("Mesos master %q: %w (want %s)", entry, err, Forms)
@@ -105,7 +105,7 @@ func parseZK(rest string) (ZKSpec, error) {
 			return ZKSpec{}, errors.New("an empty ZooKeeper server")
 		}
 		if unusableHost(h) {
-			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q holds white space, a control character or invalid UTF-8 (a typo?)", h)
+			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q holds white space, a control or invisible character or invalid UTF-8 (a typo?)", h)
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			h = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "2181")
@@ -143,10 +143,13 @@ func validZnodePath(p string) bool {
 }
 
 // unusableHost reports whether a host (or host:port) holds what no
-// resolver takes: white space, a control character, invalid UTF-8 (m\v1,
-// a no-break space): it would be dialled, fail and be retried forever.
+// resolver takes: white space, a control or invisible format character
+// (a zero-width space), invalid UTF-8 (m\v1, a no-break space): it would
+// be dialled, fail and be retried forever.
 func unusableHost(h string) bool {
-	return !utf8.ValidString(h) || strings.ContainsFunc(h, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+	return !utf8.ValidString(h) || strings.ContainsFunc(h, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	})
 }
 
 // checkPort refuses a host:port whose port is not a number from 1 to
