@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
 // TestSubscribeRefusesFailoverTimeoutOutOfRange: as Mesos'
@@ -85,4 +87,39 @@ func TestConfigRefusesNaN(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
+}
+
+// TestRefuseSecondsAsMesos: as Mesos' allocator, a negative
+// refuse_seconds takes the default (5 s) instead of making no filter;
+// more than 365 days is 365 days; NaN makes none (Mesos' filter of NaN
+// has already expired).
+func TestRefuseSecondsAsMesos(t *testing.T) {
+	m, err := New(Config{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, c := range []struct {
+		secs float64
+		want time.Duration
+	}{
+		{-1, 5 * time.Second},
+		{1e300, 365 * 24 * time.Hour},
+		{10, 10 * time.Second},
+	} {
+		fw := &framework{}
+		secs := c.secs
+		before := time.Now()
+		m.addFilterLocked(fw, "r", "a", Res{{v: 1000}}, &mesos.Filters{RefuseSeconds: &secs})
+		after := time.Now()
+		fs := fw.filters[filterKey{"r", "a"}]
+		if len(fs) != 1 || fs[0].until.Before(before.Add(c.want)) || fs[0].until.After(after.Add(c.want)) {
+			t.Errorf("refuse_seconds %v: filters %+v, want one until now + %s", c.secs, fs, c.want)
+		}
+	}
+	fw, nan := &framework{}, math.NaN()
+	m.addFilterLocked(fw, "r", "a", Res{{v: 1000}}, &mesos.Filters{RefuseSeconds: &nan})
+	if len(fw.filters) != 0 {
+		t.Errorf("refuse_seconds NaN: filters %+v, want none", fw.filters)
+	}
 }

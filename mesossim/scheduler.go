@@ -533,6 +533,16 @@ func (m *Master) addFilterLocked(fw *framework, role, agentID string, res Res, f
 	secs := m.cfg.DefaultRefuseSeconds
 	if filters != nil && filters.RefuseSeconds != nil {
 		secs = *filters.RefuseSeconds
+		// As Mesos' allocator (recoverResources): more than 365 days is
+		// 365 days, a negative value takes the default (here it made no
+		// filter), and NaN makes a filter that has already expired (its
+		// Duration::create casts NaN to the smallest int64 on x86): none.
+		switch {
+		case math.IsNaN(secs):
+			return
+		case secs < 0:
+			secs = m.cfg.DefaultRefuseSeconds
+		}
 	}
 	if secs <= 0 || res.isEmpty() {
 		return
