@@ -206,8 +206,11 @@ func parseTokenLine(s string) (tokenEntry, string, error) {
 }
 
 func checkToken(s string) error {
-	if len(s) < MinTokenLength || strings.ContainsAny(s, " \t") {
-		return fmt.Errorf("a token must be at least %d characters without spaces", MinTokenLength)
+	// No space and no control character: an HTTP client cannot send one
+	// in its Authorization header (a token with \v or NUL was accepted,
+	// and could never be presented).
+	if len(s) < MinTokenLength || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("a token must be at least %d characters without spaces or control characters", MinTokenLength)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ func FuzzParseTokens(f *testing.F) {
 	f.Add("name:token-with:colons-0123456789:read")
 	f.Add("etl:tok-0123456789abcdef:submit,cancel:analytics\n")
 	f.Add(strings.Repeat("x", 70000))
+	f.Add("ci:\vtoken-0123456789abcdef:read\n")
+	f.Add("tok\x7fen-0123456789abcdef\n")
 	f.Fuzz(func(t *testing.T, file string) {
 		tk, err := ParseTokens(strings.NewReader(file))
 		if err != nil {
@@ -48,6 +50,13 @@ func FuzzParseTokens(f *testing.F) {
 			e, ok := tk.lookup(token)
 			if !ok {
 				t.Fatalf("token of line %q not found", line)
+			}
+			// A client can present it: no control character or space
+			// in an Authorization header value.
+			for i := 0; i < len(token); i++ {
+				if c := token[i]; c <= ' ' || c == 0x7f {
+					t.Fatalf("token %q of line %q cannot be sent in a header", token, line)
+				}
 			}
 			if e.scopes == 0 {
 				t.Fatalf("token of line %q has no scope", line)
@@ -112,13 +121,15 @@ func FuzzParseAllowlist(f *testing.F) {
 	f.Add("10.0.0.0/8,192.168.1.7,fd00::/8")
 	f.Add("none")
 	f.Add("::ffff:1.2.3.4/120")
+	f.Add("::ffff:10.0.0.0/104")
 	f.Fuzz(func(t *testing.T, s string) {
 		ps, err := ParseAllowlist(s)
 		if err != nil {
 			return
 		}
 		for _, p := range ps {
-			if !p.IsValid() || p != p.Masked() {
+			// Client addresses are unmapped: a mapped prefix never matches.
+			if !p.IsValid() || p != p.Masked() || p.Addr().Is4In6() {
 				t.Fatalf("prefix %v from %q", p, s)
 			}
 		}

@@ -122,12 +122,13 @@ func TestScopeAllows(t *testing.T) {
 }
 
 func TestParseAllowlist(t *testing.T) {
-	got, err := ParseAllowlist(" 10.0.0.0/8, 192.168.1.7 ,fd00::/8,::ffff:172.16.0.1")
+	got, err := ParseAllowlist(" 10.0.0.0/8, 192.168.1.7 ,fd00::/8,::ffff:172.16.0.1,::ffff:100.64.0.0/106")
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := &Guard{SparkAllow: got}
-	for addr, want := range map[string]bool{"10.1.2.3": true, "192.168.1.7": true, "192.168.1.8": false, "fd00::1": true, "fe80::1": false, "172.16.0.1": true, "11.0.0.1": false} {
+	for addr, want := range map[string]bool{"10.1.2.3": true, "192.168.1.7": true, "192.168.1.8": false, "fd00::1": true, "fe80::1": false, "172.16.0.1": true, "11.0.0.1": false,
+		"100.64.1.2": true, "100.128.0.1": false} {
 		if g.inAllowlist(netip.MustParseAddr(addr)) != want {
 			t.Errorf("%s in allowlist: %v, want %v", addr, !want, want)
 		}

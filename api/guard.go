@@ -152,6 +152,12 @@ func ParseAllowlist(s string) ([]netip.Prefix, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or fd00::/8", item)
 			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				// Client addresses are compared unmapped (clientAddr), so
+				// ::ffff:10.0.0.0/104 is 10.0.0.0/8: kept mapped it never
+				// matched, and the network was refused.
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
 			out = append(out, p.Masked())
 			continue
 		}

@@ -369,6 +369,10 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 		if o.Labels == nil {
 			o.Labels = map[string]string{}
 		}
+		if _, dup := o.Labels[k]; dup {
+			// The last one won: label=a=1&label=a=2 listed the a=2 jobs.
+			return o, "label", fmt.Errorf("label %q is filtered twice; give each label key once", k)
+		}
 		o.Labels[k] = val
 	}
 	if v := q.Get("limit"); v != "" {

@@ -156,7 +156,7 @@ func FuzzCheckQuery(f *testing.F) {
 // into options PostgreSQL can take (no NUL, valid UTF-8, limit 1-1000),
 // or into a 400 naming a parameter of the route.
 func FuzzListQuery(f *testing.F) {
-	for _, s := range []string{"state=queued,RUNNING", "label=team=a&label=b=", "limit=0", "limit=1000", "state=", "label==", "label=a=%00"} {
+	for _, s := range []string{"state=queued,RUNNING", "label=team=a&label=b=", "limit=0", "limit=1000", "state=", "label==", "label=a=%00", "label=a=1&label=a=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -173,6 +173,9 @@ func FuzzListQuery(f *testing.F) {
 		}
 		if o.Limit < 0 || o.Limit > 1000 {
 			t.Fatalf("%q: limit %d", raw, o.Limit)
+		}
+		if len(o.Labels) != len(v["label"]) {
+			t.Fatalf("%q: %d label filters read as %v", raw, len(v["label"]), o.Labels)
 		}
 		for k, val := range o.Labels {
 			if !cleanQueryText(k) || !cleanQueryText(val) {

@@ -174,6 +174,11 @@ func ParseUsageQuery(v url.Values, now time.Time) (store.UsageQuery, string, err
 		if d < time.Minute || d%time.Minute != 0 {
 			return q, "step", fmt.Errorf("step must be a whole number of minutes, at least 1m (got %s)", s)
 		}
+		if d > MaxUsageWindow {
+			// Longer, the window plus a step overflowed the period count
+			// (step=153722867m made it negative: an empty report).
+			return q, "step", fmt.Errorf("step must be at most %d days (got %s)", int(MaxUsageWindow.Hours()/24), s)
+		}
 		if n := (to.Sub(from) + d - 1) / d; n > MaxUsagePeriods {
 			return q, "step", fmt.Errorf("step %s cuts the window in %d periods; at most %d (use a larger step or a shorter window)", s, n, MaxUsagePeriods)
 		}

@@ -170,6 +170,9 @@ func ParseStatic(s string) (Static, error) {
 		if !ok || err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("budget %q: the amount must be dollars/day or dollars/month, such as 50/day", part)
 		}
+		if f == 0 {
+			f = 0 // "-0/day" is a $0 budget, not $-0.00 in its reason
+		}
 		b := Budget{USD: f, Action: Hold}
 		switch strings.TrimSpace(per) {
 		case "day":

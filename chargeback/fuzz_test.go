@@ -11,7 +11,7 @@ import (
 // error names the entry.
 func FuzzParseStatic(f *testing.F) {
 	for _, s := range []string{"analytics=50/day:reject,etl=1000/month", "(default)=$5/day", " a = 1 / day : hold ", "a=1/day,a=2/day",
-		"a=1e400/day", "a=-1/day", "=1/day", "a=NaN/day", "a=1/week"} {
+		"a=1e400/day", "a=-1/day", "a=-0/day", "=1/day", "a=NaN/day", "a=1/week"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -23,7 +23,7 @@ func FuzzParseStatic(f *testing.F) {
 			return
 		}
 		for team, x := range b {
-			if math.IsNaN(x.USD) || math.IsInf(x.USD, 0) || x.USD < 0 {
+			if math.IsNaN(x.USD) || math.IsInf(x.USD, 0) || x.USD < 0 || math.Signbit(x.USD) {
 				t.Fatalf("ParseStatic(%q): team %q budget %v", s, team, x.USD)
 			}
 			if x.Period != PerDay && x.Period != PerMonth {

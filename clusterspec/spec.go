@@ -50,6 +50,15 @@ type file struct {
 // MaxAgents bounds a cluster file, so that a typo cannot ask for a billion agents.
 const MaxAgents = 100000
 
+// MaxAttributes bounds an agent's attributes, and MaxClusterAttributes
+// those of the whole cluster: a group copies its attributes to each of its
+// agents, so a 4 KB file (300 attributes, count 100000) would otherwise
+// ask for 30 million map entries (2 GB, 14 s).
+const (
+	MaxAttributes        = 64
+	MaxClusterAttributes = 1_000_000
+)
+
 // Thesis14 is the 14-agent cluster of the thesis' experiments:
 // 6 x (4 cpu, 16 GiB, $0.24/h), 5 x (8 cpu, 32 GiB, $0.48/h),
 // 3 x (12 cpu, 48 GiB, $0.72/h), all in the cloud.
@@ -108,7 +117,13 @@ func ParseBytes(b []byte) (Cluster, error) { return Parse(bytes.NewReader(b)) }
 
 func fromGroups(name string, groups []Group, agents []Agent) (Cluster, error) {
 	c := Cluster{Name: name}
-	total := len(agents)
+	total, attrs := len(agents), 0
+	for i, a := range agents {
+		if len(a.Attributes) > MaxAttributes {
+			return Cluster{}, fmt.Errorf("agents[%d].attributes: at most %d, got %d", i, MaxAttributes, len(a.Attributes))
+		}
+		attrs += len(a.Attributes)
+	}
 	for i, g := range groups {
 		if g.Count < 1 || g.Count > MaxAgents {
 			return Cluster{}, fmt.Errorf("groups[%d].count must be between 1 and %d, got %d", i, MaxAgents, g.Count)
@@ -116,6 +131,13 @@ func fromGroups(name string, groups []Group, agents []Agent) (Cluster, error) {
 		total += g.Count
 		if total > MaxAgents {
 			return Cluster{}, fmt.Errorf("a cluster may have at most %d agents", MaxAgents)
+		}
+		if len(g.Attributes) > MaxAttributes {
+			return Cluster{}, fmt.Errorf("groups[%d].attributes: at most %d, got %d", i, MaxAttributes, len(g.Attributes))
+		}
+		attrs += g.Count * len(g.Attributes)
+		if attrs > MaxClusterAttributes {
+			return Cluster{}, fmt.Errorf("groups[%d]: count x attributes makes more than %d attributes in the cluster; give fewer attributes or fewer agents", i, MaxClusterAttributes)
 		}
 	}
 	c.Agents = append(c.Agents, agents...)

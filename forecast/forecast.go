@@ -131,13 +131,14 @@ func finiteNonNeg(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) &
 // stored it may run a little ahead of the one that fits.
 const ClockSkew = time.Minute
 
-// Bounds past which a history entry is taken for corrupt: no Mesos
-// cluster runs a job this large or this long, and keeping sizes this far
-// below the float range keeps every forecast (a count times a mean size)
-// finite.
+// Bounds past which a history entry is taken for corrupt: above the
+// largest job the API admits (10000 executors of 1024 cpus and 4 TiB
+// with as much overhead, and a driver as large: 1e7 cpus, 8.4e10 MB), so
+// no valid job is dropped, and far enough below the float range that
+// every forecast (a count times a mean size) stays finite.
 const (
-	MaxJobCPUs    = 1e6
-	MaxJobMemMB   = 1e10
+	MaxJobCPUs    = 1e8
+	MaxJobMemMB   = 1e12
 	MaxRunSeconds = 10 * 365 * 24 * 3600
 )
 

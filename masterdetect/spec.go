@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Spec is a parsed --mesos-master: either a list of masters (Masters) or
@@ -68,6 +69,9 @@ func Parse(s string) (Spec, error) {
 		if strings.ContainsAny(host, "/?#@ ") {
 			return Spec{}, fmt.Errorf("Mesos master %q: want %s", entry, Forms)
 		}
+		if unusableHost(host) {
+			return Spec{}, fmt.Errorf("Mesos master %q: the host holds white space, a control or invisible character or invalid UTF-8 (a typo?); want %s", entry, Forms)
+		}
 		if _, _, err := net.SplitHostPort(host); err != nil && strings.Contains(host, ":") && !(strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]")) {
 			return Spec{}, fmt.Errorf("Mesos master %q: %w (want %s)", entry, err, Forms)
 		}
@@ -100,6 +104,9 @@ func parseZK(rest string) (ZKSpec, error) {
 		if h == "" {
 			return ZKSpec{}, errors.New("an empty ZooKeeper server")
 		}
+		if unusableHost(h) {
+			return ZKSpec{}, fmt.Errorf("ZooKeeper server %q holds white space, a control or invisible character or invalid UTF-8 (a typo?)", h)
+		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			h = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "2181")
 		}
@@ -115,7 +122,34 @@ func parseZK(rest string) (ZKSpec, error) {
 	if strings.ContainsFunc(z.Path, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return ZKSpec{}, fmt.Errorf("znode path %q holds white space or a control character (a typo? the masters' --zk path is like /mesos)", z.Path)
 	}
+	if !validZnodePath(z.Path) {
+		return ZKSpec{}, fmt.Errorf("znode path %q is not one ZooKeeper takes (an empty, . or .. node, or a reserved character; the masters' --zk path is like /mesos)", z.Path)
+	}
 	return z, nil
+}
+
+// validZnodePath reports whether ZooKeeper takes p (its client refuses
+// the others with ErrInvalidPath, so the watcher would retry forever):
+// no empty, "." or ".." node (zk://zk1/mesos//x), no character of the
+// private use area or U+FFF0-U+FFFF. p starts with '/' and does not end
+// with one.
+func validZnodePath(p string) bool {
+	for _, n := range strings.Split(p[1:], "/") {
+		if n == "" || n == "." || n == ".." {
+			return false
+		}
+	}
+	return utf8.ValidString(p) && !strings.ContainsFunc(p, func(r rune) bool { return r >= 0xe000 && r <= 0xf8ff || r >= 0xfff0 && r <= 0xffff })
+}
+
+// unusableHost reports whether a host (or host:port) holds what no
+// resolver takes: white space, a control or invisible format character
+// (a zero-width space), invalid UTF-8 (m\v1, a no-break space): it would
+// be dialled, fail and be retried forever.
+func unusableHost(h string) bool {
+	return !utf8.ValidString(h) || strings.ContainsFunc(h, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	})
 }
 
 // checkPort refuses a host:port whose port is not a number from 1 to

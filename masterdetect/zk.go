@@ -57,11 +57,11 @@ func (m MasterInfo) HostPort() (string, error) {
 }
 
 // usableHostPort reports whether hp splits into a host (equal to want
-// unless want is empty) with no spaces or brackets left in it and a port
+// unless want is empty) with no brackets, white space or control characters in it and a port
 // in 1..65535.
 func usableHostPort(hp, want string) bool {
 	host, p, err := net.SplitHostPort(hp)
-	if err != nil || host == "" || (want != "" && host != want) || strings.ContainsAny(host, "[] \t\r\n/@") {
+	if err != nil || host == "" || (want != "" && host != want) || strings.ContainsAny(host, "[]/@") || unusableHost(host) {
 		return false
 	}
 	n, err := strconv.Atoi(p)

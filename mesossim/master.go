@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand"
 	"net"
 	"net/http"
@@ -151,6 +152,10 @@ func (c *Config) setDefaults() error {
 	if c.DefaultTaskDuration <= 0 {
 		c.DefaultTaskDuration = 10 * time.Second
 	}
+	if math.IsNaN(c.TimeScale) || math.IsInf(c.TimeScale, 0) {
+		// NaN passed "<= 0" and made every task's wall time NaN.
+		return fmt.Errorf("mesossim: TimeScale (--time-scale) must be a finite number, got %g", c.TimeScale)
+	}
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
 	}
@@ -175,7 +180,7 @@ func (c *Config) setDefaults() error {
 	if c.Logger == nil {
 		c.Logger = logrus.StandardLogger()
 	}
-	if c.TaskFailureRate < 0 || c.TaskLostRate < 0 || c.TaskFailureRate+c.TaskLostRate > 1 {
+	if !(c.TaskFailureRate >= 0) || !(c.TaskLostRate >= 0) || c.TaskFailureRate+c.TaskLostRate > 1 {
 		return fmt.Errorf("mesossim: TaskFailureRate and TaskLostRate must be >= 0 and add up to at most 1")
 	}
 	return nil

@@ -3,6 +3,7 @@ package mesossim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -209,6 +210,12 @@ func validateFrameworkInfo(fi *mesos.FrameworkInfo) string {
 			return "'FrameworkInfo.roles' contains duplicate items"
 		}
 		seen[r] = true
+	}
+	// As Mesos' validateFailoverTimeout: a timeout a Duration cannot hold
+	// is refused (here 1e300 s became a negative Duration, and the
+	// framework was removed the moment it disconnected).
+	if ft := fi.GetFailoverTimeout(); math.IsNaN(ft) || math.Abs(ft*float64(time.Second)) >= math.MaxInt64 {
+		return fmt.Sprintf("The framework failover_timeout (%g) is invalid", ft)
 	}
 	return ""
 }
@@ -526,6 +533,16 @@ func (m *Master) addFilterLocked(fw *framework, role, agentID string, res Res, f
 	secs := m.cfg.DefaultRefuseSeconds
 	if filters != nil && filters.RefuseSeconds != nil {
 		secs = *filters.RefuseSeconds
+		// As Mesos' allocator (recoverResources): more than 365 days is
+		// 365 days, a negative value takes the default (here it made no
+		// filter), and NaN makes a filter that has already expired (its
+		// Duration::create casts NaN to the smallest int64 on x86): none.
+		switch {
+		case math.IsNaN(secs):
+			return
+		case secs < 0:
+			secs = m.cfg.DefaultRefuseSeconds
+		}
 	}
 	if secs <= 0 || res.isEmpty() {
 		return

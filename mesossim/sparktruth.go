@@ -11,6 +11,7 @@ package mesossim
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -124,12 +125,27 @@ func (m *Master) sparkTruthMaybeStartLocked(job *sparkJob) {
 	if len(m.sparkRuns) > maxSparkRuns {
 		m.sparkRuns = m.sparkRuns[len(m.sparkRuns)-maxSparkRuns:]
 	}
-	wall := time.Duration(secs * float64(time.Second) * m.cfg.TimeScale)
+	wall := truthWall(secs, m.cfg.TimeScale)
 	d.finishAt = time.Now().Add(wall)
 	d.timers = append(d.timers, m.afterLocked(wall, func() { m.finishTaskLocked(d) }))
 	m.log.WithFields(logrus.Fields{"task": d.id, "signature": rec.Signature, "executors": len(job.executors), "agents": len(per),
 		"cross_share": b.CrossShare, "busiest_load": pl.BusiestLoad, "seconds": secs}).Info("simulated Spark application started (performance truth)")
 	m.sandboxSparkLocked(job, "SparkContext", "Running Spark application with "+strconv.Itoa(len(job.executors))+" executors on "+strconv.Itoa(len(per))+" agents")
+}
+
+// truthWall is the wall time of a run of secs simulated seconds,
+// saturating at the largest Duration: a run of 1e6 GB x 1e6 iterations
+// (the largest the sim conf takes) is some 1e17 s, and its product with
+// 1e9 ns converted to a negative Duration, which finished it at once.
+func truthWall(secs, timeScale float64) time.Duration {
+	ns := secs * float64(time.Second) * timeScale
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64:
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ns)
 }
 
 // maxSparkRuns bounds the runs SparkRuns keeps.

@@ -53,6 +53,7 @@ func (f *flags) windows(fs *flag.FlagSet, set map[string]bool) ([]window, error)
 // parseSeeds reads "1-5", "1,2,7" or a mix ("1-3,9").
 func parseSeeds(s string) ([]uint64, error) {
 	var out []uint64
+	seen := map[uint64]bool{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
@@ -67,6 +68,11 @@ func parseSeeds(s string) ([]uint64, error) {
 			}
 		}
 		for k := uint64(0); k <= b-a; k++ { // (not x <= b: it wraps at the largest uint64)
+			if seen[a+k] {
+				// Twice would weigh it twice in the mean and shrink the spread.
+				return nil, fmt.Errorf("seed %d is given twice (in %q)", a+k, part)
+			}
+			seen[a+k] = true
 			out = append(out, a+k)
 		}
 	}

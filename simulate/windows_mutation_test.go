@@ -113,7 +113,7 @@ func TestParseSeedsByHand(t *testing.T) {
 	if got, err := parseSeeds("1-1000"); err != nil || len(got) != 1000 || got[999] != 1000 {
 		t.Errorf("1-1000 (1,000 seeds): %d seeds, %v", len(got), err)
 	}
-	for _, bad := range []string{"1-1001", "5-4", "x", "1-x", "-3", ""} {
+	for _, bad := range []string{"1-1001", "5-4", "x", "1-x", "-3", "", "1-5,3", "2,2"} {
 		if got, err := parseSeeds(bad); err == nil {
 			t.Errorf("%q accepted: %d seeds", bad, len(got))
 		}

@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 		"a guaranteed-memory=1e300g\n",
 		"a weight=1e-320\n",
 		"a=b\n",
+		"a budget=-0/day guaranteed-cpus=-0\n",
 	} {
 		f.Add(s)
 	}
@@ -33,14 +34,14 @@ func FuzzParse(f *testing.F) {
 		for _, tm := range c.Teams {
 			for name, v := range map[string]float64{"weight": tm.Weight, "guaranteed-cpus": tm.GuaranteedCPUs,
 				"guaranteed-memory": tm.GuaranteedMemMB, "max-cpus": tm.MaxCPUs, "max-memory": tm.MaxMemMB} {
-				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || math.Signbit(v) {
 					t.Fatalf("team %s: %s = %v accepted", tm.Name, name, v)
 				}
 			}
 			if tm.Weight < MinWeight || tm.Weight > MaxWeight {
 				t.Fatalf("team %s: weight %v accepted", tm.Name, tm.Weight)
 			}
-			if tm.Budget != nil && (math.IsNaN(tm.Budget.USD) || math.IsInf(tm.Budget.USD, 0) || tm.Budget.USD < 0) {
+			if tm.Budget != nil && (math.IsNaN(tm.Budget.USD) || math.IsInf(tm.Budget.USD, 0) || tm.Budget.USD < 0 || math.Signbit(tm.Budget.USD)) {
 				t.Fatalf("team %s: budget %v accepted", tm.Name, tm.Budget.USD)
 			}
 			if c.Team(tm.Name).Name != tm.Name {

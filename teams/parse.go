@@ -258,6 +258,8 @@ func number(v string) (float64, error) {
 		return 0, fmt.Errorf("not a number")
 	case f < 0:
 		return 0, fmt.Errorf("must not be negative")
+	case f == 0:
+		return 0, nil // not -0: budget=-0/day read $-0.00 in its reason
 	}
 	return f, nil
 }

@@ -250,12 +250,16 @@ func rate(mb, mbps float64) float64 {
 	return mb / mbps
 }
 
+// seconds is s seconds as a Duration, saturating at MaxTraceSeconds:
+// Duration's Total sums three parts (and a simulator adds a submission
+// time), so one saturated at the largest Duration would overflow the sum
+// to a negative run time (a mix whose computeMBps is 1e-300).
 func seconds(s float64) time.Duration {
 	if s <= 0 || math.IsNaN(s) {
 		return 0
 	}
-	if s > float64(math.MaxInt64/int64(time.Second)) {
-		return time.Duration(math.MaxInt64)
+	if s > MaxTraceSeconds {
+		return MaxTraceSeconds * time.Second
 	}
 	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
 }

@@ -76,6 +76,10 @@ func Parse(r io.Reader) ([]TraceJob, error) {
 		if id == "" {
 			return nil, &ParseError{Line: line, Field: fieldNames[0], Msg: "empty"}
 		}
+		if strings.HasPrefix(id, "#") {
+			// Format would write it at the start of a line: a comment.
+			return nil, &ParseError{Line: line, Field: fieldNames[0], Msg: fmt.Sprintf("%q starts with '#', which marks a comment line; rename the job", clip(id))}
+		}
 		var secs [2]float64
 		for i := 1; i <= 2; i++ {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -97,8 +98,9 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 }
 
 func (c *demoConfig) validate() error {
-	if c.simSpeed <= 0 {
-		return fmt.Errorf("--sim-speed must be > 0, got %g", c.simSpeed)
+	if !(c.simSpeed > 0) || math.IsInf(c.simSpeed, 0) {
+		// NaN passed "<= 0" and made every simulated duration NaN.
+		return fmt.Errorf("--sim-speed must be a number > 0, got %g", c.simSpeed)
 	}
 	if c.powerOffAfter < 0 || c.bootTime <= 0 {
 		return fmt.Errorf("--power-off-after must be >= 0 and --boot-time > 0")

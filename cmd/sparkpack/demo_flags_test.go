@@ -20,6 +20,8 @@ func TestDemoRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"--policy", "nonsense"}, `--policy "nonsense" is unknown`},
 		{[]string{"--sim-speed", "0"}, "--sim-speed"},
+		{[]string{"--sim-speed", "NaN"}, "--sim-speed"},
+		{[]string{"--sim-speed", "+Inf"}, "--sim-speed"},
 		{[]string{"--sample-hour", "24"}, "--sample-hour"},
 		{[]string{"--listen", "nowhere"}, "--listen"},
 	} {

@@ -44,6 +44,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "exec"}, 1, "--power-exec"},
 		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "webhook"}, 1, "--power-webhook-url"},
 		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "emulator", "--power-selector", "hostname=["}, 1, "--power-selector"},
+		{[]string{"serve", "--database-url", "postgres://x", "--power-off-after", "1m", "--power-provider", "emulator", "--power-min-warm-cpus", "NaN"}, 1, "--power-min-warm-cpus"},
 		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "lru"}, 1, "--preemption"},
 		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "mdf", "--preempt-max-share", "1.5"}, 1, "--preempt-max-share"},
 		{[]string{"serve", "--database-url", "postgres://x", "--preemption", "mdf", "--max-preemptions", "-1"}, 1, "--max-preemptions"},

@@ -98,8 +98,9 @@ func (c *powerConfig) validate() error {
 	if c.offAfter == 0 {
 		return nil
 	}
-	if c.minWarmCPUs < 0 {
-		return fmt.Errorf("--power-min-warm-cpus must be >= 0")
+	if !(c.minWarmCPUs >= 0) || math.IsInf(c.minWarmCPUs, 0) {
+		// NaN passed "< 0" and kept no cpus warm, as 0 does.
+		return fmt.Errorf("--power-min-warm-cpus must be a number >= 0, got %g", c.minWarmCPUs)
 	}
 	if c.onTimeout <= 0 || c.tick <= 0 {
 		return fmt.Errorf("--power-on-timeout and --power-tick must be positive")

@@ -186,6 +186,11 @@ func FuzzParseSubmit(f *testing.F) {
 	f.Add("--master\x00mesos://h:5050\x00--class\x00X\x00--conf\x00spark.cores.max=4\x00a.jar\x001")
 	f.Add("--master=mesos://h:5050\x00--executor-memory\x004g\x00--class\x00X\x00a.jar")
 	f.Add("--conf\x00=\x00-c\x00a=b")
+	f.Add("--master\x00mesos://h:5050\x00--conf\x00spark.mesos.executor.memoryOverhead=-5000\x00--class\x00X\x00a.jar")
+	f.Add("--master\x00mesos://h:5050\x00--conf\x00spark.mesos.executor.memoryOverhead=9223372036854775000\x00--class\x00X\x00a.jar")
+	f.Add("--master\x00mesos://h:5050\x00--executor-memory\x008796093022208t\x00--class\x00X\x00a.jar")
+	f.Add("--master\x00mesos://h:5050\x00--executor-memory\x009007199254740992g\x00--class\x00X\x00a.jar")
+	f.Add("--master\x00mesos://h:5050\x00--conf\x00spark.mesos.rejectOfferDuration=1000000000d\x00--class\x00X\x00a.jar")
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")
 		s, err := ParseSubmit(args)
@@ -195,7 +200,8 @@ func FuzzParseSubmit(f *testing.F) {
 		if s.PrimaryResource == "" || !strings.HasPrefix(s.Master, "mesos://") {
 			t.Fatalf("accepted %q without a resource or a Mesos master: %+v", args, s)
 		}
-		if st, err := s.Settings(); err == nil && (st.ExecutorMemMB < 0 || st.MaxCores < 0 && st.ExecutorCores > 0) {
+		if st, err := s.Settings(); err == nil && (st.ExecutorMemMB < 0 || st.MaxCores < 0 && st.ExecutorCores > 0 ||
+			st.RejectUnmetConstr < 0 || st.RejectReachedMax < 0 || st.ShutdownTimeout < 0) {
 			t.Fatalf("settings %+v from %q", st, args)
 		}
 	})

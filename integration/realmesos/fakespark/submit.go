@@ -202,6 +202,10 @@ func (s *Submit) Settings() (*Settings, error) {
 		if overhead, err = intConf("spark.mesos.executor.memoryOverhead", 0); err != nil {
 			return nil, err
 		}
+		if overhead < 0 || overhead > math.MaxInt32 {
+			// Negative or huge, the executor's memory was negative.
+			return nil, fmt.Errorf("spark.mesos.executor.memoryOverhead must be a number of MiB from 0 to %d, but was %d", math.MaxInt32, overhead)
+		}
 	}
 	st.ExecutorMemMB = memMB + overhead
 	reject := 120 * time.Second
@@ -287,7 +291,9 @@ func memoryMB(s string) (int, error) {
 	default:
 		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
 	}
-	if mb > math.MaxInt32 {
+	// n above MaxInt32 is too large in any unit that multiplies (and
+	// 8796093022208t multiplied to a negative size).
+	if mb > math.MaxInt32 || n > math.MaxInt32 && (unit == "g" || unit == "gb" || unit == "t" || unit == "tb") {
 		return 0, fmt.Errorf("size %q is too large", s)
 	}
 	return int(mb), nil
@@ -302,22 +308,28 @@ func sparkDuration(s string) (time.Duration, error) {
 	if err != nil || n < 0 || n > 1e9 {
 		return 0, fmt.Errorf("time %q must be a whole number with an optional unit (ms, s, m/min, h, d)", s)
 	}
-	d := time.Duration(n)
+	var per time.Duration
 	switch unit {
 	case "", "s", "sec":
-		return d * time.Second, nil
+		per = time.Second
 	case "us":
-		return d * time.Microsecond, nil
+		per = time.Microsecond
 	case "ms":
-		return d * time.Millisecond, nil
+		per = time.Millisecond
 	case "m", "min":
-		return d * time.Minute, nil
+		per = time.Minute
 	case "h":
-		return d * time.Hour, nil
+		per = time.Hour
 	case "d":
-		return d * 24 * time.Hour, nil
+		per = 24 * time.Hour
+	default:
+		return 0, fmt.Errorf("time %q: unknown unit %q", s, unit)
 	}
-	return 0, fmt.Errorf("time %q: unknown unit %q", s, unit)
+	if time.Duration(n) > math.MaxInt64/per {
+		// 1000000000d overflowed to a negative duration.
+		return 0, fmt.Errorf("time %q is too long", s)
+	}
+	return time.Duration(n) * per, nil
 }
 
 // parseConstraints parses spark.mesos.constraints: "attr:v1,v2;attr2".

@@ -138,6 +138,12 @@ func (f *framework) read(r *bufio.Reader) {
 		if err = json.Unmarshal(buf, &ev); err != nil {
 			break
 		}
+		if ev == nil {
+			// "null" decodes without an error: a nil event for the
+			// readers of the queue.
+			err = fmt.Errorf("RecordIO record %q is not a JSON object", buf)
+			break
+		}
 		f.mu.Lock()
 		f.queue = append(f.queue, ev)
 		f.mu.Unlock()
