@@ -27,6 +27,12 @@ type mgoFramework struct {
 	events chan *scheduler.Event
 	cancel context.CancelFunc
 	done   chan struct{}
+	// keepSkipped: next keeps the events it skips in backlog, in order
+	// (an OFFERS event that came while the test waited for an UPDATE is
+	// an outstanding offer, answered later, not lost); without it they
+	// are dropped, which tests that only want fresh offers rely on.
+	keepSkipped bool
+	backlog     []*scheduler.Event
 }
 
 func newCaller(base string, mediaType string) calls.Caller {
@@ -100,9 +106,16 @@ func subscribeMGOInfo(t *testing.T, base string, info *mesos.FrameworkInfo) *mgo
 	return f
 }
 
-// next returns the next event of the given type, skipping others.
+// next returns the next event of the given type, from the backlog first;
+// the others it reads go to the backlog.
 func (f *mgoFramework) next(typ scheduler.Event_Type, timeout time.Duration) *scheduler.Event {
 	f.t.Helper()
+	for i, ev := range f.backlog {
+		if ev.GetType() == typ {
+			f.backlog = append(f.backlog[:i], f.backlog[i+1:]...)
+			return ev
+		}
+	}
 	deadline := time.After(timeout)
 	for {
 		select {
@@ -113,10 +126,27 @@ func (f *mgoFramework) next(typ scheduler.Event_Type, timeout time.Duration) *sc
 			if ev.GetType() == typ {
 				return ev
 			}
+			if f.keepSkipped {
+				f.backlog = append(f.backlog, ev)
+			}
 		case <-deadline:
 			f.t.Fatalf("no %s event within %s", typ, timeout)
 		}
 	}
+}
+
+// pending takes the backlog's events of the given type.
+func (f *mgoFramework) pending(typ scheduler.Event_Type) []*scheduler.Event {
+	var out, keep []*scheduler.Event
+	for _, ev := range f.backlog {
+		if ev.GetType() == typ {
+			out = append(out, ev)
+		} else {
+			keep = append(keep, ev)
+		}
+	}
+	f.backlog = keep
+	return out
 }
 
 // none asserts that no event of the type arrives within d.
@@ -233,6 +263,7 @@ func labelledReservations(t *testing.T, base, key, value string) map[string]floa
 func TestMesosGoClientLifecycle(t *testing.T) {
 	_, base := testMaster(t, Config{StatusUpdateRetry: 150 * time.Millisecond})
 	f := subscribeMGO(t, base, "")
+	f.keepSkipped = true
 
 	// Offers carry allocation_info for our role.
 	ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
@@ -256,8 +287,11 @@ func TestMesosGoClientLifecycle(t *testing.T) {
 	reserved := []mesos.Resource{scalarRes("cpus", 1, "sparkpack", labels), scalarRes("mem", 256, "sparkpack", labels)}
 	task := simTask("t1", offer.AgentID, "0.3", reserved)
 	f.call(calls.Accept(calls.OfferOperations{calls.OpReserve(reserved...), calls.OpLaunch(task)}.WithOffers(offer.ID)))
+	// The other agents are declined for a minute: declined for a second,
+	// they came back whenever the steps below took longer than that (a
+	// loaded machine), into the "no offers" check after UNRESERVE.
 	if len(others) > 0 {
-		f.call(calls.Decline(others...).With(calls.RefuseSeconds(time.Second)))
+		f.call(calls.Decline(others...).With(calls.RefuseSeconds(time.Minute)))
 	}
 	if got := labelledReservations(t, base, "owner", "conformance"); got[agent] != 1 {
 		t.Fatalf("GET_AGENTS shows %v cpus reserved with the label, want 1 on %s", got, agent)
@@ -300,7 +334,7 @@ func TestMesosGoClientLifecycle(t *testing.T) {
 	// The reservation comes back in an offer; UNRESERVE it.
 	var withRes *mesos.Offer
 	for withRes == nil {
-		ev := f.next(scheduler.Event_OFFERS, 5*time.Second)
+		ev := f.next(scheduler.Event_OFFERS, 10*time.Second)
 		var decline []mesos.OfferID
 		for i, o := range ev.Offers.Offers {
 			has := false
@@ -316,6 +350,15 @@ func TestMesosGoClientLifecycle(t *testing.T) {
 		if len(decline) > 0 {
 			f.call(calls.Decline(decline...).With(calls.RefuseSeconds(time.Minute)))
 		}
+	}
+	// Offers that came with it (while the test waited for updates) are
+	// declined for a minute too.
+	for _, ev := range f.pending(scheduler.Event_OFFERS) {
+		var decline []mesos.OfferID
+		for _, o := range ev.Offers.Offers {
+			decline = append(decline, o.ID)
+		}
+		f.call(calls.Decline(decline...).With(calls.RefuseSeconds(time.Minute)))
 	}
 	var unres []mesos.Resource
 	for _, r := range withRes.Resources {
