@@ -272,7 +272,7 @@ func (s *Spec) Validate() error {
 		switch {
 		case d.Seconds != nil:
 			v := *d.Seconds
-			if math.IsNaN(v) || v <= 0 || v > MaxDeadlineSeconds {
+			if math.IsNaN(v) || v < 1 || v > MaxDeadlineSeconds {
 				return fieldErr("deadline", "as a number it is seconds from submission and must be from 1 to %d, got %s", MaxDeadlineSeconds, formatSeconds(v))
 			}
 		case d.At != nil:

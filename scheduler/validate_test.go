@@ -96,6 +96,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"bad id", base(func(m map[string]any) { m["id"] = "job-1" }), "id"},
 		{"bad deadline text", base(func(m map[string]any) { m["deadline"] = "tomorrow" }), "deadline"},
 		{"negative deadline", base(func(m map[string]any) { m["deadline"] = -5 }), "deadline"},
+		{"deadline under a second", base(func(m map[string]any) { m["deadline"] = 0.5 }), "deadline"},
 		{"bool deadline", base(func(m map[string]any) { m["deadline"] = true }), "deadline"},
 		{"ancient deadline", base(func(m map[string]any) { m["deadline"] = "0001-01-01T00:00:00Z" }), "deadline"},
 		{"negative duration", base(func(m map[string]any) { m["estimatedDurationSeconds"] = -1 }), "estimatedDurationSeconds"},
