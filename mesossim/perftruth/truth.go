@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Cluster-wide constants of the truth (not per signature).
@@ -338,6 +339,11 @@ func Parse(b []byte) (*Truth, error) {
 	for i, s := range f.Signatures {
 		if s.AppResource == "" && s.MainClass == "" {
 			return nil, fmt.Errorf("perf truth: signatures[%d]: appResource and mainClass empty", i)
+		}
+		if strings.Contains(s.MainClass, "#") {
+			// No Java class name holds one, and the signature joins the two
+			// with it: "a#b" + "c" and "a" + "b#c" would be one signature.
+			return nil, fmt.Errorf("perf truth: signatures[%d].mainClass: %q holds '#', which no Java class name does", i, s.MainClass)
 		}
 		sig := Signature(s.AppResource, s.MainClass)
 		if _, dup := t.Signatures[sig]; dup {

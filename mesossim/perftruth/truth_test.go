@@ -154,6 +154,7 @@ func TestParseFile(t *testing.T) {
 	for _, c := range []struct{ in, field string }{
 		{`{"signatures": [{"appResource": "a", "mainClass": "B", "scaling": 0}]}`, "signatures[0].scaling"},
 		{`{"signatures": [{"appResource": "a", "mainClass": "B"}, {"appResource": "a", "mainClass": "B"}]}`, "signatures[1]"},
+		{`{"signatures": [{"appResource": "a#b", "mainClass": "C"}, {"appResource": "a", "mainClass": "b#C"}]}`, "signatures[1].mainClass"},
 		{`{"signatures": [{"appResource": "a", "mainClass": "B", "cpuBound": 2}]}`, "signatures[0].cpuBound"},
 		{`{"noise": -1}`, "noise"},
 		{`{"signatures": [{"app": "a"}]}`, "unknown field"},
