@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -70,7 +69,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.StringVar(&c.cluster, "cluster", "thesis14", "emulated agents: thesis14 or a cluster spec JSON file")
 	fs.StringVar(&c.serve.policy, "policy", scheduler.DefaultPolicy, "placement policy: dap (the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio")
 	fs.BoolVar(&c.noSample, "no-sample", false, "do not submit the sample workload")
-	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals, power off and boot)")
+	fs.Float64Var(&c.simSpeed, "sim-speed", 1, "simulated time runs this many times faster than wall time (job run times, sample arrivals, power off and boot; 0.01 to 10000)")
 	fs.IntVar(&c.sampleJobs, "sample-jobs", 0, "stop the sample after this many jobs; 0 sends waves of jobs until Ctrl-C")
 	fs.IntVar(&c.sampleHour, "sample-hour", 16, "which hourly sample of the SWIM FB-2009 trace (0-23) the sample starts from")
 	fs.DurationVar(&c.maxGap, "sample-max-gap", maxGap, "longest wall-clock pause between two sample submissions")
@@ -97,10 +96,19 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	return fs
 }
 
+// The range of --sim-speed: slower than a hundredth of real time or faster
+// than ten thousand times it, the wall-clock durations it gives overflow or
+// fall under the scheduler's own timers.
+const (
+	minSimSpeed = 0.01
+	maxSimSpeed = 10000
+)
+
 func (c *demoConfig) validate() error {
-	if !(c.simSpeed > 0) || math.IsInf(c.simSpeed, 0) {
-		// NaN passed "<= 0" and made every simulated duration NaN.
-		return fmt.Errorf("--sim-speed must be a number > 0, got %g", c.simSpeed)
+	if !(c.simSpeed >= minSimSpeed && c.simSpeed <= maxSimSpeed) {
+		// NaN passed "<= 0" and made every simulated duration NaN; a speed
+		// near 0 overflowed every wall-clock duration it divides.
+		return fmt.Errorf("--sim-speed must be a number from %g to %g (1: real time), got %g", float64(minSimSpeed), float64(maxSimSpeed), c.simSpeed)
 	}
 	if c.powerOffAfter < 0 || c.bootTime <= 0 {
 		return fmt.Errorf("--power-off-after must be >= 0 and --boot-time > 0")

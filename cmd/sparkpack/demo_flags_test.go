@@ -22,6 +22,8 @@ func TestDemoRefusesBadFlags(t *testing.T) {
 		{[]string{"--sim-speed", "0"}, "--sim-speed"},
 		{[]string{"--sim-speed", "NaN"}, "--sim-speed"},
 		{[]string{"--sim-speed", "+Inf"}, "--sim-speed"},
+		{[]string{"--sim-speed", "1e-300"}, "--sim-speed"},
+		{[]string{"--sim-speed", "1e6"}, "--sim-speed"},
 		{[]string{"--sample-hour", "24"}, "--sample-hour"},
 		{[]string{"--listen", "nowhere"}, "--listen"},
 	} {
