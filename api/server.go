@@ -386,7 +386,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.Ready(ctx); err != nil {
-		loggerFrom(r.Context()).WithError(err).Warn("not ready")
+		loggerFrom(r.Context()).WithError(err).Warn("not ready: PostgreSQL does not answer; check the database and --database-url (jobs are refused with 503 until it does)")
 		writeUnavailable(w, RetryAfterDatabase, "not ready: "+err.Error())
 		return
 	}

@@ -205,7 +205,7 @@ func (w *Watcher) set(leader string, err error) {
 		if leader != "" {
 			w.log.WithFields(logrus.Fields{"leader": leader, "zookeeper": w.spec.String()}).Info("leading Mesos master found in ZooKeeper")
 		} else {
-			w.log.WithError(err).WithField("zookeeper", w.spec.String()).Warn("no leading Mesos master in ZooKeeper")
+			w.log.WithError(err).WithField("zookeeper", w.spec.String()).Warn("no leading Mesos master in ZooKeeper; watching for one (check that the masters run and register under this znode)")
 		}
 	}
 	w.leader, w.err = leader, err

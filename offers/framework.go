@@ -385,11 +385,11 @@ func (f *Framework) Reconcile(ctx context.Context, taskIDs []string) {
 			rc.Tasks = append(rc.Tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: t}})
 		}
 		if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: rc}); err != nil {
-			f.log.WithError(err).Warn("explicit reconciliation failed")
+			f.log.WithError(err).WithField("retry_in", f.cfg.ReconcileEvery.String()).Warn("explicit reconciliation failed; it is retried at the next reconciliation (and at every resubscription); if it keeps failing, check the Mesos master")
 		}
 	}
 	if err := f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{}}); err != nil {
-		f.log.WithError(err).Warn("implicit reconciliation failed")
+		f.log.WithError(err).WithField("retry_in", f.cfg.ReconcileEvery.String()).Warn("implicit reconciliation failed; it is retried at the next reconciliation (and at every resubscription); if it keeps failing, check the Mesos master")
 	}
 }
 

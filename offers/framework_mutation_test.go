@@ -431,7 +431,8 @@ func TestRefusedCallsLogged(t *testing.T) {
 		}
 		var want []string
 		if refuse {
-			want = []string{"explicit reconciliation failed", "implicit reconciliation failed", "acknowledge failed; Mesos will re-send the update"}
+			again := "; it is retried at the next reconciliation (and at every resubscription); if it keeps failing, check the Mesos master"
+			want = []string{"explicit reconciliation failed" + again, "implicit reconciliation failed" + again, "acknowledge failed; Mesos will re-send the update"}
 		}
 		if !slices.Equal(warned, want) {
 			t.Errorf("refused %v: warnings %q, want %q", refuse, warned, want)
