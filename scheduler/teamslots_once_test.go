@@ -231,19 +231,10 @@ func TestTeamPassInvariants(t *testing.T) {
 					}
 					continue
 				}
-				n := float64(as.Executors)
-				free[i].FreeCPUs -= n * dc.entry.Demand.CPUs
-				free[i].FreeMemMB -= n * dc.entry.Demand.MemMB
-				if free[i].FreeCPUs < -1e-6 || free[i].FreeMemMB < -1e-6 {
-					t.Fatalf("%s: job %s's %d executors overfill %s: %q", tag, dc.entry.ID, as.Executors, as.AgentID, describe(ds, 0))
-				}
+				takeRoom(t, tag, &free[i], dc, as, ds)
 			}
 		}
-		for k, n := range pc.n {
-			if n > 1 {
-				t.Fatalf("%s: the policy placed one job %d times on the same room (%s): %q", tag, n, k, describe(ds, 0))
-			}
-		}
+		pc.placedOnce(t, tag, ds)
 		if slices.ContainsFunc(ds, func(dc decision) bool {
 			return dc.kind == decWait && strings.Contains(dc.wait.text, "executors would no longer fit")
 		}) {
@@ -412,19 +403,10 @@ func TestPassInvariantsWide(t *testing.T) {
 					}
 					continue
 				}
-				n := float64(as.Executors)
-				free[i].FreeCPUs -= n * dc.entry.Demand.CPUs
-				free[i].FreeMemMB -= n * dc.entry.Demand.MemMB
-				if free[i].FreeCPUs < -1e-6 || free[i].FreeMemMB < -1e-6 {
-					t.Fatalf("%s: job %s's %d executors overfill %s: %q", tag, dc.entry.ID, as.Executors, as.AgentID, describe(ds, 0))
-				}
+				takeRoom(t, tag, &free[i], dc, as, ds)
 			}
 		}
-		for k, n := range pc.n {
-			if n > 1 {
-				t.Fatalf("%s: the policy placed one job %d times on the same room (%s): %q", tag, n, k, describe(ds, 0))
-			}
-		}
+		pc.placedOnce(t, tag, ds)
 	}
 	t.Logf("decisions: %v", seen)
 	for _, k := range []string{"start", "wait", "evict", "power-on", "start powering on", "boot wait"} {
@@ -475,5 +457,27 @@ func TestProtectHeldJobNotJudged(t *testing.T) {
 				t.Errorf("\n got  %q\n want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// takeRoom takes as's executors of dc's job from a, the room left on an
+// agent that is on, and fails when they overfill it.
+func takeRoom(t *testing.T, tag string, a *placement.Agent, dc decision, as placement.Assignment, ds []decision) {
+	t.Helper()
+	n := float64(as.Executors)
+	a.FreeCPUs -= n * dc.entry.Demand.CPUs
+	a.FreeMemMB -= n * dc.entry.Demand.MemMB
+	if a.FreeCPUs < -1e-6 || a.FreeMemMB < -1e-6 {
+		t.Fatalf("%s: job %s's %d executors overfill %s: %q", tag, dc.entry.ID, as.Executors, as.AgentID, describe(ds, 0))
+	}
+}
+
+// placedOnce fails when the policy placed one job twice on the same room.
+func (pc *placeCounter) placedOnce(t *testing.T, tag string, ds []decision) {
+	t.Helper()
+	for k, n := range pc.n {
+		if n > 1 {
+			t.Fatalf("%s: the policy placed one job %d times on the same room (%s): %q", tag, n, k, describe(ds, 0))
+		}
 	}
 }
