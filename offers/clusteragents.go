@@ -10,6 +10,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // ---- agents ---------------------------------------------------------------
@@ -209,17 +211,19 @@ func (c *Cluster) sweepLoop(ctx context.Context) {
 	}
 }
 
-// sweep releases every labelled reservation whose job is not followed and
-// not unfinished in the store.
+// sweep releases every labelled reservation whose job no plan holds: a
+// job that is over or unknown, and a job back in the queue (QUEUED or
+// SUBMITTED in the store) that the adapter does not follow. The last is a
+// release that missed an agent (disconnected then, back with the
+// reservation since) or a crash between the two; whatever the reason, a
+// job in the queue has no plan, so its reservations are strays. The store
+// and the labels Mesos shows are all it reads, so it holds after a crash.
 func (c *Cluster) sweep(ctx context.Context) error {
 	unfinished, err := c.cfg.Store.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	for _, j := range unfinished {
-		keep[j.ID] = true
-	}
+	keep, queued := sweepKeeps(unfinished)
 	c.mu.Lock()
 	for id := range c.jobs {
 		keep[id] = true
@@ -240,6 +244,10 @@ func (c *Cluster) sweep(ctx context.Context) error {
 	}
 	sort.Strings(orphans)
 	for _, id := range orphans {
+		if queued[id] {
+			c.releaseQueued(id)
+			continue
+		}
 		c.log.WithField("job", id).Warn("releasing reservations of a job that is over (left by a crash or a lost agent)")
 		if err := c.cfg.Reserver.Release(ctx, id); err != nil {
 			c.log.WithError(err).WithField("job", id).Warn("releasing leaked reservations failed; will try again")
@@ -249,4 +257,36 @@ func (c *Cluster) sweep(ctx context.Context) error {
 		c.kick()
 	}
 	return nil
+}
+
+// sweepKeeps decides, from the store's unfinished jobs, whose labelled
+// reservations the sweep keeps (the jobs that hold or are making a plan)
+// and which are waiting in the queue (no plan: their reservations are
+// strays unless the adapter follows the job again).
+func sweepKeeps(unfinished []scheduler.Job) (keep, queued map[string]bool) {
+	keep, queued = map[string]bool{}, map[string]bool{}
+	for _, j := range unfinished {
+		if j.State.Waiting() {
+			queued[j.ID] = true
+			continue
+		}
+		keep[j.ID] = true
+	}
+	return keep, queued
+}
+
+// releaseQueued gives back the stray reservations of a job in the queue
+// that the adapter does not follow. It follows the job in its releasing
+// phase (giving back is retried until it succeeds), so that a new plan of
+// the job placed meanwhile waits for it (startLocked) instead of having
+// its fresh reservations unreserved under it; a job followed again since
+// the sweep looked is left to its follower.
+func (c *Cluster) releaseQueued(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.jobs[id] != nil || c.ctx == nil {
+		return
+	}
+	c.log.WithField("job", id).Warn("releasing stray reservations of a job back in the queue (a release missed a disconnected agent, or a crash)")
+	c.startLocked(scheduler.Job{Spec: scheduler.Spec{ID: id}}, placement.Plan{}, lifecycle.Releasing, scheduler.DriverRecord{}, nil)
 }

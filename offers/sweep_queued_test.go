@@ -1,0 +1,103 @@
+package offers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
+)
+
+// statesStore is a JobStore whose unfinished jobs are the given ones, in
+// their states.
+type statesStore struct {
+	memStore
+	unfinished []scheduler.Job
+}
+
+func (s *statesStore) Unfinished(context.Context) ([]scheduler.Job, error) {
+	return s.unfinished, nil
+}
+
+// TestSweepReleasesAQueuedJobsStrayReservation: on the emulator, a job's
+// release skips an agent that is disconnected (its agent process crashed),
+// the job goes back to the queue (QUEUED: no plan, nothing follows it),
+// and the agent comes back with the job's reservation. The sweep gives
+// that reservation back: no plan of the job holds it. A RUNNING job's
+// reservation, and one of a QUEUED job the adapter follows (placed again
+// since the store was read), are kept.
+func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
+	m, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	if len(agents) < 2 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 {
+		t.Fatalf("the emulator's agents %+v: want 2 with room for 2 executors", agents)
+	}
+	a, b := agents[0].ID, agents[1].ID
+	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	job := func(id string, st scheduler.State) scheduler.Job {
+		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: st}
+	}
+	queued := job("55555555-5555-5555-5555-555555555555", scheduler.Queued)
+	running := job("66666666-6666-6666-6666-666666666666", scheduler.Running)
+	placedAgain := job("77777777-7777-7777-7777-777777777777", scheduler.Queued)
+	onAB := placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}
+	for _, j := range []scheduler.Job{queued, running, placedAgain} {
+		if err := r.Reserve(ctx, j, onAB); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The queued job gave its resources back while b was disconnected:
+	// its release succeeds without b, and b comes back with them.
+	if err := m.CrashAgent(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(ctx, queued.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RestartAgent(b); err != nil {
+		t.Fatal(err)
+	}
+	if h := heldFor(t, ctx, op, queued.ID); len(h) != 1 || h[b] == [2]float64{} {
+		t.Fatalf("the queued job holds %v; want its reservation on %s only (back with the agent)", h, b)
+	}
+
+	st := &statesStore{memStore: *newMemStore(), unfinished: []scheduler.Job{queued, running, placedAgain}}
+	c := NewCluster(ClusterConfig{Operator: op, Reserver: r, Store: st, Log: quiet, Retry: 50 * time.Millisecond})
+	cctx, stop := context.WithCancel(ctx)
+	t.Cleanup(func() { stop(); c.Wait() })
+	c.mu.Lock()
+	c.ctx = cctx // as Start does, without its loops: the test sweeps
+	heldJob(c, placedAgain.ID, lifecycle.Running)
+	c.mu.Unlock()
+	if err := c.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The release of the queued job's stray runs as a follower of the job
+	// (so that a new plan of it waits for it): wait for it to end.
+	c.mu.Lock()
+	lj := c.jobs[queued.ID]
+	c.mu.Unlock()
+	if lj != nil {
+		select {
+		case <-lj.done:
+		case <-ctx.Done():
+			t.Fatal("the release of the queued job's stray reservation did not end")
+		}
+	}
+	if h := heldFor(t, ctx, op, queued.ID); len(h) != 0 {
+		t.Errorf("after the sweep the queued job still holds %v: a stray reservation of a job in the queue is kept", h)
+	}
+	for _, j := range []scheduler.Job{running, placedAgain} {
+		if h := heldFor(t, ctx, op, j.ID); len(h) != 2 {
+			t.Errorf("job %s (%s, followed %v) holds %v after the sweep; want its 2 reservations kept", j.ID, j.State, j.ID == placedAgain.ID, h)
+		}
+	}
+	c.mu.Lock()
+	_, still := c.jobs[queued.ID]
+	c.mu.Unlock()
+	if still {
+		t.Error("the queued job is still followed after its stray reservation was released")
+	}
+}
