@@ -101,3 +101,33 @@ func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
 		t.Error("the queued job is still followed after its stray reservation was released")
 	}
 }
+
+// TestReserveDropsAnEarlierPlansReservations: on the emulator, a job that
+// still holds a reservation of an earlier plan (a release missed its agent)
+// is placed again on other agents: Reserve unreserves the reservation its
+// new plan does not name, and keeps the one it does, adding what the new
+// plan needs there.
+func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
+	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	if len(agents) < 3 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 || agents[2].FreeCPUs < 2 {
+		t.Fatalf("the emulator's agents %+v: want 3 with room for 2 executors", agents)
+	}
+	a, b, c := agents[0].ID, agents[1].ID, agents[2].ID
+	jr := &memJournal{}
+	r := &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	j := scheduler.Job{Spec: scheduler.Spec{ID: "88888888-8888-8888-8888-888888888888", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}}
+	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The new plan: 2 executors on b, 1 on c; a is not named.
+	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: b, Executors: 2}, {AgentID: c, Executors: 1}, {AgentID: a, Executors: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	h := heldFor(t, ctx, op, j.ID)
+	if len(h) != 2 || h[b] != [2]float64{2, 1792} || h[c] != [2]float64{1, 896} {
+		t.Errorf("after the new plan the job holds %v; want %s: 2 cpus 1792 MiB, %s: 1 cpu 896 MiB, nothing on %s (the earlier plan's)", h, b, c, a)
+	}
+	if rec := jr.recs[j.ID+"/"+a]; rec.State != scheduler.ResReleased {
+		t.Errorf("journal of the earlier plan's reservation on %s: %+v; want released", a, rec)
+	}
+}
