@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
@@ -253,10 +254,98 @@ func (c *Cluster) sweep(ctx context.Context) error {
 			c.log.WithError(err).WithField("job", id).Warn("releasing leaked reservations failed; will try again")
 		}
 	}
-	if len(orphans) > 0 {
+	dropped := c.sweepOffPlan(ctx)
+	if len(orphans) > 0 || dropped > 0 {
 		c.kick()
 	}
 	return nil
+}
+
+// sweepOffPlan unreserves the reservations of jobs the adapter follows,
+// launching or running, on agents their plan does not name: an earlier
+// plan's, on an agent that came back (its release missed it while it was
+// disconnected) after the new plan was reserved. It returns how many it
+// unreserved. Only with the operator-API reserver.
+func (c *Cluster) sweepOffPlan(ctx context.Context) int {
+	if c.cfg.Operator == nil || c.cfg.Reserver == nil || c.cfg.Reserver.FromOffers() {
+		return 0
+	}
+	// The plans first, then the view: a job launching or running has its
+	// plan's reservations confirmed, and any earlier generation of it is
+	// gone (startLocked), so the view shows what the plan reserved.
+	c.mu.Lock()
+	plans := map[string]map[string][2]float64{}
+	gen := map[string]*liveJob{}
+	for id, lj := range c.jobs {
+		// A job without a plan (resumed with none stored) is left alone:
+		// what its reservations are for is not known.
+		if p := planAgents(lj.st.Plan); len(p) > 0 && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running) {
+			plans[id], gen[id] = p, lj
+		}
+	}
+	c.mu.Unlock()
+	if len(plans) == 0 {
+		return 0
+	}
+	view, err := c.cfg.Operator.GetAgents(ctx)
+	if err != nil {
+		c.log.WithError(err).Warn("looking for reservations of earlier plans failed; will try again")
+		return 0
+	}
+	n := 0
+	for _, res := range offPlanStrays(view, plans) {
+		c.mu.Lock()
+		lj := c.jobs[res.JobID]
+		still := lj == gen[res.JobID] && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running)
+		c.mu.Unlock()
+		if !still {
+			continue // releasing now, or placed again: its follower sees to it
+		}
+		log := c.log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
+		if err := c.cfg.Operator.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsAgentUnknown(err) {
+			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; will try again")
+			continue
+		}
+		log.Warn("unreserved a reservation of an earlier plan of the job (its agent came back after the job was placed again)")
+		n++
+	}
+	return n
+}
+
+// planAgents is what the plan reserves, by agent id.
+func planAgents(p placement.Plan) map[string][2]float64 {
+	out := map[string][2]float64{}
+	for _, a := range p.Assignments {
+		if a.Executors > 0 {
+			out[a.AgentID] = [2]float64{}
+		}
+	}
+	return out
+}
+
+// offPlanStrays decides, from a GET_AGENTS view, the labelled reservations
+// of the given jobs (their plans by agent id) on agents that can be
+// unreserved now and that their plan does not name, by job then agent.
+func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64) []Reserved {
+	var out []Reserved
+	for _, a := range view {
+		if a.AgentInfo.ID == nil || !reachable(a) {
+			continue // looked at again once it is back
+		}
+		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+			plan, followed := plans[res.JobID]
+			if _, named := plan[res.AgentID]; followed && !named {
+				out = append(out, res)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].JobID != out[j].JobID {
+			return out[i].JobID < out[j].JobID
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out
 }
 
 // sweepKeeps decides, from the store's unfinished jobs, whose labelled

@@ -21,6 +21,14 @@ func (s *statesStore) Unfinished(context.Context) ([]scheduler.Job, error) {
 	return s.unfinished, nil
 }
 
+// followed makes the adapter follow j with plan in phase ph, its machine
+// awaiting an answer: no follower, so the sweep is what is looked at.
+func followed(c *Cluster, j scheduler.Job, plan placement.Plan, ph lifecycle.Phase) {
+	lj := &liveJob{signal: make(chan struct{}, 1), st: lifecycle.New(lifecycle.Config{}, j, plan, ph, scheduler.DriverRecord{}, time.Now())}
+	lj.st.Busy = lifecycle.ActKillDriver
+	c.jobs[j.ID] = lj
+}
+
 // TestSweepReleasesAQueuedJobsStrayReservation: on the emulator, a job's
 // release skips an agent that is disconnected (its agent process crashed),
 // the job goes back to the queue (QUEUED: no plan, nothing follows it),
@@ -69,7 +77,7 @@ func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
 	t.Cleanup(func() { stop(); c.Wait() })
 	c.mu.Lock()
 	c.ctx = cctx // as Start does, without its loops: the test sweeps
-	heldJob(c, placedAgain.ID, lifecycle.Running)
+	followed(c, placedAgain, onAB, lifecycle.Running)
 	c.mu.Unlock()
 	if err := c.sweep(ctx); err != nil {
 		t.Fatal(err)
@@ -129,5 +137,50 @@ func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
 	}
 	if rec := jr.recs[j.ID+"/"+a]; rec.State != scheduler.ResReleased {
 		t.Errorf("journal of the earlier plan's reservation on %s: %+v; want released", a, rec)
+	}
+}
+
+// TestSweepDropsAnEarlierPlansReservationOfARunningJob: on the emulator, a
+// job placed again runs on agent b; agent a, which its release missed
+// while a was disconnected, is back with a reservation of the earlier
+// plan. The sweep unreserves it and keeps the one on b; a job being
+// reserved, or one whose plan is not known, is left to its follower.
+func TestSweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T) {
+	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	if len(agents) < 2 || agents[0].FreeCPUs < 3 || agents[1].FreeCPUs < 3 {
+		t.Fatalf("the emulator's agents %+v: want 2 with room for 3 executors", agents)
+	}
+	a, b := agents[0].ID, agents[1].ID
+	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	mk := func(id string) scheduler.Job {
+		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Running}
+	}
+	running, reserving := mk("99999999-9999-9999-9999-999999999999"), mk("aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa")
+	both := placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}
+	onB := placement.Plan{Assignments: []placement.Assignment{{AgentID: b, Executors: 1}, {AgentID: a, Executors: 0}}}
+	for _, j := range []scheduler.Job{running, reserving} {
+		if err := r.Reserve(ctx, j, both); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := &statesStore{memStore: *newMemStore(), unfinished: []scheduler.Job{running, reserving}}
+	c := NewCluster(ClusterConfig{Operator: op, Reserver: r, Store: st, Log: quiet})
+	planless := mk("bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb")
+	if err := r.Reserve(ctx, planless, both); err != nil {
+		t.Fatal(err)
+	}
+	followed(c, running, onB, lifecycle.Running)
+	followed(c, reserving, onB, lifecycle.Reserving)
+	followed(c, planless, placement.Plan{}, lifecycle.Running) // resumed with no plan stored
+	if err := c.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := heldFor(t, ctx, op, running.ID); len(h) != 1 || h[b] != [2]float64{1, 896} {
+		t.Errorf("the running job holds %v after the sweep; want only its plan's 1 cpu 896 MiB on %s", h, b)
+	}
+	for _, j := range []scheduler.Job{reserving, planless} {
+		if h := heldFor(t, ctx, op, j.ID); len(h) != 2 {
+			t.Errorf("job %s (being reserved, or with no plan known) holds %v after the sweep; want both reservations left to its follower", j.ID, h)
+		}
 	}
 }
