@@ -54,11 +54,13 @@ func TestE2ERequeuedJobsStrayReservationGoesWhenItsAgentReturns(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		v, err := getJob(sp.API, id)
-		requeued := false
+		runs := 0 // (the job is QUEUED once before its first run too)
 		for _, e := range v.Events {
-			requeued = requeued || e.To == "QUEUED"
+			if e.To == "RUNNING" {
+				runs++
+			}
 		}
-		if err == nil && requeued && v.State == "RUNNING" {
+		if err == nil && runs >= 2 && v.State == "RUNNING" {
 			break
 		}
 		if err == nil && (v.State == "FAILED" || v.State == "FINISHED" || v.State == "KILLED") {
@@ -88,9 +90,17 @@ func TestE2ERequeuedJobsStrayReservationGoesWhenItsAgentReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline = time.Now().Add(60 * time.Second)
-	for stray, _ := held(); len(stray) == 0; stray, _ = held() {
+	registered := func() bool {
+		for _, a := range emu.Agents() {
+			if a.ID == victim {
+				return !a.PoweredOff && !a.Booting
+			}
+		}
+		return false
+	}
+	for stray, _ := held(); len(stray) == 0 || !registered(); stray, _ = held() {
 		if time.Now().After(deadline) {
-			t.Fatalf("agent %s came back without the job's first plan's reservation: the test proves nothing", victim)
+			t.Fatalf("agent %s (registered %v) came back without the job's first plan's reservation: the test proves nothing", victim, registered())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
