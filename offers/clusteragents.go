@@ -196,7 +196,7 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 	}
 }
 
-// sweepLoop releases reservations labelled for jobs that are over or unknown.
+// sweepLoop releases labelled reservations that no plan holds (sweep).
 func (c *Cluster) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Sweep)
 	defer t.Stop()
@@ -302,8 +302,13 @@ func (c *Cluster) sweepOffPlan(ctx context.Context) int {
 			continue // releasing now, or placed again: its follower sees to it
 		}
 		log := c.log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
-		if err := c.cfg.Operator.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsAgentUnknown(err) {
-			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; will try again")
+		if err := c.cfg.Operator.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); IsConflict(err) {
+			// Tasks of the earlier run still use it (executors that
+			// survived with their agent): the next sweep tries again.
+			log.Info("a reservation of an earlier plan of the job is still used by tasks; the next sweep tries again")
+			continue
+		} else if err != nil && !IsAgentUnknown(err) {
+			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the next sweep tries again")
 			continue
 		}
 		log.Warn("unreserved a reservation of an earlier plan of the job (its agent came back after the job was placed again)")
