@@ -7,9 +7,12 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // ---- agents ---------------------------------------------------------------
@@ -193,7 +196,7 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 	}
 }
 
-// sweepLoop releases reservations labelled for jobs that are over or unknown.
+// sweepLoop releases labelled reservations that no plan holds (sweep).
 func (c *Cluster) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Sweep)
 	defer t.Stop()
@@ -209,17 +212,19 @@ func (c *Cluster) sweepLoop(ctx context.Context) {
 	}
 }
 
-// sweep releases every labelled reservation whose job is not followed and
-// not unfinished in the store.
+// sweep releases every labelled reservation whose job no plan holds: a
+// job that is over or unknown, and a job back in the queue (QUEUED or
+// SUBMITTED in the store) that the adapter does not follow. The last is a
+// release that missed an agent (disconnected then, back with the
+// reservation since) or a crash between the two; whatever the reason, a
+// job in the queue has no plan, so its reservations are strays. The store
+// and the labels Mesos shows are all it reads, so it holds after a crash.
 func (c *Cluster) sweep(ctx context.Context) error {
 	unfinished, err := c.cfg.Store.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	for _, j := range unfinished {
-		keep[j.ID] = true
-	}
+	keep, queued := sweepKeeps(unfinished)
 	c.mu.Lock()
 	for id := range c.jobs {
 		keep[id] = true
@@ -240,13 +245,142 @@ func (c *Cluster) sweep(ctx context.Context) error {
 	}
 	sort.Strings(orphans)
 	for _, id := range orphans {
+		if queued[id] {
+			c.releaseQueued(id)
+			continue
+		}
 		c.log.WithField("job", id).Warn("releasing reservations of a job that is over (left by a crash or a lost agent)")
 		if err := c.cfg.Reserver.Release(ctx, id); err != nil {
 			c.log.WithError(err).WithField("job", id).Warn("releasing leaked reservations failed; will try again")
 		}
 	}
-	if len(orphans) > 0 {
+	dropped := c.sweepOffPlan(ctx)
+	if len(orphans) > 0 || dropped > 0 {
 		c.kick()
 	}
 	return nil
+}
+
+// sweepOffPlan unreserves the reservations of jobs the adapter follows,
+// launching or running, on agents their plan does not name: an earlier
+// plan's, on an agent that came back (its release missed it while it was
+// disconnected) after the new plan was reserved. It returns how many it
+// unreserved. Only with the operator-API reserver.
+func (c *Cluster) sweepOffPlan(ctx context.Context) int {
+	if c.cfg.Operator == nil || c.cfg.Reserver == nil || c.cfg.Reserver.FromOffers() {
+		return 0
+	}
+	// The plans first, then the view: a job launching or running has its
+	// plan's reservations confirmed, and any earlier generation of it is
+	// gone (startLocked), so the view shows what the plan reserved.
+	c.mu.Lock()
+	plans := map[string]map[string][2]float64{}
+	gen := map[string]*liveJob{}
+	for id, lj := range c.jobs {
+		// A job without a plan (resumed with none stored) is left alone:
+		// what its reservations are for is not known.
+		if p := planAgents(lj.st.Plan); len(p) > 0 && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running) {
+			plans[id], gen[id] = p, lj
+		}
+	}
+	c.mu.Unlock()
+	if len(plans) == 0 {
+		return 0
+	}
+	view, err := c.cfg.Operator.GetAgents(ctx)
+	if err != nil {
+		c.log.WithError(err).Warn("looking for reservations of earlier plans failed; will try again")
+		return 0
+	}
+	n := 0
+	for _, res := range offPlanStrays(view, plans) {
+		c.mu.Lock()
+		lj := c.jobs[res.JobID]
+		still := lj == gen[res.JobID] && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running)
+		c.mu.Unlock()
+		if !still {
+			continue // releasing now, or placed again: its follower sees to it
+		}
+		log := c.log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
+		if err := c.cfg.Operator.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); IsConflict(err) {
+			// Tasks of the earlier run still use it (executors that
+			// survived with their agent): the next sweep tries again.
+			log.Info("a reservation of an earlier plan of the job is still used by tasks; the next sweep tries again")
+			continue
+		} else if err != nil && !IsAgentUnknown(err) {
+			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the next sweep tries again")
+			continue
+		}
+		log.Warn("unreserved a reservation of an earlier plan of the job (its agent came back after the job was placed again)")
+		n++
+	}
+	return n
+}
+
+// planAgents is what the plan reserves, by agent id.
+func planAgents(p placement.Plan) map[string][2]float64 {
+	out := map[string][2]float64{}
+	for _, a := range p.Assignments {
+		if a.Executors > 0 {
+			out[a.AgentID] = [2]float64{}
+		}
+	}
+	return out
+}
+
+// offPlanStrays decides, from a GET_AGENTS view, the labelled reservations
+// of the given jobs (their plans by agent id) on agents that can be
+// unreserved now and that their plan does not name, by job then agent.
+func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64) []Reserved {
+	var out []Reserved
+	for _, a := range view {
+		if a.AgentInfo.ID == nil || !reachable(a) {
+			continue // looked at again once it is back
+		}
+		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+			plan, followed := plans[res.JobID]
+			if _, named := plan[res.AgentID]; followed && !named {
+				out = append(out, res)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].JobID != out[j].JobID {
+			return out[i].JobID < out[j].JobID
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out
+}
+
+// sweepKeeps decides, from the store's unfinished jobs, whose labelled
+// reservations the sweep keeps (the jobs that hold or are making a plan)
+// and which are waiting in the queue (no plan: their reservations are
+// strays unless the adapter follows the job again).
+func sweepKeeps(unfinished []scheduler.Job) (keep, queued map[string]bool) {
+	keep, queued = map[string]bool{}, map[string]bool{}
+	for _, j := range unfinished {
+		if j.State.Waiting() {
+			queued[j.ID] = true
+			continue
+		}
+		keep[j.ID] = true
+	}
+	return keep, queued
+}
+
+// releaseQueued gives back the stray reservations of a job in the queue
+// that the adapter does not follow. It follows the job in its releasing
+// phase (giving back is retried until it succeeds), so that a new plan of
+// the job placed meanwhile waits for it (startLocked) instead of having
+// its fresh reservations unreserved under it; a job followed again since
+// the sweep looked is left to its follower.
+func (c *Cluster) releaseQueued(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.jobs[id] != nil || c.ctx == nil {
+		return
+	}
+	c.log.WithField("job", id).Warn("releasing stray reservations of a job back in the queue (a release missed a disconnected agent, or a crash)")
+	c.startLocked(scheduler.Job{Spec: scheduler.Spec{ID: id}}, placement.Plan{}, lifecycle.Releasing, scheduler.DriverRecord{}, nil)
 }

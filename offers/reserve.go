@@ -106,10 +106,15 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	if err := r.Op.SetQuotaLimit(ctx, role, totalCPU, totalMem, true); err != nil {
 		return err
 	}
-	have, err := r.jobReservations(ctx, j.ID)
+	view, err := r.Op.GetAgents(ctx)
 	if err != nil {
 		return err
 	}
+	have := labelledFor(view, j.ID)
+	// Reservations of the job on agents the plan does not name are an
+	// earlier plan's (a release that missed a disconnected agent): the
+	// job's follower runs one plan at a time, so they are strays.
+	dropped := r.dropStrays(ctx, j.ID, offPlan(view, j.ID, want))
 	for agent, amt := range want {
 		dc := amt[0] - have[agent][0]
 		dm := amt[1] - have[agent][1]
@@ -138,6 +143,11 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 				return false
 			}
 		}
+		for _, agent := range dropped {
+			if _, ok := have[agent]; ok {
+				return false
+			}
+		}
 		return true
 	}); err != nil {
 		return fmt.Errorf("confirm reservations of job %s: %w", j.ID, err)
@@ -149,6 +159,46 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	}
 	r.Log.WithFields(logrus.Fields{"job": j.ID, "agents": len(want), "cpus": totalCPU, "mem_mb": totalMem}).Info("reservations confirmed")
 	return nil
+}
+
+// offPlan is the job's labelled reservations, on agents that can be
+// unreserved now, that the plan (want, by agent id) does not name.
+func offPlan(agents []master.Response_GetAgents_Agent, jobID string, want map[string][2]float64) []Reserved {
+	var out []Reserved
+	for _, a := range agents {
+		if a.AgentInfo.ID == nil || !reachable(a) {
+			continue // the sweep or the job's release gets them once it is back
+		}
+		if _, ok := want[a.AgentInfo.ID.Value]; ok {
+			continue
+		}
+		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
+			if res.JobID == jobID {
+				out = append(out, res)
+			}
+		}
+	}
+	return out
+}
+
+// dropStrays unreserves the job's reservations that its plan does not
+// name and returns the agents where Mesos took the unreserve. A failure is
+// logged, not returned: the plan does not need those resources, and the
+// job's release at its end gives back everything with its label.
+func (r *Reserver) dropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
+	var done []string
+	for _, res := range strays {
+		log := r.Log.WithFields(logrus.Fields{"job": jobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
+		_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResUnreserving})
+		if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsAgentUnknown(err) {
+			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the job's release at its end gives it back")
+			continue
+		}
+		_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResReleased})
+		log.Info("unreserved a reservation of an earlier plan of the job (its new plan does not use the agent)")
+		done = append(done, res.AgentID)
+	}
+	return done
 }
 
 // jobReservations sums, per agent, what GET_AGENTS shows reserved with the job's label.

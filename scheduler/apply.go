@@ -126,7 +126,7 @@ func (c *Core) applyStart(ctx context.Context, now time.Time, e *Entry, plan pla
 		delete(c.active, id)
 		c.actMu.Unlock()
 		if rerr := c.cluster.Release(ctx, id); rerr != nil {
-			c.log.WithError(rerr).WithField("job", id).Warn("release after failed apply")
+			c.log.WithError(rerr).WithField("job", id).Warn("release after failed apply did not go through; the job goes back to the queue, and the leak sweep (--leak-sweep, and at start) or its next plan, when it reserves, gives back what was reserved")
 		}
 		c.freeEpoch.Add(1)
 		return c.requeue(ctx, now, e, "applying the plan failed: "+err.Error(), err)

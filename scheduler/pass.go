@@ -298,7 +298,7 @@ func (c *Core) takeInbox(ctx context.Context, now time.Time) {
 		if n.kill {
 			if c.activeJob(n.job.ID) != nil {
 				if err := c.cluster.Kill(ctx, n.job.ID); err != nil {
-					c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed")
+					c.log.WithError(err).WithField("job", n.job.ID).Warn("kill failed; the request stays in the store: the job ends KILLED when its driver ends or it comes back to the queue, and a restart kills it")
 				}
 			} else if e := c.byID[n.job.ID]; e != nil {
 				// It went back to the queue before the kill reached the core.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,7 +232,7 @@ func TestFailedKillIsLogged(t *testing.T) {
 		h.schedule()
 		var warned []string
 		for _, e := range hook.AllEntries() {
-			if e.Message == "kill failed" {
+			if strings.HasPrefix(e.Message, "kill failed;") {
 				warned = append(warned, e.Data["job"].(string))
 			}
 		}

@@ -96,7 +96,7 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	c.actMu.Unlock()
 	relErr := c.cluster.Release(ctx, id)
 	if relErr != nil {
-		c.log.WithError(relErr).WithField("job", id).Warn("release failed")
+		c.log.WithError(relErr).WithField("job", id).Warn("release failed; what the job holds is a stray now: the leak sweep (--leak-sweep, and at start) gives it back, the job being over or back in the queue, or its next plan does when it reserves")
 	}
 	if to == Queued {
 		c.inboxMu.Lock()
