@@ -446,13 +446,25 @@ func TestE2ERestartsDuringLaunchingCostNothing(t *testing.T) {
 		t.Fatal("no job was reserving or launching at any sampled SIGKILL: the test proves nothing")
 	}
 	ended := map[string]int{}
-	defer func() { t.Logf("%d jobs after %d SIGKILLs: %v", nJobs, kills, ended) }()
+	unseen := 0
+	defer func() {
+		t.Logf("%d jobs after %d SIGKILLs: %v; %d seen started and ended at once", nJobs, kills, ended, unseen)
+	}()
 	for _, id := range ids {
 		v := waitState(t, sp.API, id, 120*time.Second, "FINISHED", "FAILED", "KILLED")
 		rv := getRelJob(t, sp.API, id)
 		ended[v.State]++
-		if v.State != "FINISHED" || rv.FailedRuns != 0 || rv.Attempt != 1 {
-			t.Errorf("job %s ended %s with %d failed runs and %d runs after the restarts, want FINISHED after 1 run:%s", v.Name, v.State, rv.FailedRuns, rv.Attempt, timeline(v))
+		// A driver whose TASK_RUNNING reached sparkpack only with its end
+		// (updates sent to a SIGKILLed process are re-sent later, in
+		// order; on a loaded machine, after the 30 s run was over) is
+		// seen started and ended at once: the job goes LAUNCHING ->
+		// FINISHED and no run is counted (attempt 0; 6 of 40 in one CI
+		// run under load). Either way no retry is used.
+		if rv.Attempt == 0 {
+			unseen++
+		}
+		if v.State != "FINISHED" || rv.FailedRuns != 0 || rv.Attempt > 1 {
+			t.Errorf("job %s ended %s with %d failed runs and %d runs after the restarts, want FINISHED after at most 1 run and no failed one:%s", v.Name, v.State, rv.FailedRuns, rv.Attempt, timeline(v))
 		}
 	}
 	waitNoLeftovers(t, emu.Master, 60*time.Second)
