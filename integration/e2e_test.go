@@ -244,12 +244,22 @@ func TestE2ESIGKILLAndRestartCompletesEveryJob(t *testing.T) {
 	}
 	inFlight := 0
 	for round := 0; round < 2; round++ {
-		// Let some jobs get going, then crash.
+		// Let some jobs get going, then crash: at least 400/700 ms, and
+		// on until one is reserving, launching or running. A fixed sleep
+		// alone crashed a slow (loaded) sparkpack before its first pass
+		// had placed anything, and the test then failed as proving
+		// nothing; 60 s is far more than a pass ever takes here.
 		time.Sleep(time.Duration(400+300*round) * time.Millisecond)
-		states := map[string]int{}
-		for _, id := range ids {
-			if v, err := getJob(sp.API, id); err == nil {
-				states[v.State]++
+		var states map[string]int
+		for end := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			states = map[string]int{}
+			for _, id := range ids {
+				if v, err := getJob(sp.API, id); err == nil {
+					states[v.State]++
+				}
+			}
+			if states["RESERVING"]+states["LAUNCHING"]+states["RUNNING"] > 0 || time.Now().After(end) {
+				break
 			}
 		}
 		inFlight += states["RESERVING"] + states["LAUNCHING"] + states["RUNNING"]

@@ -431,9 +431,26 @@ func TestE2ERestartsDuringLaunchingCostNothing(t *testing.T) {
 		}
 		time.Sleep(gap)
 		if kills%5 == 0 {
-			for _, id := range ids {
-				if v, err := getJob(sp.API, id); err == nil && (v.State == "LAUNCHING" || v.State == "RESERVING") {
-					launching++
+			// A sampled kill waits (up to 60 s, far more than a pass takes)
+			// until a job reserves or launches: after the gap alone, a
+			// slow (loaded) sparkpack had not placed anything yet at every
+			// sample, and the test failed as proving nothing. With no job
+			// left queued there is nothing to wait for.
+			for end := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				n, queued := 0, 0
+				for _, id := range ids {
+					v, err := getJob(sp.API, id)
+					switch {
+					case err != nil:
+					case v.State == "LAUNCHING" || v.State == "RESERVING":
+						n++
+					case v.State == "QUEUED" || v.State == "SUBMITTED":
+						queued++
+					}
+				}
+				if n > 0 || queued == 0 || time.Now().After(end) {
+					launching += n
+					break
 				}
 			}
 		}
