@@ -118,9 +118,10 @@ func TestQuotaLimitCapsOffersNotReservations(t *testing.T) {
 		t.Fatalf("RESERVE_RESOURCES beyond the quota limit: %d, want 202 (limits do not cap reservations)", st)
 	}
 	// Now the role consumes 4 >= 2: only the reserved cpus are offered.
-	deadline := time.Now().Add(3 * time.Second)
+	// (Bounds for a loaded machine: each wait ends when the offer comes.)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ev := f.next(scheduler.Event_OFFERS, 3*time.Second)
+		ev := f.next(scheduler.Event_OFFERS, 10*time.Second)
 		var r, u float64
 		var ids []mesos.OfferID
 		for _, o := range ev.Offers.Offers {
@@ -247,7 +248,7 @@ func TestFaultInjection(t *testing.T) {
 			t.Log("GET_HEALTH answered 200 during the restart's downtime")
 		}
 	}
-	deadline2 := time.Now().Add(3 * time.Second)
+	deadline2 := time.Now().Add(10 * time.Second) // (a bound for a loaded machine: the wait ends when it answers)
 	for {
 		var tasks int
 		for _, ti := range m.Tasks() {
@@ -263,7 +264,7 @@ func TestFaultInjection(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline2) {
-			t.Fatalf("master not back 3 s after a 300 ms restart (GET_HEALTH %d)", st)
+			t.Fatalf("master not back 10 s after a 300 ms restart (GET_HEALTH %d)", st)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
