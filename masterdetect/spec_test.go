@@ -105,6 +105,15 @@ func TestMasterInfoHostPort(t *testing.T) {
 		{`{"hostname":"]","address":{"ip":"10.0.0.7"},"port":5050}`, "10.0.0.7:5050"},
 		{`{"hostname":"m1","port":70000,"pid":"master@10.0.0.9:5050"}`, "10.0.0.9:5050"},
 		{`{"pid":"master@10.0.0.9:0"}`, ""},
+		// A TCP port is 1..65535, both ends included (RFC 793's 16-bit
+		// port, 0 reserved): 0 or 65536 falls through to the pid.
+		{`{"hostname":"m1","port":1}`, "m1:1"},
+		{`{"hostname":"m1","port":65535}`, "m1:65535"},
+		{`{"address":{"ip":"10.0.0.7","port":65535}}`, "10.0.0.7:65535"},
+		{`{"hostname":"m1","port":65536,"pid":"master@10.0.0.9:5050"}`, "10.0.0.9:5050"},
+		{`{"pid":"master@10.0.0.9:1"}`, "10.0.0.9:1"},
+		{`{"pid":"master@10.0.0.9:65535"}`, "10.0.0.9:65535"},
+		{`{"pid":"master@10.0.0.9:65536"}`, ""},
 	} {
 		mi, err := decodeMasterInfo([]byte(tc.json))
 		if err != nil {
