@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -20,15 +19,9 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 // "agent power: off" finds every power-off whatever its reason), and so
 // does a boot that timed out.
 func TestPowerLogLinesAreFixed(t *testing.T) {
-	r := newRig(t, Config{PowerOnTimeout: 5 * time.Minute, AvoidFor: 30 * time.Minute})
-	log, hook := logtest.NewNullLogger()
-	r.cfg.Log = log
-	r.restart()
+	r, hook := newLoggedRig(t, Config{PowerOnTimeout: 5 * time.Minute, AvoidFor: 30 * time.Minute})
 	a := idle("a1", 4)
-	r.tick(nil, a)
-	r.now = r.now.Add(61 * time.Second)
-	r.tick(nil, a)
-	r.tick(nil, drained(a))
+	r.offAfterIdle(a)
 	if err := r.m.PowerOn(context.Background(), "a1"); err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +87,8 @@ func TestPowerOnLogsWhy(t *testing.T) {
 		{&scheduler.PowerOnCause{Reason: "warm pool: forecast 2 jobs"}, "", "warm pool: forecast 2 jobs"},
 		{nil, "", "a plan needs it"},
 	} {
-		r := newRig(t, Config{})
-		log, hook := logtest.NewNullLogger()
-		r.cfg.Log = log
-		r.restart()
-		a := idle("a1", 4)
-		r.tick(nil, a)
-		r.now = r.now.Add(61 * time.Second)
-		r.tick(nil, a)
-		r.tick(nil, drained(a))
+		r, hook := newLoggedRig(t, Config{})
+		r.offAfterIdle(idle("a1", 4))
 		ctx := context.Background()
 		if tc.cause != nil {
 			ctx = scheduler.WithPowerOnCause(ctx, *tc.cause)
@@ -132,10 +118,7 @@ func TestPowerOnLogsWhy(t *testing.T) {
 // TestGiveUpPowerOffSaysWhatToDo: the warning that power management gives
 // up powering an agent off names the machine and says what to fix.
 func TestGiveUpPowerOffSaysWhatToDo(t *testing.T) {
-	r := newRig(t, Config{MaxFailures: 2})
-	log, hook := logtest.NewNullLogger()
-	r.cfg.Log = log
-	r.restart()
+	r, hook := newLoggedRig(t, Config{MaxFailures: 2})
 	r.prov.failures = 10
 	a := idle("a1", 4)
 	r.tick(nil, a)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
 	"github.com/sirupsen/logrus"
 )
 
@@ -155,6 +157,24 @@ func (r *rig) restart() {
 		r.t.Fatal(err)
 	}
 	r.m = m
+}
+
+// newLoggedRig is a rig whose manager logs to a hook the test reads.
+func newLoggedRig(t *testing.T, cfg Config) (*rig, *logtest.Hook) {
+	r := newRig(t, cfg)
+	log, hook := logtest.NewNullLogger()
+	r.cfg.Log = log
+	r.restart()
+	return r, hook
+}
+
+// offAfterIdle has a idle past the default minute, drained, and powered
+// off.
+func (r *rig) offAfterIdle(a Agent) {
+	r.tick(nil, a)
+	r.now = r.now.Add(61 * time.Second)
+	r.tick(nil, a)
+	r.tick(nil, drained(a))
 }
 
 func (r *rig) tick(wanted func(Agent) bool, agents ...Agent) {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	logtest "github.com/sirupsen/logrus/hooks/test"
 )
 
 // TestDefaultDrainTimeout: with DrainTimeout unset, an agent that Mesos
@@ -159,10 +158,7 @@ func recordOf(t *testing.T, m *Manager, id string) Record {
 // TestRecordSaysWhy: a state change records why (LastError) and is logged
 // with it; a booting agent that came back is on with no power-on pending.
 func TestRecordSaysWhy(t *testing.T) {
-	r := newRig(t, Config{})
-	log, hook := logtest.NewNullLogger()
-	r.cfg.Log = log
-	r.restart()
+	r, hook := newLoggedRig(t, Config{})
 	a := idle("a1", 4)
 	r.tick(nil, a)
 	r.now = r.now.Add(61 * time.Second)
