@@ -114,7 +114,7 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	// Reservations of the job on agents the plan does not name are an
 	// earlier plan's (a release that missed a disconnected agent): the
 	// job's follower runs one plan at a time, so they are strays.
-	dropped := r.dropStrays(ctx, j.ID, offPlan(view, j.ID, want))
+	dropped := r.dropStrays(ctx, j.ID, offPlanStrays(view, map[string]map[string][2]float64{j.ID: want}))
 	for agent, amt := range want {
 		dc := amt[0] - have[agent][0]
 		dm := amt[1] - have[agent][1]
@@ -159,26 +159,6 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	}
 	r.Log.WithFields(logrus.Fields{"job": j.ID, "agents": len(want), "cpus": totalCPU, "mem_mb": totalMem}).Info("reservations confirmed")
 	return nil
-}
-
-// offPlan is the job's labelled reservations, on agents that can be
-// unreserved now, that the plan (want, by agent id) does not name.
-func offPlan(agents []master.Response_GetAgents_Agent, jobID string, want map[string][2]float64) []Reserved {
-	var out []Reserved
-	for _, a := range agents {
-		if a.AgentInfo.ID == nil || !reachable(a) {
-			continue // the sweep or the job's release gets them once it is back
-		}
-		if _, ok := want[a.AgentInfo.ID.Value]; ok {
-			continue
-		}
-		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
-			if res.JobID == jobID {
-				out = append(out, res)
-			}
-		}
-	}
-	return out
 }
 
 // dropStrays unreserves the job's reservations that its plan does not
