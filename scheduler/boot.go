@@ -208,7 +208,8 @@ func (p *passRun) holdUntilStart(e *Entry) (outcome, bool) {
 	}
 	if boot := p.in.boot.BootTime; boot > 0 {
 		early := e.NotBefore.Add(-boot)
-		if !p.now.Before(early) && p.ix.Check(e.Demand) != nil {
+		// Not for a job its team's maximum would hold at its start time.
+		if !p.now.Before(early) && p.ix.Check(e.Demand) != nil && !p.overTeamMax(e) {
 			if o, ok := p.bootAware(e); ok {
 				return o, true
 			}

@@ -313,7 +313,7 @@ func (d *decider) decide(in passInput) passOutput {
 	p.ix = placement.NewFitIndex(p.snap)
 	deadlineLeft := in.deadlineQueued - p.heldDeadlineJobs() - in.deferredOut
 	for _, e := range d.deadlineOrder(in.deadline, in.now) {
-		switch p.tryTeam(e) {
+		switch p.try(e) {
 		case started:
 			deadlineLeft--
 			continue
@@ -328,7 +328,7 @@ func (d *decider) decide(in passInput) passOutput {
 			regular = in.regular
 		}
 		p.fairOrder(regular, func(e *Entry) outcome {
-			o := p.tryTeam(e)
+			o := p.try(e)
 			if o != started {
 				p.noteWake(e)
 			}
@@ -348,14 +348,20 @@ func (d *decider) decide(in passInput) passOutput {
 	return passOutput{decisions: p.out, wakeAt: p.wakeAt, snap: p.snap, ix: p.ix, blocked: deadlineLeft > 0}
 }
 
-// try places one waiting job on the pass's snapshot.
+// try places one waiting job on the pass's snapshot. What keeps a job
+// from starting whatever the room is looked at first, so that the job
+// says so: its team's budget (first: the start-time hold may power agents
+// on), then its start time; the team policy (its maximums, the room owed
+// to other teams) judges only a job that may start now.
 func (p *passRun) try(e *Entry) outcome {
-	// The budget first: the start-time hold may power agents on.
 	if p.budgetHold(e) {
 		return waited
 	}
 	if o, held := p.holdUntilStart(e); held {
 		return o
+	}
+	if p.teamHold(e) {
+		return waited
 	}
 	if nf := p.ix.Check(e.Demand); nf != nil {
 		return p.notOnNow(e, nf)

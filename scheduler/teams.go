@@ -158,7 +158,12 @@ func newTeamPass(in *passInput) *teamPass {
 		ts := tp.team(e.Team)
 		fp := footprint(e)
 		if ts.t.OverMax(ts.use, fp) != "" {
-			if in.full || e.fresh || !e.wait.byChoice { // else out of the count already (deferredOut)
+			looked := in.full || e.fresh // the pass tries it
+			switch {
+			case looked && e.NotBefore != nil && e.NotBefore.After(in.now):
+				// It waits for its start time (by choice: its outcome
+				// takes it out of the count), not for its team.
+			case looked || !e.wait.byChoice: // else out of the count already (deferredOut)
 				tp.heldDeadline++
 			}
 			continue
@@ -184,16 +189,12 @@ func (p *passRun) heldDeadlineJobs() int {
 	return p.teams.heldDeadline
 }
 
-// tryTeam is try behind the team policy: e waits when teamHold holds it.
-func (p *passRun) tryTeam(e *Entry) outcome {
-	if p.teamHold(e) {
-		return waited
-	}
-	return p.try(e)
-}
-
 // teamHold decides whether the team policy holds e back now; if so it has
-// recorded e's wait (with the reason) and returns true.
+// recorded e's wait (with the reason) and returns true. try asks it only
+// about a job that may start now (not held for its team's budget, not
+// waiting for its start time): such a job says why it waits, and one
+// waiting for its start time waits by choice (regular jobs do not wait
+// behind it).
 func (p *passRun) teamHold(e *Entry) bool {
 	tp := p.teams
 	if tp == nil {
@@ -214,7 +215,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 			// the same: the maximum may be raised).
 			reason += fmt.Sprintf(": the job alone needs %g cpus and %g MiB, more than the team's maximum", fp.CPUs, fp.MemMB)
 		}
-	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil && !p.heldByTry(e) {
+	} else if e.DeadlineAt != nil && !t.WithinGuarantee(u, fp) && p.ix.Check(e.Demand) == nil {
 		// Only a job that fits the powered-on agents takes their room (one
 		// that does not waits, or starts on agents powered on for it).
 		reason = tp.protect(e.Team, fp)
@@ -230,16 +231,15 @@ func (p *passRun) teamHold(e *Entry) bool {
 	return true
 }
 
-// heldByTry: try keeps e waiting whatever the room, for its team's budget
-// or for its start time (a job that fits the agents on now waits for it):
-// the protection of other teams' room does not judge it, so that it says
-// why it waits, and one waiting for its start time waits by choice
-// (regular jobs do not wait behind it).
-func (p *passRun) heldByTry(e *Entry) bool {
-	if _, held := p.in.budgetHeld[e.Team]; held {
-		return true
+// overTeamMax: e's team would hold more than its maximum with e (false
+// without teams).
+func (p *passRun) overTeamMax(e *Entry) bool {
+	tp := p.teams
+	if tp == nil {
+		return false
 	}
-	return e.NotBefore != nil && e.NotBefore.After(p.now)
+	ts := tp.team(e.Team)
+	return ts.t.HasMax() && ts.t.OverMax(ts.use, footprint(e)) != ""
 }
 
 // limitReason is the team's reason at its maximum of resource, made once
