@@ -368,7 +368,7 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 	var firstErr error
 	note := func(err error, id string) {
 		if err != nil {
-			m.log.WithError(err).WithField("agent", id).Warn("power management step failed; retrying at the next tick")
+			m.warnStep(err, id)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -552,18 +552,63 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 	old := *r
 	r.Failures++
 	r.LastError = err.Error()
+	var warned error
 	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
-		m.log.WithError(err).WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures}).
+		m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures})).
 			Warn("agent power: giving up powering it off; it stays on: fix the power provider (the error says why)")
+		warned = warnedError{err}
 		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
-			return errors.Join(err, rerr)
+			return errors.Join(warned, rerr)
 		}
 		r.State, r.Since, r.Failures = StateOn, m.cfg.Now(), 0
 	}
 	if perr := m.put(ctx, r, old); perr != nil {
 		return errors.Join(err, perr)
 	}
+	if warned != nil {
+		return warned
+	}
 	return err
+}
+
+// warnedError is a failed step whose warning was logged where it failed
+// (a give-up, which says what happens instead of a retry): Tick does not
+// warn again.
+type warnedError struct{ error }
+
+func (e warnedError) Unwrap() error { return e.error }
+
+// warnStep logs a failed step of agent id once: with the power program's
+// run (exit, output) when that is what failed. The step is retried at the
+// next tick.
+func (m *Manager) warnStep(err error, id string) {
+	if _, ok := err.(warnedError); ok || err == nil {
+		return
+	}
+	f := logrus.Fields{"agent": id}
+	m.mu.Lock()
+	if r := m.recs[id]; r != nil && r.Hostname != "" {
+		f["hostname"] = r.Hostname
+	}
+	m.mu.Unlock()
+	var pe *ProgramError
+	if errors.As(err, &pe) {
+		m.log.WithError(err).WithFields(failFields(err, f)).
+			Warn("agent power: the power program failed; it is retried at the next tick: fix the power program (its exit status and output are in the fields)")
+		return
+	}
+	m.log.WithError(err).WithFields(f).Warn("power management step failed; it is retried at the next tick: fix what the error names (the power provider, Mesos or the database)")
+}
+
+// failFields adds to f the power program's run when err is one.
+func failFields(err error, f logrus.Fields) logrus.Fields {
+	var pe *ProgramError
+	if errors.As(err, &pe) {
+		for k, v := range pe.Fields() {
+			f[k] = v
+		}
+	}
+	return f
 }
 
 // powerOff asks the provider to power a drained, idle agent off. An agent
@@ -622,14 +667,23 @@ func (m *Manager) powerOn(ctx context.Context, r *Record) error {
 		old := *r
 		r.Failures++
 		r.LastError = fmt.Sprintf("power on with %s: %v", m.cfg.Provider.Name(), err)
-		if r.Failures >= m.cfg.MaxFailures {
+		gaveUp := r.Failures >= m.cfg.MaxFailures
+		failures := r.Failures
+		if gaveUp {
 			now := m.cfg.Now()
 			r.State, r.Since, r.Failures, r.AvoidUntil = StateOff, now, 0, now.Add(m.cfg.AvoidFor)
 		}
 		if perr := m.put(ctx, r, old); perr != nil {
 			return errors.Join(err, perr)
 		}
-		return fmt.Errorf("power on agent %s: %w", r.AgentID, err)
+		err = fmt.Errorf("power on agent %s: %w", r.AgentID, err)
+		if gaveUp {
+			m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": failures,
+				"avoid_until": r.AvoidUntil.Format(time.RFC3339)})).
+				Warn("agent power: giving up powering it on; it stays off, avoided by plans until avoid_until: fix the power provider (the error says why)")
+			return warnedError{err}
+		}
+		return err
 	}
 	old := *r
 	r.Requested = true

@@ -148,18 +148,52 @@ func (p *ExecProvider) run(ctx context.Context, action string, t Target) error {
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	fields := logrus.Fields{"program": p.Program, "action": action, "agent": t.AgentID, "hostname": t.Hostname,
-		"elapsed": time.Since(start).Round(time.Millisecond).String(), "output": tailString(out.String(), 2000)}
+	elapsed := time.Since(start)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			err = fmt.Errorf("timed out after %s", p.Timeout)
+		// Not logged here: power management's warning for the failed
+		// step shows it (ProgramError.Fields), once.
+		pe := &ProgramError{Program: p.Program, Action: action, AgentID: t.AgentID, Exit: -1, Output: out.String(), Elapsed: elapsed, Err: err}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			pe.Exit = ee.ExitCode()
 		}
-		p.Log.WithFields(fields).WithError(err).Warn("power program failed")
-		return fmt.Errorf("%s %s %s: %w; output: %s", p.Program, action, t.AgentID, err, tailString(out.String(), 300))
+		if ctx.Err() == context.DeadlineExceeded {
+			pe.Err, pe.Exit = fmt.Errorf("timed out after %s", p.Timeout), -1
+		}
+		return pe
 	}
-	fields["exit"] = 0
-	p.Log.WithFields(fields).Info("power program ran")
+	p.Log.WithFields(logrus.Fields{"program": p.Program, "action": action, "agent": t.AgentID, "hostname": t.Hostname,
+		"elapsed": elapsed.Round(time.Millisecond).String(), "output": tailString(out.String(), 2000), "exit": 0}).Info("power program ran")
 	return nil
+}
+
+// ProgramError is a failed run of the power program. Power management
+// logs it once, in its warning for the failed step, with Fields.
+type ProgramError struct {
+	Program, Action, AgentID string
+	// Exit is its exit status; -1 when it did not exit by itself (it
+	// could not start, was killed, or timed out).
+	Exit    int
+	Output  string // its stdout and stderr
+	Elapsed time.Duration
+	Err     error
+}
+
+func (e *ProgramError) Error() string {
+	return fmt.Sprintf("%s %s %s: %v; output: %s", e.Program, e.Action, e.AgentID, e.Err, tailString(e.Output, 300))
+}
+
+func (e *ProgramError) Unwrap() error { return e.Err }
+
+// Fields are the run's log fields: program, action, exit (when it
+// exited), output (its last 2000 bytes), elapsed.
+func (e *ProgramError) Fields() logrus.Fields {
+	f := logrus.Fields{"program": e.Program, "action": e.Action, "output": tailString(e.Output, 2000),
+		"elapsed": e.Elapsed.Round(time.Millisecond).String()}
+	if e.Exit >= 0 {
+		f["exit"] = e.Exit
+	}
+	return f
 }
 
 func envName(k string) string {

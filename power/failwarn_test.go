@@ -1,0 +1,109 @@
+package power
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// TestFailedPowerProgramWarnsOnce: a failed run of the power program is
+// one warning, not one from the program's runner and another from the
+// manager's step: the warning names the agent, the program, its exit
+// status and output, and what happens next and what to do (it is retried
+// at the next tick: fix the power program; or, at the last failure
+// allowed, that power management gives up). Each failure of a run of
+// them is one warning.
+func TestFailedPowerProgramWarnsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		action   string // the program fails for it
+		failures int    // runs that fail (MaxFailures is 2)
+		last     string // the last warning says
+	}{
+		{"power-off fails once", "off", 1, "agent power: the power program failed; it is retried at the next tick: fix the power program"},
+		{"power-on fails once", "on", 1, "agent power: the power program failed; it is retried at the next tick: fix the power program"},
+		{"power-off fails at every try", "off", 2, "agent power: giving up powering it off; it stays on: fix the power provider"},
+		{"power-on fails at every try", "on", 2, "agent power: giving up powering it on; it stays off, avoided by plans until avoid_until: fix the power provider"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, hook := newLoggedRig(t, Config{MaxFailures: 2})
+			prog := script(t, fmt.Sprintf("[ \"$1\" = %s ] || exit 0\necho 'cloud: no credentials for zone eu-1' >&2\nexit 3\n", c.action))
+			p, err := NewExecProvider(prog, nil, time.Minute, r.cfg.Log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.cfg.Provider = p
+			r.restart()
+			a := idle("a1", 4)
+			if c.action == "off" {
+				r.tick(nil, a)
+				r.now = r.now.Add(2 * time.Minute)
+				r.tick(nil, a)
+				for range c.failures {
+					r.tick(nil, drained(a))
+				}
+			} else {
+				r.offAfterIdle(a)
+				if err := r.m.PowerOn(context.Background(), "a1"); err != nil {
+					t.Fatal(err)
+				}
+				for range c.failures {
+					r.tick(nil)
+				}
+			}
+			var warns []*logrus.Entry
+			for _, e := range hook.AllEntries() {
+				if e.Level <= logrus.WarnLevel {
+					warns = append(warns, e)
+				}
+			}
+			if len(warns) != c.failures {
+				var msgs []string
+				for _, e := range warns {
+					msgs = append(msgs, e.Message)
+				}
+				t.Fatalf("%d failed runs logged %d warnings %q, want one each", c.failures, len(warns), msgs)
+			}
+			for i, w := range warns {
+				want := "agent power: the power program failed; it is retried at the next tick: fix the power program"
+				if i == len(warns)-1 {
+					want = c.last
+				}
+				out, _ := w.Data["output"].(string)
+				if !strings.HasPrefix(w.Message, want) || w.Data["agent"] != "a1" || w.Data["hostname"] != "host-a1" ||
+					w.Data["program"] != prog || w.Data["action"] != c.action || w.Data["exit"] != 3 ||
+					!strings.Contains(out, "no credentials for zone eu-1") || w.Data[logrus.ErrorKey] == nil {
+					t.Errorf("warning %d: %q %v, want %q naming agent a1, host-a1, the program, action %s, exit 3, its output and the error",
+						i, w.Message, w.Data, want, c.action)
+				}
+			}
+		})
+	}
+}
+
+// TestFailedProviderWarnsOnce: a provider that is not a program (the
+// webhook, the emulator) fails with one warning too, which says it is
+// retried and what to fix.
+func TestFailedProviderWarnsOnce(t *testing.T) {
+	r, hook := newLoggedRig(t, Config{})
+	r.prov.failures = 1
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.tick(nil, a)
+	r.tick(nil, drained(a))
+	var warns []*logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if e.Level <= logrus.WarnLevel {
+			warns = append(warns, e)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].Message, "retried at the next tick: fix") ||
+		warns[0].Data["agent"] != "a1" || warns[0].Data["hostname"] != "host-a1" || warns[0].Data[logrus.ErrorKey] == nil {
+		t.Fatalf("warnings %v, want one naming agent a1, host-a1, the error, the retry and what to fix", warns)
+	}
+}
