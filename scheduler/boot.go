@@ -220,7 +220,7 @@ func (p *passRun) holdUntilStart(e *Entry) (outcome, bool) {
 	if e.DeadlineAt != nil {
 		atRisk = e.NotBefore.Add(p.d.estimate(e)).After(*e.DeadlineAt)
 	}
-	dc := decision{entry: e, wait: waitState{kind: waitText, text: "waiting for its start time " + clockTime(*e.NotBefore), atRisk: atRisk, byChoice: true}}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: "waiting for its start time " + dayClockTime(*e.NotBefore, p.now), atRisk: atRisk, byChoice: true}}
 	p.wait(&dc)
 	p.wakeAtLeast(*e.NotBefore)
 	return deferred, true
@@ -276,7 +276,7 @@ func (p *passRun) bootAware(e *Entry) (outcome, bool) {
 		giveUp := e.DeadlineAt.Add(-est - boot - bootMargin(boot))
 		if at, ok := p.roomProfile().roomAt(e.Demand); ok && !at.After(giveUp) && giveUp.After(p.now) {
 			dc := decision{entry: e, wait: waitState{kind: waitText,
-				text: "waiting for warm capacity, starts by " + clockTime(giveUp) + " at the latest", byChoice: true}}
+				text: "waiting for warm capacity, starts by " + dayClockTime(giveUp, p.now) + " at the latest", byChoice: true}}
 			p.wait(&dc)
 			p.wakeAtLeast(giveUp)
 			return deferred, true
@@ -365,6 +365,17 @@ func clockTime(t time.Time) string {
 		return t.Format("15:04") + " UTC"
 	}
 	return t.Format("15:04:05") + " UTC"
+}
+
+// dayClockTime is t as clockTime, with its date when t is not on now's
+// day (UTC): a start time tomorrow at 10:10 read "10:10 UTC", as if it
+// were today.
+func dayClockTime(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	if y, m, d := t.Date(); y != now.Year() || m != now.Month() || d != now.Day() {
+		return t.Format("2006-01-02 ") + clockTime(t)
+	}
+	return clockTime(t)
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -110,7 +110,7 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	nb := j.NotBeforeAt()
 	switch {
 	case nb != nil && nb.After(now):
-		p.WaitingReason = "waiting for its start time " + clockTime(*nb)
+		p.WaitingReason = "waiting for its start time " + dayClockTime(*nb, now)
 	case perr != nil:
 		p.WaitingReason = perr.Error()
 	case behindDeadline:
