@@ -39,11 +39,18 @@ func startWarmPool(mc mesosConfig, st *store.Store, core *scheduler.Core, cluste
 		src.Running = func(ctx context.Context) ([]warmpool.Running, error) {
 			return runningJobs(ctx, st, cluster.Agents(), mc.durationScale, time.Now())
 		}
-		src.PowerOn = func(ctx context.Context, id, why string) error {
-			return pm.PowerOn(scheduler.WithPowerOnCause(ctx, scheduler.PowerOnCause{Reason: why}), id)
-		}
+		src.PowerOn = warmPowerOn(pm)
 	}
 	return warmlive.New(cfg, src)
+}
+
+// warmPowerOn is the warm pool's power-on: power management's, with the
+// warm pool's reason ("warm pool: forecast ...") as the cause, so that the
+// "agent power: booting" line says why the agent was powered on.
+func warmPowerOn(pm *power.Manager) func(ctx context.Context, id, why string) error {
+	return func(ctx context.Context, id, why string) error {
+		return pm.PowerOn(scheduler.WithPowerOnCause(ctx, scheduler.PowerOnCause{Reason: why}), id)
+	}
 }
 
 // warmAgents is what the sizing rule sees of the agents: power
