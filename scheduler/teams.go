@@ -17,7 +17,10 @@ import (
 //   - a job whose team would hold more than its maximum running cpus or
 //     memory with it waits, with the reason "team analytics at its cpu
 //     limit" (deadline jobs too); such a job neither counts as a deadline
-//     job regular jobs wait behind nor is skipped towards promotion;
+//     job regular jobs wait behind nor is skipped towards promotion. A
+//     job held for its team's budget or waiting for its start time says
+//     that instead (try asks the team policy only about a job that may
+//     start now);
 //   - regular jobs are tried team by team in weighted dominant-resource
 //     fairness order: teams below their guarantee first (the least filled
 //     first), then the others by their weighted dominant share, recomputed
