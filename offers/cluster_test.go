@@ -84,11 +84,18 @@ func testJob(retries int) scheduler.Job {
 		Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}, State: scheduler.Running}
 }
 
-type nopReporter struct{ reports []scheduler.State }
+type nopReporter struct {
+	reports []scheduler.State
+	ran     []scheduler.RunStart // the runs of ReportRan
+}
 
 func (r *nopReporter) Report(_ context.Context, _ string, to scheduler.State, _ string) error {
 	r.reports = append(r.reports, to)
 	return nil
+}
+func (r *nopReporter) ReportRan(ctx context.Context, id string, to scheduler.State, why string, run scheduler.RunStart) error {
+	r.ran = append(r.ran, run)
+	return r.Report(ctx, id, to, why)
 }
 func (r *nopReporter) ClusterChanged() {}
 
