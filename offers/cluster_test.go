@@ -162,4 +162,26 @@ func TestDriverStatusCounts(t *testing.T) {
 	if lj.st.Driver.TaskID != "t-1" || lj.st.Driver.State != "TASK_LOST" {
 		t.Fatalf("an older launch's update changed the record: %+v", lj.st.Driver)
 	}
+
+	// An end the driver's executor sent without a reason proves it ran
+	// (its command exited); from the agent, or with a reason, it does not.
+	for _, c := range []struct {
+		source mesos.TaskStatus_Source
+		reason *mesos.TaskStatus_Reason
+		ran    bool
+	}{
+		{mesos.SOURCE_EXECUTOR, nil, true},
+		{mesos.SOURCE_AGENT, nil, false},
+		{mesos.SOURCE_EXECUTOR, mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum(), false},
+	} {
+		cl, lj, _ = setup(LaunchSent)
+		u := status("t-1", mesos.TASK_FAILED, c.reason)
+		u.Source = c.source.Enum()
+		if err := cl.DriverStatus(ctx, testJobID, u); err != nil {
+			t.Fatal(err)
+		}
+		if got := lifecycle.DriverRan(lj.st.Driver); got != c.ran || lj.st.Driver.Started {
+			t.Fatalf("TASK_FAILED from %s, reason %v: ran %v, started %v; want ran %v", c.source, c.reason, got, lj.st.Driver.Started, c.ran)
+		}
+	}
 }
