@@ -163,7 +163,9 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 			return retry()
 		}
 		s.Driver, s.Queued, s.JobChecked = ev.Driver, false, false
-		s.LaunchedAt, s.RunningAt = time.Time{}, time.Time{}
+		// (LaunchedAt is set again when this driver's launch is sent, before
+		// any status of it is taken; RunningAt was not set: a driver seen
+		// running is never relaunched.)
 	case EvReported:
 		if ev.Err != nil {
 			s.Reporting = ""
