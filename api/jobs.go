@@ -39,6 +39,11 @@ type JobView struct {
 	PredictedP90Seconds *float64 `json:"predictedP90Seconds,omitempty"`
 	PredictionLevel     string   `json:"predictionLevel,omitempty"`
 	ActualSeconds       *float64 `json:"actualSeconds,omitempty"`
+	// RunTimeUnknown: the finished job's last run ended before its driver
+	// was seen running, so when it started is not known (startedAt is its
+	// launch, or its end) and it has no actualSeconds (docs/learning.md,
+	// "Runs never seen running").
+	RunTimeUnknown bool `json:"runTimeUnknown,omitempty"`
 	// EstimatedWallSeconds is the job's estimatedDurationSeconds on the
 	// wall clock, as the scheduler reads it, when the server runs
 	// simulated time faster (Config.EstimateScale, the demo's
@@ -273,6 +278,13 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 		pl = []store.PlacementRow{}
 	}
 	v := JobView{Job: job, Placement: pl, Events: evs}
+	if job.State == scheduler.Finished {
+		runs, err := s.cfg.Store.JobRuns(ctx, id)
+		if err != nil {
+			return JobView{}, err
+		}
+		v.RunTimeUnknown = len(runs) > 0 && runs[len(runs)-1].RunTimeUnknown
+	}
 	if s.cfg.DriverCommand != nil {
 		v.DriverCommand = s.cfg.DriverCommand(job)
 	}

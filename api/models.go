@@ -282,7 +282,7 @@ func (s *Server) predictionFields(v *JobView) {
 			v.PredictedSeconds, v.PredictedP90Seconds, v.PredictionLevel = &p50, &p90, string(p.Level)
 		}
 	}
-	if v.State == scheduler.Finished && v.FinishedAt != nil {
+	if v.State == scheduler.Finished && v.FinishedAt != nil && !v.RunTimeUnknown {
 		start := v.LastStartedAt
 		if start == nil {
 			start = v.StartedAt

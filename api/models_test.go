@@ -167,6 +167,35 @@ func TestJobViewShowsPredictedAndActual(t *testing.T) {
 	if m["state"] != "FINISHED" || m["actualSeconds"] != 120.0 || m["predictedSeconds"] != 120.0 {
 		t.Fatalf("finished job view: state %v actual %v predicted %v", m["state"], m["actualSeconds"], m["predictedSeconds"])
 	}
+	// A job whose driver ended before it was seen running: a start (its
+	// launch), no actual run time (docs/learning.md).
+	resp, m = e.post(t, withField(withField(goodJob, "name", "unseen"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000002"))
+	if resp.StatusCode != 201 {
+		t.Fatalf("submit: %d %v", resp.StatusCode, m)
+	}
+	unseen := m["id"].(string)
+	from = scheduler.Submitted
+	for _, to := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Finished} {
+		if _, err := e.store.Transition(ctx, unseen, from, to, "test", func(j *scheduler.Job) {
+			if to == scheduler.Finished {
+				s, f := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 10, 1, 0, 0, time.UTC)
+				j.Attempt, j.StartedAt, j.LastStartedAt, j.FinishedAt = 1, &s, &s, &f
+				j.EndedRun = &scheduler.RunRecord{JobID: unseen, Attempt: 1, Signature: "sig", Executors: 1, StartedAt: s, EndedAt: f,
+					RunTimeUnknown: true, Outcome: scheduler.RunFinished}
+			}
+		}); err != nil {
+			t.Fatalf("%s -> %s: %v", from, to, err)
+		}
+		from = to
+	}
+	_, m = e.do(t, "GET", "/api/v1/jobs/"+unseen, "", "", nil)
+	if _, ok := m["actualSeconds"]; ok || m["runTimeUnknown"] != true || m["startedAt"] == nil {
+		t.Fatalf("job never seen running: actual %v, runTimeUnknown %v, startedAt %v", m["actualSeconds"], m["runTimeUnknown"], m["startedAt"])
+	}
+	_, m = e.do(t, "GET", "/api/v1/jobs/"+id, "", "", nil)
+	if _, ok := m["runTimeUnknown"]; ok {
+		t.Fatalf("a job seen running has runTimeUnknown: %v", m)
+	}
 	resp, m = e.post(t, withField(withField(goodJob, "name", "other"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000001"))
 	if resp.StatusCode != 201 {
 		t.Fatalf("submit: %d %v", resp.StatusCode, m)

@@ -58,9 +58,10 @@ type corrKey struct{ sig, team string }
 
 // learnable reports whether a run teaches the model a completion time:
 // only runs that finished (a failed, killed, retried or evicted run did
-// not complete its work).
+// not complete its work) and whose run time is known (a driver never seen
+// running has none: docs/learning.md, "Runs never seen running").
 func learnable(r scheduler.RunRecord) bool {
-	return r.Outcome == scheduler.RunFinished && r.Seconds > 0 && r.Executors >= 1 && r.Signature != ""
+	return r.Outcome == scheduler.RunFinished && !r.RunTimeUnknown && r.Seconds > 0 && r.Executors >= 1 && r.Signature != ""
 }
 
 // observe learns r under m.mu (b, e and t: the book, the signatures' and

@@ -58,6 +58,15 @@ func TestPredictFallsBackToNothing(t *testing.T) {
 	if _, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 100}, 4, perfmodel.Placement{}); ok || m.Runs() != 0 {
 		t.Fatalf("learned from runs that did not finish (%d runs)", m.Runs())
 	}
+	// Nor do finished runs whose run time is not known (their driver was
+	// never seen running), whatever seconds they carry.
+	for _, r := range runs(5, 2) {
+		r.RunTimeUnknown = true
+		m.Observe(r)
+	}
+	if _, ok := m.Predict(scheduler.RunKey{Signature: sig, Size: 1, EstimateSeconds: 100}, 4, perfmodel.Placement{}); ok || m.Runs() != 0 {
+		t.Fatalf("learned from runs of unknown run time (%d runs)", m.Runs())
+	}
 }
 
 // TestPredictLearnsTheCurve: after ten runs the signature's model predicts

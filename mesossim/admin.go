@@ -27,7 +27,7 @@ import (
 //	POST /sim/tasks/finish?task=T[&framework=F]
 //	POST /sim/drop-connections
 //	POST /sim/restart[?downtime=2s]
-//	POST /sim/faults/updates?delay-max=200ms&duplicate=0.3   (status update faults; no query turns them off)
+//	POST /sim/faults/updates?delay-max=200ms&duplicate=0.3&terminal-only=true   (status update faults; no query turns them off)
 func (m *Master) registerAdmin(mux *http.ServeMux) {
 	getJSON := func(f func() any) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +121,13 @@ func (m *Master) registerAdmin(mux *http.ServeMux) {
 				return fmt.Errorf("duplicate %q: want a probability between 0 and 1", s)
 			}
 			f.DuplicateRate = p
+		}
+		if s := q.Get("terminal-only"); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return fmt.Errorf("terminal-only %q: want true or false", s)
+			}
+			f.TerminalOnly = b
 		}
 		m.SetUpdateFaults(f)
 		return nil

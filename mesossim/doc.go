@@ -109,7 +109,11 @@
 //     the sparkpack.sim/exit-code label; fault injection: failure and loss rates with a
 //     seed, FailTask, LoseAgent, DropConnections, Restart, and status
 //     update faults (SetUpdateFaults: random delay, so updates of
-//     different tasks arrive reordered, and duplicates).
+//     different tasks arrive reordered, duplicates, and terminal-only:
+//     a framework shown only each task's terminal update, what it sees
+//     when its own process acknowledged the earlier ones without taking
+//     them; not what a real master does for a command task, whose
+//     updates arrive in order, each after the previous was acknowledged).
 //   - A simulated Spark 3.x coarse-grained driver for launched spark-submit
 //     commands (see spark.go), timed, with Config.PerfTruth, by the
 //     emulator's performance truth of the placement its executors got

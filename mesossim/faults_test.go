@@ -377,3 +377,67 @@ func TestUpdateFaultsDuplicateAndDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateFaultsTerminalOnly: with terminal-only on, a framework sees
+// only its task's terminal update (the earlier ones count as forwarded and
+// acknowledged: a reconciliation meanwhile answers TASK_RUNNING); off
+// again, it sees every update.
+func TestUpdateFaultsTerminalOnly(t *testing.T) {
+	m, base := testMaster(t, Config{})
+	if resp, _ := http.Post(base+"/sim/faults/updates?terminal-only=maybe", "", nil); resp == nil || resp.StatusCode != 400 {
+		t.Fatalf("terminal-only=maybe was accepted")
+	}
+	resp, err := http.Post(base+"/sim/faults/updates?terminal-only=true", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /sim/faults/updates: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	f := subscribeMGO(t, base, "")
+	launch := func(id, seconds string) {
+		o := f.next(scheduler.Event_OFFERS, 5*time.Second).Offers.Offers[0]
+		f.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(simTask(id, o.AgentID, seconds, nil))}.WithOffers(o.ID)))
+	}
+	updates := func() []string {
+		var states []string
+		for {
+			st := f.next(scheduler.Event_UPDATE, 5*time.Second).Update.Status
+			s := st.GetState().String()
+			if st.GetReason() == mesos.REASON_RECONCILIATION {
+				s = "reconciled " + s
+			}
+			states = append(states, s)
+			if len(st.UUID) > 0 {
+				f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+			}
+			if st.GetState() == mesos.TASK_FINISHED || len(states) > 5 {
+				return states
+			}
+		}
+	}
+	// A task that runs until it is finished by hand, reconciled while it runs.
+	launch("long", "100000")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ts := m.Tasks()
+		if len(ts) == 1 && ts[0].State == mesos.TASK_RUNNING {
+			f.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"long": ts[0].AgentID})))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task did not run: %+v", ts)
+		}
+	}
+	if st := f.next(scheduler.Event_UPDATE, 5*time.Second).Update.Status; st.GetState() != mesos.TASK_RUNNING || st.GetReason() != mesos.REASON_RECONCILIATION {
+		t.Fatalf("first update %s %s; want the reconciliation's TASK_RUNNING", st.GetState(), st.GetReason())
+	}
+	if err := m.FinishTask("", "long"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(updates(), ","); got != "TASK_FINISHED" {
+		t.Fatalf("terminal-only: updates %s; want TASK_FINISHED alone", got)
+	}
+	m.SetUpdateFaults(UpdateFaults{})
+	launch("short", "0.05")
+	if got := strings.Join(updates(), ","); got != "TASK_STARTING,TASK_RUNNING,TASK_FINISHED" {
+		t.Fatalf("faults off: updates %s", got)
+	}
+}

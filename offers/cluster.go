@@ -32,6 +32,9 @@ type JobStore interface {
 // Reporter is the part of the scheduler core the adapter reports to.
 type Reporter interface {
 	Report(ctx context.Context, id string, to scheduler.State, reason string) error
+	// ReportRan is Report of the end of a job whose driver ran though the
+	// job was never reported RUNNING (run.Ran; scheduler.Core.ReportRan).
+	ReportRan(ctx context.Context, id string, to scheduler.State, reason string, run scheduler.RunStart) error
 	ClusterChanged()
 }
 
@@ -375,13 +378,19 @@ func (c *Cluster) resume(ctx context.Context) error {
 	return nil
 }
 
-// report tells the core; a job already in that state counts as told.
-func (c *Cluster) report(ctx context.Context, id string, to scheduler.State, reason string) error {
+// report tells the core (with the run of a driver that ran from
+// LAUNCHING, run.Ran); a job already in that state counts as told.
+func (c *Cluster) report(ctx context.Context, id string, to scheduler.State, reason string, run scheduler.RunStart) error {
 	rep := c.reporter()
 	if rep == nil {
 		return errors.New("mesos cluster adapter has no reporter")
 	}
-	err := rep.Report(ctx, id, to, reason)
+	var err error
+	if run.Ran {
+		err = rep.ReportRan(ctx, id, to, reason, run)
+	} else {
+		err = rep.Report(ctx, id, to, reason)
+	}
 	if err == nil {
 		return nil
 	}

@@ -287,7 +287,10 @@ func TestResumeAfterRestart(t *testing.T) {
 type failingReporter struct{ err error }
 
 func (r failingReporter) Report(context.Context, string, scheduler.State, string) error { return r.err }
-func (r failingReporter) ClusterChanged()                                               {}
+func (r failingReporter) ReportRan(context.Context, string, scheduler.State, string, scheduler.RunStart) error {
+	return r.err
+}
+func (r failingReporter) ClusterChanged() {}
 
 // TestReportCountsAJobAlreadyThere: a report the core refuses counts as
 // told when the store shows the job in that state already; otherwise
@@ -297,22 +300,22 @@ func TestReportCountsAJobAlreadyThere(t *testing.T) {
 	refused := errors.New("transition refused")
 	st := &resumeStore{memStore: *newMemStore(testJob(0))} // Running
 	c := NewCluster(ClusterConfig{Store: st, Log: quietLog()})
-	if err := c.report(ctx, testJobID, scheduler.Running, ""); err == nil {
+	if err := c.report(ctx, testJobID, scheduler.Running, "", scheduler.RunStart{}); err == nil {
 		t.Error("a report without a reporter: no error")
 	}
 	c.SetReporter(&nopReporter{})
-	if err := c.report(ctx, testJobID, scheduler.Finished, ""); err != nil {
+	if err := c.report(ctx, testJobID, scheduler.Finished, "", scheduler.RunStart{}); err != nil {
 		t.Errorf("a report the core takes: %v", err)
 	}
 	c.SetReporter(failingReporter{refused})
-	if err := c.report(ctx, testJobID, scheduler.Running, ""); err != nil {
+	if err := c.report(ctx, testJobID, scheduler.Running, "", scheduler.RunStart{}); err != nil {
 		t.Errorf("a refused report of the state the job is in: %v, want nil", err)
 	}
-	if err := c.report(ctx, testJobID, scheduler.Finished, ""); !errors.Is(err, refused) {
+	if err := c.report(ctx, testJobID, scheduler.Finished, "", scheduler.RunStart{}); !errors.Is(err, refused) {
 		t.Errorf("a refused report of another state: %v, want the refusal", err)
 	}
 	st.getErr = errors.New("store down")
-	if err := c.report(ctx, testJobID, scheduler.Running, ""); !errors.Is(err, refused) {
+	if err := c.report(ctx, testJobID, scheduler.Running, "", scheduler.RunStart{}); !errors.Is(err, refused) {
 		t.Errorf("a refused report, the job unreadable: %v, want the refusal", err)
 	}
 }

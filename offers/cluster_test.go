@@ -84,11 +84,18 @@ func testJob(retries int) scheduler.Job {
 		Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024}, State: scheduler.Running}
 }
 
-type nopReporter struct{ reports []scheduler.State }
+type nopReporter struct {
+	reports []scheduler.State
+	ran     []scheduler.RunStart // the runs of ReportRan
+}
 
 func (r *nopReporter) Report(_ context.Context, _ string, to scheduler.State, _ string) error {
 	r.reports = append(r.reports, to)
 	return nil
+}
+func (r *nopReporter) ReportRan(ctx context.Context, id string, to scheduler.State, why string, run scheduler.RunStart) error {
+	r.ran = append(r.ran, run)
+	return r.Report(ctx, id, to, why)
 }
 func (r *nopReporter) ClusterChanged() {}
 
@@ -154,5 +161,27 @@ func TestDriverStatusCounts(t *testing.T) {
 	}
 	if lj.st.Driver.TaskID != "t-1" || lj.st.Driver.State != "TASK_LOST" {
 		t.Fatalf("an older launch's update changed the record: %+v", lj.st.Driver)
+	}
+
+	// An end the driver's executor sent without a reason proves it ran
+	// (its command exited); from the agent, or with a reason, it does not.
+	for _, c := range []struct {
+		source mesos.TaskStatus_Source
+		reason *mesos.TaskStatus_Reason
+		ran    bool
+	}{
+		{mesos.SOURCE_EXECUTOR, nil, true},
+		{mesos.SOURCE_AGENT, nil, false},
+		{mesos.SOURCE_EXECUTOR, mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum(), false},
+	} {
+		cl, lj, _ = setup(LaunchSent)
+		u := status("t-1", mesos.TASK_FAILED, c.reason)
+		u.Source = c.source.Enum()
+		if err := cl.DriverStatus(ctx, testJobID, u); err != nil {
+			t.Fatal(err)
+		}
+		if got := lifecycle.DriverRan(lj.st.Driver); got != c.ran || lj.st.Driver.Started {
+			t.Fatalf("TASK_FAILED from %s, reason %v: ran %v, started %v; want ran %v", c.source, c.reason, got, lj.st.Driver.Started, c.ran)
+		}
 	}
 }

@@ -67,7 +67,10 @@ func agentsOperator(t *testing.T, l *agentsList) *Operator {
 type changeCounter struct{ n atomic.Int32 }
 
 func (r *changeCounter) Report(context.Context, string, scheduler.State, string) error { return nil }
-func (r *changeCounter) ClusterChanged()                                               { r.n.Add(1) }
+func (r *changeCounter) ReportRan(context.Context, string, scheduler.State, string, scheduler.RunStart) error {
+	return nil
+}
+func (r *changeCounter) ClusterChanged() { r.n.Add(1) }
 
 // TestSameCapacity: the refresh tells the core only when an agent came or
 // went or its free cpus or memory (by more than 1e-9) or its cpus changed.

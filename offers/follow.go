@@ -172,7 +172,7 @@ func (c *Cluster) perform(ctx context.Context, lj *liveJob, a lifecycle.Action) 
 		}
 		ev = lifecycle.Event{Kind: lifecycle.EvDriverNamed, Driver: rec, Err: err}
 	case lifecycle.ActReport:
-		ev = lifecycle.Event{Kind: lifecycle.EvReported, Err: c.report(ctx, id, a.To, a.Why)}
+		ev = lifecycle.Event{Kind: lifecycle.EvReported, Err: c.report(ctx, id, a.To, a.Why, scheduler.RunStart{})}
 	case lifecycle.ActQueueLaunch:
 		return c.queueLaunch(ctx, lj)
 	case lifecycle.ActKillDriver:
@@ -193,7 +193,7 @@ func (c *Cluster) perform(ctx context.Context, lj *liveJob, a lifecycle.Action) 
 	case lifecycle.ActGiveBack:
 		ev = lifecycle.Event{Kind: lifecycle.EvGivenBack, Err: c.giveBack(ctx, id, a.Task, a.Agent)}
 	case lifecycle.ActReportOutcome:
-		ev = lifecycle.Event{Kind: lifecycle.EvOutcomeReported, Err: c.reportOutcome(ctx, id, a.To, a.Why)}
+		ev = lifecycle.Event{Kind: lifecycle.EvOutcomeReported, Err: c.reportOutcome(ctx, id, a.To, a.Why, a.Run)}
 	default:
 		log.WithField("action", a.Kind.String()).Error("unknown lifecycle action")
 		return nil
@@ -315,8 +315,8 @@ func (c *Cluster) giveBack(ctx context.Context, jobID, taskID, agentID string) e
 // reportOutcome reports the job's end (or its way back to the queue).
 // Right after a restart the core may not know the job yet: the report is
 // tried again, unless the job has ended meanwhile.
-func (c *Cluster) reportOutcome(ctx context.Context, jobID string, to scheduler.State, why string) error {
-	err := c.report(ctx, jobID, to, why)
+func (c *Cluster) reportOutcome(ctx context.Context, jobID string, to scheduler.State, why string, run scheduler.RunStart) error {
+	err := c.report(ctx, jobID, to, why, run)
 	if err == nil {
 		return nil
 	}
@@ -356,7 +356,10 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		return nil
 	}
 	u := lifecycle.TaskUpdate{State: st.GetState().String(), Message: st.GetMessage(),
-		InvalidOffers: st.GetReason() == mesos.REASON_INVALID_OFFERS}
+		InvalidOffers: st.GetReason() == mesos.REASON_INVALID_OFFERS, FromExecutor: st.GetSource() == mesos.SOURCE_EXECUTOR}
+	if st.Reason != nil {
+		u.Reason = st.Reason.String()
+	}
 	if st.AgentID != nil {
 		u.AgentID = st.AgentID.Value
 	}

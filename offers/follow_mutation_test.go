@@ -104,6 +104,9 @@ func (r *errReporter) Report(_ context.Context, _ string, to sched.State, _ stri
 	r.reports = append(r.reports, to)
 	return r.err
 }
+func (r *errReporter) ReportRan(ctx context.Context, id string, to sched.State, why string, _ sched.RunStart) error {
+	return r.Report(ctx, id, to, why)
+}
 func (r *errReporter) ClusterChanged() { r.mu.Lock(); r.changed++; r.mu.Unlock() }
 
 // followSetup is a Cluster on a recording master with a flaky store, a
@@ -437,22 +440,22 @@ func TestGiveBackByHand(t *testing.T) {
 func TestReportOutcomeByHand(t *testing.T) {
 	ctx := context.Background()
 	s := newFollowSetup(t, testJob(0))
-	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done"); err != nil || !slices.Equal(s.rep.reports, []sched.State{sched.Finished}) {
+	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done", sched.RunStart{}); err != nil || !slices.Equal(s.rep.reports, []sched.State{sched.Finished}) {
 		t.Fatalf("report: %v, reported %v; want FINISHED", err, s.rep.reports)
 	}
 	s.rep.err = errors.New("core busy")
-	err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done")
+	err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done", sched.RunStart{})
 	if err == nil || !strings.HasPrefix(err.Error(), "report FINISHED: ") {
 		t.Fatalf("failed report of a running job: %v; want \"report FINISHED: ...\"", err)
 	}
 	ended := testJob(0)
 	ended.State = sched.Killed
 	s.st.jobs[testJobID] = ended
-	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done"); err != nil {
+	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done", sched.RunStart{}); err != nil {
 		t.Fatalf("failed report of a job that ended meanwhile: %v; want nil", err)
 	}
 	s.st.getErr = errors.New("database down")
-	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done"); err == nil {
+	if err := s.c.reportOutcome(ctx, testJobID, sched.Finished, "done", sched.RunStart{}); err == nil {
 		t.Fatal("failed report, job unreadable: nil; want the report's error")
 	}
 }

@@ -26,6 +26,9 @@ func (r *chanReporter) Report(_ context.Context, _ string, to sched.State, _ str
 	r.reports <- to
 	return nil
 }
+func (r *chanReporter) ReportRan(ctx context.Context, id string, to sched.State, why string, _ sched.RunStart) error {
+	return r.Report(ctx, id, to, why)
+}
 func (r *chanReporter) ClusterChanged() {}
 
 // TestExecutorRunsAJob: the executor carries one job through the machine's

@@ -25,6 +25,12 @@ type DriverRecord struct {
 	Ended bool `json:"ended"`
 	// Started is true once the driver reached TASK_STARTING or TASK_RUNNING.
 	Started bool `json:"started,omitempty"`
+	// Ran is true once an update proves the driver ran without its
+	// TASK_STARTING/TASK_RUNNING seen: a TASK_FAILED or TASK_KILLED its
+	// executor sent without a reason (its command exited or was killed).
+	// Kept in memory only: after a restart the record says Started, or
+	// TASK_FINISHED, which prove it too (offers/lifecycle.DriverRan).
+	Ran bool `json:"ran,omitempty"`
 	// LostLaunches counts the launches of the current application attempt
 	// that Mesos lost before the driver started (relaunched, not retried).
 	LostLaunches int       `json:"lostLaunches,omitempty"`

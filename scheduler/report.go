@@ -12,6 +12,34 @@ import (
 // queued again at the next pass). The transition is stored; waiting jobs
 // are then tried. Report takes no core-wide lock.
 func (c *Core) Report(ctx context.Context, id string, to State, reason string) error {
+	return c.ReportRan(ctx, id, to, reason, RunStart{})
+}
+
+// RunStart is what the adapter knows of a run that was never reported
+// RUNNING: the job's driver ended while the job was LAUNCHING, yet it ran
+// (a TASK_FINISHED, or its TASK_RUNNING taken but not reported before its
+// end). The zero value: no such run.
+type RunStart struct {
+	// Ran: the driver ran; its end counts as a run (an attempt, a start
+	// time, a row of the run history).
+	Ran bool
+	// At is the best start known: when its TASK_STARTING/TASK_RUNNING was
+	// taken, else when its launch was sent; zero when neither is known
+	// (the end is then the start).
+	At time.Time
+	// Measured: At is when the driver was seen running, as a reported
+	// RUNNING would have timed it; otherwise the run time is unknown: the
+	// run is recorded without one and teaches the model nothing.
+	Measured bool
+}
+
+// ReportRan is Report of a job's end (FINISHED, FAILED, KILLED or QUEUED
+// again) from LAUNCHING whose driver ran (run.Ran): in the end's one
+// transaction the run is counted as a RUNNING report would have counted it
+// (one more attempt, its start time, the job's first start) and recorded
+// in the run history (docs/learning.md, "Runs never seen running"). From
+// any other state, or without run.Ran, it is Report.
+func (c *Core) ReportRan(ctx context.Context, id string, to State, reason string, run RunStart) error {
 	a := c.activeJob(id)
 	if a == nil {
 		return fmt.Errorf("scheduler: report on job %s: not active: %w", id, ErrNotFound)
@@ -56,9 +84,16 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	var lost time.Duration
 	evicted := false
 	var rec *RunRecord
+	ranUnseen := from == Launching && run.Ran
 	j, err := c.transition(ctx, id, from, to, reason, func(x *Job) {
-		if from == Running {
+		if ranUnseen {
+			startRunAt(x, run, now)
+		}
+		if from == Running || ranUnseen {
 			rec = runRecord(a, x, now, runOutcome(to, x.PreemptRequested != ""), c.cfg.DurationScale)
+			if rec != nil && ranUnseen && !(run.Measured && !run.At.IsZero() && !run.At.After(now)) {
+				rec.Seconds, rec.RunTimeUnknown = 0, true
+			}
 			x.EndedRun = rec
 		}
 		pre := x.PreemptRequested
@@ -108,6 +143,21 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	c.observeReleased(ctx, now)
 	c.wake()
 	return relErr
+}
+
+// startRunAt counts a run that was never reported RUNNING as a RUNNING
+// report does (one more attempt, its start, the job's first start), at the
+// run's best known start (never after now; now when none is known).
+func startRunAt(x *Job, run RunStart, now time.Time) {
+	x.Attempt++
+	t := now
+	if !run.At.IsZero() && run.At.Before(now) {
+		t = run.At
+	}
+	x.LastStartedAt = &t
+	if x.StartedAt == nil {
+		x.StartedAt = &t
+	}
 }
 
 // observeReleased tells the cost meter of the cluster after a job let go

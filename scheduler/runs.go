@@ -146,7 +146,12 @@ type RunRecord struct {
 	RunShape
 	StartedAt, EndedAt time.Time
 	Seconds            float64
-	Outcome            string
+	// RunTimeUnknown: the driver ran but was never seen running (its
+	// TASK_RUNNING was not taken), so when it started is not known:
+	// StartedAt is a bound (its launch) or its end, Seconds is 0 (NULL in
+	// the history) and the run teaches the model nothing.
+	RunTimeUnknown bool
+	Outcome        string
 	// EstimateSeconds is the user's estimate (0 when none).
 	EstimateSeconds float64
 	// PredictedP50/P90 and PredictionLevel are what the model predicted

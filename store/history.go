@@ -26,6 +26,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *scheduler.RunRecord) error {
 	for i, n := range r.PerAgent {
 		perAgent[i] = int64(n)
 	}
+	seconds := sql.NullFloat64{Float64: max(0, r.Seconds), Valid: !r.RunTimeUnknown} // NULL: not known (0019)
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_history (job_id, attempt, signature, app_type, estimate_key,
 			input_size_gb, iterations, executors, executor_cores, executor_memory_mb,
 			agents, max_per_agent, cross_share, busiest_load, instance_types,
@@ -34,7 +35,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *scheduler.RunRecord) error {
 		r.JobID, r.Attempt, r.Signature, r.AppType, r.EstimateKey,
 		r.InputSizeGB, r.Iterations, r.Executors, r.ExecutorCores, r.ExecutorMemoryMB,
 		r.Agents, r.MaxPerAgent, clamp01(r.CrossShare), clamp01(r.BusiestLoad), pq.Array(types),
-		r.StartedAt, r.EndedAt, max(0, r.Seconds), r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel, pq.Array(perAgent))
+		r.StartedAt, r.EndedAt, seconds, r.Outcome, max(0, r.EstimateSeconds), r.PredictedP50, r.PredictedP90, r.PredictionLevel, pq.Array(perAgent))
 	if err != nil {
 		return fmt.Errorf("record run of job %s: %w", r.JobID, err)
 	}
@@ -97,12 +98,14 @@ func (s *Store) scanRuns(ctx context.Context, q string, args ...any) ([]schedule
 		var r scheduler.RunRecord
 		var types []string
 		var perAgent []int64
+		var seconds sql.NullFloat64
 		if err := rows.Scan(&r.ID, &r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.EstimateKey, &r.InputSizeGB, &r.Iterations,
 			&r.Executors, &r.ExecutorCores, &r.ExecutorMemoryMB, &r.Agents, &r.MaxPerAgent, &r.CrossShare, &r.BusiestLoad,
-			pq.Array(&types), &r.StartedAt, &r.EndedAt, &r.Seconds, &r.Outcome, &r.EstimateSeconds,
+			pq.Array(&types), &r.StartedAt, &r.EndedAt, &seconds, &r.Outcome, &r.EstimateSeconds,
 			&r.PredictedP50, &r.PredictedP90, &r.PredictionLevel, pq.Array(&perAgent)); err != nil {
 			return nil, fmt.Errorf("read the run history: %w", err)
 		}
+		r.Seconds, r.RunTimeUnknown = seconds.Float64, !seconds.Valid
 		if len(types) > 0 {
 			r.InstanceTypes = types
 		}
@@ -137,10 +140,12 @@ func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]sche
 	var out []scheduler.RunRecord
 	for rows.Next() {
 		var r scheduler.RunRecord
-		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &r.Seconds, &r.Outcome, &r.StartedAt, &r.EndedAt,
+		var seconds sql.NullFloat64
+		if err := rows.Scan(&r.JobID, &r.Attempt, &r.Signature, &r.AppType, &seconds, &r.Outcome, &r.StartedAt, &r.EndedAt,
 			&r.Executors, &r.PredictedP50, &r.PredictedP90, &r.PredictionLevel); err != nil {
 			return nil, err
 		}
+		r.Seconds, r.RunTimeUnknown = seconds.Float64, !seconds.Valid
 		r.StartedAt, r.EndedAt = r.StartedAt.UTC(), r.EndedAt.UTC()
 		out = append(out, r)
 	}

@@ -207,3 +207,64 @@ func TestRunsAfterAndSubmitter(t *testing.T) {
 		t.Fatalf("runs after the last: %+v, %v", rest, err)
 	}
 }
+
+// TestRunTimeUnknown: a run whose time is not known (its driver was never
+// seen running, migration 0019) is written with the end of a LAUNCHING job
+// (NULL seconds) and read back as unknown by every reader; a known run
+// still reads back its seconds; a known run of 0 s is not unknown.
+func TestRunTimeUnknown(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	j, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := scheduler.Submitted
+	for _, st := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching} {
+		if _, err := s.Transition(ctx, j.ID, from, st, "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		from = st
+	}
+	launched := now.Add(-30 * time.Second)
+	unknown := scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "sig", Executors: 2, StartedAt: launched, EndedAt: now,
+		Seconds: 30, RunTimeUnknown: true, Outcome: scheduler.RunFinished}
+	if _, err := s.Transition(ctx, j.ID, scheduler.Launching, scheduler.Finished, "driver TASK_FINISHED", func(x *scheduler.Job) {
+		x.Attempt, x.StartedAt, x.LastStartedAt = 1, &launched, &launched
+		r := unknown
+		x.EndedRun = &r
+	}); err != nil {
+		t.Fatal(err)
+	}
+	known := unknown
+	known.Attempt, known.Seconds, known.RunTimeUnknown = 2, 0, false
+	if err := s.RecordRun(ctx, known); err != nil {
+		t.Fatal(err)
+	}
+	var nulls int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM run_history WHERE seconds IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
+		t.Fatalf("rows with NULL seconds: %d, %v; want 1", nulls, err)
+	}
+	all, err := s.RunHistory(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.RunsAfter(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := s.JobRuns(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, runs := range map[string][]scheduler.RunRecord{"RunHistory": all, "RunsAfter": after, "JobRuns": mine} {
+		if len(runs) != 2 || !runs[0].RunTimeUnknown || runs[0].Seconds != 0 || !runs[0].StartedAt.Equal(launched) ||
+			runs[1].RunTimeUnknown || runs[1].Seconds != 0 {
+			t.Fatalf("%s read back %+v", name, runs)
+		}
+	}
+	if got, err := s.GetJob(ctx, j.ID); err != nil || got.Attempt != 1 || got.StartedAt == nil || !got.StartedAt.Equal(launched) {
+		t.Fatalf("job after its end: %+v, %v", got, err)
+	}
+}

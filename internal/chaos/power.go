@@ -106,12 +106,13 @@ func powerKills(ctx context.Context, s *Stack, c Config, r *Result) {
 // (what the learned run-time model learns from), against the jobs' 1 s of
 // wall time (20 simulated seconds) and the estimates.
 func (s *Stack) noteRunTimes(ctx context.Context, r *Result) {
-	var n int
+	var n, unknown int
 	var p50, p90, max, est float64
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), 0),
+	if err := s.db.QueryRowContext(ctx, `SELECT count(seconds), count(*) - count(seconds), coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), 0),
 		coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds), 0), coalesce(max(seconds), 0), coalesce(avg(estimate_seconds), 0)
-		FROM run_history WHERE outcome = 'FINISHED'`).Scan(&n, &p50, &p90, &max, &est); err == nil {
-		r.note("run times measured so far (%d finished runs): p50 %.1f s, p90 %.1f s, max %.1f s (mean estimate %.1f s)", n, p50, p90, max, est)
+		FROM run_history WHERE outcome = 'FINISHED'`).Scan(&n, &unknown, &p50, &p90, &max, &est); err == nil {
+		r.note("run times measured so far (%d finished runs, %d more never seen running): p50 %.1f s, p90 %.1f s, max %.1f s (mean estimate %.1f s)",
+			n, unknown, p50, p90, max, est)
 	}
 }
 

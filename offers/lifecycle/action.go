@@ -48,7 +48,8 @@ const (
 	// unreserve what Mesos shows for the job and clear its quota (EvGivenBack).
 	ActGiveBack
 	// ActReportOutcome: report To with Why, the job's end or its way back
-	// to the queue (EvOutcomeReported).
+	// to the queue, with Run when the driver ran but the job was never
+	// reported RUNNING (EvOutcomeReported).
 	ActReportOutcome
 	// ActFinish: the job is done; forget it.
 	ActFinish
@@ -86,6 +87,8 @@ type Action struct {
 	Attempt     int  // ActNameDriver: the current launch number
 	Lost        int  // ActNameDriver: lost launches carried
 	Relaunch    bool // ActNameDriver
+	// Run: ActReportOutcome of a driver that ran from LAUNCHING.
+	Run scheduler.RunStart
 }
 
 // Format renders the action for transcripts, times relative to t0.
@@ -105,7 +108,17 @@ func (a Action) Format(t0 time.Time) string {
 		}
 		return s
 	case ActReport, ActReportOutcome:
-		return a.Kind.String() + " " + string(a.To) + ": " + a.Why
+		s := a.Kind.String() + " " + string(a.To) + ": " + a.Why
+		switch r := a.Run; {
+		case !r.Ran:
+		case r.At.IsZero():
+			s += " [ran; start unknown]"
+		case r.Measured:
+			s += " [ran from " + r.At.Sub(t0).String() + "]"
+		default:
+			s += " [ran; launched " + r.At.Sub(t0).String() + ", run time unknown]"
+		}
+		return s
 	case ActKillDriver, ActCountRun:
 		return a.Kind.String() + " " + a.Task
 	case ActGiveBack:

@@ -15,6 +15,10 @@ type TaskUpdate struct {
 	// InvalidOffers: the master refused the launch because its offer was
 	// no longer valid (REASON_INVALID_OFFERS): it provably never ran.
 	InvalidOffers bool
+	// FromExecutor: the task's executor sent it (SOURCE_EXECUTOR), not
+	// its agent or the master; Reason is the status' reason ("" none).
+	FromExecutor bool
+	Reason       string
 }
 
 // terminal are the task states that end a driver for sparkpack.
@@ -56,11 +60,41 @@ func AfterStatus(d scheduler.DriverRecord, u TaskUpdate) scheduler.DriverRecord 
 	if u.State == "TASK_STARTING" || u.State == "TASK_RUNNING" {
 		d.Started = true
 	}
+	if ranBy(u) {
+		d.Ran = true
+	}
 	d.Ended = terminal[u.State]
 	if LostBeforeStart(d) && !u.InvalidOffers {
 		d.LostLaunches++
 	}
 	return d
+}
+
+// ranBy reports whether an ending update proves the driver ran even if
+// its TASK_STARTING/TASK_RUNNING was never taken. TASK_FINISHED does (only
+// an exit 0 of the driver's command says it). TASK_FAILED and TASK_KILLED
+// do only when the executor sent them without a reason: the command
+// executor's "Command exited with status N" and its kill of the command,
+// which it starts as soon as it has the task. The same states from the
+// agent or the master, or with a reason (REASON_CONTAINER_LAUNCH_FAILED,
+// REASON_EXECUTOR_REGISTRATION_TIMEOUT, REASON_TASK_KILLED_DURING_LAUNCH,
+// a fetcher or a container limitation ...), may come from a launch that
+// never ran: conservatively, not a run.
+func ranBy(u TaskUpdate) bool {
+	switch u.State {
+	case scheduler.TaskFinished:
+		return true
+	case "TASK_FAILED", "TASK_KILLED":
+		return u.FromExecutor && u.Reason == ""
+	}
+	return false
+}
+
+// DriverRan reports whether the driver ran: it was seen starting or
+// running, or an update proved it ran (ranBy; after a restart, a stored
+// TASK_FINISHED).
+func DriverRan(d scheduler.DriverRecord) bool {
+	return d.Started || d.Ran || d.State == scheduler.TaskFinished
 }
 
 // LostBeforeStart: the driver ended without ever starting because Mesos

@@ -66,7 +66,21 @@ func TestAfterStatusByHand(t *testing.T) {
 		{"lost after it started", running, TaskUpdate{State: "TASK_LOST"},
 			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_LOST", Started: true, Ended: true, Attempt: 1}},
 		{"finished, no agent named", running, TaskUpdate{State: "TASK_FINISHED"},
-			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FINISHED", Started: true, Ended: true, Attempt: 1}},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FINISHED", Started: true, Ran: true, Ended: true, Attempt: 1}},
+		// Ran: an end that proves the driver ran though it was never seen
+		// starting (TASK_FINISHED; the executor's own FAILED or KILLED).
+		{"finished, never seen running", sent, TaskUpdate{State: "TASK_FINISHED"},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FINISHED", Ran: true, Ended: true, Attempt: 1}},
+		{"the command failed", sent, TaskUpdate{State: "TASK_FAILED", FromExecutor: true},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FAILED", Ran: true, Ended: true, Attempt: 1}},
+		{"the command was killed", sent, TaskUpdate{State: "TASK_KILLED", FromExecutor: true},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_KILLED", Ran: true, Ended: true, Attempt: 1}},
+		{"failed by the agent", sent, TaskUpdate{State: "TASK_FAILED"},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FAILED", Ended: true, Attempt: 1}},
+		{"failed with a reason", sent, TaskUpdate{State: "TASK_FAILED", FromExecutor: true, Reason: "REASON_COMMAND_EXECUTOR_FAILED"},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FAILED", Ended: true, Attempt: 1}},
+		{"the executor's lost is no proof", sent, TaskUpdate{State: "TASK_LOST", FromExecutor: true},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_LOST", Ended: true, Attempt: 1, LostLaunches: 1}},
 	} {
 		if got := AfterStatus(c.d, c.u); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)

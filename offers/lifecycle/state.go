@@ -83,10 +83,20 @@ type State struct {
 	// QueuedAt: when the current launch was queued; WaitFrom: when the
 	// plan started waiting for an unregistered agent.
 	QueuedAt, WaitFrom time.Time
+	// LaunchedAt: when this generation's launch was sent (its LAUNCH_SENT
+	// record stored, or read back after a restart); RunningAt: when its
+	// TASK_STARTING/TASK_RUNNING was taken (zero: not in this process).
+	// They time a run whose driver ended before the job was reported
+	// RUNNING (Run).
+	LaunchedAt, RunningAt time.Time
 	// Outcome and Reason are set when Releasing starts ("" outcome: the
 	// core let go, nothing to report).
 	Outcome scheduler.State
 	Reason  string
+	// Run is set when Releasing starts from Launching with a driver that
+	// ran (DriverRan): the core counts and records the run with the
+	// outcome (scheduler.Core.ReportRan).
+	Run scheduler.RunStart
 
 	// Progress inside a phase.
 	Reserved        bool            // this generation's reservations are made
@@ -109,8 +119,31 @@ func New(cfg Config, job scheduler.Job, plan placement.Plan, ph Phase, drv sched
 	if cfg.MaxLostLaunches <= 0 {
 		cfg.MaxLostLaunches = 5
 	}
-	return State{Cfg: cfg, Job: job, Plan: plan, Phase: ph, Driver: drv, Kill: job.KillRequested, Preempt: job.PreemptRequested,
+	s := State{Cfg: cfg, Job: job, Plan: plan, Phase: ph, Driver: drv, Kill: job.KillRequested, Preempt: job.PreemptRequested,
 		QueuedAt: now, Busy: ActNone}
+	if ph == Launching && !drv.Ended && !drv.UpdatedAt.IsZero() {
+		// The stored record's time is when its last state was taken.
+		switch {
+		case drv.State == LaunchSent:
+			s.LaunchedAt = drv.UpdatedAt
+		case drv.Started:
+			s.RunningAt = drv.UpdatedAt
+		}
+	}
+	return s
+}
+
+// runStart is the best start known of the driver's run (State.Run): when
+// it was seen running (measured, as a RUNNING report times a run), else
+// when it was launched, else unknown (zero: the core takes the end).
+func (s State) runStart() scheduler.RunStart {
+	switch {
+	case s.Driver.Started && !s.RunningAt.IsZero():
+		return scheduler.RunStart{Ran: true, At: s.RunningAt, Measured: true}
+	case !s.LaunchedAt.IsZero():
+		return scheduler.RunStart{Ran: true, At: s.LaunchedAt}
+	}
+	return scheduler.RunStart{Ran: true}
 }
 
 // Holds reports whether the job still counts on its plan's resources.

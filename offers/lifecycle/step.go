@@ -88,6 +88,9 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 		if s.Driver.TaskID != ev.Driver.TaskID {
 			break
 		}
+		if ev.Driver.Started && !s.Driver.Started {
+			s.RunningAt = at
+		}
 		s.Driver = ev.Driver
 		if ev.Name != "" {
 			s.DriverAgentName = ev.Name
@@ -100,6 +103,7 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 	case EvLaunchRecorded:
 		if s.Driver.TaskID == ev.Driver.TaskID && !s.Driver.Ended {
 			s.Driver = ev.Driver
+			s.LaunchedAt = at // the ACCEPT follows
 		}
 	case EvLaunchRecordFailed:
 		s.Sending = false
@@ -159,6 +163,9 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 			return retry()
 		}
 		s.Driver, s.Queued, s.JobChecked = ev.Driver, false, false
+		// (LaunchedAt is set again when this driver's launch is sent, before
+		// any status of it is taken; RunningAt was not set: a driver seen
+		// running is never relaunched.)
 	case EvReported:
 		if ev.Err != nil {
 			s.Reporting = ""
@@ -250,7 +257,7 @@ func decide(s State, at time.Time, out []Action) (State, []Action) {
 				}
 				return busy(a)
 			case s.Outcome != "" && !s.OutcomeReported:
-				return busy(Action{Kind: ActReportOutcome, To: s.Outcome, Why: s.Reason})
+				return busy(Action{Kind: ActReportOutcome, To: s.Outcome, Why: s.Reason, Run: s.Run})
 			}
 			s.Phase = Done
 			return s, append(out, Action{Kind: ActFinish})
@@ -337,6 +344,12 @@ func (s State) end() scheduler.EndDecision {
 }
 
 func toReleasing(s State, to scheduler.State, why string) State {
+	if s.Phase == Launching && s.Driver.Ended && DriverRan(s.Driver) {
+		// The driver ran, but the job was never reported RUNNING (its
+		// TASK_RUNNING not seen, or not reported before its end): its end
+		// still counts as a run.
+		s.Run = s.runStart()
+	}
 	if s.Phase != Releasing && s.Phase != Done {
 		s.Phase, s.Outcome, s.Reason = Releasing, to, why
 	}

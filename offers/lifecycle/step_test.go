@@ -28,9 +28,10 @@ import (
 // A driver SPEC is task:STATE:flags, flags among started, ended, agent=X,
 // attempt=N, lost=N. Besides the machine's events, the harness knows
 //
-//	> status @T state=TASK_X agent=A message=M invalid-offers
-//	    a task status as DriverStatus takes it: ignored ("< ignored")
-//	    unless TakesStatus, else stored (AfterStatus) and stepped;
+//	> status @T state=TASK_X agent=A message=M invalid-offers executor reason=R
+//	    a task status as DriverStatus takes it (executor: its source is
+//	    SOURCE_EXECUTOR): ignored ("< ignored") unless TakesStatus, else
+//	    stored at T (AfterStatus) and stepped;
 //	> sending @T agent=A
 //	    the framework about to send the ACCEPT: "< withdrawn" unless
 //	    MaySend, else EvLaunchSending then EvLaunchRecorded;
@@ -257,8 +258,11 @@ func (tr *transcript) run(t *testing.T) {
 					continue
 				}
 				_, inv := kv["invalid-offers"]
-				rec := AfterStatus(st.Driver, TaskUpdate{State: kv["state"], Message: kv["message"], AgentID: kv["agent"], InvalidOffers: inv})
+				_, exe := kv["executor"]
+				rec := AfterStatus(st.Driver, TaskUpdate{State: kv["state"], Message: kv["message"], AgentID: kv["agent"], InvalidOffers: inv,
+					FromExecutor: exe, Reason: kv["reason"]})
 				db.driver = rec
+				db.driver.UpdatedAt = at // as PutDriver stamps it
 				step(Event{Kind: EvDriverRecorded, At: at, Driver: rec, Name: kv["name"]})
 			case "sending":
 				if !st.MaySend(st.Driver.TaskID) {
@@ -272,6 +276,7 @@ func (tr *transcript) run(t *testing.T) {
 					continue
 				}
 				db.driver = rec
+				db.driver.UpdatedAt = at
 				step(Event{Kind: EvLaunchRecorded, At: at, Driver: rec})
 			case "restart":
 				d := db.driver
