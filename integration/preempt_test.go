@@ -39,15 +39,18 @@ func preemptionScenario(t *testing.T, crash bool) {
 	flags := []string{"--preemption", "mdf", "--preempt-protect", "2s"}
 	sp := startSparkpack(t, emu.URL, db, flags...)
 
-	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 20))
-	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
-	time.Sleep(time.Second) // some work done, to be lost
 	var b *browser
 	if !crash {
-		// The dashboard's queue panel, open while it happens.
+		// The dashboard's queue panel, open while it happens. Opened
+		// before the hog starts: a browser slow to start under load must
+		// not delay the deadline job's arrival until the hog is nearly
+		// done (then evicting it would no longer be needed).
 		b = newBrowser(t)
 		b.run(t, 30*time.Second, chromedp.Navigate(sp.API+"/#/"), chromedp.WaitVisible(`#queue-deadline`, chromedp.ByQuery))
 	}
+	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 20))
+	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
+	time.Sleep(time.Second) // some work done, to be lost
 	dl := sparkJob("deadline-urgent", 1, 3, 2048, 4)
 	dl["deadline"] = 12
 	urgent := submit(t, sp.API, dl)
@@ -187,10 +190,12 @@ func waitEvent(t *testing.T, api, id, prefix string, timeout time.Duration) {
 func TestDashboardShowsAJobThatWillMissWaiting(t *testing.T) {
 	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2), TimeScale: 1})
 	sp := startSparkpack(t, emu.URL, e2eDB(t))
-	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 60))
-	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
+	// The browser first (as above: its start-up must not delay the
+	// deadline job's arrival).
 	b := newBrowser(t)
 	b.run(t, 30*time.Second, chromedp.Navigate(sp.API+"/#/"), chromedp.WaitVisible(`#queue-deadline`, chromedp.ByQuery))
+	hog := submit(t, sp.API, sparkJob("regular-hog", 2, 3, 2048, 60))
+	waitState(t, sp.API, hog, 30*time.Second, "RUNNING")
 	dl := sparkJob("deadline-urgent", 1, 3, 2048, 4)
 	dl["deadline"] = 30
 	urgent := submit(t, sp.API, dl)
