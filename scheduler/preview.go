@@ -55,7 +55,9 @@ type PreviewAssignment struct {
 
 // Preview answers what would happen to j if it were submitted at now. It
 // changes nothing: the intake decision (Decide), the queues as the last
-// pass published them, and the placement policy (pure) on a fresh snapshot.
+// pass published them, the holds of the pass (previewPass) and the
+// placement policy (pure) on a fresh snapshot. j's team is the caller's to
+// set, as a submission sets it (TeamOf).
 func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, error) {
 	var p Preview
 	d := c.Decide(&j, now)
@@ -92,7 +94,22 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	dm := e.Demand
 	dm.Now = now
 	c.dec.planEstimates(&dm, e)
+	// What holds it whatever the room, in the pass's order (try): its
+	// team's budget, its start time, then the team policy (its maximums,
+	// the room owed to other teams' guarantees).
+	pr := c.previewPass(s, snap, now)
+	budget, budgetHeld := pr.budgetReason(e)
+	nb := j.NotBeforeAt()
+	startLater := nb != nil && nb.After(now)
+	team := ""
+	if !budgetHeld && !startLater {
+		team = pr.teamReason(e)
+	}
 	plan, perr := c.policy.Place(snap, dm)
+	slots := ""
+	if perr == nil && team == "" {
+		slots = pr.slotReason(e, plan) // on the plan it would start with, as the pass checks it
+	}
 	if perr == nil {
 		pp := &PreviewPlan{Policy: plan.Policy, Activated: plan.Activated, AddedUSDPerHour: float64(plan.CostMicroUSDPerHour) / 1e6}
 		for _, a := range plan.Assignments {
@@ -107,12 +124,17 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	// for a start time, a boot or warm capacity, or are held for their team).
 	behindDeadline := p.Queue == "regular" && p.DeadlineWaiting > 0 && s.blocked
 	blocked := p.Ahead > 0 || behindDeadline
-	nb := j.NotBeforeAt()
 	switch {
-	case nb != nil && nb.After(now):
+	case budgetHeld:
+		p.WaitingReason = budget
+	case startLater:
 		p.WaitingReason = "waiting for its start time " + dayClockTime(*nb, now)
+	case team != "":
+		p.WaitingReason = team
 	case perr != nil:
 		p.WaitingReason = perr.Error()
+	case slots != "":
+		p.WaitingReason = slots
 	case behindDeadline:
 		p.WaitingReason = fmt.Sprintf("deadline jobs first: %d waiting", p.DeadlineWaiting)
 	case blocked:
@@ -131,4 +153,29 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 		}
 	}
 	return p, nil
+}
+
+// previewPass is a pass over nothing but a previewed job, on what the core
+// publishes: the teams and budgets in force, the jobs holding resources,
+// the deadline queue as the last pass left it (the room owed to
+// guaranteed teams) and snap. The preview asks it the holds of try
+// (budgetReason, teamReason, slotReason): the pass's own decisions, on
+// the pass's own code. It decides only; nothing of it is applied.
+func (c *Core) previewPass(s *queueSnapshot, snap placement.Snapshot, now time.Time) *passRun {
+	in := passInput{now: now, snap: snap, full: true}
+	if c.cfg.Budgets != nil {
+		in.budgetHeld = c.cfg.Budgets.HeldTeams()
+	}
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		in.teams, in.running = cfg, c.runningJobs()
+		if anyMax, anyGuarantee := cfg.Limits(); anyMax || anyGuarantee {
+			in.deadlineAll = make([]*Entry, 0, len(s.deadline))
+			for _, q := range s.deadline {
+				in.deadlineAll = append(in.deadlineAll, q.entry())
+			}
+		}
+	}
+	p := &passRun{d: &c.dec, in: &in, now: now, snap: snap, running: in.running, teams: newTeamPass(&in)}
+	p.ix = placement.NewFitIndex(snap)
+	return p
 }

@@ -47,6 +47,8 @@ type QueuedJob struct {
 	storedReason string
 	edfKey       time.Time
 	demand       placement.Demand
+	// The driver's size (Entry's), for the team policy of a preview.
+	driverCPUs, driverMemMB float32
 }
 
 // Demand is what the job asks of the placement engine.
@@ -68,10 +70,17 @@ func (c *Core) viewOf(e *Entry) *QueuedJob {
 			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,
 			Preemptions: e.Preemptions, Preemption: e.wait.pre,
 			wait: e.wait, promoteAfter: c.cfg.PromoteAfter, storedReason: e.stored.reason, edfKey: e.edfKey(),
-			demand: e.Demand,
+			demand: e.Demand, driverCPUs: e.driverCPUs, driverMemMB: e.driverMemMB,
 		}
 	}
 	return e.view
+}
+
+// entry is what the team policy reads of a waiting job, rebuilt from its
+// view (a preview may not read the queues' entries: the pass owns them).
+func (q *QueuedJob) entry() *Entry {
+	return &Entry{ID: q.ID, Team: q.Team, DeadlineAt: q.DeadlineAt, NotBefore: q.NotBefore, Demand: q.demand,
+		driverCPUs: q.driverCPUs, driverMemMB: q.driverMemMB}
 }
 
 // queueSnapshot is an immutable copy of the queues, published after every
