@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,34 @@ func TestPreviewTeamHolds(t *testing.T) {
 					started, reason, p.StartsNow, p.WaitingReason)
 			}
 		})
+	}
+}
+
+// TestPreviewTeamsReload: the preview answers under the teams
+// configuration in force, not the one an earlier preview of the same
+// published queue read (the deadline jobs owed room are rebuilt from the
+// published queue once per queue and configuration): while only team k
+// has a guarantee, x's deadline job starts now; once g is guaranteed 8
+// cpus, the room is kept for g's waiting deadline job.
+func TestPreviewTeamsReload(t *testing.T) {
+	holder := &teams.Holder{}
+	holder.Set(teamsOf(t, "g weight=2\nk guaranteed-cpus=4\n"))
+	h := newHarness(t, Config{Policy: "bfd", Teams: holder}, agent("a1", 16, 65536, 0.24))
+	h.submit(mkJob("hog", 5, 2, inTeam("h"))) // 11 cpus
+	h.schedule()
+	h.submit(mkJob("g-dl", 4, 2, inTeam("g"), withDeadline(5*time.Hour))) // 8 executor cpus, 6 free: does not fit
+	h.schedule()
+	if got := h.cluster.appliedIDs(); !slices.Equal(got, []string{"hog"}) {
+		t.Fatalf("set-up started %v, want only hog", got)
+	}
+	x := mkJob("x-dl", 1, 1, inTeam("x"), withDeadline(time.Hour))
+	p, err := h.core.Preview(context.Background(), x, t0)
+	if err != nil || !p.StartsNow {
+		t.Fatalf("preview %+v (%v), want a start now: g has no guarantee", p, err)
+	}
+	holder.Set(teamsOf(t, "g guaranteed-cpus=8\nk guaranteed-cpus=4\n"))
+	p, err = h.core.Preview(context.Background(), x, t0)
+	if err != nil || p.StartsNow || !strings.HasPrefix(p.WaitingReason, "team x past its guarantee") {
+		t.Fatalf("preview after the reload %+v (%v), want a wait for the room kept for team g", p, err)
 	}
 }
