@@ -22,7 +22,9 @@ import (
 // hold 12 and runs one such job, submitted with the etl token (whose team
 // is analytics).
 func TestPlanTeam(t *testing.T) {
-	tokens, err := ParseTokens(strings.NewReader(teamTokens))
+	// sub may submit but not read: where reads are open it previews all
+	// the same, as its team's.
+	tokens, err := ParseTokens(strings.NewReader(teamTokens + "sub:sub-token-0123456789abcdef:submit:analytics\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +81,9 @@ func TestPlanTeam(t *testing.T) {
 	// job would take analytics to 18 cpus of its 12.
 	if m := plan(etl, "ml"); m["startsNow"] != false || m["waitingReason"] != "team analytics at its cpu limit" {
 		t.Errorf("etl token, label ml: %v; want a wait at team analytics' limit", m)
+	}
+	if m := plan("sub-token-0123456789abcdef", "ml"); m["waitingReason"] != "team analytics at its cpu limit" {
+		t.Errorf("sub token (submit only), label ml: %v; want a wait at team analytics' limit", m)
 	}
 	// A token without a team: the label's team, which has no maximum.
 	if m := plan(ci, "ml"); m["startsNow"] != true || m["waitingReason"] != nil {
