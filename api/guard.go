@@ -216,8 +216,22 @@ func mutating(need Scope) bool { return need&(ScopeSubmit|ScopeCancel|ScopeAdmin
 // context; refused, it returns the refusal (already counted) for the
 // caller to answer.
 func (g *Guard) Check(r *http.Request, listener string, need Scope) (*http.Request, *Refusal) {
+	return g.check(r, listener, need, false)
+}
+
+// CheckIdentified is Check for a read whose answer depends on who asks (a
+// preview: the job's team is the token's, as a submission's is). Where
+// reads are open a request that sends a token is admitted with that
+// token's principal (a token that is not allowed is refused, as a
+// submission with it would be); one without a token is admitted as Check
+// admits it.
+func (g *Guard) CheckIdentified(r *http.Request, listener string, need Scope) (*http.Request, *Refusal) {
+	return g.check(r, listener, need, true)
+}
+
+func (g *Guard) check(r *http.Request, listener string, need Scope, identify bool) (*http.Request, *Refusal) {
 	addr, addrText := clientAddr(r)
-	p, rf := g.admit(r, listener, need, addr, addrText)
+	p, rf := g.admit(r, listener, need, addr, addrText, identify)
 	if rf == nil && mutating(need) {
 		key := addrKey(addr, addrText)
 		if p.Via == "token" {
@@ -258,7 +272,7 @@ func (g *Guard) Count(r *http.Request, listener, reason string) {
 	}
 }
 
-func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.Addr, addrText string) (Principal, *Refusal) {
+func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.Addr, addrText string, identify bool) (Principal, *Refusal) {
 	open := Principal{Scopes: AllScopes, Via: "open", Addr: addrText, Listener: listener}
 	spark := listener == ListenerSparkREST
 	if g.Tokens.Len() == 0 {
@@ -268,7 +282,8 @@ func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.A
 		}
 		return open, nil
 	}
-	if !mutating(need) && !g.ProtectReads {
+	openRead := !mutating(need) && !g.ProtectReads
+	if openRead && (!identify || r.Header.Get("Authorization") == "") {
 		return open, nil
 	}
 	failKey := "fail:" + addrKey(addr, addrText)
@@ -301,7 +316,7 @@ func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.A
 		return open, &Refusal{Status: http.StatusForbidden, Reason: RefusedUnknownToken, Field: "Authorization",
 			Message: "this token is not allowed; ask the operator for a token listed in the tokens file"}
 	}
-	if !e.scopes.Allows(need) {
+	if !openRead && !e.scopes.Allows(need) {
 		return open, &Refusal{Status: http.StatusForbidden, Reason: RefusedScope, Field: "Authorization",
 			Message: fmt.Sprintf("token %q may %s but this needs the scope %s; ask the operator to add it to the token's line in the tokens file",
 				e.name, e.scopes, need)}

@@ -103,15 +103,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		return scheduler.Job{}, false, false
 	}
 	// The store computes the fingerprint as it encodes the spec.
-	job := scheduler.Job{Spec: spec, SubmittedAt: now}
-	p, _ := PrincipalFrom(r.Context())
-	job.Team = scheduler.TeamOf(p.Team, &spec)
-	job.SubmittedBy = p.Name // whose estimates its estimate is, without a team (scheduler.EstimateKeyOf)
-	if s.cfg.BudgetRefusal != nil {
-		if msg, refused := s.cfg.BudgetRefusal(job.Team); refused && !s.stored(r, givenID) {
-			writeError(w, http.StatusForbidden, "team", msg)
-			return scheduler.Job{}, false, false
-		}
+	job, p := jobOf(r, spec, now)
+	if msg, refused := s.budgetRefused(r, job.Team, givenID); refused {
+		writeError(w, http.StatusForbidden, "team", msg)
+		return scheduler.Job{}, false, false
 	}
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	if spec.AutoExecutors() {
@@ -172,6 +167,32 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, spec scheduler.S
 		s.cfg.Notifier.JobSubmitted(stored)
 	}
 	return stored, created, true
+}
+
+// jobOf is the job spec makes when the request's principal submits it at
+// now: its team (the token's, else its team label: scheduler.TeamOf) and
+// whose estimates it uses, without a team (scheduler.EstimateKeyOf). A
+// submission and a preview (POST /api/v1/plan) both make it here.
+func jobOf(r *http.Request, spec scheduler.Spec, now time.Time) (scheduler.Job, Principal) {
+	p, _ := PrincipalFrom(r.Context())
+	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	job.Team = scheduler.TeamOf(p.Team, &spec)
+	job.SubmittedBy = p.Name
+	return job, p
+}
+
+// budgetRefused is why a new job of team is refused for its spent budget
+// (budget-action reject); a job of the id the client gave that exists
+// already is never refused (sending it again creates nothing).
+func (s *Server) budgetRefused(r *http.Request, team, givenID string) (string, bool) {
+	if s.cfg.BudgetRefusal == nil {
+		return "", false
+	}
+	msg, refused := s.cfg.BudgetRefusal(team)
+	if !refused || s.stored(r, givenID) {
+		return "", false
+	}
+	return msg, true
 }
 
 // Cancel stops a job on a user's request: the store cancels a waiting job
@@ -488,12 +509,18 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now()
-	job := scheduler.Job{Spec: spec, SubmittedAt: now}
+	// The job a submission would make: the same team, and so the same
+	// budget, maximums and caps.
+	job, _ := jobOf(r, spec, now)
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	if err := scheduler.CheckNotBefore(&job); err != nil {
 		var fe *scheduler.FieldError
 		errors.As(err, &fe)
 		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		return
+	}
+	if msg, refused := s.budgetRefused(r, job.Team, spec.ID); refused {
+		writeJSON(w, http.StatusOK, scheduler.Preview{Rejected: msg})
 		return
 	}
 	if spec.AutoExecutors() && !s.rightSize(w, &job, now) {
@@ -505,6 +532,16 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeStoreError(w, r, "plan the job", err)
 		return
+	}
+	if p.Rejected == "" && !s.cfg.Teams.Get().Empty() {
+		msg, err := s.teamCapRefusal(ctx, &job)
+		if err != nil {
+			writeStoreError(w, r, "count the team's jobs", err)
+			return
+		}
+		if msg != "" {
+			p = scheduler.Preview{Rejected: msg}
+		}
 	}
 	writeJSON(w, http.StatusOK, p)
 }

@@ -242,8 +242,23 @@ func (s *Server) Require(need Scope, h http.Handler) http.Handler {
 }
 
 func (s *Server) require(need Scope, h http.HandlerFunc) http.HandlerFunc {
+	return s.guarded(need, false, h)
+}
+
+func (s *Server) reading(h http.HandlerFunc) http.HandlerFunc { return s.require(ScopeRead, h) }
+
+// previewing admits a preview (POST /api/v1/plan) as a read that knows
+// the token it was sent with, even where reads are open: the previewed
+// job's team is the token's, as a submission's is (Guard.CheckIdentified).
+func (s *Server) previewing(h http.HandlerFunc) http.HandlerFunc {
+	return s.guarded(ScopeRead, true, h)
+}
+
+// guarded runs h for the requests the guard admits for need (identify:
+// see Guard.CheckIdentified) and answers the others' refusal.
+func (s *Server) guarded(need Scope, identify bool, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		r, rf := s.guard.Check(r, ListenerAPI, need)
+		r, rf := s.guard.check(r, ListenerAPI, need, identify)
 		if rf != nil {
 			writeRefusal(w, rf)
 			return
@@ -251,8 +266,6 @@ func (s *Server) require(need Scope, h http.HandlerFunc) http.HandlerFunc {
 		h(w, r)
 	}
 }
-
-func (s *Server) reading(h http.HandlerFunc) http.HandlerFunc { return s.require(ScopeRead, h) }
 
 // writeRefusal answers a refused request: its status, headers and
 // {"error", "field"}.

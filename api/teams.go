@@ -27,18 +27,34 @@ type teamCounter interface {
 // already (same id) is let through: it creates nothing. On refusal it has
 // answered (429, field "team"); the caller holds the team's submit lock.
 func (s *Server) underTeamCaps(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, job *scheduler.Job) bool {
-	t := s.cfg.Teams.Get().Team(job.Team)
-	if t.MaxWaiting <= 0 && (t.MaxDeadline <= 0 || !job.IsDeadlineJob()) {
-		return true
-	}
-	tc, ok := s.cfg.Store.(teamCounter)
-	if !ok {
-		return true
-	}
-	waiting, deadline, err := tc.CountTeamJobs(ctx, job.Team)
+	msg, err := s.teamCapRefusal(ctx, job)
 	if err != nil {
 		writeStoreError(w, r, "count the team's jobs", err)
 		return false
+	}
+	if msg == "" {
+		return true
+	}
+	s.guard.Count(r, p.Listener, RefusedTeamCap)
+	writeError(w, http.StatusTooManyRequests, "team", msg)
+	return false
+}
+
+// teamCapRefusal is why job is refused at its team's max-waiting or
+// max-deadline ("" when it is not); a job of an id that exists is never
+// refused. A submission and a preview both ask it.
+func (s *Server) teamCapRefusal(ctx context.Context, job *scheduler.Job) (string, error) {
+	t := s.cfg.Teams.Get().Team(job.Team)
+	if t.MaxWaiting <= 0 && (t.MaxDeadline <= 0 || !job.IsDeadlineJob()) {
+		return "", nil
+	}
+	tc, ok := s.cfg.Store.(teamCounter)
+	if !ok {
+		return "", nil
+	}
+	waiting, deadline, err := tc.CountTeamJobs(ctx, job.Team)
+	if err != nil {
+		return "", err
 	}
 	msg := ""
 	switch {
@@ -49,16 +65,14 @@ func (s *Server) underTeamCaps(ctx context.Context, w http.ResponseWriter, r *ht
 		msg = fmt.Sprintf("team %s already has %d deadline jobs not finished, the most its max-deadline allows (%d); submit it without a deadline, or again when some have finished",
 			teams.Label(job.Team), deadline, t.MaxDeadline)
 	default:
-		return true
+		return "", nil
 	}
 	if job.ID != "" {
 		if _, err := s.cfg.Store.GetJob(ctx, job.ID); err == nil {
-			return true
+			return "", nil
 		}
 	}
-	s.guard.Count(r, p.Listener, RefusedTeamCap)
-	writeError(w, http.StatusTooManyRequests, "team", msg)
-	return false
+	return msg, nil
 }
 
 // TeamsView is GET /api/v1/teams: the teams configuration in force.

@@ -210,7 +210,7 @@ func (s *Server) MountViews(r *mux.Router, v Views, b *Broker) {
 		})))).Methods(http.MethodGet)
 	}
 	if s.cfg.Preview != nil {
-		r.HandleFunc("/api/v1/plan", s.reading(withQuery(noParams, forward(s.planJob)))).Methods(http.MethodPost)
+		r.HandleFunc("/api/v1/plan", s.previewing(withQuery(noParams, forward(s.planJob)))).Methods(http.MethodPost)
 	}
 	if s.cfg.Forecast != nil {
 		r.HandleFunc("/api/v1/forecast", s.reading(withQuery(forecastParams, forward(s.getForecast)))).Methods(http.MethodGet)

@@ -107,3 +107,64 @@ func TestFailedProviderWarnsOnce(t *testing.T) {
 		t.Fatalf("warnings %v, want one naming agent a1, host-a1, the error, the retry and what to fix", warns)
 	}
 }
+
+// TestGiveUpNamesTheFailedStep: the give-up warning after repeated
+// failures to power an agent off names the step that failed and what to do
+// for it: when deactivating the agent in Mesos (the operator API) is what
+// failed, it says so and points at the Mesos master, not at the power
+// provider, which was never called; when the provider's power-off failed,
+// it points at the provider.
+func TestGiveUpNamesTheFailedStep(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		mesosFail bool
+		step      string
+		want      []string // the warning says
+		not       string   // and never
+	}{
+		{"deactivating in Mesos fails", true, "deactivate_agent",
+			[]string{"giving up powering it off", "deactivating the agent in Mesos", "Mesos master"}, "power provider"},
+		{"the provider's power-off fails", false, "power_off",
+			[]string{"giving up powering it off", "fix the power provider"}, "Mesos master"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, hook := newLoggedRig(t, Config{MaxFailures: 2})
+			a := idle("a1", 4)
+			r.tick(nil, a)
+			r.now = r.now.Add(2 * time.Minute)
+			if c.mesosFail {
+				r.mesos.fail = fmt.Errorf("operator API: DEACTIVATE_AGENT: 403 Forbidden")
+				r.tick(nil, a) // draining: the deactivation fails
+				r.tick(nil, a) // again: the second failure gives up
+			} else {
+				r.prov.failures = 2
+				r.tick(nil, a)
+				r.tick(nil, drained(a)) // the power-off fails
+				r.tick(nil, drained(a)) // again: the second failure gives up
+			}
+			if got := r.prov.took(); c.mesosFail && len(got) != 0 {
+				t.Fatalf("provider called %v, want never (Mesos failed first)", got)
+			}
+			var giveUp *logrus.Entry
+			for _, e := range hook.AllEntries() {
+				if e.Level <= logrus.WarnLevel && strings.Contains(e.Message, "giving up") {
+					giveUp = e
+				}
+			}
+			if giveUp == nil {
+				t.Fatalf("no give-up warning in %d entries", len(hook.AllEntries()))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(giveUp.Message, w) {
+					t.Errorf("give-up warning %q, want it to say %q", giveUp.Message, w)
+				}
+			}
+			if strings.Contains(giveUp.Message, c.not) {
+				t.Errorf("give-up warning %q, want no %q", giveUp.Message, c.not)
+			}
+			if giveUp.Data["step"] != c.step || giveUp.Data["agent"] != "a1" || giveUp.Data[logrus.ErrorKey] == nil {
+				t.Errorf("give-up fields %v, want step %s, agent a1 and the error", giveUp.Data, c.step)
+			}
+		})
+	}
+}

@@ -554,8 +554,9 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 	r.LastError = err.Error()
 	var warned error
 	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
-		m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures})).
-			Warn("agent power: giving up powering it off; it stays on: fix the power provider (the error says why)")
+		step, msg := giveUpOff(r.State)
+		m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures, "step": step})).
+			Warn(msg)
 		warned = warnedError{err}
 		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
 			return errors.Join(warned, rerr)
@@ -569,6 +570,16 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 		return warned
 	}
 	return err
+}
+
+// giveUpOff is the step of a power-off that failed in state (a draining
+// agent's deactivation in Mesos, or the provider's power-off) and the
+// give-up warning, which names it and what to do for it.
+func giveUpOff(state State) (step, msg string) {
+	if state == StateDraining {
+		return "deactivate_agent", "agent power: giving up powering it off: deactivating the agent in Mesos (the operator API's DEACTIVATE_AGENT) kept failing, and the provider was not called; it stays on: check that the Mesos master is reachable and accepts sparkpack's operator calls (its address, credentials and ACLs; the error says why)"
+	}
+	return "power_off", "agent power: giving up powering it off; it stays on: fix the power provider (the error says why)"
 }
 
 // warnedError is a failed step whose warning was logged where it failed
@@ -679,7 +690,7 @@ func (m *Manager) powerOn(ctx context.Context, r *Record) error {
 		err = fmt.Errorf("power on agent %s: %w", r.AgentID, err)
 		if gaveUp {
 			m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": failures,
-				"avoid_until": r.AvoidUntil.Format(time.RFC3339)})).
+				"avoid_until": r.AvoidUntil.Format(time.RFC3339), "step": "power_on"})).
 				Warn("agent power: giving up powering it on; it stays off, avoided by plans until avoid_until: fix the power provider (the error says why)")
 			return warnedError{err}
 		}

@@ -39,10 +39,17 @@ func (c *Core) budgetInput(in *passInput) {
 // budgetHold keeps e waiting when its team is held; it has then recorded
 // e's wait with the reason and returns true.
 func (p *passRun) budgetHold(e *Entry) bool {
-	reason, ok := p.in.budgetHeld[e.Team]
+	reason, ok := p.budgetReason(e)
 	if !ok {
 		return false
 	}
 	p.wait(&decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}})
 	return true
+}
+
+// budgetReason is why e's team is held for its budget (ok false when it
+// is not): the pass's reason, which the preview gives too.
+func (p *passRun) budgetReason(e *Entry) (string, bool) {
+	reason, ok := p.in.budgetHeld[e.Team]
+	return reason, ok
 }

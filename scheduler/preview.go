@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // Preview is what would happen to a job submitted now, without submitting
@@ -55,7 +56,9 @@ type PreviewAssignment struct {
 
 // Preview answers what would happen to j if it were submitted at now. It
 // changes nothing: the intake decision (Decide), the queues as the last
-// pass published them, and the placement policy (pure) on a fresh snapshot.
+// pass published them, the holds of the pass (previewPass) and the
+// placement policy (pure) on a fresh snapshot. j's team is the caller's to
+// set, as a submission sets it (TeamOf).
 func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, error) {
 	var p Preview
 	d := c.Decide(&j, now)
@@ -92,7 +95,22 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	dm := e.Demand
 	dm.Now = now
 	c.dec.planEstimates(&dm, e)
+	// What holds it whatever the room, in the pass's order (try): its
+	// team's budget, its start time, then the team policy (its maximums,
+	// the room owed to other teams' guarantees).
+	pr := c.previewPass(s, snap, e, now)
+	budget, budgetHeld := pr.budgetReason(e)
+	nb := j.NotBeforeAt()
+	startLater := nb != nil && nb.After(now)
+	team := ""
+	if !budgetHeld && !startLater {
+		team = pr.teamReason(e)
+	}
 	plan, perr := c.policy.Place(snap, dm)
+	slots := ""
+	if perr == nil && team == "" {
+		slots = pr.slotReason(e, plan) // on the plan it would start with, as the pass checks it
+	}
 	if perr == nil {
 		pp := &PreviewPlan{Policy: plan.Policy, Activated: plan.Activated, AddedUSDPerHour: float64(plan.CostMicroUSDPerHour) / 1e6}
 		for _, a := range plan.Assignments {
@@ -107,12 +125,17 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	// for a start time, a boot or warm capacity, or are held for their team).
 	behindDeadline := p.Queue == "regular" && p.DeadlineWaiting > 0 && s.blocked
 	blocked := p.Ahead > 0 || behindDeadline
-	nb := j.NotBeforeAt()
 	switch {
-	case nb != nil && nb.After(now):
+	case budgetHeld:
+		p.WaitingReason = budget
+	case startLater:
 		p.WaitingReason = "waiting for its start time " + dayClockTime(*nb, now)
+	case team != "":
+		p.WaitingReason = team
 	case perr != nil:
 		p.WaitingReason = perr.Error()
+	case slots != "":
+		p.WaitingReason = slots
 	case behindDeadline:
 		p.WaitingReason = fmt.Sprintf("deadline jobs first: %d waiting", p.DeadlineWaiting)
 	case blocked:
@@ -131,4 +154,71 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 		}
 	}
 	return p, nil
+}
+
+// previewPass is a pass over nothing but a previewed job e, on what the
+// core publishes: the teams and budgets in force, the jobs holding
+// resources, the deadline queue as the last pass left it (the room owed to
+// guaranteed teams) and snap. The preview asks it the holds of try
+// (budgetReason, teamReason, slotReason): the pass's own decisions, on
+// the pass's own code. It decides only; nothing of it is applied.
+func (c *Core) previewPass(s *queueSnapshot, snap placement.Snapshot, e *Entry, now time.Time) *passRun {
+	in := passInput{now: now, snap: snap, full: true}
+	if c.cfg.Budgets != nil {
+		in.budgetHeld = c.cfg.Budgets.HeldTeams()
+	}
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		in.teams, in.running = cfg, c.runningJobs()
+		in.deadlineAll = owedCandidates(cfg, s, e)
+	}
+	p := &passRun{d: &c.dec, in: &in, now: now, snap: snap, running: in.running, teams: newTeamPass(&in)}
+	p.ix = placement.NewFitIndex(snap)
+	return p
+}
+
+// owedCandidates is what of the published deadline queue the team policy
+// may read for e: only a deadline job is held for the room owed to other
+// teams, and only the waiting deadline jobs of teams with a guarantee are
+// owed room (teamPass.protect). The pass's other use of the queue,
+// counting the jobs held at their team's maximum, does not concern a
+// preview. Nil when none can matter (a regular job, no guarantee): a
+// preview then reads nothing of a queue of 100,000 jobs.
+func owedCandidates(cfg *teams.Config, s *queueSnapshot, e *Entry) []*Entry {
+	if _, anyGuarantee := cfg.Limits(); !anyGuarantee || e.DeadlineAt == nil {
+		return nil
+	}
+	return s.owedEntries(cfg)
+}
+
+// owedEntries is the published deadline queue's jobs of the teams cfg
+// guarantees something, in the queue's order, rebuilt from their views:
+// made at the first preview that asks (per published queue and teams
+// configuration) and shared, read only, by the next ones.
+func (s *queueSnapshot) owedEntries(cfg *teams.Config) []*Entry {
+	s.owedMu.Lock()
+	defer s.owedMu.Unlock()
+	if s.owedCfg == cfg {
+		return s.owed
+	}
+	guaranteed := map[string]bool{}
+	for i := range cfg.Teams {
+		if t := &cfg.Teams[i]; t.HasGuarantee() {
+			guaranteed[t.Name] = true
+		}
+	}
+	n := 0
+	for _, q := range s.deadline {
+		if guaranteed[q.Team] {
+			n++
+		}
+	}
+	slab, out := make([]Entry, 0, n), make([]*Entry, 0, n)
+	for _, q := range s.deadline {
+		if guaranteed[q.Team] {
+			slab = append(slab, q.entry())
+			out = append(out, &slab[len(slab)-1])
+		}
+	}
+	s.owedCfg, s.owed = cfg, out
+	return out
 }

@@ -199,15 +199,30 @@ func (p *passRun) heldDeadlineJobs() int {
 // waiting for its start time waits by choice (regular jobs do not wait
 // behind it).
 func (p *passRun) teamHold(e *Entry) bool {
+	reason := p.teamReason(e)
+	if reason == "" {
+		return false
+	}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
+	p.wait(&dc)
+	return true
+}
+
+// teamReason is why the team policy holds e back now ("" when it does
+// not): at its team's maximum, or past its team's guarantee with the room
+// owed to other teams' deadline jobs. When it lets a deadline job through
+// past its team's guarantee it leaves the executor slots to check on the
+// plan (slotsDue, slotHold). The pass and the preview both ask it.
+func (p *passRun) teamReason(e *Entry) string {
 	tp := p.teams
 	if tp == nil {
-		return false
+		return ""
 	}
 	tp.slotsDue = nil
 	ts := tp.team(e.Team)
 	t := &ts.t
 	if !t.HasMax() && (e.DeadlineAt == nil || tp.noneOwed()) {
-		return false // the common case: nothing to check
+		return "" // the common case: nothing to check
 	}
 	fp, u := footprint(e), ts.use
 	reason := ""
@@ -226,12 +241,7 @@ func (p *passRun) teamHold(e *Entry) bool {
 			tp.slotsDue = e // on the plan try makes (slotHold)
 		}
 	}
-	if reason == "" {
-		return false
-	}
-	dc := decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}}
-	p.wait(&dc)
-	return true
+	return reason
 }
 
 // overTeamMax: e's team would hold more than its maximum with e (false

@@ -77,17 +77,25 @@ func (tp *teamPass) slotNeeds(ts *teamState) []slotNeed {
 // then recorded e's wait with the reason and returns true. The check is
 // made on the plan e starts with: e is placed once.
 func (p *passRun) slotHold(e *Entry, plan placement.Plan) bool {
-	tp := p.teams
-	if tp == nil || tp.slotsDue != e {
-		return false
-	}
-	tp.slotsDue = nil
-	reason := p.protectSlots(e, plan)
+	reason := p.slotReason(e, plan)
 	if reason == "" {
 		return false
 	}
 	p.wait(&decision{entry: e, wait: waitState{kind: waitText, text: reason, atRisk: p.d.atRisk(e, p.now)}})
 	return true
+}
+
+// slotReason is why e may not start with plan for the executor slots
+// owed to other teams ("" when it may): asked only when teamReason let e
+// through past its team's guarantee (slotsDue). The pass and the preview
+// both ask it.
+func (p *passRun) slotReason(e *Entry, plan placement.Plan) string {
+	tp := p.teams
+	if tp == nil || tp.slotsDue != e {
+		return ""
+	}
+	tp.slotsDue = nil
+	return p.protectSlots(e, plan)
 }
 
 // protectSlots is why deadline job e, past its team's guarantee, may not

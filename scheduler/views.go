@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // QueuedJob is a waiting job as the views show it: what the queue keeps of
@@ -47,6 +49,8 @@ type QueuedJob struct {
 	storedReason string
 	edfKey       time.Time
 	demand       placement.Demand
+	// The driver's size (Entry's), for the team policy of a preview.
+	driverCPUs, driverMemMB float32
 }
 
 // Demand is what the job asks of the placement engine.
@@ -68,10 +72,17 @@ func (c *Core) viewOf(e *Entry) *QueuedJob {
 			AtRisk: e.wait.atRisk, Promoted: e.Promoted, ResourceDemand: e.RD,
 			Preemptions: e.Preemptions, Preemption: e.wait.pre,
 			wait: e.wait, promoteAfter: c.cfg.PromoteAfter, storedReason: e.stored.reason, edfKey: e.edfKey(),
-			demand: e.Demand,
+			demand: e.Demand, driverCPUs: e.driverCPUs, driverMemMB: e.driverMemMB,
 		}
 	}
 	return e.view
+}
+
+// entry is what the team policy reads of a waiting job, rebuilt from its
+// view (a preview may not read the queues' entries: the pass owns them).
+func (q *QueuedJob) entry() Entry {
+	return Entry{ID: q.ID, Team: q.Team, DeadlineAt: q.DeadlineAt, NotBefore: q.NotBefore, Demand: q.demand,
+		driverCPUs: q.driverCPUs, driverMemMB: q.driverMemMB}
 }
 
 // queueSnapshot is an immutable copy of the queues, published after every
@@ -86,6 +97,11 @@ type queueSnapshot struct {
 	blocked bool
 	// shapes are the distinct executor sizes (cpus, MiB) of waiting jobs.
 	shapes [][2]float64
+	// owed is, for previews, the deadline jobs of the teams with a
+	// guarantee under the teams configuration owedCfg (owedEntries).
+	owedMu  sync.Mutex
+	owedCfg *teams.Config
+	owed    []*Entry
 }
 
 // publishEvery bounds how often a large queue is copied for readers while

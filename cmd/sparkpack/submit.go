@@ -472,7 +472,7 @@ func planRejected(p scheduler.Preview) error {
 	if p.Rejected == "" {
 		return nil
 	}
-	return fmt.Errorf("would be REJECTED: %s; change what this names (fewer or smaller executors, a later deadline) and plan it again", p.Rejected)
+	return fmt.Errorf("would be REJECTED: %s; change what this names (fewer or smaller executors, a later deadline; for a team's budget or waiting jobs, what it says) and plan it again", p.Rejected)
 }
 
 // planJob asks the server what would happen to the job now (POST
