@@ -44,3 +44,26 @@ func heldFor(t *testing.T, ctx context.Context, op *Operator, jobID string) map[
 	}
 	return labelledFor(raw, jobID)
 }
+
+// pinModes are the two ways of reserving (--reserve-mode): the operator
+// API's Reserver and the OfferReserver, from offers in the job's role.
+var pinModes = []string{"operator", "offers"}
+
+// pinnerOnEmulator is operatorOnEmulator with a Pinner of the given mode
+// on the master, journalling into the returned memJournal; in offer mode
+// a framework in role "sparkpack" is subscribed to the master first.
+func pinnerOnEmulator(t *testing.T, mode string, timeout time.Duration) (*mesossim.Master, *logrus.Logger, *Operator, context.Context, []Agent, Pinner, *memJournal) {
+	t.Helper()
+	m, url, quiet, op, ctx, agents := operatorOnEmulator(t, timeout)
+	jr := &memJournal{}
+	if mode == "operator" {
+		return m, quiet, op, ctx, agents, &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}, jr
+	}
+	ep, err := NewEndpoint(url, "", "", WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, _, obs, _ := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
+	waitUp(t, obs.ups, url)
+	return m, quiet, op, ctx, agents, &OfferReserver{Framework: fw, Op: op, Journal: jr, Log: quiet, Timeout: time.Minute}, jr
+}

@@ -37,12 +37,17 @@ func followed(c *Cluster, j scheduler.Job, plan placement.Plan, ph lifecycle.Pha
 // reservation, and one of a QUEUED job the adapter follows (placed again
 // since the store was read), are kept.
 func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
-	m, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	for _, mode := range pinModes {
+		t.Run(mode, func(t *testing.T) { sweepReleasesAQueuedJobsStrayReservation(t, mode) })
+	}
+}
+
+func sweepReleasesAQueuedJobsStrayReservation(t *testing.T, mode string) {
+	m, quiet, op, ctx, agents, r, _ := pinnerOnEmulator(t, mode, 3*time.Minute)
 	if len(agents) < 2 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 {
 		t.Fatalf("the emulator's agents %+v: want 2 with room for 2 executors", agents)
 	}
 	a, b := agents[0].ID, agents[1].ID
-	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
 	job := func(id string, st scheduler.State) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: st}
 	}
@@ -116,13 +121,17 @@ func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
 // new plan does not name, and keeps the one it does, adding what the new
 // plan needs there.
 func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
-	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	for _, mode := range pinModes {
+		t.Run(mode, func(t *testing.T) { reserveDropsAnEarlierPlansReservations(t, mode) })
+	}
+}
+
+func reserveDropsAnEarlierPlansReservations(t *testing.T, mode string) {
+	_, _, op, ctx, agents, r, jr := pinnerOnEmulator(t, mode, 3*time.Minute)
 	if len(agents) < 3 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 || agents[2].FreeCPUs < 2 {
 		t.Fatalf("the emulator's agents %+v: want 3 with room for 2 executors", agents)
 	}
 	a, b, c := agents[0].ID, agents[1].ID, agents[2].ID
-	jr := &memJournal{}
-	r := &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
 	j := scheduler.Job{Spec: scheduler.Spec{ID: "88888888-8888-8888-8888-888888888888", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}}
 	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
 		t.Fatal(err)
@@ -146,12 +155,17 @@ func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
 // plan. The sweep unreserves it and keeps the one on b; a job being
 // reserved, or one whose plan is not known, is left to its follower.
 func TestSweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T) {
-	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	for _, mode := range pinModes {
+		t.Run(mode, func(t *testing.T) { sweepDropsAnEarlierPlansReservationOfARunningJob(t, mode) })
+	}
+}
+
+func sweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T, mode string) {
+	_, quiet, op, ctx, agents, r, _ := pinnerOnEmulator(t, mode, 3*time.Minute)
 	if len(agents) < 2 || agents[0].FreeCPUs < 3 || agents[1].FreeCPUs < 3 {
 		t.Fatalf("the emulator's agents %+v: want 2 with room for 3 executors", agents)
 	}
 	a, b := agents[0].ID, agents[1].ID
-	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
 	mk := func(id string) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Running}
 	}
