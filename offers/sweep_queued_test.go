@@ -35,7 +35,9 @@ func followed(c *Cluster, j scheduler.Job, plan placement.Plan, ph lifecycle.Pha
 // and the agent comes back with the job's reservation. The sweep gives
 // that reservation back: no plan of the job holds it. A RUNNING job's
 // reservation, and one of a QUEUED job the adapter follows (placed again
-// since the store was read), are kept.
+// since the store was read), are kept. In both reservation modes: from
+// offers, the release no longer waits for the disconnected agent (it
+// timed out waiting for an offer the agent cannot make).
 func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
 	for _, mode := range pinModes {
 		t.Run(mode, func(t *testing.T) { sweepReleasesAQueuedJobsStrayReservation(t, mode) })
@@ -119,7 +121,7 @@ func sweepReleasesAQueuedJobsStrayReservation(t *testing.T, mode string) {
 // still holds a reservation of an earlier plan (a release missed its agent)
 // is placed again on other agents: Reserve unreserves the reservation its
 // new plan does not name, and keeps the one it does, adding what the new
-// plan needs there.
+// plan needs there; in both reservation modes (from offers it kept it).
 func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
 	for _, mode := range pinModes {
 		t.Run(mode, func(t *testing.T) { reserveDropsAnEarlierPlansReservations(t, mode) })
@@ -153,7 +155,9 @@ func reserveDropsAnEarlierPlansReservations(t *testing.T, mode string) {
 // job placed again runs on agent b; agent a, which its release missed
 // while a was disconnected, is back with a reservation of the earlier
 // plan. The sweep unreserves it and keeps the one on b; a job being
-// reserved, or one whose plan is not known, is left to its follower.
+// reserved, or one whose plan is not known, is left to its follower. In
+// both reservation modes (from offers, the sweep kept it until the job
+// ended).
 func TestSweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T) {
 	for _, mode := range pinModes {
 		t.Run(mode, func(t *testing.T) { sweepDropsAnEarlierPlansReservationOfARunningJob(t, mode) })
