@@ -176,8 +176,24 @@ func (w *roleWork) OperationStatus(st mesos.OperationStatus) {
 	w.poke()
 }
 
-// run takes on the role, waits until done() or the timeout, and gives the role up.
+// run takes on the role, waits until done() or the timeout, and gives the
+// role up. A role is taken on with UPDATE_FRAMEWORK, which needs the
+// subscription: at start (after a crash) the leak sweep and the resumed
+// jobs come before it, so run waits for it (within the timeout).
 func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) error {
+	deadline := time.NewTimer(r.timeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for !r.Framework.Connected() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("take on role %s: not subscribed to the Mesos master within %s", w.role, r.timeout())
+		case <-tick.C:
+		}
+	}
 	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
 		return fmt.Errorf("take on role %s: %w", w.role, err)
 	}
@@ -186,10 +202,6 @@ func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) 
 			r.Log.WithError(err).WithField("role", w.role).Warn("could not give up the job role; the next subscription will")
 		}
 	}()
-	deadline := time.NewTimer(r.timeout())
-	defer deadline.Stop()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		w.mu.Lock()
 		failed := w.failed

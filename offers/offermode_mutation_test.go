@@ -373,6 +373,25 @@ func TestOfferReserverRunByHand(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "take on role sparkpack-job-j: ") {
 		t.Fatalf("role refused: %v; want \"take on role sparkpack-job-j: ...\"", err)
 	}
+
+	// Not subscribed (a start, before the subscription): no role is
+	// asked for; run waits for the subscription within its timeout.
+	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, false)
+	before := len(updates())
+	fw.mu.Lock()
+	fw.connected = false
+	fw.mu.Unlock()
+	r.Timeout = 50 * time.Millisecond
+	err = r.run(ctx, newRoleWork(false, nil), func() bool { return true })
+	if err == nil || err.Error() != "take on role sparkpack-job-j: not subscribed to the Mesos master within 50ms" || len(updates()) != before {
+		t.Fatalf("not subscribed: %v, %d role updates; want \"take on role sparkpack-job-j: not subscribed to the Mesos master within 50ms\", none", err, len(updates())-before)
+	}
+	r.Timeout = time.Hour
+	cctx, cancel = context.WithCancel(ctx)
+	cancel()
+	if err := r.run(cctx, newRoleWork(false, nil), func() bool { return true }); !errors.Is(err, context.Canceled) || len(updates()) != before {
+		t.Fatalf("not subscribed, context ended: %v; want context.Canceled, no role update", err)
+	}
 }
 
 // TestOfferReserverErrors: GET_AGENTS failing is Reserve's and Release's
