@@ -49,15 +49,33 @@ func heldFor(t *testing.T, ctx context.Context, op *Operator, jobID string) map[
 // API's Reserver and the OfferReserver, from offers in the job's role.
 var pinModes = []string{"operator", "offers"}
 
-// pinnerOnEmulator is operatorOnEmulator with a Pinner of the given mode
-// on the master, journalling into the returned memJournal; in offer mode
-// a framework in role "sparkpack" is subscribed to the master first.
-func pinnerOnEmulator(t *testing.T, mode string, timeout time.Duration) (*mesossim.Master, *logrus.Logger, *Operator, context.Context, []Agent, Pinner, *memJournal) {
+// inPinModes runs f as a subtest in each reservation mode.
+func inPinModes(t *testing.T, f func(t *testing.T, mode string)) {
+	for _, mode := range pinModes {
+		t.Run(mode, func(t *testing.T) { f(t, mode) })
+	}
+}
+
+// pinnerOnEmulator is operatorOnEmulator (for 3 minutes) with a Pinner of
+// the given mode on the master, journalling into the returned memJournal;
+// in offer mode a framework in role "sparkpack" is subscribed to the
+// master first. It returns the ids of the first n agents, each with cpus
+// free (else the test fails).
+func pinnerOnEmulator(t *testing.T, mode string, n int, cpus float64) (*mesossim.Master, *logrus.Logger, *Operator, context.Context, []string, Pinner, *memJournal) {
 	t.Helper()
-	m, url, quiet, op, ctx, agents := operatorOnEmulator(t, timeout)
+	m, url, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
+	var ids []string
+	for _, a := range agents {
+		if len(ids) < n && a.FreeCPUs >= cpus {
+			ids = append(ids, a.ID)
+		}
+	}
+	if len(ids) < n {
+		t.Fatalf("the emulator's agents %+v: want %d with %g cpus free", agents, n, cpus)
+	}
 	jr := &memJournal{}
 	if mode == "operator" {
-		return m, quiet, op, ctx, agents, &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}, jr
+		return m, quiet, op, ctx, ids, &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}, jr
 	}
 	ep, err := NewEndpoint(url, "", "", WithLogger(quiet))
 	if err != nil {
@@ -65,5 +83,5 @@ func pinnerOnEmulator(t *testing.T, mode string, timeout time.Duration) (*mesoss
 	}
 	fw, _, obs, _ := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
 	waitUp(t, obs.ups, url)
-	return m, quiet, op, ctx, agents, &OfferReserver{Framework: fw, Op: op, Journal: jr, Log: quiet, Timeout: time.Minute}, jr
+	return m, quiet, op, ctx, ids, &OfferReserver{Framework: fw, Op: op, Journal: jr, Log: quiet, Timeout: time.Minute}, jr
 }

@@ -3,7 +3,6 @@ package offers
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
@@ -25,17 +24,12 @@ import (
 // the sweep does not try it (no "releasing" warning every sweep) until it
 // is reactivated.
 func TestReleaseMissedOnADisconnectedAgentIsSweptWhenItIsBack(t *testing.T) {
-	for _, mode := range pinModes {
-		t.Run(mode, func(t *testing.T) { releaseMissedOnADisconnectedAgentIsSwept(t, mode) })
-	}
+	inPinModes(t, releaseMissedOnADisconnectedAgentIsSwept)
 }
 
 func releaseMissedOnADisconnectedAgentIsSwept(t *testing.T, mode string) {
-	m, _, op, ctx, agents, r, jr := pinnerOnEmulator(t, mode, 3*time.Minute)
-	if len(agents) < 2 || agents[0].FreeCPUs < 1 || agents[1].FreeCPUs < 1 {
-		t.Fatalf("the emulator's agents %+v: want 2 with room for an executor", agents)
-	}
-	a, b := agents[0].ID, agents[1].ID
+	m, _, op, ctx, ids, r, jr := pinnerOnEmulator(t, mode, 2, 1)
+	a, b := ids[0], ids[1]
 	j := scheduler.Job{Spec: scheduler.Spec{ID: "cccccccc-cccc-cccc-cccc-cccccccccccc", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Finished}
 	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
 		t.Fatal(err)

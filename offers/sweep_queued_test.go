@@ -39,17 +39,12 @@ func followed(c *Cluster, j scheduler.Job, plan placement.Plan, ph lifecycle.Pha
 // offers, the release no longer waits for the disconnected agent (it
 // timed out waiting for an offer the agent cannot make).
 func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
-	for _, mode := range pinModes {
-		t.Run(mode, func(t *testing.T) { sweepReleasesAQueuedJobsStrayReservation(t, mode) })
-	}
+	inPinModes(t, sweepReleasesAQueuedJobsStrayReservation)
 }
 
 func sweepReleasesAQueuedJobsStrayReservation(t *testing.T, mode string) {
-	m, quiet, op, ctx, agents, r, _ := pinnerOnEmulator(t, mode, 3*time.Minute)
-	if len(agents) < 2 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 {
-		t.Fatalf("the emulator's agents %+v: want 2 with room for 2 executors", agents)
-	}
-	a, b := agents[0].ID, agents[1].ID
+	m, quiet, op, ctx, ids, r, _ := pinnerOnEmulator(t, mode, 2, 2)
+	a, b := ids[0], ids[1]
 	job := func(id string, st scheduler.State) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: st}
 	}
@@ -123,17 +118,12 @@ func sweepReleasesAQueuedJobsStrayReservation(t *testing.T, mode string) {
 // new plan does not name, and keeps the one it does, adding what the new
 // plan needs there; in both reservation modes (from offers it kept it).
 func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
-	for _, mode := range pinModes {
-		t.Run(mode, func(t *testing.T) { reserveDropsAnEarlierPlansReservations(t, mode) })
-	}
+	inPinModes(t, reserveDropsAnEarlierPlansReservations)
 }
 
 func reserveDropsAnEarlierPlansReservations(t *testing.T, mode string) {
-	_, _, op, ctx, agents, r, jr := pinnerOnEmulator(t, mode, 3*time.Minute)
-	if len(agents) < 3 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 || agents[2].FreeCPUs < 2 {
-		t.Fatalf("the emulator's agents %+v: want 3 with room for 2 executors", agents)
-	}
-	a, b, c := agents[0].ID, agents[1].ID, agents[2].ID
+	_, _, op, ctx, ids, r, jr := pinnerOnEmulator(t, mode, 3, 2)
+	a, b, c := ids[0], ids[1], ids[2]
 	j := scheduler.Job{Spec: scheduler.Spec{ID: "88888888-8888-8888-8888-888888888888", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}}
 	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
 		t.Fatal(err)
@@ -159,17 +149,12 @@ func reserveDropsAnEarlierPlansReservations(t *testing.T, mode string) {
 // both reservation modes (from offers, the sweep kept it until the job
 // ended).
 func TestSweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T) {
-	for _, mode := range pinModes {
-		t.Run(mode, func(t *testing.T) { sweepDropsAnEarlierPlansReservationOfARunningJob(t, mode) })
-	}
+	inPinModes(t, sweepDropsAnEarlierPlansReservationOfARunningJob)
 }
 
 func sweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T, mode string) {
-	_, quiet, op, ctx, agents, r, _ := pinnerOnEmulator(t, mode, 3*time.Minute)
-	if len(agents) < 2 || agents[0].FreeCPUs < 3 || agents[1].FreeCPUs < 3 {
-		t.Fatalf("the emulator's agents %+v: want 2 with room for 3 executors", agents)
-	}
-	a, b := agents[0].ID, agents[1].ID
+	_, quiet, op, ctx, ids, r, _ := pinnerOnEmulator(t, mode, 2, 3)
+	a, b := ids[0], ids[1]
 	mk := func(id string) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Running}
 	}
