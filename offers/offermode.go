@@ -65,6 +65,52 @@ type OfferReserver struct {
 	// reads reuse the operator-mode helpers
 	once  sync.Once
 	reads *Reserver
+	turns roleTurns
+}
+
+// roleTurns lets one run at a time hold a job role: two would share its
+// offers through one handler, and the first to end would drop the role
+// under the other (the leak sweep dropping a running job's strays while
+// the job's release begins).
+type roleTurns struct {
+	mu      sync.Mutex
+	held    map[string]chan struct{} // role -> closed when given back
+	waiting int                      // runs waiting for a turn
+}
+
+// take waits for the role's turn until ctx ends or stop fires; give ends
+// the turn.
+func (t *roleTurns) take(ctx context.Context, role string, stop <-chan time.Time) (give func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.held[role] != nil {
+		busy := t.held[role]
+		t.waiting++
+		t.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-stop:
+			err = errors.New("another operation held it")
+		}
+		t.mu.Lock()
+		t.waiting--
+		if err != nil {
+			return nil, err
+		}
+	}
+	if t.held == nil {
+		t.held = map[string]chan struct{}{}
+	}
+	done := make(chan struct{})
+	t.held[role] = done
+	return func() {
+		t.mu.Lock()
+		delete(t.held, role)
+		t.mu.Unlock()
+		close(done)
+	}, nil
 }
 
 // FromOffers implements Pinner: reservations are made from offers.
@@ -177,14 +223,20 @@ func (w *roleWork) OperationStatus(st mesos.OperationStatus) {
 }
 
 // run takes on the role, waits until done() or the timeout, and gives the
-// role up. A role is taken on with UPDATE_FRAMEWORK, which needs the
-// subscription: at start (after a crash) the leak sweep and the resumed
-// jobs come before it, so run waits for it (within the timeout).
+// role up. It waits (within the timeout) for the role's turn (roleTurns)
+// and for the subscription: a role is taken on with UPDATE_FRAMEWORK,
+// which needs it, and at start (after a crash) the leak sweep and the
+// resumed jobs come before it.
 func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) error {
 	deadline := time.NewTimer(r.timeout())
 	defer deadline.Stop()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	give, err := r.turns.take(ctx, w.role, deadline.C)
+	if err != nil {
+		return fmt.Errorf("take on role %s within %s: %w", w.role, r.timeout(), err)
+	}
+	defer give()
 	for !r.Framework.Connected() {
 		select {
 		case <-ctx.Done():
