@@ -336,7 +336,7 @@ func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan place
 // offered. What a disconnected or deactivated agent keeps is released by
 // the leak sweep once it is back, as in operator mode.
 func (r *OfferReserver) Release(ctx context.Context, jobID string) error {
-	left, err := r.unreserve(ctx, jobID, nil)
+	left, _, err := r.unreserve(ctx, jobID, nil)
 	if err != nil {
 		return fmt.Errorf("release job %s from offers (%d agents left; Spark's executors may still hold them): %w", jobID, len(left), err)
 	}
@@ -358,15 +358,18 @@ func (r *OfferReserver) DropStrays(ctx context.Context, jobID string, strays []R
 		only[res.AgentID] = true
 		journalStray(ctx, r.Journal, res, scheduler.ResUnreserving)
 	}
-	left, err := r.unreserve(ctx, jobID, only)
-	if err == nil && len(left) > 0 {
-		err = errors.New("GET_AGENTS still shows it")
-	}
+	left, held, err := r.unreserve(ctx, jobID, only)
 	var done []string
 	for _, res := range strays {
-		var e error
-		if _, ok := left[res.AgentID]; ok || left == nil {
-			e = err // not known to be gone
+		_, offered := left[res.AgentID]
+		_, kept := held[res.AgentID]
+		e := err
+		switch {
+		case held == nil: // GET_AGENTS never answered
+		case kept && !offered:
+			e = errors.New("its agent is not offered now (disconnected or deactivated)")
+		case !kept:
+			e = nil
 		}
 		if strayGone(ctx, r.Journal, r.Log, res, e) {
 			done = append(done, res.AgentID)
@@ -378,21 +381,22 @@ func (r *OfferReserver) DropStrays(ctx context.Context, jobID string, strays []R
 // unreserve takes on the job's role and UNRESERVEs, from its offers, what
 // is labelled for the job on the agents in only (every agent when nil)
 // until GET_AGENTS shows none of it left there on agents that are offered
-// (unreservable). It returns what it last saw left, by agent (nil when
-// GET_AGENTS never answered).
-func (r *OfferReserver) unreserve(ctx context.Context, jobID string, only map[string]bool) (map[string][2]float64, error) {
-	look := func() (map[string][2]float64, error) {
+// (unreservable). From the last view it returns, by agent, what is left
+// there on agents that are offered, and what is held there at all (nil
+// when GET_AGENTS never answered).
+func (r *OfferReserver) unreserve(ctx context.Context, jobID string, only map[string]bool) (left, held map[string][2]float64, err error) {
+	look := func() error {
 		view, err := r.Op.GetAgents(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return labelledWhere(view, jobID, func(a master.Response_GetAgents_Agent) bool {
-			return unreservable(a, true) && (only == nil || only[a.AgentInfo.ID.Value])
-		}), nil
+		named := func(a master.Response_GetAgents_Agent) bool { return only == nil || only[a.AgentInfo.ID.Value] }
+		held = labelledWhere(view, jobID, named)
+		left = labelledWhere(view, jobID, func(a master.Response_GetAgents_Agent) bool { return named(a) && unreservable(a, true) })
+		return nil
 	}
-	left, err := look()
-	if err != nil || len(left) == 0 {
-		return left, err
+	if err := look(); err != nil || len(left) == 0 {
+		return left, held, err
 	}
 	w := &roleWork{role: scheduler.Role(jobID), jobID: jobID, release: true, only: only, pending: map[string]string{}, done: map[string]bool{}, changed: make(chan struct{}, 1)}
 	var last time.Time
@@ -401,14 +405,9 @@ func (r *OfferReserver) unreserve(ctx context.Context, jobID string, only map[st
 			return false
 		}
 		last = time.Now()
-		now, err := look()
-		if err != nil {
-			return false
-		}
-		left = now
-		return len(left) == 0
+		return look() == nil && len(left) == 0
 	})
-	return left, err
+	return left, held, err
 }
 
 // Orphans implements Pinner (GET_AGENTS, a read).

@@ -92,3 +92,37 @@ func releaseMissedOnADisconnectedAgentIsSwept(t *testing.T, mode string) {
 		t.Errorf("after the sweep the ended job holds %v (released %v); want nothing: the sweep reads Mesos' labels, not the journal", h, releasing())
 	}
 }
+
+// TestOfferDropStraysOnAnAgentGoneMeanwhile: from offers, a stray found on
+// an agent that is disconnected by the time it is dropped (no offer can
+// come from it) is not taken for gone: DropStrays does not count it, and
+// the journal keeps it unreserving, not released; the master still shows
+// it.
+func TestOfferDropStraysOnAnAgentGoneMeanwhile(t *testing.T) {
+	m, _, op, ctx, ids, r, jr := pinnerOnEmulator(t, "offers", 2, 1)
+	a, b := ids[0], ids[1]
+	j := scheduler.Job{Spec: scheduler.Spec{ID: "dddddddd-dddd-dddd-dddd-dddddddddddd", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Running}
+	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	view, err := op.GetAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strays := offPlanStrays(view, map[string]map[string][2]float64{j.ID: {a: {}}}, true)
+	if len(strays) != 1 || strays[0].AgentID != b {
+		t.Fatalf("strays %+v; want the job's reservation on %s", strays, b)
+	}
+	if err := m.CrashAgent(b); err != nil {
+		t.Fatal(err)
+	}
+	if done := r.DropStrays(ctx, j.ID, strays); len(done) != 0 {
+		t.Errorf("DropStrays with %s disconnected: %v dropped; want none", b, done)
+	}
+	if rec := jr.recs[j.ID+"/"+b]; rec.State != scheduler.ResUnreserving {
+		t.Errorf("journal of the stray on %s: %+v; want unreserving (not gone)", b, rec)
+	}
+	if h := heldFor(t, ctx, op, j.ID); len(h) != 2 {
+		t.Errorf("the job holds %v; want both reservations still shown", h)
+	}
+}
