@@ -310,7 +310,7 @@ func (c *Cluster) sweepOffPlan(ctx context.Context) int {
 		if !still {
 			continue // releasing now, or placed again: its follower sees to it
 		}
-		c.log.WithFields(logrus.Fields{"job": job, "reservations": len(mine)}).Info("a running job holds reservations on agents its plan does not name (an agent came back after the job was placed again); unreserving them")
+		c.log.WithFields(logrus.Fields{"job": job, "reservations": len(mine)}).Info("a launching or running job holds reservations on agents its plan does not name (an agent came back after the job was placed again); unreserving them")
 		n += len(c.cfg.Reserver.DropStrays(ctx, job, mine))
 	}
 	return n
