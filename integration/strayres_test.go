@@ -19,11 +19,19 @@ import (
 // restarted process releases that reservation although the job is not
 // over, as its plan does not name the agent, and keeps the job's current
 // ones. (The periodic sweep is made rare so that the reservation is seen
-// back before the restart.)
+// back before the restart.) In both reservation modes (--reserve-mode):
+// from offers, the sweep left such a reservation until the job ended.
 func TestE2ERequeuedJobsStrayReservationGoesWhenItsAgentReturns(t *testing.T) {
+	for _, mode := range []string{"operator", "offers"} {
+		t.Run(mode, func(t *testing.T) { requeuedJobsStrayReservationGoes(t, mode) })
+	}
+}
+
+func requeuedJobsStrayReservationGoes(t *testing.T, mode string) {
 	emu := startEmulator(t, mesossim.Config{})
 	db := e2eDB(t)
-	sp := startSparkpack(t, emu.URL, db, "--leak-sweep", "1h")
+	args := []string{"--leak-sweep", "1h", "--reserve-mode", mode}
+	sp := startSparkpack(t, emu.URL, db, args...)
 	// 4 executors of 4 cpus: bfd spreads them over at least two agents.
 	job := sparkJob("requeued", 4, 4, 4096, 3600)
 	job["retries"] = 1
@@ -105,7 +113,7 @@ func TestE2ERequeuedJobsStrayReservationGoesWhenItsAgentReturns(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	sp.kill()
-	sp = startSparkpack(t, emu.URL, db, "--leak-sweep", "1h")
+	sp = startSparkpack(t, emu.URL, db, args...)
 	deadline = time.Now().Add(60 * time.Second)
 	for {
 		stray, current := held()

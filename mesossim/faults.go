@@ -538,7 +538,12 @@ func (m *Master) Agents() []AgentInfo {
 	return out
 }
 
-// Reservations returns every dynamic reservation, sorted by agent and role.
+// Reservations returns every dynamic reservation the agents hold, sorted
+// by agent and role. A disconnected agent holds what it checkpointed: an
+// operator's change taken (202) while it is away shows in GET_AGENTS but
+// never reaches it, and it comes back with its checkpoint. So a leak
+// check (the chaos suite's /sim/reservations) does not miss a reservation
+// a release "gave back" while the agent was away.
 func (m *Master) Reservations() []ReservationInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -547,7 +552,11 @@ func (m *Master) Reservations() []ReservationInfo {
 		type key struct{ role, principal, labels string }
 		groups := map[key]*ReservationInfo{}
 		var keys []key
-		for _, e := range a.total {
+		held := a.total
+		if a.disconnected() && a.checkpointSet {
+			held = a.checkpoint
+		}
+		for _, e := range held {
 			if !e.k.reserved() || e.ranges {
 				continue
 			}

@@ -196,6 +196,7 @@ func TestDeactivatedAgentGetsNoOffers(t *testing.T) {
 // reservation listed; UNRESERVE 202, GET_AGENTS without it; the agent's
 // process killed and UNRESERVE again after a new RESERVE: 202, GET_AGENTS
 // without it; the agent started again: GET_AGENTS lists the reservation.
+// Reservations() (the agents' side) lists it all along.
 func TestUnreserveWhileDisconnectedIsLost(t *testing.T) {
 	m, base := testMaster(t, Config{Cluster: oneAgent("emu-S0"), TimeScale: 0.001, BootTime: 100 * time.Second, UnreachableAfter: time.Hour})
 	const res = `"resources":[{"type":"SCALAR","name":"cpus","scalar":{"value":1},"reservations":[{"type":"DYNAMIC","role":"test"}]}]`
@@ -226,6 +227,11 @@ func TestUnreserveWhileDisconnectedIsLost(t *testing.T) {
 	call(unreserve, http.StatusAccepted)
 	if reserved() {
 		t.Fatal("the master's view still lists the reservation after the UNRESERVE")
+	}
+	// What the agents hold (/sim/reservations, the chaos suite's leak
+	// check) is what the agent keeps: it comes back with it.
+	if rs := m.Reservations(); len(rs) != 1 || rs[0].Role != "test" || rs[0].CPUs != 1 {
+		t.Fatalf("Reservations() %+v while the agent is off; want its checkpointed 1 cpu in role test", rs)
 	}
 	if err := m.PowerOn("emu-S0"); err != nil {
 		t.Fatal(err)

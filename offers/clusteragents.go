@@ -265,9 +265,10 @@ func (c *Cluster) sweep(ctx context.Context) error {
 // launching or running, on agents their plan does not name: an earlier
 // plan's, on an agent that came back (its release missed it while it was
 // disconnected) after the new plan was reserved. It returns how many it
-// unreserved. Only with the operator-API reserver.
+// unreserved. The reserver unreserves (Pinner.DropStrays), with the
+// operator API or from the job role's offers.
 func (c *Cluster) sweepOffPlan(ctx context.Context) int {
-	if c.cfg.Operator == nil || c.cfg.Reserver == nil || c.cfg.Reserver.FromOffers() {
+	if c.cfg.Operator == nil || c.cfg.Reserver == nil {
 		return 0
 	}
 	// The plans first, then the view: a job launching or running has its
@@ -292,27 +293,25 @@ func (c *Cluster) sweepOffPlan(ctx context.Context) int {
 		c.log.WithError(err).Warn("looking for reservations of earlier plans failed; will try again")
 		return 0
 	}
+	strays := offPlanStrays(view, plans, c.cfg.Reserver.FromOffers())
 	n := 0
-	for _, res := range offPlanStrays(view, plans) {
+	for len(strays) > 0 {
+		// offPlanStrays lists them by job: one job's at a time.
+		k := 1
+		for k < len(strays) && strays[k].JobID == strays[0].JobID {
+			k++
+		}
+		job, mine := strays[0].JobID, strays[:k]
+		strays = strays[k:]
 		c.mu.Lock()
-		lj := c.jobs[res.JobID]
-		still := lj == gen[res.JobID] && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running)
+		lj := c.jobs[job]
+		still := lj == gen[job] && (lj.st.Phase == lifecycle.Launching || lj.st.Phase == lifecycle.Running)
 		c.mu.Unlock()
 		if !still {
 			continue // releasing now, or placed again: its follower sees to it
 		}
-		log := c.log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
-		if err := c.cfg.Operator.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); IsConflict(err) {
-			// Tasks of the earlier run still use it (executors that
-			// survived with their agent): the next sweep tries again.
-			log.Info("a reservation of an earlier plan of the job is still used by tasks; the next sweep tries again")
-			continue
-		} else if err != nil && !IsAgentUnknown(err) {
-			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the next sweep tries again")
-			continue
-		}
-		log.Warn("unreserved a reservation of an earlier plan of the job (its agent came back after the job was placed again)")
-		n++
+		c.log.WithFields(logrus.Fields{"job": job, "reservations": len(mine)}).Info("a launching or running job holds reservations on agents its plan does not name (an agent came back after the job was placed again); unreserving them")
+		n += len(c.cfg.Reserver.DropStrays(ctx, job, mine))
 	}
 	return n
 }
@@ -330,11 +329,12 @@ func planAgents(p placement.Plan) map[string][2]float64 {
 
 // offPlanStrays decides, from a GET_AGENTS view, the labelled reservations
 // of the given jobs (their plans by agent id) on agents that can be
-// unreserved now and that their plan does not name, by job then agent.
-func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64) []Reserved {
+// unreserved now (from offers, or with the operator API: unreservable)
+// and that their plan does not name, by job then agent.
+func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64, fromOffers bool) []Reserved {
 	var out []Reserved
 	for _, a := range view {
-		if a.AgentInfo.ID == nil || !reachable(a) {
+		if a.AgentInfo.ID == nil || !unreservable(a, fromOffers) {
 			continue // looked at again once it is back
 		}
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {

@@ -89,6 +89,7 @@ func (p *recPinner) Release(_ context.Context, id string) error {
 }
 func (p *recPinner) Orphans(context.Context, func(string) bool) ([]string, error) { return nil, nil }
 func (p *recPinner) FromOffers() bool                                             { return false }
+func (p *recPinner) DropStrays(context.Context, string, []Reserved) []string      { return nil }
 
 // errReporter answers every report with err, and counts ClusterChanged.
 type errReporter struct {

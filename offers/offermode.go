@@ -2,12 +2,14 @@ package offers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/placement"
@@ -21,6 +23,12 @@ type Pinner interface {
 	Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error
 	Release(ctx context.Context, jobID string) error
 	Orphans(ctx context.Context, keep func(jobID string) bool) ([]string, error)
+	// DropStrays unreserves reservations of the job on agents its plan
+	// does not name (an earlier plan's, left by a release that missed a
+	// disconnected agent: offPlanStrays finds them in a GET_AGENTS view)
+	// and returns the agents where they are gone. It is best effort: what
+	// is left is logged, and the leak sweep tries again.
+	DropStrays(ctx context.Context, jobID string, strays []Reserved) []string
 	// FromOffers reports whether reservations are made from offers in the
 	// job's role: offers kept in sparkpack's role for the driver would
 	// then hold those very resources, so the driver's launch is announced
@@ -57,6 +65,52 @@ type OfferReserver struct {
 	// reads reuse the operator-mode helpers
 	once  sync.Once
 	reads *Reserver
+	turns roleTurns
+}
+
+// roleTurns lets one run at a time hold a job role: two would share its
+// offers through one handler, and the first to end would drop the role
+// under the other (the leak sweep dropping a running job's strays while
+// the job's release begins).
+type roleTurns struct {
+	mu      sync.Mutex
+	held    map[string]chan struct{} // role -> closed when given back
+	waiting int                      // runs waiting for a turn
+}
+
+// take waits for the role's turn until ctx ends or stop fires; give ends
+// the turn.
+func (t *roleTurns) take(ctx context.Context, role string, stop <-chan time.Time) (give func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.held[role] != nil {
+		busy := t.held[role]
+		t.waiting++
+		t.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-stop:
+			err = errors.New("another operation held it")
+		}
+		t.mu.Lock()
+		t.waiting--
+		if err != nil {
+			return nil, err
+		}
+	}
+	if t.held == nil {
+		t.held = map[string]chan struct{}{}
+	}
+	done := make(chan struct{})
+	t.held[role] = done
+	return func() {
+		t.mu.Lock()
+		delete(t.held, role)
+		t.mu.Unlock()
+		close(done)
+	}, nil
 }
 
 // FromOffers implements Pinner: reservations are made from offers.
@@ -70,7 +124,7 @@ func (r *OfferReserver) timeout() time.Duration {
 }
 
 func (r *OfferReserver) reader() *Reserver {
-	r.once.Do(func() { r.reads = &Reserver{Op: r.Op, Journal: r.Journal, Log: r.Log} })
+	r.once.Do(func() { r.reads = &Reserver{Op: r.Op, Journal: r.Journal, Log: r.Log, fromOffers: true} })
 	return r.reads
 }
 
@@ -82,6 +136,7 @@ type roleWork struct {
 	princ   string
 	want    map[string][2]float64 // agent -> cpus, mem still to reserve
 	release bool                  // unreserve everything labelled for the job
+	only    map[string]bool       // with release: on these agents only (nil: every agent)
 	pending map[string]string     // operation id -> agent
 	done    map[string]bool       // agents finished
 	failed  string
@@ -109,6 +164,9 @@ func (w *roleWork) Offer(o mesos.Offer) []mesos.Offer_Operation {
 	w.seq++
 	opID := fmt.Sprintf("sparkpack-%s-%s-%d", map[bool]string{true: "unreserve", false: "reserve"}[w.release], agent, w.seq)
 	if w.release {
+		if w.only != nil && !w.only[agent] {
+			return nil
+		}
 		var res []mesos.Resource
 		for _, x := range o.Resources {
 			if id, _, ok := jobLabel(x); ok && id == w.jobID {
@@ -164,8 +222,30 @@ func (w *roleWork) OperationStatus(st mesos.OperationStatus) {
 	w.poke()
 }
 
-// run takes on the role, waits until done() or the timeout, and gives the role up.
+// run takes on the role, waits until done() or the timeout, and gives the
+// role up. It waits (within the timeout) for the role's turn (roleTurns)
+// and for the subscription: a role is taken on with UPDATE_FRAMEWORK,
+// which needs it, and at start (after a crash) the leak sweep and the
+// resumed jobs come before it.
 func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) error {
+	deadline := time.NewTimer(r.timeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	give, err := r.turns.take(ctx, w.role, deadline.C)
+	if err != nil {
+		return fmt.Errorf("take on role %s within %s: %w", w.role, r.timeout(), err)
+	}
+	defer give()
+	for !r.Framework.Connected() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("take on role %s: not subscribed to the Mesos master within %s", w.role, r.timeout())
+		case <-tick.C:
+		}
+	}
 	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
 		return fmt.Errorf("take on role %s: %w", w.role, err)
 	}
@@ -174,10 +254,6 @@ func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) 
 			r.Log.WithError(err).WithField("role", w.role).Warn("could not give up the job role; the next subscription will")
 		}
 	}()
-	deadline := time.NewTimer(r.timeout())
-	defer deadline.Stop()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		w.mu.Lock()
 		failed := w.failed
@@ -203,10 +279,11 @@ func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) 
 func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.Plan) error {
 	role := scheduler.Role(j.ID)
 	cpu1, mem1 := JobAmounts(j)
-	have, err := r.reader().jobReservations(ctx, j.ID)
+	view, err := r.Op.GetAgents(ctx)
 	if err != nil {
 		return err
 	}
+	have := labelledFor(view, j.ID)
 	w := &roleWork{role: role, jobID: j.ID, princ: r.Principal, want: map[string][2]float64{}, pending: map[string]string{},
 		done: map[string]bool{}, changed: make(chan struct{}, 1)}
 	full := map[string][2]float64{}
@@ -224,6 +301,9 @@ func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan place
 			w.want[a.AgentID] = [2]float64{dc, dm}
 		}
 	}
+	// Reservations of the job on agents the plan does not name are an
+	// earlier plan's (a release that missed a disconnected agent).
+	r.DropStrays(ctx, j.ID, offPlanStrays(view, map[string]map[string][2]float64{j.ID: full}, true))
 	if len(w.want) > 0 {
 		agents := make([]string, 0, len(w.want))
 		for a := range w.want {
@@ -252,33 +332,82 @@ func (r *OfferReserver) Reserve(ctx context.Context, j scheduler.Job, plan place
 }
 
 // Release implements Pinner: it unreserves, from the job role's offers,
-// whatever GET_AGENTS shows labelled for the job.
+// whatever GET_AGENTS shows labelled for the job on agents that are
+// offered. What a disconnected or deactivated agent keeps is released by
+// the leak sweep once it is back, as in operator mode.
 func (r *OfferReserver) Release(ctx context.Context, jobID string) error {
-	have, err := r.reader().jobReservations(ctx, jobID)
+	left, _, err := r.unreserve(ctx, jobID, nil)
 	if err != nil {
-		return err
-	}
-	if len(have) > 0 {
-		w := &roleWork{role: scheduler.Role(jobID), jobID: jobID, release: true, pending: map[string]string{}, done: map[string]bool{}, changed: make(chan struct{}, 1)}
-		var last time.Time
-		var left map[string][2]float64
-		err := r.run(ctx, w, func() bool {
-			if time.Since(last) < 200*time.Millisecond {
-				return false
-			}
-			last = time.Now()
-			left, err = r.reader().jobReservations(ctx, jobID)
-			return err == nil && len(left) == 0
-		})
-		if err != nil {
-			return fmt.Errorf("release job %s from offers (%d agents left; Spark's executors may still hold them): %w", jobID, len(left), err)
-		}
+		return fmt.Errorf("release job %s from offers (%d agents left; Spark's executors may still hold them): %w", jobID, len(left), err)
 	}
 	if err := markReleased(ctx, r.Journal, jobID); err != nil {
 		return err
 	}
 	r.Log.WithFields(logrus.Fields{"job": jobID, "mode": "offers"}).Info("reservations released")
 	return nil
+}
+
+// DropStrays implements Pinner from offers: Release's unreserving, on the
+// strays' agents only.
+func (r *OfferReserver) DropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
+	if len(strays) == 0 {
+		return nil
+	}
+	only := map[string]bool{}
+	for _, res := range strays {
+		only[res.AgentID] = true
+		journalStray(ctx, r.Journal, res, scheduler.ResUnreserving)
+	}
+	left, held, err := r.unreserve(ctx, jobID, only)
+	var done []string
+	for _, res := range strays {
+		_, offered := left[res.AgentID]
+		_, kept := held[res.AgentID]
+		e := err
+		switch {
+		case held == nil: // GET_AGENTS never answered
+		case kept && !offered:
+			e = errors.New("its agent is not offered now (disconnected or deactivated)")
+		case !kept:
+			e = nil
+		}
+		if strayGone(ctx, r.Journal, r.Log, res, e) {
+			done = append(done, res.AgentID)
+		}
+	}
+	return done
+}
+
+// unreserve takes on the job's role and UNRESERVEs, from its offers, what
+// is labelled for the job on the agents in only (every agent when nil)
+// until GET_AGENTS shows none of it left there on agents that are offered
+// (unreservable). From the last view it returns, by agent, what is left
+// there on agents that are offered, and what is held there at all (nil
+// when GET_AGENTS never answered).
+func (r *OfferReserver) unreserve(ctx context.Context, jobID string, only map[string]bool) (left, held map[string][2]float64, err error) {
+	look := func() error {
+		view, err := r.Op.GetAgents(ctx)
+		if err != nil {
+			return err
+		}
+		named := func(a master.Response_GetAgents_Agent) bool { return only == nil || only[a.AgentInfo.ID.Value] }
+		held = labelledWhere(view, jobID, named)
+		left = labelledWhere(view, jobID, func(a master.Response_GetAgents_Agent) bool { return named(a) && unreservable(a, true) })
+		return nil
+	}
+	if err := look(); err != nil || len(left) == 0 {
+		return left, held, err
+	}
+	w := &roleWork{role: scheduler.Role(jobID), jobID: jobID, release: true, only: only, pending: map[string]string{}, done: map[string]bool{}, changed: make(chan struct{}, 1)}
+	var last time.Time
+	err = r.run(ctx, w, func() bool {
+		if time.Since(last) < 200*time.Millisecond {
+			return false
+		}
+		last = time.Now()
+		return look() == nil && len(left) == 0
+	})
+	return left, held, err
 }
 
 // Orphans implements Pinner (GET_AGENTS, a read).

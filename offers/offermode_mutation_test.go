@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -372,6 +373,89 @@ func TestOfferReserverRunByHand(t *testing.T) {
 	err = r.run(ctx, newRoleWork(false, nil), func() bool { return true })
 	if err == nil || !strings.HasPrefix(err.Error(), "take on role sparkpack-job-j: ") {
 		t.Fatalf("role refused: %v; want \"take on role sparkpack-job-j: ...\"", err)
+	}
+
+	// Not subscribed (a start, before the subscription): no role is
+	// asked for; run waits for the subscription within its timeout.
+	m.failing(mscheduler.Call_UPDATE_FRAMEWORK, false)
+	before := len(updates())
+	fw.mu.Lock()
+	fw.connected = false
+	fw.mu.Unlock()
+	r.Timeout = 50 * time.Millisecond
+	err = r.run(ctx, newRoleWork(false, nil), func() bool { return true })
+	if err == nil || err.Error() != "take on role sparkpack-job-j: not subscribed to the Mesos master within 50ms" || len(updates()) != before {
+		t.Fatalf("not subscribed: %v, %d role updates; want \"take on role sparkpack-job-j: not subscribed to the Mesos master within 50ms\", none", err, len(updates())-before)
+	}
+	r.Timeout = time.Hour
+	cctx, cancel = context.WithCancel(ctx)
+	cancel()
+	if err := r.run(cctx, newRoleWork(false, nil), func() bool { return true }); !errors.Is(err, context.Canceled) || len(updates()) != before {
+		t.Fatalf("not subscribed, context ended: %v; want context.Canceled, no role update", err)
+	}
+}
+
+// TestOfferReserverOneRunPerRole: while a run holds a job's role (the
+// leak sweep dropping a running job's strays), a second run on that role
+// (the job's release) waits for its turn and takes the role on only once
+// the first has given it up: roles taken, given, taken, given. Without
+// turns the second took the role on beside the first and gave it up under
+// it.
+func TestOfferReserverOneRunPerRole(t *testing.T) {
+	ctx := context.Background()
+	m := &failingMaster{}
+	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: time.Hour}
+	updates := func() (out [][]string) {
+		for _, c := range m.of(mscheduler.Call_UPDATE_FRAMEWORK) {
+			out = append(out, frameworkRoles(c))
+		}
+		return out
+	}
+	holding, finish := make(chan struct{}), make(chan struct{})
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() {
+		var once sync.Once
+		first <- r.run(ctx, newRoleWork(true, nil), func() bool { once.Do(func() { close(holding) }); <-finish; return true })
+	}()
+	<-holding
+	go func() { second <- r.run(ctx, newRoleWork(true, nil), func() bool { return true }) }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r.turns.mu.Lock()
+		waiting := r.turns.waiting
+		r.turns.mu.Unlock()
+		if waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second run on the role never waited for its turn; role updates %v", updates())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := updates(); len(got) != 1 {
+		t.Fatalf("role updates %v while the first run holds the role; want only its taking", got)
+	}
+	// Waiting ends with the context, or when run's timeout passes.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.turns.take(cctx, "sparkpack-job-j", nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("waiting for a turn, context ended: %v; want context.Canceled", err)
+	}
+	stop := make(chan time.Time, 1)
+	stop <- time.Now()
+	if _, err := r.turns.take(ctx, "sparkpack-job-j", stop); err == nil || err.Error() != "another operation held it" {
+		t.Errorf("waiting for a turn, timed out: %v; want \"another operation held it\"", err)
+	}
+	close(finish)
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	taken, given := []string{"sparkpack", "sparkpack-job-j"}, []string{"sparkpack"}
+	if got := updates(); len(got) != 4 || !slices.Equal(got[0], taken) || !slices.Equal(got[1], given) || !slices.Equal(got[2], taken) || !slices.Equal(got[3], given) {
+		t.Fatalf("role updates %v; want taken, given, taken, given", got)
 	}
 }
 

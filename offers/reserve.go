@@ -41,6 +41,9 @@ type Reserver struct {
 	// between two such looks (default 15 s, at most half ConfirmTimeout
 	// so that one Release gets there).
 	TeardownGrace time.Duration
+	// fromOffers: the reads of an OfferReserver, which can unreserve only
+	// on agents that are offered (unreservable).
+	fromOffers bool
 }
 
 // ErrReserveConflict means an agent no longer had the free resources the
@@ -114,7 +117,7 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	// Reservations of the job on agents the plan does not name are an
 	// earlier plan's (a release that missed a disconnected agent): the
 	// job's follower runs one plan at a time, so they are strays.
-	dropped := r.dropStrays(ctx, j.ID, offPlanStrays(view, map[string]map[string][2]float64{j.ID: want}))
+	dropped := r.DropStrays(ctx, j.ID, offPlanStrays(view, map[string]map[string][2]float64{j.ID: want}, false))
 	for agent, amt := range want {
 		dc := amt[0] - have[agent][0]
 		dm := amt[1] - have[agent][1]
@@ -161,39 +164,61 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 	return nil
 }
 
-// dropStrays unreserves the job's reservations that its plan does not
-// name and returns the agents where Mesos took the unreserve. A failure is
-// logged, not returned: the plan does not need those resources, and the
-// job's release at its end gives back everything with its label.
-func (r *Reserver) dropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
+// DropStrays implements Pinner with the operator API: it unreserves
+// each stray reservation of the job and returns the agents where Mesos
+// took the unreserve (202, or the agent is no longer registered).
+func (r *Reserver) DropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
 	var done []string
 	for _, res := range strays {
-		log := r.Log.WithFields(logrus.Fields{"job": jobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
-		_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResUnreserving})
-		if err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources)); err != nil && !IsAgentUnknown(err) {
-			log.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the job's release at its end gives it back")
-			continue
+		journalStray(ctx, r.Journal, res, scheduler.ResUnreserving)
+		err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources))
+		if IsAgentUnknown(err) {
+			err = nil // removed since the view was read: its reservations went with it
 		}
-		_ = r.Journal.PutReservation(ctx, scheduler.Reservation{JobID: jobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: scheduler.ResReleased})
-		log.Info("unreserved a reservation of an earlier plan of the job (its new plan does not use the agent)")
-		done = append(done, res.AgentID)
+		if strayGone(ctx, r.Journal, r.Log, res, err) {
+			done = append(done, res.AgentID)
+		}
 	}
 	return done
 }
 
-// jobReservations sums, per agent, what GET_AGENTS shows reserved with the job's label.
-func (r *Reserver) jobReservations(ctx context.Context, jobID string) (map[string][2]float64, error) {
-	agents, err := r.Op.GetAgents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return labelledFor(agents, jobID), nil
+// journalStray records a stray reservation of a job in state st.
+func journalStray(ctx context.Context, j Journal, res Reserved, st scheduler.ReservationState) {
+	_ = j.PutReservation(ctx, scheduler.Reservation{JobID: res.JobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: st})
 }
 
+// strayGone logs the outcome err of unreserving a stray reservation of a
+// job (DropStrays, in either mode) and journals it released when it is
+// gone (err nil). A failure is only logged: the plan does not need those
+// resources, and the leak sweep (or the job's release at its end) tries
+// again.
+func strayGone(ctx context.Context, j Journal, log logrus.FieldLogger, res Reserved, err error) bool {
+	l := log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
+	switch {
+	case IsConflict(err):
+		// Tasks of an earlier run still use it (executors that survived
+		// with their agent).
+		l.Info("a reservation of an earlier plan of the job is still used by tasks; the next leak sweep tries again")
+		return false
+	case err != nil:
+		l.WithError(err).Warn("unreserving a reservation of an earlier plan of the job failed; the next leak sweep tries again (check the Mesos master if this repeats)")
+		return false
+	}
+	journalStray(ctx, j, res, scheduler.ResReleased)
+	l.Info("unreserved a reservation of an earlier plan of the job (its plan does not name the agent: a release missed it while the agent was disconnected)")
+	return true
+}
+
+// labelledFor sums, per agent, what the view shows reserved with the job's label.
 func labelledFor(agents []master.Response_GetAgents_Agent, jobID string) map[string][2]float64 {
+	return labelledWhere(agents, jobID, nil)
+}
+
+// labelledWhere is labelledFor on the agents keep takes (all when nil).
+func labelledWhere(agents []master.Response_GetAgents_Agent, jobID string, keep func(master.Response_GetAgents_Agent) bool) map[string][2]float64 {
 	out := map[string][2]float64{}
 	for _, a := range agents {
-		if a.AgentInfo.ID == nil {
+		if a.AgentInfo.ID == nil || keep != nil && !keep(a) {
 			continue
 		}
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
@@ -355,7 +380,7 @@ func (r *Reserver) Orphans(ctx context.Context, keep func(jobID string) bool) ([
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range agents {
-		if a.AgentInfo.ID == nil || !reachable(a) {
+		if a.AgentInfo.ID == nil || !unreservable(a, r.fromOffers) {
 			continue // released when the agent is back (see Release)
 		}
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
@@ -396,4 +421,15 @@ func markReleased(ctx context.Context, j Journal, jobID string) error {
 // releases it then.
 func reachable(a master.Response_GetAgents_Agent) bool {
 	return a.Active || a.GetDeactivated()
+}
+
+// unreservable: a's reservations can be unreserved now, with the operator
+// API (reachable) or from offers (fromOffers): only an active agent
+// (connected, not deactivated) is offered. What an agent that cannot be
+// unreserved now holds is looked at again once it is back.
+func unreservable(a master.Response_GetAgents_Agent, fromOffers bool) bool {
+	if fromOffers {
+		return a.Active
+	}
+	return reachable(a)
 }

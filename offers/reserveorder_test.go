@@ -40,6 +40,9 @@ func (p *orderPinner) Orphans(context.Context, func(string) bool) ([]string, err
 	return nil, nil
 }
 func (p *orderPinner) FromOffers() bool { return p.fromOffers }
+func (p *orderPinner) DropStrays(context.Context, string, []Reserved) []string {
+	return nil
+}
 
 // wrappedPinner wraps a Pinner as cmd/sparkpack's metrics wrapper does.
 type wrappedPinner struct{ Pinner }

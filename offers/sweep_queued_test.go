@@ -35,14 +35,16 @@ func followed(c *Cluster, j scheduler.Job, plan placement.Plan, ph lifecycle.Pha
 // and the agent comes back with the job's reservation. The sweep gives
 // that reservation back: no plan of the job holds it. A RUNNING job's
 // reservation, and one of a QUEUED job the adapter follows (placed again
-// since the store was read), are kept.
+// since the store was read), are kept. In both reservation modes: from
+// offers, the release no longer waits for the disconnected agent (it
+// timed out waiting for an offer the agent cannot make).
 func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
-	m, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
-	if len(agents) < 2 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 {
-		t.Fatalf("the emulator's agents %+v: want 2 with room for 2 executors", agents)
-	}
-	a, b := agents[0].ID, agents[1].ID
-	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	inPinModes(t, sweepReleasesAQueuedJobsStrayReservation)
+}
+
+func sweepReleasesAQueuedJobsStrayReservation(t *testing.T, mode string) {
+	m, quiet, op, ctx, ids, r, _ := pinnerOnEmulator(t, mode, 2, 2)
+	a, b := ids[0], ids[1]
 	job := func(id string, st scheduler.State) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: st}
 	}
@@ -114,15 +116,14 @@ func TestSweepReleasesAQueuedJobsStrayReservation(t *testing.T) {
 // still holds a reservation of an earlier plan (a release missed its agent)
 // is placed again on other agents: Reserve unreserves the reservation its
 // new plan does not name, and keeps the one it does, adding what the new
-// plan needs there.
+// plan needs there; in both reservation modes (from offers it kept it).
 func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
-	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
-	if len(agents) < 3 || agents[0].FreeCPUs < 2 || agents[1].FreeCPUs < 2 || agents[2].FreeCPUs < 2 {
-		t.Fatalf("the emulator's agents %+v: want 3 with room for 2 executors", agents)
-	}
-	a, b, c := agents[0].ID, agents[1].ID, agents[2].ID
-	jr := &memJournal{}
-	r := &Reserver{Op: op, Journal: jr, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	inPinModes(t, reserveDropsAnEarlierPlansReservations)
+}
+
+func reserveDropsAnEarlierPlansReservations(t *testing.T, mode string) {
+	_, _, op, ctx, ids, r, jr := pinnerOnEmulator(t, mode, 3, 2)
+	a, b, c := ids[0], ids[1], ids[2]
 	j := scheduler.Job{Spec: scheduler.Spec{ID: "88888888-8888-8888-8888-888888888888", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}}
 	if err := r.Reserve(ctx, j, placement.Plan{Assignments: []placement.Assignment{{AgentID: a, Executors: 1}, {AgentID: b, Executors: 1}}}); err != nil {
 		t.Fatal(err)
@@ -144,14 +145,16 @@ func TestReserveDropsAnEarlierPlansReservations(t *testing.T) {
 // job placed again runs on agent b; agent a, which its release missed
 // while a was disconnected, is back with a reservation of the earlier
 // plan. The sweep unreserves it and keeps the one on b; a job being
-// reserved, or one whose plan is not known, is left to its follower.
+// reserved, or one whose plan is not known, is left to its follower. In
+// both reservation modes (from offers, the sweep kept it until the job
+// ended).
 func TestSweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T) {
-	_, _, quiet, op, ctx, agents := operatorOnEmulator(t, 3*time.Minute)
-	if len(agents) < 2 || agents[0].FreeCPUs < 3 || agents[1].FreeCPUs < 3 {
-		t.Fatalf("the emulator's agents %+v: want 2 with room for 3 executors", agents)
-	}
-	a, b := agents[0].ID, agents[1].ID
-	r := &Reserver{Op: op, Journal: &memJournal{}, Log: quiet, Poll: 20 * time.Millisecond, ConfirmTimeout: time.Minute}
+	inPinModes(t, sweepDropsAnEarlierPlansReservationOfARunningJob)
+}
+
+func sweepDropsAnEarlierPlansReservationOfARunningJob(t *testing.T, mode string) {
+	_, quiet, op, ctx, ids, r, _ := pinnerOnEmulator(t, mode, 2, 3)
+	a, b := ids[0], ids[1]
 	mk := func(id string) scheduler.Job {
 		return scheduler.Job{Spec: scheduler.Spec{ID: id, Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 512}, State: scheduler.Running}
 	}
