@@ -96,7 +96,7 @@ func TestServeAndSubmit(t *testing.T) {
 	}
 	// --follow with a timeout: the job waits (no framework yet), so it times out, naming the state.
 	code, _, errOut = runCmd(t, "submit", "--server", "http://"+addr, "--app-resource", "local:///a.jar", "--main-class", "a.B",
-		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "50ms", "--timeout", "300ms")
+		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "100ms", "--timeout", "300ms")
 	if code != 1 || !strings.Contains(errOut, "SUBMITTED") {
 		t.Fatalf("follow: %d %q", code, errOut)
 	}
