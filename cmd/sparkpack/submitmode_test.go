@@ -56,3 +56,34 @@ func TestSubmitAndPlanRefuseFlagsTheyWouldIgnore(t *testing.T) {
 		}
 	}
 }
+
+// TestViewFlagsThatWouldBeIgnoredAreRefused: a negative --limit (which
+// fell back to the server's page) and an output flag given with an -o that
+// asks for another output (one of them was ignored) are refused before any
+// request, naming both.
+func TestViewFlagsThatWouldBeIgnoredAreRefused(t *testing.T) {
+	srv := []string{"--server", "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cluster", "--limit", "-1"}, "--limit -1: want at least 1"},
+		{[]string{"queue", "--limit", "-5"}, "--limit -5: want at least 1"},
+		{[]string{"jobs", "--json", "-o", "yaml"}, "--json and -o yaml ask for two outputs"},
+		{[]string{"jobs", "--json", "-o", "json"}, "--json and -o json ask for two outputs"},
+		{[]string{"job", "--json", "-o", "wide", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}, "--json and -o wide ask for two outputs"},
+		{[]string{"usage", "--csv", "-o", "json"}, "--csv and -o json ask for two outputs"},
+		{[]string{"usage", "--csv", "--output", "table"}, "--csv and -o table ask for two outputs"},
+	} {
+		code, out, errOut := runCmd(t, append(append([]string{}, tc.args...), srv...)...)
+		if code != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "127.0.0.1:1") {
+			t.Errorf("%v: exit %d, output %q %q; want exit 1 saying %q, before any request", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	// The flags alone, or with the -o they agree with, still ask the server.
+	for _, args := range [][]string{{"jobs", "--json"}, {"job", "--json", "-o", "json", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}, {"usage", "--csv"}, {"usage", "-o", "json"}, {"cluster", "--limit", "3"}} {
+		if _, _, errOut := runCmd(t, append(append([]string{}, args...), srv...)...); !strings.Contains(errOut, "127.0.0.1:1") {
+			t.Errorf("%v: refused before asking the server: %q", args, errOut)
+		}
+	}
+}

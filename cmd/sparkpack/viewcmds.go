@@ -79,6 +79,9 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit %d: want at least 1 (or leave it out for the server's page)", *limit)
+	}
 	q := url.Values{}
 	if *state != "" {
 		q.Set("state", *state)
@@ -179,6 +182,9 @@ func runQueue(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit %d: want at least 1 (or leave it out for the server's page)", *limit)
 	}
 	path := "/api/v1/queues"
 	if *limit > 0 {
