@@ -435,6 +435,9 @@ func readSpec(w http.ResponseWriter, r *http.Request) (scheduler.Spec, bool) {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "the Content-Type header is missing; send application/json")
 		return scheduler.Spec{}, false
 	}
+	if refuseEncoded(w, r) {
+		return scheduler.Spec{}, false
+	}
 	if r.ContentLength > MaxBodyBytes {
 		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
 		return scheduler.Spec{}, false
@@ -456,6 +459,19 @@ func readSpec(w http.ResponseWriter, r *http.Request) (scheduler.Spec, bool) {
 		return scheduler.Spec{}, false
 	}
 	return spec, true
+}
+
+// refuseEncoded answers 415 naming Content-Encoding for a body sent with a
+// content coding (gzip, ...): bodies are read as they come, and a
+// compressed one would otherwise fail as malformed JSON at its first byte.
+func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
+	ce := strings.TrimSpace(strings.Join(r.Header.Values("Content-Encoding"), ", "))
+	if ce == "" || strings.EqualFold(ce, "identity") {
+		return false
+	}
+	writeError(w, http.StatusUnsupportedMediaType, "Content-Encoding",
+		fmt.Sprintf("Content-Encoding %q is not supported: send the body uncompressed, without a Content-Encoding header", truncateQuery(ce)))
+	return true
 }
 
 // planJob is POST /api/v1/plan: what would happen to this job if it were
