@@ -39,6 +39,10 @@ func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.L
 	}
 	d, err := l.st.Driver(ctx, jobID)
 	if errors.Is(err, scheduler.ErrNotFound) {
+		if j.State.Terminal() {
+			return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
+				"job %s ended (%s) without launching a Spark driver: it has no log (sparkpack job %s says why)", jobID, j.State, jobID)}
+		}
 		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
 			"job %s (%s) has launched no Spark driver yet: its log appears once the driver runs", jobID, j.State)}
 	}

@@ -53,7 +53,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	id := ids[0]
 	var offset int64
-	waiting := false
+	waiting, ended := false, false
 	for {
 		q := url.Values{"file": {file}, "offset": {strconv.FormatInt(offset, 10)}, "length": {strconv.Itoa(api.MaxLogRead)}}
 		if *attempt > 0 {
@@ -68,9 +68,19 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		case errors.As(err, &he) && he.Status == http.StatusNotFound && *follow && he.Field == "":
 			// No driver yet: wait for one (a bad job id is a 404 too,
-			// but the job route says so first).
-			if _, gerr := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id, nil, nil); gerr != nil {
+			// but the job route says so first), unless the job has ended:
+			// then none is coming. Its log is asked for once more first,
+			// for a driver that ran and ended between the two requests.
+			var j api.JobView
+			if _, gerr := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id, nil, &j); gerr != nil {
 				return explain(notFound(gerr, id), "job "+id)
+			}
+			if j.State.Terminal() {
+				if ended {
+					return fmt.Errorf("logs of job %s: %w", id, err)
+				}
+				ended = true
+				continue
 			}
 			if !waiting {
 				fmt.Fprintf(stderr, "(%s; waiting)\n", he.Msg)
