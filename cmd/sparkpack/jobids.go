@@ -27,7 +27,7 @@ func checkJobID(id string) error {
 // notFound turns a 404 for a job into a hint.
 func notFound(err error, id string) error {
 	var he *httpError
-	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign {
 		return fmt.Errorf("no job %s on this server; list the jobs with sparkpack jobs (is --server the right sparkpack?)", id)
 	}
 	return err

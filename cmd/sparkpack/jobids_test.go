@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // TestJobPrefixSeesEveryMatch: a prefix or name is matched against every
@@ -50,5 +53,28 @@ func TestJobPrefixSeesEveryMatch(t *testing.T) {
 	code, out, errOut = runCmd(t, "cancel", "--server", server, "nightly")
 	if code != 1 || !strings.Contains(errOut, `more than 40 jobs match "nightly"`) {
 		t.Errorf("cancel nightly past the pages read: exit %d %q %q; want a refusal", code, out, errOut)
+	}
+}
+
+// TestServerThatIsNotSparkpack: --server given as the REST API's URL the
+// demo prints (with /api/v1/jobs), or pointing at another service (the
+// Mesos master's port), says what --server should be instead of passing
+// on a bare "404 page not found".
+func TestServerThatIsNotSparkpack(t *testing.T) {
+	code, _, errOut := runCmd(t, "jobs", "--server", "http://127.0.0.1:1/api/v1/jobs")
+	if code != 1 || !strings.Contains(errOut, "holds the API's path: give sparkpack's base URL, http://127.0.0.1:1") {
+		t.Errorf("--server with the API's path: exit %d %q", code, errOut)
+	}
+	m, err := mesossim.New(mesossim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mesos := httptest.NewServer(m.Handler())
+	defer mesos.Close()
+	for _, args := range [][]string{{"jobs"}, {"cluster"}, {"job", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}, {"logs", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}, {"plan", "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "1", "--executor-cores", "1", "--executor-memory", "1g"}} {
+		code, out, errOut := runCmd(t, append(args, "--server", mesos.URL)...)
+		if code != 1 || !strings.Contains(errOut, "this is not sparkpack's API answering: is "+mesos.URL+" sparkpack's address") {
+			t.Errorf("%v against the Mesos master: exit %d %q %q; want the hint about --server", args, code, out, errOut)
+		}
 	}
 }

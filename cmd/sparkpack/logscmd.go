@@ -66,7 +66,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		case err == nil:
 		case ctx.Err() != nil:
 			return nil
-		case errors.As(err, &he) && he.Status == http.StatusNotFound && *follow && he.Field == "":
+		case errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign && *follow && he.Field == "":
 			// No driver yet: wait for one (a bad job id is a 404 too,
 			// but the job route says so first), unless the job has ended:
 			// then none is coming. Its log is asked for once more first,
@@ -90,7 +90,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return nil
 			}
 			continue
-		case errors.As(err, &he) && he.Status == http.StatusNotFound:
+		case errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign:
 			// A 404 of the log route is the job's only when the job is
 			// gone; otherwise the server says why there is no log (no
 			// driver yet, no such --attempt).

@@ -530,7 +530,7 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 	var p scheduler.Preview
 	if _, err := cl.do(ctx, http.MethodPost, "/api/v1/plan", body, &p); err != nil {
 		var he *httpError
-		if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Field == "" {
+		if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign && he.Field == "" {
 			return fmt.Errorf("this sparkpack cannot plan jobs: plans are made by serve with --mesos-master (as in the demo)")
 		}
 		return explain(err, "plan")

@@ -55,7 +55,7 @@ func (v *viewFlags) run(ctx context.Context, stderr io.Writer, path, what string
 		x := fresh()
 		if _, err := cl.do(ctx, http.MethodGet, path, nil, x); err != nil {
 			var he *httpError
-			if errors.As(err, &he) && he.Status == http.StatusNotFound {
+			if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign {
 				return fmt.Errorf("this sparkpack has no %s view: it is served when serve runs with --mesos-master (as in the demo)", what)
 			}
 			return explain(err, what)
