@@ -511,6 +511,9 @@ func (c *submitConfig) checkModeFlags(dryRun bool, out outputFormat) error {
 	if c.poll < 100*time.Millisecond {
 		return fmt.Errorf("--poll %s: want at least 100ms", c.poll)
 	}
+	if c.timeout < 0 {
+		return fmt.Errorf("--timeout %s: want a duration >= 0 (0: follow as long as it takes)", c.timeout)
+	}
 	return nil
 }
 

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // TestSubmitAndPlanRefuseFlagsTheyWouldIgnore: a flag that would do nothing
@@ -30,6 +35,7 @@ func TestSubmitAndPlanRefuseFlagsTheyWouldIgnore(t *testing.T) {
 		{[]string{"submit", "-o", "wide"}, 1, "-o wide shows a plan"},
 		{[]string{"submit", "--follow", "--poll", "0"}, 1, "--poll 0s: want at least 100ms"},
 		{[]string{"submit", "--follow", "--poll", "-1s"}, 1, "--poll -1s: want at least 100ms"},
+		{[]string{"submit", "--follow", "--timeout", "-1s"}, 1, "--timeout -1s: want a duration >= 0"},
 	}
 	for _, tc := range cases {
 		args := append(append([]string{}, tc.args...), job...)
@@ -85,5 +91,56 @@ func TestViewFlagsThatWouldBeIgnoredAreRefused(t *testing.T) {
 		if _, _, errOut := runCmd(t, append(append([]string{}, args...), srv...)...); !strings.Contains(errOut, "127.0.0.1:1") {
 			t.Errorf("%v: refused before asking the server: %q", args, errOut)
 		}
+	}
+}
+
+// TestCancelWaitTimeout: cancel --wait --timeout 0 waits as long as the job
+// takes to end, as submit --follow --timeout 0 does (it gave up at the
+// first look: "still ... after 0s"), and a negative --timeout is refused.
+func TestCancelWaitTimeout(t *testing.T) {
+	code, _, errOut := runCmd(t, "cancel", "--server", "http://127.0.0.1:1", "--wait", "--timeout", "-5s", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f")
+	if code != 1 || !strings.Contains(errOut, "--timeout -5s: want a duration >= 0") || strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("cancel --timeout -5s: exit %d %q; want a refusal before any request", code, errOut)
+	}
+
+	server := startServe(t)
+	code, out, errOut := runCmd(t, append(append([]string{"submit", "--server", server}, jobFlags...), "--executor-memory", "1g")...)
+	if code != 0 {
+		t.Fatalf("submit: %d %q", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	cf := clientFlags{server: server}
+	cl, err := cf.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		j   scheduler.Job
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		j, err := waitJobEnd(context.Background(), cl, id, 0)
+		done <- result{j, err}
+	}()
+	// The job waits (serve has no Mesos here): nothing ends it yet.
+	select {
+	case r := <-done:
+		t.Fatalf("waitJobEnd with timeout 0 returned while the job waits: %v, %v", r.j.State, r.err)
+	case <-time.After(2 * time.Second):
+	}
+	req, _ := http.NewRequest(http.MethodDelete, server+"/api/v1/jobs/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case r := <-done:
+		if r.err != nil || r.j.State != scheduler.Cancelled {
+			t.Fatalf("waitJobEnd: %v, %v; want the job CANCELLED", r.j.State, r.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("waitJobEnd did not see the job end")
 	}
 }
