@@ -128,8 +128,10 @@ func TestJobLogsFromTheSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var unknown map[string]any
+	json.NewDecoder(resp.Body).Decode(&unknown)
 	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("logs of an unknown job: %d, want 404", resp.StatusCode)
+	if resp.StatusCode != 404 || unknown["field"] != "id" {
+		t.Errorf("logs of an unknown job: %d %v, want 404 naming id (as GET /api/v1/jobs/{id} does)", resp.StatusCode, unknown)
 	}
 }

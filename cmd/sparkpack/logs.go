@@ -32,7 +32,7 @@ var sparkUIRE = regexp.MustCompile(`SparkUI[^\n]*started at (https?://[^\s]+)`)
 func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.LogChunk, error) {
 	j, err := l.st.GetJob(ctx, jobID)
 	if errors.Is(err, scheduler.ErrNotFound) {
-		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: "no job with id " + jobID}
+		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Field: "id", Msg: "no job with id " + jobID}
 	}
 	if err != nil {
 		return api.LogChunk{}, err
