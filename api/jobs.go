@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // JobView is a job as the API shows it.
@@ -350,6 +351,11 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 			return o, "team", fmt.Errorf("give one team filter (team=NAME; team= for jobs without a team), at most 256 bytes")
 		}
 		t := vs[0]
+		if t != "" && !teams.NameRE.MatchString(t) {
+			// No job can have it (every team name is checked): an empty
+			// list would hide the typo.
+			return o, "team", fmt.Errorf("%q is not a team name: letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit); team= lists the jobs without a team", truncateQuery(t))
+		}
 		o.Team = &t
 	}
 	for _, v := range q["state"] {
