@@ -372,6 +372,10 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 		if !ok || k == "" || len(k) > 63 || len(val) > 256 {
 			return o, "label", fmt.Errorf("label filters look like label=key=value, got %q", v)
 		}
+		if !scheduler.ValidLabelKey(k) {
+			// No job can carry it: an empty list would hide the typo.
+			return o, "label", fmt.Errorf("%q is not a label key: 1-63 letters, digits, '.', '_', '/' or '-', starting and ending with a letter or digit", truncateQuery(k))
+		}
 		if o.Labels == nil {
 			o.Labels = map[string]string{}
 		}

@@ -323,6 +323,10 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
+// ValidLabelKey reports whether k can be a job label's key (what
+// Validate accepts): a filter or grouping on another key matches no job.
+func ValidLabelKey(k string) bool { return labelKeyRE.MatchString(k) }
+
 func (a *App) validate() error {
 	if a.AppResource == "" {
 		return fieldErr("app.appResource", "is required: the jar or Python file to run, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
