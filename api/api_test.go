@@ -320,6 +320,8 @@ func TestListFilterAndPaginate(t *testing.T) {
 	for _, q := range []struct{ query, field string }{
 		{"state=DONE", "state"}, {"label=nokey", "label"}, {"limit=0", "limit"}, {"limit=x", "limit"},
 		{"cursor=zzz", "cursor"}, {"sort=name", "sort"},
+		// Keys no job can carry: an empty list would hide the typo.
+		{"label=bad%20key=x", "label"}, {"label=-team=b", "label"}, {"label=team.=b", "label"},
 	} {
 		resp, m := e.do(t, "GET", "/api/v1/jobs?"+q.query, "", "", nil)
 		if resp.StatusCode != 400 || m["field"] != q.field {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // JobView is a job as the API shows it.
@@ -383,6 +384,11 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 			return o, "team", fmt.Errorf("give one team filter (team=NAME; team= for jobs without a team), at most 256 bytes")
 		}
 		t := vs[0]
+		if t != "" && !teams.NameRE.MatchString(t) {
+			// No job can have it (every team name is checked): an empty
+			// list would hide the typo.
+			return o, "team", fmt.Errorf("%q is not a team name: letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit); team= lists the jobs without a team", truncateQuery(t))
+		}
 		o.Team = &t
 	}
 	for _, v := range q["state"] {
@@ -398,6 +404,10 @@ func parseListQuery(q url.Values) (store.ListOptions, string, error) {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" || len(k) > 63 || len(val) > 256 {
 			return o, "label", fmt.Errorf("label filters look like label=key=value, got %q", v)
+		}
+		if !scheduler.ValidLabelKey(k) {
+			// No job can carry it: an empty list would hide the typo.
+			return o, "label", fmt.Errorf("%q is not a label key: 1-63 letters, digits, '.', '_', '/' or '-', starting and ending with a letter or digit", truncateQuery(k))
 		}
 		if o.Labels == nil {
 			o.Labels = map[string]string{}
@@ -468,6 +478,9 @@ func readSpec(w http.ResponseWriter, r *http.Request) (scheduler.Spec, bool) {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type", "the Content-Type header is missing; send application/json")
 		return scheduler.Spec{}, false
 	}
+	if refuseEncoded(w, r) {
+		return scheduler.Spec{}, false
+	}
 	if r.ContentLength > MaxBodyBytes {
 		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))
 		return scheduler.Spec{}, false
@@ -489,6 +502,19 @@ func readSpec(w http.ResponseWriter, r *http.Request) (scheduler.Spec, bool) {
 		return scheduler.Spec{}, false
 	}
 	return spec, true
+}
+
+// refuseEncoded answers 415 naming Content-Encoding for a body sent with a
+// content coding (gzip, ...): bodies are read as they come, and a
+// compressed one would otherwise fail as malformed JSON at its first byte.
+func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
+	ce := strings.TrimSpace(strings.Join(r.Header.Values("Content-Encoding"), ", "))
+	if ce == "" || strings.EqualFold(ce, "identity") {
+		return false
+	}
+	writeError(w, http.StatusUnsupportedMediaType, "Content-Encoding",
+		fmt.Sprintf("Content-Encoding %q is not supported: send the body uncompressed, without a Content-Encoding header", truncateQuery(ce)))
+	return true
 }
 
 // planJob is POST /api/v1/plan: what would happen to this job if it were

@@ -156,7 +156,7 @@ func FuzzCheckQuery(f *testing.F) {
 // into options PostgreSQL can take (no NUL, valid UTF-8, limit 1-1000),
 // or into a 400 naming a parameter of the route.
 func FuzzListQuery(f *testing.F) {
-	for _, s := range []string{"state=queued,RUNNING", "label=team=a&label=b=", "limit=0", "limit=1000", "state=", "label==", "label=a=%00", "label=a=1&label=a=2"} {
+	for _, s := range []string{"state=queued,RUNNING", "label=team=a&label=b=", "limit=0", "limit=1000", "state=", "label==", "label=a=%00", "label=a=1&label=a=2", "team=a%20b", "team="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -166,7 +166,7 @@ func FuzzListQuery(f *testing.F) {
 		}
 		o, field, err := parseListQuery(v)
 		if err != nil {
-			if field != "state" && field != "label" && field != "limit" {
+			if field != "state" && field != "label" && field != "limit" && field != "team" && field != "q" {
 				t.Fatalf("%q: error %v names %q", raw, err, field)
 			}
 			return

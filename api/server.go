@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -177,7 +179,9 @@ func New(cfg Config) *Server {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "", r.Method+" is not allowed on "+r.URL.Path)
+		allowed := s.allowedMethods(r)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "", fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
 	})
 	// Every route names its query parameters (query.go).
 	r.HandleFunc("/healthz", withQuery(noParams, s.healthz)).Methods(http.MethodGet, http.MethodHead)
@@ -405,4 +409,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// allowedMethods lists the methods some route of r's path takes (for the
+// Allow header of a 405, which HTTP requires, and its message).
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := *r
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(&probe, &match) && match.MatchErr == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

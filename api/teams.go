@@ -126,6 +126,9 @@ func (s *Server) putTeams(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if refuseEncoded(w, r) {
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is larger than %d bytes", MaxBodyBytes))

@@ -89,6 +89,14 @@ func TestJobTeam(t *testing.T) {
 	if resp.StatusCode != 400 || m["field"] != "team" {
 		t.Errorf("two team filters: %d %v", resp.StatusCode, m)
 	}
+	// A name no team can have is refused naming it, not answered with an
+	// empty list that hides the typo.
+	for _, bad := range []string{"ml%20team", "-ml", "ml%2Fteam", strings.Repeat("a", 65)} {
+		resp, m := e.do(t, "GET", "/api/v1/jobs?team="+bad, "", "", nil)
+		if msg, _ := m["error"].(string); resp.StatusCode != 400 || m["field"] != "team" || !strings.Contains(msg, "is not a team name") {
+			t.Errorf("team=%s: %d %v; want 400 naming team", bad, resp.StatusCode, m)
+		}
+	}
 }
 
 func teamsHolder(t *testing.T, text string) *teams.Holder {

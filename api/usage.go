@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sparkpack/sparkpack/chargeback"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 	"github.com/sparkpack/sparkpack/teams"
 )
@@ -107,6 +108,9 @@ func ParseUsageQuery(v url.Values, now time.Time) (store.UsageQuery, string, err
 		q.By, q.Label = store.UsageByLabel, strings.TrimPrefix(by, "label:")
 		if q.Label == "" || len(q.Label) > 63 {
 			return q, "by", fmt.Errorf("by=label:KEY needs a label key of 1 to 63 characters")
+		}
+		if !scheduler.ValidLabelKey(q.Label) {
+			return q, "by", fmt.Errorf("by=label:KEY: %q is not a label key: letters, digits, '.', '_', '/' or '-', starting and ending with a letter or digit", q.Label)
 		}
 	default:
 		return q, "by", fmt.Errorf("by must be team, job or label:KEY (got %q)", by)

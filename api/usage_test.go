@@ -32,6 +32,8 @@ func TestUsageBadParams(t *testing.T) {
 		{"by=tenant", "by"},
 		{"by=label:", "by"},
 		{"by=label:" + strings.Repeat("k", 64), "by"},
+		{"by=label:bad%20key", "by"}, // no job can carry it
+		{"by=label:-env", "by"},
 		{"from=yesterday", "from"},
 		{"to=2026-13-01T00:00:00Z", "to"},
 		{"from=2026-11-26T12:00:00Z&to=2026-11-26T11:00:00Z", "from"},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -46,7 +47,8 @@ func chromiumPath(t *testing.T) string {
 }
 
 // browser starts a headless Chromium with the flags this sandbox needs and
-// collects console errors and uncaught exceptions.
+// collects console errors, uncaught exceptions and the security errors
+// (Content-Security-Policy violations) the browser reports.
 type browser struct {
 	ctx    context.Context
 	mu     sync.Mutex
@@ -92,6 +94,16 @@ func newBrowser(t *testing.T) *browser {
 				}
 				b.mu.Lock()
 				b.errors = append(b.errors, "console.error: "+strings.Join(parts, " "))
+				b.mu.Unlock()
+			}
+		case *cdplog.EventEntryAdded:
+			// What the browser itself reports as an error of the page's
+			// security (a Content-Security-Policy violation: an inline
+			// handler or script it blocked). Network errors (a 401 the
+			// page handles) are not counted.
+			if e.Entry.Level == cdplog.LevelError && (e.Entry.Source == cdplog.SourceSecurity || e.Entry.Source == cdplog.SourceViolation) {
+				b.mu.Lock()
+				b.errors = append(b.errors, "browser ("+string(e.Entry.Source)+"): "+e.Entry.Text)
 				b.mu.Unlock()
 			}
 		case *runtime.EventExceptionThrown:

@@ -99,17 +99,39 @@ func TestJobLogsFromTheSandbox(t *testing.T) {
 			t.Errorf("sparkpack logs %v: %v %q; want a failure saying %q", c.args, err, outb, c.want)
 		}
 	}
+	// A job that ended without a driver has no log coming: the API says
+	// so (not "yet"), and --follow stops instead of waiting for ever.
+	del, _ := http.NewRequest(http.MethodDelete, sp.API+"/api/v1/jobs/"+later, nil)
+	resp, err := http.DefaultClient.Do(del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("cancel the waiting job: %d", resp.StatusCode)
+	}
+	for _, args := range [][]string{{later}, {"--follow", "--interval", "200ms", later}} {
+		fctx, fcancel := context.WithTimeout(ctx, 60*time.Second)
+		outb, err := exec.CommandContext(fctx, bin, append([]string{"logs", "--server", sp.API}, args...)...).CombinedOutput()
+		timedOut := fctx.Err() != nil
+		fcancel()
+		if err == nil || timedOut || !strings.Contains(string(outb), "ended (CANCELLED) without launching a Spark driver") {
+			t.Errorf("sparkpack logs %v of a job cancelled before its driver: %v (timed out: %v) %q; want a failure saying it ended without a driver", args, err, timedOut, outb)
+		}
+	}
 	// A launch named by its number is read from its own record.
 	code, m = get("?attempt=1")
 	if code != 200 || m["attempt"] != float64(1) || m["agentId"] == "" {
 		t.Errorf("GET logs?attempt=1: %d %v; want launch 1's log", code, m)
 	}
-	resp, err := http.Get(sp.API + "/api/v1/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f/logs")
+	resp, err = http.Get(sp.API + "/api/v1/jobs/6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f/logs")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var unknown map[string]any
+	json.NewDecoder(resp.Body).Decode(&unknown)
 	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("logs of an unknown job: %d, want 404", resp.StatusCode)
+	if resp.StatusCode != 404 || unknown["field"] != "id" {
+		t.Errorf("logs of an unknown job: %d %v, want 404 naming id (as GET /api/v1/jobs/{id} does)", resp.StatusCode, unknown)
 	}
 }

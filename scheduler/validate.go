@@ -93,6 +93,10 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("read the job: %w", err)
 	}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		// What some Windows editors put at the start of a UTF-8 file.
+		return Spec{}, &FieldError{Msg: "the body starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow: send it (save the file) as UTF-8 without a BOM"}
+	}
 	if e := strictjson.CheckFields(data, specFields); e != nil {
 		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
 	}
@@ -318,6 +322,10 @@ func (s *Spec) Validate() error {
 	}
 	return nil
 }
+
+// ValidLabelKey reports whether k can be a job label's key (what
+// Validate accepts): a filter or grouping on another key matches no job.
+func ValidLabelKey(k string) bool { return labelKeyRE.MatchString(k) }
 
 func (a *App) validate() error {
 	if a.AppResource == "" {

@@ -31,3 +31,22 @@ func TestNotBeforeProperty(t *testing.T) {
 		t.Fatalf("a bad time: %v; want an error naming %s", err, PropNotBefore)
 	}
 }
+
+// TestNotBeforeAfterDeadlineNamesTheProperty: a notBefore not before the
+// deadline is refused, as the create handler words it, naming the Spark
+// property the user set (it said "notBefore", the native field).
+func TestNotBeforeAfterDeadlineNamesTheProperty(t *testing.T) {
+	s, _, err := ToSpec(CreateSubmissionRequest{Action: ActionCreateRequest, ClientSparkVersion: "3.5.8",
+		AppResource: "local:///app.jar", MainClass: "a.B", SparkProperties: map[string]string{
+			PropNotBefore: "2030-01-02T00:00:00Z", PropDeadline: "2030-01-01T00:00:00Z"}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate()
+	if err == nil {
+		t.Fatal("a notBefore after the deadline was accepted")
+	}
+	if msg := describeFieldError(err); !strings.HasPrefix(msg, PropNotBefore+": ") {
+		t.Fatalf("%q; want it to name %s", msg, PropNotBefore)
+	}
+}

@@ -316,6 +316,8 @@ func describeFieldError(err error) string {
 		"driver.memoryMB":          PropDriverMemory,
 		"deadline":                 PropDeadline,
 		"estimatedDurationSeconds": PropEstimatedDuration,
+		"notBefore":                PropNotBefore,
+		"retries":                  PropRetries,
 		"app.appResource":          "appResource",
 		"app.mainClass":            "mainClass",
 		"app.args":                 "appArgs",

@@ -638,6 +638,13 @@ document.addEventListener("DOMContentLoaded", () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => setJobsQuery({ q: $("job-search").value.trim() }), 250);
   });
+  // Enter in the search box submits the form: search now, and stay on the
+  // page (the policy script-src 'self' blocks an inline onsubmit).
+  $("job-filter").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    clearTimeout(searchTimer);
+    setJobsQuery({ q: $("job-search").value.trim() });
+  });
   for (const th of document.querySelectorAll("#jobs-table th[data-sort]")) {
     const sortBy = () => { const k = th.dataset.sort, cur = jobsQuery().get("sort"); setJobsQuery({ sort: cur === k ? "-" + k : k }); };
     th.addEventListener("click", sortBy);

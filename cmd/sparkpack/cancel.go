@@ -26,7 +26,7 @@ func cancelJobs(ctx context.Context, name string, args []string, stdout, stderr 
 	fs := newFlagSet(name, stderr)
 	cf.register(fs)
 	wait := fs.Bool("wait", false, "wait until each job has ended, printing its final state")
-	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: give up after this long")
+	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: give up after this long (0: never)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sparkpack %s [flags] JOB-ID...   (a waiting job is cancelled; a running one killed and its reservations released)\n", name)
 		fs.PrintDefaults()
@@ -34,6 +34,9 @@ func cancelJobs(ctx context.Context, name string, args []string, stdout, stderr 
 	ids, err := parseWithIDs(fs, args, 0)
 	if err != nil {
 		return err
+	}
+	if *timeout < 0 {
+		return fmt.Errorf("--timeout %s: want a duration >= 0 (0: wait as long as it takes)", *timeout)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -93,7 +96,7 @@ func waitJobEnd(ctx context.Context, cl *apiClient, id string, timeout time.Dura
 		} else if j.State.Terminal() {
 			return j, nil
 		}
-		if time.Now().After(deadline) {
+		if timeout > 0 && time.Now().After(deadline) {
 			return j, fmt.Errorf("still %s after %s; the kill stays requested and is carried out when it can be (check with sparkpack job %s)", j.State, timeout, id)
 		}
 		select {

@@ -114,10 +114,20 @@ func runCerts(_ context.Context, args []string, stdout, stderr io.Writer) error 
 // 127.0.0.1.
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("health", stderr)
-	path := fs.String("path", "/healthz", "path to probe")
+	path := fs.String("path", "/healthz", "path to probe (/healthz: alive; /readyz: ready, the database reachable)")
 	timeout := fs.Duration("timeout", 4*time.Second, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sparkpack health [flags]   (probes the local sparkpack's --path on SPARKPACK_LISTEN's port (or SPARKPACK_HEALTH_PORT), https with SPARKPACK_TLS_CERT; exit 0 on 200)")
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *timeout <= 0 {
+		return fmt.Errorf("--timeout %s: want a positive duration, e.g. 4s", *timeout)
+	}
+	if !strings.HasPrefix(*path, "/") {
+		return fmt.Errorf("--path %q: want a path on the local sparkpack, such as /healthz or /readyz", *path)
 	}
 	port := os.Getenv("SPARKPACK_HEALTH_PORT")
 	if port == "" {

@@ -40,6 +40,11 @@ func (c *clientFlags) client() (*apiClient, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--server %q is not a URL such as http://127.0.0.1:8080 (set --server or SPARKPACK_SERVER)", c.server)
 	}
+	if strings.Contains(u.Path+"/", "/api/v1/") {
+		// The demo prints the REST API as http://HOST:PORT/api/v1/jobs:
+		// the client adds the API's paths itself.
+		return nil, fmt.Errorf("--server %q holds the API's path: give sparkpack's base URL, %s://%s (set --server or SPARKPACK_SERVER)", c.server, u.Scheme, u.Host)
+	}
 	tc, err := tlsutil.ClientConfig(c.caFile)
 	if err != nil {
 		return nil, fmt.Errorf("--ca-file: %w", err)
@@ -67,6 +72,11 @@ type httpError struct {
 	Status     int
 	Msg, Field string
 	retryAfter time.Duration
+	// foreign: the answer is not sparkpack's error JSON (another server
+	// answered: --server names the wrong port or service); base is the
+	// server asked.
+	foreign bool
+	base    string
 }
 
 func (e *httpError) Error() string {
@@ -188,13 +198,14 @@ func (c *apiClient) once(ctx context.Context, method, path string, body []byte, 
 		Error string `json:"error"`
 		Field string `json:"field"`
 	}
-	if json.Unmarshal(b, &e) != nil || e.Error == "" {
+	foreign := json.Unmarshal(b, &e) != nil || e.Error == ""
+	if foreign {
 		e.Error = strings.TrimSpace(string(b))
 		if len(e.Error) > 300 {
 			e.Error = e.Error[:300] + "..."
 		}
 	}
-	he := &httpError{Status: resp.StatusCode, Msg: e.Error, Field: e.Field}
+	he := &httpError{Status: resp.StatusCode, Msg: e.Error, Field: e.Field, foreign: foreign, base: c.base}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		var n int
 		if _, err := fmt.Sscanf(resp.Header.Get("Retry-After"), "%d", &n); err == nil && n > 0 {
@@ -209,6 +220,9 @@ func explain(err error, what string) error {
 	var he *httpError
 	if !errors.As(err, &he) {
 		return err
+	}
+	if he.foreign && he.Status >= 400 && he.Status < 500 {
+		return fmt.Errorf("%s: %w; this is not sparkpack's API answering: is %s sparkpack's address (http://HOST:PORT of serve's --listen; the demo prints it)? Set --server or SPARKPACK_SERVER", what, err, he.base)
 	}
 	switch he.Status {
 	case http.StatusUnauthorized:

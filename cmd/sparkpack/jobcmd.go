@@ -35,6 +35,9 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *interval < 100*time.Millisecond {
 		return fmt.Errorf("--interval %s: want at least 100ms", *interval)
 	}
+	if err := otherFormat(fs, "json", *asJSON, *out, outJSON); err != nil {
+		return err
+	}
 	if *asJSON {
 		*out = outJSON
 	}

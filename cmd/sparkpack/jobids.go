@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/sparkpack/sparkpack/api"
@@ -26,7 +27,7 @@ func checkJobID(id string) error {
 // notFound turns a 404 for a job into a hint.
 func notFound(err error, id string) error {
 	var he *httpError
-	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign {
 		return fmt.Errorf("no job %s on this server; list the jobs with sparkpack jobs (is --server the right sparkpack?)", id)
 	}
 	return err
@@ -63,6 +64,11 @@ func parseWithIDs(fs *flag.FlagSet, args []string, n int) ([]string, error) {
 	return ids, nil
 }
 
+// resolvePages bounds the pages (of resolvePageSize jobs) resolveIDs
+// reads for one argument: a shorter argument that more jobs match is
+// refused. Variables for the tests.
+var resolvePages, resolvePageSize = 5, 1000
+
 // resolveIDs turns what the user typed into job ids, as kubectl and nomad
 // do: a whole id as it is; otherwise the one job whose id starts with it
 // or whose name is it (a name or prefix that fits several jobs is an
@@ -74,25 +80,39 @@ func resolveIDs(ctx context.Context, cl *apiClient, args []string) ([]string, er
 			out = append(out, strings.ToLower(a))
 			continue
 		}
-		var page api.ListResponse
-		q := url.Values{"q": {a}, "limit": {"50"}}
-		if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &page); err != nil {
-			return nil, explain(err, "look up job "+a)
-		}
+		// The search also keeps the jobs whose name merely contains a:
+		// every page is read (up to resolvePages), or a job older than a
+		// page of such jobs would go unseen and another one taken for
+		// the only match.
 		var byID, byName []api.JobView
-		for _, j := range page.Jobs {
-			switch {
-			case strings.HasPrefix(j.ID, strings.ToLower(a)):
-				byID = append(byID, j)
-			case j.Name == a:
-				byName = append(byName, j)
+		q := url.Values{"q": {a}, "limit": {strconv.Itoa(resolvePageSize)}}
+		complete := false
+		for range resolvePages {
+			var page api.ListResponse
+			if _, err := cl.do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &page); err != nil {
+				return nil, explain(err, "look up job "+a)
 			}
+			for _, j := range page.Jobs {
+				switch {
+				case strings.HasPrefix(j.ID, strings.ToLower(a)):
+					byID = append(byID, j)
+				case j.Name == a:
+					byName = append(byName, j)
+				}
+			}
+			if page.Next == "" {
+				complete = true
+				break
+			}
+			q.Set("cursor", page.Next)
 		}
 		matches := byID
 		if len(matches) == 0 {
 			matches = byName
 		}
 		switch {
+		case len(matches) <= 1 && !complete:
+			return nil, fmt.Errorf("more than %d jobs match %q (by name, id or label): give more of the id, or the whole id", resolvePages*resolvePageSize, a)
 		case len(matches) == 1:
 			out = append(out, matches[0].ID)
 		case len(matches) == 0:

@@ -46,6 +46,10 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *limit < 1 || *limit > 1000 {
 		return fmt.Errorf("--limit %d: want 1 to 1000", *limit)
 	}
+	// --json prints one object a line, which no -o does.
+	if err := otherFormat(fs, "json", *asJSON, *out, ""); err != nil {
+		return err
+	}
 	if *interval < 100*time.Millisecond {
 		return fmt.Errorf("--interval %s: want at least 100ms", *interval)
 	}

@@ -32,13 +32,17 @@ var sparkUIRE = regexp.MustCompile(`SparkUI[^\n]*started at (https?://[^\s]+)`)
 func (l *live) readLog(ctx context.Context, jobID string, q api.LogQuery) (api.LogChunk, error) {
 	j, err := l.st.GetJob(ctx, jobID)
 	if errors.Is(err, scheduler.ErrNotFound) {
-		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: "no job with id " + jobID}
+		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Field: "id", Msg: "no job with id " + jobID}
 	}
 	if err != nil {
 		return api.LogChunk{}, err
 	}
 	d, err := l.st.Driver(ctx, jobID)
 	if errors.Is(err, scheduler.ErrNotFound) {
+		if j.State.Terminal() {
+			return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
+				"job %s ended (%s) without launching a Spark driver: it has no log (sparkpack job %s says why)", jobID, j.State, jobID)}
+		}
 		return api.LogChunk{}, &api.LogError{Status: http.StatusNotFound, Msg: fmt.Sprintf(
 			"job %s (%s) has launched no Spark driver yet: its log appears once the driver runs", jobID, j.State)}
 	}

@@ -53,7 +53,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	id := ids[0]
 	var offset int64
-	waiting := false
+	waiting, ended := false, false
 	for {
 		q := url.Values{"file": {file}, "offset": {strconv.FormatInt(offset, 10)}, "length": {strconv.Itoa(api.MaxLogRead)}}
 		if *attempt > 0 {
@@ -66,11 +66,21 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		case err == nil:
 		case ctx.Err() != nil:
 			return nil
-		case errors.As(err, &he) && he.Status == http.StatusNotFound && *follow && he.Field == "":
+		case errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign && *follow && he.Field == "":
 			// No driver yet: wait for one (a bad job id is a 404 too,
-			// but the job route says so first).
-			if _, gerr := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id, nil, nil); gerr != nil {
+			// but the job route says so first), unless the job has ended:
+			// then none is coming. Its log is asked for once more first,
+			// for a driver that ran and ended between the two requests.
+			var j api.JobView
+			if _, gerr := cl.do(ctx, http.MethodGet, "/api/v1/jobs/"+id, nil, &j); gerr != nil {
 				return explain(notFound(gerr, id), "job "+id)
+			}
+			if j.State.Terminal() {
+				if ended {
+					return fmt.Errorf("logs of job %s: %w", id, err)
+				}
+				ended = true
+				continue
 			}
 			if !waiting {
 				fmt.Fprintf(stderr, "(%s; waiting)\n", he.Msg)
@@ -80,7 +90,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return nil
 			}
 			continue
-		case errors.As(err, &he) && he.Status == http.StatusNotFound:
+		case errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign:
 			// A 404 of the log route is the job's only when the job is
 			// gone; otherwise the server says why there is no log (no
 			// driver yet, no such --attempt).

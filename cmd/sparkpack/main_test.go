@@ -51,6 +51,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--database-url", "postgres://x", "--preempt-protect", "-1s"}, 1, "--preempt-protect"},
 		{[]string{"submit", "--executors", "0", "--app-resource", "x", "--main-class", "a.B", "--executor-cores", "1", "--executor-memory-mb", "1024"}, 1, "executors"},
 		{[]string{"version"}, 0, ""},
+		{[]string{"health", "--timeout", "0"}, 1, "--timeout 0s: want a positive duration"},
+		{[]string{"health", "--path", "readyz"}, 1, `--path "readyz": want a path`},
+		{[]string{"health", "--path", "http://elsewhere/"}, 1, "want a path on the local sparkpack"},
 		{[]string{"kill"}, 2, "give at least one job id"},
 		{[]string{"kill", "--server", "http://127.0.0.1:1", "-"}, 1, `"-" is not a job`},
 	}
@@ -96,7 +99,7 @@ func TestServeAndSubmit(t *testing.T) {
 	}
 	// --follow with a timeout: the job waits (no framework yet), so it times out, naming the state.
 	code, _, errOut = runCmd(t, "submit", "--server", "http://"+addr, "--app-resource", "local:///a.jar", "--main-class", "a.B",
-		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "50ms", "--timeout", "300ms")
+		"--executors", "1", "--executor-cores", "1", "--executor-memory-mb", "1024", "--follow", "--poll", "100ms", "--timeout", "300ms")
 	if code != 1 || !strings.Contains(errOut, "SUBMITTED") {
 		t.Fatalf("follow: %d %q", code, errOut)
 	}

@@ -48,6 +48,24 @@ func registerOutput(fs *flag.FlagSet, what string) *outputFormat {
 	return &o
 }
 
+// outputGiven reports whether -o or --output was given on the command line
+// (after fs.Parse).
+func outputGiven(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "o" || f.Name == "output" })
+	return given
+}
+
+// otherFormat refuses an output flag (--json, --csv) given with an -o that
+// asks for something else: one of them would be ignored. same is the -o
+// value the flag agrees with ("" for none).
+func otherFormat(fs *flag.FlagSet, flagName string, set bool, out, same outputFormat) error {
+	if !set || !outputGiven(fs) || out == same {
+		return nil
+	}
+	return fmt.Errorf("--%s and -o %s ask for two outputs: give one of them", flagName, out)
+}
+
 // writeStructured writes v as indented JSON or as YAML. YAML is made from
 // the JSON form, so that both use the API's field names.
 func writeStructured(w io.Writer, format outputFormat, v any) error {

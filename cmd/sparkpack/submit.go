@@ -96,8 +96,16 @@ var fieldFlags = map[string]string{
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return submitOrPlan(ctx, "submit", args, stdout, stderr)
+}
+
+// submitOrPlan is `sparkpack submit` (name "submit") and `sparkpack plan`
+// (name "plan": submit --dry-run, without the flags that follow a
+// submitted job).
+func submitOrPlan(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
 	c := submitConfig{conf: kvFlag{}, env: kvFlag{}, labels: kvFlag{}}
-	fs := newFlagSet("submit", stderr)
+	plan := name == "plan"
+	fs := newFlagSet(name, stderr)
 	c.clientFlags.register(fs)
 	req := "(required unless -f gives it) "
 	fs.StringVar(&c.file, "f", "", "job JSON file ('-' for standard input); the flags below override its fields")
@@ -124,22 +132,37 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&c.notBefore, "not-before", "", "earliest start: an RFC 3339 time or a duration from now such as 2h; the job runs inside\n[not-before, deadline] when that is cheapest")
 	fs.Float64Var(&c.duration, "estimated-duration", 0, "estimated run time in seconds")
 	fs.IntVar(&c.retries, "retries", -1, "how often a failed driver is launched again (0-10; default 0, or the -f file's)")
-	fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
-	fs.DurationVar(&c.poll, "poll", time.Second, "with --follow: how often to ask")
-	fs.DurationVar(&c.timeout, "timeout", 0, "with --follow: give up after this long (0: never)")
-	dryRun := fs.Bool("dry-run", false, "submit nothing: say where the job would go now, what it would add to the bill, and when it would start and end (the same as sparkpack plan)")
-	out := registerOutput(fs, "with --dry-run: json or yaml print the server's answer")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sparkpack submit [flags]   (prints the job id; the state goes to standard error)")
-		fmt.Fprintln(fs.Output(), "  e.g. sparkpack submit --app-resource local:///opt/spark/examples/jars/spark-examples.jar \\")
-		fmt.Fprintln(fs.Output(), "         --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --follow")
-		fs.PrintDefaults()
+	dryRun := &plan
+	var out *outputFormat
+	if plan {
+		out = registerOutput(fs, "json or yaml print the server's answer; a plan has no id for name")
+		fs.Usage = func() {
+			fmt.Fprintln(fs.Output(), "Usage: sparkpack plan [flags]   (where the job would go now, what it would add to the bill, when it would start and end; submits nothing)")
+			fmt.Fprintln(fs.Output(), "  e.g. sparkpack plan --app-resource local:///opt/spark/examples/jars/spark-examples.jar \\")
+			fmt.Fprintln(fs.Output(), "         --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --deadline 30m")
+			fs.PrintDefaults()
+		}
+	} else {
+		fs.BoolVar(&c.follow, "follow", false, "follow the job until it ends, printing its state; exit 0 only when it FINISHED")
+		fs.DurationVar(&c.poll, "poll", time.Second, "with --follow: how often to ask (at least 100ms)")
+		fs.DurationVar(&c.timeout, "timeout", 0, "with --follow: give up after this long (0: never)")
+		dryRun = fs.Bool("dry-run", false, "submit nothing: say where the job would go now, what it would add to the bill, and when it would start and end (the same as sparkpack plan)")
+		out = registerOutput(fs, "a submission prints the job's id: table or name; with --dry-run, table, wide, or json or yaml for the server's answer")
+		fs.Usage = func() {
+			fmt.Fprintln(fs.Output(), "Usage: sparkpack submit [flags]   (prints the job id; the state goes to standard error)")
+			fmt.Fprintln(fs.Output(), "  e.g. sparkpack submit --app-resource local:///opt/spark/examples/jars/spark-examples.jar \\")
+			fmt.Fprintln(fs.Output(), "         --main-class org.apache.spark.examples.SparkPi --executors 2 --executor-cores 1 --executor-memory 1g --follow")
+			fs.PrintDefaults()
+		}
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	c.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if err := c.checkModeFlags(*dryRun, *out); err != nil {
+		return err
+	}
 	body, err := c.jobBody()
 	if err != nil {
 		return err
@@ -462,7 +485,36 @@ func followJob(ctx context.Context, cl *apiClient, poll, timeout time.Duration, 
 
 // runPlan is `sparkpack plan`: submit --dry-run.
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSubmit(ctx, append([]string{"--dry-run"}, args...), stdout, stderr)
+	return submitOrPlan(ctx, "plan", args, stdout, stderr)
+}
+
+// checkModeFlags refuses the flags that would do nothing in this mode,
+// rather than ignore them: --follow, --poll and --timeout follow a
+// submitted job (a plan submits none); -o json, yaml or wide shows a plan
+// (a submission prints the job's id), and a plan has no id for -o name.
+// --poll must also be long enough not to flood the server.
+func (c *submitConfig) checkModeFlags(dryRun bool, out outputFormat) error {
+	if dryRun {
+		for _, f := range []string{"follow", "poll", "timeout"} {
+			if c.set[f] {
+				return fmt.Errorf("--%s follows a submitted job, and --dry-run submits nothing: drop --%s, or drop --dry-run to submit the job", f, f)
+			}
+		}
+		if out == outName {
+			return fmt.Errorf("-o name prints a job's id, and a plan has none: use -o table, wide, json or yaml")
+		}
+		return nil
+	}
+	if out != outTable && out != outName {
+		return fmt.Errorf("-o %s shows a plan (--dry-run or sparkpack plan); submit prints the job's id: see the job as %s with sparkpack job ID -o %s", out, out, out)
+	}
+	if c.poll < 100*time.Millisecond {
+		return fmt.Errorf("--poll %s: want at least 100ms", c.poll)
+	}
+	if c.timeout < 0 {
+		return fmt.Errorf("--timeout %s: want a duration >= 0 (0: follow as long as it takes)", c.timeout)
+	}
+	return nil
 }
 
 // planRejected is the error of a plan the server would reject, nil for
@@ -481,7 +533,7 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 	var p scheduler.Preview
 	if _, err := cl.do(ctx, http.MethodPost, "/api/v1/plan", body, &p); err != nil {
 		var he *httpError
-		if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Field == "" {
+		if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign && he.Field == "" {
 			return fmt.Errorf("this sparkpack cannot plan jobs: plans are made by serve with --mesos-master (as in the demo)")
 		}
 		return explain(err, "plan")

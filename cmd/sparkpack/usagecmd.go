@@ -35,6 +35,9 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := otherFormat(fs, "csv", *asCSV, *v.out, ""); err != nil {
+		return err
+	}
 	q := url.Values{}
 	q.Set("by", *by)
 	if *to != "" {

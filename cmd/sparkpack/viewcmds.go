@@ -55,7 +55,7 @@ func (v *viewFlags) run(ctx context.Context, stderr io.Writer, path, what string
 		x := fresh()
 		if _, err := cl.do(ctx, http.MethodGet, path, nil, x); err != nil {
 			var he *httpError
-			if errors.As(err, &he) && he.Status == http.StatusNotFound {
+			if errors.As(err, &he) && he.Status == http.StatusNotFound && !he.foreign {
 				return fmt.Errorf("this sparkpack has no %s view: it is served when serve runs with --mesos-master (as in the demo)", what)
 			}
 			return explain(err, what)
@@ -78,6 +78,9 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit %d: want at least 1 (or leave it out for the server's page)", *limit)
 	}
 	q := url.Values{}
 	if *state != "" {
@@ -179,6 +182,9 @@ func runQueue(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit %d: want at least 1 (or leave it out for the server's page)", *limit)
 	}
 	path := "/api/v1/queues"
 	if *limit > 0 {
