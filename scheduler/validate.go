@@ -329,7 +329,7 @@ func ValidLabelKey(k string) bool { return labelKeyRE.MatchString(k) }
 
 func (a *App) validate() error {
 	if a.AppResource == "" {
-		return fieldErr("app.appResource", "is required: the jar or Python file to run, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
+		return fieldErr("app.appResource", "is required: the application jar to run, e.g. local:///opt/spark/examples/jars/spark-examples.jar")
 	}
 	if len(a.AppResource) > 4096 || strings.IndexFunc(a.AppResource, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsGraphic(r) }) >= 0 || !utf8.ValidString(a.AppResource) {
 		return fieldErr("app.appResource", "must be a URI of at most 4096 characters without spaces, control or invisible characters")

@@ -88,7 +88,7 @@ func demoFlags(stderr io.Writer, c *demoConfig) *flag.FlagSet {
 	fs.StringVar(&c.perfTruth, "perf-truth", "derived", "how the emulator times a Spark application: derived (its performance truth from the placement it got and its signature's hidden parameters, docs/simulation.md), a truth JSON file, or off (the job's estimate, as before)")
 	fs.StringVar(&c.teams, "teams", demoTeamsSample, "teams: sample (analytics, etl and reporting, as examples/demo-teams.txt; the sample jobs carry them), off, or a teams FILE as serve --teams takes (docs/teams.md)")
 	fs.StringVar(&c.serve.logLevel, "log-level", "warn", "log level of sparkpack and the emulator: debug, info, warn or error (the demo prints its own summary lines)")
-	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&c.serve.logFormat, "log-format", "text", "text, json or auto (JSON unless stderr is a terminal)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sparkpack demo [flags]   (from make: make demo ARGS=\"--listen 127.0.0.1:8090 --sim-speed 4\")")
 		fs.PrintDefaults()

@@ -124,6 +124,10 @@ func resolveIDs(ctx context.Context, cl *apiClient, args []string) ([]string, er
 					list = append(list, fmt.Sprintf("and %d more", len(matches)-5))
 					break
 				}
+				if j.Name == "" {
+					list = append(list, fmt.Sprintf("%s (%s)", j.ID, j.State))
+					continue
+				}
 				list = append(list, fmt.Sprintf("%s (%s, %s)", j.ID, j.Name, j.State))
 			}
 			return nil, fmt.Errorf("%q fits %d jobs: %s; give more of the id", a, len(matches), strings.Join(list, "; "))

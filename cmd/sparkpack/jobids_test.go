@@ -36,11 +36,14 @@ func TestJobPrefixSeesEveryMatch(t *testing.T) {
 	for i := range 60 {
 		post(fmt.Sprintf("aa000000-0000-4000-8000-%012d", i), fmt.Sprintf("nightly-43-%d", i))
 	}
-	post(newer, "report")
+	post(newer, "") // unnamed: listed as "ID (STATE)", not "ID (, STATE)"
 
 	code, out, errOut := runCmd(t, "job", "--server", server, "-o", "name", "43")
 	if code != 1 || !strings.Contains(errOut, `"43" fits 2 jobs`) || !strings.Contains(errOut, older) || !strings.Contains(errOut, newer) {
 		t.Errorf("job 43: exit %d %q %q; want both jobs whose ids start with 43", code, out, errOut)
+	}
+	if strings.Contains(errOut, "(, ") {
+		t.Errorf("job 43: %q lists the unnamed job with an empty name", errOut)
 	}
 	code, out, errOut = runCmd(t, "job", "--server", server, "-o", "name", "nightly")
 	if code != 0 || strings.TrimSpace(out) != older {
