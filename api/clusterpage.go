@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 )
 
@@ -64,7 +65,7 @@ func parseClusterQuery(q url.Values) (ClusterQuery, string, error) {
 	return o, "", nil
 }
 
-// errBadClusterCursor: the cursor names no agent of the (filtered) list.
+// errBadClusterCursor: the cursor names no agent of the list.
 var errBadClusterCursor = fmt.Errorf("unknown cursor; use the 'next' value of a previous page")
 
 // clusterPage summarises the whole view and cuts out the page q asks for.
@@ -114,6 +115,17 @@ func clusterPage(v ClusterView, q ClusterQuery) (ClusterView, error) {
 			if at(k).ID == q.Cursor {
 				start = k + 1
 				break
+			}
+		}
+		if start < 0 && q.State != "" {
+			// The cursor's agent changed state since the page before (a
+			// power-off between two pages): the page goes on after its
+			// place in the whole list.
+			for i := range v.Agents {
+				if v.Agents[i].ID == q.Cursor {
+					start, _ = slices.BinarySearch(sel, int32(i+1))
+					break
+				}
 			}
 		}
 		if start < 0 {

@@ -110,9 +110,32 @@ func TestClusterSummaryAndBadCursor(t *testing.T) {
 	if _, err := clusterPage(all, ClusterQuery{Cursor: "S99"}); err != errBadClusterCursor {
 		t.Fatalf("unknown cursor: %v", err)
 	}
-	// A cursor of an agent filtered out by state is unknown too.
-	if _, err := clusterPage(all, ClusterQuery{Cursor: "S0", State: "off"}); err != errBadClusterCursor {
-		t.Fatalf("cursor outside the selection: %v", err)
+	// The cursor's agent changed state between two pages (filtered out
+	// by state now): the next page goes on after its place in the list.
+	off := []string{}
+	for _, a := range all.Agents {
+		if a.State == "off" {
+			off = append(off, a.ID)
+		}
+	}
+	for i, a := range all.Agents {
+		if a.State == "off" {
+			continue
+		}
+		var want []string
+		for _, b := range all.Agents[i+1:] {
+			if b.State == "off" {
+				want = append(want, b.ID)
+			}
+		}
+		p, err := clusterPage(all, ClusterQuery{Cursor: a.ID, State: "off"})
+		var got []string
+		for _, b := range p.Agents {
+			got = append(got, b.ID)
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("state=off after %s (now %s; off agents %v): %v, %v; want %v", a.ID, a.State, off, got, err, want)
+		}
 	}
 }
 
