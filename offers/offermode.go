@@ -59,7 +59,8 @@ type OfferReserver struct {
 	Journal   Journal
 	Principal string
 	Log       logrus.FieldLogger
-	// Timeout bounds one Reserve or Release (default 30 s): an agent whose
+	// Timeout bounds one Reserve or Release (default
+	// DefaultReserveTimeout; serve's --reserve-timeout): an agent whose
 	// offers never hold the planned amount is a conflict.
 	Timeout time.Duration
 	// reads reuse the operator-mode helpers
@@ -118,7 +119,7 @@ func (r *OfferReserver) FromOffers() bool { return true }
 
 func (r *OfferReserver) timeout() time.Duration {
 	if r.Timeout <= 0 {
-		return 30 * time.Second
+		return DefaultReserveTimeout
 	}
 	return r.Timeout
 }

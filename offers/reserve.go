@@ -30,7 +30,8 @@ type Reserver struct {
 	Journal   Journal
 	Principal string
 	Log       logrus.FieldLogger
-	// ConfirmTimeout bounds the wait for GET_AGENTS to show a change (default 30 s).
+	// ConfirmTimeout bounds the wait for GET_AGENTS to show a change
+	// (default DefaultReserveTimeout; serve's --reserve-timeout).
 	ConfirmTimeout time.Duration
 	// Poll is the GET_AGENTS polling interval while confirming (default 200 ms).
 	Poll time.Duration
@@ -45,6 +46,10 @@ type Reserver struct {
 	// on agents that are offered (unreservable).
 	fromOffers bool
 }
+
+// DefaultReserveTimeout bounds one reservation or release, in either mode,
+// unless set (Reserver.ConfirmTimeout, OfferReserver.Timeout).
+const DefaultReserveTimeout = 30 * time.Second
 
 // ErrReserveConflict means an agent no longer had the free resources the
 // plan counted on (Mesos answered 409): the caller re-plans.
@@ -70,7 +75,7 @@ func (r *Reserver) teardownGrace() time.Duration {
 func (r *Reserver) timeouts() (time.Duration, time.Duration) {
 	c, p := r.ConfirmTimeout, r.Poll
 	if c <= 0 {
-		c = 30 * time.Second
+		c = DefaultReserveTimeout
 	}
 	if p <= 0 {
 		p = 200 * time.Millisecond
