@@ -2,6 +2,7 @@ package offers
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/sparkpack/sparkpack/mesossim"
 )
 
 // noRoleOffers is a RoleHandler that takes no offer.
@@ -69,6 +72,23 @@ func (h *heldUpdates) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(w, r)
 }
 
+// frameworkBehind subscribes a framework in role "sparkpack" to an
+// emulated master reached through the handler front makes of it (a proxy
+// that holds or refuses calls), and returns the master, the framework and
+// the framework's context.
+func frameworkBehind(t *testing.T, front func(master http.Handler) http.Handler) (*mesossim.Master, *Framework, context.Context) {
+	t.Helper()
+	m, quiet := emulator(t)
+	_, addr := listenOn(t, front(m.Handler()), "127.0.0.1:0")
+	ep, err := NewEndpoint(addr, "", "", WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, _, obs, ctx := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
+	waitUp(t, obs.ups, "http://"+addr)
+	return m, fw, ctx
+}
+
 // TestRoleUpdatesLeaveTheLastRoleSet: two job roles dropped at once (two
 // jobs ending together in offer mode) each send UPDATE_FRAMEWORK; the
 // first is held on its way to the master while the second is made. The
@@ -77,15 +97,11 @@ func (h *heldUpdates) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestE2EOfferModeReservations found an ended job's role left on the
 // framework).
 func TestRoleUpdatesLeaveTheLastRoleSet(t *testing.T) {
-	m, quiet := emulator(t)
-	h := &heldUpdates{next: m.Handler(), held: make(chan struct{}), more: make(chan struct{})}
-	_, addr := listenOn(t, h, "127.0.0.1:0")
-	ep, err := NewEndpoint(addr, "", "", WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, _, obs, ctx := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
-	waitUp(t, obs.ups, "http://"+addr)
+	var h *heldUpdates
+	m, fw, ctx := frameworkBehind(t, func(master http.Handler) http.Handler {
+		h = &heldUpdates{next: master, held: make(chan struct{}), more: make(chan struct{})}
+		return h
+	})
 
 	for _, r := range []string{"sparkpack-job-a", "sparkpack-job-b"} {
 		if err := fw.AddRole(ctx, r, noRoleOffers{}); err != nil {
@@ -174,15 +190,8 @@ func TestAFailedAddRoleDoesNotRideAlong(t *testing.T) {
 		{"update taken, answer lost", scheduler.Call_UPDATE_FRAMEWORK, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, quiet := emulator(t)
-			h := &refusedOnce{next: m.Handler()}
-			_, addr := listenOn(t, h, "127.0.0.1:0")
-			ep, err := NewEndpoint(addr, "", "", WithLogger(quiet))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fw, _, obs, ctx := runFramework(t, ep, FrameworkConfig{Role: "sparkpack"}, quiet)
-			waitUp(t, obs.ups, "http://"+addr)
+			var h *refusedOnce
+			m, fw, ctx := frameworkBehind(t, func(master http.Handler) http.Handler { h = &refusedOnce{next: master}; return h })
 			onMaster := func() []string {
 				for _, f := range m.Frameworks() {
 					if f.Name == fw.cfg.Name {

@@ -37,11 +37,12 @@ func reserveDoesNotWaitForAStrayInUse(t *testing.T, mode string) {
 	s, fwID := standInDriver(t, ctx, op.ep.Base(), quiet, scheduler.Role(j.ID), j.ID, 3600)
 	s.Close()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if f := frameworkOf(m, fwID); !f.Connected && f.Tasks == 1 {
+		f, _ := frameworkOf(m, fwID)
+		if !f.Connected && f.Tasks == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the stand-in driver's framework %+v: want it disconnected with its executor", frameworkOf(m, fwID))
+			t.Fatalf("the stand-in driver's framework %+v: want it disconnected with its executor", f)
 		}
 	}
 
@@ -102,12 +103,13 @@ func reserveDoesNotWaitForAStrayInUse(t *testing.T, mode string) {
 	}
 }
 
-// frameworkOf is what the emulator shows of framework id (zero if none).
-func frameworkOf(m *mesossim.Master, id string) mesossim.FrameworkInfo {
+// frameworkOf is what the emulator shows of framework id, and whether it
+// lists it.
+func frameworkOf(m *mesossim.Master, id string) (mesossim.FrameworkInfo, bool) {
 	for _, f := range m.Frameworks() {
 		if f.ID == id {
-			return f
+			return f, true
 		}
 	}
-	return mesossim.FrameworkInfo{}
+	return mesossim.FrameworkInfo{}, false
 }
