@@ -333,7 +333,9 @@ func planAgents(p placement.Plan) map[string][2]float64 {
 // and that their plan does not name, by job then agent. One that tasks
 // use (the agent's allocated resources carry its label: executors of an
 // earlier run) is marked InUse: it cannot be unreserved until they end,
-// and DropStrays leaves it to a later sweep.
+// and DropStrays leaves it to a later sweep. (A real 1.12 master lists an
+// agent back with a task on a labelled reservation so:
+// mesossim/testdata/real/probe.json, "agent back".)
 func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64, fromOffers bool) []Reserved {
 	var out []Reserved
 	for _, a := range view {
