@@ -330,18 +330,29 @@ func planAgents(p placement.Plan) map[string][2]float64 {
 // offPlanStrays decides, from a GET_AGENTS view, the labelled reservations
 // of the given jobs (their plans by agent id) on agents that can be
 // unreserved now (from offers, or with the operator API: unreservable)
-// and that their plan does not name, by job then agent.
+// and that their plan does not name, by job then agent. One that tasks
+// use (the agent's allocated resources carry its label: executors of an
+// earlier run) is marked InUse: it cannot be unreserved until they end,
+// and DropStrays leaves it to a later sweep. (A real 1.12 master lists an
+// agent back with a task on a labelled reservation so:
+// mesossim/testdata/real/probe.json, "agent back".)
 func offPlanStrays(view []master.Response_GetAgents_Agent, plans map[string]map[string][2]float64, fromOffers bool) []Reserved {
 	var out []Reserved
 	for _, a := range view {
 		if a.AgentInfo.ID == nil || !unreservable(a, fromOffers) {
 			continue // looked at again once it is back
 		}
+		var used []Reserved // computed for the agents that hold strays only
 		for _, res := range LabelledReservations(a.AgentInfo.ID.Value, a.TotalResources) {
 			plan, followed := plans[res.JobID]
-			if _, named := plan[res.AgentID]; followed && !named {
-				out = append(out, res)
+			if _, named := plan[res.AgentID]; !followed || named {
+				continue
 			}
+			if used == nil {
+				used = LabelledReservations(a.AgentInfo.ID.Value, a.AllocatedResources)
+			}
+			res.InUse = slices.ContainsFunc(used, func(u Reserved) bool { return u.JobID == res.JobID && u.Role == res.Role })
+			out = append(out, res)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

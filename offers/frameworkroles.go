@@ -34,6 +34,11 @@ func (f *Framework) roles() []string {
 
 // AddRole subscribes the framework to a job role too (UPDATE_FRAMEWORK),
 // sending that role's offers and operation updates to h, and revives it.
+// If either call fails the role is not taken on: it is dropped again
+// (RemoveRole), so that it does not ride along in later updates or a
+// later subscription, nor its handler take offers; the update may have
+// reached the master (its REVIVE refused, its answer lost), so the master
+// is told too.
 func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) error {
 	f.mu.Lock()
 	if f.extraRoles == nil {
@@ -41,10 +46,17 @@ func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) err
 	}
 	f.extraRoles[role] = h
 	f.mu.Unlock()
-	if err := f.updateFramework(ctx); err != nil {
+	err := f.updateFramework(ctx)
+	if err == nil {
+		err = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
+	}
+	if err != nil {
+		if rerr := f.RemoveRole(context.WithoutCancel(ctx), role); rerr != nil {
+			f.log.WithError(rerr).WithField("role", role).Warn("taking on a job role failed and the master could not be told to drop it; the next framework update or subscription leaves it out")
+		}
 		return err
 	}
-	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
+	return nil
 }
 
 // Yield makes sparkpack's role give back, and not hold, offers on agents

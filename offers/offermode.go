@@ -59,7 +59,8 @@ type OfferReserver struct {
 	Journal   Journal
 	Principal string
 	Log       logrus.FieldLogger
-	// Timeout bounds one Reserve or Release (default 30 s): an agent whose
+	// Timeout bounds one Reserve or Release (default
+	// DefaultReserveTimeout; serve's --reserve-timeout): an agent whose
 	// offers never hold the planned amount is a conflict.
 	Timeout time.Duration
 	// reads reuse the operator-mode helpers
@@ -118,7 +119,7 @@ func (r *OfferReserver) FromOffers() bool { return true }
 
 func (r *OfferReserver) timeout() time.Duration {
 	if r.Timeout <= 0 {
-		return 30 * time.Second
+		return DefaultReserveTimeout
 	}
 	return r.Timeout
 }
@@ -348,19 +349,27 @@ func (r *OfferReserver) Release(ctx context.Context, jobID string) error {
 }
 
 // DropStrays implements Pinner from offers: Release's unreserving, on the
-// strays' agents only.
+// strays' agents only. One in use is not tried: it is never offered, and
+// waiting for it would hold the caller (a job's Reserve, the sweep) for
+// the whole timeout.
 func (r *OfferReserver) DropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
-	if len(strays) == 0 {
-		return nil
-	}
 	only := map[string]bool{}
+	var tried []Reserved
 	for _, res := range strays {
+		if res.InUse {
+			strayGone(ctx, r.Journal, r.Log, res, errStrayInUse)
+			continue
+		}
 		only[res.AgentID] = true
+		tried = append(tried, res)
 		journalStray(ctx, r.Journal, res, scheduler.ResUnreserving)
+	}
+	if len(tried) == 0 {
+		return nil
 	}
 	left, held, err := r.unreserve(ctx, jobID, only)
 	var done []string
-	for _, res := range strays {
+	for _, res := range tried {
 		_, offered := left[res.AgentID]
 		_, kept := held[res.AgentID]
 		e := err

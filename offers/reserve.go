@@ -30,7 +30,8 @@ type Reserver struct {
 	Journal   Journal
 	Principal string
 	Log       logrus.FieldLogger
-	// ConfirmTimeout bounds the wait for GET_AGENTS to show a change (default 30 s).
+	// ConfirmTimeout bounds the wait for GET_AGENTS to show a change
+	// (default DefaultReserveTimeout; serve's --reserve-timeout).
 	ConfirmTimeout time.Duration
 	// Poll is the GET_AGENTS polling interval while confirming (default 200 ms).
 	Poll time.Duration
@@ -45,6 +46,10 @@ type Reserver struct {
 	// on agents that are offered (unreservable).
 	fromOffers bool
 }
+
+// DefaultReserveTimeout bounds one reservation or release, in either mode,
+// unless set (Reserver.ConfirmTimeout, OfferReserver.Timeout).
+const DefaultReserveTimeout = 30 * time.Second
 
 // ErrReserveConflict means an agent no longer had the free resources the
 // plan counted on (Mesos answered 409): the caller re-plans.
@@ -70,7 +75,7 @@ func (r *Reserver) teardownGrace() time.Duration {
 func (r *Reserver) timeouts() (time.Duration, time.Duration) {
 	c, p := r.ConfirmTimeout, r.Poll
 	if c <= 0 {
-		c = 30 * time.Second
+		c = DefaultReserveTimeout
 	}
 	if p <= 0 {
 		p = 200 * time.Millisecond
@@ -166,10 +171,15 @@ func (r *Reserver) Reserve(ctx context.Context, j scheduler.Job, plan placement.
 
 // DropStrays implements Pinner with the operator API: it unreserves
 // each stray reservation of the job and returns the agents where Mesos
-// took the unreserve (202, or the agent is no longer registered).
+// took the unreserve (202, or the agent is no longer registered). One in
+// use is not tried (Mesos refuses it).
 func (r *Reserver) DropStrays(ctx context.Context, jobID string, strays []Reserved) []string {
 	var done []string
 	for _, res := range strays {
+		if res.InUse {
+			strayGone(ctx, r.Journal, r.Log, res, errStrayInUse)
+			continue
+		}
 		journalStray(ctx, r.Journal, res, scheduler.ResUnreserving)
 		err := r.Op.Unreserve(ctx, res.AgentID, forUnreserve(res.Resources))
 		if IsAgentUnknown(err) {
@@ -187,6 +197,11 @@ func journalStray(ctx context.Context, j Journal, res Reserved, st scheduler.Res
 	_ = j.PutReservation(ctx, scheduler.Reservation{JobID: res.JobID, AgentID: res.AgentID, Role: res.Role, CPUs: res.CPUs, MemMB: res.MemMB, State: st})
 }
 
+// errStrayInUse: a stray reservation that tasks use (Reserved.InUse) is
+// not tried; Mesos would refuse it (409), and from offers it is never
+// offered, so the drop would wait out its whole timeout.
+var errStrayInUse = errors.New("tasks use it")
+
 // strayGone logs the outcome err of unreserving a stray reservation of a
 // job (DropStrays, in either mode) and journals it released when it is
 // gone (err nil). A failure is only logged: the plan does not need those
@@ -195,7 +210,7 @@ func journalStray(ctx context.Context, j Journal, res Reserved, st scheduler.Res
 func strayGone(ctx context.Context, j Journal, log logrus.FieldLogger, res Reserved, err error) bool {
 	l := log.WithFields(logrus.Fields{"job": res.JobID, "agent": res.AgentID, "cpus": res.CPUs, "mem_mb": res.MemMB})
 	switch {
-	case IsConflict(err):
+	case IsConflict(err) || errors.Is(err, errStrayInUse):
 		// Tasks of an earlier run still use it (executors that survived
 		// with their agent).
 		l.Info("a reservation of an earlier plan of the job is still used by tasks; the next leak sweep tries again")

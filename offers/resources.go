@@ -50,6 +50,9 @@ type Reserved struct {
 	// Resources are the reserved resources exactly as Mesos reports them,
 	// ready to be passed back to UNRESERVE.
 	Resources []mesos.Resource
+	// InUse: tasks use some of it (offPlanStrays sets it from the agent's
+	// allocated resources), so it cannot be unreserved until they end.
+	InUse bool
 }
 
 // jobLabel returns the sparkpack-job label of the resource's innermost

@@ -100,14 +100,7 @@ func TestReleaseTearsDownTheFrameworkOfAGoneDriver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	framework := func(id string) (mesossim.FrameworkInfo, bool) {
-		for _, f := range m.Frameworks() {
-			if f.ID == id {
-				return f, true
-			}
-		}
-		return mesossim.FrameworkInfo{}, false
-	}
+	framework := func(id string) (mesossim.FrameworkInfo, bool) { return frameworkOf(m, id) }
 	held := func(jobID string) map[string][2]float64 { t.Helper(); return heldFor(t, ctx, op, jobID) }
 
 	j1, j2 := job("11111111-1111-1111-1111-111111111111"), job("22222222-2222-2222-2222-222222222222")

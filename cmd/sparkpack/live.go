@@ -54,11 +54,20 @@ type mesosConfig struct {
 	launchTimeout   time.Duration
 	// durationScale turns job estimates into wall time (1/--sim-speed in the demo).
 	durationScale float64
-	confirm       time.Duration
+	confirm       time.Duration // --reserve-timeout
 	power         powerConfig
 	preempt       preemptConfig
 	// budgets, if set, holds the teams over their budget (chargeback).
 	budgets scheduler.BudgetHolds
+}
+
+// newPinner is the reserver --reserve-mode names, bounded by
+// --reserve-timeout.
+func newPinner(mc mesosConfig, fw *offers.Framework, op *offers.Operator, j offers.Journal, log logrus.FieldLogger) offers.Pinner {
+	if mc.reserveMode == "offers" {
+		return &offers.OfferReserver{Framework: fw, Op: op, Journal: j, Principal: mc.principal, Log: log, Timeout: mc.confirm}
+	}
+	return &offers.Reserver{Op: op, Journal: j, Principal: mc.principal, Log: log, ConfirmTimeout: mc.confirm}
 }
 
 // live is the running scheduler: the core, the Mesos framework and the
@@ -161,12 +170,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	flog := log.WithField("component", "framework")
 	sink := &lateSink{}
 	fw := offers.NewFramework(offers.FrameworkConfig{Role: mc.role, Principal: mc.principal, OfferHold: mc.offerHold, Observer: m}, offers.NewSchedClient(ep, flog), st, sink, flog)
-	var pinner offers.Pinner = &offers.Reserver{Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), ConfirmTimeout: mc.confirm}
+	pinner := countingPinner{Pinner: newPinner(mc, fw, op, st, log.WithField("component", "reserver")), m: m}
 	if mc.reserveMode == "offers" {
-		pinner = &offers.OfferReserver{Framework: fw, Op: op, Journal: st, Principal: mc.principal, Log: log.WithField("component", "reserver"), Timeout: mc.confirm}
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
-	pinner = countingPinner{Pinner: pinner, m: m}
 	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard, l.powerChanged)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)

@@ -112,6 +112,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&c.mesos.refresh, "agents-refresh", envDuration("SPARKPACK_AGENTS_REFRESH", 2*time.Second), withEnv("how often GET_AGENTS is read", "SPARKPACK_AGENTS_REFRESH"))
 	fs.StringVar(&c.mesos.reserveMode, "reserve-mode", envDefault("SPARKPACK_RESERVE_MODE", "operator"), withEnv("how reservations are made: operator (operator API with a quota limit per job: executors stay inside the reservations) or offers (ACCEPT with RESERVE, for a principal without operator rights; no quota cap)", "SPARKPACK_RESERVE_MODE"))
 	fs.DurationVar(&c.mesos.launchTimeout, "launch-timeout", envDuration("SPARKPACK_LAUNCH_TIMEOUT", 2*time.Minute), withEnv("a driver that finds no offer with room this long is withdrawn and its job placed again", "SPARKPACK_LAUNCH_TIMEOUT"))
+	fs.DurationVar(&c.mesos.confirm, "reserve-timeout", envDuration("SPARKPACK_RESERVE_TIMEOUT", offers.DefaultReserveTimeout), withEnv("how long one reservation or release waits for Mesos (GET_AGENTS to show it; from offers, the offers and OPERATION_FINISHED) before it gives up: a reservation is rolled back and the job placed again, a release is tried again by the leak sweep; raise it for a slow master (0: the default)", "SPARKPACK_RESERVE_TIMEOUT"))
 	fs.DurationVar(&c.mesos.offerHold, "offer-hold", envDuration("SPARKPACK_OFFER_HOLD", 5*time.Second), withEnv("longest time an unused offer is held before it is declined", "SPARKPACK_OFFER_HOLD"))
 	fs.DurationVar(&c.mesos.sweep, "leak-sweep", envDuration("SPARKPACK_LEAK_SWEEP", 30*time.Second), withEnv("how often reservations labelled for jobs that are over, or that no plan of the job holds (left by a crash or an agent that came back), are looked for and released", "SPARKPACK_LEAK_SWEEP"))
 	fs.StringVar(&c.policy, "policy", envDefault("SPARKPACK_POLICY", scheduler.DefaultPolicy), withEnv("placement policy: dap (deadline-aware packing, the default), bfd, ilp, exact, spread, consolidate, firstfit, morpheus or gio", "SPARKPACK_POLICY"))
@@ -193,6 +194,9 @@ func (c *serveConfig) validate() error {
 	}
 	if c.mesos.reserveMode != "operator" && c.mesos.reserveMode != "offers" {
 		return fmt.Errorf("--reserve-mode %q: use operator or offers", c.mesos.reserveMode)
+	}
+	if c.mesos.confirm < 0 {
+		return fmt.Errorf("--reserve-timeout %s: want a positive duration, e.g. 30s or 2m (0: the default, %s)", c.mesos.confirm, offers.DefaultReserveTimeout)
 	}
 	if _, err := offers.ParsePriceTable(c.mesos.prices); err != nil {
 		return fmt.Errorf("--prices: %w", err)
