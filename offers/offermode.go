@@ -246,14 +246,18 @@ func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) 
 		case <-tick.C:
 		}
 	}
-	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
-		return fmt.Errorf("take on role %s: %w", w.role, err)
-	}
+	// Given up however AddRole ends: one that fails has still registered
+	// w for the role (and, when its REVIVE failed, taken the role on at
+	// the master); left so, w would act on the role's offers after run
+	// returned, and every later subscription would take the role on.
 	defer func() {
 		if err := r.Framework.RemoveRole(context.WithoutCancel(ctx), w.role); err != nil {
 			r.Log.WithError(err).WithField("role", w.role).Warn("could not give up the job role; the next subscription will")
 		}
 	}()
+	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
+		return fmt.Errorf("take on role %s: %w", w.role, err)
+	}
 	for {
 		w.mu.Lock()
 		failed := w.failed

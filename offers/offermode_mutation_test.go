@@ -459,6 +459,41 @@ func TestOfferReserverOneRunPerRole(t *testing.T) {
 	}
 }
 
+// TestOfferReserverRoleGivenUpWhenTakingFails: a run whose taking on of
+// the job role fails (its REVIVE refused after the UPDATE_FRAMEWORK went
+// through) gives the role up: the framework keeps no handler for it (it
+// would reserve from the role's offers after Reserve had failed and rolled
+// back) and the master is told it no longer holds it. Before, the role
+// stayed taken until another run on it, and every resubscription took it
+// on again.
+func TestOfferReserverRoleGivenUpWhenTakingFails(t *testing.T) {
+	ctx := context.Background()
+	m := &failingMaster{}
+	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: time.Hour}
+	m.failing(mscheduler.Call_REVIVE, true)
+	err := r.run(ctx, newRoleWork(false, map[string][2]float64{"A": {1, 1024}}), func() bool { return false })
+	if err == nil || !strings.HasPrefix(err.Error(), "take on role ") {
+		t.Fatalf("run, REVIVE refused: %v; want \"take on role ...\"", err)
+	}
+	if got := fw.roles(); !slices.Equal(got, []string{"sparkpack"}) {
+		t.Errorf("framework roles after a failed taking on: %v; want [sparkpack]", got)
+	}
+	o, role := roleOffer("A", 4, 8192), "sparkpack-job-j"
+	o.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+	if ops := fw.roleOffers(ctx, []mesos.Offer{o}, time.Now()); len(ops) != 0 || len(m.of(mscheduler.Call_ACCEPT)) != 0 {
+		t.Errorf("an offer in the role after the run: %d own, %d ACCEPTs; want it declined", len(ops), len(m.of(mscheduler.Call_ACCEPT)))
+	}
+	updates := m.of(mscheduler.Call_UPDATE_FRAMEWORK)
+	if len(updates) != 2 || !slices.Equal(frameworkRoles(updates[1]), []string{"sparkpack"}) {
+		var got [][]string
+		for _, c := range updates {
+			got = append(got, frameworkRoles(c))
+		}
+		t.Fatalf("role updates %v; want taken, then given up", got)
+	}
+}
+
 // TestOfferReserverErrors: GET_AGENTS failing is Reserve's and Release's
 // error; a journal that cannot be written fails Reserve before any role is
 // taken on; a role that cannot be taken on fails Reserve, which rolls back
