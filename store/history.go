@@ -139,7 +139,7 @@ func (s *Store) RunTimesUnknown(ctx context.Context, ids []string) (map[string]b
 		return out, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM (SELECT DISTINCT ON (job_id) job_id, seconds FROM run_history
-		WHERE job_id::text = ANY($1) ORDER BY job_id, id DESC) last WHERE seconds IS NULL`, pq.Array(ids))
+		WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, id DESC) last WHERE seconds IS NULL`, pq.Array(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read whose run times are unknown: %w", err)
 	}
