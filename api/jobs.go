@@ -351,6 +351,17 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list placements", err)
 		return
 	}
+	var finished []string
+	for _, j := range jobs {
+		if j.State == scheduler.Finished {
+			finished = append(finished, j.ID)
+		}
+	}
+	unknown, err := s.cfg.Store.RunTimesUnknown(ctx, finished)
+	if err != nil {
+		writeStoreError(w, r, "list run times", err)
+		return
+	}
 	var costs map[string]float64
 	if s.cfg.JobCosts != nil {
 		costs = s.cfg.JobCosts(ctx, ids)
@@ -361,7 +372,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		if pl == nil {
 			pl = []store.PlacementRow{}
 		}
-		v := JobView{Job: j, Placement: pl}
+		v := JobView{Job: j, Placement: pl, RunTimeUnknown: unknown[j.ID]}
 		if usd, ok := costs[j.ID]; ok {
 			v.CostUSD = &usd
 		}

@@ -196,6 +196,17 @@ func TestJobViewShowsPredictedAndActual(t *testing.T) {
 	if _, ok := m["runTimeUnknown"]; ok {
 		t.Fatalf("a job seen running has runTimeUnknown: %v", m)
 	}
+	// The list (the dashboard's jobs table, which shows how long each job
+	// ran) says so too.
+	_, m = e.do(t, "GET", "/api/v1/jobs?state=FINISHED", "", "", nil)
+	listed := map[string]any{}
+	for _, x := range m["jobs"].([]any) {
+		v := x.(map[string]any)
+		listed[v["id"].(string)] = v["runTimeUnknown"]
+	}
+	if len(listed) != 2 || listed[unseen] != true || listed[id] != nil {
+		t.Fatalf("listed runTimeUnknown by job: %v; want true for %s only", listed, unseen)
+	}
 	resp, m = e.post(t, withField(withField(goodJob, "name", "other"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000001"))
 	if resp.StatusCode != 201 {
 		t.Fatalf("submit: %d %v", resp.StatusCode, m)

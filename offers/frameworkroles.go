@@ -32,6 +32,11 @@ func (f *Framework) roles() []string {
 	return out
 }
 
+// dropRoleTimeout bounds AddRole's giving up of a role it could not take
+// on (the default reservation timeout: the offer reserver's own give-up,
+// which follows, is bounded by the configured one).
+const dropRoleTimeout = 30 * time.Second
+
 // AddRole subscribes the framework to a job role too (UPDATE_FRAMEWORK),
 // sending that role's offers and operation updates to h, and revives it.
 // If either call fails the role is not taken on: it is dropped again
@@ -51,7 +56,11 @@ func (f *Framework) AddRole(ctx context.Context, role string, h RoleHandler) err
 		err = f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_REVIVE, Revive: &scheduler.Call_Revive{Roles: []string{role}}})
 	}
 	if err != nil {
-		if rerr := f.RemoveRole(context.WithoutCancel(ctx), role); rerr != nil {
+		// Bounded even when ctx has ended (a master that does not answer
+		// must not hold the caller for ever).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropRoleTimeout)
+		defer cancel()
+		if rerr := f.RemoveRole(rctx, role); rerr != nil {
 			f.log.WithError(rerr).WithField("role", role).Warn("taking on a job role failed and the master could not be told to drop it; the next framework update or subscription leaves it out")
 		}
 		return err

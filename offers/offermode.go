@@ -247,11 +247,23 @@ func (r *OfferReserver) run(ctx context.Context, w *roleWork, done func() bool) 
 		case <-tick.C:
 		}
 	}
-	if err := r.Framework.AddRole(ctx, w.role, w); err != nil {
+	actx, cancel := context.WithTimeout(ctx, r.timeout())
+	err = r.Framework.AddRole(actx, w.role, w)
+	cancel()
+	if err != nil {
 		return fmt.Errorf("take on role %s: %w", w.role, err)
 	}
+	// Given up when run returns (an AddRole that failed has given it up
+	// itself); left taken, w would act on the role's offers after run
+	// returned, and every later subscription would take the role on.
 	defer func() {
-		if err := r.Framework.RemoveRole(context.WithoutCancel(ctx), w.role); err != nil {
+		// Even when ctx has ended, but not for ever: the role's turn is
+		// given back only after this (a master that never answers held it,
+		// and every later Reserve or Release of the job waited out its
+		// timeout for it).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout())
+		defer cancel()
+		if err := r.Framework.RemoveRole(rctx, w.role); err != nil {
 			r.Log.WithError(err).WithField("role", w.role).Warn("could not give up the job role; the next subscription will")
 		}
 	}()

@@ -459,6 +459,101 @@ func TestOfferReserverOneRunPerRole(t *testing.T) {
 	}
 }
 
+// TestOfferReserverRoleGivenUpWhenTakingFails: a run whose taking on of
+// the job role fails (its REVIVE refused after the UPDATE_FRAMEWORK went
+// through) gives the role up: the framework keeps no handler for it (it
+// would reserve from the role's offers after Reserve had failed and rolled
+// back) and the master is told it no longer holds it. Before, the role
+// stayed taken until another run on it, and every resubscription took it
+// on again.
+func TestOfferReserverRoleGivenUpWhenTakingFails(t *testing.T) {
+	ctx := context.Background()
+	m := &failingMaster{}
+	fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+	r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: time.Hour}
+	m.failing(mscheduler.Call_REVIVE, true)
+	err := r.run(ctx, newRoleWork(false, map[string][2]float64{"A": {1, 1024}}), func() bool { return false })
+	if err == nil || !strings.HasPrefix(err.Error(), "take on role ") {
+		t.Fatalf("run, REVIVE refused: %v; want \"take on role ...\"", err)
+	}
+	if got := fw.roles(); !slices.Equal(got, []string{"sparkpack"}) {
+		t.Errorf("framework roles after a failed taking on: %v; want [sparkpack]", got)
+	}
+	o, role := roleOffer("A", 4, 8192), "sparkpack-job-j"
+	o.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+	if ops := fw.roleOffers(ctx, []mesos.Offer{o}, time.Now()); len(ops) != 0 || len(m.of(mscheduler.Call_ACCEPT)) != 0 {
+		t.Errorf("an offer in the role after the run: %d own, %d ACCEPTs; want it declined", len(ops), len(m.of(mscheduler.Call_ACCEPT)))
+	}
+	updates := m.of(mscheduler.Call_UPDATE_FRAMEWORK)
+	if len(updates) != 2 || !slices.Equal(frameworkRoles(updates[1]), []string{"sparkpack"}) {
+		var got [][]string
+		for _, c := range updates {
+			got = append(got, frameworkRoles(c))
+		}
+		t.Fatalf("role updates %v; want taken, then given up", got)
+	}
+}
+
+// hangingUpdate is a master that never answers its nth UPDATE_FRAMEWORK
+// (1: a run taking its role on; 2: giving it up) until release is closed.
+type hangingUpdate struct {
+	failingMaster
+	nth     int
+	release chan struct{}
+	hung    bool
+}
+
+func (m *hangingUpdate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	m.failingMaster.ServeHTTP(rec, r)
+	m.mu.Lock()
+	hang := !m.hung && len(m.of(mscheduler.Call_UPDATE_FRAMEWORK)) == m.nth
+	m.hung = m.hung || hang
+	m.mu.Unlock()
+	if hang {
+		<-m.release
+	}
+	w.WriteHeader(rec.Code)
+}
+
+// TestOfferReserverRoleUpdatesWithinTimeout: a master that never answers
+// the UPDATE_FRAMEWORK taking a job role on, or giving it up, holds neither
+// the run nor the role's turn for ever: both are bounded by the timeout,
+// and the next operation on the role gets its turn. Before, the run waited
+// for the answer without end (the giving up even once its context ended),
+// holding the turn, so every later Reserve or Release of the job failed.
+func TestOfferReserverRoleUpdatesWithinTimeout(t *testing.T) {
+	for nth, what := range map[int]string{1: "taking the role on", 2: "giving the role up"} {
+		t.Run(what, func(t *testing.T) {
+			ctx := context.Background()
+			m := &hangingUpdate{nth: nth, release: make(chan struct{})}
+			fw, _ := frameworkOn(t, m, FrameworkConfig{}, &idStore{}, nil)
+			t.Cleanup(func() { close(m.release) }) // before the master's server closes
+			r := &OfferReserver{Framework: fw, Log: fw.log, Timeout: 2 * time.Second}
+			ran := make(chan error, 1)
+			go func() { ran <- r.run(ctx, newRoleWork(true, nil), func() bool { return true }) }()
+			select {
+			case err := <-ran:
+				if (err != nil) != (nth == 1) {
+					t.Fatalf("run: %v; want an error only when the role could not be taken on", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("the run did not return within a minute: %s waits for a master that never answers", what)
+			}
+			tctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			give, err := r.turns.take(tctx, "sparkpack-job-j", nil)
+			if err != nil {
+				t.Fatalf("the role's next turn: %v; want it given back", err)
+			}
+			give()
+			if got := fw.roles(); !slices.Equal(got, []string{"sparkpack"}) {
+				t.Errorf("framework roles after the run: %v; want [sparkpack]", got)
+			}
+		})
+	}
+}
+
 // TestOfferReserverErrors: GET_AGENTS failing is Reserve's and Release's
 // error; a journal that cannot be written fails Reserve before any role is
 // taken on; a role that cannot be taken on fails Reserve, which rolls back

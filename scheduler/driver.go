@@ -28,8 +28,12 @@ type DriverRecord struct {
 	// Ran is true once an update proves the driver ran without its
 	// TASK_STARTING/TASK_RUNNING seen: a TASK_FAILED or TASK_KILLED its
 	// executor sent without a reason (its command exited or was killed).
-	// Kept in memory only: after a restart the record says Started, or
-	// TASK_FINISHED, which prove it too (offers/lifecycle.DriverRan).
+	// Kept in memory only (the drivers table has no column for it): after
+	// a restart the record says Started, or TASK_FINISHED, which prove it
+	// too (offers/lifecycle.DriverRan), but a TASK_FAILED or TASK_KILLED
+	// does not say who sent it: a crash between its acknowledgement and
+	// the job's end loses such a run (not counted, no row; transcript in
+	// offers/lifecycle/testdata/unseen.txt).
 	Ran bool `json:"ran,omitempty"`
 	// LostLaunches counts the launches of the current application attempt
 	// that Mesos lost before the driver started (relaunched, not retried).

@@ -130,6 +130,30 @@ func (s *Store) JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, 
 	return all, nil
 }
 
+// RunTimesUnknown reports, of the given jobs, those whose last run's time
+// is not known (NULL seconds: its driver was never seen running), for the
+// job list, which shows how long each job ran.
+func (s *Store) RunTimesUnknown(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM (SELECT DISTINCT ON (job_id) job_id, seconds FROM run_history
+		WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, id DESC) last WHERE seconds IS NULL`, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read whose run times are unknown: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read whose run times are unknown: %w", err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]scheduler.RunRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT job_id, attempt, signature, app_type, seconds, outcome, started_at, ended_at,
 			executors, predicted_p50, predicted_p90, prediction_level FROM run_history WHERE `+cond+` ORDER BY id`, args...)

@@ -237,10 +237,17 @@ func TestRunTimeUnknown(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The job list asks whose last run's time is unknown.
+	if got, err := s.RunTimesUnknown(ctx, []string{j.ID, "6f1d2c1e-8a7b-4c1d-9e2f-00000000000f"}); err != nil || len(got) != 1 || !got[j.ID] {
+		t.Fatalf("RunTimesUnknown: %v, %v; want the job's", got, err)
+	}
 	known := unknown
 	known.Attempt, known.Seconds, known.RunTimeUnknown = 2, 0, false
 	if err := s.RecordRun(ctx, known); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := s.RunTimesUnknown(ctx, []string{j.ID}); err != nil || len(got) != 0 {
+		t.Fatalf("RunTimesUnknown, the last run known: %v, %v; want none", got, err)
 	}
 	var nulls int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM run_history WHERE seconds IS NULL`).Scan(&nulls); err != nil || nulls != 1 {

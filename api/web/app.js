@@ -326,8 +326,11 @@ async function renderCost() {
 
 // ---- jobs table ----
 let jobsNext = "", jobsRows = [];
+// ranSeconds is null for a job that has not started, and for one whose
+// last run's time is unknown (runTimeUnknown: its driver ended before it
+// was seen running; its start is only its launch, or its end).
 function ranSeconds(j) {
-  if (!j.startedAt) return null;
+  if (!j.startedAt || j.runTimeUnknown) return null;
   const end = j.finishedAt ? Date.parse(j.finishedAt) : Date.now();
   return Math.max(0, (end - Date.parse(j.startedAt)) / 1000);
 }
@@ -353,11 +356,15 @@ function waitedSeconds(j) {
   if (ENDED.has(j.state)) return j.finishedAt ? Math.max(0, (Date.parse(j.finishedAt) - sub) / 1000) : null;
   return Math.max(0, (Date.now() - sub) / 1000);
 }
+function ranText(j) {
+  const ran = ranSeconds(j);
+  return ran !== null ? fmtDur(ran) : j.runTimeUnknown ? "unknown (never seen running)" : "–";
+}
 function resources(j) {
   return j.executors + " × " + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB);
 }
 function jobRow(j) {
-  const ran = ranSeconds(j), waited = waitedSeconds(j);
+  const waited = waitedSeconds(j);
   const placed = (j.placement || []).slice().sort((a, b) => agentName(a).localeCompare(agentName(b), undefined, { numeric: true }));
   const agents = placed.map((p) => el("span", { class: "agentname", title: "Mesos agent id " + p.agentId + ": " + p.executors + " executor(s)" }, agentName(p)));
   const dl = deadlineText(j);
@@ -367,7 +374,7 @@ function jobRow(j) {
     el("td", { "data-label": "State" }, el("span", { class: "state " + j.state }, j.state)),
     el("td", { "data-label": "Submitted" }, fmtTime(j.submittedAt)),
     el("td", { class: "waited", "data-label": "Waited" }, waited === null ? "–" : fmtDur(waited)),
-    el("td", { class: "ran", "data-label": "Ran" }, ran === null ? "–" : fmtDur(ran)),
+    el("td", { class: "ran", "data-label": "Ran" }, ranText(j)),
     el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
     el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk" }, " at risk") : null),
     el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
@@ -472,10 +479,9 @@ async function renderJob(id) {
   $("job-details").hidden = false;
   currentState = j.state; currentName = jobLabel(j);
   $("h-job").textContent = "Job " + jobLabel(j);
-  const ran = ranSeconds(j);
   const dl = deadlineText(j);
   const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", fmtTime(j.startedAt)],
-    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))], ["ran", ran === null ? "–" : fmtDur(ran)],
+    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))], ["ran", ranText(j)],
     ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],

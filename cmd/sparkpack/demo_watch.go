@@ -138,7 +138,7 @@ func outcomeLine(v api.JobView) (string, bool, bool) {
 		name = v.ID
 	}
 	var parts []string
-	if v.StartedAt != nil && v.FinishedAt != nil {
+	if v.StartedAt != nil && v.FinishedAt != nil && !v.RunTimeUnknown {
 		parts = append(parts, "ran "+v.FinishedAt.Sub(*v.StartedAt).Round(time.Second).String())
 	}
 	met, missed := false, false

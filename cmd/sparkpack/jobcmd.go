@@ -135,7 +135,7 @@ func printJob(w io.Writer, v api.JobView) {
 		row("waited", w)
 	}
 	if v.StartedAt != nil {
-		row("ran", ran(v.Job, now))
+		row("ran", ran(v, now))
 	}
 	if nb := v.NotBeforeAt(); nb != nil {
 		row("not before", t(nb))

@@ -199,7 +199,7 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 			note = clip(note, 60)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
-			waited(j.Job, now), ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), note)
+			waited(j.Job, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note)
 		if wide {
 			fmt.Fprintf(tw, "\t%d×(%s, %d MiB)\t%d\t%d\t%s", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB,
 				len(j.Placement), j.Attempt, labelText(j.Labels))
@@ -299,8 +299,13 @@ func waited(j scheduler.Job, now time.Time) string {
 	return shortDur(max(now.Sub(j.SubmittedAt), 0))
 }
 
-// ran is how long the job has run (or ran).
-func ran(j scheduler.Job, now time.Time) string {
+// ran is how long the job has run (or ran); "unknown" when its last run
+// was never seen running (its start is only its launch, or its end).
+func ran(v api.JobView, now time.Time) string {
+	j := v.Job
+	if v.RunTimeUnknown {
+		return "unknown"
+	}
 	if j.StartedAt == nil {
 		return "-"
 	}

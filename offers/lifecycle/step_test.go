@@ -263,6 +263,7 @@ func (tr *transcript) run(t *testing.T) {
 					FromExecutor: exe, Reason: kv["reason"]})
 				db.driver = rec
 				db.driver.UpdatedAt = at // as PutDriver stamps it
+				db.driver.Ran = false    // which it does not keep (no column)
 				step(Event{Kind: EvDriverRecorded, At: at, Driver: rec, Name: kv["name"]})
 			case "sending":
 				if !st.MaySend(st.Driver.TaskID) {
