@@ -80,6 +80,11 @@ func TestFailedPowerProgramWarnsOnce(t *testing.T) {
 					t.Errorf("warning %d: %q %v, want %q naming agent a1, host-a1, the program, action %s, exit 3, its output and the error",
 						i, w.Message, w.Data, want, c.action)
 				}
+				// The give-up counts the failures that led to it (MaxFailures),
+				// though a power-on's count is reset as it gives up.
+				if i == len(warns)-1 && c.failures == 2 && w.Data["failures"] != 2 {
+					t.Errorf("give-up warning's failures %v, want 2", w.Data["failures"])
+				}
 			}
 		})
 	}

@@ -6,6 +6,7 @@ package power
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -201,5 +202,24 @@ func TestProgramErrorExit(t *testing.T) {
 				t.Errorf("log fields %v: exit %v (present %v), want it only for an exit status (%d)", pe.Fields(), exit, has, c.exit)
 			}
 		})
+	}
+}
+
+// TestProgramErrorOutputTails: a failed run's error carries the last 300
+// bytes of the program's output (after "..."), its log fields the last
+// 2000: an output of 2500 bytes, each a digit of its position so that a
+// cut in the wrong place shows.
+func TestProgramErrorOutputTails(t *testing.T) {
+	var b strings.Builder
+	for i := range 2500 {
+		b.WriteByte(byte('0' + i%10))
+	}
+	out := b.String()
+	pe := &ProgramError{Program: "/p", Action: "on", AgentID: "S1", Exit: 3, Output: out, Err: errors.New("exit status 3")}
+	if want := "/p on S1: exit status 3; output: ..." + out[2200:]; pe.Error() != want {
+		t.Errorf("error %q (%d bytes), want the last 300 bytes of the output (%d bytes)", pe.Error(), len(pe.Error()), len(want))
+	}
+	if got, want := pe.Fields()["output"], "..."+out[500:]; got != want {
+		t.Errorf("output field of %d bytes, want the last 2000 bytes after \"...\"", len(got.(string)))
 	}
 }
