@@ -5,10 +5,12 @@ package scheduler
 // testing"); the expected counts are derived by hand in the comments.
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/teams"
 )
 
@@ -97,5 +99,30 @@ func TestHeldDeadlineCountInIncrementalPass(t *testing.T) {
 				t.Fatalf("r-c %s %q (%d started), want it waiting behind the deadline jobs", rc.State, rc.WaitingReason, n)
 			}
 		})
+	}
+}
+
+// TestHeldDeadlineCountNotLookedAtStartTime: an entry the pass does not
+// look at is counted out by what it waited for at its last look, not by
+// its start time: one held for its team's budget then (not by choice),
+// whose budget is no longer spent and whose start time is still ahead,
+// is out of the count as held at its team's maximum (counted out by
+// neither, it would keep regular jobs waiting until the next full pass).
+// Its start time alone takes a job out of the count only when the pass
+// looks at it (it then waits by choice).
+//
+// Team a (max 10 cpus) holds 6; d1 (5 cpus) would take it to 11. An
+// incremental pass looks at r1 alone: 1 queued - 1 held - 0 deferred = 0
+// deadline jobs left, so r1 starts.
+func TestHeldDeadlineCountNotLookedAtStartTime(t *testing.T) {
+	d := testDecider(t, Config{Policy: "bfd"})
+	dl := entriesOf(mkJob("d1", 2, 2, inTeam("a"), withDeadline(time.Hour), withNotBefore(10*time.Minute)))
+	dl[0].wait = waitState{kind: waitText, text: "team a over its daily budget $5.00"} // its last look
+	regular := entriesOf(mkJob("r1", 1, 1, inTeam("c")))
+	in := passInput{now: t0, snap: snapOf([]placement.Agent{agent("a1", 16, 65536, 0.24)}, "a1=10"),
+		deadlineAll: dl, deadlineQueued: 1, regular: regular, regularFresh: regular,
+		running: []runningJob{holding("ra", "a", 6)}, teams: teamsOf(t, "a max-cpus=10")}
+	if got, want := describe(d.decide(in).decisions, 0), []string{"start r1 on a1x1"}; !slices.Equal(got, want) {
+		t.Errorf("\n got  %q\n want %q", got, want)
 	}
 }
