@@ -3,6 +3,7 @@ package power
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,11 @@ func TestFailedPowerProgramWarnsOnce(t *testing.T) {
 					!strings.Contains(out, "no credentials for zone eu-1") || w.Data[logrus.ErrorKey] == nil {
 					t.Errorf("warning %d: %q %v, want %q naming agent a1, host-a1, the program, action %s, exit 3, its output and the error",
 						i, w.Message, w.Data, want, c.action)
+				}
+				// The give-up counts the failures that led to it (MaxFailures),
+				// though a power-on's count is reset as it gives up.
+				if i == len(warns)-1 && c.failures == 2 && w.Data["failures"] != 2 {
+					t.Errorf("give-up warning's failures %v, want 2", w.Data["failures"])
 				}
 			}
 		})
@@ -164,6 +170,37 @@ func TestGiveUpNamesTheFailedStep(t *testing.T) {
 			}
 			if giveUp.Data["step"] != c.step || giveUp.Data["agent"] != "a1" || giveUp.Data[logrus.ErrorKey] == nil {
 				t.Errorf("give-up fields %v, want step %s, agent a1 and the error", giveUp.Data, c.step)
+			}
+		})
+	}
+}
+
+// TestStepWarningHostname: a failed step's warning names the agent's
+// hostname when it is known, and has no hostname field (not an empty one)
+// for an agent Mesos listed without one.
+func TestStepWarningHostname(t *testing.T) {
+	for _, host := range []string{"host-a1", ""} {
+		t.Run("hostname "+strconv.Quote(host), func(t *testing.T) {
+			r, hook := newLoggedRig(t, Config{})
+			r.prov.failures = 1
+			a := idle("a1", 4)
+			a.Hostname = host
+			r.tick(nil, a)
+			r.now = r.now.Add(2 * time.Minute)
+			r.tick(nil, a)
+			r.tick(nil, drained(a))
+			var warns []*logrus.Entry
+			for _, e := range hook.AllEntries() {
+				if e.Level <= logrus.WarnLevel {
+					warns = append(warns, e)
+				}
+			}
+			if len(warns) != 1 {
+				t.Fatalf("%d warnings, want the failed step's", len(warns))
+			}
+			got, has := warns[0].Data["hostname"]
+			if has != (host != "") || (has && got != host) {
+				t.Errorf("warning fields %v: hostname %q (present %v), want %q only when known", warns[0].Data, got, has, host)
 			}
 		})
 	}

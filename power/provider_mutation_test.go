@@ -6,6 +6,7 @@ package power
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,5 +156,70 @@ func TestExecDefaultTimeout(t *testing.T) {
 	}
 	if err := p.PowerOn(context.Background(), target); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProgramErrorExit: a failed run's ProgramError has the program's exit
+// status when it exited by itself, and -1 when it did not (it could not
+// start, was killed, or timed out: Exit's comment); its log fields have an
+// exit field only in the first case. The timeout (200 ms) is far below
+// the hanging program's 30 s.
+func TestProgramErrorExit(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		body    string // "" for a program removed before the run
+		timeout time.Duration
+		exit    int
+		err     string // in the error
+	}{
+		{"exits 3", "exit 3\n", time.Minute, 3, "exit status 3"},
+		{"exits 1", "exit 1\n", time.Minute, 1, "exit status 1"},
+		{"cannot start", "", time.Minute, -1, "no such file"},
+		{"killed by a signal", "kill -9 $$\n", time.Minute, -1, "signal: killed"},
+		{"timed out", "exec sleep 30\n", 200 * time.Millisecond, -1, "timed out after 200ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := script(t, c.body)
+			p, err := NewExecProvider(prog, nil, c.timeout, quiet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.body == "" {
+				if err := os.Remove(prog); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = p.PowerOn(context.Background(), target)
+			pe, ok := err.(*ProgramError)
+			if !ok {
+				t.Fatalf("err %v (%T), want a *ProgramError", err, err)
+			}
+			if pe.Exit != c.exit || !strings.Contains(pe.Error(), c.err) {
+				t.Errorf("exit %d, error %q; want exit %d, an error saying %q", pe.Exit, pe.Error(), c.exit, c.err)
+			}
+			exit, has := pe.Fields()["exit"]
+			if has != (c.exit >= 0) || (has && exit != c.exit) {
+				t.Errorf("log fields %v: exit %v (present %v), want it only for an exit status (%d)", pe.Fields(), exit, has, c.exit)
+			}
+		})
+	}
+}
+
+// TestProgramErrorOutputTails: a failed run's error carries the last 300
+// bytes of the program's output (after "..."), its log fields the last
+// 2000: an output of 2500 bytes, each a digit of its position so that a
+// cut in the wrong place shows.
+func TestProgramErrorOutputTails(t *testing.T) {
+	var b strings.Builder
+	for i := range 2500 {
+		b.WriteByte(byte('0' + i%10))
+	}
+	out := b.String()
+	pe := &ProgramError{Program: "/p", Action: "on", AgentID: "S1", Exit: 3, Output: out, Err: errors.New("exit status 3")}
+	if want := "/p on S1: exit status 3; output: ..." + out[2200:]; pe.Error() != want {
+		t.Errorf("error %q (%d bytes), want the last 300 bytes of the output (%d bytes)", pe.Error(), len(pe.Error()), len(want))
+	}
+	if got, want := pe.Fields()["output"], "..."+out[500:]; got != want {
+		t.Errorf("output field of %d bytes, want the last 2000 bytes after \"...\"", len(got.(string)))
 	}
 }

@@ -49,6 +49,13 @@ func TestPreviewTeamHolds(t *testing.T) {
 		job:  mkJob("a-later", 2, 2, inTeam("a"), nb),
 		want: "waiting for its start time 10:10 UTC",
 	}, {
+		name: "past its team's maximum, start time passed: the team's limit",
+		job:  mkJob("a-due", 2, 2, inTeam("a"), withNotBefore(-time.Minute)),
+		want: "team a at its cpu limit",
+	}, {
+		name: "start time passed, within its team's maximum: starts now (control)",
+		job:  mkJob("a-due-small", 1, 1, inTeam("a"), withNotBefore(-time.Minute)),
+	}, {
 		name: "budget spent: the budget",
 		job:  mkJob("b-1", 1, 1, inTeam("b")),
 		want: budget,

@@ -56,6 +56,40 @@ func TestReportRunningCountsAttempts(t *testing.T) {
 	}
 }
 
+// TestReportRanKeepsFirstStart: a run never seen RUNNING (its driver
+// ended while the job was LAUNCHING) is counted as a RUNNING report counts
+// it: one more attempt and the last start moved to the run's start, while
+// the job's first start stays the first run's. The first run starts at
+// +3 min (reported RUNNING) and is retried at +13 min; the second is
+// launched at +16 min and ends at +18 min, never reported RUNNING.
+func TestReportRanKeepsFirstStart(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, Config{}, agent("a1", 4, 16384, 0.24))
+	h.schedule()
+	h.submit(mkJob("j", 1, 2))
+	h.schedule()
+	for _, step := range []struct {
+		advance time.Duration
+		to      State
+	}{{time.Minute, Launching}, {2 * time.Minute, Running}, {10 * time.Minute, Queued}, {0, ""}, {time.Minute, Launching}} {
+		h.clock.Advance(step.advance)
+		if step.to == "" {
+			h.schedule()
+		} else if err := h.core.Report(ctx, "j", step.to, ""); err != nil {
+			t.Fatalf("report %s: %v", step.to, err)
+		}
+	}
+	h.clock.Advance(4 * time.Minute)
+	if err := h.core.ReportRan(ctx, "j", Finished, "", RunStart{Ran: true, At: t0.Add(16 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.store.get("j")
+	first, last := t0.Add(3*time.Minute), t0.Add(16*time.Minute)
+	if j.Attempt != 2 || j.StartedAt == nil || !j.StartedAt.Equal(first) || j.LastStartedAt == nil || !j.LastStartedAt.Equal(last) {
+		t.Fatalf("attempt %d, started %v, last started %v; want 2, %v, %v", j.Attempt, j.StartedAt, j.LastStartedAt, first, last)
+	}
+}
+
 // TestReportReleaseFailure: a job that ended lets go of its resources; when
 // the cluster's release fails, Report returns the error and warns once,
 // naming the job; when it goes through, neither.

@@ -166,7 +166,11 @@ func newTeamPass(in *passInput) *teamPass {
 			case looked && e.NotBefore != nil && e.NotBefore.After(in.now):
 				// It waits for its start time (by choice: its outcome
 				// takes it out of the count), not for its team.
-			case looked || !e.wait.byChoice: // else out of the count already (deferredOut)
+			case looked || !e.wait.byChoice:
+				// One the pass does not look at is counted here when it
+				// was held at its last look (for its team: not by
+				// choice); one that waited by choice is out of the count
+				// already (deferredOut). TestHeldDeadlineCountInIncrementalPass.
 				tp.heldDeadline++
 			}
 			continue

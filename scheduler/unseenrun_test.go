@@ -32,6 +32,7 @@ func TestRunNeverSeenRunningIsRecorded(t *testing.T) {
 		{"finished, seen running at 10s", false, Finished, RunStart{Ran: true, At: seen, Measured: true}, true, seen, 50, false, RunFinished},
 		{"finished, start unknown", false, Finished, RunStart{Ran: true}, true, end, 0, true, RunFinished},
 		{"failed and retried, launched at 5s", false, Queued, RunStart{Ran: true, At: launch}, true, launch, 0, true, RunRetried},
+		{"measured, start unknown: the run time is not known", false, Finished, RunStart{Ran: true, Measured: true}, true, end, 0, true, RunFinished},
 		{"a start after the end is not believed", false, Finished, RunStart{Ran: true, At: end.Add(time.Second), Measured: true}, true, end, 0, true, RunFinished},
 		{"never ran", false, Failed, RunStart{}, false, time.Time{}, 0, false, ""},
 		{"from RUNNING the reported start wins", true, Finished, RunStart{Ran: true, At: launch}, true, t0, 60, false, RunFinished},
