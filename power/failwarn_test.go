@@ -205,3 +205,30 @@ func TestStepWarningHostname(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveUpWithReactivationFailingWarnsOnce: when power management gives
+// up powering an agent off and reactivating it in Mesos fails too, the
+// give-up is one warning that says so (it was followed by a second one
+// that blamed the power program or a generic step).
+func TestGiveUpWithReactivationFailingWarnsOnce(t *testing.T) {
+	r, hook := newLoggedRig(t, Config{MaxFailures: 2})
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.mesos.fail = fmt.Errorf("operator API: 503 Service Unavailable")
+	r.tick(nil, a) // draining: the deactivation fails
+	hook.Reset()
+	r.tick(nil, a) // again: the give-up, whose reactivation fails too
+	var warns []string
+	for _, e := range hook.AllEntries() {
+		if e.Level <= logrus.WarnLevel {
+			warns = append(warns, e.Message)
+			if e.Data["reactivate_error"] == nil {
+				t.Errorf("give-up warning fields %v, want reactivate_error", e.Data)
+			}
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "giving up powering it off") || !strings.Contains(warns[0], "reactivating the agent in Mesos failed too") {
+		t.Fatalf("give-up tick warned %q; want one give-up warning saying the reactivation failed too", warns)
+	}
+}

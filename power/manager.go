@@ -555,11 +555,19 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 	var warned error
 	if r.Failures >= m.cfg.MaxFailures && (r.State == StateDraining || r.State == StatePoweringOff) {
 		step, msg := giveUpOff(r.State)
-		m.log.WithError(err).WithFields(failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures, "step": step})).
-			Warn(msg)
+		fields := failFields(err, logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "failures": r.Failures, "step": step})
+		// The agent is reactivated first, so that one warning says all
+		// (a failed reactivation was a second warning, which blamed the
+		// power program for what Mesos refused).
+		rerr := m.mesos.ReactivateAgent(ctx, r.AgentID)
+		if rerr != nil {
+			fields["reactivate_error"] = rerr.Error()
+			msg += "; reactivating the agent in Mesos failed too, so it gets no offers until Mesos answers again: check the Mesos master (reactivate_error says why)"
+		}
+		m.log.WithError(err).WithFields(fields).Warn(msg)
 		warned = warnedError{err}
-		if rerr := m.mesos.ReactivateAgent(ctx, r.AgentID); rerr != nil {
-			return errors.Join(warned, rerr)
+		if rerr != nil {
+			return warnedError{errors.Join(err, rerr)}
 		}
 		r.State, r.Since, r.Failures = StateOn, m.cfg.Now(), 0
 	}
