@@ -104,12 +104,7 @@ type JobCost struct {
 // attributed). writer may be "" (then JobCost.Writer stays zero).
 func (s *Store) JobCosts(ctx context.Context, ids []string, writer string) (map[string]JobCost, error) {
 	out := map[string]JobCost{}
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if _, err := uuid.Parse(id); err == nil {
-			valid = append(valid, id)
-		}
-	}
+	valid := uuidsOnly(ids)
 	if len(valid) == 0 {
 		return out, nil
 	}
@@ -163,4 +158,17 @@ func (s *Store) CostLedgerTotals(ctx context.Context, writer string) (LedgerTota
 		return t, fmt.Errorf("sum the cost ledger: %w", err)
 	}
 	return t, nil
+}
+
+// uuidsOnly keeps the ids that are UUIDs, so that a query can compare
+// them as uuid[] (the jobs' index serves it; job_id::text = ANY(...) read
+// every row) without failing on one that is not (no job has it).
+func uuidsOnly(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if _, err := uuid.Parse(id); err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
 }

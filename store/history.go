@@ -135,6 +135,7 @@ func (s *Store) JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, 
 // job list, which shows how long each job ran.
 func (s *Store) RunTimesUnknown(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
+	ids = uuidsOnly(ids)
 	if len(ids) == 0 {
 		return out, nil
 	}

@@ -507,11 +507,12 @@ func (s *Store) Placement(ctx context.Context, id string) ([]PlacementRow, error
 // Placements returns the placements of several jobs at once, by job id.
 func (s *Store) Placements(ctx context.Context, ids []string) (map[string][]PlacementRow, error) {
 	out := make(map[string][]PlacementRow, len(ids))
+	ids = uuidsOnly(ids)
 	if len(ids) == 0 {
 		return out, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT job_id, agent_id, hostname, executors, policy, outcome FROM placements
-		WHERE job_id::text = ANY($1) ORDER BY job_id, agent_id`, pq.Array(ids))
+		WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, agent_id`, pq.Array(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read placements: %w", err)
 	}

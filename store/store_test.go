@@ -394,7 +394,9 @@ func TestPlacementFrameworkReservations(t *testing.T) {
 		t.Fatalf("placement %+v %v", rows, err)
 	}
 
-	all, err := s.Placements(ctx, []string{j.ID, uuid.NewString()})
+	// An id that is no UUID matches no job (and fails nothing: the ids
+	// are compared as uuid[]).
+	all, err := s.Placements(ctx, []string{j.ID, uuid.NewString(), "not-a-uuid"})
 	if err != nil || len(all) != 1 || len(all[j.ID]) != 1 || all[j.ID][0].AgentID != "S1" {
 		t.Fatalf("placements %+v %v", all, err)
 	}
