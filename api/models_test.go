@@ -196,6 +196,17 @@ func TestJobViewShowsPredictedAndActual(t *testing.T) {
 	if _, ok := m["runTimeUnknown"]; ok {
 		t.Fatalf("a job seen running has runTimeUnknown: %v", m)
 	}
+	// The list tells it too (the CLI's jobs and the dashboard's table
+	// show how long each job ran).
+	_, m = e.do(t, "GET", "/api/v1/jobs", "", "", nil)
+	listed := map[string]any{}
+	for _, x := range m["jobs"].([]any) {
+		j := x.(map[string]any)
+		listed[j["id"].(string)] = j["runTimeUnknown"]
+	}
+	if listed[unseen] != true || listed[id] != nil || len(listed) != 2 {
+		t.Fatalf("job list's runTimeUnknown: %v; want true for %s only", listed, unseen)
+	}
 	resp, m = e.post(t, withField(withField(goodJob, "name", "other"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000001"))
 	if resp.StatusCode != 201 {
 		t.Fatalf("submit: %d %v", resp.StatusCode, m)

@@ -30,6 +30,7 @@ type JobStore interface {
 	Placement(ctx context.Context, id string) ([]store.PlacementRow, error)
 	Placements(ctx context.Context, ids []string) (map[string][]store.PlacementRow, error)
 	JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, error)
+	RunTimesUnknown(ctx context.Context, ids []string) (map[string]bool, error)
 	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
 	Ready(ctx context.Context) error
 }

@@ -130,6 +130,33 @@ func (s *Store) JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, 
 	return all, nil
 }
 
+// RunTimesUnknown returns which of the jobs ids have a last recorded run
+// whose time is not known (its seconds NULL: its driver was never seen
+// running, migration 0019), for the job list (api: runTimeUnknown).
+func (s *Store) RunTimesUnknown(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT job_id FROM (SELECT DISTINCT ON (job_id) job_id, seconds FROM run_history
+			WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, id DESC) last WHERE seconds IS NULL`, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read the last runs of %d jobs: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read the last runs of %d jobs: %w", len(ids), err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the last runs of %d jobs: %w", len(ids), err)
+	}
+	return out, nil
+}
+
 func (s *Store) runsWhere(ctx context.Context, cond string, args ...any) ([]scheduler.RunRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT job_id, attempt, signature, app_type, seconds, outcome, started_at, ended_at,
 			executors, predicted_p50, predicted_p90, prediction_level FROM run_history WHERE `+cond+` ORDER BY id`, args...)

@@ -237,10 +237,20 @@ func TestRunTimeUnknown(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	other, _, err := s.CreateJob(ctx, newJob(t, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.RunTimesUnknown(ctx, []string{j.ID, other.ID}); err != nil || len(u) != 1 || !u[j.ID] {
+		t.Fatalf("RunTimesUnknown after the unknown run: %v, %v; want only %s", u, err, j.ID)
+	}
 	known := unknown
 	known.Attempt, known.Seconds, known.RunTimeUnknown = 2, 0, false
 	if err := s.RecordRun(ctx, known); err != nil {
 		t.Fatal(err)
+	}
+	if u, err := s.RunTimesUnknown(ctx, []string{j.ID, other.ID}); err != nil || len(u) != 0 {
+		t.Fatalf("RunTimesUnknown after a known run: %v, %v; want none (the last run counts)", u, err)
 	}
 	var nulls int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM run_history WHERE seconds IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
