@@ -129,13 +129,22 @@ func printJob(w io.Writer, v api.JobView) {
 	row("team", v.Team)
 	row("state", string(v.State)+stateNote(v.Job))
 	row("submitted", v.SubmittedAt.Local().Format(cliTime))
-	row("started", t(v.StartedAt))
+	switch {
+	case v.RunTimeUnknown && v.StartedAt != nil && v.FinishedAt != nil && v.StartedAt.Equal(*v.FinishedAt):
+		row("started", t(v.StartedAt)+" (its end: it was never seen running)")
+	case v.RunTimeUnknown && v.StartedAt != nil:
+		row("started", t(v.StartedAt)+" (its launch: it was never seen running)")
+	default:
+		row("started", t(v.StartedAt))
+	}
 	row("finished", t(v.FinishedAt))
 	if w := waited(v.Job, now); w != "-" {
 		row("waited", w)
 	}
-	if v.StartedAt != nil {
-		row("ran", ran(v.Job, now))
+	if v.RunTimeUnknown {
+		row("ran", "unknown (the driver ended before sparkpack saw it running)")
+	} else if v.StartedAt != nil {
+		row("ran", ran(v, now))
 	}
 	if nb := v.NotBeforeAt(); nb != nil {
 		row("not before", t(nb))

@@ -199,7 +199,7 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 			note = clip(note, 60)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
-			waited(j.Job, now), ran(j.Job, now), deadlineNote(j.Job), costText(j.CostUSD), note)
+			waited(j.Job, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note)
 		if wide {
 			fmt.Fprintf(tw, "\t%d×(%s, %d MiB)\t%d\t%d\t%s", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB,
 				len(j.Placement), j.Attempt, labelText(j.Labels))
@@ -299,8 +299,14 @@ func waited(j scheduler.Job, now time.Time) string {
 	return shortDur(max(now.Sub(j.SubmittedAt), 0))
 }
 
-// ran is how long the job has run (or ran).
-func ran(j scheduler.Job, now time.Time) string {
+// ran is how long the job has run (or ran); "unknown" when its last run
+// ended before its driver was seen running (its start is only its launch:
+// docs/learning.md, "Runs never seen running").
+func ran(v api.JobView, now time.Time) string {
+	if v.RunTimeUnknown {
+		return "unknown"
+	}
+	j := v.Job
 	if j.StartedAt == nil {
 		return "-"
 	}
@@ -347,12 +353,18 @@ func costText(c *float64) string {
 }
 
 // jobNote is why a waiting or ended job is where it is.
+// unseenNote explains a run time shown as unknown.
+const unseenNote = "run time unknown: the driver was never seen running"
+
 func jobNote(j api.JobView) string {
 	if j.WaitingReason != "" {
 		return j.WaitingReason
 	}
 	if j.KillRequested && !j.State.Terminal() {
 		return "kill requested"
+	}
+	if j.RunTimeUnknown {
+		return unseenNote
 	}
 	if len(j.Placement) > 0 && !j.State.Terminal() {
 		hosts := make([]string, 0, len(j.Placement))
