@@ -326,10 +326,20 @@ async function renderCost() {
 
 // ---- jobs table ----
 let jobsNext = "", jobsRows = [];
+// ranSeconds is how long the job has run (or ran); null when it never
+// started, or when its last run ended before its driver was seen running
+// (runTimeUnknown: its start is only its launch; ranText says so).
 function ranSeconds(j) {
-  if (!j.startedAt) return null;
+  if (!j.startedAt || j.runTimeUnknown) return null;
   const end = j.finishedAt ? Date.parse(j.finishedAt) : Date.now();
   return Math.max(0, (end - Date.parse(j.startedAt)) / 1000);
+}
+// UNSEEN explains a run time that is not known.
+const UNSEEN = "the driver ended before sparkpack saw it running, so how long it ran is not known";
+function ranText(j) {
+  if (j.runTimeUnknown) return el("span", { class: "unknown", title: UNSEEN }, "unknown");
+  const ran = ranSeconds(j);
+  return ran === null ? "–" : fmtDur(ran);
 }
 // deadlineText: met or missed only for jobs that ran; a job CANCELLED or
 // REJECTED before it ran did not miss anything.
@@ -357,7 +367,7 @@ function resources(j) {
   return j.executors + " × " + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB);
 }
 function jobRow(j) {
-  const ran = ranSeconds(j), waited = waitedSeconds(j);
+  const waited = waitedSeconds(j);
   const placed = (j.placement || []).slice().sort((a, b) => agentName(a).localeCompare(agentName(b), undefined, { numeric: true }));
   const agents = placed.map((p) => el("span", { class: "agentname", title: "Mesos agent id " + p.agentId + ": " + p.executors + " executor(s)" }, agentName(p)));
   const dl = deadlineText(j);
@@ -367,7 +377,7 @@ function jobRow(j) {
     el("td", { "data-label": "State" }, el("span", { class: "state " + j.state }, j.state)),
     el("td", { "data-label": "Submitted" }, fmtTime(j.submittedAt)),
     el("td", { class: "waited", "data-label": "Waited" }, waited === null ? "–" : fmtDur(waited)),
-    el("td", { class: "ran", "data-label": "Ran" }, ran === null ? "–" : fmtDur(ran)),
+    el("td", { class: "ran", "data-label": "Ran" }, ranText(j)),
     el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
     el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk" }, " at risk") : null),
     el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
@@ -472,10 +482,12 @@ async function renderJob(id) {
   $("job-details").hidden = false;
   currentState = j.state; currentName = jobLabel(j);
   $("h-job").textContent = "Job " + jobLabel(j);
-  const ran = ranSeconds(j);
   const dl = deadlineText(j);
-  const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", fmtTime(j.startedAt)],
-    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))], ["ran", ran === null ? "–" : fmtDur(ran)],
+  // A run never seen running: its start is its launch, or its end.
+  const started = fmtTime(j.startedAt) + (j.runTimeUnknown && j.startedAt ? (j.startedAt === j.finishedAt ? " (its end: never seen running)" : " (its launch: never seen running)") : "");
+  const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", started],
+    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))],
+    ["ran", j.runTimeUnknown ? "unknown (" + UNSEEN + ")" : ranText(j)],
     ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
