@@ -120,11 +120,12 @@ func TestRunNeverSeenRunningShowsUnknown(t *testing.T) {
 	}
 }
 
-// columnAt is the cell of row under header column col (a tabwriter
-// table: cells start where their header does).
+// columnAt is the cell of row that starts exactly where header's column
+// col does (a table's cells start where their header does); "" when no
+// cell starts there.
 func columnAt(header, row, col string) string {
 	i := strings.Index(header, col)
-	if i < 0 || i >= len(row) {
+	if i < 0 || i >= len(row) || row[i] == ' ' || (i > 0 && row[i-1] != ' ') {
 		return ""
 	}
 	f := strings.Fields(row[i:])
