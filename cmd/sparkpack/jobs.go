@@ -156,8 +156,16 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 // columns keep the widths the header and the rows printed so far gave
 // them (each batch through a tabwriter of its own lined up only with
 // itself, not with the header above), widening only for a longer cell.
+// sparkpack job --watch's timeline is one too.
 type jobsTable struct {
 	widths []int
+}
+
+// reserve makes column col at least n wide.
+func (t *jobsTable) reserve(col, n int) {
+	row := make([]string, col+2) // fit leaves the last cell out
+	row[col] = strings.Repeat(" ", n)
+	t.fit(row)
 }
 
 // jobsStateCol is the STATE column's index.
@@ -170,9 +178,7 @@ func (t *jobsTable) reserveStates() {
 	for _, st := range scheduler.AllStates {
 		n = max(n, len(st))
 	}
-	row := make([]string, jobsStateCol+2) // fit leaves the last cell out
-	row[jobsStateCol] = strings.Repeat(" ", n)
-	t.fit(row)
+	t.reserve(jobsStateCol, n)
 }
 
 // fit widens the columns to row's cells (the last cell is not padded).
