@@ -40,10 +40,12 @@ type JobView struct {
 	PredictedP90Seconds *float64 `json:"predictedP90Seconds,omitempty"`
 	PredictionLevel     string   `json:"predictionLevel,omitempty"`
 	ActualSeconds       *float64 `json:"actualSeconds,omitempty"`
-	// RunTimeUnknown: the finished job's last run ended before its driver
-	// was seen running, so when it started is not known (startedAt is its
-	// launch, or its end) and it has no actualSeconds (docs/learning.md,
-	// "Runs never seen running").
+	// RunTimeUnknown: the ended (FINISHED, FAILED or KILLED) job's last
+	// run ended before its driver was seen running, so when it started is
+	// not known (startedAt is its launch, or its end): it has no
+	// actualSeconds, and how long it ran is unknown, not finishedAt minus
+	// startedAt (docs/learning.md, "Runs never seen running"). In the job
+	// list too.
 	RunTimeUnknown bool `json:"runTimeUnknown,omitempty"`
 	// EstimatedWallSeconds is the job's estimatedDurationSeconds on the
 	// wall clock, as the scheduler reads it, when the server runs
@@ -300,7 +302,7 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 		pl = []store.PlacementRow{}
 	}
 	v := JobView{Job: job, Placement: pl, Events: evs}
-	if job.State == scheduler.Finished {
+	if ranToAnEnd(job.State) {
 		runs, err := s.cfg.Store.JobRuns(ctx, id)
 		if err != nil {
 			return JobView{}, err
@@ -317,6 +319,12 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 	}
 	s.predictionFields(&v)
 	return v, nil
+}
+
+// ranToAnEnd: a job in state st may have ended a run (a run record is
+// its last run's): the states whose runTimeUnknown the views tell.
+func ranToAnEnd(st scheduler.State) bool {
+	return st == scheduler.Finished || st == scheduler.Failed || st == scheduler.Killed
 }
 
 // ListResponse is the body of GET /api/v1/jobs.
@@ -351,15 +359,15 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list placements", err)
 		return
 	}
-	var finished []string
+	var ended []string
 	for _, j := range jobs {
-		if j.State == scheduler.Finished {
-			finished = append(finished, j.ID)
+		if ranToAnEnd(j.State) {
+			ended = append(ended, j.ID)
 		}
 	}
-	unknown, err := s.cfg.Store.RunTimesUnknown(ctx, finished)
+	unknown, err := s.cfg.Store.RunTimesUnknown(ctx, ended)
 	if err != nil {
-		writeStoreError(w, r, "list run times", err)
+		writeStoreError(w, r, "list the jobs' runs", err)
 		return
 	}
 	var costs map[string]float64

@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,5 +216,50 @@ func TestJobViewShowsPredictedAndActual(t *testing.T) {
 	_, m = e.do(t, "GET", "/api/v1/jobs/"+m["id"].(string), "", "", nil)
 	if _, ok := m["predictedSeconds"]; ok {
 		t.Fatalf("a job without a prediction shows one: %v", m)
+	}
+}
+
+// TestRunTimeUnknownOnAnyEnd: a job whose driver ran but ended FAILED or
+// KILLED before it was seen running (its executor's FAILED or KILLED
+// without a reason: docs/framework.md) has no known run time either: its
+// view and the list say runTimeUnknown, as for a FINISHED one (its
+// finishedAt minus startedAt is only its launch-to-end span).
+func TestRunTimeUnknownOnAnyEnd(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ids := map[scheduler.State]string{}
+	for i, end := range []scheduler.State{scheduler.Failed, scheduler.Killed} {
+		resp, m := e.post(t, withField(withField(goodJob, "name", strings.ToLower(string(end))), "id", fmt.Sprintf("6f1d2c1e-8a7b-4c1d-9e2f-00000000000%d", i)))
+		if resp.StatusCode != 201 {
+			t.Fatalf("submit: %d %v", resp.StatusCode, m)
+		}
+		id := m["id"].(string)
+		ids[end] = id
+		from := scheduler.Submitted
+		for _, to := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, end} {
+			if _, err := e.store.Transition(ctx, id, from, to, "test", func(j *scheduler.Job) {
+				if to == end {
+					s, f := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 10, 1, 0, 0, time.UTC)
+					j.Attempt, j.StartedAt, j.LastStartedAt, j.FinishedAt = 1, &s, &s, &f
+					j.EndedRun = &scheduler.RunRecord{JobID: id, Attempt: 1, Signature: "sig", Executors: 1, StartedAt: s, EndedAt: f,
+						RunTimeUnknown: true, Outcome: scheduler.RunFailed}
+				}
+			}); err != nil {
+				t.Fatalf("%s -> %s: %v", from, to, err)
+			}
+			from = to
+		}
+	}
+	_, m := e.do(t, "GET", "/api/v1/jobs", "", "", nil)
+	listed := map[string]any{}
+	for _, x := range m["jobs"].([]any) {
+		j := x.(map[string]any)
+		listed[j["id"].(string)] = j["runTimeUnknown"]
+	}
+	for end, id := range ids {
+		_, v := e.do(t, "GET", "/api/v1/jobs/"+id, "", "", nil)
+		if v["state"] != string(end) || v["runTimeUnknown"] != true || listed[id] != true {
+			t.Errorf("%s job never seen running: state %v, runTimeUnknown %v in its view, %v in the list; want true", end, v["state"], v["runTimeUnknown"], listed[id])
+		}
 	}
 }

@@ -3,9 +3,12 @@ package integration
 import (
 	"context"
 	"io"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/mesossim"
@@ -20,7 +23,9 @@ import (
 // FINISHED. Its run is still counted: attempt 1, a start time (its
 // launch), and a row of the run history in PostgreSQL with its run time
 // unknown (NULL seconds), which the model does not learn. With the fault
-// off, the next job's run is measured as usual.
+// off, the next job's run is measured as usual. The dashboard (headless
+// Chromium) shows the first run's time as unknown, in the jobs table and
+// on the job page, and the second's as a duration.
 func TestE2EDriverSeenOnlyFinishedIsRecorded(t *testing.T) {
 	emu := startEmulator(t, mesossim.Config{Cluster: smallCluster(2)})
 	emu.SetUpdateFaults(mesossim.UpdateFaults{TerminalOnly: true})
@@ -63,6 +68,29 @@ func TestE2EDriverSeenOnlyFinishedIsRecorded(t *testing.T) {
 	}
 	t.Logf("run never seen running: started %s (its launch), ended %s, run time unknown", r.StartedAt.Format(time.RFC3339Nano), r.EndedAt.Format(time.RFC3339Nano))
 
+	// The dashboard says so: the jobs table's Ran and the job page's ran
+	// are "unknown", not its launch-to-end span (or "0s" when its start is
+	// its end), and its start is named its launch.
+	b := newBrowser(t)
+	var rowRan, started, ranFact, actual string
+	b.run(t, 90*time.Second,
+		chromedp.Navigate(sp.API+"/#/jobs"),
+		pageText(`#jobs-table tr[data-job="`+id+`"] td.ran`, &rowRan, 30*time.Second),
+		chromedp.Evaluate(`location.hash = "#/jobs/`+id+`"`, nil),
+		pageTexts(30*time.Second, textRead{sel: `#job-facts dd[data-fact="id"]`, out: new(string), until: id},
+			textRead{sel: `#job-facts dd[data-fact="started"]`, out: &started},
+			textRead{sel: `#job-facts dd[data-fact="ran"]`, out: &ranFact},
+			textRead{sel: `#job-facts dd[data-fact="actual"]`, out: &actual}),
+	)
+	if rowRan != "unknown" || !strings.HasPrefix(ranFact, "unknown (") || !strings.Contains(started, "(its launch: never seen running)") ||
+		!strings.HasPrefix(actual, "unknown: never seen running") {
+		t.Errorf("dashboard: jobs table ran %q, job page started %q, ran %q, actual %q; want the run time unknown and the start named its launch", rowRan, started, ranFact, actual)
+	}
+	b.screenshot(t, "dashboard-run-never-seen-running")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+
 	emu.SetUpdateFaults(mesossim.UpdateFaults{})
 	id2 := submit(t, sp.API, sparkJob("seen-running", 1, 1, 1024, 20))
 	if v := waitState(t, sp.API, id2, 3*time.Minute, "FINISHED", "FAILED", "KILLED"); v.State != "FINISHED" {
@@ -73,5 +101,14 @@ func TestE2EDriverSeenOnlyFinishedIsRecorded(t *testing.T) {
 		t.Fatalf("run history of the second job: %+v, %v; want one measured run", runs, err)
 	}
 	t.Logf("run seen running: %.2f s", runs[0].Seconds)
+	// A run seen running shows its run time.
+	b.run(t, 60*time.Second,
+		chromedp.Evaluate(`location.hash = "#/jobs/`+id2+`"`, nil),
+		// Read with its id: the page showed the first job's facts before.
+		pageTexts(30*time.Second, textRead{sel: `#job-facts dd[data-fact="id"]`, out: new(string), until: id2},
+			textRead{sel: `#job-facts dd[data-fact="ran"]`, out: &ranFact}))
+	if !regexp.MustCompile(`^(\d+m)?\d+s$`).MatchString(ranFact) {
+		t.Errorf("dashboard: a run seen running reads ran %q; want its run time", ranFact)
+	}
 	waitNoLeftovers(t, emu.Master, 30*time.Second)
 }

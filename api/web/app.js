@@ -326,13 +326,20 @@ async function renderCost() {
 
 // ---- jobs table ----
 let jobsNext = "", jobsRows = [];
-// ranSeconds is null for a job that has not started, and for one whose
-// last run's time is unknown (runTimeUnknown: its driver ended before it
-// was seen running; its start is only its launch, or its end).
+// ranSeconds is how long the job has run (or ran); null when it never
+// started, or when its last run ended before its driver was seen running
+// (runTimeUnknown: its start is only its launch; ranText says so).
 function ranSeconds(j) {
   if (!j.startedAt || j.runTimeUnknown) return null;
   const end = j.finishedAt ? Date.parse(j.finishedAt) : Date.now();
   return Math.max(0, (end - Date.parse(j.startedAt)) / 1000);
+}
+// UNSEEN explains a run time that is not known.
+const UNSEEN = "the driver ended before sparkpack saw it running, so how long it ran is not known";
+function ranText(j) {
+  if (j.runTimeUnknown) return el("span", { class: "unknown", title: UNSEEN }, "unknown");
+  const ran = ranSeconds(j);
+  return ran === null ? "–" : fmtDur(ran);
 }
 // deadlineText: met or missed only for jobs that ran; a job CANCELLED or
 // REJECTED before it ran did not miss anything.
@@ -355,10 +362,6 @@ function waitedSeconds(j) {
   if (start) return Math.max(0, (Date.parse(start) - sub) / 1000);
   if (ENDED.has(j.state)) return j.finishedAt ? Math.max(0, (Date.parse(j.finishedAt) - sub) / 1000) : null;
   return Math.max(0, (Date.now() - sub) / 1000);
-}
-function ranText(j) {
-  const ran = ranSeconds(j);
-  return ran !== null ? fmtDur(ran) : j.runTimeUnknown ? "unknown (never seen running)" : "–";
 }
 function resources(j) {
   return j.executors + " × " + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB);
@@ -480,8 +483,11 @@ async function renderJob(id) {
   currentState = j.state; currentName = jobLabel(j);
   $("h-job").textContent = "Job " + jobLabel(j);
   const dl = deadlineText(j);
-  const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", fmtTime(j.startedAt)],
-    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))], ["ran", ranText(j)],
+  // A run never seen running: its start is its launch, or its end.
+  const started = fmtTime(j.startedAt) + (j.runTimeUnknown && j.startedAt ? (j.startedAt === j.finishedAt ? " (its end: never seen running)" : " (its launch: never seen running)") : "");
+  const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", started],
+    ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))],
+    ["ran", j.runTimeUnknown ? "unknown (" + UNSEEN + ")" : ranText(j)],
     ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],

@@ -25,6 +25,9 @@ function predictionFacts(j) {
       s += " (" + (d >= 0 ? "+" : "") + d.toFixed(0) + "% against the prediction" + (j.actualSeconds > (j.predictedP90Seconds || Infinity) ? ", beyond its p90" : "") + ")";
     }
     out.push(["actual", s]);
+  } else if (j.runTimeUnknown && j.state === "FINISHED") {
+    // No actual run time, so no error against the prediction either.
+    out.push(["actual", "unknown: never seen running (" + (j.predictedSeconds > 0 ? "not compared with the prediction, and " : "") + "not learned)"]);
   }
   return out;
 }
@@ -86,7 +89,7 @@ async function renderModels() {
   $("models-summary").textContent = ms.length ? ms.length + (ms.length === 1 ? " signature" : " signatures") : "";
   const box = $("models");
   if (!ms.length) {
-    box.replaceChildren(el("p", { class: "legend" }, "No models yet: sparkpack learns one per job signature (application + main class) from its finished runs."));
+    box.replaceChildren(el("p", { class: "legend" }, "No models yet: sparkpack learns one per job signature (application + main class) from its finished runs whose run time it measured."));
     return;
   }
   // The most-run signatures first.

@@ -138,7 +138,10 @@ func outcomeLine(v api.JobView) (string, bool, bool) {
 		name = v.ID
 	}
 	var parts []string
-	if v.StartedAt != nil && v.FinishedAt != nil && !v.RunTimeUnknown {
+	switch {
+	case v.RunTimeUnknown:
+		parts = append(parts, "run time unknown (never seen running)")
+	case v.StartedAt != nil && v.FinishedAt != nil:
 		parts = append(parts, "ran "+v.FinishedAt.Sub(*v.StartedAt).Round(time.Second).String())
 	}
 	met, missed := false, false

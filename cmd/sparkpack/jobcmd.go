@@ -8,9 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/plural"
+	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -60,6 +62,11 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// The timeline's rows --watch adds line up with those above.
+	timeline := &jobsTable{}
+	if *watch {
+		timeline.reserve(1, longestMove())
+	}
 	show := func(v api.JobView) error {
 		switch *out {
 		case outJSON, outYAML:
@@ -68,7 +75,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			_, err := fmt.Fprintln(stdout, v.ID)
 			return err
 		}
-		printJob(stdout, v)
+		printJobWith(stdout, v, timeline)
 		return nil
 	}
 	if err := show(v); err != nil || !*watch || v.State.Terminal() {
@@ -85,11 +92,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if len(nv.Events) > shown {
 			switch *out {
 			case outTable, outWide:
-				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-				for _, e := range nv.Events[shown:] {
-					timelineRow(tw, e)
-				}
-				if err := tw.Flush(); err != nil {
+				if err := writeTimeline(stdout, timeline, nv.Events[shown:]); err != nil {
 					return err
 				}
 			case outName:
@@ -110,7 +113,11 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 }
 
-func printJob(w io.Writer, v api.JobView) {
+func printJob(w io.Writer, v api.JobView) { printJobWith(w, v, &jobsTable{}) }
+
+// printJobWith is printJob with its timeline's columns in timeline (which
+// sparkpack job --watch's later rows keep).
+func printJobWith(w io.Writer, v api.JobView, timeline *jobsTable) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, val string) {
 		if val != "" {
@@ -129,12 +136,21 @@ func printJob(w io.Writer, v api.JobView) {
 	row("team", v.Team)
 	row("state", string(v.State)+stateNote(v.Job))
 	row("submitted", v.SubmittedAt.Local().Format(cliTime))
-	row("started", t(v.StartedAt))
+	switch {
+	case v.RunTimeUnknown && v.StartedAt != nil && v.FinishedAt != nil && v.StartedAt.Equal(*v.FinishedAt):
+		row("started", t(v.StartedAt)+" (its end: it was never seen running)")
+	case v.RunTimeUnknown && v.StartedAt != nil:
+		row("started", t(v.StartedAt)+" (its launch: it was never seen running)")
+	default:
+		row("started", t(v.StartedAt))
+	}
 	row("finished", t(v.FinishedAt))
 	if w := waited(v.Job, now); w != "-" {
 		row("waited", w)
 	}
-	if v.StartedAt != nil {
+	if v.RunTimeUnknown {
+		row("ran", "unknown (the driver ended before sparkpack saw it running)")
+	} else if v.StartedAt != nil {
 		row("ran", ran(v, now))
 	}
 	if nb := v.NotBeforeAt(); nb != nil {
@@ -193,11 +209,7 @@ func printJob(w io.Writer, v api.JobView) {
 	tw.Flush()
 	if len(v.Events) > 0 {
 		fmt.Fprintln(w, "\ntimeline:")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, e := range v.Events {
-			timelineRow(tw, e)
-		}
-		tw.Flush()
+		writeTimeline(w, timeline, v.Events)
 	}
 	if len(v.DriverCommand) > 0 {
 		fmt.Fprintln(w, "\ndriver command:")
@@ -240,8 +252,18 @@ func sortedCopy(s []string) []string {
 // that it can be compared with the API's UTC times without guessing.
 const cliTime = "2006-01-02 15:04:05 MST"
 
-// timelineRow writes one event of a job's timeline.
-func timelineRow(w io.Writer, e store.Event) {
+// writeTimeline writes events of a job's timeline, a row each, in t's
+// columns.
+func writeTimeline(w io.Writer, t *jobsTable, events []store.Event) error {
+	rows := make([][]string, len(events))
+	for i, e := range events {
+		rows[i] = timelineRow(e)
+	}
+	return t.write(w, rows)
+}
+
+// timelineRow is one event of a job's timeline: its time, its move, why.
+func timelineRow(e store.Event) []string {
 	move := string(e.To)
 	if e.From != nil && *e.From != e.To {
 		move = string(*e.From) + " → " + string(e.To)
@@ -250,5 +272,15 @@ func timelineRow(w io.Writer, e store.Event) {
 	if e.Actor != "" {
 		who = " (by " + e.Actor + ")"
 	}
-	fmt.Fprintf(w, "  %s\t%s\t%s%s\n", e.At.Local().Format("15:04:05.000"), move, e.Reason, who)
+	return []string{"  " + e.At.Local().Format("15:04:05.000"), move, e.Reason + who}
+}
+
+// longestMove is the length of the longest move a timeline can show
+// (from one state to another).
+func longestMove() int {
+	n := 0
+	for _, st := range scheduler.AllStates {
+		n = max(n, utf8.RuneCountInString(string(st)))
+	}
+	return 2*n + utf8.RuneCountInString(" → ")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +76,61 @@ func TestMarginDur(t *testing.T) {
 	if got := deadlineNote(scheduler.Job{State: scheduler.Finished, DeadlineAt: &dl, FinishedAt: &end}); got != "missed by 400ms" {
 		t.Errorf("a job 0.4 s late: %q", got)
 	}
+}
+
+// TestRunNeverSeenRunningShowsUnknown: a job whose driver ended before it
+// was seen running (runTimeUnknown: docs/learning.md, "Runs never seen
+// running") has no run time: sparkpack job, sparkpack jobs and the demo's
+// outcome line say it is unknown, never its launch-to-end span or "0s"
+// (its start is its launch, or its end).
+func TestRunNeverSeenRunningShowsUnknown(t *testing.T) {
+	launched := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name    string
+		started time.Time
+		note    string
+	}{
+		{"from its launch", launched, "(its launch: it was never seen running)"},
+		{"from its end", launched.Add(20 * time.Second), "(its end: it was never seen running)"},
+	} {
+		start, end := c.started, launched.Add(20*time.Second)
+		v := api.JobView{Job: scheduler.Job{Spec: scheduler.Spec{ID: "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f", Name: "unseen", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024},
+			State: scheduler.Finished, SubmittedAt: launched.Add(-5 * time.Second), StartedAt: &start, LastStartedAt: &start, FinishedAt: &end, Attempt: 1},
+			RunTimeUnknown: true}
+		var b bytes.Buffer
+		printJob(&b, v)
+		out := b.String()
+		if !regexp.MustCompile(`\nran +unknown \(the driver ended before sparkpack saw it running\)\n`).MatchString(out) || !strings.Contains(out, c.note) {
+			t.Errorf("%s: sparkpack job does not say the run time is unknown:\n%s", c.name, out)
+		}
+		b.Reset()
+		if err := printJobs(&b, io.Discard, outTable, []api.JobView{v}, true); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: sparkpack jobs printed %q", c.name, b.String())
+		}
+		if ranCol := columnAt(lines[0], lines[1], "RAN"); ranCol != "unknown" || !strings.Contains(lines[1], unseenNote) {
+			t.Errorf("%s: sparkpack jobs' RAN reads %q (want unknown, the note saying why):\n%s", c.name, ranCol, b.String())
+		}
+		if line, _, _ := outcomeLine(v); !strings.Contains(line, "run time unknown (never seen running)") || strings.Contains(line, "ran ") {
+			t.Errorf("%s: demo outcome line %q", c.name, line)
+		}
+	}
+}
+
+// columnAt is the cell of row that starts exactly where header's column
+// col does (a table's cells start where their header does); "" when no
+// cell starts there.
+func columnAt(header, row, col string) string {
+	i := strings.Index(header, col)
+	if i < 0 || i >= len(row) || row[i] == ' ' || (i > 0 && row[i-1] != ' ') {
+		return ""
+	}
+	f := strings.Fields(row[i:])
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }

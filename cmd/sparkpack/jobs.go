@@ -11,8 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/plural"
@@ -108,7 +108,13 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *asJSON {
 		*out = "jsonl"
 	}
-	if err := printJobs(stdout, stderr, *out, jobs, true); err != nil || !*watch {
+	// One table for the list and the rows --watch adds under it, so that
+	// they line up with its header.
+	table := &jobsTable{}
+	if *watch {
+		table.reserveStates()
+	}
+	if err := table.print(stdout, stderr, *out, jobs, true); err != nil || !*watch {
 		return err
 	}
 	seen := make(map[string]string, len(jobs))
@@ -131,7 +137,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(changed) == 0 {
 			return nil
 		}
-		return printJobs(stdout, stderr, *out, changed, false)
+		return table.print(stdout, stderr, *out, changed, false)
 	})
 }
 
@@ -141,9 +147,75 @@ func watchKey(j api.JobView) string {
 	return string(j.State) + "\x00" + jobNote(j) + "\x00" + deadlineNote(j.Job)
 }
 
-// printJobs writes jobs in the chosen format; header is false for the
-// rows --watch adds under the first table.
+// printJobs writes jobs in the chosen format (a table of its own).
 func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView, header bool) error {
+	return (&jobsTable{}).print(stdout, stderr, format, jobs, header)
+}
+
+// jobsTable is sparkpack jobs' table across the prints of a --watch: the
+// columns keep the widths the header and the rows printed so far gave
+// them (each batch through a tabwriter of its own lined up only with
+// itself, not with the header above), widening only for a longer cell.
+// sparkpack job --watch's timeline is one too.
+type jobsTable struct {
+	widths []int
+}
+
+// reserve makes column col at least n wide.
+func (t *jobsTable) reserve(col, n int) {
+	row := make([]string, col+2) // fit leaves the last cell out
+	row[col] = strings.Repeat(" ", n)
+	t.fit(row)
+}
+
+// jobsStateCol is the STATE column's index.
+const jobsStateCol = 2
+
+// reserveStates makes the STATE column as wide as the longest state, so
+// that a job's later state does not shift the rows of a --watch.
+func (t *jobsTable) reserveStates() {
+	n := 0
+	for _, st := range scheduler.AllStates {
+		n = max(n, len(st))
+	}
+	t.reserve(jobsStateCol, n)
+}
+
+// fit widens the columns to row's cells (the last cell is not padded).
+func (t *jobsTable) fit(row []string) {
+	for i, c := range row[:len(row)-1] {
+		if i == len(t.widths) {
+			t.widths = append(t.widths, 0)
+		}
+		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+	}
+}
+
+// write writes rows, each cell padded to its column's width and two
+// spaces, as the other tables' tabwriters do.
+func (t *jobsTable) write(w io.Writer, rows [][]string) error {
+	for _, r := range rows {
+		t.fit(r)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// print writes jobs in the chosen format; header is false for the rows
+// --watch adds under the first table.
+func (t *jobsTable) print(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView, header bool) error {
 	switch format {
 	case "jsonl":
 		enc := json.NewEncoder(stdout)
@@ -180,13 +252,13 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 		return nil
 	}
 	wide := format == outWide
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	var rows [][]string
 	if header {
-		h := "ID\tNAME\tSTATE\tSUBMITTED\tWAITED\tRAN\tDEADLINE\tCOST\tNOTE"
+		h := []string{"ID", "NAME", "STATE", "SUBMITTED", "WAITED", "RAN", "DEADLINE", "COST", "NOTE"}
 		if wide {
-			h += "\tEXECUTORS\tAGENTS\tATTEMPT\tLABELS"
+			h = append(h, "EXECUTORS", "AGENTS", "ATTEMPT", "LABELS")
 		}
-		fmt.Fprintln(tw, h)
+		rows = append(rows, h)
 	}
 	now := time.Now()
 	for _, j := range jobs {
@@ -198,15 +270,15 @@ func printJobs(stdout, stderr io.Writer, format outputFormat, jobs []api.JobView
 		if !wide {
 			note = clip(note, 60)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", j.ID, clip(name, 32), j.State, ago(now, j.SubmittedAt),
-			waited(j.Job, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note)
+		r := []string{j.ID, clip(name, 32), string(j.State), ago(now, j.SubmittedAt),
+			waited(j.Job, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note}
 		if wide {
-			fmt.Fprintf(tw, "\t%d×(%s, %d MiB)\t%d\t%d\t%s", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB,
-				len(j.Placement), j.Attempt, labelText(j.Labels))
+			r = append(r, fmt.Sprintf("%d×(%s, %d MiB)", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB),
+				fmt.Sprint(len(j.Placement)), fmt.Sprint(j.Attempt), labelText(j.Labels))
 		}
-		fmt.Fprintln(tw)
+		rows = append(rows, r)
 	}
-	return tw.Flush()
+	return t.write(stdout, rows)
 }
 
 // labelText is a job's labels as key=value, sorted, comma-separated.
@@ -300,12 +372,13 @@ func waited(j scheduler.Job, now time.Time) string {
 }
 
 // ran is how long the job has run (or ran); "unknown" when its last run
-// was never seen running (its start is only its launch, or its end).
+// ended before its driver was seen running (its start is only its launch:
+// docs/learning.md, "Runs never seen running").
 func ran(v api.JobView, now time.Time) string {
-	j := v.Job
 	if v.RunTimeUnknown {
 		return "unknown"
 	}
+	j := v.Job
 	if j.StartedAt == nil {
 		return "-"
 	}
@@ -352,12 +425,18 @@ func costText(c *float64) string {
 }
 
 // jobNote is why a waiting or ended job is where it is.
+// unseenNote explains a run time shown as unknown.
+const unseenNote = "run time unknown: the driver was never seen running"
+
 func jobNote(j api.JobView) string {
 	if j.WaitingReason != "" {
 		return j.WaitingReason
 	}
 	if j.KillRequested && !j.State.Terminal() {
 		return "kill requested"
+	}
+	if j.RunTimeUnknown {
+		return unseenNote
 	}
 	if len(j.Placement) > 0 && !j.State.Terminal() {
 		hosts := make([]string, 0, len(j.Placement))

@@ -100,7 +100,7 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func printModels(w io.Writer, mv *api.ModelsView, wide bool) {
 	if len(mv.Models) == 0 {
-		fmt.Fprintln(w, "no models yet: sparkpack learns one per job signature from its finished runs")
+		fmt.Fprintln(w, "no models yet: sparkpack learns one per job signature from its finished runs whose run time it measured")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -82,18 +82,38 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		byCost(u.Rows)
 		switch *v.out {
 		case outName:
+			// Names, one a line, as the other -o name give ids: the jobs
+			// without a team (or the label) have none, so they are not
+			// an (empty) line; standard error says they are left out.
 			var seen []string
+			unnamed := false
 			for _, r := range u.Rows {
-				if !r.Idle && !slices.Contains(seen, r.Group) {
+				switch {
+				case r.Idle || slices.Contains(seen, r.Group):
+				case r.Group == "":
+					unnamed = true
+				default:
 					seen = append(seen, r.Group)
 					fmt.Fprintln(stdout, r.Group)
 				}
+			}
+			if unnamed {
+				fmt.Fprintln(stderr, unnamedGroupNote(u.By))
 			}
 			return nil
 		}
 		printUsage(stdout, u, *v.out == outWide)
 		return nil
 	}, func() any { return new(api.UsageView) })
+}
+
+// unnamedGroupNote says -o name left out the group of jobs without a team
+// (or without the label of --by label:KEY).
+func unnamedGroupNote(by string) string {
+	if key, ok := strings.CutPrefix(by, "label:"); ok {
+		return fmt.Sprintf("(the jobs without the label %s are not listed: they have no name; the table shows them as (none))", key)
+	}
+	return "(the jobs without a team are not listed: they have no name; the table shows them as (none), sparkpack jobs --team= lists them)"
 }
 
 func printUsage(w io.Writer, u *api.UsageView, wide bool) {

@@ -62,4 +62,21 @@ func TestUsageTableIsByCost(t *testing.T) {
 	if code, out, _ := runCmd(t, "usage", "--server", srv.URL, "--by", "job", "-o", "name"); code != 0 || strings.Join(strings.Fields(out), " ") != "2bbb 1aaa" {
 		t.Errorf("usage --by job -o name: %d %q, want 2bbb then 1aaa", code, out)
 	}
+	// The jobs without a team (or the label) are a group without a name:
+	// -o name lists names, one a line, as the other -o name list ids, so
+	// it is not an empty line; standard error says it is left out.
+	rows = []store.UsageRow{row(t0, "analytics", 1), row(t0, "", 2), row(t1, "", 1), row(t0, store.UsageIdleGroup, 3)}
+	for _, c := range []struct{ by, note string }{
+		{"team", "the jobs without a team are not listed"},
+		{"label:env", "the jobs without the label env are not listed"},
+	} {
+		code, out, errOut := runCmd(t, "usage", "--server", srv.URL, "--by", c.by, "-o", "name")
+		if code != 0 || out != "analytics\n" || !strings.Contains(errOut, c.note) {
+			t.Errorf("usage --by %s -o name with team-less usage: %d %q, stderr %q; want analytics alone, and a note", c.by, code, out, errOut)
+		}
+	}
+	rows = []store.UsageRow{row(t0, "analytics", 1)}
+	if code, out, errOut := runCmd(t, "usage", "--server", srv.URL, "-o", "name"); code != 0 || out != "analytics\n" || errOut != "" {
+		t.Errorf("usage -o name, every job with a team: %d %q, stderr %q; want analytics and no note", code, out, errOut)
+	}
 }
