@@ -147,10 +147,22 @@ func TestDriverStatusCounts(t *testing.T) {
 		t.Fatalf("a launch refused for an invalid offer was counted: %+v", lj.st.Driver)
 	}
 
-	cl, lj, _ = setup(LaunchSent)
+	cl, lj, st = setup(LaunchSent)
+	var startedAt time.Time // RunningAt: when TASK_STARTING was taken, stored with it, not moved by TASK_RUNNING
 	for _, s := range []mesos.TaskState{mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_LOST} {
+		before := time.Now()
 		if err := cl.DriverStatus(ctx, testJobID, status("t-1", s, nil)); err != nil {
 			t.Fatal(err)
+		}
+		d, _ := st.Driver(ctx, testJobID)
+		if s == mesos.TASK_STARTING {
+			startedAt = d.RunningAt
+			if d.RunningAt.Before(before) || d.RunningAt.After(time.Now()) {
+				t.Fatalf("TASK_STARTING taken between %v and now, stored running at %v", before, d.RunningAt)
+			}
+		}
+		if !d.RunningAt.Equal(startedAt) || !lj.st.Driver.RunningAt.Equal(startedAt) {
+			t.Fatalf("after %s: running at %v (stored %v), want %v", s, lj.st.Driver.RunningAt, d.RunningAt, startedAt)
 		}
 	}
 	if !lj.st.Driver.Started || !lj.st.Driver.Ended || lifecycle.LostBeforeStart(lj.st.Driver) || lj.st.Driver.LostLaunches != 0 {

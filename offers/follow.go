@@ -355,7 +355,7 @@ func (c *Cluster) DriverStatus(ctx context.Context, jobID string, st mesos.TaskS
 		}
 		return nil
 	}
-	u := lifecycle.TaskUpdate{State: st.GetState().String(), Message: st.GetMessage(),
+	u := lifecycle.TaskUpdate{State: st.GetState().String(), Message: st.GetMessage(), At: time.Now(),
 		InvalidOffers: st.GetReason() == mesos.REASON_INVALID_OFFERS, FromExecutor: st.GetSource() == mesos.SOURCE_EXECUTOR}
 	if st.Reason != nil {
 		u.Reason = st.Reason.String()

@@ -4,9 +4,10 @@ import "time"
 
 // DriverRecord is the durable record of a job's Spark driver task: which
 // attempt, which Mesos task, on which agent, its last known Mesos task
-// state and whether it ended. The framework writes it before it acts on
-// Mesos and before it acknowledges a status update, so that a restart
-// resumes where it stopped.
+// state and whether it ended, whether it ran and since when. The framework
+// writes it before it acts on Mesos and before it acknowledges a status
+// update, so that a restart resumes where it stopped (store.PutDriver:
+// Ran and RunningAt are kept per launch, migration 0020).
 type DriverRecord struct {
 	JobID string `json:"jobId"`
 	// Attempt is the launch number: 1 for the job's first driver task, one
@@ -25,18 +26,22 @@ type DriverRecord struct {
 	Ended bool `json:"ended"`
 	// Started is true once the driver reached TASK_STARTING or TASK_RUNNING.
 	Started bool `json:"started,omitempty"`
+	// RunningAt is when its TASK_STARTING/TASK_RUNNING was first taken
+	// (zero: not yet, or stored by an older binary). Never moved by a
+	// later update: a reconciliation after a restart re-sends TASK_RUNNING,
+	// and the run is timed from the first (offers/lifecycle: State.runStart).
+	RunningAt time.Time `json:"runningAt,omitzero"`
 	// Ran is true once an update proves the driver ran without its
 	// TASK_STARTING/TASK_RUNNING seen: a TASK_FAILED or TASK_KILLED its
 	// executor sent without a reason (its command exited or was killed).
-	// Kept in memory only (the drivers table has no column for it): after
-	// a restart the record says Started, or TASK_FINISHED, which prove it
-	// too (offers/lifecycle.DriverRan), but a TASK_FAILED or TASK_KILLED
-	// does not say who sent it: a crash between its acknowledgement and
-	// the job's end loses such a run (not counted, no row; transcript in
-	// offers/lifecycle/testdata/unseen.txt).
+	// Stored, so that a restart between the update's acknowledgement and
+	// the job's end still counts the run (offers/lifecycle.DriverRan;
+	// transcripts in offers/lifecycle/testdata/unseen.txt).
 	Ran bool `json:"ran,omitempty"`
 	// LostLaunches counts the launches of the current application attempt
 	// that Mesos lost before the driver started (relaunched, not retried).
-	LostLaunches int       `json:"lostLaunches,omitempty"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	LostLaunches int `json:"lostLaunches,omitempty"`
+	// UpdatedAt is when the record was last stored (its last state
+	// taken), set by the store: a re-sent TASK_RUNNING moves it.
+	UpdatedAt time.Time `json:"updatedAt"`
 }

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -19,6 +20,9 @@ type TaskUpdate struct {
 	// its agent or the master; Reason is the status' reason ("" none).
 	FromExecutor bool
 	Reason       string
+	// At is when the update was taken (the driver's RunningAt on its
+	// first TASK_STARTING/TASK_RUNNING).
+	At time.Time
 }
 
 // terminal are the task states that end a driver for sparkpack.
@@ -48,16 +52,20 @@ func Runs(state string) bool {
 }
 
 // AfterStatus is the driver record once a status update is taken: the
-// state, message and agent, Started on TASK_STARTING/TASK_RUNNING, Ended
-// on a terminal state, and one more lost launch when the launch ended
-// before the driver started (unless the master refused it for an invalid
-// offer: it never ran).
+// state, message and agent, Started on TASK_STARTING/TASK_RUNNING (and
+// RunningAt on the first: a re-sent one does not move it), Ran when the
+// update proves the driver ran (ranBy), Ended on a terminal state, and one
+// more lost launch when the launch ended before the driver started (unless
+// the master refused it for an invalid offer: it never ran).
 func AfterStatus(d scheduler.DriverRecord, u TaskUpdate) scheduler.DriverRecord {
 	d.State, d.Message = u.State, u.Message
 	if u.AgentID != "" {
 		d.AgentID = u.AgentID
 	}
 	if u.State == "TASK_STARTING" || u.State == "TASK_RUNNING" {
+		if !d.Started {
+			d.RunningAt = u.At
+		}
 		d.Started = true
 	}
 	if ranBy(u) {
@@ -91,8 +99,9 @@ func ranBy(u TaskUpdate) bool {
 }
 
 // DriverRan reports whether the driver ran: it was seen starting or
-// running, or an update proved it ran (ranBy; after a restart, a stored
-// TASK_FINISHED).
+// running, or an update proved it ran (ranBy: Ran is stored, so this holds
+// after a restart too; a TASK_FINISHED stored by an older binary, which
+// kept no Ran, proves it as well).
 func DriverRan(d scheduler.DriverRecord) bool {
 	return d.Started || d.Ran || d.State == scheduler.TaskFinished
 }

@@ -41,10 +41,14 @@ func TestNamesAtTheEnds(t *testing.T) {
 // that names no agent keeps the one known, and one that names an agent
 // records it. Started on TASK_STARTING or TASK_RUNNING only; ended on the
 // terminal states; a launch lost before it started counts one lost launch
-// unless the master refused it for invalid offers.
+// unless the master refused it for invalid offers. RunningAt is the first
+// TASK_STARTING/TASK_RUNNING's time.
 func TestAfterStatusByHand(t *testing.T) {
 	sent := scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: LaunchSent, Attempt: 1}
 	running := scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_RUNNING", Started: true, Attempt: 1}
+	t1, t2 := t0.Add(time.Second), t0.Add(2*time.Second)
+	runningAt1 := running
+	runningAt1.RunningAt = t1
 	for _, c := range []struct {
 		name string
 		d    scheduler.DriverRecord
@@ -81,6 +85,18 @@ func TestAfterStatusByHand(t *testing.T) {
 			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FAILED", Ended: true, Attempt: 1}},
 		{"the executor's lost is no proof", sent, TaskUpdate{State: "TASK_LOST", FromExecutor: true},
 			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_LOST", Ended: true, Attempt: 1, LostLaunches: 1}},
+		// RunningAt: the first TASK_STARTING/TASK_RUNNING's time, never
+		// moved by a later one (a reconciliation's, a re-sent update).
+		{"staging at 1s", sent, TaskUpdate{State: "TASK_STAGING", At: t1},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_STAGING", Attempt: 1}},
+		{"running at 1s", sent, TaskUpdate{State: "TASK_RUNNING", At: t1},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_RUNNING", Started: true, RunningAt: t1, Attempt: 1}},
+		{"running again at 2s", runningAt1, TaskUpdate{State: "TASK_RUNNING", At: t2},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_RUNNING", Started: true, RunningAt: t1, Attempt: 1}},
+		{"running again at 2s, stored without a time", running, TaskUpdate{State: "TASK_RUNNING", At: t2},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_RUNNING", Started: true, Attempt: 1}},
+		{"finished at 2s", runningAt1, TaskUpdate{State: "TASK_FINISHED", At: t2},
+			scheduler.DriverRecord{TaskID: "t-1", AgentID: "A", State: "TASK_FINISHED", Started: true, RunningAt: t1, Ran: true, Ended: true, Attempt: 1}},
 	} {
 		if got := AfterStatus(c.d, c.u); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)

@@ -84,11 +84,11 @@ type State struct {
 	// plan started waiting for an unregistered agent.
 	QueuedAt, WaitFrom time.Time
 	// LaunchedAt: when this generation's launch was sent (its LAUNCH_SENT
-	// record stored, or read back after a restart); RunningAt: when its
-	// TASK_STARTING/TASK_RUNNING was taken (zero: not in this process).
-	// They time a run whose driver ended before the job was reported
-	// RUNNING (Run).
-	LaunchedAt, RunningAt time.Time
+	// record stored, or read back after a restart). With Driver.RunningAt
+	// (when its TASK_STARTING/TASK_RUNNING was first taken, stored) it
+	// times a run whose driver ended before the job was reported RUNNING
+	// (Run).
+	LaunchedAt time.Time
 	// Outcome and Reason are set when Releasing starts ("" outcome: the
 	// core let go, nothing to report).
 	Outcome scheduler.State
@@ -126,20 +126,26 @@ func New(cfg Config, job scheduler.Job, plan placement.Plan, ph Phase, drv sched
 		switch {
 		case drv.State == LaunchSent:
 			s.LaunchedAt = drv.UpdatedAt
-		case drv.Started:
-			s.RunningAt = drv.UpdatedAt
+		case drv.Started && drv.RunningAt.IsZero():
+			// Stored without its RunningAt (before migration 0020, or by
+			// an older binary): its last state, TASK_STARTING/RUNNING, is
+			// the best known start, kept from now on (the next record
+			// stored carries it, and a re-sent TASK_RUNNING does not move
+			// it).
+			s.Driver.RunningAt = drv.UpdatedAt
 		}
 	}
 	return s
 }
 
 // runStart is the best start known of the driver's run (State.Run): when
-// it was seen running (measured, as a RUNNING report times a run), else
-// when it was launched, else unknown (zero: the core takes the end).
+// it was first seen running (measured, as a RUNNING report times a run;
+// stored, so known after a restart too), else when it was launched, else
+// unknown (zero: the core takes the end).
 func (s State) runStart() scheduler.RunStart {
 	switch {
-	case s.Driver.Started && !s.RunningAt.IsZero():
-		return scheduler.RunStart{Ran: true, At: s.RunningAt, Measured: true}
+	case s.Driver.Started && !s.Driver.RunningAt.IsZero():
+		return scheduler.RunStart{Ran: true, At: s.Driver.RunningAt, Measured: true}
 	case !s.LaunchedAt.IsZero():
 		return scheduler.RunStart{Ran: true, At: s.LaunchedAt}
 	}

@@ -88,9 +88,6 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 		if s.Driver.TaskID != ev.Driver.TaskID {
 			break
 		}
-		if ev.Driver.Started && !s.Driver.Started {
-			s.RunningAt = at
-		}
 		s.Driver = ev.Driver
 		if ev.Name != "" {
 			s.DriverAgentName = ev.Name
@@ -164,8 +161,7 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 		}
 		s.Driver, s.Queued, s.JobChecked = ev.Driver, false, false
 		// (LaunchedAt is set again when this driver's launch is sent, before
-		// any status of it is taken; RunningAt was not set: a driver seen
-		// running is never relaunched.)
+		// any status of it is taken; the new record has no RunningAt.)
 	case EvReported:
 		if ev.Err != nil {
 			s.Reporting = ""

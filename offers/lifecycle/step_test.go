@@ -25,13 +25,15 @@ import (
 //	< ACTION                          (lifecycle.Action.Format, times from 0)
 //	= phase=P outcome=S reason~TEXT kill lost=AGENT
 //
-// A driver SPEC is task:STATE:flags, flags among started, ended, agent=X,
-// attempt=N, lost=N. Besides the machine's events, the harness knows
+// A driver SPEC is task:STATE:flags, flags among started, ended, ran,
+// agent=X, attempt=N, lost=N, running=SECONDS (RunningAt) and
+// updated=SECONDS (UpdatedAt, when stored). Besides the machine's events,
+// the harness knows
 //
 //	> status @T state=TASK_X agent=A message=M invalid-offers executor reason=R
 //	    a task status as DriverStatus takes it (executor: its source is
 //	    SOURCE_EXECUTOR): ignored ("< ignored") unless TakesStatus, else
-//	    stored at T (AfterStatus) and stepped;
+//	    stored at T (AfterStatus; stored as store.PutDriver does) and stepped;
 //	> sending @T agent=A
 //	    the framework about to send the ACCEPT: "< withdrawn" unless
 //	    MaySend, else EvLaunchSending then EvLaunchRecorded;
@@ -157,6 +159,12 @@ func driverSpec(t *testing.T, spec string) scheduler.DriverRecord {
 			d.Attempt = atoi(t, v)
 		case "lost":
 			d.LostLaunches = atoi(t, v)
+		case "ran":
+			d.Ran = true
+		case "running":
+			d.RunningAt = t0.Add(time.Duration(atoi(t, v)) * time.Second)
+		case "updated":
+			d.UpdatedAt = t0.Add(time.Duration(atoi(t, v)) * time.Second)
 		default:
 			t.Fatalf("driver flag %q", f)
 		}
@@ -180,6 +188,24 @@ type stored struct {
 	driver  scheduler.DriverRecord
 	kill    bool
 	preempt string
+}
+
+// putDriver stores d at T as store.PutDriver does: an older launch's
+// record changes nothing; the launch's Ran is only ever set and its first
+// RunningAt stays (driver_launches); UpdatedAt is T.
+func (db *stored) putDriver(d scheduler.DriverRecord, at time.Time) {
+	old := db.driver
+	if old.Attempt > d.Attempt {
+		return
+	}
+	if old.Attempt == d.Attempt {
+		d.Ran = d.Ran || old.Ran
+		if !old.RunningAt.IsZero() {
+			d.RunningAt = old.RunningAt
+		}
+	}
+	d.UpdatedAt = at
+	db.driver = d
 }
 
 func (tr *transcript) run(t *testing.T) {
@@ -260,10 +286,8 @@ func (tr *transcript) run(t *testing.T) {
 				_, inv := kv["invalid-offers"]
 				_, exe := kv["executor"]
 				rec := AfterStatus(st.Driver, TaskUpdate{State: kv["state"], Message: kv["message"], AgentID: kv["agent"], InvalidOffers: inv,
-					FromExecutor: exe, Reason: kv["reason"]})
-				db.driver = rec
-				db.driver.UpdatedAt = at // as PutDriver stamps it
-				db.driver.Ran = false    // which it does not keep (no column)
+					FromExecutor: exe, Reason: kv["reason"], At: at})
+				db.putDriver(rec, at)
 				step(Event{Kind: EvDriverRecorded, At: at, Driver: rec, Name: kv["name"]})
 			case "sending":
 				if !st.MaySend(st.Driver.TaskID) {
@@ -276,8 +300,7 @@ func (tr *transcript) run(t *testing.T) {
 					step(Event{Kind: EvLaunchRecordFailed, At: at})
 					continue
 				}
-				db.driver = rec
-				db.driver.UpdatedAt = at
+				db.putDriver(rec, at)
 				step(Event{Kind: EvLaunchRecorded, At: at, Driver: rec})
 			case "restart":
 				d := db.driver
@@ -301,7 +324,7 @@ func (tr *transcript) run(t *testing.T) {
 					db.preempt = ev.Reason
 				case EvDriverNamed:
 					if ev.Err == nil {
-						db.driver = ev.Driver
+						db.putDriver(ev.Driver, at)
 					}
 				case EvJobRead:
 					// what the store holds, and what the line adds (asked
