@@ -3,6 +3,7 @@ package realmesos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +20,10 @@ type strayOutcome struct {
 	StrayDropped   bool // ... which sparkpack dropped while the job ran
 	CurrentKept    bool // ... keeping the second plan's reservations
 	StateAfterDrop string
+	// The first run's Spark framework, torn down when its driver stopped:
+	// are its executors in GET_TASKS, in protobuf and in JSON? (A real
+	// 1.12 master lists them in JSON only: Observer.JSON.)
+	FirstSparkTasksInProtobuf, FirstSparkTasksInJSON bool
 }
 
 // TestE2EStrayReservationOfARunningJobIsDropped (the integration suite's
@@ -62,9 +67,13 @@ func strayReservationOfARunningJobIsDropped(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 		var driver Task
+		firstSpark := ""
 		for _, x := range ts {
 			if strings.HasPrefix(x.ID, "sparkpack-driver-"+id) && !x.Completed {
 				driver = x
+			}
+			if x.Role == jobRole(id) && !x.Completed {
+				firstSpark = x.FrameworkID
 			}
 		}
 		victim := ""
@@ -118,6 +127,16 @@ func strayReservationOfARunningJobIsDropped(t *testing.T, mode string) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		out.Requeued = true
+		listed := func(obs *Observer) bool {
+			ts, err := obs.Tasks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.ContainsFunc(ts, func(x Task) bool { return x.FrameworkID == firstSpark })
+		}
+		jsonObs := NewObserver(tg.url)
+		jsonObs.JSON = true
+		out.FirstSparkTasksInProtobuf, out.FirstSparkTasksInJSON = listed(tg.obs), listed(jsonObs)
 		out.NewPlanAvoids = v.planned()[victim] == 0
 		if !out.NewPlanAvoids {
 			t.Fatalf("%s: the job's second plan %v names agent %s, which is away", tg.name, v.planned(), host)
