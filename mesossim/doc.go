@@ -67,7 +67,8 @@
 //     (failover_timeout 0; docs/deploy.md).
 //   - The v1 operator API, POST /api/v1 (and /master/api/v1): GET_HEALTH,
 //     GET_VERSION, GET_MASTER, GET_AGENTS, GET_FRAMEWORKS, GET_TASKS (live,
-//     unreachable and completed tasks, also of removed frameworks, with
+//     unreachable and completed tasks, those of removed frameworks in JSON
+//     only, as a real 1.12 master's protobuf answer leaves them out, with
 //     every status and resources in the post-refinement format),
 //     GET_EXECUTORS
 //     (empty), GET_STATE, GET_ROLES, GET_QUOTA, UPDATE_QUOTA (quota v2

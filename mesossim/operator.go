@@ -77,15 +77,17 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		m.mu.Unlock()
 		respond(&master.Response{Type: respType(call.Type), GetFrameworks: gf})
 	case master.Call_GET_TASKS:
+		out, _, _ := responseMedia(r, media) // (respond answers a bad Accept)
 		m.mu.Lock()
-		gt := m.getTasksLocked()
+		gt := m.getTasksLocked(out != mediaProtobuf)
 		m.mu.Unlock()
 		respond(&master.Response{Type: respType(call.Type), GetTasks: gt})
 	case master.Call_GET_EXECUTORS:
 		respond(&master.Response{Type: respType(call.Type), GetExecutors: &master.Response_GetExecutors{}})
 	case master.Call_GET_STATE:
+		out, _, _ := responseMedia(r, media)
 		m.mu.Lock()
-		gs := m.getStateLocked()
+		gs := m.getStateLocked(out != mediaProtobuf)
 		m.mu.Unlock()
 		respond(&master.Response{Type: respType(call.Type), GetState: gs})
 	case master.Call_GET_ROLES:

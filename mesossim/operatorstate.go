@@ -184,9 +184,14 @@ func (m *Master) taskProtoLocked(t *task) mesos.Task {
 }
 
 // getTasksLocked lists the tasks of the registered frameworks (live, and
-// ended but not yet acknowledged) and the completed tasks of registered
-// and completed frameworks, as the real master does.
-func (m *Master) getTasksLocked() *master.Response_GetTasks {
+// ended but not yet acknowledged) and their completed tasks, as the real
+// master does; the completed tasks of completed (removed) frameworks too
+// when completedFrameworks is set. A real 1.12 master lists those in its
+// JSON answer only: its protobuf GET_TASKS (and GET_STATE) keeps a
+// completed framework only if the caller may not view it, so without an
+// authorizer never (serializeGetTasks in src/master/readonly_handler.cpp;
+// seen in integration/realmesos' TestE2EStrayReservationOfARunningJobIsDropped).
+func (m *Master) getTasksLocked(completedFrameworks bool) *master.Response_GetTasks {
 	gt := &master.Response_GetTasks{}
 	for _, fw := range m.sortedFrameworksLocked() {
 		ids := make([]string, 0, len(fw.tasks))
@@ -206,6 +211,9 @@ func (m *Master) getTasksLocked() *master.Response_GetTasks {
 			gt.CompletedTasks = append(gt.CompletedTasks, m.taskProtoLocked(t))
 		}
 	}
+	if !completedFrameworks {
+		return gt
+	}
 	for _, fw := range m.completed {
 		for _, t := range fw.completedTasks {
 			gt.CompletedTasks = append(gt.CompletedTasks, m.taskProtoLocked(t))
@@ -214,9 +222,11 @@ func (m *Master) getTasksLocked() *master.Response_GetTasks {
 	return gt
 }
 
-func (m *Master) getStateLocked() *master.Response_GetState {
+// getStateLocked is GET_STATE's answer; completedFrameworks as for
+// getTasksLocked (true in JSON, false in protobuf).
+func (m *Master) getStateLocked(completedFrameworks bool) *master.Response_GetState {
 	return &master.Response_GetState{
-		GetTasks:      m.getTasksLocked(),
+		GetTasks:      m.getTasksLocked(completedFrameworks),
 		GetExecutors:  &master.Response_GetExecutors{},
 		GetFrameworks: m.getFrameworksLocked(),
 		GetAgents:     m.getAgentsLocked(),

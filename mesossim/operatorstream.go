@@ -79,7 +79,7 @@ func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, reqMe
 		return
 	}
 	hb := m.cfg.HeartbeatInterval.Seconds()
-	s.send(&master.Event{Type: master.Event_SUBSCRIBED, Subscribed: &master.Event_Subscribed{GetState: m.getStateLocked(), HeartbeatIntervalSeconds: &hb}})
+	s.send(&master.Event{Type: master.Event_SUBSCRIBED, Subscribed: &master.Event_Subscribed{GetState: m.getStateLocked(media != mediaProtobuf), HeartbeatIntervalSeconds: &hb}})
 	s.send(&master.Event{Type: master.Event_HEARTBEAT})
 	m.opSubs[s] = true
 	m.mu.Unlock()

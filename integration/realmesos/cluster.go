@@ -381,6 +381,32 @@ func (c *Cluster) KillAgent(name string) error {
 	return nil
 }
 
+// TerminateTask sends SIGTERM to the processes named comm (as
+// /proc/PID/comm shows them) that run in the sandbox of task taskID on any
+// agent, as a driver stopped from outside would be: the task's command
+// ends and its executor reports it. It returns how many it signalled.
+func (c *Cluster) TerminateTask(taskID, comm string) (int, error) {
+	n := 0
+	for _, pid := range processesUnder(c.Dir) {
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err != nil || !strings.Contains(cwd, "/executors/"+taskID+"/runs/") {
+			continue
+		}
+		name, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil || strings.TrimSpace(string(name)) != comm {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("realmesos: no process %q in the sandbox of task %s", comm, taskID)
+	}
+	c.opts.Logf("realmesos: task %s: %d %s process(es) sent SIGTERM", taskID, n, comm)
+	return n, nil
+}
+
 // RestartAgent starts a killed agent again with its work directory, so it
 // recovers its id, its checkpointed reservations and its executors, and
 // waits until the master shows it active.

@@ -32,6 +32,10 @@ type target struct {
 	// executors).
 	loseAgent   func(t *testing.T, host string)
 	returnAgent func(t *testing.T, host string)
+	// failDriver makes a running driver task fail (real: SIGTERM to its
+	// fakespark, which stops its executors and exits 143; emulator:
+	// FailTask, TASK_FAILED at once).
+	failDriver func(t *testing.T, frameworkID, taskID string)
 	// logs returns the master's recent log lines, for failure reports.
 	logs func() string
 }
@@ -95,6 +99,12 @@ func clusterTarget(c *Cluster) *target {
 			t.Fatal(err)
 		}
 	}
+	tg.failDriver = func(t *testing.T, _, taskID string) {
+		// The driver is fakespark, built as spark-submit (BuildFakeSpark).
+		if _, err := c.TerminateTask(taskID, "spark-submit"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tg.logs = func() string { return c.MasterLog(60) }
 	return tg
 }
@@ -138,6 +148,11 @@ func emulatorTarget(t *testing.T) *target {
 	}
 	tg.returnAgent = func(t *testing.T, host string) {
 		if err := m.RestartAgent(tg.agentID(host)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tg.failDriver = func(t *testing.T, frameworkID, taskID string) {
+		if err := m.FailTask(frameworkID, taskID); err != nil {
 			t.Fatal(err)
 		}
 	}
