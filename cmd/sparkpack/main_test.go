@@ -189,3 +189,37 @@ func TestHelpGoesToStdout(t *testing.T) {
 		t.Errorf("--version: code %d, stdout %q", code, out)
 	}
 }
+
+// TestServeRefusesAMalformedEnvironmentValue: an environment variable
+// standing in for a flag, with a value the flag cannot take, is an error
+// naming the variable and the flag. It used to fall back to the default
+// silently: SPARKPACK_LEADER_LEASE=10 ran with a 4 s lease, and
+// SPARKPACK_PROTECT_READS=yes left every read open.
+func TestServeRefusesAMalformedEnvironmentValue(t *testing.T) {
+	for _, c := range []struct{ env, value, flag string }{
+		{"SPARKPACK_LEADER_LEASE", "10", "--leader-lease"},
+		{"SPARKPACK_PROTECT_READS", "yes", "--protect-reads"},
+		{"SPARKPACK_POWER_MIN_WARM_CPUS", "eight", "--power-min-warm-cpus"},
+		{"SPARKPACK_MAX_PREEMPTIONS", "3.5", "--max-preemptions"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0")
+			if code != 2 || !strings.Contains(errOut, c.env+`="`+c.value+`"`) || !strings.Contains(errOut, c.flag) {
+				t.Fatalf("%s=%s: code %d, stderr %q; want 2 and an error naming the variable and %s", c.env, c.value, code, errOut, c.flag)
+			}
+		})
+	}
+	// The same variable, well formed or overridden on the command line,
+	// is no error (the run then fails later, on the unreachable database).
+	t.Setenv("SPARKPACK_LEADER_LEASE", "10")
+	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
+		"--leader-lease", "10s", "--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		t.Fatalf("a flag given on the command line overrides the variable: code %d, stderr %q", code, errOut)
+	}
+	t.Setenv("SPARKPACK_LEADER_LEASE", "")
+	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
+		"--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		t.Fatalf("an empty variable counts as unset: code %d, stderr %q", code, errOut)
+	}
+}
