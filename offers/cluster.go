@@ -9,6 +9,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/failurelog"
+
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -135,6 +137,11 @@ type Cluster struct {
 	repMu sync.RWMutex
 	rep   Reporter
 
+	// refreshFails remembers GET_AGENTS failures, so that a master away
+	// for an hour costs a handful of warnings, not one a refresh (only
+	// Start, then refreshLoop, touch it).
+	refreshFails failurelog.State
+
 	mu       sync.Mutex
 	ctx      context.Context
 	agents   []Agent
@@ -226,9 +233,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	// A first look at the agents, so that views and the first placement
 	// see the cluster at once (refreshLoop keeps trying if it fails).
-	if err := c.refresh(ctx); err != nil {
-		c.log.WithError(err).Warn("GET_AGENTS failed at start; retrying in the background (is the Mesos master reachable?)")
-	}
+	c.noteRefresh(c.refresh(ctx), true)
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.refreshLoop(ctx) }()
 	go func() { defer c.wg.Done(); c.sweepLoop(ctx) }()
