@@ -218,6 +218,17 @@ func (c *serveConfig) validate() error {
 	return nil
 }
 
+// checkSparkRestAllow refuses a Spark REST listener with tokens but no
+// --spark-rest-allow: the operator must choose who may submit without one.
+func (c *serveConfig) checkSparkRestAllow(withTokens bool) error {
+	if withTokens && c.sparkRestListen != "" && c.sparkRestAllow == "" {
+		return fmt.Errorf("--spark-rest-listen with tokens configured needs --spark-rest-allow: Spark 3.5's spark-submit sends no token, " +
+			"so list the client networks that may submit without one (e.g. --spark-rest-allow 10.1.0.0/16, env SPARKPACK_SPARK_REST_ALLOW), " +
+			"or set --spark-rest-allow none to accept only clients that send Authorization: Bearer <token>; see docs/deploy.md")
+	}
+	return nil
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c serveConfig
 	fs := serveFlags("serve", stderr, &c)
@@ -253,11 +264,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		ln.Close()
 		return err
 	}
-	if tokens.Len() > 0 && c.sparkRestListen != "" && c.sparkRestAllow == "" {
+	if err := c.checkSparkRestAllow(tokens.Len() > 0); err != nil {
 		ln.Close()
-		return fmt.Errorf("--spark-rest-listen with tokens configured needs --spark-rest-allow: Spark 3.5's spark-submit sends no token, " +
-			"so list the client networks that may submit without one (e.g. --spark-rest-allow 10.1.0.0/16, env SPARKPACK_SPARK_REST_ALLOW), " +
-			"or set --spark-rest-allow none to accept only clients that send Authorization: Bearer <token>; see docs/deploy.md")
+		return err
 	}
 	for _, w := range tokens.Warnings() {
 		log.Warn(w)
