@@ -196,6 +196,7 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, lease 
 	// the first failure is logged, then one reminder a period, then the
 	// recovery, not a warning per try.
 	fails := failurelog.State{Every: e.cfg.FailureLogEvery}
+	var standingBy int64 // the token of the leader this instance last said it stands by for
 	for {
 		start := time.Now()
 		lease, ok, err := e.store.TryAcquire(ctx, e.cfg.Instance, e.cfg.URL, e.cfg.TTL)
@@ -204,7 +205,15 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, lease 
 			fails, v = fails.Step(time.Now(), err != nil)
 			e.logCampaign(v, err)
 		}
+		if !ok && err == nil && lease.Live && lease.Token != standingBy {
+			// Say once a term that this instance stands by, and for whom:
+			// otherwise a follower's log says nothing after "campaigning".
+			standingBy = lease.Token
+			e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "leader_instance": lease.Instance, "leader_url": lease.URL, "token": lease.Token}).
+				Info("another instance leads: this one stands by (it serves the API and takes over if the leader stops)")
+		}
 		if ok {
+			standingBy = 0
 			e.serve(ctx, lease, start, lead)
 		}
 		select {

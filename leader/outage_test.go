@@ -106,3 +106,73 @@ func TestCampaignAgainstADownDatabaseLogsOnceAPeriod(t *testing.T) {
 		t.Errorf("the warning %q does not say what to check", warnings[0])
 	}
 }
+
+// TestAFollowerSaysItStandsByOnceATerm: an instance that finds another
+// leading says so, naming the leader, once for that leader's term, not at
+// every try. Its log used to say nothing after "campaigning".
+func TestAFollowerSaysItStandsByOnceATerm(t *testing.T) {
+	url := pgtest.URL(t)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	open := func() *countingStore {
+		st, err := store.Open(context.Background(), url, store.WithLogger(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return &countingStore{Store: st}
+	}
+	run := func(el *leader.Elector) func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = el.Run(ctx, func(ctx context.Context, _ leader.Lease) { <-ctx.Done() })
+		}()
+		return func() { cancel(); <-done }
+	}
+	led := make(chan struct{}, 1)
+	a, err := leader.New(leader.Config{Instance: "standby-a", URL: "http://a", Log: quiet,
+		OnChange: func(lead bool, _ leader.Lease) {
+			if lead {
+				select {
+				case led <- struct{}{}:
+				default:
+				}
+			}
+		}}, open())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopA := run(a)
+	defer stopA()
+	select {
+	case <-led:
+	case <-time.After(60 * time.Second):
+		t.Fatal("a did not lead within 60 s")
+	}
+	log, hook := test.NewNullLogger()
+	bs := open()
+	b, err := leader.New(leader.Config{Instance: "standby-b", URL: "http://b", Retry: 5 * time.Millisecond, Log: log}, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopB := run(b)
+	defer stopB()
+	deadline := time.Now().Add(60 * time.Second)
+	for bs.tries.Load() < 30 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d tries in 60 s", bs.tries.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var lines []*logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if strings.Contains(e.Message, "stands by") {
+			lines = append(lines, e)
+		}
+	}
+	if len(lines) != 1 || lines[0].Data["leader_instance"] != "standby-a" || lines[0].Data["leader_url"] != "http://a" {
+		t.Fatalf("%d tries while standby-a leads: %d stand-by lines %v; want one naming standby-a", bs.tries.Load(), len(lines), lines)
+	}
+}
