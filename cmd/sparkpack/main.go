@@ -227,6 +227,12 @@ func checkEnvValues(fs *flag.FlagSet) error {
 // envValueProblem says what is wrong with v as a value of the flag whose
 // value is fv, or "" when it parses.
 func envValueProblem(fv flag.Value, v string) string {
+	if b, ok := fv.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return "not a boolean (true or false)"
+		}
+		return ""
+	}
 	g, ok := fv.(flag.Getter)
 	if !ok {
 		return ""

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 )
@@ -201,6 +203,7 @@ func TestServeRefusesAMalformedEnvironmentValue(t *testing.T) {
 		{"SPARKPACK_PROTECT_READS", "yes", "--protect-reads"},
 		{"SPARKPACK_POWER_MIN_WARM_CPUS", "eight", "--power-min-warm-cpus"},
 		{"SPARKPACK_MAX_PREEMPTIONS", "3.5", "--max-preemptions"},
+		{"SPARKPACK_POWER_WARM_POOL", "off", "--power-warm-pool"},
 	} {
 		t.Run(c.env, func(t *testing.T) {
 			t.Setenv(c.env, c.value)
@@ -222,4 +225,48 @@ func TestServeRefusesAMalformedEnvironmentValue(t *testing.T) {
 		"--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
 		t.Fatalf("an empty variable counts as unset: code %d, stderr %q", code, errOut)
 	}
+}
+
+// TestServeWarnsOfPowerSettingsWithoutPowerManagement: power settings
+// given without --power-off-after (a provider and its program, say) are
+// named in a warning that says how to turn power management on. They
+// were accepted and did nothing, without a word.
+func TestServeWarnsOfPowerSettingsWithoutPowerManagement(t *testing.T) {
+	var c serveConfig
+	fs := serveFlags("serve", io.Discard, &c)
+	if err := parseFlags(fs, []string{"--database-url", pgtest.URL(t), "--listen", "127.0.0.1:0",
+		"--power-provider", "exec", "--power-exec", "/bin/true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, hook := test.NewNullLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- serve(ctx, c, log, ln, ready) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve stopped: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hook.AllEntries() {
+		if e.Level == logrus.WarnLevel && strings.Contains(e.Message, "--power-off-after") {
+			if got := fmt.Sprint(e.Data["flags"]); got != "[--power-provider --power-exec]" {
+				t.Fatalf("the warning names %s, want --power-provider and --power-exec", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no warning that the power settings do nothing without --power-off-after")
 }

@@ -271,6 +271,10 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	for _, w := range tokens.Warnings() {
 		log.Warn(w)
 	}
+	if u := c.mesos.power.unused(); len(u) > 0 {
+		log.WithField("flags", u).Warn("power management is off (--power-off-after is 0, the default): these power settings do nothing; " +
+			"set --power-off-after (e.g. 10m, env SPARKPACK_POWER_OFF_AFTER) to turn it on, or remove them")
+	}
 	stopHangup := onHangup(c.tokensFile, tokens, log)
 	defer stopHangup()
 	if tokens.Len() > 0 {
