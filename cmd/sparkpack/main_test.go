@@ -270,3 +270,50 @@ func TestServeWarnsOfPowerSettingsWithoutPowerManagement(t *testing.T) {
 	}
 	t.Fatal("no warning that the power settings do nothing without --power-off-after")
 }
+
+// TestMetricsSayTheDatabaseIsDown: /metrics of a serve whose PostgreSQL
+// went away has sparkpack_database_up 0 (1 before, and again after it
+// is back). An outage used to show only as sparkpack_jobs missing from
+// the scrape, which no alert can tell from an instance not scraped.
+func TestMetricsSayTheDatabaseIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server of its own")
+	}
+	pg := pgtest.Private(t)
+	base := startServeOn(t, pg.URL)
+	up := func() string {
+		t.Helper()
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "sparkpack_database_up "); ok {
+				return v
+			}
+		}
+		t.Fatalf("/metrics (%d) has no sparkpack_database_up", resp.StatusCode)
+		return ""
+	}
+	if v := up(); v != "1" {
+		t.Fatalf("with the database up: sparkpack_database_up %s, want 1", v)
+	}
+	if err := pg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if v := up(); v != "0" {
+		t.Fatalf("with the database down: sparkpack_database_up %s, want 0", v)
+	}
+	if err := pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for up() != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("sparkpack_database_up not 1 within 60 s of the database's return")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
