@@ -317,3 +317,15 @@ func TestMetricsSayTheDatabaseIsDown(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestServeRefusesNegativeDurations: a negative interval or timeout is an
+// error naming the flag; it was taken as the default (or as off) silently.
+func TestServeRefusesNegativeDurations(t *testing.T) {
+	for _, flag := range []string{"--agents-refresh", "--launch-timeout", "--offer-hold", "--leak-sweep", "--tls-reload-interval",
+		"--leader-lease", "--leader-renew", "--leader-retry", "--model-refresh", "--lost-job-rescan", "--shutdown-timeout"} {
+		code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0", flag, "-5s")
+		if code != 1 || !strings.Contains(errOut, flag+" -5s") {
+			t.Errorf("%s -5s: code %d, stderr %q; want 1 and an error naming the flag", flag, code, errOut)
+		}
+	}
+}

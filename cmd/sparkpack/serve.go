@@ -195,6 +195,21 @@ func (c *serveConfig) validate() error {
 	if c.mesos.reserveMode != "operator" && c.mesos.reserveMode != "offers" {
 		return fmt.Errorf("--reserve-mode %q: use operator or offers", c.mesos.reserveMode)
 	}
+	// A negative duration used to be taken as the default (or as off)
+	// without a word: refuse it, naming the flag.
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--agents-refresh", c.mesos.refresh}, {"--launch-timeout", c.mesos.launchTimeout}, {"--offer-hold", c.mesos.offerHold},
+		{"--leak-sweep", c.mesos.sweep}, {"--tls-reload-interval", c.tlsReload}, {"--leader-lease", c.ha.ttl},
+		{"--leader-renew", c.ha.renew}, {"--leader-retry", c.ha.retry}, {"--model-refresh", c.ha.modelRefresh},
+		{"--lost-job-rescan", c.ha.rescan}, {"--shutdown-timeout", c.shutdownTimeout},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %s: want a duration >= 0, e.g. 30s (see sparkpack serve --help for what 0 means)", d.flag, d.v)
+		}
+	}
 	if c.mesos.confirm < 0 {
 		return fmt.Errorf("--reserve-timeout %s: want a positive duration, e.g. 30s or 2m (0: the default, %s)", c.mesos.confirm, offers.DefaultReserveTimeout)
 	}
