@@ -111,7 +111,16 @@ type liveJob struct {
 	signal  chan struct{}
 	done    chan struct{} // closed when the follower ends
 	stop    context.CancelFunc
+	// stepFails remembers the job's failing steps (its follower alone
+	// touches it): a step retried every second while the master is away
+	// is logged once, then every stepFailLogEvery, not at every try.
+	stepFails failurelog.State
 }
+
+// stepFailLogEvery is how often a job's step that keeps failing is logged
+// again (per job: with many jobs waiting on a master that is away, one
+// line each every few minutes).
+const stepFailLogEvery = 5 * time.Minute
 
 func (l *liveJob) poke() {
 	select {
