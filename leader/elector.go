@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 )
 
 // Lease is the leadership as the database records it.
@@ -63,6 +65,10 @@ type Config struct {
 	// OnChange, if set, is called when this instance gains or loses
 	// leadership.
 	OnChange func(leader bool, lease Lease)
+	// FailureLogEvery is how often a campaign that cannot reach the
+	// database says so again (the first failure and the recovery are
+	// always logged); 0: failurelog.DefaultEvery (30 s).
+	FailureLogEvery time.Duration
 }
 
 // The default timing. A dead leader is noticed when its lease runs out in
@@ -186,13 +192,28 @@ func (e *Elector) Token() int64 {
 // lead must stop all leader work when it is, and return. Run waits for it,
 // then campaigns again.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, lease Lease)) error {
+	// A follower tries every Retry (0.25 s): while the database is down,
+	// the first failure is logged, then one reminder a period, then the
+	// recovery, not a warning per try.
+	fails := failurelog.State{Every: e.cfg.FailureLogEvery}
+	var standingBy int64 // the token of the leader this instance last said it stands by for
 	for {
 		start := time.Now()
 		lease, ok, err := e.store.TryAcquire(ctx, e.cfg.Instance, e.cfg.URL, e.cfg.TTL)
-		if err != nil && ctx.Err() == nil {
-			e.log.WithError(err).Warn("cannot reach the database to campaign for leadership; retrying")
+		if ctx.Err() == nil {
+			var v failurelog.Verdict
+			fails, v = fails.Step(time.Now(), err != nil)
+			e.logCampaign(v, err)
+		}
+		if !ok && err == nil && lease.Live && lease.Token != standingBy {
+			// Say once a term that this instance stands by, and for whom:
+			// otherwise a follower's log says nothing after "campaigning".
+			standingBy = lease.Token
+			e.log.WithFields(logrus.Fields{"instance": e.cfg.Instance, "leader_instance": lease.Instance, "leader_url": lease.URL, "token": lease.Token}).
+				Info("another instance leads: this one stands by (it serves the API and takes over if the leader stops)")
 		}
 		if ok {
+			standingBy = 0
 			e.serve(ctx, lease, start, lead)
 		}
 		select {
@@ -200,6 +221,22 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, lease 
 			return ctx.Err()
 		case <-time.After(e.cfg.Retry):
 		}
+	}
+}
+
+// logCampaign logs what the failure log decided for one try to take the
+// lease.
+func (e *Elector) logCampaign(v failurelog.Verdict, err error) {
+	switch v.Kind {
+	case failurelog.First:
+		e.log.WithError(err).WithField("retry_every", e.cfg.Retry.String()).
+			Warn("cannot reach the database to campaign for leadership; retrying (check that PostgreSQL is up and that --database-url reaches it; this instance serves no request that needs the database meanwhile)")
+	case failurelog.Still:
+		e.log.WithError(err).WithFields(logrus.Fields{"failures": v.Failures, "failing_for": time.Since(v.Since).Round(time.Second).String()}).
+			Warn("still cannot reach the database to campaign for leadership; retrying (check that PostgreSQL is up and that --database-url reaches it)")
+	case failurelog.Recovered:
+		e.log.WithFields(logrus.Fields{"failures": v.Failures, "failed_for": time.Since(v.Since).Round(time.Millisecond).String()}).
+			Info("the database answers again; campaigning for leadership")
 	}
 }
 

@@ -117,7 +117,9 @@ func New(jobs JobCounter) *Metrics {
 	m.registerMesos()
 	if jobs != nil {
 		m.Registry.MustRegister(&jobCollector{jobs: jobs, desc: prometheus.NewDesc(
-			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil)})
+			"sparkpack_jobs", "Jobs by state.", []string{"state"}, nil),
+			up: prometheus.NewDesc("sparkpack_database_up",
+				"1 when this instance read the jobs from PostgreSQL for this scrape, 0 when the database did not answer (sparkpack_jobs is then left out).", nil, nil)})
 		m.Registry.MustRegister(&deadlineCollector{jobs: jobs, desc: prometheus.NewDesc(
 			"sparkpack_deadline_jobs_ended_total", "Deadline jobs that ended, by outcome: met (finished by the deadline) or missed (finished after it, or failed or killed after it passed); counted from the stored jobs.", []string{"outcome"}, nil)})
 	}
@@ -270,18 +272,24 @@ func (m *Metrics) ObservePlacement(d time.Duration) {
 type jobCollector struct {
 	jobs JobCounter
 	desc *prometheus.Desc
+	// up says whether the database answered the count (an outage is
+	// otherwise only the absence of sparkpack_jobs, which no alert can
+	// tell from an instance that is not scraped).
+	up *prometheus.Desc
 }
 
-func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.up }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	counts, err := c.jobs.CountByState(ctx)
 	if err != nil {
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
 	for st, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), st)
 	}

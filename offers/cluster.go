@@ -9,6 +9,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/failurelog"
+
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -109,7 +111,16 @@ type liveJob struct {
 	signal  chan struct{}
 	done    chan struct{} // closed when the follower ends
 	stop    context.CancelFunc
+	// stepFails remembers the job's failing steps (its follower alone
+	// touches it): a step retried every second while the master is away
+	// is logged once, then every stepFailLogEvery, not at every try.
+	stepFails failurelog.State
 }
+
+// stepFailLogEvery is how often a job's step that keeps failing is logged
+// again (per job: with many jobs waiting on a master that is away, one
+// line each every few minutes).
+const stepFailLogEvery = 5 * time.Minute
 
 func (l *liveJob) poke() {
 	select {
@@ -134,6 +145,11 @@ type Cluster struct {
 
 	repMu sync.RWMutex
 	rep   Reporter
+
+	// refreshFails remembers GET_AGENTS failures, so that a master away
+	// for an hour costs a handful of warnings, not one a refresh (only
+	// Start, then refreshLoop, touch it).
+	refreshFails failurelog.State
 
 	mu       sync.Mutex
 	ctx      context.Context
@@ -226,9 +242,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	// A first look at the agents, so that views and the first placement
 	// see the cluster at once (refreshLoop keeps trying if it fails).
-	if err := c.refresh(ctx); err != nil {
-		c.log.WithError(err).Warn("GET_AGENTS failed at start; retrying in the background (is the Mesos master reachable?)")
-	}
+	c.noteRefresh(c.refresh(ctx), true)
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.refreshLoop(ctx) }()
 	go func() { defer c.wg.Done(); c.sweepLoop(ctx) }()

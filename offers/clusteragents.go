@@ -10,6 +10,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -171,8 +172,8 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 	gap := min(c.cfg.Refresh/4, 500*time.Millisecond)
 	for {
 		last := time.Now()
-		if err := c.refresh(ctx); err != nil && ctx.Err() == nil {
-			c.log.WithError(err).Warn("GET_AGENTS failed; the cluster view may be stale (is the Mesos master reachable?)")
+		if err := c.refresh(ctx); ctx.Err() == nil {
+			c.noteRefresh(err, false)
 		}
 		took := time.Since(last)
 		period := max(c.cfg.Refresh, 8*took)
@@ -193,6 +194,27 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 				}
 			}
 		}
+	}
+}
+
+// noteRefresh logs a GET_AGENTS that failed the first time, then once a
+// period while it goes on failing, and when it answers again.
+func (c *Cluster) noteRefresh(err error, atStart bool) {
+	var v failurelog.Verdict
+	c.refreshFails, v = c.refreshFails.Step(time.Now(), err != nil)
+	switch v.Kind {
+	case failurelog.First:
+		msg := "GET_AGENTS failed; the cluster view may be stale, retrying (is the Mesos master reachable? check it and --mesos-master)"
+		if atStart {
+			msg = "GET_AGENTS failed at start; retrying in the background (is the Mesos master reachable? check it and --mesos-master)"
+		}
+		c.log.WithError(err).WithField("retry_every", c.cfg.Refresh.String()).Warn(msg)
+	case failurelog.Still:
+		c.log.WithError(err).WithFields(logrus.Fields{"failures": v.Failures, "failing_for": time.Since(v.Since).Round(time.Second).String()}).
+			Warn("GET_AGENTS still fails; the cluster view is stale, retrying (is the Mesos master reachable? check it and --mesos-master)")
+	case failurelog.Recovered:
+		c.log.WithFields(logrus.Fields{"failures": v.Failures, "failed_for": time.Since(v.Since).Round(time.Millisecond).String()}).
+			Info("GET_AGENTS answers again; the cluster view is current")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/sparksubmit"
@@ -198,12 +199,35 @@ func (c *Cluster) perform(ctx context.Context, lj *liveJob, a lifecycle.Action) 
 		log.WithField("action", a.Kind.String()).Error("unknown lifecycle action")
 		return nil
 	}
-	if ev.Err != nil && !ev.Conflict && ctx.Err() == nil {
-		log.WithError(ev.Err).WithField("action", a.Kind.String()).Warn("step failed; retrying")
+	if !ev.Conflict && ctx.Err() == nil {
+		noteStep(lj, log, a.Kind.String(), ev.Err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stepLocked(lj, ev)
+}
+
+// noteStep logs a job's step that failed the first time, then once every
+// stepFailLogEvery while the job's steps go on failing, and the first
+// success after several failures. Only the job's follower calls it.
+func noteStep(lj *liveJob, log logrus.FieldLogger, action string, err error) {
+	if lj.stepFails.Every == 0 {
+		lj.stepFails.Every = stepFailLogEvery
+	}
+	var v failurelog.Verdict
+	lj.stepFails, v = lj.stepFails.Step(time.Now(), err != nil)
+	switch v.Kind {
+	case failurelog.First:
+		log.WithError(err).WithFields(logrus.Fields{"action": action, "logged_again_every": stepFailLogEvery.String()}).Warn("step failed; retrying")
+	case failurelog.Still:
+		log.WithError(err).WithFields(logrus.Fields{"action": action, "failures": v.Failures, "failing_for": time.Since(v.Since).Round(time.Second).String()}).
+			Warn("step still fails; retrying")
+	case failurelog.Recovered:
+		if v.Failures > 1 {
+			log.WithFields(logrus.Fields{"action": action, "failures": v.Failures, "failed_for": time.Since(v.Since).Round(time.Millisecond).String()}).
+				Info("step succeeded after failing")
+		}
+	}
 }
 
 // nameDriver durably names a new driver task: the next launch number of

@@ -823,3 +823,32 @@ func TestRunningStatusOfAnOlderLaunch(t *testing.T) {
 		t.Fatalf("killed %v; want the older launch t-1 only", killed)
 	}
 }
+
+// TestAStepFailingOverAndOverIsLoggedOnce: a job's step that fails at
+// every retry (the master away: about one a second per job) is logged the
+// first time, not at every try, and its first success after the failures
+// is logged. It used to be a warning per try per job: 47 a job in 45 s
+// with the master stopped.
+func TestAStepFailingOverAndOverIsLoggedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newFollowSetup(t, testJob(0))
+	s.pin.reserveErr = errors.New("master unreachable")
+	lj := s.awaiting(testJob(0), lifecycle.Reserving, sched.DriverRecord{}, lifecycle.ActReserve, "S1")
+	for i := 0; i < 50; i++ {
+		s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActReserve})
+	}
+	if got := messages(s.hook, logrus.WarnLevel); !slices.Equal(got, []string{"step failed; retrying reserve"}) {
+		t.Fatalf("50 failed tries logged %d warnings %q; want one", len(got), got)
+	}
+	s.pin.reserveErr = nil
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActReserve})
+	var recovered []*logrus.Entry
+	for _, e := range s.hook.AllEntries() {
+		if e.Message == "step succeeded after failing" {
+			recovered = append(recovered, e)
+		}
+	}
+	if len(recovered) != 1 || recovered[0].Data["failures"] != 50 {
+		t.Fatalf("the success after 50 failures: %d lines %v; want one counting 50", len(recovered), recovered)
+	}
+}

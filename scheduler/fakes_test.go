@@ -258,6 +258,9 @@ type testCluster struct {
 	preempted []string
 	// failApply is how many next Applies fail.
 	failApply int
+	// snapErr, when set, fails every Snapshot; snapshots counts them.
+	snapErr   error
+	snapshots int
 }
 
 func newTestCluster(agents ...placement.Agent) *testCluster {
@@ -274,6 +277,10 @@ func agent(id string, cpus, memMB float64, priceUSD float64) placement.Agent {
 func (c *testCluster) Snapshot(context.Context) (placement.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.snapshots++
+	if c.snapErr != nil {
+		return placement.Snapshot{}, c.snapErr
+	}
 	active := map[string]bool{}
 	for _, p := range c.held {
 		for _, a := range p.Assignments {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -873,5 +876,64 @@ func TestUnknownIsWhatTheCoreNeverHeardOf(t *testing.T) {
 	}
 	if got := h.core.Unknown(nil); got != nil {
 		t.Fatalf("Unknown(nil) = %v", got)
+	}
+}
+
+// TestFailingPassesAreLoggedOnceAPeriod: while every pass fails (the
+// cluster's snapshot cannot be read: the master away), the core retries
+// every RetryBackoff and logs the first failure, then one line every 30 s
+// of its clock, then the first pass that works. It used to log every
+// failed pass.
+func TestFailingPassesAreLoggedOnceAPeriod(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	h := newHarness(t, Config{Log: log}, agent("a1", 4, 16384, 0.24))
+	h.cluster.mu.Lock()
+	h.cluster.snapErr = errors.New("mesos cluster snapshot: the master does not answer")
+	h.cluster.mu.Unlock()
+	h.store.add(mkJob("j", 1, 4))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.core.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	snapshots := func() int {
+		h.cluster.mu.Lock()
+		defer h.cluster.mu.Unlock()
+		return h.cluster.snapshots
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for snapshots() < 40 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d passes in 60 s", snapshots())
+		}
+		h.clock.Advance(DefaultRetryBackoff)
+		time.Sleep(time.Millisecond)
+	}
+	h.cluster.mu.Lock()
+	h.cluster.snapErr = nil
+	h.cluster.mu.Unlock()
+	recovered := func() bool {
+		for _, e := range hook.AllEntries() {
+			if e.Message == "a scheduling pass worked again" {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline = time.Now().Add(60 * time.Second); !recovered(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no line saying a pass worked again")
+		}
+		h.clock.Advance(DefaultRetryBackoff)
+	}
+	warnings := 0
+	for _, e := range hook.AllEntries() {
+		if e.Level == logrus.WarnLevel && strings.Contains(e.Message, "scheduling pass") {
+			warnings++
+		}
+	}
+	// 40 or more failed passes 5 s apart on the core's clock: the first
+	// and one every 30 s, at most one more for passes a kick brought.
+	if n := snapshots(); warnings < 1 || warnings > n/6+2 {
+		t.Fatalf("%d failed passes logged %d warnings; want the first and one every 30 s", n, warnings)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 	"github.com/sparkpack/sparkpack/internal/retry"
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -36,10 +39,26 @@ func (c *Core) Run(ctx context.Context) error {
 	c.async.Store(true)
 	go func() { defer wg.Done(); c.writeWaiting(wctx) }()
 	defer func() { stop(); wg.Wait(); c.async.Store(false) }()
+	// A pass that fails (the master or the database away) is retried
+	// every RetryBackoff: logged the first time, then every 30 s with the
+	// count, and when a pass works again.
+	var fails failurelog.State
 	for {
 		passAt := time.Now()
-		if _, err := c.Schedule(ctx); err != nil && ctx.Err() == nil {
-			c.log.WithError(err).Warn("scheduling pass failed; retrying")
+		_, err := c.Schedule(ctx)
+		if ctx.Err() == nil {
+			var v failurelog.Verdict
+			fails, v = fails.Step(c.clock.Now(), err != nil)
+			switch v.Kind {
+			case failurelog.First:
+				c.log.WithError(err).Warn("scheduling pass failed; retrying")
+			case failurelog.Still:
+				c.log.WithError(err).WithFields(logrus.Fields{"failures": v.Failures, "failing_for": c.clock.Now().Sub(v.Since).Round(time.Second).String()}).
+					Warn("scheduling passes still fail; retrying")
+			case failurelog.Recovered:
+				c.log.WithFields(logrus.Fields{"failures": v.Failures, "failed_for": c.clock.Now().Sub(v.Since).Round(time.Millisecond).String()}).
+					Info("a scheduling pass worked again")
+			}
 		}
 		var timer, publish <-chan time.Time
 		if at, ok := c.NextWake(); ok {

@@ -42,7 +42,9 @@ func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.Fi
 		if !loaded {
 			usd, err := st.CostTotal(ctx)
 			if err != nil {
-				log.WithError(err).Warn("reading the saved cost meter failed; the meter counts from this start until it can be read")
+				if ctx.Err() == nil { // a term that ends at once is no failure to report
+					log.WithError(err).Warn("reading the saved cost meter failed; the meter counts from this start until it can be read")
+				}
 				return
 			}
 			l.costBase.mu.Lock()

@@ -174,6 +174,10 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	fs.Usage = usage
 	if err == nil {
+		if err := checkEnvValues(fs); err != nil {
+			fmt.Fprintln(fs.Output(), err)
+			return errUsage
+		}
 		return nil
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -187,6 +191,71 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(fs.Output(), "see: %s --help\n", fs.Name())
 	return errUsage
+}
+
+var envInHelpRE = regexp.MustCompile(`\(env (SPARKPACK_[A-Z0-9_]+)\)`)
+
+// checkEnvValues refuses an environment variable that stands in for a flag
+// not given on the command line but whose value is not of the flag's type
+// (SPARKPACK_LEADER_LEASE=10, SPARKPACK_PROTECT_READS=yes): the env*
+// helpers fall back to the default on such a value, which silently ran
+// with a setting other than the operator's (issue: ops10). An empty value
+// counts as unset, as compose files write unset variables.
+func checkEnvValues(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var problems []string
+	fs.VisitAll(func(f *flag.Flag) {
+		m := envInHelpRE.FindStringSubmatch(f.Usage)
+		if m == nil || given[f.Name] {
+			return
+		}
+		v, ok := os.LookupEnv(m[1])
+		if !ok || strings.TrimSpace(v) == "" {
+			return
+		}
+		if p := envValueProblem(f.Value, v); p != "" {
+			problems = append(problems, fmt.Sprintf("%s=%q (the environment variable of --%s): %s; fix or unset it", m[1], v, f.Name, p))
+		}
+	})
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// envValueProblem says what is wrong with v as a value of the flag whose
+// value is fv, or "" when it parses.
+func envValueProblem(fv flag.Value, v string) string {
+	if b, ok := fv.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return "not a boolean (true or false)"
+		}
+		return ""
+	}
+	g, ok := fv.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		if _, err := time.ParseDuration(v); err != nil {
+			return "not a duration (with a unit: 500ms, 10s, 2m, 1h)"
+		}
+	case bool:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return "not a boolean (true or false)"
+		}
+	case float64:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "not a number"
+		}
+	case int:
+		if _, err := strconv.Atoi(v); err != nil {
+			return "not a whole number"
+		}
+	}
+	return ""
 }
 
 // envDefault returns the environment variable's value, or def.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 )
@@ -187,5 +189,143 @@ func TestHelpGoesToStdout(t *testing.T) {
 	code, out, _ = runCmd(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "sparkpack ") {
 		t.Errorf("--version: code %d, stdout %q", code, out)
+	}
+}
+
+// TestServeRefusesAMalformedEnvironmentValue: an environment variable
+// standing in for a flag, with a value the flag cannot take, is an error
+// naming the variable and the flag. It used to fall back to the default
+// silently: SPARKPACK_LEADER_LEASE=10 ran with a 4 s lease, and
+// SPARKPACK_PROTECT_READS=yes left every read open.
+func TestServeRefusesAMalformedEnvironmentValue(t *testing.T) {
+	for _, c := range []struct{ env, value, flag string }{
+		{"SPARKPACK_LEADER_LEASE", "10", "--leader-lease"},
+		{"SPARKPACK_PROTECT_READS", "yes", "--protect-reads"},
+		{"SPARKPACK_POWER_MIN_WARM_CPUS", "eight", "--power-min-warm-cpus"},
+		{"SPARKPACK_MAX_PREEMPTIONS", "3.5", "--max-preemptions"},
+		{"SPARKPACK_POWER_WARM_POOL", "off", "--power-warm-pool"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0")
+			if code != 2 || !strings.Contains(errOut, c.env+`="`+c.value+`"`) || !strings.Contains(errOut, c.flag) {
+				t.Fatalf("%s=%s: code %d, stderr %q; want 2 and an error naming the variable and %s", c.env, c.value, code, errOut, c.flag)
+			}
+		})
+	}
+	// The same variable, well formed or overridden on the command line,
+	// is no error (the run then fails later, on the unreachable database).
+	t.Setenv("SPARKPACK_LEADER_LEASE", "10")
+	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
+		"--leader-lease", "10s", "--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		t.Fatalf("a flag given on the command line overrides the variable: code %d, stderr %q", code, errOut)
+	}
+	t.Setenv("SPARKPACK_LEADER_LEASE", "")
+	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
+		"--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		t.Fatalf("an empty variable counts as unset: code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestServeWarnsOfPowerSettingsWithoutPowerManagement: power settings
+// given without --power-off-after (a provider and its program, say) are
+// named in a warning that says how to turn power management on. They
+// were accepted and did nothing, without a word.
+func TestServeWarnsOfPowerSettingsWithoutPowerManagement(t *testing.T) {
+	var c serveConfig
+	fs := serveFlags("serve", io.Discard, &c)
+	if err := parseFlags(fs, []string{"--database-url", pgtest.URL(t), "--listen", "127.0.0.1:0",
+		"--power-provider", "exec", "--power-exec", "/bin/true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, hook := test.NewNullLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- serve(ctx, c, log, ln, ready) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve stopped: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hook.AllEntries() {
+		if e.Level == logrus.WarnLevel && strings.Contains(e.Message, "--power-off-after") {
+			if got := fmt.Sprint(e.Data["flags"]); got != "[--power-provider --power-exec]" {
+				t.Fatalf("the warning names %s, want --power-provider and --power-exec", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no warning that the power settings do nothing without --power-off-after")
+}
+
+// TestMetricsSayTheDatabaseIsDown: /metrics of a serve whose PostgreSQL
+// went away has sparkpack_database_up 0 (1 before, and again after it
+// is back). An outage used to show only as sparkpack_jobs missing from
+// the scrape, which no alert can tell from an instance not scraped.
+func TestMetricsSayTheDatabaseIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server of its own")
+	}
+	pg := pgtest.Private(t)
+	base := startServeOn(t, pg.URL)
+	up := func() string {
+		t.Helper()
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "sparkpack_database_up "); ok {
+				return v
+			}
+		}
+		t.Fatalf("/metrics (%d) has no sparkpack_database_up", resp.StatusCode)
+		return ""
+	}
+	if v := up(); v != "1" {
+		t.Fatalf("with the database up: sparkpack_database_up %s, want 1", v)
+	}
+	if err := pg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if v := up(); v != "0" {
+		t.Fatalf("with the database down: sparkpack_database_up %s, want 0", v)
+	}
+	if err := pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for up() != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("sparkpack_database_up not 1 within 60 s of the database's return")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestServeRefusesNegativeDurations: a negative interval or timeout is an
+// error naming the flag; it was taken as the default (or as off) silently.
+func TestServeRefusesNegativeDurations(t *testing.T) {
+	for _, flag := range []string{"--agents-refresh", "--launch-timeout", "--offer-hold", "--leak-sweep", "--tls-reload-interval",
+		"--leader-lease", "--leader-renew", "--leader-retry", "--model-refresh", "--lost-job-rescan", "--shutdown-timeout"} {
+		code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0", flag, "-5s")
+		if code != 1 || !strings.Contains(errOut, flag+" -5s") {
+			t.Errorf("%s -5s: code %d, stderr %q; want 1 and an error naming the flag", flag, code, errOut)
+		}
 	}
 }

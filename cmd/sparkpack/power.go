@@ -90,6 +90,34 @@ func envFloat(env string, def float64) float64 {
 	return def
 }
 
+// unused names the power flags given while power management is off
+// (--power-off-after 0): they are accepted and do nothing, which an
+// operator who set a provider but forgot --power-off-after should hear.
+func (c *powerConfig) unused() []string {
+	if c.offAfter != 0 {
+		return nil
+	}
+	var u []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"--power-provider", c.provider != ""},
+		{"--power-exec", c.execProgram != ""},
+		{"--power-exec-arg", len(c.execArgs) > 0},
+		{"--power-webhook-url", c.webhookURL != ""},
+		{"--power-webhook-token-file", c.webhookTokenFile != ""},
+		{"--power-emulator-url", c.emulatorURL != ""},
+		{"--power-selector", c.selector != ""},
+		{"--power-min-warm-cpus", c.minWarmCPUs != 0},
+	} {
+		if f.set {
+			u = append(u, f.name)
+		}
+	}
+	return u
+}
+
 // validate checks the flags when power management is on.
 func (c *powerConfig) validate() error {
 	if c.offAfter < 0 {

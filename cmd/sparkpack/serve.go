@@ -195,6 +195,21 @@ func (c *serveConfig) validate() error {
 	if c.mesos.reserveMode != "operator" && c.mesos.reserveMode != "offers" {
 		return fmt.Errorf("--reserve-mode %q: use operator or offers", c.mesos.reserveMode)
 	}
+	// A negative duration used to be taken as the default (or as off)
+	// without a word: refuse it, naming the flag.
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--agents-refresh", c.mesos.refresh}, {"--launch-timeout", c.mesos.launchTimeout}, {"--offer-hold", c.mesos.offerHold},
+		{"--leak-sweep", c.mesos.sweep}, {"--tls-reload-interval", c.tlsReload}, {"--leader-lease", c.ha.ttl},
+		{"--leader-renew", c.ha.renew}, {"--leader-retry", c.ha.retry}, {"--model-refresh", c.ha.modelRefresh},
+		{"--lost-job-rescan", c.ha.rescan}, {"--shutdown-timeout", c.shutdownTimeout},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %s: want a duration >= 0, e.g. 30s (see sparkpack serve --help for what 0 means)", d.flag, d.v)
+		}
+	}
 	if c.mesos.confirm < 0 {
 		return fmt.Errorf("--reserve-timeout %s: want a positive duration, e.g. 30s or 2m (0: the default, %s)", c.mesos.confirm, offers.DefaultReserveTimeout)
 	}
@@ -214,6 +229,17 @@ func (c *serveConfig) validate() error {
 	}
 	if _, ok := placement.Get(c.policy); !ok {
 		return fmt.Errorf("--policy %q is unknown; use one of %v", c.policy, placement.Names())
+	}
+	return nil
+}
+
+// checkSparkRestAllow refuses a Spark REST listener with tokens but no
+// --spark-rest-allow: the operator must choose who may submit without one.
+func (c *serveConfig) checkSparkRestAllow(withTokens bool) error {
+	if withTokens && c.sparkRestListen != "" && c.sparkRestAllow == "" {
+		return fmt.Errorf("--spark-rest-listen with tokens configured needs --spark-rest-allow: Spark 3.5's spark-submit sends no token, " +
+			"so list the client networks that may submit without one (e.g. --spark-rest-allow 10.1.0.0/16, env SPARKPACK_SPARK_REST_ALLOW), " +
+			"or set --spark-rest-allow none to accept only clients that send Authorization: Bearer <token>; see docs/deploy.md")
 	}
 	return nil
 }
@@ -253,14 +279,16 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		ln.Close()
 		return err
 	}
-	if tokens.Len() > 0 && c.sparkRestListen != "" && c.sparkRestAllow == "" {
+	if err := c.checkSparkRestAllow(tokens.Len() > 0); err != nil {
 		ln.Close()
-		return fmt.Errorf("--spark-rest-listen with tokens configured needs --spark-rest-allow: Spark 3.5's spark-submit sends no token, " +
-			"so list the client networks that may submit without one (e.g. --spark-rest-allow 10.1.0.0/16, env SPARKPACK_SPARK_REST_ALLOW), " +
-			"or set --spark-rest-allow none to accept only clients that send Authorization: Bearer <token>; see docs/deploy.md")
+		return err
 	}
 	for _, w := range tokens.Warnings() {
 		log.Warn(w)
+	}
+	if u := c.mesos.power.unused(); len(u) > 0 {
+		log.WithField("flags", u).Warn("power management is off (--power-off-after is 0, the default): these power settings do nothing; " +
+			"set --power-off-after (e.g. 10m, env SPARKPACK_POWER_OFF_AFTER) to turn it on, or remove them")
 	}
 	stopHangup := onHangup(c.tokensFile, tokens, log)
 	defer stopHangup()

@@ -39,7 +39,7 @@ func NewReloader(certFile, keyFile string, log logrus.FieldLogger) (*Reloader, e
 	}
 	r := &Reloader{certFile: certFile, keyFile: keyFile, log: log}
 	if _, err := r.Reload(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--tls-cert, --tls-key: %w (want a PEM certificate chain and its private key; sparkpack certs makes a pair)", err)
 	}
 	return r, nil
 }
@@ -74,7 +74,7 @@ func (r *Reloader) Reload() (bool, error) {
 		r.mu.Lock()
 		r.failed = sum
 		r.mu.Unlock()
-		return false, fmt.Errorf("TLS pair %s / %s: %w (the previous pair stays in service)", r.certFile, r.keyFile, err)
+		return false, fmt.Errorf("TLS pair %s / %s: %w", r.certFile, r.keyFile, err)
 	}
 	if pair.Leaf == nil {
 		if leaf, err := x509.ParseCertificate(pair.Certificate[0]); err == nil {

@@ -184,6 +184,10 @@ func TestNewReloaderErrors(t *testing.T) {
 	write(t, filepath.Join(dir, "k"), k)
 	if _, err := NewReloader(filepath.Join(dir, "c"), filepath.Join(dir, "k"), nil); err == nil {
 		t.Fatal("mismatched pair accepted")
+	} else if msg := err.Error(); !strings.Contains(msg, "--tls-cert") || strings.Contains(msg, "previous pair") {
+		// At start there is no previous pair: the error names the flags
+		// (it said "the previous pair stays in service").
+		t.Fatalf("a bad pair at start: %q; want the flags named and no previous pair", msg)
 	}
 	write(t, filepath.Join(dir, "ca"), []byte("junk"))
 	if _, err := ClientConfig(filepath.Join(dir, "ca")); err == nil {
