@@ -11,6 +11,45 @@ import (
 	"github.com/sparkpack/sparkpack/perfmodel"
 )
 
+// TestDashboardEmptyDemo: the dashboard of a demo with no job yet (an empty
+// cluster, --no-sample) says what it shows: the waiting-jobs chart's value
+// axis reads whole, distinct numbers (it read "0", "1", "1": a top of 1.05
+// and a middle of 0.525, rounded), and the Usage page's table says the
+// window has no usage (it was a row of headers alone).
+func TestDashboardEmptyDemo(t *testing.T) {
+	d := startDemo(t, "--no-sample", "--sim-speed", "8")
+	b := newBrowser(t)
+	var labels []string
+	var usage string
+	b.run(t, 120*time.Second,
+		chromedp.Navigate(d.API+"/#/"),
+		// The chart is redrawn at every refresh: its labels are read in one
+		// evaluation of one drawing, once it has points.
+		chromedp.Poll(`(() => {
+			const c = document.getElementById("chart-queue");
+			const ls = [...c.querySelectorAll("text.ylabel")].map((t) => t.textContent);
+			return c.querySelector("path") && ls.length ? ls : false;
+		})()`, &labels, chromedp.WithPollingTimeout(60*time.Second)),
+	)
+	seen := map[string]bool{}
+	for _, l := range labels {
+		if seen[l] || strings.Contains(l, ".") {
+			t.Errorf("waiting-jobs chart's value axis: %q; want whole, distinct numbers", labels)
+			break
+		}
+		seen[l] = true
+	}
+	b.screenshot(t, "dashboard-empty-overview")
+	b.run(t, 60*time.Second,
+		chromedp.Evaluate(`location.hash = "#/usage"`, nil),
+		pageTexts(45*time.Second, textRead{sel: `#usage-table tbody`, out: &usage, until: "No usage in this window"}),
+	)
+	b.screenshot(t, "dashboard-empty-usage")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
 // TestDashboardModelSignaturesShownWhole: signatures of the same jar (an
 // application and its main class) differ only at their end; each card of
 // the models panel shows its whole signature (an ellipsis cut every card

@@ -253,7 +253,11 @@ function lineChart(box, series, opts) {
   }
   const xs = [], ys = [];
   for (const s of series) for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
-  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1000), y1 = Math.max(...ys, opts.minMax || 1e-9) * 1.05;
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1000);
+  let y1 = Math.max(...ys, opts.minMax || 1e-9) * 1.05;
+  // A count (opts.integer) is labelled in whole numbers: the top is even,
+  // so that the middle label is whole too (not "1", "1", "0").
+  if (opts.integer) y1 = Math.max(2, 2 * Math.ceil(y1 / 2));
   const X = (x) => L + (W - L - R) * (x - x0) / (x1 - x0), Y = (y) => H - B - (H - T - B) * y / y1;
   svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#c5ccd3" }));
   svg.append(svgEl("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#c5ccd3" }));
@@ -321,7 +325,7 @@ async function renderCost() {
   lineChart($("chart-queue"), [
     { name: "deadline queue", points: st.map((p) => [Date.parse(p.t), p.deadlineQueue]), colour: "#b3261e" },
     { name: "regular queue", points: st.map((p) => [Date.parse(p.t), p.regularQueue]), colour: "#1e7b34" },
-    { name: "active agents", points: st.map((p) => [Date.parse(p.t), p.activeAgents]), colour: "#8a8f96" }], { height: 120, fmt: (v) => String(Math.round(v)), minMax: 1 });
+    { name: "active agents", points: st.map((p) => [Date.parse(p.t), p.activeAgents]), colour: "#8a8f96" }], { height: 120, fmt: (v) => String(Math.round(v)), integer: true });
 }
 
 // ---- jobs table ----
