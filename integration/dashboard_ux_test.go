@@ -88,3 +88,31 @@ func TestDashboardModelSignaturesShownWhole(t *testing.T) {
 		t.Fatalf("console errors: %v", errs)
 	}
 }
+
+// TestDashboardClusterMessageInsideItsPanel: when the cluster cannot be
+// shown (here: an API server without the scheduler's views, "No cluster view
+// in this server."; one needing a token says so in the same place), the
+// message spans the panel, inside it (it sat in the first 150-pixel cell of
+// the agents' grid, pulled out of the panel by the margin meant for a
+// queue's item).
+func TestDashboardClusterMessageInsideItsPanel(t *testing.T) {
+	base := startAPI(t)
+	b := newBrowser(t)
+	var msg string
+	var box struct {
+		Inside, Wide bool
+	}
+	b.run(t, 60*time.Second,
+		chromedp.Navigate(base+"/#/"),
+		pageTexts(30*time.Second, textRead{sel: `#cluster .empty`, out: &msg}),
+		chromedp.Evaluate(`(() => {
+			const m = document.querySelector("#cluster .empty").getBoundingClientRect();
+			const c = document.getElementById("cluster").getBoundingClientRect();
+			return {inside: m.left >= c.left - 0.5 && m.right <= c.right + 0.5, wide: m.width > c.width / 2};
+		})()`, &box),
+	)
+	if !box.Inside || !box.Wide {
+		t.Errorf("cluster message %q: inside the agents' box %v, wider than half of it %v; want both", msg, box.Inside, box.Wide)
+	}
+	b.screenshot(t, "dashboard-cluster-message")
+}
