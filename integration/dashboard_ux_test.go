@@ -116,3 +116,44 @@ func TestDashboardClusterMessageInsideItsPanel(t *testing.T) {
 	}
 	b.screenshot(t, "dashboard-cluster-message")
 }
+
+// TestDashboardCostAxisLabelsWhole: the cost chart of a run's first
+// seconds (fractions of a cent) labels its axis in decimals, whole: the
+// labels were cut at the chart's left edge ("$0.000017" read ".000017") or,
+// below a millionth, in exponent notation ("$8.3e-7"). The dashboard's own
+// lineChart draws, in the browser, the series such a meter gives.
+func TestDashboardCostAxisLabelsWhole(t *testing.T) {
+	base := startAPI(t)
+	b := newBrowser(t)
+	var labels []struct {
+		Text string
+		X    float64
+	}
+	b.run(t, 60*time.Second,
+		chromedp.Navigate(base+"/#/jobs"),
+		chromedp.WaitVisible(`#jobs-table`, chromedp.ByQuery),
+		chromedp.Evaluate(`(() => {
+			const out = [];
+			for (const top of [1.7e-5, 8e-7]) {
+				const box = document.createElement("div");
+				box.className = "chart"; box.style.width = "560px";
+				document.getElementById("view-jobs").append(box);
+				const t0 = Date.now();
+				lineChart(box, [{ name: "meter", colour: "#0b63c4", points: [[t0, 0], [t0 + 1000, top / 2], [t0 + 2000, top]] }], { fmt: fmtAxisUSD });
+				for (const l of box.querySelectorAll("text.ylabel")) out.push({ text: l.textContent, x: l.getBBox().x });
+			}
+			return out;
+		})()`, &labels),
+	)
+	if len(labels) != 6 {
+		t.Fatalf("labels %v; want 3 on each of 2 charts", labels)
+	}
+	for _, l := range labels {
+		if l.X < 0 || strings.ContainsAny(l.Text, "eE") || !strings.HasPrefix(l.Text, "$") {
+			t.Errorf("cost axis label %q starts at x=%.1f; want a decimal dollar amount inside the chart (x >= 0)", l.Text, l.X)
+		}
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
