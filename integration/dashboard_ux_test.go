@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -187,5 +189,34 @@ func TestDashboardNoMissingResources(t *testing.T) {
 	defer mu.Unlock()
 	if len(failed) > 0 {
 		t.Fatalf("failed requests: %v", failed)
+	}
+}
+
+// TestDashboardWarmPoolSaysWhen: the warm pool's part of the forecast
+// panel is its last decision (every minute by default), which may be older
+// than the cluster panel above it ("7 agents hold work" next to a cluster
+// of idle agents): it says when it was decided.
+func TestDashboardWarmPoolSaysWhen(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 47, 1, 0, time.UTC)
+	view, _ := json.Marshal(map[string]any{"at": at, "stepSeconds": 900, "horizonSeconds": 1800,
+		"model": map[string]any{"ok": false, "reason": "empty history", "level": "none"}, "steps": []any{},
+		"warmPool": map[string]any{"at": at, "reason": "warm for the forecast", "warmCPUs": 38, "poweredOnAhead": 0,
+			"keepOn":     []any{map[string]any{"agentId": "a1", "name": "agent-01", "reason": "holds work"}},
+			"powerOnNow": []any{}, "mayPowerOff": []any{}, "config": map[string]any{"missCostUSD": 2}}})
+	base := startAPIWith(t, func(c *api.Config) {
+		c.Forecast = func(context.Context, time.Duration, time.Duration) (any, error) { return json.RawMessage(view), nil }
+	})
+	b := newBrowser(t)
+	b.run(t, 60*time.Second, chromedp.Navigate(base+"/#/"))
+	var warm, tz string
+	b.run(t, 60*time.Second,
+		pageTexts(50*time.Second, textRead{sel: `#forecast-warm`, out: &warm, until: "hold"}),
+		chromedp.Evaluate(`fmtTime("2026-11-27T10:47:01Z")`, &tz),
+	)
+	if !strings.Contains(warm, "Last decided "+tz) {
+		t.Fatalf("warm pool list %q; want it to say when it was decided (%s)", warm, tz)
+	}
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
 	}
 }
