@@ -74,8 +74,9 @@ async function getJSON(path) { return (await apiFetch(path)).json(); }
 const fmtUSD = (v) => "$" + (v || 0).toFixed(v >= 100 ? 0 : 2);
 const fmtUSD4 = (v) => "$" + (v || 0).toFixed(v >= 1 ? 2 : 4);
 // An axis label: two significant digits below $1, so that the first
-// seconds of a run (fractions of a cent) do not all read $0.000.
-const fmtAxisUSD = (v) => "$" + (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v > 0 ? String(Number(v.toPrecision(2))) : "0");
+// seconds of a run (fractions of a cent) do not all read $0.000; in
+// decimals, never in exponent notation ("$8.3e-7").
+const fmtAxisUSD = (v) => "$" + (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v > 0 ? v.toFixed(Math.min(20, 1 - Math.floor(Math.log10(v)))).replace(/0+$/, "").replace(/\.$/, "") : "0");
 // fmtTime writes a moment as the CLI does: "2026-11-26 07:24:18 UTC", in
 // the browser's zone with the zone named (not a locale's own order of day
 // and month, which differs between readers).
@@ -244,7 +245,8 @@ function timeTicks(x0, x1) {
   return { ticks: out, seconds: step < 60e3 };
 }
 function lineChart(box, series, opts) {
-  const W = 600, H = opts.height || 180, L = 58, R = 8, T = 8, B = 22;
+  const W = 600, H = opts.height || 180, R = 8, T = 8, B = 22;
+  let L = 58;
   const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H });
   const keys = el("div", { class: "keys" }, ...series.map((s) => el("span", { class: "key", style: "--c:" + s.colour }, s.name)));
   if (!series.length || !series.some((s) => s.points.length)) {
@@ -253,14 +255,22 @@ function lineChart(box, series, opts) {
   }
   const xs = [], ys = [];
   for (const s of series) for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
-  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1000), y1 = Math.max(...ys, opts.minMax || 1e-9) * 1.05;
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1000);
+  let y1 = Math.max(...ys, opts.minMax || 1e-9) * 1.05;
+  // A count (opts.integer) is labelled in whole numbers: the top is even,
+  // so that the middle label is whole too (not "1", "1", "0").
+  if (opts.integer) y1 = Math.max(2, 2 * Math.ceil(y1 / 2));
+  // The value axis is as wide as its longest label (a cost in the first
+  // seconds reads "$0.000017"): a label is not cut at the chart's left edge.
+  const yLabels = [0, y1 / 2, y1].map((v) => [v, opts.fmt(v)]);
+  L = Math.max(L, 10 + 7 * Math.max(...yLabels.map(([, t]) => t.length)));
   const X = (x) => L + (W - L - R) * (x - x0) / (x1 - x0), Y = (y) => H - B - (H - T - B) * y / y1;
   svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#c5ccd3" }));
   svg.append(svgEl("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#c5ccd3" }));
-  for (const v of [0, y1 / 2, y1]) {
+  for (const [v, label] of yLabels) {
     const y = Y(v);
     if (v > 0) svg.append(svgEl("line", { x1: L, y1: y, x2: W - R, y2: y, stroke: "#eef1f4" }));
-    const t = svgEl("text", { x: L - 4, y: y + 4, "text-anchor": "end", class: "ylabel" }); t.textContent = opts.fmt(v); svg.append(t);
+    const t = svgEl("text", { x: L - 4, y: y + 4, "text-anchor": "end", class: "ylabel" }); t.textContent = label; svg.append(t);
   }
   const tt = timeTicks(x0, x1);
   for (const x of tt.ticks) {
@@ -321,7 +331,7 @@ async function renderCost() {
   lineChart($("chart-queue"), [
     { name: "deadline queue", points: st.map((p) => [Date.parse(p.t), p.deadlineQueue]), colour: "#b3261e" },
     { name: "regular queue", points: st.map((p) => [Date.parse(p.t), p.regularQueue]), colour: "#1e7b34" },
-    { name: "active agents", points: st.map((p) => [Date.parse(p.t), p.activeAgents]), colour: "#8a8f96" }], { height: 120, fmt: (v) => String(Math.round(v)), minMax: 1 });
+    { name: "active agents", points: st.map((p) => [Date.parse(p.t), p.activeAgents]), colour: "#8a8f96" }], { height: 120, fmt: (v) => String(Math.round(v)), integer: true });
 }
 
 // ---- jobs table ----

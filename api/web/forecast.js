@@ -29,6 +29,10 @@ async function renderForecast() {
   const w = f.warmPool, list = $("forecast-warm");
   if (!w) { list.replaceChildren(el("li", {}, "Power management is off: no warm pool.")); return; }
   const rows = [];
+  // The warm pool decides every so often (a minute by default): its
+  // agents and counts are as of its last decision, not of the cluster
+  // panel's moment, and say so.
+  if (Date.parse(w.at) > 0) rows.push(el("li", { class: "warm-at" }, "Last decided " + fmtTime(w.at) + "; as of then:"));
   if (w.fallback) rows.push(el("li", {}, w.fallback + " — idle agents power off after their idle timeout."));
   else rows.push(el("li", {}, w.reason));
   // Agents holding work stay on anyway: counted, not listed.

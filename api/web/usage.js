@@ -102,6 +102,8 @@ function usageTable(view, totals) {
       ...["–", "–", "–", "–", "–"].map((v) => el("td", { class: "num" }, v)),
       el("td", {}, fmtUSD4(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + " — " + fmtUSD4(b.leftUSD) + " left")));
   }
+  // An empty window says so (not a table of headers alone).
+  if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "10" }, "No usage in this window: no job held an agent, and no active agent cost anything. Pick a longer window, or submit a job.")));
   $("usage-table").querySelector("tbody").replaceChildren(...rows);
   $("usage-total").textContent = "Total " + fmtUSD4(total) + " from " + fmtTime(view.from) + " to " + fmtTime(view.to) +
     ": the teams and the idle remainder add up to the cost meter over the window.";
