@@ -279,6 +279,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// Not progress: shown with --quiet too.
+	for _, w := range ignoredFlags(f, set, specs) {
+		fmt.Fprintf(stderr, "simulate: warning: %s\n", w)
+	}
 	cl, err := clusterspec.Named(f.cluster)
 	if err != nil {
 		return fmt.Errorf("simulate: --cluster: %w", err)

@@ -1,0 +1,51 @@
+package simulate
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCommandWarnsOfIgnoredFlags: a flag that only modifies an option that
+// is off (--boot-time without --power-off-after, ...) used to be accepted
+// and silently ignored; the run now says so on stderr, --quiet or not,
+// naming the flag and what would make it count. With the option on, no
+// warning.
+func TestCommandWarnsOfIgnoredFlags(t *testing.T) {
+	base := []string{"--trace", tinyTrace(t, 3), "--quiet", "--policies", "bfd", "--format", "json"}
+	cases := []struct {
+		args     []string
+		flag, do string // "" flag: no warning expected
+	}{
+		{[]string{"--boot-time", "5m"}, "--boot-time", "add --power-off-after"},
+		{[]string{"--boot-aware=false"}, "--boot-aware", "add --power-off-after"},
+		{[]string{"--power-off-after", "2m", "--boot-time", "5m", "--boot-aware=false"}, "", ""},
+		{[]string{"--miss-cost", "5"}, "--miss-cost", "--warm-pool"},
+		{[]string{"--power-off-after", "2m", "--warm-pool", "--miss-cost", "5"}, "", ""},
+		{[]string{"--estimate-error", "2"}, "--estimate-error", "add --estimates user or learned"},
+		{[]string{"--estimates", "user", "--estimate-error", "2"}, "", ""},
+		{[]string{"--estimates", "user", "--learned-decisions", "told"}, "--learned-decisions", "add --estimates learned"},
+		{[]string{"--estimates", "learned", "--learned-decisions", "told"}, "", ""},
+		{[]string{"--preempt-protect", "5m"}, "--preempt-protect", "add --preemption"},
+		{[]string{"--preempt-max-share", "0.1"}, "--preempt-max-share", "add --preemption"},
+		{[]string{"--max-preemptions", "1"}, "--max-preemptions", "add --preemption"},
+		{[]string{"--preemption", "none,mdf", "--preempt-protect", "5m", "--max-preemptions", "1"}, "", ""},
+		{[]string{"--ilp-time-limit", "1s"}, "--ilp-time-limit", "add ilp to --policies"},
+		{[]string{"--policies", "ilp@fifo", "--ilp-time-limit", "1s"}, "", ""},
+		{nil, "", ""},
+	}
+	for _, c := range cases {
+		_, stderr, err := runCommand(t, append(append([]string{}, base...), c.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if c.flag == "" {
+			if strings.Contains(stderr, "warning") {
+				t.Errorf("%v: unexpected warning %q", c.args, stderr)
+			}
+			continue
+		}
+		if !strings.Contains(stderr, "simulate: warning: "+c.flag+" has no effect") || !strings.Contains(stderr, c.do) {
+			t.Errorf("%v: stderr %q does not say that %s is ignored and to %q", c.args, stderr, c.flag, c.do)
+		}
+	}
+}
