@@ -362,7 +362,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
-			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl)}
+			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0}
 			if w.Hour >= 0 {
 				rr.Class = HourClass(len(workload.Hour(all, w.Hour)))
 			}

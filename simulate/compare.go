@@ -37,6 +37,9 @@ type RunResult struct {
 	Seed     uint64   `json:"seed"`
 	Jobs     int      `json:"jobs"`
 	Results  []Result `json:"results"`
+	// PowerOff: the run had power management (--power-off-after), so
+	// its bill differs from the always-on bill and the tables show both.
+	PowerOff bool `json:"-"`
 }
 
 // Hour classes of the FB-2009 trace by the number of jobs it submits in
@@ -100,6 +103,9 @@ type PolicyAggregate struct {
 	Rejected                                                                int
 	// Evicted counts evictions, LostWorkS the run time they lost (s).
 	Evicted, LostWorkS Stat
+	// Bill and AlwaysOn: what a cloud would bill ($), and the same
+	// cluster never powered off.
+	Bill, AlwaysOn Stat
 }
 
 // Verdict compares the default policy with the baselines on one window.
@@ -132,6 +138,8 @@ type WindowAggregate struct {
 	Class    string
 	Jobs     int
 	Seeds    []uint64
+	// PowerOff: some run of the window had power management.
+	PowerOff bool
 	Policies []PolicyAggregate
 	Verdict  *Verdict // nil unless the default and fifo-consolidate both ran
 }
@@ -152,6 +160,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 		}
 		groups[i] = append(groups[i], r)
 		out[i].Seeds = append(out[i].Seeds, r.Seed)
+		out[i].PowerOff = out[i].PowerOff || r.PowerOff
 	}
 	for i, g := range groups {
 		var names []string
@@ -164,7 +173,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 		}
 		for _, name := range names {
 			pa := PolicyAggregate{Policy: name}
-			var cost, missed, met, adm, jm, jp, sp, ev, lw []float64
+			var cost, missed, met, adm, jm, jp, sp, ev, lw, bill, on []float64
 			for _, r := range g {
 				for _, x := range r.Results {
 					if x.Policy != name {
@@ -182,11 +191,14 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 					sp = append(sp, x.SchedDelayP99MS)
 					ev = append(ev, float64(x.Preemptions))
 					lw = append(lw, x.LostWorkS)
+					bill = append(bill, x.BillUSD)
+					on = append(on, x.AlwaysOnUSD)
 				}
 			}
 			pa.Cost, pa.Missed, pa.MetPct, pa.AdmittedViolationPct = statOf(cost), statOf(missed), statOf(met), statOf(adm)
 			pa.JCTMean, pa.JCTP95, pa.SchedP99MS = statOf(jm), statOf(jp), statOf(sp)
 			pa.Evicted, pa.LostWorkS = statOf(ev), statOf(lw)
+			pa.Bill, pa.AlwaysOn = statOf(bill), statOf(on)
 			out[i].Policies = append(out[i].Policies, pa)
 		}
 		out[i].Verdict = verdict(g, out[i])
@@ -303,9 +315,19 @@ func writeAggregateTable(w io.Writer, was []WindowAggregate) error {
 		}
 		fmt.Fprintln(w, windowTitle(wa))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "policy\tcost $\tmissed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms\t")
+		// With power management the bill is what --power-off-after is
+		// about: shown beside the core's meter, as in the one-run table.
+		billHead := ""
+		if wa.PowerOff {
+			billHead = "bill $\talways-on $\t"
+		}
+		fmt.Fprintln(tw, "policy\tcost $\t"+billHead+"missed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms\t")
 		for _, p := range wa.Policies {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), pm(p.Missed, 1), pm(p.MetPct, 1),
+			bill := ""
+			if wa.PowerOff {
+				bill = pm(p.Bill, 2) + "\t" + pm(p.AlwaysOn, 2) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), bill, pm(p.Missed, 1), pm(p.MetPct, 1),
 				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1), p.SchedP99MS.Max)
 		}
 		if err := tw.Flush(); err != nil {
@@ -348,14 +370,22 @@ func yesNo(b bool) string {
 func writeMarkdown(w io.Writer, was []WindowAggregate, verdicts bool) error {
 	for _, wa := range was {
 		fmt.Fprintf(w, "**%s**\n\n", windowTitle(wa))
-		fmt.Fprintln(w, "| policy | cost $ | deadlines missed | deadline met % (all) | violations % (admitted) | JCT mean s | JCT p95 s |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		billHead, billRule := "", ""
+		if wa.PowerOff {
+			billHead, billRule = " bill $ | always-on $ |", "---:|---:|"
+		}
+		fmt.Fprintln(w, "| policy | cost $ |"+billHead+" deadlines missed | deadline met % (all) | violations % (admitted) | JCT mean s | JCT p95 s |")
+		fmt.Fprintln(w, "|---|---:|"+billRule+"---:|---:|---:|---:|---:|")
 		for _, p := range wa.Policies {
 			name := p.Policy
 			if p.Default {
 				name = "**" + p.Policy + "** (default)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), pm(p.Missed, 1), pm(p.MetPct, 1),
+			bill := ""
+			if wa.PowerOff {
+				bill = " " + pm(p.Bill, 2) + " | " + pm(p.AlwaysOn, 2) + " |"
+			}
+			fmt.Fprintf(w, "| %s | %s |%s %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), bill, pm(p.Missed, 1), pm(p.MetPct, 1),
 				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1))
 		}
 		fmt.Fprintln(w)
