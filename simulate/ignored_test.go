@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,27 @@ func TestCommandWarnsOfIgnoredFlags(t *testing.T) {
 		if !strings.Contains(stderr, "simulate: warning: "+c.flag+" has no effect") || !strings.Contains(stderr, c.do) {
 			t.Errorf("%v: stderr %q does not say that %s is ignored and to %q", c.args, stderr, c.flag, c.do)
 		}
+	}
+}
+
+// TestCommandRefusesAnEmptyWindow: a window with no submission (hour 11
+// of the FB-2009 trace; here hour 1 of a trace of three jobs in the first
+// 30 s) ran no job and printed a row of zeros, met 0% and $0, as if it
+// were a result. It is refused naming the window and what to change,
+// before any window runs and before --job-log is written.
+func TestCommandRefusesAnEmptyWindow(t *testing.T) {
+	trace := tinyTrace(t, 3)
+	for _, args := range [][]string{{"--hour", "1"}, {"--hours", "0,1"}, {"--from", "1h"}} {
+		logPath := t.TempDir() + "/jobs.csv"
+		out, _, err := runCommand(t, append([]string{"--trace", trace, "--quiet", "--policies", "bfd", "--job-log", logPath}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "no job of tiny.tsv is submitted") || !strings.Contains(err.Error(), "choose another --hour") {
+			t.Errorf("%v: err %v, out %q; want the empty window refused", args, err, out)
+		}
+		if _, serr := os.Stat(logPath); serr == nil {
+			t.Errorf("%v: --job-log written for a refused run", args)
+		}
+	}
+	if _, _, err := runCommand(t, "--trace", trace, "--quiet", "--policies", "bfd", "--hour", "0"); err != nil {
+		t.Errorf("hour 0 refused: %v", err)
 	}
 }
