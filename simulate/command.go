@@ -291,6 +291,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	multi := len(windows) > 1 || len(seeds) > 1
+	if multi && f.chart != "" {
+		return errors.New("simulate: --chart draws one run; drop --hours/--seeds or --chart")
+	}
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
 	for _, win := range windows {
@@ -298,10 +302,6 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("simulate: %s: no job of %s is submitted in it: choose another --hour, --hours or --from/--to",
 				win.Label, traceName)
 		}
-	}
-	multi := len(windows) > 1 || len(seeds) > 1
-	if multi && f.chart != "" {
-		return errors.New("simulate: --chart draws one run; drop --hours/--seeds or --chart")
 	}
 	progress := io.Discard
 	if !f.quiet {
