@@ -68,3 +68,32 @@ func TestCommandAggregateShowsTheBill(t *testing.T) {
 		t.Errorf("no power management: a bill column in\n%s", out)
 	}
 }
+
+// TestAggregateTablesWithoutDeadlineJobs: a policy whose runs had no
+// deadline job (--deadline-fraction 0) showed "0.0 ± 0.0" met, which
+// reads as every deadline missed; it shows "-" (text and Markdown). With
+// deadline jobs, the shares as before: 1 of 2 met is 50.0 met, 50.0 violated.
+func TestAggregateTablesWithoutDeadlineJobs(t *testing.T) {
+	was := Aggregate([]RunResult{{Window: "hour 1", Seed: 1, Results: []Result{
+		{Policy: "bfd", Jobs: 3},
+		{Policy: "dap", Jobs: 3, DeadlineJobs: 2, DeadlineMissed: 1, DeadlineMetPct: 50, AdmittedViolationPct: 50},
+	}}})
+	var text, md strings.Builder
+	if err := writeAggregateTable(&text, was); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, was, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	if f := strings.Fields(lines[2]); len(f) < 9 || f[0] != "bfd" || f[7] != "-" || f[8] != "-" {
+		t.Errorf("text, no deadline job: %q", lines[2])
+	}
+	if !strings.Contains(lines[3], "50.0 ± 0.0               50.0 ± 0.0") {
+		t.Errorf("text, deadline jobs: %q", lines[3])
+	}
+	if !strings.Contains(md.String(), "| bfd | 0.00 ± 0.00 | 0.0 ± 0.0 | - | - |") ||
+		!strings.Contains(md.String(), "| dap | 0.00 ± 0.00 | 1.0 ± 0.0 | 50.0 ± 0.0 | 50.0 ± 0.0 |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}

@@ -101,6 +101,9 @@ type PolicyAggregate struct {
 	// AdmittedViolationPct (% of admitted deadline jobs), JCT mean and p95 (s).
 	Cost, Missed, MetPct, AdmittedViolationPct, JCTMean, JCTP95, SchedP99MS Stat
 	Rejected                                                                int
+	// DeadlineJobs counts the deadline jobs of all its runs (0: the met and
+	// violation shares mean nothing and the tables print "-").
+	DeadlineJobs int
 	// Evicted counts evictions, LostWorkS the run time they lost (s).
 	Evicted, LostWorkS Stat
 	// Bill and AlwaysOn: what a cloud would bill ($), and the same
@@ -182,6 +185,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 					pa.Runs++
 					pa.Default = pa.Default || x.Default
 					pa.Rejected += x.Rejected
+					pa.DeadlineJobs += x.DeadlineJobs
 					cost = append(cost, x.TotalCostUSD)
 					missed = append(missed, float64(x.DeadlineMissed))
 					met = append(met, x.DeadlineMetPct)
@@ -283,6 +287,16 @@ func pm(s Stat, prec int) string {
 	return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean, prec, s.SD)
 }
 
+// deadlineShares is p's met % (all) and violations % (admitted), or "-"
+// for both when its runs had no deadline job (a 0% met would read as
+// every deadline missed).
+func deadlineShares(p PolicyAggregate) (met, viol string) {
+	if p.DeadlineJobs == 0 {
+		return "-", "-"
+	}
+	return pm(p.MetPct, 1), pm(p.AdmittedViolationPct, 1)
+}
+
 func aggName(p PolicyAggregate) string {
 	if p.Default {
 		return p.Policy + " (default)"
@@ -327,8 +341,9 @@ func writeAggregateTable(w io.Writer, was []WindowAggregate) error {
 			if wa.PowerOff {
 				bill = pm(p.Bill, 2) + "\t" + pm(p.AlwaysOn, 2) + "\t"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), bill, pm(p.Missed, 1), pm(p.MetPct, 1),
-				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1), p.SchedP99MS.Max)
+			met, viol := deadlineShares(p)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), bill, pm(p.Missed, 1), met,
+				viol, pm(p.JCTMean, 1), pm(p.JCTP95, 1), p.SchedP99MS.Max)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -385,8 +400,9 @@ func writeMarkdown(w io.Writer, was []WindowAggregate, verdicts bool) error {
 			if wa.PowerOff {
 				bill = " " + pm(p.Bill, 2) + " | " + pm(p.AlwaysOn, 2) + " |"
 			}
-			fmt.Fprintf(w, "| %s | %s |%s %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), bill, pm(p.Missed, 1), pm(p.MetPct, 1),
-				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1))
+			met, viol := deadlineShares(p)
+			fmt.Fprintf(w, "| %s | %s |%s %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), bill, pm(p.Missed, 1), met,
+				viol, pm(p.JCTMean, 1), pm(p.JCTP95, 1))
 		}
 		fmt.Fprintln(w)
 	}

@@ -66,9 +66,15 @@ func writeTable(w io.Writer, rs []Result) error {
 		if rs[0].TotalCostUSD > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
+		// With no deadline job nothing was met or missed: "-", not a 0%
+		// met that reads as every deadline missed.
+		viol, met := "-", "-"
+		if r.DeadlineJobs > 0 {
+			viol, met = fmt.Sprintf("%.1f", r.DeadlineViolationPct), fmt.Sprintf("%.1f", r.DeadlineMetPct)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
 			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
-			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
+			viol, met, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
 	}
 	return tw.Flush()
 }
