@@ -45,5 +45,9 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 	if !slices.ContainsFunc(specs, func(p PolicySpec) bool { return p.Placement == "ilp" }) {
 		warn("ilp-time-limit", "without the ilp policy in --policies (only ilp calls the solver)", "add ilp to --policies")
 	}
+	if f.compareDefault && (f.format == "json" || f.format == "csv") {
+		// The baselines still run; only the verdict is not printed.
+		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked \"default\": true", f.format))
+	}
 	return out
 }
