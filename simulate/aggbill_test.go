@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,5 +97,22 @@ func TestAggregateTablesWithoutDeadlineJobs(t *testing.T) {
 	if !strings.Contains(md.String(), "| bfd | 0.00 ± 0.00 | 0.0 ± 0.0 | - | - |") ||
 		!strings.Contains(md.String(), "| dap | 0.00 ± 0.00 | 1.0 ± 0.0 | 50.0 ± 0.0 | 50.0 ± 0.0 |") {
 		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// TestCSVHasEveryJSONNumber: every scalar key of a Result's JSON is a CSV
+// column (CSV lacked stretch, the warm pool's boots and on-cpus, and the
+// learned estimates' errors: the same run read differently by format).
+func TestCSVHasEveryJSONNumber(t *testing.T) {
+	rt := reflect.TypeFor[Result]()
+	for i := 0; i < rt.NumField(); i++ {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		k := rt.Field(i).Type.Kind()
+		if name == "" || name == "-" || k == reflect.Slice || k == reflect.Struct {
+			continue
+		}
+		if !slices.Contains(csvHeader, name) {
+			t.Errorf("JSON key %q is no CSV column", name)
+		}
 	}
 }

@@ -18,7 +18,12 @@ import (
 var csvHeader = []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 	"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
 	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
-	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s"}
+	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s",
+	// Added after the first CSV readers (by name, so appended): the rest
+	// of JSON's numbers, so that a CSV run is not missing the warm pool's
+	// boots or the learned estimates' errors.
+	"stretch", "boots", "mean_on_cpus", "mean_executors", "estimate_error_pct", "model_mape_pct", "model_mape_runs",
+	"auto_sized_jobs", "auto_changed_jobs"}
 
 func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 	cw := csv.NewWriter(w)
@@ -37,7 +42,9 @@ func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 				g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
 				i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements),
 				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default),
-				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS)}
+				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS),
+				g(r.Stretch), i(r.Boots), g(r.MeanOnCPUs), g(r.MeanExecutors), g(r.EstimateErrorPct), g(r.ModelMAPEPct), i(r.ModelMAPERuns),
+				i(r.AutoSizedJobs), i(r.AutoChangedJobs)}
 			if multi {
 				row = append(row, run.Window, strconv.FormatUint(run.Seed, 10))
 			}
