@@ -280,7 +280,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	// Not progress: shown with --quiet too.
-	for _, w := range ignoredFlags(f, set, specs) {
+	for _, w := range append(ignoredFlags(f, set, specs), unlistedTeams(teamsCfg, teamMix, f.teamsFile)...) {
 		fmt.Fprintf(stderr, "simulate: warning: %s\n", w)
 	}
 	cl, err := clusterspec.Named(f.cluster)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sparkpack/sparkpack/scheduler"
+	"github.com/sparkpack/sparkpack/teams"
 )
 
 // ignoredFlags lists, as warnings that say what to do, the flags given on
@@ -45,9 +46,28 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 	if !slices.ContainsFunc(specs, func(p PolicySpec) bool { return p.Placement == "ilp" }) {
 		warn("ilp-time-limit", "without the ilp policy in --policies (only ilp calls the solver)", "add ilp to --policies")
 	}
+	if f.teamMix == "" {
+		warn("teams", "without --team-mix (every job is then in the default team, which a teams file does not configure)", "add --team-mix team=share,...")
+	}
 	if f.compareDefault && (f.format == "json" || f.format == "csv") {
 		// The baselines still run; only the verdict is not printed.
 		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked \"default\": true", f.format))
+	}
+	return out
+}
+
+// unlistedTeams warns of the teams of --team-mix that the --teams file
+// does not list: they run with weight 1, no guarantee and no limit, which
+// is what a misspelt name gets too.
+func unlistedTeams(cfg *teams.Config, mix []TeamShare, file string) []string {
+	if cfg == nil {
+		return nil
+	}
+	var out []string
+	for _, ts := range mix {
+		if ts.Team != "" && !cfg.Listed(ts.Team) {
+			out = append(out, fmt.Sprintf("--team-mix: team %q is not in the teams file %s: its jobs run with weight 1, no guarantee and no limit; check the name, or add a line for it", ts.Team, file))
+		}
 	}
 	return out
 }

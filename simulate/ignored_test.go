@@ -37,6 +37,22 @@ func TestCommandWarnsOfIgnoredFlags(t *testing.T) {
 		{[]string{"--compare-default", "--format", "csv"}, "--compare-default prints its verdict", "--format table or markdown"},
 		{[]string{"--compare-default", "--format", "markdown"}, "", ""},
 	}
+	// A teams file: --teams without --team-mix changes nothing (every job
+	// in the default team); a --team-mix team the file does not list runs
+	// unconfigured, as a misspelt one would.
+	teamsFile := t.TempDir() + "/teams"
+	if err := os.WriteFile(teamsFile, []byte("analytics weight=2\nml max-cpus=24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, []struct {
+		args     []string
+		flag, do string
+	}{
+		{[]string{"--teams", teamsFile}, "--teams has no effect", "add --team-mix"},
+		{[]string{"--teams", teamsFile, "--team-mix", "analytics=1,ml=1,-=1"}, "", ""},
+		{[]string{"--team-mix", "analytics=1,data=1"}, "", ""},
+		{[]string{"--teams", teamsFile, "--team-mix", "analytcs=1,ml=1"}, `--team-mix: team "analytcs" is not in the teams file`, "check the name"},
+	}...)
 	for _, c := range cases {
 		_, stderr, err := runCommand(t, append(append([]string{}, base...), c.args...)...)
 		if err != nil {
@@ -49,7 +65,7 @@ func TestCommandWarnsOfIgnoredFlags(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(stderr, "simulate: warning: "+c.flag) || !strings.Contains(stderr, c.do) {
-			t.Errorf("%v: stderr %q does not say that %s is ignored and to %q", c.args, stderr, c.flag, c.do)
+			t.Errorf("%v: stderr %q does not warn %q and say to %q", c.args, stderr, c.flag, c.do)
 		}
 	}
 }
