@@ -7,7 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strings"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // Agent is one agent of a cluster spec.
@@ -100,10 +103,18 @@ func Named(name string) (Cluster, error) {
 // Agents listed one by one and groups of identical agents may be mixed.
 // Unknown fields are errors.
 func Parse(r io.Reader) (Cluster, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Cluster{}, fmt.Errorf("read cluster JSON: %w", err)
+	}
 	var f file
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
+		// encoding/json names an unknown key alone: say where it is.
+		if path, known := strictjson.UnknownField(data, reflect.TypeFor[file]()); path != "" && strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return Cluster{}, fmt.Errorf("decode cluster JSON: %s: unknown field (known here: %s)", path, strings.Join(known, ", "))
+		}
 		return Cluster{}, fmt.Errorf("decode cluster JSON: %w", err)
 	}
 	if dec.More() {

@@ -11,8 +11,9 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // Mix is an operator's job mix (`sparkpack simulate --mix FILE`): kinds of
@@ -109,7 +110,7 @@ func ParseMix(r io.Reader) (Mix, error) {
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 			// encoding/json names the key alone: find where it is (which
 			// kind) and say which keys are known there.
-			if path, known := unknownField(data, reflect.TypeFor[Mix]()); path != "" {
+			if path, known := strictjson.UnknownField(data, reflect.TypeFor[Mix]()); path != "" {
 				return Mix{}, &MixError{Field: path, Msg: "unknown field (known here: " + strings.Join(known, ", ") + ")"}
 			}
 			return Mix{}, &MixError{Field: strings.Trim(f, `"`), Msg: "unknown field"}
@@ -254,72 +255,4 @@ func (m Model) FromMix(arrivals []TraceJob, mix Mix, seed uint64) []Job {
 		out[i] = Job{Submit: t.Submit, Profile: p}
 	}
 	return out
-}
-
-// unknownField returns the path ("kinds[2].shares") of the first key of
-// data that t has no field for, and the keys known where it is; "" when
-// every key is known.
-func unknownField(data []byte, t reflect.Type) (string, []string) {
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return "", nil
-	}
-	return unknownIn(v, t, "")
-}
-
-func unknownIn(v any, t reflect.Type, at string) (string, []string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch x := v.(type) {
-	case []any:
-		if t.Kind() != reflect.Slice {
-			return "", nil
-		}
-		for i, e := range x {
-			if p, known := unknownIn(e, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); p != "" {
-				return p, known
-			}
-		}
-	case map[string]any:
-		if t.Kind() != reflect.Struct {
-			return "", nil
-		}
-		fields := map[string]reflect.Type{}
-		var known []string
-		for i := 0; i < t.NumField(); i++ {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if name != "" && name != "-" {
-				fields[name] = t.Field(i).Type
-				known = append(known, name)
-			}
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			path := k
-			if at != "" {
-				path = at + "." + k
-			}
-			ft, ok := fields[k]
-			if !ok {
-				// encoding/json matches keys case-insensitively too.
-				for name, f := range fields {
-					if strings.EqualFold(name, k) {
-						ft, ok = f, true
-					}
-				}
-			}
-			if !ok {
-				return path, known
-			}
-			if p, kn := unknownIn(x[k], ft, path); p != "" {
-				return p, kn
-			}
-		}
-	}
-	return "", nil
 }
