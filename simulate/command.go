@@ -298,9 +298,20 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
 	for _, win := range windows {
-		if len(workload.Window(all, win.From, win.To)) == 0 {
+		n := len(workload.Window(all, win.From, win.To))
+		if n == 0 {
 			return fmt.Errorf("simulate: %s: no job of %s is submitted in it: choose another --hour, --hours or --from/--to",
 				win.Label, traceName)
+		}
+		// Fewer jobs than asked for: the run goes ahead with all of them,
+		// and says so (the jobs column alone was easy to miss).
+		for _, asked := range []struct {
+			flag string
+			n    int
+		}{{"sample", f.sample}, {"jobs", f.jobs}} {
+			if asked.n > n {
+				fmt.Fprintf(stderr, "simulate: warning: --%s %d: %s has only %d submissions; all %d are replayed\n", asked.flag, asked.n, win.Label, n, n)
+			}
 		}
 	}
 	progress := io.Discard

@@ -91,3 +91,30 @@ func TestCommandRefusesAnEmptyWindow(t *testing.T) {
 		t.Errorf("hour 0 refused: %v", err)
 	}
 }
+
+// TestCommandWarnsOfFewerJobsThanAsked: --sample 5 (or --jobs 5) on a
+// window of 3 submissions replays the 3, as before, and now says so; 3 of
+// 3 says nothing.
+func TestCommandWarnsOfFewerJobsThanAsked(t *testing.T) {
+	trace := tinyTrace(t, 3)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "5"}, "simulate: warning: --sample 5: hour 0 has only 3 submissions; all 3 are replayed"},
+		{[]string{"--jobs", "5"}, "simulate: warning: --jobs 5: hour 0 has only 3 submissions; all 3 are replayed"},
+		{[]string{"--sample", "3"}, ""},
+		{[]string{"--jobs", "2"}, ""},
+	} {
+		out, stderr, err := runCommand(t, append([]string{"--trace", trace, "--quiet", "--policies", "bfd", "--hour", "0", "--format", "csv"}, c.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if c.want == "" && stderr != "" || c.want != "" && !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, stderr, c.want)
+		}
+		if rows := strings.Count(out, "\n"); rows != 2 {
+			t.Errorf("%v: %d CSV lines, want a header and one row", c.args, rows)
+		}
+	}
+}
