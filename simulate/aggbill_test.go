@@ -116,3 +116,30 @@ func TestCSVHasEveryJSONNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoSizedInTheTable: with --executors auto the text output says how
+// many jobs the model sized and changed (it was in JSON and CSV only). By
+// hand: runs of 10 jobs (4 sized, 1 changed, mean 3) and 30 jobs (6
+// sized, 2 changed, mean 5): 10 of 40 sized, 3 changed, mean (30+150)/40
+// = 4.50.
+func TestAutoSizedInTheTable(t *testing.T) {
+	var sb strings.Builder
+	writeAutoSized(&sb, []RunResult{
+		{Seed: 1, Results: []Result{{Policy: "dap", Jobs: 10, AutoSizedJobs: 4, AutoChangedJobs: 1, MeanExecutors: 3}}},
+		{Seed: 2, Results: []Result{{Policy: "dap", Jobs: 30, AutoSizedJobs: 6, AutoChangedJobs: 2, MeanExecutors: 5}}},
+	})
+	if want := "dap              10 of 40 jobs sized by the model, 3 of them changed from the user's count; mean executors 4.50"; !strings.Contains(sb.String(), want) {
+		t.Errorf("got\n%s\nwant %q", sb.String(), want)
+	}
+	trace := tinyTrace(t, 3)
+	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--policies", "bfd", "--executors", "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "auto executors (--executors auto):\n  bfd ") {
+		t.Errorf("--executors auto: no auto-sizing section in\n%s", out)
+	}
+	if out, _, _ = runCommand(t, "--trace", trace, "--quiet", "--policies", "bfd"); strings.Contains(out, "auto executors") {
+		t.Errorf("users' counts: an auto-sizing section in\n%s", out)
+	}
+}

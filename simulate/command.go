@@ -474,6 +474,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.estimates != EstimatesOracle {
 		writeEstimates(stdout, runs, f.estimates)
 	}
+	if f.executors == ExecutorsAuto {
+		writeAutoSized(stdout, runs)
+	}
 	if f.compareDefault {
 		return writeVerdict(stdout, Aggregate(runs))
 	}
@@ -573,6 +576,42 @@ func writeEstimates(w io.Writer, runs []RunResult, mode string) {
 			fmt.Fprintf(w, "; model MAPE after 10 runs of a signature %.1f%% (%d runs)", a.mape/float64(a.mapeN), a.mapeN)
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// writeAutoSized says, per policy over all runs, how many jobs
+// --executors auto sized and changed, and the mean executor count (the
+// table had none of it: JSON and CSV only).
+func writeAutoSized(w io.Writer, runs []RunResult) {
+	type acc struct {
+		jobs, sized, changed int
+		execs                float64
+	}
+	var order []string
+	by := map[string]*acc{}
+	for _, run := range runs {
+		for _, r := range run.Results {
+			a := by[r.Policy]
+			if a == nil {
+				a = &acc{}
+				by[r.Policy] = a
+				order = append(order, r.Policy)
+			}
+			a.jobs += r.Jobs
+			a.sized += r.AutoSizedJobs
+			a.changed += r.AutoChangedJobs
+			a.execs += r.MeanExecutors * float64(r.Jobs)
+		}
+	}
+	fmt.Fprintln(w, "\nauto executors (--executors auto):")
+	for _, p := range order {
+		a := by[p]
+		mean := 0.0
+		if a.jobs > 0 {
+			mean = a.execs / float64(a.jobs)
+		}
+		fmt.Fprintf(w, "  %-16s %d of %d jobs sized by the model, %d of them changed from the user's count; mean executors %.2f\n",
+			p, a.sized, a.jobs, a.changed, mean)
 	}
 }
 
