@@ -297,6 +297,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
+	if len(all) == 0 {
+		return fmt.Errorf("simulate: --trace: %s holds no job", traceName)
+	}
 	for _, win := range windows {
 		n := len(workload.Window(all, win.From, win.To))
 		if n == 0 {

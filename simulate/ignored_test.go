@@ -90,6 +90,14 @@ func TestCommandRefusesAnEmptyWindow(t *testing.T) {
 	if _, _, err := runCommand(t, "--trace", trace, "--quiet", "--policies", "bfd", "--hour", "0"); err != nil {
 		t.Errorf("hour 0 refused: %v", err)
 	}
+	// An empty trace file: said as such, not "choose another --hour".
+	empty := t.TempDir() + "/empty.tsv"
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCommand(t, "--trace", empty, "--quiet", "--policies", "bfd"); err == nil || err.Error() != "simulate: --trace: empty.tsv holds no job" {
+		t.Errorf("empty trace: %v", err)
+	}
 }
 
 // TestCommandWarnsOfFewerJobsThanAsked: --sample 5 (or --jobs 5) on a
