@@ -246,6 +246,25 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.maxPreemptions < 0 {
 		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
 	}
+	// Options read a zero as "the default": an explicit zero would run
+	// with the default and say nothing (--boot-time 0 booted in 60 s).
+	for _, z := range []struct {
+		flag  string
+		zero  bool
+		means string
+	}{
+		{"boot-time", f.bootTime <= 0, "must be > 0 (0 ran with the default 60s; 1s models a near-instant boot)"},
+		{"miss-cost", f.missCost == 0, "must be > 0 (0 ran with the default $2; without --warm-pool no agent is kept warm)"},
+		{"preempt-max-share", f.preemptMaxShare == 0, "not in (0, 1] (0 ran with the default 0.5)"},
+		{"max-preemptions", f.maxPreemptions == 0, "must be >= 1 (0 ran with the default 3)"},
+		{"preempt-protect", f.preemptProtect == 0, "is read as the default 1m: give a duration, or a negative one (-1s) for no protection"},
+		{"ilp-time-limit", f.ilpLimit <= 0, "must be > 0 (0 ran with the default 200ms)"},
+		{"promote-after", f.promoteAfter == 0, "is read as the default 15m: give a duration, or a negative one (-1s) to disable promotion"},
+	} {
+		if set[z.flag] && z.zero {
+			return fmt.Errorf("simulate: --%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
+		}
+	}
 	if f.warmPool && f.powerOffAfter <= 0 {
 		return errors.New("simulate: --warm-pool needs --power-off-after")
 	}
