@@ -126,3 +126,25 @@ func TestCommandWarnsOfFewerJobsThanAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandSuggestsNearFlags: a misspelt flag (--policy, as an operator
+// reading "the policy flag" types it) was refused with "see --help" only;
+// the error now names the flags it is close to. A flag near nothing gets
+// no suggestion.
+func TestCommandSuggestsNearFlags(t *testing.T) {
+	for _, c := range []struct{ flag, want string }{
+		{"--policy", "(did you mean --policies? see --help)"},
+		{"--job-logs", "(did you mean --job-log? see --help)"},
+		{"--warmpool", "(did you mean --warm-pool? see --help)"},
+		{"--seeed", "(did you mean --seed or --seeds? see --help)"},
+		{"--zzzzzzzz", "flag provided but not defined: -zzzzzzzz (see --help)"},
+	} {
+		_, _, err := runCommand(t, c.flag, "1")
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to end %q", c.flag, err, c.want)
+		}
+	}
+	if d := editDistance("policy", "policies"); d != 3 {
+		t.Errorf("editDistance(policy, policies) = %d, want 3 (y to i, e, s)", d)
+	}
+}
