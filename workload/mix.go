@@ -104,7 +104,11 @@ func ParseMix(r io.Reader) (Mix, error) {
 	if err := dec.Decode(&m); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
-			return Mix{}, &MixError{Field: ute.Field, Msg: fmt.Sprintf("want a %s, got a JSON %s", ute.Type, ute.Value)}
+			field := ute.Field
+			if p := strictjson.TypePath(data, ute.Field, ute.Value); p != "" {
+				field = p // with the kind's index: encoding/json leaves it out
+			}
+			return Mix{}, &MixError{Field: field, Msg: fmt.Sprintf("want a %s, got a JSON %s", ute.Type, ute.Value)}
 		}
 		msg := err.Error()
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {

@@ -105,3 +105,69 @@ func structFields(t reflect.Type, fields map[string]reflect.Type, known *[]strin
 		}
 	}
 }
+
+// TypePath turns the dotted path of an encoding/json UnmarshalTypeError
+// ("kinds.share", which names no element) into the path of the first value
+// there of the JSON kind it reports ("kinds[2].share" for value "string":
+// string, number, bool, array, object or null); "" when none is found.
+func TypePath(data []byte, dotted, kind string) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil || dotted == "" {
+		return ""
+	}
+	return typeIn(v, strings.Split(dotted, "."), kind, "")
+}
+
+func typeIn(v any, keys []string, kind, at string) string {
+	if len(keys) == 0 && (jsonKind(v) == kind || strings.HasPrefix(kind, "number") && jsonKind(v) == "number") {
+		return at
+	}
+	if arr, ok := v.([]any); ok {
+		for i, e := range arr {
+			if p := typeIn(e, keys, kind, fmt.Sprintf("%s[%d]", at, i)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	next, ok := obj[keys[0]]
+	if !ok {
+		for k, x := range obj { // encoding/json matches keys case-insensitively
+			if strings.EqualFold(k, keys[0]) {
+				next, ok = x, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return ""
+	}
+	path := keys[0]
+	if at != "" {
+		path = at + "." + keys[0]
+	}
+	return typeIn(next, keys[1:], kind, path)
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}

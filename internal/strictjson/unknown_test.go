@@ -50,3 +50,23 @@ func TestUnknownFieldByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestTypePathByHand: encoding/json's dotted path of a type error, with
+// the index of the element that holds the reported kind; a top-level
+// value; a wrong element of an array field; no such value: "".
+func TestTypePathByHand(t *testing.T) {
+	data := `{"name": "c", "items": [{"id": "a", "n": 1}, {"id": 7, "n": [2]}], "tags": ["x", 3]}`
+	for _, c := range []struct{ dotted, kind, want string }{
+		{"items.id", "number", "items[1].id"},
+		{"items.n", "array", "items[1].n"},
+		{"name", "string", "name"},
+		{"tags", "number 3", "tags[1]"},
+		{"items.id", "bool", ""},
+		{"nothing.here", "string", ""},
+		{"", "string", ""},
+	} {
+		if got := TypePath([]byte(data), c.dotted, c.kind); got != c.want {
+			t.Errorf("TypePath(%q, %q) = %q, want %q", c.dotted, c.kind, got, c.want)
+		}
+	}
+}
