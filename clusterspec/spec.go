@@ -3,6 +3,7 @@ package clusterspec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -111,6 +112,14 @@ func Parse(r io.Reader) (Cluster, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
+		// encoding/json names a wrong type's field without the element:
+		// say which.
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			if p := strictjson.TypePath(data, ute.Field, ute.Value); p != "" {
+				return Cluster{}, fmt.Errorf("decode cluster JSON: %s: want a %s, got a JSON %s", p, ute.Type, ute.Value)
+			}
+		}
 		// encoding/json names an unknown key alone: say where it is.
 		if path, known := strictjson.UnknownField(data, reflect.TypeFor[file]()); path != "" && strings.HasPrefix(err.Error(), "json: unknown field ") {
 			return Cluster{}, fmt.Errorf("decode cluster JSON: %s: unknown field (known here: %s)", path, strings.Join(known, ", "))
