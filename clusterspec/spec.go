@@ -3,11 +3,15 @@ package clusterspec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strings"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // Agent is one agent of a cluster spec.
@@ -100,10 +104,26 @@ func Named(name string) (Cluster, error) {
 // Agents listed one by one and groups of identical agents may be mixed.
 // Unknown fields are errors.
 func Parse(r io.Reader) (Cluster, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Cluster{}, fmt.Errorf("read cluster JSON: %w", err)
+	}
 	var f file
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
+		// encoding/json names a wrong type's field without the element:
+		// say which.
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			if p := strictjson.TypePath(data, ute.Field, ute.Value); p != "" {
+				return Cluster{}, fmt.Errorf("decode cluster JSON: %s: want a %s, got a JSON %s", p, ute.Type, ute.Value)
+			}
+		}
+		// encoding/json names an unknown key alone: say where it is.
+		if path, known := strictjson.UnknownField(data, reflect.TypeFor[file]()); path != "" && strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return Cluster{}, fmt.Errorf("decode cluster JSON: %s: unknown field (known here: %s)", path, strings.Join(known, ", "))
+		}
 		return Cluster{}, fmt.Errorf("decode cluster JSON: %w", err)
 	}
 	if dec.More() {

@@ -37,6 +37,11 @@ func TestParse(t *testing.T) {
 		{"mixed", `{"agents":[{"id":"a1","cpus":2,"memMB":512,"pricePerHour":0,"location":"local"}],"groups":[{"count":1,"cpus":4,"memMB":1024,"pricePerHour":0.1,"instanceType":"a"}]}`, "", 2},
 		{"empty", `{"name":"x"}`, "at least one agent", 0},
 		{"unknown field", `{"agentz":[]}`, "unknown field", 0},
+		// Named where it is, with the keys known there: `unknown field
+		// "name"` alone read as wrong beside the top level's name.
+		{"unknown agent field", `{"name":"x","agents":[{"id":"a","cpus":1,"memMB":1},{"name":"b","cpus":1,"memMB":1}]}`, "agents[1].name: unknown field (known here: id, hostname, cpus,", 0},
+		{"wrong type", `{"agents":[{"id":"a","cpus":1,"memMB":1},{"id":"b","cpus":"4","memMB":1}]}`, "agents[1].cpus: want a float64, got a JSON string", 0},
+		{"unknown group field", `{"groups":[{"count":1,"cpus":4,"memMB":1,"price":1}]}`, "groups[0].price: unknown field (known here: count,", 0},
 		{"zero count", `{"groups":[{"count":0,"cpus":4,"memMB":1}]}`, "count", 0},
 		{"huge count", `{"groups":[{"count":100000000,"cpus":4,"memMB":1}]}`, "count", 0},
 		{"negative cpus", `{"agents":[{"cpus":-1,"memMB":1}]}`, "cpus", 0},

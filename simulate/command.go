@@ -150,6 +150,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			usage()
 			return nil
 		}
+		if near := nearFlags(fs, err); len(near) > 0 {
+			return fmt.Errorf("simulate: %w (did you mean --%s? see --help)", err, strings.Join(near, " or --"))
+		}
 		return fmt.Errorf("simulate: %w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
@@ -246,6 +249,25 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.maxPreemptions < 0 {
 		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
 	}
+	// Options read a zero as "the default": an explicit zero would run
+	// with the default and say nothing (--boot-time 0 booted in 60 s).
+	for _, z := range []struct {
+		flag  string
+		zero  bool
+		means string
+	}{
+		{"boot-time", f.bootTime <= 0, "must be > 0 (0 ran with the default 60s; 1s models a near-instant boot)"},
+		{"miss-cost", f.missCost == 0, "must be > 0 (0 ran with the default $2; without --warm-pool no agent is kept warm)"},
+		{"preempt-max-share", f.preemptMaxShare == 0, "not in (0, 1] (0 ran with the default 0.5)"},
+		{"max-preemptions", f.maxPreemptions == 0, "must be >= 1 (0 ran with the default 3)"},
+		{"preempt-protect", f.preemptProtect == 0, "is read as the default 1m: give a duration, or a negative one (-1s) for no protection"},
+		{"ilp-time-limit", f.ilpLimit <= 0, "must be > 0 (0 ran with the default 200ms)"},
+		{"promote-after", f.promoteAfter == 0, "is read as the default 15m: give a duration, or a negative one (-1s) to disable promotion"},
+	} {
+		if set[z.flag] && z.zero {
+			return fmt.Errorf("simulate: --%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
+		}
+	}
 	if f.warmPool && f.powerOffAfter <= 0 {
 		return errors.New("simulate: --warm-pool needs --power-off-after")
 	}
@@ -279,6 +301,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// Not progress: shown with --quiet too.
+	for _, w := range append(ignoredFlags(f, set, specs), unlistedTeams(teamsCfg, teamMix, f.teamsFile)...) {
+		fmt.Fprintf(stderr, "simulate: warning: %s\n", w)
+	}
 	cl, err := clusterspec.Named(f.cluster)
 	if err != nil {
 		return fmt.Errorf("simulate: --cluster: %w", err)
@@ -290,6 +316,28 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	multi := len(windows) > 1 || len(seeds) > 1
 	if multi && f.chart != "" {
 		return errors.New("simulate: --chart draws one run; drop --hours/--seeds or --chart")
+	}
+	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
+	// result: say which window is empty, before running any.
+	if len(all) == 0 {
+		return fmt.Errorf("simulate: --trace: %s holds no job", traceName)
+	}
+	for _, win := range windows {
+		n := len(workload.Window(all, win.From, win.To))
+		if n == 0 {
+			return fmt.Errorf("simulate: %s: no job of %s is submitted in it: choose another --hour, --hours or --from/--to",
+				win.Label, traceName)
+		}
+		// Fewer jobs than asked for: the run goes ahead with all of them,
+		// and says so (the jobs column alone was easy to miss).
+		for _, asked := range []struct {
+			flag string
+			n    int
+		}{{"sample", f.sample}, {"jobs", f.jobs}} {
+			if asked.n > n {
+				fmt.Fprintf(stderr, "simulate: warning: --%s %d: %s has only %d submissions; all %d are replayed\n", asked.flag, asked.n, win.Label, n, n)
+			}
+		}
 	}
 	progress := io.Discard
 	if !f.quiet {
@@ -358,7 +406,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
-			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl)}
+			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0}
 			if w.Hour >= 0 {
 				rr.Class = HourClass(len(workload.Hour(all, w.Hour)))
 			}
@@ -450,6 +498,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if f.estimates != EstimatesOracle {
 		writeEstimates(stdout, runs, f.estimates)
+	}
+	if f.executors == ExecutorsAuto {
+		writeAutoSized(stdout, runs)
 	}
 	if f.compareDefault {
 		return writeVerdict(stdout, Aggregate(runs))
@@ -553,6 +604,42 @@ func writeEstimates(w io.Writer, runs []RunResult, mode string) {
 	}
 }
 
+// writeAutoSized says, per policy over all runs, how many jobs
+// --executors auto sized and changed, and the mean executor count (the
+// table had none of it: JSON and CSV only).
+func writeAutoSized(w io.Writer, runs []RunResult) {
+	type acc struct {
+		jobs, sized, changed int
+		execs                float64
+	}
+	var order []string
+	by := map[string]*acc{}
+	for _, run := range runs {
+		for _, r := range run.Results {
+			a := by[r.Policy]
+			if a == nil {
+				a = &acc{}
+				by[r.Policy] = a
+				order = append(order, r.Policy)
+			}
+			a.jobs += r.Jobs
+			a.sized += r.AutoSizedJobs
+			a.changed += r.AutoChangedJobs
+			a.execs += r.MeanExecutors * float64(r.Jobs)
+		}
+	}
+	fmt.Fprintln(w, "\nauto executors (--executors auto):")
+	for _, p := range order {
+		a := by[p]
+		mean := 0.0
+		if a.jobs > 0 {
+			mean = a.execs / float64(a.jobs)
+		}
+		fmt.Fprintf(w, "  %-16s %d of %d jobs sized by the model, %d of them changed from the user's count; mean executors %.2f\n",
+			p, a.sized, a.jobs, a.changed, mean)
+	}
+}
+
 // readMix reads and validates --mix.
 func readMix(path string) (workload.Mix, error) {
 	file, err := os.Open(path)
@@ -608,4 +695,50 @@ func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 		s += fmt.Sprintf(", data x %g", f.scale)
 	}
 	return s
+}
+
+// nearFlags names the defined flags close to an undefined one of err
+// (--policy: --policies; --job-logs: --job-log): one is a prefix of the
+// other, or they are at most 2 edits apart (3 from a name of 6 or more).
+func nearFlags(fs *flag.FlagSet, err error) []string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return nil
+	}
+	name = strings.TrimLeft(name, "-")
+	if len(name) < 3 {
+		return nil
+	}
+	limit := 2
+	if len(name) >= 6 {
+		limit = 3 // policy: policies
+	}
+	var out []string
+	fs.VisitAll(func(fl *flag.Flag) {
+		if strings.HasPrefix(fl.Name, name) || strings.HasPrefix(name, fl.Name) || editDistance(name, fl.Name) <= limit {
+			out = append(out, fl.Name)
+		}
+	})
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

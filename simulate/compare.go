@@ -37,6 +37,9 @@ type RunResult struct {
 	Seed     uint64   `json:"seed"`
 	Jobs     int      `json:"jobs"`
 	Results  []Result `json:"results"`
+	// PowerOff: the run had power management (--power-off-after), so
+	// its bill differs from the always-on bill and the tables show both.
+	PowerOff bool `json:"-"`
 }
 
 // Hour classes of the FB-2009 trace by the number of jobs it submits in
@@ -98,8 +101,14 @@ type PolicyAggregate struct {
 	// AdmittedViolationPct (% of admitted deadline jobs), JCT mean and p95 (s).
 	Cost, Missed, MetPct, AdmittedViolationPct, JCTMean, JCTP95, SchedP99MS Stat
 	Rejected                                                                int
+	// DeadlineJobs counts the deadline jobs of all its runs (0: the met and
+	// violation shares mean nothing and the tables print "-").
+	DeadlineJobs int
 	// Evicted counts evictions, LostWorkS the run time they lost (s).
 	Evicted, LostWorkS Stat
+	// Bill and AlwaysOn: what a cloud would bill ($), and the same
+	// cluster never powered off.
+	Bill, AlwaysOn Stat
 }
 
 // Verdict compares the default policy with the baselines on one window.
@@ -132,6 +141,8 @@ type WindowAggregate struct {
 	Class    string
 	Jobs     int
 	Seeds    []uint64
+	// PowerOff: some run of the window had power management.
+	PowerOff bool
 	Policies []PolicyAggregate
 	Verdict  *Verdict // nil unless the default and fifo-consolidate both ran
 }
@@ -152,6 +163,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 		}
 		groups[i] = append(groups[i], r)
 		out[i].Seeds = append(out[i].Seeds, r.Seed)
+		out[i].PowerOff = out[i].PowerOff || r.PowerOff
 	}
 	for i, g := range groups {
 		var names []string
@@ -164,7 +176,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 		}
 		for _, name := range names {
 			pa := PolicyAggregate{Policy: name}
-			var cost, missed, met, adm, jm, jp, sp, ev, lw []float64
+			var cost, missed, met, adm, jm, jp, sp, ev, lw, bill, on []float64
 			for _, r := range g {
 				for _, x := range r.Results {
 					if x.Policy != name {
@@ -173,6 +185,7 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 					pa.Runs++
 					pa.Default = pa.Default || x.Default
 					pa.Rejected += x.Rejected
+					pa.DeadlineJobs += x.DeadlineJobs
 					cost = append(cost, x.TotalCostUSD)
 					missed = append(missed, float64(x.DeadlineMissed))
 					met = append(met, x.DeadlineMetPct)
@@ -182,11 +195,14 @@ func Aggregate(runs []RunResult) []WindowAggregate {
 					sp = append(sp, x.SchedDelayP99MS)
 					ev = append(ev, float64(x.Preemptions))
 					lw = append(lw, x.LostWorkS)
+					bill = append(bill, x.BillUSD)
+					on = append(on, x.AlwaysOnUSD)
 				}
 			}
 			pa.Cost, pa.Missed, pa.MetPct, pa.AdmittedViolationPct = statOf(cost), statOf(missed), statOf(met), statOf(adm)
 			pa.JCTMean, pa.JCTP95, pa.SchedP99MS = statOf(jm), statOf(jp), statOf(sp)
 			pa.Evicted, pa.LostWorkS = statOf(ev), statOf(lw)
+			pa.Bill, pa.AlwaysOn = statOf(bill), statOf(on)
 			out[i].Policies = append(out[i].Policies, pa)
 		}
 		out[i].Verdict = verdict(g, out[i])
@@ -271,6 +287,16 @@ func pm(s Stat, prec int) string {
 	return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean, prec, s.SD)
 }
 
+// deadlineShares is p's met % (all) and violations % (admitted), or "-"
+// for both when its runs had no deadline job (a 0% met would read as
+// every deadline missed).
+func deadlineShares(p PolicyAggregate) (met, viol string) {
+	if p.DeadlineJobs == 0 {
+		return "-", "-"
+	}
+	return pm(p.MetPct, 1), pm(p.AdmittedViolationPct, 1)
+}
+
 func aggName(p PolicyAggregate) string {
 	if p.Default {
 		return p.Policy + " (default)"
@@ -303,10 +329,21 @@ func writeAggregateTable(w io.Writer, was []WindowAggregate) error {
 		}
 		fmt.Fprintln(w, windowTitle(wa))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "policy\tcost $\tmissed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms\t")
+		// With power management the bill is what --power-off-after is
+		// about: shown beside the core's meter, as in the one-run table.
+		billHead := ""
+		if wa.PowerOff {
+			billHead = "bill $\talways-on $\t"
+		}
+		fmt.Fprintln(tw, "policy\tcost $\t"+billHead+"missed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms\t")
 		for _, p := range wa.Policies {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), pm(p.Missed, 1), pm(p.MetPct, 1),
-				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1), p.SchedP99MS.Max)
+			bill := ""
+			if wa.PowerOff {
+				bill = pm(p.Bill, 2) + "\t" + pm(p.AlwaysOn, 2) + "\t"
+			}
+			met, viol := deadlineShares(p)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%.3f\t\n", aggName(p), pm(p.Cost, 2), bill, pm(p.Missed, 1), met,
+				viol, pm(p.JCTMean, 1), pm(p.JCTP95, 1), p.SchedP99MS.Max)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -348,15 +385,24 @@ func yesNo(b bool) string {
 func writeMarkdown(w io.Writer, was []WindowAggregate, verdicts bool) error {
 	for _, wa := range was {
 		fmt.Fprintf(w, "**%s**\n\n", windowTitle(wa))
-		fmt.Fprintln(w, "| policy | cost $ | deadlines missed | deadline met % (all) | violations % (admitted) | JCT mean s | JCT p95 s |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		billHead, billRule := "", ""
+		if wa.PowerOff {
+			billHead, billRule = " bill $ | always-on $ |", "---:|---:|"
+		}
+		fmt.Fprintln(w, "| policy | cost $ |"+billHead+" deadlines missed | deadline met % (all) | violations % (admitted) | JCT mean s | JCT p95 s |")
+		fmt.Fprintln(w, "|---|---:|"+billRule+"---:|---:|---:|---:|---:|")
 		for _, p := range wa.Policies {
 			name := p.Policy
 			if p.Default {
 				name = "**" + p.Policy + "** (default)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), pm(p.Missed, 1), pm(p.MetPct, 1),
-				pm(p.AdmittedViolationPct, 1), pm(p.JCTMean, 1), pm(p.JCTP95, 1))
+			bill := ""
+			if wa.PowerOff {
+				bill = " " + pm(p.Bill, 2) + " | " + pm(p.AlwaysOn, 2) + " |"
+			}
+			met, viol := deadlineShares(p)
+			fmt.Fprintf(w, "| %s | %s |%s %s | %s | %s | %s | %s |\n", name, pm(p.Cost, 2), bill, pm(p.Missed, 1), met,
+				viol, pm(p.JCTMean, 1), pm(p.JCTP95, 1))
 		}
 		fmt.Fprintln(w)
 	}

@@ -18,7 +18,12 @@ import (
 var csvHeader = []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 	"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
 	"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
-	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s"}
+	"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s",
+	// Added after the first CSV readers (by name, so appended): the rest
+	// of JSON's numbers, so that a CSV run is not missing the warm pool's
+	// boots or the learned estimates' errors.
+	"stretch", "boots", "mean_on_cpus", "mean_executors", "estimate_error_pct", "model_mape_pct", "model_mape_runs",
+	"auto_sized_jobs", "auto_changed_jobs"}
 
 func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 	cw := csv.NewWriter(w)
@@ -37,7 +42,9 @@ func writeCSV(w io.Writer, runs []RunResult, multi bool) error {
 				g(r.DeadlineViolationPct), g(r.SchedDelayMeanMS), g(r.SchedDelayP99MS), g(r.AgentActiveS), i(r.DeadlineMissed),
 				i(r.Completed), i(r.Rejected), i(r.Unfinished), g(r.WaitMeanS), g(r.WaitP95S), g(r.MakespanS), i(r.Placements),
 				g(r.UtilisationPct), g(r.DeadlineMetPct), i(r.DeadlineRejected), g(r.AdmittedViolationPct), strconv.FormatBool(r.Default),
-				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS)}
+				g(r.BillUSD), g(r.AlwaysOnUSD), i(r.Preemptions), g(r.LostWorkS), g(r.LostCPUS),
+				g(r.Stretch), i(r.Boots), g(r.MeanOnCPUs), g(r.MeanExecutors), g(r.EstimateErrorPct), g(r.ModelMAPEPct), i(r.ModelMAPERuns),
+				i(r.AutoSizedJobs), i(r.AutoChangedJobs)}
 			if multi {
 				row = append(row, run.Window, strconv.FormatUint(run.Seed, 10))
 			}
@@ -66,9 +73,15 @@ func writeTable(w io.Writer, rs []Result) error {
 		if rs[0].TotalCostUSD > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
+		// With no deadline job nothing was met or missed: "-", not a 0%
+		// met that reads as every deadline missed.
+		viol, met := "-", "-"
+		if r.DeadlineJobs > 0 {
+			viol, met = fmt.Sprintf("%.1f", r.DeadlineViolationPct), fmt.Sprintf("%.1f", r.DeadlineMetPct)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
 			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
-			r.DeadlineViolationPct, r.DeadlineMetPct, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
+			viol, met, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
 	}
 	return tw.Flush()
 }

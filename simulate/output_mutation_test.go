@@ -20,13 +20,18 @@ func TestWriteCSVByHand(t *testing.T) {
 	r := Result{Policy: "dap", Jobs: 3, TotalCostUSD: 1.5, JCTMeanS: 2.25, JCTP95S: 4, DeadlineJobs: 2, DeadlineViolationPct: 50,
 		SchedDelayMeanMS: 0.125, SchedDelayP99MS: 0.5, AgentActiveS: 7200, DeadlineMissed: 1, Completed: 2, Rejected: 1, Unfinished: 0,
 		WaitMeanS: 3.5, WaitP95S: 6, MakespanS: 99, Placements: 4, UtilisationPct: 62.5, DeadlineMetPct: 50, DeadlineRejected: 1,
-		AdmittedViolationPct: 100, Default: true, BillUSD: 2.75, AlwaysOnUSD: 3.25, Preemptions: 5, LostWorkS: 12.5, LostCPUS: 25}
+		AdmittedViolationPct: 100, Default: true, BillUSD: 2.75, AlwaysOnUSD: 3.25, Preemptions: 5, LostWorkS: 12.5, LostCPUS: 25,
+		Stretch: 1.25, Boots: 7, MeanOnCPUs: 40.5, MeanExecutors: 2.5, EstimateErrorPct: 12.5, ModelMAPEPct: 8.25, ModelMAPERuns: 9,
+		AutoSizedJobs: 2, AutoChangedJobs: 1}
 	row := []string{"dap", "3", "1.5", "2.25", "4", "2", "50", "0.125", "0.5", "7200", "1", "2", "1", "0", "3.5", "6", "99", "4",
-		"62.5", "50", "1", "100", "true", "2.75", "3.25", "5", "12.5", "25"}
+		"62.5", "50", "1", "100", "true", "2.75", "3.25", "5", "12.5", "25",
+		"1.25", "7", "40.5", "2.5", "12.5", "8.25", "9", "2", "1"}
 	header := []string{"policy", "jobs", "total_cost_usd", "jct_mean_s", "jct_p95_s", "deadline_jobs", "deadline_violation_pct",
 		"sched_delay_mean_ms", "sched_delay_p99_ms", "agent_active_s", "deadline_missed", "completed", "rejected", "unfinished",
 		"wait_mean_s", "wait_p95_s", "makespan_s", "placements", "utilisation_pct", "deadline_met_pct", "deadline_rejected",
-		"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s"}
+		"admitted_violation_pct", "default", "bill_usd", "always_on_usd", "preemptions", "lost_work_s", "lost_cpu_s",
+		"stretch", "boots", "mean_on_cpus", "mean_executors", "estimate_error_pct", "model_mape_pct", "model_mape_runs",
+		"auto_sized_jobs", "auto_changed_jobs"}
 	runs := []RunResult{{Window: "hour 4", Seed: 2, Results: []Result{r}}, {Window: "hour 5", Seed: 3, Results: []Result{{Policy: "bfd"}}}}
 	read := func(multi bool) [][]string {
 		var buf bytes.Buffer
@@ -75,8 +80,10 @@ func TestWriteTableByHand(t *testing.T) {
 			"deadline", "jobs", "missed", "violations", "%", "met", "%", "(all)", "sched", "mean", "ms", "sched", "p99", "ms", "agent-active", "h",
 			"utilisation", "%", "evicted", "lost", "work", "h"},
 		{"bfd", "3", "2.00", "+0.0%", "2.50", "4.00", "10.2", "20.0", "1.5", "2", "1", "50.0", "50.0", "0.250", "1.500", "1.5", "40.0", "2", "0.50"},
-		{"dap", "(default)", "3", "3.00", "+50.0%", "0.00", "0.00", "0.0", "0.0", "0.0", "0", "0", "0.0", "0.0", "0.000", "0.000", "0.1", "0.0", "0", "0.01"},
-		{"exact", "3", "1.00", "-50.0%", "0.00", "0.00", "0.0", "0.0", "0.0", "0", "0", "0.0", "0.0", "0.000", "0.000", "0.0", "0.0", "0", "0.00"},
+		// No deadline job: violations and met are "-", not 0.0 (a met 0%
+		// read as every deadline missed).
+		{"dap", "(default)", "3", "3.00", "+50.0%", "0.00", "0.00", "0.0", "0.0", "0.0", "0", "0", "-", "-", "0.000", "0.000", "0.1", "0.0", "0", "0.01"},
+		{"exact", "3", "1.00", "-50.0%", "0.00", "0.00", "0.0", "0.0", "0.0", "0", "0", "-", "-", "0.000", "0.000", "0.0", "0.0", "0", "0.00"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())

@@ -40,11 +40,18 @@ func (f *flags) windows(fs *flag.FlagSet, set map[string]bool) ([]window, error)
 		return nil, errors.New("simulate: use --hours or --hour/--from/--to, not both")
 	}
 	var out []window
+	seen := map[int]bool{}
 	for _, part := range strings.Split(f.hours, ",") {
 		h, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || h < 0 || h > 23 {
 			return nil, fmt.Errorf("simulate: --hours: %q is not an hour 0..23", part)
 		}
+		if seen[h] {
+			// As --seeds: twice would run it twice and aggregate the two
+			// identical runs as if over two seeds ("seeds 1,1").
+			return nil, fmt.Errorf("simulate: --hours: hour %d is given twice", h)
+		}
+		seen[h] = true
 		out = append(out, window{Label: fmt.Sprintf("hour %d", h), Hour: h, From: time.Duration(h) * time.Hour, To: time.Duration(h+1) * time.Hour})
 	}
 	return out, nil

@@ -78,6 +78,7 @@ func TestWindowsByHand(t *testing.T) {
 		{[]string{"--hours", "24"}, `"24" is not an hour`},
 		{[]string{"--hours", "-1"}, `"-1" is not an hour`},
 		{[]string{"--hours", "1,x"}, `"x" is not an hour`},
+		{[]string{"--hours", "0,5, 0"}, "hour 0 is given twice"}, // was run twice, aggregated as "seeds 1,1"
 		{[]string{"--hours", "1", "--hour", "1"}, "--hours or --hour/--from/--to"},
 		{[]string{"--hours", "1", "--from", "0"}, "--hours or --hour/--from/--to"},
 		{[]string{"--hours", "1", "--to", "1h"}, "--hours or --hour/--from/--to"},

@@ -9,8 +9,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/sparkpack/sparkpack/internal/strictjson"
 )
 
 // Mix is an operator's job mix (`sparkpack simulate --mix FILE`): kinds of
@@ -101,10 +104,19 @@ func ParseMix(r io.Reader) (Mix, error) {
 	if err := dec.Decode(&m); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
-			return Mix{}, &MixError{Field: ute.Field, Msg: fmt.Sprintf("want a %s, got a JSON %s", ute.Type, ute.Value)}
+			field := ute.Field
+			if p := strictjson.TypePath(data, ute.Field, ute.Value); p != "" {
+				field = p // with the kind's index: encoding/json leaves it out
+			}
+			return Mix{}, &MixError{Field: field, Msg: fmt.Sprintf("want a %s, got a JSON %s", ute.Type, ute.Value)}
 		}
 		msg := err.Error()
 		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			// encoding/json names the key alone: find where it is (which
+			// kind) and say which keys are known there.
+			if path, known := strictjson.UnknownField(data, reflect.TypeFor[Mix]()); path != "" {
+				return Mix{}, &MixError{Field: path, Msg: "unknown field (known here: " + strings.Join(known, ", ") + ")"}
+			}
 			return Mix{}, &MixError{Field: strings.Trim(f, `"`), Msg: "unknown field"}
 		}
 		return Mix{}, &MixError{Msg: "not a JSON object: " + msg}

@@ -88,7 +88,10 @@ func TestParseMixErrors(t *testing.T) {
 		{with(`"app": "sort"`, `"app": "etl"`), "kinds[0].app"},
 		{with(`"share": 1`, `"share": 0`), "kinds[0].share"},
 		{with(`"share": 1`, `"share": 0.9`), "kinds[].share"},
-		{with(`"share": 1`, `"share": "1"`), "kinds.share"},
+		// A wrong JSON type is named with its kind's index too (encoding/json
+		// says "kinds.share").
+		{with(`"share": 1`, `"share": "1"`), "kinds[0].share"},
+		{`{"name": "m", "kinds": [` + strings.Replace(kind, `"share": 1`, `"share": 0.5`, 1) + `,` + strings.Replace(strings.Replace(kind, `"max": 3`, `"max": [3]`, 1), `"a"`, `"b"`, 1) + `]}`, "kinds[1].inputGB.max"},
 		{with(`"min": 1`, `"min": -1`), "kinds[0].inputGB.min"},
 		{with(`"max": 3`, `"max": 0.5`), "kinds[0].inputGB.max"},
 		{with(`"max": 3`, `"max": 1e9`), "kinds[0].inputGB.max"},
@@ -99,7 +102,11 @@ func TestParseMixErrors(t *testing.T) {
 		{with(`"outputRatio": 0.5`, `"outputRatio": 5000`), "kinds[0].outputRatio"},
 		{with(`"outputRatio": 0.5`, `"outputRatio": 0.5, "computeMBps": 0`), "kinds[0].computeMBps"},
 		{with(`"outputRatio": 0.5`, `"outputRatio": 0.5, "cpuBound": 1.5`), "kinds[0].cpuBound"},
-		{with(`"outputRatio": 0.5`, `"outputRatio": 0.5, "speed": 1`), "speed"},
+		// Unknown keys are named where they are (encoding/json names the
+		// key alone: "speed" did not say which kind).
+		{with(`"outputRatio": 0.5`, `"outputRatio": 0.5, "speed": 1`), "kinds[0].speed"},
+		{with(`"max": 3`, `"max": 3, "mean": 2`), "kinds[0].inputGB.mean"},
+		{`{"name": "m", "kinds": [` + strings.Replace(kind, `"share": 1`, `"share": 0.5`, 1) + `,` + strings.Replace(strings.Replace(kind, `"share": 1`, `"shares": 0.5`, 1), `"a"`, `"b"`, 1) + `]}`, "kinds[1].shares"},
 		{`{"name": "m", "kinds": [` + kind + `]} {}`, ""},
 		{`[1, 2]`, ""},
 		{strings.Repeat(" ", MaxMixBytes+1), ""},
