@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sparkpack/sparkpack/api"
+	"github.com/sparkpack/sparkpack/learned"
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
@@ -63,10 +64,12 @@ func TestDashboardOverrunAndStartPrediction(t *testing.T) {
 			j.StartedAt, j.LastStartedAt = &start, &start
 		case scheduler.Finished:
 			j.Attempt, j.FinishedAt = 1, &end
-			// Predicted 1m (p90 1m15s) at its start; it ran 1m30s.
+			// Predicted 1m (a point: the estimate corrected by the
+			// signature's runs, learned.LevelEstimate) at its start; it
+			// ran 1m30s.
 			j.EndedRun = &scheduler.RunRecord{JobID: j.ID, Attempt: 1, Signature: "sig", Executors: 1, StartedAt: *j.LastStartedAt, EndedAt: end,
 				Seconds: end.Sub(*j.LastStartedAt).Seconds(), Outcome: scheduler.RunFinished,
-				PredictedP50: 60, PredictedP90: 75, PredictionLevel: string(perfmodel.LevelSignature)}
+				PredictedP50: 60, PredictedP90: 60, PredictionLevel: string(learned.LevelEstimate)}
 		}
 	})
 	// A run the scheduler made no prediction for (no model then): the
@@ -109,8 +112,8 @@ func TestDashboardOverrunAndStartPrediction(t *testing.T) {
 	if !strings.Contains(fact, "none") || !strings.Contains(fact, "at risk: running past its p90") {
 		t.Errorf("job page deadline of a job past its p90: %q; want none, at risk: running past its p90", fact)
 	}
-	if !strings.Contains(predicted, "1m0s") || !strings.Contains(predicted, "p90 1m15s") || !strings.Contains(predicted, "at its start") {
-		t.Errorf("finished job's predicted: %q; want the start's 1m0s (p90 1m15s), at its start", predicted)
+	if !strings.Contains(predicted, "1m0s (p90 1m0s; from its estimate, corrected by its signature's runs, at its start)") {
+		t.Errorf("finished job's predicted: %q; want the start's 1m0s (p90 1m0s) from its corrected estimate, at its start", predicted)
 	}
 	if !strings.Contains(actual, "1m30s") || !strings.Contains(actual, "+50% against the prediction, beyond its p90") {
 		t.Errorf("finished job's actual: %q; want 1m30s, +50%% against the start's prediction, beyond its p90", actual)

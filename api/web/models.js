@@ -20,7 +20,7 @@ function predictionFacts(j) {
   const atStart = j.predictedAt === "start";
   const ended = j.state === "FINISHED" || j.state === "FAILED" || j.state === "KILLED";
   if (j.predictedSeconds > 0) {
-    const lvl = { signature: "its signature's model", "app-type": "its application type's model", prior: "the prior (too few runs yet)" }[j.predictionLevel] || "the model";
+    const lvl = { signature: "its signature's model", "app-type": "its application type's model", prior: "the prior (too few runs yet)", estimate: "its estimate, corrected by its signature's runs" }[j.predictionLevel] || "the model";
     const when = atStart ? "at its start" : j.predictedAt === "now" ? (ended || j.state === "RUNNING" ? "now, none kept from its start" : "now") : "";
     out.push(["predicted", fmtDur(j.predictedSeconds) + " (p90 " + fmtDur(j.predictedP90Seconds || j.predictedSeconds) + "; from " + lvl + (when ? ", " + when : "") + ")"]);
   }
