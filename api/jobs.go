@@ -32,13 +32,21 @@ type JobView struct {
 	// (Config.JobCosts); absent when unknown or the job never held any.
 	CostUSD *float64 `json:"costUSD,omitempty"`
 	// PredictedSeconds and PredictedP90Seconds are the run time the
-	// performance model predicted for the job (Config.JobPrediction),
-	// PredictionLevel where it came from; ActualSeconds is its last run's
-	// time once it finished (in the estimate's units, see
-	// Config.DurationScale). See api/models.go.
+	// performance model predicted for the job, PredictionLevel where it
+	// came from, PredictedAt when: "start" is the prediction the scheduler
+	// made when the job's last (or current) run started, the one it
+	// decided with (an ended job's from its run history, a running job's
+	// from the leader's scheduler: Config.RunPrediction); "now" is what
+	// the model predicts today (Config.JobPrediction): a waiting job's, or
+	// one whose start had no prediction (no model then, or a running job
+	// viewed on a follower). ActualSeconds is its last run's time once it
+	// finished (in the estimate's units, see Config.DurationScale): compare
+	// it with a "start" prediction, since a "now" one has learned from
+	// this very run. See api/models.go.
 	PredictedSeconds    *float64 `json:"predictedSeconds,omitempty"`
 	PredictedP90Seconds *float64 `json:"predictedP90Seconds,omitempty"`
 	PredictionLevel     string   `json:"predictionLevel,omitempty"`
+	PredictedAt         string   `json:"predictedAt,omitempty"`
 	ActualSeconds       *float64 `json:"actualSeconds,omitempty"`
 	// RunTimeUnknown: the ended (FINISHED, FAILED or KILLED) job's last
 	// run ended before its driver was seen running, so when it started is
@@ -302,12 +310,16 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 		pl = []store.PlacementRow{}
 	}
 	v := JobView{Job: job, Placement: pl, Events: evs}
+	var last *scheduler.RunRecord
 	if ranToAnEnd(job.State) {
 		runs, err := s.cfg.Store.JobRuns(ctx, id)
 		if err != nil {
 			return JobView{}, err
 		}
-		v.RunTimeUnknown = len(runs) > 0 && runs[len(runs)-1].RunTimeUnknown
+		if len(runs) > 0 {
+			last = &runs[len(runs)-1]
+			v.RunTimeUnknown = last.RunTimeUnknown
+		}
 	}
 	if s.cfg.DriverCommand != nil {
 		v.DriverCommand = s.cfg.DriverCommand(job)
@@ -317,7 +329,7 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 			v.CostUSD = &usd
 		}
 	}
-	s.predictionFields(&v)
+	s.predictionFields(&v, last)
 	return v, nil
 }
 

@@ -270,17 +270,51 @@ type JobPrediction struct {
 	Level                  perfmodel.Level
 }
 
-// predictionFields fills the job view's predicted and actual run times.
-func (s *Server) predictionFields(v *JobView) {
+// Where a job view's prediction comes from (JobView.PredictedAt).
+const (
+	// PredictedAtStart: made when the job's last or current run started.
+	PredictedAtStart = "start"
+	// PredictedAtNow: what the model predicts now.
+	PredictedAtNow = "now"
+)
+
+// startPrediction is the prediction the scheduler made at the start of
+// v's last run (last, its run record, for an ended job) or of its
+// current one (Config.RunPrediction, for a job holding resources); nil
+// when none was made or it is not known here.
+func (s *Server) startPrediction(v *JobView, last *scheduler.RunRecord) *JobPrediction {
+	switch {
+	case ranToAnEnd(v.State):
+		if last != nil && last.PredictedP50 > 0 {
+			return &JobPrediction{P50Seconds: last.PredictedP50, P90Seconds: last.PredictedP90, Level: perfmodel.Level(last.PredictionLevel)}
+		}
+	case v.State == scheduler.Launching || v.State == scheduler.Running:
+		if s.cfg.RunPrediction != nil {
+			return s.cfg.RunPrediction(v.ID)
+		}
+	}
+	return nil
+}
+
+// predictionFields fills the job view's predicted and actual run times:
+// the prediction made at the start of its run when there is one
+// (startPrediction), else the model's now (docs/models.md, "The job
+// view"). last is an ended job's last run record (nil otherwise).
+func (s *Server) predictionFields(v *JobView, last *scheduler.RunRecord) {
 	if sc := s.cfg.EstimateScale; sc > 0 && sc != 1 && v.EstimatedDurationSeconds > 0 {
 		w := v.EstimatedDurationSeconds * sc
 		v.EstimatedWallSeconds = &w
 	}
-	if s.cfg.JobPrediction != nil {
-		if p := s.cfg.JobPrediction(v.Job); p != nil && p.P50Seconds > 0 && finiteAll(p.P50Seconds, p.P90Seconds) {
-			p50, p90 := p.P50Seconds, max(p.P90Seconds, p.P50Seconds)
-			v.PredictedSeconds, v.PredictedP90Seconds, v.PredictionLevel = &p50, &p90, string(p.Level)
-		}
+	ok := func(p *JobPrediction) bool {
+		return p != nil && p.P50Seconds > 0 && finiteAll(p.P50Seconds, p.P90Seconds)
+	}
+	p, at := s.startPrediction(v, last), PredictedAtStart
+	if !ok(p) && s.cfg.JobPrediction != nil {
+		p, at = s.cfg.JobPrediction(v.Job), PredictedAtNow
+	}
+	if ok(p) {
+		p50, p90 := p.P50Seconds, max(p.P90Seconds, p.P50Seconds)
+		v.PredictedSeconds, v.PredictedP90Seconds, v.PredictionLevel, v.PredictedAt = &p50, &p90, string(p.Level), at
 	}
 	if v.State == scheduler.Finished && v.FinishedAt != nil && !v.RunTimeUnknown {
 		start := v.LastStartedAt

@@ -27,7 +27,7 @@ func TestEstimatedWallSeconds(t *testing.T) {
 	} {
 		s := &Server{cfg: Config{EstimateScale: tc.scale}}
 		v := JobView{Job: scheduler.Job{Spec: scheduler.Spec{EstimatedDurationSeconds: tc.estimate}}}
-		s.predictionFields(&v)
+		s.predictionFields(&v, nil)
 		switch {
 		case tc.want < 0 && v.EstimatedWallSeconds != nil:
 			t.Errorf("%s: estimatedWallSeconds = %v, want none", tc.name, *v.EstimatedWallSeconds)

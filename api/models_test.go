@@ -263,3 +263,112 @@ func TestRunTimeUnknownOnAnyEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestJobViewKeepsTheStartPrediction: the job view's prediction is the
+// one made at the start of the job's run, which the scheduler decided
+// with, not what the model predicts after it learned from that very run
+// (a demo's "p90 16 s" read 15 s after its end contradicted the job's own
+// "at risk: running past its p90"): while it runs, the scheduler's
+// (Config.RunPrediction); once it ended, its run history's; a waiting job's,
+// or one whose start had none, is the model's now, labelled so.
+func TestJobViewKeepsTheStartPrediction(t *testing.T) {
+	model := JobPrediction{P50Seconds: 100, P90Seconds: 130, Level: perfmodel.LevelSignature}
+	var atStart *JobPrediction
+	e := newEnv(t, func(c *Config) {
+		c.JobPrediction = func(scheduler.Job) *JobPrediction { p := model; return &p }
+		c.RunPrediction = func(string) *JobPrediction { return atStart }
+	})
+	view := func(id string) map[string]any {
+		t.Helper()
+		resp, m := e.do(t, "GET", "/api/v1/jobs/"+id, "", "", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET job %s: %d %v", id, resp.StatusCode, m)
+		}
+		return m
+	}
+	want := func(what string, m map[string]any, p50, p90 float64, level, at string) {
+		t.Helper()
+		if m["predictedSeconds"] != p50 || m["predictedP90Seconds"] != p90 || m["predictionLevel"] != level || m["predictedAt"] != at {
+			t.Fatalf("%s: predicted %v p90 %v level %v at %v; want %v p90 %v level %v at %q", what,
+				m["predictedSeconds"], m["predictedP90Seconds"], m["predictionLevel"], m["predictedAt"], p50, p90, level, at)
+		}
+	}
+	ctx := context.Background()
+	run := func(id string, seconds float64, unknown bool) {
+		t.Helper()
+		from := scheduler.Submitted
+		s := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+		f := s.Add(time.Duration(seconds * float64(time.Second)))
+		for _, to := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running, scheduler.Finished} {
+			if to == scheduler.Running && unknown {
+				continue
+			}
+			if _, err := e.store.Transition(ctx, id, from, to, "test", func(j *scheduler.Job) {
+				if to == scheduler.Running || (to == scheduler.Finished && unknown) {
+					j.StartedAt, j.LastStartedAt = &s, &s
+				}
+				if to == scheduler.Finished {
+					j.Attempt, j.FinishedAt = 1, &f
+					j.EndedRun = &scheduler.RunRecord{JobID: id, Attempt: 1, Signature: "sig", Executors: 2, StartedAt: s, EndedAt: f,
+						Seconds: seconds, RunTimeUnknown: unknown, Outcome: scheduler.RunFinished,
+						PredictedP50: 100, PredictedP90: 130, PredictionLevel: string(perfmodel.LevelSignature)}
+				}
+			}); err != nil {
+				t.Fatalf("%s -> %s: %v", from, to, err)
+			}
+			from = to
+			if to == scheduler.Running {
+				// The scheduler predicted 100 s (p90 130 s) at the start;
+				// the model then learns the run is slower.
+				atStart, model = &JobPrediction{P50Seconds: 100, P90Seconds: 130, Level: perfmodel.LevelSignature}, JobPrediction{P50Seconds: 110, P90Seconds: 140, Level: perfmodel.LevelSignature}
+				want("running job", view(id), 100, 130, "signature", PredictedAtStart)
+				atStart = nil // the run ends: the scheduler forgets it
+			}
+		}
+	}
+
+	resp, m := e.post(t, goodJob)
+	if resp.StatusCode != 201 {
+		t.Fatalf("submit: %d %v", resp.StatusCode, m)
+	}
+	id := m["id"].(string)
+	want("queued job", view(id), 100, 130, "signature", PredictedAtNow)
+	run(id, 200, false)
+	// The model learned from the 200 s run: it predicts 150 s now.
+	model = JobPrediction{P50Seconds: 150, P90Seconds: 190, Level: perfmodel.LevelSignature}
+	m = view(id)
+	want("finished job", m, 100, 130, "signature", PredictedAtStart)
+	if m["actualSeconds"] != 200.0 {
+		t.Fatalf("finished job: actualSeconds %v, want 200", m["actualSeconds"])
+	}
+
+	// A run never seen running: the start's prediction, no actual time
+	// (so no error against it).
+	resp, m = e.post(t, withField(withField(goodJob, "name", "unseen"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000003"))
+	if resp.StatusCode != 201 {
+		t.Fatalf("submit: %d %v", resp.StatusCode, m)
+	}
+	unseen := m["id"].(string)
+	run(unseen, 0, true)
+	m = view(unseen)
+	want("run never seen running", m, 100, 130, "signature", PredictedAtStart)
+	if _, ok := m["actualSeconds"]; ok || m["runTimeUnknown"] != true {
+		t.Fatalf("run never seen running: actual %v, runTimeUnknown %v", m["actualSeconds"], m["runTimeUnknown"])
+	}
+
+	// A running job the scheduler made no prediction for (a follower, or
+	// no model at its start): the model's now, labelled so.
+	resp, m = e.post(t, withField(withField(goodJob, "name", "nostart"), "id", "6f1d2c1e-8a7b-4c1d-9e2f-000000000004"))
+	if resp.StatusCode != 201 {
+		t.Fatalf("submit: %d %v", resp.StatusCode, m)
+	}
+	nostart := m["id"].(string)
+	from := scheduler.Submitted
+	for _, to := range []scheduler.State{scheduler.Queued, scheduler.Placing, scheduler.Reserving, scheduler.Launching, scheduler.Running} {
+		if _, err := e.store.Transition(ctx, nostart, from, to, "test", nil); err != nil {
+			t.Fatalf("%s -> %s: %v", from, to, err)
+		}
+		from = to
+	}
+	want("running job without a start prediction", view(nostart), 150, 190, "signature", PredictedAtNow)
+}

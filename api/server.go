@@ -121,6 +121,12 @@ type Config struct {
 	// into the estimates' units for a job's actualSeconds (0 means 1).
 	Models        Models
 	JobPrediction func(scheduler.Job) *JobPrediction
+	// RunPrediction, if set, is the prediction the scheduler made at the
+	// start of the current run of job id, which holds resources (nil when
+	// it made none or the job is not running here: on a follower); an
+	// ended job's comes from its run history. The job view prefers them
+	// to JobPrediction (JobView.PredictedAt).
+	RunPrediction func(id string) *JobPrediction
 	DurationScale float64
 	// EstimateScale, if set and not 1, turns a job's estimate into wall
 	// time for its view's estimatedWallSeconds (1/--sim-speed in the demo).

@@ -95,3 +95,17 @@ func (c *Core) flagOverruns(ctx context.Context, now time.Time) time.Time {
 	}
 	return next
 }
+
+// RunPrediction is what the model predicted, at its start, for the
+// current run of job id, which holds resources (the p90 its overrun
+// check uses; at a restart, the prediction on its saved plan then):
+// ok=false when the job holds nothing here or no prediction was made.
+func (c *Core) RunPrediction(id string) (perfmodel.Prediction, bool) {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	a := c.active[id]
+	if a == nil || !(a.pred.P50 > 0) {
+		return perfmodel.Prediction{}, false
+	}
+	return a.pred, true
+}

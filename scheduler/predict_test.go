@@ -508,3 +508,46 @@ func TestEstimateKeyIsTheTeam(t *testing.T) {
 		t.Fatalf("recorded %+v", m.seen)
 	}
 }
+
+// TestRunPredictionIsTheStarts: RunPrediction (the leader's job view of a
+// running job, api.Config.RunPrediction) is what the model predicted at
+// the run's start, which the overrun check uses, even after the model
+// changed; none once the run ended, nor for a job that never started.
+func TestRunPredictionIsTheStarts(t *testing.T) {
+	m := &tableModel{base: map[string]float64{xSig: 1200}}
+	ms := newTestStore()
+	c, err := New(Config{Model: m, Log: DiscardLogger()}, newTestCluster(agent("a1", 4, 16384, 0.24)), ms, newManualClock(t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	j := mkJob("j", 2, 1, withEstimate(time.Minute))
+	ms.add(j)
+	if _, err := c.Submit(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.RunPrediction("j"); ok {
+		t.Fatal("a waiting job has a run prediction")
+	}
+	if n, err := c.Schedule(ctx); err != nil || n != 1 {
+		t.Fatalf("schedule: %d, %v", n, err)
+	}
+	for _, st := range []State{Launching, Running} {
+		if err := c.Report(ctx, "j", st, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.mu.Lock()
+	m.base[xSig] = 2400 // the model learns the job is slower
+	m.mu.Unlock()
+	// p50 600 s, p90 900 s on 2 executors on one agent, at the start.
+	if p, ok := c.RunPrediction("j"); !ok || p.P50 != 600 || p.P90 != 900 || p.Level != perfmodel.LevelSignature {
+		t.Fatalf("run prediction %+v %v; want the start's p50 600 s, p90 900 s", p, ok)
+	}
+	if err := c.Report(ctx, "j", Finished, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := c.RunPrediction("j"); ok {
+		t.Fatalf("an ended run's prediction is still served: %+v", p)
+	}
+}

@@ -5,6 +5,8 @@
 
 const STATES = ["SUBMITTED","QUEUED","PLACING","RESERVING","LAUNCHING","RUNNING","FINISHED","FAILED","KILLED","REJECTED","CANCELLED"];
 const ENDED = new Set(["FINISHED","FAILED","KILLED","REJECTED","CANCELLED"]);
+// OVERRUN is why a job without a deadline is at risk (scheduler/overrun.go).
+const OVERRUN = "running past its p90 predicted run time";
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -354,7 +356,9 @@ function ranText(j) {
 // deadlineText: met or missed only for jobs that ran; a job CANCELLED or
 // REJECTED before it ran did not miss anything.
 function deadlineText(j) {
-  if (!j.deadlineAt) return { text: "–" };
+  // A job without a deadline is at risk when it runs past its p90
+  // predicted run time: shown where a deadline job's at-risk is.
+  if (!j.deadlineAt) return { text: "–", risk: !!j.atRisk && !ENDED.has(j.state), riskWhy: OVERRUN };
   const due = Date.parse(j.deadlineAt);
   if (j.state === "FINISHED" && j.finishedAt) {
     const late = Date.parse(j.finishedAt) - due;
@@ -389,7 +393,7 @@ function jobRow(j) {
     el("td", { class: "waited", "data-label": "Waited" }, waited === null ? "–" : fmtDur(waited)),
     el("td", { class: "ran", "data-label": "Ran" }, ranText(j)),
     el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
-    el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk" }, " at risk") : null),
+    el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk", title: dl.riskWhy || "at risk of missing its deadline" }, " at risk") : null),
     el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
     el("td", { class: "agentlist", "data-label": "Agents" }, ...(agents.length ? agents : ["–"])));
 }
@@ -498,7 +502,7 @@ async function renderJob(id) {
   const facts = [["id", j.id], ["state", j.state], ["submitted", fmtTime(j.submittedAt)], ["started", started],
     ["finished", fmtTime(j.finishedAt)], ["waited", waitedSeconds(j) === null ? "–" : fmtDur(waitedSeconds(j))],
     ["ran", j.runTimeUnknown ? "unknown (" + UNSEEN + ")" : ranText(j)],
-    ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none"],
+    ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none" + (dl.risk ? " (at risk: " + OVERRUN + ")" : "")],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
     ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
     ["main class", j.app && j.app.mainClass], ["application", j.app && j.app.appResource],

@@ -14,15 +14,25 @@ const MODELS_EVERY = 15000; // ms between refreshes while the overview shows
 // actual run times (none when the API gave neither).
 function predictionFacts(j) {
   const out = [];
+  // predictedAt "start": the prediction the scheduler made at the run's
+  // start (the one to compare the run with); "now": what the model
+  // predicts today, which may have learned from this very run.
+  const atStart = j.predictedAt === "start";
+  const ended = j.state === "FINISHED" || j.state === "FAILED" || j.state === "KILLED";
   if (j.predictedSeconds > 0) {
-    const lvl = { signature: "its signature's model", "app-type": "its application type's model", prior: "the prior (too few runs yet)" }[j.predictionLevel] || "the model";
-    out.push(["predicted", fmtDur(j.predictedSeconds) + " (p90 " + fmtDur(j.predictedP90Seconds || j.predictedSeconds) + "; from " + lvl + ")"]);
+    const lvl = { signature: "its signature's model", "app-type": "its application type's model", prior: "the prior (too few runs yet)", estimate: "its estimate, corrected by its signature's runs" }[j.predictionLevel] || "the model";
+    const when = atStart ? "at its start" : j.predictedAt === "now" ? (ended || j.state === "RUNNING" ? "now, none kept from its start" : "now") : "";
+    out.push(["predicted", fmtDur(j.predictedSeconds) + " (p90 " + fmtDur(j.predictedP90Seconds || j.predictedSeconds) + "; from " + lvl + (when ? ", " + when : "") + ")"]);
   }
   if (j.actualSeconds >= 0 && j.actualSeconds !== null && j.actualSeconds !== undefined) {
     let s = fmtDur(j.actualSeconds);
-    if (j.predictedSeconds > 0) {
+    // Compared only with the start's prediction (an older server sends no
+    // predictedAt: compared as before).
+    if (j.predictedSeconds > 0 && (atStart || !j.predictedAt)) {
       const d = 100 * (j.actualSeconds - j.predictedSeconds) / j.predictedSeconds;
       s += " (" + (d >= 0 ? "+" : "") + d.toFixed(0) + "% against the prediction" + (j.actualSeconds > (j.predictedP90Seconds || Infinity) ? ", beyond its p90" : "") + ")";
+    } else if (j.predictedSeconds > 0) {
+      s += " (not compared: no prediction was made at its start)";
     }
     out.push(["actual", s]);
   } else if (j.runTimeUnknown && j.state === "FINISHED") {

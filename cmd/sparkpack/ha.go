@@ -265,6 +265,20 @@ func (h *leadership) JobCosts(ctx context.Context, ids []string) map[string]floa
 	return out
 }
 
+// RunPrediction is api.Config.RunPrediction: on the leader, the
+// prediction its scheduler made at the start of job id's current run.
+func (h *leadership) RunPrediction(id string) *api.JobPrediction {
+	lv := h.cur.Load()
+	if lv == nil {
+		return nil
+	}
+	p, ok := lv.core.RunPrediction(id)
+	if !ok {
+		return nil
+	}
+	return &api.JobPrediction{P50Seconds: p.P50, P90Seconds: p.P90, Level: p.Level}
+}
+
 // Cluster, Queues and Cost implement api.Views on the leader (followers
 // forward these requests: Forward).
 func (h *leadership) Cluster(ctx context.Context) (api.ClusterView, error) {

@@ -177,7 +177,10 @@ func printJobWith(w io.Writer, v api.JobView, timeline *jobsTable) {
 	}
 	if v.PredictedSeconds != nil && v.PredictedP90Seconds != nil {
 		sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)).Round(time.Second) }
-		row("predicted run", fmt.Sprintf("%s (p90 %s; learned from runs: %s)", sec(*v.PredictedSeconds), sec(*v.PredictedP90Seconds), v.PredictionLevel))
+		// When: at the run's start (what the scheduler decided with, to
+		// compare the run with) or now (docs/models.md, "The job view").
+		when := map[string]string{api.PredictedAtStart: "; at its start", api.PredictedAtNow: "; now"}[v.PredictedAt]
+		row("predicted run", fmt.Sprintf("%s (p90 %s; learned from runs: %s%s)", sec(*v.PredictedSeconds), sec(*v.PredictedP90Seconds), v.PredictionLevel, when))
 	}
 	if v.Retries > 0 {
 		row("retries", fmt.Sprint(v.Retries))

@@ -26,6 +26,17 @@ func TestPrintJobShowsTeamAndPrediction(t *testing.T) {
 			t.Errorf("sparkpack job output lacks %q:\n%s", want, out)
 		}
 	}
+	// Which prediction it is: the run's start's (an ended or running
+	// job's) or the model's now.
+	for at, want := range map[string]string{api.PredictedAtStart: "predicted run  1m2s (p90 1m35s; learned from runs: signature; at its start)",
+		api.PredictedAtNow: "predicted run  1m2s (p90 1m35s; learned from runs: signature; now)"} {
+		v.PredictedAt = at
+		b.Reset()
+		printJob(&b, v)
+		if out := b.String(); !strings.Contains(out, want) {
+			t.Errorf("predictedAt %q: sparkpack job output lacks %q:\n%s", at, want, out)
+		}
+	}
 	v.Team, v.PredictedSeconds = "", nil
 	b.Reset()
 	printJob(&b, v)

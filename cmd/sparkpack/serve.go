@@ -372,7 +372,7 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		acfg.Forecast = ha.Forecast
 		acfg.RightSize = ha.RightSize
 		mv := modelsView{m: ha.Models(), scale: c.mesos.durationScale}
-		acfg.Models, acfg.JobPrediction = mv, mv.jobPrediction
+		acfg.Models, acfg.JobPrediction, acfg.RunPrediction = mv, mv.jobPrediction, ha.RunPrediction
 		if certs != nil && c.mesos.caFile != "" {
 			if tc, err := tlsutil.ClientConfig(c.mesos.caFile); err == nil {
 				acfg.ForwardTransport = &http.Transport{TLSClientConfig: tc}
