@@ -577,22 +577,12 @@ func writeEstimates(w io.Writer, runs []RunResult, mode string) {
 		err, mape float64
 		n, mapeN  int
 	}
-	var order []string
-	by := map[string]*acc{}
-	for _, run := range runs {
-		for _, r := range run.Results {
-			a := by[r.Policy]
-			if a == nil {
-				a = &acc{}
-				by[r.Policy] = a
-				order = append(order, r.Policy)
-			}
-			a.err += r.EstimateErrorPct
-			a.n++
-			a.mape += r.ModelMAPEPct * float64(r.ModelMAPERuns)
-			a.mapeN += r.ModelMAPERuns
-		}
-	}
+	order, by := perPolicy(runs, func(a *acc, r Result) {
+		a.err += r.EstimateErrorPct
+		a.n++
+		a.mape += r.ModelMAPEPct * float64(r.ModelMAPERuns)
+		a.mapeN += r.ModelMAPERuns
+	})
 	fmt.Fprintf(w, "\n%s estimates:\n", mode)
 	for _, p := range order {
 		a := by[p]
@@ -612,22 +602,12 @@ func writeAutoSized(w io.Writer, runs []RunResult) {
 		jobs, sized, changed int
 		execs                float64
 	}
-	var order []string
-	by := map[string]*acc{}
-	for _, run := range runs {
-		for _, r := range run.Results {
-			a := by[r.Policy]
-			if a == nil {
-				a = &acc{}
-				by[r.Policy] = a
-				order = append(order, r.Policy)
-			}
-			a.jobs += r.Jobs
-			a.sized += r.AutoSizedJobs
-			a.changed += r.AutoChangedJobs
-			a.execs += r.MeanExecutors * float64(r.Jobs)
-		}
-	}
+	order, by := perPolicy(runs, func(a *acc, r Result) {
+		a.jobs += r.Jobs
+		a.sized += r.AutoSizedJobs
+		a.changed += r.AutoChangedJobs
+		a.execs += r.MeanExecutors * float64(r.Jobs)
+	})
 	fmt.Fprintln(w, "\nauto executors (--executors auto):")
 	for _, p := range order {
 		a := by[p]
@@ -638,6 +618,25 @@ func writeAutoSized(w io.Writer, runs []RunResult) {
 		fmt.Fprintf(w, "  %-16s %d of %d jobs sized by the model, %d of them changed from the user's count; mean executors %.2f\n",
 			p, a.sized, a.jobs, a.changed, mean)
 	}
+}
+
+// perPolicy folds every run's results into one accumulator per policy,
+// with the policies in the order they first appear.
+func perPolicy[T any](runs []RunResult, add func(*T, Result)) ([]string, map[string]*T) {
+	var order []string
+	by := map[string]*T{}
+	for _, run := range runs {
+		for _, r := range run.Results {
+			a := by[r.Policy]
+			if a == nil {
+				a = new(T)
+				by[r.Policy] = a
+				order = append(order, r.Policy)
+			}
+			add(a, r)
+		}
+	}
+	return order, by
 }
 
 // readMix reads and validates --mix.
