@@ -20,6 +20,7 @@
 #
 #   scripts/chaos.sh                       # the full suite (~4 minutes)
 #   scripts/chaos.sh --kills 3 --hostile 50  # flags go to sparkpack-chaos (--help lists them)
+#   scripts/chaos.sh --reserve-mode offers   # every serve instance reserves from offers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh build >&2

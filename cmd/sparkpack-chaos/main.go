@@ -10,6 +10,7 @@
 //	sparkpack-chaos --bin bin/sparkpack [--instances 3] [--kills 19] [--split-brains 3] ...
 //	sparkpack-chaos --bin bin/sparkpack --power [--power-new-ids] [--power-kills 12] ...
 //	sparkpack-chaos --bin bin/sparkpack --preemption mdf [--preempt-kills 8] ...
+//	sparkpack-chaos --bin bin/sparkpack --reserve-mode offers ...
 package main
 
 import (
@@ -60,8 +61,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.DurationVar(&c.Power.OffAfter, "power-off-after", 3*time.Second, "with --power: serve's --power-off-after (wall time)")
 	fs.StringVar(&c.Preemption, "preemption", "", "run the stack with serve's --preemption (mdf, mlf or srt; empty: off), in every scenario")
 	fs.IntVar(&c.PreemptKills, "preempt-kills", 8, "with --preemption: kill -9 of the leader while a job's eviction is decided (long regular jobs fill the cluster, deadline jobs arrive)")
+	fs.StringVar(&c.ReserveMode, "reserve-mode", "", "run the stack with serve's --reserve-mode (operator or offers; empty: serve's default, operator), in every scenario")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
+	}
+	if c.ReserveMode != "" && c.ReserveMode != "operator" && c.ReserveMode != "offers" {
+		return 2, fmt.Errorf("--reserve-mode %q: use operator or offers", c.ReserveMode)
 	}
 	absBin, err := filepath.Abs(*bin)
 	if err != nil {

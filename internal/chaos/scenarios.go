@@ -41,6 +41,9 @@ type Config struct {
 	// job's eviction is decided and not yet carried out.
 	Preemption   string
 	PreemptKills int
+	// ReserveMode runs the stack with serve's --reserve-mode (operator or
+	// offers; empty: serve's default, operator), in every scenario.
+	ReserveMode string
 	// TimeScale is the emulator's (set by Run).
 	TimeScale float64
 }

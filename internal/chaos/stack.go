@@ -60,6 +60,9 @@ type Stack struct {
 type Options struct {
 	Power      Power
 	Preemption string // serve's --preemption ("" leaves it off)
+	// ReserveMode is serve's --reserve-mode ("" leaves serve's default,
+	// operator): offers reserves from offers (ACCEPT with RESERVE).
+	ReserveMode string
 }
 
 // Instance is one `sparkpack serve`.
@@ -90,7 +93,8 @@ func freePort() (int, error) {
 // powered on again for jobs); with o.Power.NewIDs too, the emulator's
 // agents lose their work dir over a power cycle and come back under new
 // agent ids. With o.Preemption, every instance evicts running jobs for
-// deadline jobs with that policy.
+// deadline jobs with that policy. With o.ReserveMode, every instance
+// reserves in that mode (serve's --reserve-mode).
 func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale float64, o Options, logf func(string, ...any)) (*Stack, error) {
 	pw := o.Power
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -164,6 +168,9 @@ func StartStack(ctx context.Context, bin, root, dir string, n int, timeScale flo
 		}
 		if o.Preemption != "" {
 			in.args = append(in.args, "--preemption", o.Preemption, "--preempt-protect", "1s")
+		}
+		if o.ReserveMode != "" {
+			in.args = append(in.args, "--reserve-mode", o.ReserveMode)
 		}
 		if err := in.Start(); err != nil {
 			return s, err

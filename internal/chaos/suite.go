@@ -23,7 +23,7 @@ func Run(ctx context.Context, bin, root, dir string, n int, timeScale float64, c
 		}
 	}
 	logf("starting PostgreSQL, the emulator and %d instances in %s", n, dir)
-	s, err := StartStack(ctx, bin, root, dir, n, timeScale, Options{Power: c.Power, Preemption: c.Preemption}, logf)
+	s, err := StartStack(ctx, bin, root, dir, n, timeScale, Options{Power: c.Power, Preemption: c.Preemption, ReserveMode: c.ReserveMode}, logf)
 	if s != nil {
 		defer s.Stop()
 	}
