@@ -151,19 +151,19 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		if near := nearFlags(fs, err); len(near) > 0 {
-			return fmt.Errorf("simulate: %w (did you mean --%s? see --help)", err, strings.Join(near, " or --"))
+			return fmt.Errorf("%w (did you mean --%s? see --help)", err, strings.Join(near, " or --"))
 		}
-		return fmt.Errorf("simulate: %w (see --help)", err)
+		return fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("simulate: unexpected arguments %q", fs.Args())
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	var mix *workload.Mix
 	if f.mix != "" {
 		if set["workload"] && f.workload != WorkloadThesis {
-			return fmt.Errorf("simulate: --mix replaces the thesis mix: use it with --workload thesis (or without --workload)")
+			return fmt.Errorf("--mix replaces the thesis mix: use it with --workload thesis (or without --workload)")
 		}
 		f.workload = WorkloadThesis
 		m, err := readMix(f.mix)
@@ -175,33 +175,33 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	switch f.estimates {
 	case EstimatesOracle, EstimatesUser, EstimatesLearned:
 	default:
-		return fmt.Errorf("simulate: --estimates %q: want oracle, user or learned", f.estimates)
+		return fmt.Errorf("--estimates %q: want oracle, user or learned", f.estimates)
 	}
 	if math.IsNaN(f.estimateError) || f.estimateError < 0 || f.estimateError > 5 {
-		return fmt.Errorf("simulate: --estimate-error %g not in [0, 5]", f.estimateError)
+		return fmt.Errorf("--estimate-error %g not in [0, 5]", f.estimateError)
 	}
 	if math.IsNaN(f.runNoise) || f.runNoise < 0 || f.runNoise > 5 {
-		return fmt.Errorf("simulate: --run-noise %g not in [0, 5]", f.runNoise)
+		return fmt.Errorf("--run-noise %g not in [0, 5]", f.runNoise)
 	}
 	if err := checkExecutors(f.executors); err != nil {
-		return fmt.Errorf("simulate: --%w", err)
+		return fmt.Errorf("--%w", err)
 	}
 	if err := checkLearnedDecisions(f.learnedDecisions); err != nil {
-		return fmt.Errorf("simulate: --%w", err)
+		return fmt.Errorf("--%w", err)
 	}
 	switch f.userExecutors {
 	case workload.UserExecutorsProportional:
 	case workload.UserExecutorsHabit:
 		if f.workload != WorkloadThesis && f.mix == "" {
-			return fmt.Errorf("simulate: --user-executors habit: use it with --workload thesis or --mix (the trace's jobs have no signature)")
+			return fmt.Errorf("--user-executors habit: use it with --workload thesis or --mix (the trace's jobs have no signature)")
 		}
 	default:
-		return fmt.Errorf("simulate: --user-executors %q: want proportional or habit", f.userExecutors)
+		return fmt.Errorf("--user-executors %q: want proportional or habit", f.userExecutors)
 	}
 	switch f.appType {
 	case AppTypeKnown, AppTypeHidden:
 	default:
-		return fmt.Errorf("simulate: --app-type %q: want known or hidden", f.appType)
+		return fmt.Errorf("--app-type %q: want known or hidden", f.appType)
 	}
 	switch f.workload {
 	case WorkloadTrace:
@@ -213,10 +213,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			f.slack = ThesisSlack
 		}
 	default:
-		return fmt.Errorf("simulate: --workload %q: want trace or thesis", f.workload)
+		return fmt.Errorf("--workload %q: want trace or thesis", f.workload)
 	}
 	if f.jobs < 0 {
-		return fmt.Errorf("simulate: --jobs %d must be >= 0", f.jobs)
+		return fmt.Errorf("--jobs %d must be >= 0", f.jobs)
 	}
 	if err := checkSample(f.sample, f.jobs, set); err != nil {
 		return err
@@ -228,26 +228,26 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seeds := []uint64{f.seed}
 	if f.seeds != "" {
 		if set["seed"] {
-			return errors.New("simulate: use --seed or --seeds, not both")
+			return errors.New("use --seed or --seeds, not both")
 		}
 		if seeds, err = parseSeeds(f.seeds); err != nil {
-			return fmt.Errorf("simulate: --seeds: %w", err)
+			return fmt.Errorf("--seeds: %w", err)
 		}
 	}
 	if f.fraction < 0 || f.fraction > 1 || math.IsNaN(f.fraction) {
-		return fmt.Errorf("simulate: --deadline-fraction %g not in [0, 1]", f.fraction)
+		return fmt.Errorf("--deadline-fraction %g not in [0, 1]", f.fraction)
 	}
 	if !(f.slack > 0) || math.IsInf(f.slack, 0) {
-		return fmt.Errorf("simulate: --slack %g must be > 0", f.slack)
+		return fmt.Errorf("--slack %g must be > 0", f.slack)
 	}
 	if !(f.scale > 0) || math.IsInf(f.scale, 0) {
-		return fmt.Errorf("simulate: --scale %g must be > 0", f.scale)
+		return fmt.Errorf("--scale %g must be > 0", f.scale)
 	}
 	if f.preemptMaxShare < 0 || f.preemptMaxShare > 1 || math.IsNaN(f.preemptMaxShare) {
-		return fmt.Errorf("simulate: --preempt-max-share %g not in (0, 1]", f.preemptMaxShare)
+		return fmt.Errorf("--preempt-max-share %g not in (0, 1]", f.preemptMaxShare)
 	}
 	if f.maxPreemptions < 0 {
-		return fmt.Errorf("simulate: --max-preemptions %d must be >= 1", f.maxPreemptions)
+		return fmt.Errorf("--max-preemptions %d must be >= 1", f.maxPreemptions)
 	}
 	// Options read a zero as "the default": an explicit zero would run
 	// with the default and say nothing (--boot-time 0 booted in 60 s).
@@ -265,37 +265,37 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		{"promote-after", f.promoteAfter == 0, "is read as the default 15m: give a duration, or a negative one (-1s) to disable promotion"},
 	} {
 		if set[z.flag] && z.zero {
-			return fmt.Errorf("simulate: --%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
+			return fmt.Errorf("--%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
 		}
 	}
 	if f.warmPool && f.powerOffAfter <= 0 {
-		return errors.New("simulate: --warm-pool needs --power-off-after")
+		return errors.New("--warm-pool needs --power-off-after")
 	}
 	if f.warmHistory && !f.warmPool {
-		return errors.New("simulate: --warm-history needs --warm-pool")
+		return errors.New("--warm-history needs --warm-pool")
 	}
 	if f.learnHistory && f.estimates != EstimatesLearned && f.executors != ExecutorsAuto {
-		return errors.New("simulate: --learn-history needs --estimates learned or --executors auto (nothing else learns)")
+		return errors.New("--learn-history needs --estimates learned or --executors auto (nothing else learns)")
 	}
 	if f.missCost < 0 || math.IsNaN(f.missCost) || math.IsInf(f.missCost, 0) {
-		return fmt.Errorf("simulate: --miss-cost %g must be >= 0", f.missCost)
+		return fmt.Errorf("--miss-cost %g must be >= 0", f.missCost)
 	}
 	var teamsCfg *teams.Config
 	if f.teamsFile != "" {
 		if teamsCfg, err = teams.Load(f.teamsFile); err != nil {
-			return fmt.Errorf("simulate: --teams: %w", err)
+			return fmt.Errorf("--teams: %w", err)
 		}
 	}
 	var teamMix []TeamShare
 	if f.teamMix != "" {
 		if teamMix, err = ParseTeamMix(f.teamMix); err != nil {
-			return fmt.Errorf("simulate: --team-mix: %w", err)
+			return fmt.Errorf("--team-mix: %w", err)
 		}
 	}
 	switch f.format {
 	case "table", "json", "csv", "markdown":
 	default:
-		return fmt.Errorf("simulate: --format %q: want table, json, csv or markdown", f.format)
+		return fmt.Errorf("--format %q: want table, json, csv or markdown", f.format)
 	}
 	specs, err := f.policySpecs(set)
 	if err != nil {
@@ -307,7 +307,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cl, err := clusterspec.Named(f.cluster)
 	if err != nil {
-		return fmt.Errorf("simulate: --cluster: %w", err)
+		return fmt.Errorf("--cluster: %w", err)
 	}
 	all, traceName, err := readTrace(f.trace)
 	if err != nil {
@@ -315,17 +315,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	multi := len(windows) > 1 || len(seeds) > 1
 	if multi && f.chart != "" {
-		return errors.New("simulate: --chart draws one run; drop --hours/--seeds or --chart")
+		return errors.New("--chart draws one run; drop --hours/--seeds or --chart")
 	}
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
 	if len(all) == 0 {
-		return fmt.Errorf("simulate: --trace: %s holds no job", traceName)
+		return fmt.Errorf("--trace: %s holds no job", traceName)
 	}
 	for _, win := range windows {
 		n := len(workload.Window(all, win.From, win.To))
 		if n == 0 {
-			return fmt.Errorf("simulate: %s: no job of %s is submitted in it: choose another --hour, --hours or --from/--to",
+			return fmt.Errorf("%s: no job of %s is submitted in it: choose another --hour, --hours or --from/--to",
 				win.Label, traceName)
 		}
 		// Fewer jobs than asked for: the run goes ahead with all of them,
@@ -347,11 +347,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.jobLog != "" {
 		file, err := os.Create(f.jobLog)
 		if err != nil {
-			return fmt.Errorf("simulate: --job-log: %w", err)
+			return fmt.Errorf("--job-log: %w", err)
 		}
 		defer file.Close()
 		if jobLog, err = openJobLog(file, jobLogFormatOf(f.jobLog)); err != nil {
-			return fmt.Errorf("simulate: --job-log: %w", err)
+			return fmt.Errorf("--job-log: %w", err)
 		}
 	}
 	var jobLogErr error
@@ -441,7 +441,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					},
 				})
 				if err != nil {
-					return fmt.Errorf("simulate: %s: %w", p.Name, err)
+					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 				r.Default = p.Name == DefaultPolicy().Name
 				fmt.Fprintf(progress, "simulate: %-16s done in %s: $%.2f, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), r.TotalCostUSD, r.DeadlineMissed, r.DeadlineJobs)
@@ -455,13 +455,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			jobLogErr = err
 		}
 		if jobLogErr != nil {
-			return fmt.Errorf("simulate: --job-log: %w", jobLogErr)
+			return fmt.Errorf("--job-log: %w", jobLogErr)
 		}
 	}
 	if f.chart != "" {
 		w := windows[0]
 		if err := writeChart(f.chart, runs[0].Results, chartTitle(runs[0].Jobs, w.From, w.To, cl.Name, f)); err != nil {
-			return fmt.Errorf("simulate: --chart: %w", err)
+			return fmt.Errorf("--chart: %w", err)
 		}
 		fmt.Fprintf(progress, "simulate: chart written to %s\n", f.chart)
 	}
@@ -523,7 +523,7 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 		}
 		p, err := LookupPolicy(name)
 		if err != nil {
-			return fmt.Errorf("simulate: --policies: %w", err)
+			return fmt.Errorf("--policies: %w", err)
 		}
 		seen[name] = true
 		specs = append(specs, p)
@@ -542,7 +542,7 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 		}
 	}
 	if len(specs) == 0 {
-		return nil, errors.New("simulate: --policies is empty")
+		return nil, errors.New("--policies is empty")
 	}
 	var pres []scheduler.PreemptionPolicy
 	for _, name := range strings.Split(f.preemption, ",") {
@@ -552,14 +552,14 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 		}
 		p, err := scheduler.ParsePreemption(name)
 		if err != nil {
-			return nil, fmt.Errorf("simulate: --preemption: %w", err)
+			return nil, fmt.Errorf("--preemption: %w", err)
 		}
 		if !slices.Contains(pres, p) {
 			pres = append(pres, p)
 		}
 	}
 	if len(pres) == 0 {
-		return nil, errors.New("simulate: --preemption is empty (none, mdf, mlf or srt)")
+		return nil, errors.New("--preemption is empty (none, mdf, mlf or srt)")
 	}
 	var out []PolicySpec
 	for _, sp := range specs {
@@ -643,12 +643,12 @@ func perPolicy[T any](runs []RunResult, add func(*T, Result)) ([]string, map[str
 func readMix(path string) (workload.Mix, error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return workload.Mix{}, fmt.Errorf("simulate: --mix: %w", err)
+		return workload.Mix{}, fmt.Errorf("--mix: %w", err)
 	}
 	defer file.Close()
 	m, err := workload.ParseMix(file)
 	if err != nil {
-		return workload.Mix{}, fmt.Errorf("simulate: --mix %s: %w", path, err)
+		return workload.Mix{}, fmt.Errorf("--mix %s: %w", path, err)
 	}
 	return m, nil
 }
@@ -664,12 +664,12 @@ func readTrace(path string) ([]workload.TraceJob, string, error) {
 	}
 	file, err := os.Open(tracePath)
 	if err != nil {
-		return nil, "", fmt.Errorf("simulate: --trace: %w", err)
+		return nil, "", fmt.Errorf("--trace: %w", err)
 	}
 	defer file.Close()
 	all, err := workload.Parse(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("simulate: %s: %w", tracePath, err)
+		return nil, "", fmt.Errorf("%s: %w", tracePath, err)
 	}
 	return all, filepath.Base(tracePath), nil
 }

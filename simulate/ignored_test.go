@@ -95,7 +95,7 @@ func TestCommandRefusesAnEmptyWindow(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := runCommand(t, "--trace", empty, "--quiet", "--policies", "bfd"); err == nil || err.Error() != "simulate: --trace: empty.tsv holds no job" {
+	if _, _, err := runCommand(t, "--trace", empty, "--quiet", "--policies", "bfd"); err == nil || err.Error() != "--trace: empty.tsv holds no job" {
 		t.Errorf("empty trace: %v", err)
 	}
 }

@@ -65,10 +65,10 @@ func checkSample(sample, jobs int, set map[string]bool) error {
 		return nil
 	}
 	if sample < 1 {
-		return fmt.Errorf("simulate: --sample %d must be >= 1 (the jobs drawn from each window)", sample)
+		return fmt.Errorf("--sample %d must be >= 1 (the jobs drawn from each window)", sample)
 	}
 	if set["jobs"] && jobs != 0 {
-		return fmt.Errorf("simulate: use --jobs %d (the first jobs of each window) or --sample %d (jobs drawn across the window), not both", jobs, sample)
+		return fmt.Errorf("use --jobs %d (the first jobs of each window) or --sample %d (jobs drawn across the window), not both", jobs, sample)
 	}
 	return nil
 }

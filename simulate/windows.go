@@ -37,19 +37,19 @@ func (f *flags) windows(fs *flag.FlagSet, set map[string]bool) ([]window, error)
 		return []window{w}, nil
 	}
 	if set["hour"] || set["from"] || set["to"] {
-		return nil, errors.New("simulate: use --hours or --hour/--from/--to, not both")
+		return nil, errors.New("use --hours or --hour/--from/--to, not both")
 	}
 	var out []window
 	seen := map[int]bool{}
 	for _, part := range strings.Split(f.hours, ",") {
 		h, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || h < 0 || h > 23 {
-			return nil, fmt.Errorf("simulate: --hours: %q is not an hour 0..23", part)
+			return nil, fmt.Errorf("--hours: %q is not an hour 0..23", part)
 		}
 		if seen[h] {
 			// As --seeds: twice would run it twice and aggregate the two
 			// identical runs as if over two seeds ("seeds 1,1").
-			return nil, fmt.Errorf("simulate: --hours: hour %d is given twice", h)
+			return nil, fmt.Errorf("--hours: hour %d is given twice", h)
 		}
 		seen[h] = true
 		out = append(out, window{Label: fmt.Sprintf("hour %d", h), Hour: h, From: time.Duration(h) * time.Hour, To: time.Duration(h+1) * time.Hour})
@@ -92,25 +92,25 @@ func (f *flags) window(fs *flag.FlagSet) (from, to time.Duration, err error) {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if set["hour"] {
 		if set["from"] || set["to"] {
-			return 0, 0, errors.New("simulate: use --hour or --from/--to, not both")
+			return 0, 0, errors.New("use --hour or --from/--to, not both")
 		}
 		if f.hour < 0 || f.hour > 23 {
-			return 0, 0, fmt.Errorf("simulate: --hour %d not in 0..23", f.hour)
+			return 0, 0, fmt.Errorf("--hour %d not in 0..23", f.hour)
 		}
 		return time.Duration(f.hour) * time.Hour, time.Duration(f.hour+1) * time.Hour, nil
 	}
 	if f.from != "" {
 		if from, err = parseOffset(f.from); err != nil {
-			return 0, 0, fmt.Errorf("simulate: --from: %w", err)
+			return 0, 0, fmt.Errorf("--from: %w", err)
 		}
 	}
 	if f.to != "" {
 		if to, err = parseOffset(f.to); err != nil {
-			return 0, 0, fmt.Errorf("simulate: --to: %w", err)
+			return 0, 0, fmt.Errorf("--to: %w", err)
 		}
 	}
 	if to <= from {
-		return 0, 0, fmt.Errorf("simulate: --to %s is not after --from %s", f.to, f.from)
+		return 0, 0, fmt.Errorf("--to %s is not after --from %s", f.to, f.from)
 	}
 	return from, to, nil
 }
@@ -163,5 +163,5 @@ func resolveTrace(p string) (string, error) {
 			dir = parent
 		}
 	}
-	return "", fmt.Errorf("simulate: trace %s not found (relative to the working directory or the repository root); use --trace", DefaultTrace)
+	return "", fmt.Errorf("trace %s not found (relative to the working directory or the repository root); use --trace", DefaultTrace)
 }

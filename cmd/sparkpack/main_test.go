@@ -67,6 +67,25 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestSimulateErrorsCarryOnePrefix: run prefixes a command's error with
+// "sparkpack <command>: "; the simulate package used to add its own
+// "simulate: " as well, so its errors read "sparkpack simulate: simulate: ...".
+func TestSimulateErrorsCarryOnePrefix(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "--jobs", "-1"}, "sparkpack simulate: --jobs -1 must be >= 0\n"},
+		{[]string{"simulate", "--hour", "24"}, "sparkpack simulate: --hour 24 not in 0..23\n"},
+		{[]string{"simulate", "--jobs", "2", "--sample", "3"}, "sparkpack simulate: use --jobs 2 (the first jobs of each window) or --sample 3 (jobs drawn across the window), not both\n"},
+	} {
+		code, _, errOut := runCmd(t, c.args...)
+		if code != 1 || errOut != c.want {
+			t.Errorf("%v: code %d, stderr %q; want 1 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
 func TestServeAndSubmit(t *testing.T) {
 	url := pgtest.URL(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
