@@ -330,6 +330,19 @@ func TestCommandProgressEnds(t *testing.T) {
 	}
 }
 
+// TestCommandProgressLastLineOnce: when the last job ends on a multiple of
+// 50 jobs, the run's loop reports it and the end of the run used to report
+// the very same line again ("50/50 jobs done" twice).
+func TestCommandProgressLastLineOnce(t *testing.T) {
+	_, stderr, err := runCommand(t, "--trace", tinyTrace(t, 50), "--policies", "bfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stderr, "  50/50 jobs done\n"); n != 1 {
+		t.Errorf("the final progress line is printed %d times, want once:\n%s", n, stderr)
+	}
+}
+
 // TestCommandJobLogFlushError: a job log whose writes fail (/dev/full: no
 // space left) is an error of the command, though the rows were buffered
 // until the end.

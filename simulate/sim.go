@@ -241,6 +241,7 @@ func run(ctx context.Context, o Options) (Result, *estimator, error) {
 	seq, next, done := 0, 0, 0
 	preemptions, lostWork, lostCPU := 0, 0.0, 0.0
 	lastProgress := -1
+	reportedAt, reportedDone := time.Time{}, -1
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, nil, err
@@ -388,11 +389,14 @@ func run(ctx context.Context, o Options) (Result, *estimator, error) {
 		}
 		if o.Progress != nil && done/50 != lastProgress {
 			lastProgress = done / 50
+			reportedAt, reportedDone = now, done
 			o.Progress(now.Sub(Epoch), done, len(jobs))
 		}
 	}
 	end := clock.Now()
-	if o.Progress != nil {
+	// The last report, unless the loop made this very one already (when
+	// the last job ended on a multiple of 50 and nothing came after it).
+	if o.Progress != nil && (reportedDone != done || !reportedAt.Equal(end)) {
 		o.Progress(end.Sub(Epoch), done, len(jobs))
 	}
 	r := summarize(o.Policy.Name, store, info, core.Cost(), delays.delays, start, end)
