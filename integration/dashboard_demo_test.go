@@ -109,16 +109,27 @@ func TestDashboardShowsPower(t *testing.T) {
 	b := newBrowser(t)
 	d := startDemo(t, "--no-sample", "--power-off-after", "2s")
 	var off int
-	var bill, leader string
+	var bill, leader, cost, meterFact, billFact string
 	b.run(t, 60*time.Second,
 		chromedp.Navigate(d.API+"/#/"),
 		chromedp.WaitVisible(`#cluster article.agent[data-power="off"] .badge.power-off`, chromedp.ByQuery),
-		// Both stay hidden (read as "") until filled in.
-		pageTexts(50*time.Second, textRead{sel: `#bill-total`, out: &bill}, textRead{sel: `#leader-name`, out: &leader}),
+		// Both stay hidden (read as "") until filled in. The header and the
+		// cost facts are read in one evaluation: one refresh wrote them.
+		pageTexts(50*time.Second, textRead{sel: `#bill-total`, out: &bill}, textRead{sel: `#leader-name`, out: &leader},
+			textRead{sel: `#total-cost`, out: &cost, until: "$"},
+			textRead{sel: `#cost-explain dd[data-fact="meter"]`, out: &meterFact},
+			textRead{sel: `#cost-explain dd[data-fact="bill"]`, out: &billFact}),
 		chromedp.Evaluate(`document.querySelectorAll('#cluster article.agent[data-power="off"]').length`, &off),
 	)
 	if off == 0 || !strings.Contains(bill, "$") || !strings.Contains(bill, "always on") {
 		t.Fatalf("%d agents shown off, bill %q", off, bill)
+	}
+	// The header shows the cost and the bill as the facts below do: a
+	// small demo's cents-only "$0.00" read as nothing spent next to a
+	// fact of $0.0028.
+	first := func(s string) string { return strings.Fields(s + " ")[0] }
+	if first(cost) != first(meterFact) || first(bill) != first(billFact) {
+		t.Errorf("header: cost %q, bill %q; facts: meter %q, bill %q: want the same figures", cost, bill, meterFact, billFact)
 	}
 	if !strings.Contains(leader, "(this instance)") {
 		t.Fatalf("the header shows the leader as %q; the demo's one instance leads", leader)

@@ -296,12 +296,14 @@ function lineChart(box, series, opts) {
 async function renderCost() {
   let c;
   try { c = await getJSON("/api/v1/cost"); } catch (e) { return; }
-  $("total-cost").textContent = fmtUSD(c.totalUSD);
-  $("burn-rate").textContent = fmtUSD(c.burnRateUSDPerHour) + "/h";
+  // The header's figures as the facts below show them: 4 decimals under
+  // $1 (cents alone read a small demo's cost and bill as $0.00).
+  $("total-cost").textContent = fmtUSD4(c.totalUSD);
+  $("burn-rate").textContent = fmtUSD4(c.burnRateUSDPerHour) + "/h";
   // The provider's bill (the emulator's, in the demo) next to the meter.
   const bill = $("bill");
   bill.hidden = !c.bill;
-  if (c.bill) $("bill-total").textContent = fmtUSD(c.bill.totalUSD) + " (always on: " + fmtUSD(c.bill.alwaysOnUSD) + ")";
+  if (c.bill) $("bill-total").textContent = fmtUSD4(c.bill.totalUSD) + " (always on: " + fmtUSD4(c.bill.alwaysOnUSD) + ")";
   if ($("view-overview").hidden) return;
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
   const st = c.stats || [];
