@@ -24,8 +24,8 @@ import (
 // from the window's start.
 type JobRecord struct {
 	ID string `json:"id"`
-	// Kind and App are its profile's; Executors its executor count and
-	// CPUs their cpus.
+	// Kind is its mix kind, else its App (its application type);
+	// Executors its executor count and CPUs their cpus.
 	Kind      string `json:"kind"`
 	App       string `json:"app"`
 	Executors int    `json:"executors"`
@@ -89,12 +89,22 @@ type jobPlacement struct {
 	agents []string
 }
 
+// jobKind is a job's kind in the log: its mix kind, or for jobs of no
+// kind (the thesis mix, the trace) its application type, the signature
+// they share (as Habit and the estimator read it).
+func jobKind(p workload.Profile) string {
+	if p.Kind != "" {
+		return p.Kind
+	}
+	return string(p.App)
+}
+
 // jobRecords are the records of a run's jobs, in the store's order.
 func jobRecords(store *MemStore, info map[string]*jobInfo, free map[string]arrivalFree, placed map[string]jobPlacement, start time.Time, model workload.Model) []JobRecord {
 	var out []JobRecord
 	for _, j := range store.Jobs() {
 		ji := info[j.ID]
-		r := JobRecord{ID: j.ID, Kind: ji.profile.Kind, App: string(ji.profile.App), Executors: ji.profile.Executors,
+		r := JobRecord{ID: j.ID, Kind: jobKind(ji.profile), App: string(ji.profile.App), Executors: ji.profile.Executors,
 			CPUs: ji.profile.Executors * ji.profile.ExecutorCores, SubmitS: ji.submit.Sub(start).Seconds(), Done: ji.done,
 			ProfiledS: model.Reference(ji.profile).Seconds(), EstimateS: j.EstimatedDurationSeconds, Noise: ji.noise,
 			FreeCPUs: free[j.ID].total, MaxAgentFreeCPUs: free[j.ID].max, Shares: placed[j.ID].shares, Agents: placed[j.ID].agents}

@@ -165,7 +165,8 @@ func slicesIndex(row []string, name string) int {
 }
 
 // TestCommandJobLog: --job-log writes a row per job, policy and seed whose
-// misses add up to the results', and a file it cannot create is an error.
+// misses add up to the results' and whose kind is filled (the app type for
+// the thesis mix), and a file it cannot create is an error.
 func TestCommandJobLog(t *testing.T) {
 	trace := tracePath(t)
 	for _, name := range []string{"jobs.csv", "jobs.jsonl"} {
@@ -185,14 +186,15 @@ func TestCommandJobLog(t *testing.T) {
 		}
 		// The log's rows as seed/policy, missed, free cpus at arrival.
 		type row struct {
-			run    string
-			missed bool
-			free   float64
+			run       string
+			missed    bool
+			free      float64
+			kind, app string
 		}
 		var rs []row
 		if jobLogFormatOf(file) == JobLogJSONL {
 			for _, l := range readJobLogLines(t, bytes.NewReader(data)) {
-				rs = append(rs, row{strconv.FormatUint(l.Seed, 10) + "/" + l.Policy, l.Missed, l.FreeCPUs})
+				rs = append(rs, row{strconv.FormatUint(l.Seed, 10) + "/" + l.Policy, l.Missed, l.FreeCPUs, l.Kind, l.App})
 			}
 		} else {
 			rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
@@ -201,7 +203,8 @@ func TestCommandJobLog(t *testing.T) {
 			}
 			for _, r := range rows[1:] {
 				free, _ := strconv.ParseFloat(r[slicesIndex(rows[0], "free_cpus_at_arrival")], 64)
-				rs = append(rs, row{r[1] + "/" + r[2], r[slicesIndex(rows[0], "missed")] == "true", free})
+				rs = append(rs, row{r[1] + "/" + r[2], r[slicesIndex(rows[0], "missed")] == "true", free,
+					r[slicesIndex(rows[0], "kind")], r[slicesIndex(rows[0], "app")]})
 			}
 		}
 		if len(rs) != 2*2*15 {
@@ -214,6 +217,11 @@ func TestCommandJobLog(t *testing.T) {
 			}
 			if r.free < 0 || r.free > 100 {
 				t.Errorf("%s: free cpus %v on thesis14", name, r.free)
+			}
+			// The thesis mix has no kinds of its own: a job's kind is
+			// its application type (it was left empty).
+			if r.app == "" || r.kind != r.app {
+				t.Errorf("%s: kind %q, app %q: want the app as the kind", name, r.kind, r.app)
 			}
 		}
 		for _, r := range runs {
