@@ -65,7 +65,7 @@ Flags:
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return fmt.Errorf("mesos-sim: unexpected arguments %q", fs.Args())
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *showVersion {
 		fmt.Fprintf(stdout, "mesos-sim (emulates Mesos %s)\n", Version)
@@ -73,18 +73,18 @@ Flags:
 	}
 	lvl, err := logrus.ParseLevel(*logLevel)
 	if err != nil {
-		return fmt.Errorf("mesos-sim: %w", err)
+		return err
 	}
 	log := logrus.New()
 	log.SetOutput(stderr)
 	log.SetLevel(lvl)
 	cl, err := clusterspec.Named(*cluster)
 	if err != nil {
-		return fmt.Errorf("mesos-sim: %w", err)
+		return err
 	}
 	host, _, err := net.SplitHostPort(*listen)
 	if err != nil {
-		return fmt.Errorf("mesos-sim: --listen: %w", err)
+		return fmt.Errorf("--listen: %w", err)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "localhost"
@@ -92,13 +92,13 @@ Flags:
 	if *pprofAddr != "" {
 		addr, err := pprofserve.Start(ctx, *pprofAddr)
 		if err != nil {
-			return fmt.Errorf("mesos-sim: %w", err)
+			return err
 		}
 		log.WithField("address", addr).Info("serving Go runtime profiles at /debug/pprof/ (--pprof)")
 	}
 	truth, err := LoadPerfTruth(*perfTruth)
 	if err != nil {
-		return fmt.Errorf("mesos-sim: --perf-truth: %w", err)
+		return fmt.Errorf("--perf-truth: %w", err)
 	}
 	m, err := New(Config{
 		Cluster: cl, Hostname: host, OfferInterval: *offerIvl, HeartbeatInterval: *heartbeat,

@@ -68,8 +68,9 @@ func TestUsageErrors(t *testing.T) {
 }
 
 // TestSimulateErrorsCarryOnePrefix: run prefixes a command's error with
-// "sparkpack <command>: "; the simulate package used to add its own
-// "simulate: " as well, so its errors read "sparkpack simulate: simulate: ...".
+// "sparkpack <command>: "; the simulate and mesossim packages used to add
+// their own "simulate: " and "mesos-sim: " as well, so their errors read
+// "sparkpack simulate: simulate: ...".
 func TestSimulateErrorsCarryOnePrefix(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -78,6 +79,9 @@ func TestSimulateErrorsCarryOnePrefix(t *testing.T) {
 		{[]string{"simulate", "--jobs", "-1"}, "sparkpack simulate: --jobs -1 must be >= 0\n"},
 		{[]string{"simulate", "--hour", "24"}, "sparkpack simulate: --hour 24 not in 0..23\n"},
 		{[]string{"simulate", "--jobs", "2", "--sample", "3"}, "sparkpack simulate: use --jobs 2 (the first jobs of each window) or --sample 3 (jobs drawn across the window), not both\n"},
+		// mesos-sim's errors too.
+		{[]string{"mesos-sim", "--cluster", "/nonexistent/c.json", "--listen", "127.0.0.1:0"}, "sparkpack mesos-sim: cluster \"/nonexistent/c.json\" is neither a built-in cluster (thesis14) nor a readable file: open /nonexistent/c.json: no such file or directory\n"},
+		{[]string{"mesos-sim", "--listen", "nohostport"}, "sparkpack mesos-sim: --listen: address nohostport: missing port in address\n"},
 	} {
 		code, _, errOut := runCmd(t, c.args...)
 		if code != 1 || errOut != c.want {
