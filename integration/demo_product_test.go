@@ -548,6 +548,11 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	if got := sum(final, "sparkpack_lost_jobs_found_total"); got != 0 {
 		t.Errorf("sparkpack_lost_jobs_found_total %g; want 0 (no notification is lost in the demo)", got)
 	}
+	// The scratch database answered all along (down:
+	// cmd/sparkpack's TestMetricsSayTheDatabaseIsDown).
+	if got := sum(final, "sparkpack_database_up"); got != 1 {
+		t.Errorf("sparkpack_database_up %g; want 1 (the demo's database is up)", got)
+	}
 	// Every sparkpack family is one checked here, the refusal counter
 	// (checked in cmd/sparkpack's and api's security tests) or the
 	// preemption counters (the demo runs without --preemption; checked by
@@ -558,7 +563,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 		"sparkpack_scheduling_pass_seconds": true, "sparkpack_scheduling_pass_max_seconds": true, "sparkpack_cluster_cost_usd": true, "sparkpack_jobs": true, "sparkpack_queue_length": true,
 		"sparkpack_active_agents": true, "sparkpack_burn_rate_usd_per_hour": true, "sparkpack_agents_power": true, "sparkpack_requests_refused_total": true,
 		"sparkpack_lost_jobs_found_total": true, "sparkpack_deadline_jobs_ended_total": true,
-		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true,
+		"sparkpack_mesos_connected": true, "sparkpack_mesos_disconnected_seconds_total": true, "sparkpack_database_up": true,
 		"sparkpack_job_wait_seconds": true, "sparkpack_power_savings_usd": true,
 		// The warm pool's (TestE2EWarmPool).
 		"sparkpack_warm_pool_cpus": true, "sparkpack_forecast_arrivals_p50": true, "sparkpack_warm_pool_powered_on_ahead_total": true,

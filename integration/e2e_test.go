@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -121,17 +122,25 @@ func TestE2EJobsRunInsideTheirReservations(t *testing.T) {
 		if n != jobs[i]["executors"].(int) {
 			t.Errorf("job %s: placement has %d executors, want %d", v.Name, n, jobs[i]["executors"])
 		}
-		resMu.Lock()
-		got := reserved[id]
-		resMu.Unlock()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("job %s: Mesos reservations (cpus by agent) %v, placement %v", v.Name, got, want)
-		}
 		var reasons []string
 		for _, e := range v.Events {
 			reasons = append(reasons, e.To+": "+e.Reason)
 		}
 		joined := strings.Join(reasons, "\n")
+		resMu.Lock()
+		got := maps.Clone(reserved[id])
+		resMu.Unlock()
+		if strings.Contains(joined, "QUEUED: reservation refused") {
+			// A plan refused by Mesos (an agent's free resources changed
+			// since the plan: another job's driver took room there) was
+			// rolled back and the job placed again: what the first plan
+			// reserved on agents the last one does not name is not held
+			// now (waitNoLeftovers above), and the last plan is checked.
+			maps.DeleteFunc(got, func(a string, _ float64) bool { _, placed := want[a]; return !placed })
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("job %s: Mesos reservations (cpus by agent) %v, placement %v", v.Name, got, want)
+		}
 		for _, step := range []string{"RESERVING: reserved", "LAUNCHING: reservations confirmed", "RUNNING: driver running", "TASK_FINISHED", "reservations released", "FINISHED: driver TASK_FINISHED"} {
 			if !strings.Contains(joined, step) {
 				t.Errorf("job %s: no event %q in its timeline:\n%s", v.Name, step, joined)
