@@ -2,6 +2,7 @@ package offers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -20,8 +21,17 @@ import (
 // counted as used even where its reservations are not made yet.
 func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 	c.mu.Lock()
-	loaded := c.loaded
+	loaded, started := c.loaded, c.ctx != nil
 	c.mu.Unlock()
+	if !loaded && started {
+		// The refresh loop (or Start's first look) is asking GET_AGENTS:
+		// a scheduling pass does not wait on the master, nor on
+		// ZooKeeper naming one (up to zkLeaderWait, twice when it joins
+		// a fetch begun earlier). It fails at once and is retried; the
+		// first answer wakes the core (ClusterChanged).
+		c.kick()
+		return placement.Snapshot{}, errors.New("mesos cluster snapshot: GET_AGENTS has not answered yet; retrying in the background (is the Mesos master reachable? check it and --mesos-master)")
+	}
 	if !loaded {
 		if err := c.refresh(ctx); err != nil {
 			return placement.Snapshot{}, fmt.Errorf("mesos cluster snapshot: %w", err)
