@@ -111,6 +111,7 @@ type Watcher struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	conn   *zk.Conn // closed by Close too: a pending call takes no context
 }
 
 // NewWatcher returns a Watcher of the spec's path; it does nothing until
@@ -128,7 +129,7 @@ func (w *Watcher) Start() error {
 		return fmt.Errorf("ZooKeeper %s: %w", w.spec, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel, w.done = cancel, make(chan struct{})
+	w.cancel, w.done, w.conn = cancel, make(chan struct{}), conn
 	go func() {
 		defer close(w.done)
 		defer conn.Close()
@@ -160,10 +161,15 @@ func (w *Watcher) authenticate(ctx context.Context, conn *zk.Conn) bool {
 	}
 }
 
-// Close stops following and closes the ZooKeeper session.
+// Close stops following and closes the ZooKeeper session. It closes the
+// connection itself before it waits: a pending call (ChildrenW, Get) takes
+// no context, and against a ZooKeeper that accepted but does not answer it
+// returned only when the client's own request failed (about 50 s), which
+// held sparkpack's shutdown.
 func (w *Watcher) Close() {
 	if w.cancel != nil {
 		w.cancel()
+		w.conn.Close() // idempotent: the follower's deferred Close is a no-op
 		<-w.done
 	}
 }

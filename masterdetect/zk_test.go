@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,5 +154,66 @@ func TestWatcherAuthenticatesToZooKeeper(t *testing.T) {
 	defer cancel()
 	if l, err := anon.Leader(ctx); err == nil || !strings.Contains(err.Error(), "not authenticated") || !strings.Contains(err.Error(), "zk://user:password@") {
 		t.Fatalf("without credentials: %q, %v; want ZooKeeper's refusal", l, err)
+	}
+}
+
+// TestCloseDoesNotWaitForASilentZooKeeper: against a ZooKeeper that
+// accepts the connection and never answers, Close returns promptly (it
+// waited, about 50 s, for the client's pending request to fail, holding
+// sparkpack's shutdown). The bound, 20 s, is far above what Close takes
+// now (about 1 s: the client's own wait for its close request) and far
+// below the wait before.
+func TestCloseDoesNotWaitForASilentZooKeeper(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	quiet := logrus.New()
+	quiet.SetLevel(logrus.PanicLevel)
+	sp, err := Parse("zk://" + ln.Addr().String() + "/mesos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(*sp.ZK, quiet)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-accepted:
+	case <-time.After(time.Minute):
+		t.Fatal("the watcher never connected to the listener")
+	}
+	closed := make(chan struct{})
+	go func() { w.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close still waits 20 s after it was called, for a ZooKeeper that never answers")
 	}
 }
