@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,39 +162,10 @@ func TestWatcherAuthenticatesToZooKeeper(t *testing.T) {
 // now (about 1 s: the client's own wait for its close request) and far
 // below the wait before.
 func TestCloseDoesNotWaitForASilentZooKeeper(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var mu sync.Mutex
-	var conns []net.Conn
-	accepted := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, never answered
-			mu.Unlock()
-			select {
-			case accepted <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	addr, accepted, _ := zktest.Silent(t)
 	quiet := logrus.New()
 	quiet.SetLevel(logrus.PanicLevel)
-	sp, err := Parse("zk://" + ln.Addr().String() + "/mesos")
+	sp, err := Parse("zk://" + addr + "/mesos")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package offers
 
 import (
 	"context"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/zktest"
 )
 
 // TestSnapshotDoesNotWaitOnZooKeeper: with --mesos-master zk://... and
@@ -18,31 +18,10 @@ import (
 // once while ZooKeeper's answer is still withheld: here, while Start's own
 // first GET_AGENTS is still waiting on it.
 func TestSnapshotDoesNotWaitOnZooKeeper(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	accepted := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, never answered
-			mu.Unlock()
-			select {
-			case accepted <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	addr, accepted, release := zktest.Silent(t)
 	quiet := logrus.New()
 	quiet.SetLevel(logrus.PanicLevel)
-	ep, err := NewEndpoint("zk://"+ln.Addr().String()+"/mesos", "", "", WithLogger(quiet))
+	ep, err := NewEndpoint("zk://"+addr+"/mesos", "", "", WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +35,7 @@ func TestSnapshotDoesNotWaitOnZooKeeper(t *testing.T) {
 		// ZooKeeper lets go: the watcher's pending request fails and
 		// Close returns.
 		cancel()
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		release()
 		<-started
 		cl.Wait()
 		ep.Close()

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,3 +108,47 @@ func Connect(addr string) (*zk.Conn, error) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// Silent listens on a local port as a ZooKeeper that accepts connections
+// and never answers (a hung or black-holed ensemble). accepted gets a
+// value once a client has connected; release closes the listener and every
+// connection (the client's pending requests then fail). release is also
+// registered with t.Cleanup.
+func Silent(t testing.TB) (addr string, accepted <-chan struct{}, release func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	acc := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+			select {
+			case acc <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			ln.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+	}
+	t.Cleanup(release)
+	return ln.Addr().String(), acc, release
+}
