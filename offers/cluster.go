@@ -35,7 +35,8 @@ type JobStore interface {
 type Reporter interface {
 	Report(ctx context.Context, id string, to scheduler.State, reason string) error
 	// ReportRan is Report of the end of a job whose driver ran though the
-	// job was never reported RUNNING (run.Ran; scheduler.Core.ReportRan).
+	// job was never reported RUNNING, or of RUNNING with the run's start
+	// (run.Ran; scheduler.Core.ReportRan).
 	ReportRan(ctx context.Context, id string, to scheduler.State, reason string, run scheduler.RunStart) error
 	ClusterChanged()
 }
@@ -393,7 +394,8 @@ func (c *Cluster) resume(ctx context.Context) error {
 }
 
 // report tells the core (with the run of a driver that ran from
-// LAUNCHING, run.Ran); a job already in that state counts as told.
+// LAUNCHING, or the start of the run a RUNNING report reports: run.Ran);
+// a job already in that state counts as told.
 func (c *Cluster) report(ctx context.Context, id string, to scheduler.State, reason string, run scheduler.RunStart) error {
 	rep := c.reporter()
 	if rep == nil {

@@ -173,7 +173,7 @@ func (c *Cluster) perform(ctx context.Context, lj *liveJob, a lifecycle.Action) 
 		}
 		ev = lifecycle.Event{Kind: lifecycle.EvDriverNamed, Driver: rec, Err: err}
 	case lifecycle.ActReport:
-		ev = lifecycle.Event{Kind: lifecycle.EvReported, Err: c.report(ctx, id, a.To, a.Why, scheduler.RunStart{})}
+		ev = lifecycle.Event{Kind: lifecycle.EvReported, Err: c.report(ctx, id, a.To, a.Why, a.Run)}
 	case lifecycle.ActQueueLaunch:
 		return c.queueLaunch(ctx, lj)
 	case lifecycle.ActKillDriver:
@@ -294,7 +294,7 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) []lifecycle.Acti
 				c.mu.Unlock()
 				return ErrLaunchWithdrawn
 			}
-			d := lj.st.SendingRecord(agentID)
+			d := lj.st.SendingRecord(agentID, time.Now())
 			c.postLocked(lj, lifecycle.Event{Kind: lifecycle.EvLaunchSending, Agent: agentID})
 			c.mu.Unlock()
 			if err := c.cfg.Store.PutDriver(ctx, d); err != nil {

@@ -4,10 +4,12 @@ import "time"
 
 // DriverRecord is the durable record of a job's Spark driver task: which
 // attempt, which Mesos task, on which agent, its last known Mesos task
-// state and whether it ended, whether it ran and since when. The framework
+// state and whether it ended, when it was launched, whether it ran and
+// since when. The framework
 // writes it before it acts on Mesos and before it acknowledges a status
 // update, so that a restart resumes where it stopped (store.PutDriver:
-// Ran and RunningAt are kept per launch, migration 0020).
+// Ran and RunningAt are kept per launch, migration 0020; LaunchedAt,
+// migration 0021).
 type DriverRecord struct {
 	JobID string `json:"jobId"`
 	// Attempt is the launch number: 1 for the job's first driver task, one
@@ -31,6 +33,13 @@ type DriverRecord struct {
 	// later update: a reconciliation after a restart re-sends TASK_RUNNING,
 	// and the run is timed from the first (offers/lifecycle: State.runStart).
 	RunningAt time.Time `json:"runningAt,omitzero"`
+	// LaunchedAt is when the launch was sent: its LAUNCH_SENT record was
+	// stored, just before the ACCEPT went out (zero: not yet, or stored by
+	// an older binary). Kept with the launch (driver_launches, migration
+	// 0021) and never moved by a later record: a reconciliation's
+	// TASK_STAGING after a restart replaces the LAUNCH_SENT state, not the
+	// launch's time (offers/lifecycle: State.runStart).
+	LaunchedAt time.Time `json:"launchedAt,omitzero"`
 	// Ran is true once an update proves the driver ran without its
 	// TASK_STARTING/TASK_RUNNING seen: a TASK_FAILED or TASK_KILLED its
 	// executor sent without a reason (its command exited or was killed).

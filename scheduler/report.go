@@ -15,10 +15,13 @@ func (c *Core) Report(ctx context.Context, id string, to State, reason string) e
 	return c.ReportRan(ctx, id, to, reason, RunStart{})
 }
 
-// RunStart is what the adapter knows of a run that was never reported
-// RUNNING: the job's driver ended while the job was LAUNCHING, yet it ran
-// (a TASK_FINISHED, or its TASK_RUNNING taken but not reported before its
-// end). The zero value: no such run.
+// RunStart is what the adapter knows of a run's start: of a run that was
+// never reported RUNNING (the job's driver ended while the job was
+// LAUNCHING, yet it ran: a TASK_FINISHED, or its TASK_RUNNING taken but not
+// reported before its end), or of the run a RUNNING report reports (when
+// its driver was first seen running, which a restart or a refused report
+// tried again puts before the report). The zero value: no such run, or no
+// start known.
 type RunStart struct {
 	// Ran: the driver ran; its end counts as a run (an attempt, a start
 	// time, a row of the run history).
@@ -37,8 +40,13 @@ type RunStart struct {
 // again) from LAUNCHING whose driver ran (run.Ran): in the end's one
 // transaction the run is counted as a RUNNING report would have counted it
 // (one more attempt, its start time, the job's first start) and recorded
-// in the run history (docs/learning.md, "Runs never seen running"). From
-// any other state, or without run.Ran, it is Report.
+// in the run history (docs/learning.md, "Runs never seen running").
+// RUNNING from LAUNCHING with run.Ran and a measured run.At starts the run
+// at run.At (when the driver was first seen running, stored with its
+// launch), not at the report, unless run.At is after now (another
+// instance's clock): the time between is run time (docs/learning.md, "How
+// a run's times survive a restart"). From any other state, or without
+// run.Ran, it is Report.
 func (c *Core) ReportRan(ctx context.Context, id string, to State, reason string, run RunStart) error {
 	a := c.activeJob(id)
 	if a == nil {
@@ -60,6 +68,9 @@ func (c *Core) ReportRan(ctx context.Context, id string, to State, reason string
 			if to == Running {
 				x.Attempt++ // one more run of the application started
 				t := now
+				if run.Ran && run.Measured && !run.At.IsZero() && run.At.Before(now) && from == Launching {
+					t = run.At
+				}
 				x.LastStartedAt = &t
 				if x.StartedAt == nil {
 					x.StartedAt = &t

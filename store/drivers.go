@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/scheduler"
@@ -14,16 +15,14 @@ import (
 // later launch or a newer status; its attempt, the launch number, only
 // grows, so that every launch has its own task id): a record of an older
 // attempt than the stored one (a late status of a replaced task) changes
-// nothing. The launch's Ran and RunningAt are kept with the launch
-// (driver_launches, migration 0020): Ran is only ever set, and the first
-// RunningAt stays (a reconciliation re-sends TASK_RUNNING; a record
-// without one does not clear it). A leader-only write (fenced).
+// nothing. The launch's Ran, RunningAt and LaunchedAt are kept with the
+// launch (driver_launches, migrations 0020 and 0021): Ran is only ever set,
+// and the first RunningAt and LaunchedAt stay (a reconciliation re-sends
+// TASK_RUNNING, or answers TASK_STAGING; a record without one does not
+// clear it). A leader-only write (fenced).
 func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 	now := s.timestamp()
-	var runningAt sql.NullTime
-	if !d.RunningAt.IsZero() {
-		runningAt = sql.NullTime{Time: d.RunningAt.UTC(), Valid: true}
-	}
+	runningAt, launchedAt := nullTimeOf(d.RunningAt), nullTimeOf(d.LaunchedAt)
 	// One statement: the latest launch in drivers, and this launch (of
 	// whatever age: a late status of an older one still names its agent)
 	// in driver_launches (migration 0016).
@@ -35,32 +34,33 @@ func (s *Store) PutDriver(ctx context.Context, d scheduler.DriverRecord) error {
 				started = EXCLUDED.started, updated_at = EXCLUDED.updated_at
 			WHERE drivers.attempt <= EXCLUDED.attempt
 			RETURNING 1)
-		INSERT INTO driver_launches (job_id, attempt, task_id, agent_id, ended, ran, running_at) VALUES ($1, $2, $3, $4, $7, $11, $12)
+		INSERT INTO driver_launches (job_id, attempt, task_id, agent_id, ended, ran, running_at, launched_at) VALUES ($1, $2, $3, $4, $7, $11, $12, $13)
 		ON CONFLICT (job_id, attempt) DO UPDATE SET
 			agent_id = CASE WHEN EXCLUDED.agent_id <> '' THEN EXCLUDED.agent_id ELSE driver_launches.agent_id END,
 			ended = driver_launches.ended OR EXCLUDED.ended,
 			ran = driver_launches.ran OR EXCLUDED.ran,
-			running_at = COALESCE(driver_launches.running_at, EXCLUDED.running_at)`,
-		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, d.LostLaunches, d.Started, now, d.Ran, runningAt)
+			running_at = COALESCE(driver_launches.running_at, EXCLUDED.running_at),
+			launched_at = COALESCE(driver_launches.launched_at, EXCLUDED.launched_at)`,
+		d.JobID, d.Attempt, d.TaskID, d.AgentID, d.State, d.Message, d.Ended, d.LostLaunches, d.Started, now, d.Ran, runningAt, launchedAt)
 	if err != nil {
 		return fmt.Errorf("record driver of job %s: %w", d.JobID, err)
 	}
 	return nil
 }
 
-// Driver returns a job's driver record (its launch's Ran and RunningAt
-// from driver_launches), or scheduler.ErrNotFound when no driver was ever
-// launched for it.
+// Driver returns a job's driver record (its launch's Ran, RunningAt and
+// LaunchedAt from driver_launches), or scheduler.ErrNotFound when no
+// driver was ever launched for it.
 func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecord, error) {
 	var d scheduler.DriverRecord
-	var runningAt sql.NullTime
+	var runningAt, launchedAt sql.NullTime
 	var ran sql.NullBool
 	err := s.db.QueryRowContext(ctx, `SELECT d.job_id, d.attempt, d.task_id, d.agent_id, d.state, d.message, d.ended, d.lost_launches, d.started,
-			d.updated_at, l.ran, l.running_at
+			d.updated_at, l.ran, l.running_at, l.launched_at
 		FROM drivers d LEFT JOIN driver_launches l ON l.job_id = d.job_id AND l.attempt = d.attempt
 		WHERE d.job_id = $1`, jobID).
 		Scan(&d.JobID, &d.Attempt, &d.TaskID, &d.AgentID, &d.State, &d.Message, &d.Ended, &d.LostLaunches, &d.Started, &d.UpdatedAt,
-			&ran, &runningAt)
+			&ran, &runningAt, &launchedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("driver of job %s: %w", jobID, scheduler.ErrNotFound)
 	}
@@ -69,23 +69,20 @@ func (s *Store) Driver(ctx context.Context, jobID string) (scheduler.DriverRecor
 	}
 	d.UpdatedAt = d.UpdatedAt.UTC()
 	d.Ran = ran.Bool
-	if runningAt.Valid {
-		d.RunningAt = runningAt.Time.UTC()
-	}
+	d.RunningAt, d.LaunchedAt = timeOfNull(runningAt), timeOfNull(launchedAt)
 	return d, nil
 }
 
 // DriverLaunch returns launch attempt of a job's driver (its task, the
 // agent that ran it, whether it ended or proved it ran, when it was first
-// seen running), or scheduler.ErrNotFound when the job had no such launch.
+// seen running, when it was sent), or scheduler.ErrNotFound when the job
+// had no such launch.
 func (s *Store) DriverLaunch(ctx context.Context, jobID string, attempt int) (scheduler.DriverRecord, error) {
 	d := scheduler.DriverRecord{JobID: jobID, Attempt: attempt}
-	var runningAt sql.NullTime
-	err := s.db.QueryRowContext(ctx, `SELECT task_id, agent_id, ended, ran, running_at FROM driver_launches WHERE job_id = $1 AND attempt = $2`,
-		jobID, attempt).Scan(&d.TaskID, &d.AgentID, &d.Ended, &d.Ran, &runningAt)
-	if runningAt.Valid {
-		d.RunningAt = runningAt.Time.UTC()
-	}
+	var runningAt, launchedAt sql.NullTime
+	err := s.db.QueryRowContext(ctx, `SELECT task_id, agent_id, ended, ran, running_at, launched_at FROM driver_launches WHERE job_id = $1 AND attempt = $2`,
+		jobID, attempt).Scan(&d.TaskID, &d.AgentID, &d.Ended, &d.Ran, &runningAt, &launchedAt)
+	d.RunningAt, d.LaunchedAt = timeOfNull(runningAt), timeOfNull(launchedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("driver launch %d of job %s: %w", attempt, jobID, scheduler.ErrNotFound)
 	}
@@ -93,6 +90,22 @@ func (s *Store) DriverLaunch(ctx context.Context, jobID string, attempt int) (sc
 		return d, fmt.Errorf("read driver launch %d of job %s: %w", attempt, jobID, err)
 	}
 	return d, nil
+}
+
+// nullTimeOf is t for a nullable column: NULL when zero.
+func nullTimeOf(t time.Time) sql.NullTime {
+	if t.IsZero() {
+		return sql.NullTime{}
+	}
+	return sql.NullTime{Time: t.UTC(), Valid: true}
+}
+
+// timeOfNull is a nullable column's time in UTC (zero for NULL).
+func timeOfNull(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
 }
 
 // CountFailedRun records that the application run of driver task taskID

@@ -13,7 +13,7 @@ import (
 // run history, notBefore, cost attribution and driver launches) holding
 // jobs of every kind, drivers, a cost meter total and events takes the
 // later migrations at start, and what it held reads back (its drivers
-// without ran or running_at: migration 0020).
+// without ran or running_at, migration 0020, or launched_at, 0021).
 func TestMigrationsUpgradeWithData(t *testing.T) {
 	const before = 11
 	url := pgtest.URL(t)
@@ -103,10 +103,12 @@ func TestMigrationsUpgradeWithData(t *testing.T) {
 	if d, err := s.DriverLaunch(ctx, running, 2); err != nil || d.TaskID != "task-run-2" || d.AgentID != "agent-b" {
 		t.Errorf("launch 2 of the running job: %+v, %v", d, err)
 	}
-	// Stored before migration 0020: nothing proves a run, no running time
-	// (lifecycle.New times it from updated_at, as before).
-	if d, err := s.Driver(ctx, running); err != nil || d.Attempt != 2 || d.Ran || !d.RunningAt.IsZero() || !d.UpdatedAt.Equal(now.Add(-time.Hour)) {
-		t.Errorf("driver of the running job: %+v, %v; want attempt 2, not ran, no running time, updated an hour ago", d, err)
+	// Stored before migrations 0020 and 0021: nothing proves a run, no
+	// running or launch time (lifecycle.New times them from updated_at, as
+	// before).
+	if d, err := s.Driver(ctx, running); err != nil || d.Attempt != 2 || d.Ran || !d.RunningAt.IsZero() || !d.LaunchedAt.IsZero() ||
+		!d.UpdatedAt.Equal(now.Add(-time.Hour)) {
+		t.Errorf("driver of the running job: %+v, %v; want attempt 2, not ran, no running or launch time, updated an hour ago", d, err)
 	}
 	if _, _, err := s.ListJobs(ctx, ListOptions{Limit: 10}); err != nil {
 		t.Errorf("list after the upgrade: %v", err)

@@ -30,7 +30,9 @@ const (
 	// after both the stored one and Attempt, carrying Lost lost launches;
 	// Relaunch when Mesos lost the last launch (EvDriverNamed).
 	ActNameDriver
-	// ActReport: report To with Why to the core (EvReported).
+	// ActReport: report To with Why to the core (EvReported); a report of
+	// RUNNING carries in Run when the driver was first seen running (the
+	// run's start).
 	ActReport
 	// ActQueueLaunch: build the driver's command and queue its launch
 	// with the framework (EvLaunchQueued, which must be stepped before the
@@ -87,7 +89,8 @@ type Action struct {
 	Attempt     int  // ActNameDriver: the current launch number
 	Lost        int  // ActNameDriver: lost launches carried
 	Relaunch    bool // ActNameDriver
-	// Run: ActReportOutcome of a driver that ran from LAUNCHING.
+	// Run: ActReportOutcome of a driver that ran from LAUNCHING; the start
+	// of the run an ActReport of RUNNING reports.
 	Run scheduler.RunStart
 }
 
@@ -111,6 +114,8 @@ func (a Action) Format(t0 time.Time) string {
 		s := a.Kind.String() + " " + string(a.To) + ": " + a.Why
 		switch r := a.Run; {
 		case !r.Ran:
+		case a.Kind == ActReport && !r.At.IsZero():
+			s += " [running since " + r.At.Sub(t0).String() + "]"
 		case r.At.IsZero():
 			s += " [ran; start unknown]"
 		case r.Measured:

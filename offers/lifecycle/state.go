@@ -81,14 +81,11 @@ type State struct {
 	// process; Sending: its ACCEPT is on the way (decisions wait for it).
 	Queued, Sending bool
 	// QueuedAt: when the current launch was queued; WaitFrom: when the
-	// plan started waiting for an unregistered agent.
+	// plan started waiting for an unregistered agent. (When the launch was
+	// sent and when the driver was first seen running are the driver
+	// record's LaunchedAt and RunningAt, stored with the launch: they time
+	// the run after a restart too, runStart.)
 	QueuedAt, WaitFrom time.Time
-	// LaunchedAt: when this generation's launch was sent (its LAUNCH_SENT
-	// record stored, or read back after a restart). With Driver.RunningAt
-	// (when its TASK_STARTING/TASK_RUNNING was first taken, stored) it
-	// times a run whose driver ended before the job was reported RUNNING
-	// (Run).
-	LaunchedAt time.Time
 	// Outcome and Reason are set when Releasing starts ("" outcome: the
 	// core let go, nothing to report).
 	Outcome scheduler.State
@@ -122,16 +119,15 @@ func New(cfg Config, job scheduler.Job, plan placement.Plan, ph Phase, drv sched
 	s := State{Cfg: cfg, Job: job, Plan: plan, Phase: ph, Driver: drv, Kill: job.KillRequested, Preempt: job.PreemptRequested,
 		QueuedAt: now, Busy: ActNone}
 	if ph == Launching && !drv.Ended && !drv.UpdatedAt.IsZero() {
-		// The stored record's time is when its last state was taken.
+		// Stored without the times of its launch (before migrations 0020
+		// and 0021, or by an older binary): the stored record's time is
+		// when its last state was taken, the best known, kept from now on
+		// (the next record stored carries it, and neither a re-sent
+		// TASK_RUNNING nor a reconciliation's TASK_STAGING moves it).
 		switch {
-		case drv.State == LaunchSent:
-			s.LaunchedAt = drv.UpdatedAt
+		case drv.State == LaunchSent && drv.LaunchedAt.IsZero():
+			s.Driver.LaunchedAt = drv.UpdatedAt
 		case drv.Started && drv.RunningAt.IsZero():
-			// Stored without its RunningAt (before migration 0020, or by
-			// an older binary): its last state, TASK_STARTING/RUNNING, is
-			// the best known start, kept from now on (the next record
-			// stored carries it, and a re-sent TASK_RUNNING does not move
-			// it).
 			s.Driver.RunningAt = drv.UpdatedAt
 		}
 	}
@@ -139,17 +135,29 @@ func New(cfg Config, job scheduler.Job, plan placement.Plan, ph Phase, drv sched
 }
 
 // runStart is the best start known of the driver's run (State.Run): when
-// it was first seen running (measured, as a RUNNING report times a run;
-// stored, so known after a restart too), else when it was launched, else
-// unknown (zero: the core takes the end).
+// it was first seen running (measured, as a RUNNING report times a run),
+// else when it was launched, else unknown (zero: the core takes the end).
+// Both times are stored with the launch, so they are known after a
+// restart too.
 func (s State) runStart() scheduler.RunStart {
 	switch {
 	case s.Driver.Started && !s.Driver.RunningAt.IsZero():
 		return scheduler.RunStart{Ran: true, At: s.Driver.RunningAt, Measured: true}
-	case !s.LaunchedAt.IsZero():
-		return scheduler.RunStart{Ran: true, At: s.LaunchedAt}
+	case !s.Driver.LaunchedAt.IsZero():
+		return scheduler.RunStart{Ran: true, At: s.Driver.LaunchedAt}
 	}
 	return scheduler.RunStart{Ran: true}
+}
+
+// runningSince is the start of the run a RUNNING report reports: when the
+// driver was first seen running (stored with the launch), not when the
+// report is made, which a restart, or a refused report tried again, can
+// put long after (zero At when not known: the core times it itself).
+func (s State) runningSince() scheduler.RunStart {
+	if s.Driver.RunningAt.IsZero() {
+		return scheduler.RunStart{}
+	}
+	return scheduler.RunStart{Ran: true, At: s.Driver.RunningAt, Measured: true}
 }
 
 // Holds reports whether the job still counts on its plan's resources.
@@ -167,11 +175,15 @@ func (s State) MaySend(taskID string) bool {
 		!s.Kill && s.Preempt == "" && s.Lost == "" && s.Phase == Launching
 }
 
-// SendingRecord is the driver record to store before the ACCEPT goes out
-// on agent.
-func (s State) SendingRecord(agentID string) scheduler.DriverRecord {
+// SendingRecord is the driver record to store at now, before the ACCEPT
+// goes out on agent: the launch's time is now, unless it was sent before
+// (an ACCEPT that failed, sent again: the first stays, as in the store).
+func (s State) SendingRecord(agentID string, now time.Time) scheduler.DriverRecord {
 	d := s.Driver
 	d.AgentID, d.State = agentID, LaunchSent
+	if d.LaunchedAt.IsZero() {
+		d.LaunchedAt = now
+	}
 	return d
 }
 

@@ -99,8 +99,7 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 		s.Sending = true
 	case EvLaunchRecorded:
 		if s.Driver.TaskID == ev.Driver.TaskID && !s.Driver.Ended {
-			s.Driver = ev.Driver
-			s.LaunchedAt = at // the ACCEPT follows
+			s.Driver = ev.Driver // with its LaunchedAt; the ACCEPT follows
 		}
 	case EvLaunchRecordFailed:
 		s.Sending = false
@@ -160,8 +159,8 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 			return retry()
 		}
 		s.Driver, s.Queued, s.JobChecked = ev.Driver, false, false
-		// (LaunchedAt is set again when this driver's launch is sent, before
-		// any status of it is taken; the new record has no RunningAt.)
+		// (The new record has no LaunchedAt nor RunningAt: they are this
+		// launch's, set when it is sent and first seen running.)
 	case EvReported:
 		if ev.Err != nil {
 			s.Reporting = ""
@@ -261,8 +260,11 @@ func decide(s State, at time.Time, out []Action) (State, []Action) {
 			// (A driver to stop, or one that ended, goes straight to its
 			// outcome: LAUNCHING may end KILLED, FINISHED, FAILED or QUEUED,
 			// and a failing report must not hold up a kill.)
+			// The run starts when the driver was first seen running: after
+			// a restart, or a refused report, that is before now.
 			s.Reporting = scheduler.Running
-			return busy(Action{Kind: ActReport, To: scheduler.Running, Why: "driver running on agent " + nameOr(s.DriverAgentName, d.AgentID)})
+			return busy(Action{Kind: ActReport, To: scheduler.Running, Why: "driver running on agent " + nameOr(s.DriverAgentName, d.AgentID),
+				Run: s.runningSince()})
 		case s.Kill && beforeDriver:
 			// Releasing first: a launch the framework is about to send
 			// then withdraws itself (MaySend).

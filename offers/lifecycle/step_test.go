@@ -26,8 +26,9 @@ import (
 //	= phase=P outcome=S reason~TEXT kill lost=AGENT
 //
 // A driver SPEC is task:STATE:flags, flags among started, ended, ran,
-// agent=X, attempt=N, lost=N, running=SECONDS (RunningAt) and
-// updated=SECONDS (UpdatedAt, when stored). Besides the machine's events,
+// agent=X, attempt=N, lost=N, running=SECONDS (RunningAt),
+// launched=SECONDS (LaunchedAt) and updated=SECONDS (UpdatedAt, when
+// stored). Besides the machine's events,
 // the harness knows
 //
 //	> status @T state=TASK_X agent=A message=M invalid-offers executor reason=R
@@ -163,6 +164,8 @@ func driverSpec(t *testing.T, spec string) scheduler.DriverRecord {
 			d.Ran = true
 		case "running":
 			d.RunningAt = t0.Add(time.Duration(atoi(t, v)) * time.Second)
+		case "launched":
+			d.LaunchedAt = t0.Add(time.Duration(atoi(t, v)) * time.Second)
 		case "updated":
 			d.UpdatedAt = t0.Add(time.Duration(atoi(t, v)) * time.Second)
 		default:
@@ -192,7 +195,7 @@ type stored struct {
 
 // putDriver stores d at T as store.PutDriver does: an older launch's
 // record changes nothing; the launch's Ran is only ever set and its first
-// RunningAt stays (driver_launches); UpdatedAt is T.
+// RunningAt and LaunchedAt stay (driver_launches); UpdatedAt is T.
 func (db *stored) putDriver(d scheduler.DriverRecord, at time.Time) {
 	old := db.driver
 	if old.Attempt > d.Attempt {
@@ -202,6 +205,9 @@ func (db *stored) putDriver(d scheduler.DriverRecord, at time.Time) {
 		d.Ran = d.Ran || old.Ran
 		if !old.RunningAt.IsZero() {
 			d.RunningAt = old.RunningAt
+		}
+		if !old.LaunchedAt.IsZero() {
+			d.LaunchedAt = old.LaunchedAt
 		}
 	}
 	d.UpdatedAt = at
@@ -294,7 +300,7 @@ func (tr *transcript) run(t *testing.T) {
 					got = append(got, "withdrawn")
 					continue
 				}
-				rec := st.SendingRecord(kv["agent"])
+				rec := st.SendingRecord(kv["agent"], at)
 				step(Event{Kind: EvLaunchSending, At: at, Agent: kv["agent"]})
 				if _, fail := kv["store-fails"]; fail {
 					step(Event{Kind: EvLaunchRecordFailed, At: at})
