@@ -96,6 +96,7 @@ type errReporter struct {
 	mu      sync.Mutex
 	err     error
 	reports []sched.State
+	runs    []sched.RunStart // of ReportRan
 	changed int
 }
 
@@ -105,7 +106,10 @@ func (r *errReporter) Report(_ context.Context, _ string, to sched.State, _ stri
 	r.reports = append(r.reports, to)
 	return r.err
 }
-func (r *errReporter) ReportRan(ctx context.Context, id string, to sched.State, why string, _ sched.RunStart) error {
+func (r *errReporter) ReportRan(ctx context.Context, id string, to sched.State, why string, run sched.RunStart) error {
+	r.mu.Lock()
+	r.runs = append(r.runs, run)
+	r.mu.Unlock()
 	return r.Report(ctx, id, to, why)
 }
 func (r *errReporter) ClusterChanged() { r.mu.Lock(); r.changed++; r.mu.Unlock() }
@@ -389,6 +393,45 @@ func TestQueueLaunchByHand(t *testing.T) {
 	acts = s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActQueueLaunch})
 	if st := s.state(lj); st.Queued || st.Phase != lifecycle.Launching || !slices.Equal(kinds(acts), []lifecycle.ActionKind{lifecycle.ActTimer}) || len(s.fw.pending) != 0 {
 		t.Errorf("no master: queued %v, phase %s, actions %v; want a retry, nothing queued", st.Queued, st.Phase, kinds(acts))
+	}
+}
+
+// TestRunTimesReachTheCoreAndTheStore: the LAUNCH_SENT record stored just
+// before the ACCEPT carries the launch's time (driver_launches.launched_at),
+// and a RUNNING report made after a restart passes the stored first
+// RUNNING's time on to the core (scheduler.Core.ReportRan), not nothing
+// (docs/learning.md, "How a run's times survive a restart").
+func TestRunTimesReachTheCoreAndTheStore(t *testing.T) {
+	ctx := context.Background()
+	s := newFollowSetup(t, testJob(0))
+	named := sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: DriverTaskID(testJobID, 1)}
+	lj := s.awaiting(testJob(0), lifecycle.Launching, named, lifecycle.ActQueueLaunch, "S1")
+	s.c.perform(ctx, lj, lifecycle.Action{Kind: lifecycle.ActQueueLaunch})
+	before := time.Now()
+	s.fw.Event(ctx, offersEvent(driverOffer("O-1", "S1", 4, 8192, "sparkpack")))
+	d := s.st.drivers[testJobID]
+	if d.State != LaunchSent || d.LaunchedAt.Before(before) || d.LaunchedAt.After(time.Now()) {
+		t.Fatalf("stored driver %+v; want LAUNCH_SENT launched between %v and now", d, before)
+	}
+	if got := s.state(lj).Driver.LaunchedAt; !got.Equal(d.LaunchedAt) {
+		t.Fatalf("the machine has the launch at %v, the store at %v", got, d.LaunchedAt)
+	}
+
+	// A restart finds TASK_RUNNING stored a minute ago, not yet reported.
+	runningAt := time.Now().Add(-time.Minute)
+	s = newFollowSetup(t, testJob(0))
+	stored := sched.DriverRecord{JobID: testJobID, Attempt: 1, TaskID: named.TaskID, AgentID: "S1", State: "TASK_RUNNING", Started: true,
+		RunningAt: runningAt, UpdatedAt: runningAt}
+	lj = s.awaiting(testJob(0), lifecycle.Launching, stored, lifecycle.ActNone, "S1")
+	s.c.mu.Lock()
+	acts := s.c.stepLocked(lj, lifecycle.Event{Kind: lifecycle.EvStart, At: time.Now()})
+	s.c.mu.Unlock()
+	if len(acts) != 1 || acts[0].Kind != lifecycle.ActReport || acts[0].To != sched.Running {
+		t.Fatalf("resumed: actions %v; want a RUNNING report", kinds(acts))
+	}
+	s.c.perform(ctx, lj, acts[0])
+	if len(s.rep.runs) != 1 || !s.rep.runs[0].At.Equal(runningAt) || !s.rep.runs[0].Measured || !slices.Equal(s.rep.reports, []sched.State{sched.Running}) {
+		t.Fatalf("reported %v with runs %+v; want RUNNING since %v, measured", s.rep.reports, s.rep.runs, runningAt)
 	}
 }
 
