@@ -37,7 +37,8 @@ import (
 //	    stored at T (AfterStatus; stored as store.PutDriver does) and stepped;
 //	> sending @T agent=A
 //	    the framework about to send the ACCEPT: "< withdrawn" unless
-//	    MaySend, else EvLaunchSending then EvLaunchRecorded;
+//	    MaySend, else EvLaunchSending then EvLaunchRecorded (the
+//	    LAUNCH_SENT record, launched at T unless sent before, stored);
 //	> restart @T
 //	    a crash and a restart: a new machine from what the harness
 //	    stored (phase reported, driver record, kill/eviction requests),
