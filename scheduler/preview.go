@@ -15,7 +15,17 @@ import (
 // the cluster as it is, what that adds to the hourly bill, and when it
 // would start and end if nothing else changed.
 type Preview struct {
+	// Rejected is why the job would not be queued: stored REJECTED by the
+	// scheduler's intake, or, with RefusedStatus, refused at submission.
 	Rejected string `json:"rejected,omitempty"`
+	// RefusedStatus is the HTTP status a submission would be refused with
+	// (403 for its team's spent budget under budget-action=reject, 429 at
+	// --max-waiting-per-token or its team's max-waiting or max-deadline),
+	// and RefusedReason the refusal's reason in
+	// sparkpack_requests_refused_total (too_many_waiting, team_cap) where
+	// it is counted there; both absent when it would be stored REJECTED.
+	RefusedStatus int    `json:"refusedStatus,omitempty"`
+	RefusedReason string `json:"refusedReason,omitempty"`
 	// Queue is "deadline" or "regular"; Ahead the waiting jobs it would
 	// wait behind in it (and, for a regular job, DeadlineWaiting the
 	// deadline jobs, which all go first).

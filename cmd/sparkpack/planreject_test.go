@@ -43,6 +43,18 @@ func TestPlanOfARejectedJobFails(t *testing.T) {
 		t.Errorf("plan -o json of a rejected job printed no answer: %q", out)
 	}
 
+	// A refusal at submission (here --max-waiting-per-token) is not a
+	// REJECTED job: plan says which status and reason the submission
+	// would be refused with.
+	const waiting = `token "ci" already has 2 jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token 2); submit again when some have started, or cancel some`
+	answer = scheduler.Preview{Rejected: waiting, RefusedStatus: http.StatusTooManyRequests, RefusedReason: "too_many_waiting"}
+	for _, args := range [][]string{{"plan"}, {"plan", "-o", "json"}, {"submit", "--dry-run"}} {
+		code, out, errOut := runCmd(t, append(args, job...)...)
+		if code == 0 || strings.Contains(errOut, "REJECTED") || !strings.Contains(errOut, "a submission would be refused (429 too_many_waiting): "+waiting) {
+			t.Errorf("%v of a job a submission of which would be refused: exit %d, stderr %q\n%s", args, code, errOut, out)
+		}
+	}
+
 	for _, p := range []scheduler.Preview{{Queue: "regular", StartsNow: true}, {Queue: "regular", WaitingReason: "waiting for resources"}} {
 		answer = p
 		if code, out, errOut := runCmd(t, append([]string{"plan"}, job...)...); code != 0 {

@@ -524,6 +524,13 @@ func planRejected(p scheduler.Preview) error {
 	if p.Rejected == "" {
 		return nil
 	}
+	if p.RefusedStatus != 0 {
+		why := strconv.Itoa(p.RefusedStatus)
+		if p.RefusedReason != "" {
+			why += " " + p.RefusedReason
+		}
+		return fmt.Errorf("a submission would be refused (%s): %s", why, p.Rejected)
+	}
 	return fmt.Errorf("would be REJECTED: %s; change what this names (fewer or smaller executors, a later deadline; for a team's budget or waiting jobs, what it says) and plan it again", p.Rejected)
 }
 
