@@ -62,3 +62,24 @@ func TestPlanOfARejectedJobFails(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanShowsTheTeamsBefore: plan's queue line names the teams the fair
+// share between teams offers the room first (teamsBefore).
+func TestPlanShowsTheTeamsBefore(t *testing.T) {
+	answer := scheduler.Preview{Queue: "regular", Ahead: 3, TeamsBefore: []string{"etl", "reporting"},
+		WaitingReason: "behind 3 waiting jobs in the regular queue (it fits now, but they are tried first; ...)"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(answer)
+	}))
+	defer srv.Close()
+	job := []string{"plan", "--server", srv.URL, "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "2", "--executor-cores", "1", "--executor-memory", "1g"}
+	code, out, errOut := runCmd(t, job...)
+	if code != 0 || !strings.Contains(out, "regular, behind 3 jobs (fair share between teams: teams etl, reporting first)") {
+		t.Errorf("plan: exit %d, stdout %q, stderr %q; want the teams offered the room first", code, out, errOut)
+	}
+	answer.TeamsBefore = []string{"etl"}
+	if _, out, _ := runCmd(t, job...); !strings.Contains(out, "(fair share between teams: team etl first)") {
+		t.Errorf("plan with one team before: %q", out)
+	}
+}

@@ -562,6 +562,13 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 		fmt.Fprintf(tw, "start\twaits: %s\n", p.WaitingReason)
 	}
 	fmt.Fprintf(tw, "queue\t%s, behind %s", p.Queue, plural.N(p.Ahead, "job"))
+	if len(p.TeamsBefore) > 0 {
+		team := "team"
+		if len(p.TeamsBefore) > 1 {
+			team = "teams"
+		}
+		fmt.Fprintf(tw, " (fair share between teams: %s %s first)", team, strings.Join(p.TeamsBefore, ", "))
+	}
 	if p.Queue == "regular" && p.DeadlineWaiting > 0 {
 		fmt.Fprintf(tw, " (and %s, which go first)", plural.N(p.DeadlineWaiting, "deadline job"))
 	}
