@@ -245,3 +245,63 @@ func TestPreviewFairShareLastStart(t *testing.T) {
 		t.Errorf("the pass started %v, want d-wait (not b-2)", got)
 	}
 }
+
+// TestRegularAhead: the previewed regular job's place over a published
+// regular queue: without teams, every job of its demand or more (all of
+// them in FIFO); with teams, every job of the teams ranked before its
+// team (here: b and c hold nothing, a holds 5 of 16 cpus, d 9), then its
+// own team's jobs of its demand or more, whatever the other teams'
+// demands.
+func TestRegularAhead(t *testing.T) {
+	// The queue's order: by demand, largest first.
+	queue := []*QueuedJob{
+		{ID: "d1", Team: "d", ResourceDemand: 0.9},
+		{ID: "a1", Team: "a", ResourceDemand: 0.8},
+		{ID: "b1", Team: "b", ResourceDemand: 0.6},
+		{ID: "a2", Team: "a", ResourceDemand: 0.5},
+		{ID: "c1", Team: "c", ResourceDemand: 0.4},
+		{ID: "a3", Team: "a", ResourceDemand: 0.2},
+		{ID: "b2", Team: "b", ResourceDemand: 0.1},
+	}
+	cfg := teamsOf(t, "a\nb\nc\nd\n")
+	snap := snapOf([]placement.Agent{agent("a1", 16, 65536, 0.5)})
+	hold := func(id, team string, executors int) runningJob {
+		j := mkJob(id, executors, 2, inTeam(team))
+		return runningJob{id: id, state: Running, team: team, demand: DemandOf(&j), driverCPUs: 1, driverMemMB: 1024}
+	}
+	running := []runningJob{hold("ra", "a", 2), hold("rd", "d", 4)}
+	cases := []struct {
+		name   string
+		teams  bool
+		fifo   bool
+		team   string
+		rd     float64
+		ahead  int
+		before []string
+	}{
+		{"no teams: by demand", false, false, "a", 0.5, 4, nil},
+		{"no teams, FIFO: all", false, true, "a", 0.5, 7, nil},
+		{"team a (0.31): behind b and c, then a1 and a2", true, false, "a", 0.5, 5, []string{"b", "c"}},
+		{"team a, the largest demand: behind b and c only", true, false, "a", 0.95, 3, []string{"b", "c"}},
+		{"team a, FIFO: behind b, c and all of a", true, true, "a", 0.95, 6, []string{"b", "c"}},
+		{"team b (nothing held): its own jobs first only", true, false, "b", 0.3, 1, nil},
+		{"team d (0.56): behind everyone else", true, false, "d", 0.05, 7, []string{"b", "c", "a"}},
+		{"a new team: behind b and c (nothing held, names before it)", true, false, "e", 0.99, 3, []string{"b", "c"}},
+	}
+	for _, c := range cases {
+		in := passInput{now: t0, snap: snap, running: running}
+		if c.teams {
+			in.teams = cfg
+		}
+		p := &passRun{in: &in, now: t0, snap: snap, teams: newTeamPass(&in)}
+		s := &queueSnapshot{regular: queue, fifo: c.fifo}
+		ahead, fair := p.regularAhead(s, &Entry{ID: "new", Team: c.team, RD: c.rd})
+		var before []string
+		for _, f := range fair {
+			before = append(before, f.rank.team)
+		}
+		if ahead != c.ahead || !slices.Equal(before, c.before) {
+			t.Errorf("%s: ahead %d, teams before %v; want %d, %v", c.name, ahead, before, c.ahead, c.before)
+		}
+	}
+}
