@@ -232,36 +232,65 @@ type waitingCounter interface {
 	CountWaitingBy(ctx context.Context, name string) (int, error)
 }
 
-// underWaitingCap checks --max-waiting-per-token for p. A resubmission of
-// a job that exists already (same id) is let through: it creates nothing.
-// On refusal it has answered.
+// underWaitingCap checks --max-waiting-per-token for p (tokenWaitingRefusal).
+// On refusal it has answered (429, counted as too_many_waiting).
 func (s *Server) underWaitingCap(ctx context.Context, w http.ResponseWriter, r *http.Request, p Principal, id string) bool {
-	wc, ok := s.cfg.Store.(waitingCounter)
-	if !ok {
-		return true
-	}
-	n, err := wc.CountWaitingBy(ctx, p.Name)
+	msg, err := s.tokenWaitingRefusal(ctx, p, id)
 	if err != nil {
 		writeStoreError(w, r, "count waiting jobs", err)
 		return false
 	}
-	if n < s.cfg.MaxWaitingPerToken {
+	if msg == "" {
 		return true
+	}
+	s.guard.Count(r, p.Listener, RefusedTooManyWaiting)
+	writeError(w, http.StatusTooManyRequests, "", msg)
+	return false
+}
+
+// tokenWaitingRefusal is why a new job of p is refused at
+// --max-waiting-per-token ("" when it is not): the count from the store,
+// then waitingCapRefusal. A resubmission of a job that exists already (the
+// id the client gave) is never refused: it creates nothing. A submission
+// (underWaitingCap) and a preview (planJob) both ask it.
+func (s *Server) tokenWaitingRefusal(ctx context.Context, p Principal, id string) (string, error) {
+	if s.cfg.MaxWaitingPerToken <= 0 || p.Name == "" {
+		return "", nil
+	}
+	wc, ok := s.cfg.Store.(waitingCounter)
+	if !ok {
+		return "", nil
+	}
+	n, err := wc.CountWaitingBy(ctx, p.Name)
+	if err != nil {
+		return "", err
+	}
+	msg := waitingCapRefusal(p, n, s.cfg.MaxWaitingPerToken)
+	if msg == "" {
+		return "", nil
 	}
 	if id != "" {
 		if _, err := s.cfg.Store.GetJob(ctx, id); err == nil {
-			return true
+			return "", nil
 		}
 	}
-	s.guard.Count(r, p.Listener, RefusedTooManyWaiting)
-	who := fmt.Sprintf("token %q", p.Name)
-	if p.Via == "allowlist" {
-		who = "clients of --spark-rest-allow"
+	return msg, nil
+}
+
+// waitingCapRefusal decides --max-waiting-per-token: why a new job of p,
+// which has waiting jobs SUBMITTED or QUEUED, is refused under the cap
+// limit ("" when it is not: no cap, no name, or fewer than limit waiting).
+func waitingCapRefusal(p Principal, waiting, limit int) string {
+	if limit <= 0 || p.Name == "" || waiting < limit {
+		return ""
 	}
-	writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf(
-		"%s already has %d jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token %d); submit again when some have started, or cancel some",
-		who, n, s.cfg.MaxWaitingPerToken))
-	return false
+	who := fmt.Sprintf("token %q already has", p.Name)
+	if p.Via == "allowlist" {
+		who = "clients of --spark-rest-allow already have"
+	}
+	return fmt.Sprintf(
+		"%s %d jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token %d); submit again when some have started, or cancel some",
+		who, waiting, limit)
 }
 
 func (s *Server) jobID(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -568,7 +597,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	// The job a submission would make: the same team, and so the same
 	// budget, maximums and caps.
-	job, _ := jobOf(r, spec, now)
+	job, principal := jobOf(r, spec, now)
 	job.DeadlineAt = spec.ResolveDeadline(now)
 	if err := scheduler.CheckNotBefore(&job); err != nil {
 		var fe *scheduler.FieldError
@@ -577,7 +606,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg, refused := s.budgetRefused(r, job.Team, spec.ID); refused {
-		writeJSON(w, http.StatusOK, scheduler.Preview{Rejected: msg})
+		writeJSON(w, http.StatusOK, scheduler.Preview{Rejected: msg, RefusedStatus: http.StatusForbidden})
 		return
 	}
 	if spec.AutoExecutors() && !s.rightSize(w, &job, now) {
@@ -590,6 +619,18 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "plan the job", err)
 		return
 	}
+	// The refusals a submission would meet after the intake's decision, in
+	// its order: the token's waiting jobs, then the team's caps.
+	if p.Rejected == "" {
+		msg, err := s.tokenWaitingRefusal(ctx, principal, spec.ID)
+		if err != nil {
+			writeStoreError(w, r, "count waiting jobs", err)
+			return
+		}
+		if msg != "" {
+			p = scheduler.Preview{Rejected: msg, RefusedStatus: http.StatusTooManyRequests, RefusedReason: RefusedTooManyWaiting}
+		}
+	}
 	if p.Rejected == "" && !s.cfg.Teams.Get().Empty() {
 		msg, err := s.teamCapRefusal(ctx, &job)
 		if err != nil {
@@ -597,7 +638,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if msg != "" {
-			p = scheduler.Preview{Rejected: msg}
+			p = scheduler.Preview{Rejected: msg, RefusedStatus: http.StatusTooManyRequests, RefusedReason: RefusedTeamCap}
 		}
 	}
 	writeJSON(w, http.StatusOK, p)

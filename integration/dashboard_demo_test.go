@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -131,10 +132,51 @@ func TestDashboardShowsPower(t *testing.T) {
 	if first(cost) != first(meterFact) || first(bill) != first(billFact) {
 		t.Errorf("header: cost %q, bill %q; facts: meter %q, bill %q: want the same figures", cost, bill, meterFact, billFact)
 	}
+	// And as an operator reads them: cents, or, under a cent, two
+	// significant digits (fmtCost; TestDashboardCostFigures).
+	for _, v := range []string{first(cost), first(bill)} {
+		if !costFigure.MatchString(v) {
+			t.Errorf("header figure %q: want cents ($0.25, $12.40), or two significant digits under a cent ($0.0056)", v)
+		}
+	}
 	if !strings.Contains(leader, "(this instance)") {
 		t.Fatalf("the header shows the leader as %q; the demo's one instance leads", leader)
 	}
 	b.screenshot(t, "demo-power-off")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// costFigure is a cost as the dashboard shows it: cents, or under a cent
+// (not zero) two significant digits at most.
+var costFigure = regexp.MustCompile(`^-?\$(\d+\.\d\d|0\.000*[1-9]\d?)$`)
+
+// TestDashboardCostFigures: the dashboard's one cost format (fmtCost, the
+// header's and the cost facts'): cents, or, under a cent and not zero,
+// two significant digits, so that a small demo's cost never reads $0.00
+// and a cost of $0.50 does not read $0.5000.
+func TestDashboardCostFigures(t *testing.T) {
+	base := startAPI(t)
+	b := newBrowser(t)
+	in := []float64{0, 0.5, 0.01, 0.0099999, 0.0056, 0.005, 0.00042, 1.234, 123.456, 1e-7, -0.0012, -2.5}
+	want := []string{"$0.00", "$0.50", "$0.01", "$0.01", "$0.0056", "$0.005", "$0.00042", "$1.23", "$123.46", "$0.0000001", "-$0.0012", "-$2.50"}
+	var got []string
+	b.run(t, 45*time.Second,
+		chromedp.Navigate(base+"/#/"),
+		chromedp.WaitVisible(`#total-cost`, chromedp.ByQuery),
+		chromedp.Evaluate(`[0, 0.5, 0.01, 0.0099999, 0.0056, 0.005, 0.00042, 1.234, 123.456, 1e-7, -0.0012, -2.5].map(fmtCost)`, &got))
+	if len(got) != len(in) {
+		t.Fatalf("fmtCost of %v: %q", in, got)
+	}
+	for i := range in {
+		if got[i] != want[i] {
+			t.Errorf("fmtCost(%g) = %q, want %q", in[i], got[i], want[i])
+		}
+		if in[i] != 0 && !costFigure.MatchString(got[i]) {
+			t.Errorf("fmtCost(%g) = %q: not a figure the header's check (costFigure) takes", in[i], got[i])
+		}
+	}
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}

@@ -94,7 +94,7 @@ func TestDashboardUsagePage(t *testing.T) {
 	for _, c := range []struct{ row, want string }{
 		{analytics, "$3.00"}, {analytics, "55.8%"}, {analytics, "3 cpus of 8 guaranteed (max 16) — below its guarantee"}, {analytics, "6.00"}, {analytics, "over: new jobs held"},
 		{search, "$1.50"}, {search, "$9.00 left"},
-		{idle, "$0.7500"},
+		{idle, "$0.75"},
 		{total, "Total $5.38"},
 	} {
 		if !strings.Contains(c.row, c.want) {

@@ -3,8 +3,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/teams"
 )
@@ -15,13 +18,27 @@ import (
 // the cluster as it is, what that adds to the hourly bill, and when it
 // would start and end if nothing else changed.
 type Preview struct {
+	// Rejected is why the job would not be queued: stored REJECTED by the
+	// scheduler's intake, or, with RefusedStatus, refused at submission.
 	Rejected string `json:"rejected,omitempty"`
+	// RefusedStatus is the HTTP status a submission would be refused with
+	// (403 for its team's spent budget under budget-action=reject, 429 at
+	// --max-waiting-per-token or its team's max-waiting or max-deadline),
+	// and RefusedReason the refusal's reason in
+	// sparkpack_requests_refused_total (too_many_waiting, team_cap) where
+	// it is counted there; both absent when it would be stored REJECTED.
+	RefusedStatus int    `json:"refusedStatus,omitempty"`
+	RefusedReason string `json:"refusedReason,omitempty"`
 	// Queue is "deadline" or "regular"; Ahead the waiting jobs it would
 	// wait behind in it (and, for a regular job, DeadlineWaiting the
-	// deadline jobs, which all go first).
-	Queue           string `json:"queue,omitempty"`
-	Ahead           int    `json:"ahead"`
-	DeadlineWaiting int    `json:"deadlineWaiting"`
+	// deadline jobs, which all go first). With teams a regular job's
+	// Ahead is in the pass's fair-share order between teams: every
+	// waiting job of the teams offered the room before its team
+	// (TeamsBefore, in that order), then its own team's jobs before it.
+	Queue           string   `json:"queue,omitempty"`
+	Ahead           int      `json:"ahead"`
+	DeadlineWaiting int      `json:"deadlineWaiting"`
+	TeamsBefore     []string `json:"teamsBefore,omitempty"`
 	// StartsNow is true when it fits the cluster now and nothing waits
 	// before it; otherwise WaitingReason says why it would wait.
 	StartsNow     bool   `json:"startsNow"`
@@ -71,10 +88,13 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	if err != nil {
 		return p, fmt.Errorf("preview: snapshot of the cluster: %w", err)
 	}
-	// Its place in its queue, as the last pass ordered the queues.
 	s := c.snapshotView()
-	p.DeadlineWaiting = len(s.deadline)
 	e := c.newEntry(&j)
+	pr := c.previewPass(s, snap, e, now)
+	// Its place in its queue, as the last pass ordered the queues (and,
+	// for a regular job, as the pass offers the room between teams).
+	p.DeadlineWaiting = len(s.deadline)
+	var fair []teamWaiting
 	if j.DeadlineAt != nil {
 		p.Queue = "deadline"
 		for _, q := range s.deadline {
@@ -85,11 +105,10 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	} else {
 		p.Queue = "regular"
 		tc, tm := snap.Totals()
-		rd := placement.ResourceDemand(e.Demand, tc, tm, c.alpha, c.beta)
-		for _, q := range s.regular {
-			if s.fifo || q.ResourceDemand >= rd {
-				p.Ahead++
-			}
+		e.RD = placement.ResourceDemand(e.Demand, tc, tm, c.alpha, c.beta)
+		p.Ahead, fair = pr.regularAhead(s, e)
+		for _, f := range fair {
+			p.TeamsBefore = append(p.TeamsBefore, teams.Label(f.rank.team))
 		}
 	}
 	dm := e.Demand
@@ -98,7 +117,6 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	// What holds it whatever the room, in the pass's order (try): its
 	// team's budget, its start time, then the team policy (its maximums,
 	// the room owed to other teams' guarantees).
-	pr := c.previewPass(s, snap, e, now)
 	budget, budgetHeld := pr.budgetReason(e)
 	nb := j.NotBeforeAt()
 	startLater := nb != nil && nb.After(now)
@@ -139,7 +157,15 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	case behindDeadline:
 		p.WaitingReason = fmt.Sprintf("deadline jobs first: %d waiting", p.DeadlineWaiting)
 	case blocked:
-		p.WaitingReason = fmt.Sprintf("behind %d waiting jobs in the %s queue (it fits now, but they are tried first)", p.Ahead, p.Queue)
+		they := "they are"
+		if p.Ahead == 1 {
+			they = "that one is"
+		}
+		p.WaitingReason = fmt.Sprintf("behind %s in the %s queue (it fits now, but %s tried first", plural.N(p.Ahead, "waiting job"), p.Queue, they)
+		if len(fair) > 0 {
+			p.WaitingReason += "; " + pr.fairShareReason(e, fair)
+		}
+		p.WaitingReason += ")"
 	default:
 		p.StartsNow = true
 		start := now
@@ -156,6 +182,81 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 	return p, nil
 }
 
+// regularAhead is the previewed regular job e's place in the pass's
+// order over the published regular queue: how many waiting jobs the pass
+// tries before it, and, with teams, the teams whose waiting jobs it
+// offers the room first (fairAhead, on the ranks fairOrder uses: what
+// each team's jobs hold now, and its last start as last published).
+// Without teams it is the queue's own order (demand, or FIFO).
+func (p *passRun) regularAhead(s *queueSnapshot, e *Entry) (int, []teamWaiting) {
+	tp := p.teams
+	if tp == nil {
+		n := 0
+		for _, q := range s.regular {
+			if s.fifo || q.ResourceDemand >= e.RD {
+				n++
+			}
+		}
+		return n, nil
+	}
+	byTeam := s.regularTeams()
+	own := 0
+	if rds := byTeam[e.Team]; s.fifo {
+		own = len(rds)
+	} else {
+		// Its team's jobs keep the queue's order: by demand, largest
+		// first; those of e's demand or more go before it.
+		own = sort.Search(len(rds), func(i int) bool { return rds[i] < e.RD })
+	}
+	others := make([]teamWaiting, 0, len(byTeam))
+	for name, rds := range byTeam {
+		if name != e.Team {
+			others = append(others, teamWaiting{rank: tp.rankOf(tp.team(name)), jobs: len(rds)})
+		}
+	}
+	return fairAhead(tp.rankOf(tp.team(e.Team)), own, others)
+}
+
+// regularTeams is the published regular queue's jobs by team: their
+// demands (RD), in the queue's order. Made at the first preview that asks
+// (per published queue) and shared, read only, by the next ones, so that
+// a preview reads a queue of 100,000 jobs once, not at every preview.
+func (s *queueSnapshot) regularTeams() map[string][]float64 {
+	s.owedMu.Lock()
+	defer s.owedMu.Unlock()
+	if s.byTeam == nil {
+		s.byTeam = map[string][]float64{}
+		for _, q := range s.regular {
+			s.byTeam[q.Team] = append(s.byTeam[q.Team], q.ResourceDemand)
+		}
+	}
+	return s.byTeam
+}
+
+// fairShareReason says why the teams of before go before e's team in the
+// fair share: e's team's rank, and the first of those teams.
+func (p *passRun) fairShareReason(e *Entry, before []teamWaiting) string {
+	names := make([]string, 0, 3)
+	for i, b := range before {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("%d more", len(before)-3))
+			break
+		}
+		names = append(names, teams.Label(b.rank.team))
+	}
+	own := p.teams.rankOf(p.teams.team(e.Team))
+	where := fmt.Sprintf("whose weighted share is %.2f", own.key)
+	if own.below {
+		where = fmt.Sprintf("below its guarantee (%.2f of it held)", own.key)
+	}
+	team := "team"
+	if len(before) > 1 {
+		team = "teams"
+	}
+	return fmt.Sprintf("the fair share between teams offers the room to %s %s before team %s, %s",
+		team, strings.Join(names, ", "), teams.Label(e.Team), where)
+}
+
 // previewPass is a pass over nothing but a previewed job e, on what the
 // core publishes: the teams and budgets in force, the jobs holding
 // resources, the deadline queue as the last pass left it (the room owed to
@@ -168,7 +269,7 @@ func (c *Core) previewPass(s *queueSnapshot, snap placement.Snapshot, e *Entry, 
 		in.budgetHeld = c.cfg.Budgets.HeldTeams()
 	}
 	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
-		in.teams, in.running = cfg, c.runningJobs()
+		in.teams, in.running, in.teamStarts = cfg, c.runningJobs(), s.teamStarts
 		in.deadlineAll = owedCandidates(cfg, s, e)
 	}
 	p := &passRun{d: &c.dec, in: &in, now: now, snap: snap, running: in.running, teams: newTeamPass(&in)}

@@ -82,3 +82,19 @@ func teamsBenchHarness(b *testing.B, opt func(i int) jobOpt) *harness {
 	}
 	return h
 }
+
+// BenchmarkPreviewTeamsRegular is a preview of a regular job against
+// 100,000 waiting regular jobs of ten teams: its place in the pass's
+// fair-share order between teams (regularAhead).
+func BenchmarkPreviewTeamsRegular(b *testing.B) {
+	h := teamsBenchHarness(b, nil)
+	ctx := context.Background()
+	j := mkJob("preview", 2, 2, inTeam("t3"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := h.core.Preview(ctx, j, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +103,13 @@ type queueSnapshot struct {
 	owedMu  sync.Mutex
 	owedCfg *teams.Config
 	owed    []*Entry
+	// byTeam is, for previews, the regular queue's jobs' demands by team
+	// (regularTeams; guarded by owedMu).
+	byTeam map[string][]float64
+	// teamStarts is each team's last start as the pass knew it (a copy of
+	// teamMemory.lastStart; nil without teams): between teams that rank
+	// equal, a preview breaks the tie as the pass does.
+	teamStarts map[string]time.Time
 }
 
 // publishEvery bounds how often a large queue is copied for readers while
@@ -129,6 +137,9 @@ func (c *Core) publish(now time.Time) {
 		deadline: make([]*QueuedJob, 0, c.dq.Len()),
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
 		fifo:     c.jq.FIFO, at: now, blocked: c.blocked,
+	}
+	if !c.cfg.Teams.Get().Empty() {
+		s.teamStarts = maps.Clone(c.teams.lastStart)
 	}
 	seen := map[[2]float64]bool{}
 	var last [2]float64

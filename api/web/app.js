@@ -74,7 +74,16 @@ async function apiFetch(path, opts) {
 async function getJSON(path) { return (await apiFetch(path)).json(); }
 
 const fmtUSD = (v) => "$" + (v || 0).toFixed(v >= 100 ? 0 : 2);
-const fmtUSD4 = (v) => "$" + (v || 0).toFixed(v >= 1 ? 2 : 4);
+// fmtCost is a cost as an operator reads it, the same in the header and
+// in the cost facts: cents, or, under a cent (and not zero), two
+// significant digits ($0.0056, $0.00042; cents alone read a small demo's
+// cost as $0.00 next to what it did cost).
+const fmtCost = (v) => {
+  v = v || 0;
+  const a = Math.abs(v), sign = v < 0 ? "-$" : "$";
+  if (a === 0 || a >= 0.01) return sign + a.toFixed(2);
+  return sign + a.toFixed(Math.min(20, 1 - Math.floor(Math.log10(a)))).replace(/(\.\d\d\d*?)0+$/, "$1");
+};
 // An axis label: two significant digits below $1, so that the first
 // seconds of a run (fractions of a cent) do not all read $0.000; in
 // decimals, never in exponent notation ("$8.3e-7").
@@ -296,14 +305,13 @@ function lineChart(box, series, opts) {
 async function renderCost() {
   let c;
   try { c = await getJSON("/api/v1/cost"); } catch (e) { return; }
-  // The header's figures as the facts below show them: 4 decimals under
-  // $1 (cents alone read a small demo's cost and bill as $0.00).
-  $("total-cost").textContent = fmtUSD4(c.totalUSD);
-  $("burn-rate").textContent = fmtUSD4(c.burnRateUSDPerHour) + "/h";
+  // The header's figures as the facts below show them (fmtCost).
+  $("total-cost").textContent = fmtCost(c.totalUSD);
+  $("burn-rate").textContent = fmtCost(c.burnRateUSDPerHour) + "/h";
   // The provider's bill (the emulator's, in the demo) next to the meter.
   const bill = $("bill");
   bill.hidden = !c.bill;
-  if (c.bill) $("bill-total").textContent = fmtUSD4(c.bill.totalUSD) + " (always on: " + fmtUSD4(c.bill.alwaysOnUSD) + ")";
+  if (c.bill) $("bill-total").textContent = fmtCost(c.bill.totalUSD) + " (always on: " + fmtCost(c.bill.alwaysOnUSD) + ")";
   if ($("view-overview").hidden) return;
   const pts = (c.series || []).map((p) => [Date.parse(p.t), p.totalUSD]);
   const st = c.stats || [];
@@ -315,13 +323,13 @@ async function renderCost() {
   }
   lineChart($("chart-cost"), lines, { fmt: fmtAxisUSD });
   // What each figure is, and what power management saved.
-  const facts = [["meter", fmtUSD4(c.totalUSD) + " — what the agents holding sparkpack's reservations or drivers cost while they did (the jobs' own costs are their shares of it; the rest is capacity of those agents no job used)"]];
-  if (c.jobsUSD !== undefined && c.idleUSD !== undefined) facts.push(["jobs", fmtUSD4(c.jobsUSD) + " — the jobs' costs summed (each job's dominant share of the agents it held)"], ["idle", fmtUSD4(c.idleUSD) + " — the rest of the meter: jobs + idle = meter"]);
+  const facts = [["meter", fmtCost(c.totalUSD) + " — what the agents holding sparkpack's reservations or drivers cost while they did (the jobs' own costs are their shares of it; the rest is capacity of those agents no job used)"]];
+  if (c.jobsUSD !== undefined && c.idleUSD !== undefined) facts.push(["jobs", fmtCost(c.jobsUSD) + " — the jobs' costs summed (each job's dominant share of the agents it held)"], ["idle", fmtCost(c.idleUSD) + " — the rest of the meter: jobs + idle = meter"]);
   if (c.bill) {
     const saved = c.bill.alwaysOnUSD - c.bill.totalUSD;
-    facts.push(["bill", fmtUSD4(c.bill.totalUSD) + " — every agent while it was powered on, idle time before power-off and boot time included"]);
-    facts.push(["always on", fmtUSD4(c.bill.alwaysOnUSD) + " — the same agents, none ever off, over the same " + fmtDur(c.bill.seconds)]);
-    facts.push(["saved", fmtUSD4(saved) + (c.bill.alwaysOnUSD > 0 ? " (" + (100 * saved / c.bill.alwaysOnUSD).toFixed(1) + "% of always on)" : "")]);
+    facts.push(["bill", fmtCost(c.bill.totalUSD) + " — every agent while it was powered on, idle time before power-off and boot time included"]);
+    facts.push(["always on", fmtCost(c.bill.alwaysOnUSD) + " — the same agents, none ever off, over the same " + fmtDur(c.bill.seconds)]);
+    facts.push(["saved", fmtCost(saved) + (c.bill.alwaysOnUSD > 0 ? " (" + (100 * saved / c.bill.alwaysOnUSD).toFixed(1) + "% of always on)" : "")]);
   }
   $("cost-explain").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v)]));
   const d = c.deadlines;
@@ -396,7 +404,7 @@ function jobRow(j) {
     el("td", { class: "ran", "data-label": "Ran" }, ranText(j)),
     el("td", { class: "resources", "data-label": "Resources" }, resources(j)),
     el("td", { class: "deadline", "data-label": "Deadline" }, dl.cls ? el("span", { class: dl.cls }, dl.text) : dl.text, dl.risk ? el("span", { class: "atrisk", title: dl.riskWhy || "at risk of missing its deadline" }, " at risk") : null),
-    el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)),
+    el("td", { class: "cost", "data-label": "Cost" }, j.costUSD === undefined || j.costUSD === null ? "–" : fmtCost(j.costUSD)),
     el("td", { class: "agentlist", "data-label": "Agents" }, ...(agents.length ? agents : ["–"])));
 }
 // The jobs page's filter lives in the URL (#/jobs?q=...&state=...&sort=...),
@@ -506,7 +514,7 @@ async function renderJob(id) {
     ["ran", j.runTimeUnknown ? "unknown (" + UNSEEN + ")" : ranText(j)],
     ["deadline", j.deadlineAt ? fmtTime(j.deadlineAt) + (dl.cls ? " (" + dl.text + ")" : j.atRisk ? " (at risk)" : "") : "none" + (dl.risk ? " (at risk: " + OVERRUN + ")" : "")],
     ["executors", j.executors + " × (" + j.executorCores + " cpu, " + fmtMiB(j.executorMemoryMB) + ")"],
-    ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtUSD4(j.costUSD)],
+    ["cost", j.costUSD === undefined || j.costUSD === null ? "–" : fmtCost(j.costUSD)],
     ["main class", j.app && j.app.mainClass], ["application", j.app && j.app.appResource],
     ["labels", Object.entries(j.labels || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"]];
   if (j.team) facts.splice(1, 0, ["team", j.team]);

@@ -79,11 +79,11 @@ function usageTable(view, totals) {
     const dl = t.met + t.missed;
     let budget = "–";
     if (b) {
-      budget = fmtUSD4(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + (b.over ? " — over: " + (b.budget.action === "reject" ? "new jobs refused" : "new jobs held") : " — " + fmtUSD4(b.leftUSD) + " left");
+      budget = fmtCost(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + (b.over ? " — over: " + (b.budget.action === "reject" ? "new jobs refused" : "new jobs held") : " — " + fmtCost(b.leftUSD) + " left");
     }
     return el("tr", { class: t.idle ? "idle" : b && b.over ? "over" : null, "data-team": t.group },
       el("th", { scope: "row" }, t.idle ? "idle (active agents beyond their jobs' shares)" : usageTeamName(t.group)),
-      el("td", { class: "num" }, fmtUSD4(t.cost)),
+      el("td", { class: "num" }, fmtCost(t.cost)),
       el("td", { class: "num" }, total > 0 ? (100 * t.cost / total).toFixed(1) + "%" : "–"),
       el("td", { class: "num", "data-col": "now" }, t.idle ? "–" : usageShareNow(shares.get(t.group))),
       el("td", { class: "num" }, t.idle ? "–" : t.cpu.toFixed(2)),
@@ -100,12 +100,12 @@ function usageTable(view, totals) {
       el("td", { class: "num" }, "$0"), el("td", { class: "num" }, "–"),
       el("td", { class: "num", "data-col": "now" }, usageShareNow(shares.get(team))),
       ...["–", "–", "–", "–", "–"].map((v) => el("td", { class: "num" }, v)),
-      el("td", {}, fmtUSD4(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + " — " + fmtUSD4(b.leftUSD) + " left")));
+      el("td", {}, fmtCost(b.spentUSD) + " of " + fmtUSD(b.budget.usd) + " per " + b.budget.period + " — " + fmtCost(b.leftUSD) + " left")));
   }
   // An empty window says so (not a table of headers alone).
   if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "10" }, "No usage in this window: no job held an agent, and no active agent cost anything. Pick a longer window, or submit a job.")));
   $("usage-table").querySelector("tbody").replaceChildren(...rows);
-  $("usage-total").textContent = "Total " + fmtUSD4(total) + " from " + fmtTime(view.from) + " to " + fmtTime(view.to) +
+  $("usage-total").textContent = "Total " + fmtCost(total) + " from " + fmtTime(view.from) + " to " + fmtTime(view.to) +
     ": the teams and the idle remainder add up to the cost meter over the window.";
 }
 

@@ -43,10 +43,43 @@ func TestPlanOfARejectedJobFails(t *testing.T) {
 		t.Errorf("plan -o json of a rejected job printed no answer: %q", out)
 	}
 
+	// A refusal at submission (here --max-waiting-per-token) is not a
+	// REJECTED job: plan says which status and reason the submission
+	// would be refused with.
+	const waiting = `token "ci" already has 2 jobs waiting (SUBMITTED or QUEUED), the most the operator allows (--max-waiting-per-token 2); submit again when some have started, or cancel some`
+	answer = scheduler.Preview{Rejected: waiting, RefusedStatus: http.StatusTooManyRequests, RefusedReason: "too_many_waiting"}
+	for _, args := range [][]string{{"plan"}, {"plan", "-o", "json"}, {"submit", "--dry-run"}} {
+		code, out, errOut := runCmd(t, append(args, job...)...)
+		if code == 0 || strings.Contains(errOut, "REJECTED") || !strings.Contains(errOut, "a submission would be refused (429 too_many_waiting): "+waiting) {
+			t.Errorf("%v of a job a submission of which would be refused: exit %d, stderr %q\n%s", args, code, errOut, out)
+		}
+	}
+
 	for _, p := range []scheduler.Preview{{Queue: "regular", StartsNow: true}, {Queue: "regular", WaitingReason: "waiting for resources"}} {
 		answer = p
 		if code, out, errOut := runCmd(t, append([]string{"plan"}, job...)...); code != 0 {
 			t.Errorf("plan of a job that would run or wait (%+v): exit %d\n%s%s", p, code, out, errOut)
 		}
+	}
+}
+
+// TestPlanShowsTheTeamsBefore: plan's queue line names the teams the fair
+// share between teams offers the room first (teamsBefore).
+func TestPlanShowsTheTeamsBefore(t *testing.T) {
+	answer := scheduler.Preview{Queue: "regular", Ahead: 3, TeamsBefore: []string{"etl", "reporting"},
+		WaitingReason: "behind 3 waiting jobs in the regular queue (it fits now, but they are tried first; ...)"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(answer)
+	}))
+	defer srv.Close()
+	job := []string{"plan", "--server", srv.URL, "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "2", "--executor-cores", "1", "--executor-memory", "1g"}
+	code, out, errOut := runCmd(t, job...)
+	if code != 0 || !strings.Contains(out, "regular, behind 3 jobs (fair share between teams: teams etl, reporting first)") {
+		t.Errorf("plan: exit %d, stdout %q, stderr %q; want the teams offered the room first", code, out, errOut)
+	}
+	answer.TeamsBefore = []string{"etl"}
+	if _, out, _ := runCmd(t, job...); !strings.Contains(out, "(fair share between teams: team etl first)") {
+		t.Errorf("plan with one team before: %q", out)
 	}
 }

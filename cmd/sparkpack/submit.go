@@ -524,6 +524,13 @@ func planRejected(p scheduler.Preview) error {
 	if p.Rejected == "" {
 		return nil
 	}
+	if p.RefusedStatus != 0 {
+		why := strconv.Itoa(p.RefusedStatus)
+		if p.RefusedReason != "" {
+			why += " " + p.RefusedReason
+		}
+		return fmt.Errorf("a submission would be refused (%s): %s", why, p.Rejected)
+	}
 	return fmt.Errorf("would be REJECTED: %s; change what this names (fewer or smaller executors, a later deadline; for a team's budget or waiting jobs, what it says) and plan it again", p.Rejected)
 }
 
@@ -555,6 +562,13 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 		fmt.Fprintf(tw, "start\twaits: %s\n", p.WaitingReason)
 	}
 	fmt.Fprintf(tw, "queue\t%s, behind %s", p.Queue, plural.N(p.Ahead, "job"))
+	if len(p.TeamsBefore) > 0 {
+		team := "team"
+		if len(p.TeamsBefore) > 1 {
+			team = "teams"
+		}
+		fmt.Fprintf(tw, " (fair share between teams: %s %s first)", team, strings.Join(p.TeamsBefore, ", "))
+	}
 	if p.Queue == "regular" && p.DeadlineWaiting > 0 {
 		fmt.Fprintf(tw, " (and %s, which go first)", plural.N(p.DeadlineWaiting, "deadline job"))
 	}
