@@ -2,10 +2,14 @@ package offers
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/sirupsen/logrus"
 
 	"github.com/sparkpack/sparkpack/internal/syncbuf"
@@ -101,4 +105,62 @@ func TestSnapshotDoesNotWaitOnZooKeeper(t *testing.T) {
 	if out := logs.String(); strings.Contains(out, "GET_AGENTS failed") {
 		t.Fatalf("the snapshot returned only after the first GET_AGENTS gave up waiting on ZooKeeper: the pass waited on the network\n%s", out)
 	}
+}
+
+// TestAgentsReadOnceZooKeeperNamesALeader: sparkpack starts before any
+// Mesos master has registered in ZooKeeper (a real one). The refresh
+// loop's first GET_AGENTS waits for a leader (zkLeaderWait, 15 s) and
+// fails; it then slept 8 times that (2 minutes) before it looked again,
+// so a master registering meanwhile was not read for up to 105 s (only a
+// scheduling pass's kick, 30 s apart, woke it). The loop now wakes when
+// ZooKeeper names the leader. The bound, 60 s, leaves a loaded machine
+// ample room and is far below the old wait.
+func TestAgentsReadOnceZooKeeperNamesALeader(t *testing.T) {
+	zkAddr := zktest.Start(t)
+	m, _ := emulator(t)
+	_, master := listenOn(t, m.Handler(), "127.0.0.1:0")
+	zc, err := zktest.Connect(zkAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	if _, err := zc.Create("/mesos", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	log := logrus.New()
+	log.SetOutput(&logs)
+	ep, err := NewEndpoint("zk://"+zkAddr+"/mesos", "", "", WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewOperator(ep)
+	cl := NewCluster(ClusterConfig{Operator: op, Store: newMemStore(), Reserver: &Reserver{Op: op, Journal: &memJournal{}, Log: log},
+		Log: log, Sweep: time.Hour, Refresh: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cl.Wait(); ep.Close() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(logs.String(), "GET_AGENTS failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first GET_AGENTS did not fail for want of a leader:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	host, port, _ := net.SplitHostPort(master)
+	p, _ := strconv.Atoi(port)
+	info := fmt.Sprintf(`{"address":{"hostname":%q,"ip":%q,"port":%d},"hostname":%q,"pid":"master@%s","port":%d,"version":"1.12.0"}`, host, host, p, host, master, p)
+	if _, err := zc.Create("/mesos/json.info_", []byte(info), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	registered := time.Now()
+	for len(cl.Agents()) == 0 {
+		if took := time.Since(registered); took > 60*time.Second {
+			t.Fatalf("no agents %s after a master registered in ZooKeeper:\n%s", took.Round(time.Second), logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("agents read %s after the master registered", time.Since(registered).Round(time.Millisecond))
 }
