@@ -103,41 +103,85 @@ func LeaderNode(children []string) (string, bool) {
 type Watcher struct {
 	spec ZKSpec
 	log  logrus.FieldLogger
+	// hostProvider, when set, resolves the servers instead of the ZooKeeper
+	// client's DNS provider (tests: a resolver that does not answer).
+	hostProvider zk.HostProvider
 
 	mu      sync.Mutex
 	leader  string // host:port, "" while none is known
 	err     error  // why no leader is known
 	changed chan struct{}
+	conn    *zk.Conn // once connected; closed by Close too: a pending call takes no context
+	stopped bool     // Close was called: a connection made since is closed at once
 
 	cancel context.CancelFunc
 	done   chan struct{}
-	conn   *zk.Conn // closed by Close too: a pending call takes no context
 }
 
 // NewWatcher returns a Watcher of the spec's path; it does nothing until
 // Start.
 func NewWatcher(spec ZKSpec, log logrus.FieldLogger) *Watcher {
-	return &Watcher{spec: spec, log: log, changed: make(chan struct{}), err: errors.New("not looked up yet")}
+	return &Watcher{spec: spec, log: log, changed: make(chan struct{}),
+		err: fmt.Errorf("ZooKeeper %s has not answered yet (check that it runs and that sparkpack reaches it)", spec)}
 }
 
-// Start connects to ZooKeeper and follows the path until Close. The
-// connection (and the digest authentication) is made in the background:
-// Leader waits for the first answer.
-func (w *Watcher) Start() error {
-	conn, _, err := zk.Connect(w.spec.Servers, 10*time.Second, zk.WithLogger(debugLogger{w.log}), zk.WithLogInfo(false))
-	if err != nil {
-		return fmt.Errorf("ZooKeeper %s: %w", w.spec, err)
-	}
+// Start follows the path in the background until Close, and returns at
+// once: resolving the servers' names, connecting and the digest
+// authentication all happen in the watcher's goroutine (zk.Connect looks
+// the names up before it returns, up to 3 s a try; a caller holding a lock,
+// Endpoint's, held it that long). Names that do not resolve are looked up
+// again every second, the reason kept for Current. Leader waits for the
+// first answer.
+func (w *Watcher) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel, w.done, w.conn = cancel, make(chan struct{}), conn
+	w.cancel, w.done = cancel, make(chan struct{})
 	go func() {
 		defer close(w.done)
+		conn := w.connect(ctx)
+		if conn == nil {
+			return
+		}
 		defer conn.Close()
 		if w.authenticate(ctx, conn) {
 			w.follow(ctx, conn)
 		}
 	}()
-	return nil
+}
+
+// connect makes the ZooKeeper client, trying again every second while the
+// servers' names do not resolve; nil once ctx ends (or Close was called).
+func (w *Watcher) connect(ctx context.Context) *zk.Conn {
+	for failures := 0; ; failures++ {
+		hosts := w.hostProvider
+		if hosts == nil {
+			hosts = zk.NewDNSHostProvider()
+		}
+		conn, _, err := zk.Connect(w.spec.Servers, 10*time.Second, zk.WithHostProvider(hosts),
+			zk.WithLogger(debugLogger{w.log}), zk.WithLogInfo(false))
+		if err == nil {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.stopped {
+				conn.Close()
+				return nil
+			}
+			w.conn = conn
+			if failures > 0 {
+				w.log.WithFields(logrus.Fields{"zookeeper": w.spec.String(), "failures": failures}).Info("ZooKeeper servers resolve now; connecting")
+			}
+			return conn
+		}
+		err = fmt.Errorf("ZooKeeper %s: resolving its servers: %w (check the ZooKeeper servers of --mesos-master: do their names resolve from here?)", w.spec, err)
+		if failures == 0 {
+			w.log.WithError(err).WithField("zookeeper", w.spec.String()).Warn("cannot resolve the ZooKeeper servers; trying again every second")
+		}
+		w.set("", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // authenticate adds the digest credentials, if any, once ZooKeeper
@@ -167,11 +211,18 @@ func (w *Watcher) authenticate(ctx context.Context, conn *zk.Conn) bool {
 // returned only when the client's own request failed (about 50 s), which
 // held sparkpack's shutdown.
 func (w *Watcher) Close() {
-	if w.cancel != nil {
-		w.cancel()
-		w.conn.Close() // idempotent: the follower's deferred Close is a no-op
-		<-w.done
+	if w.cancel == nil {
+		return
 	}
+	w.cancel()
+	w.mu.Lock()
+	w.stopped = true
+	conn := w.conn
+	w.mu.Unlock()
+	if conn != nil {
+		conn.Close() // idempotent: the follower's deferred Close is a no-op
+	}
+	<-w.done
 }
 
 // Current returns the leader known now (host:port) and a channel closed

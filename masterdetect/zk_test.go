@@ -2,9 +2,11 @@ package masterdetect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,9 +53,7 @@ func TestWatcherFollowsTheLeaderInZooKeeper(t *testing.T) {
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	w := NewWatcher(ZKSpec{Servers: []string{addr}, Path: "/mesos/prod"}, quiet)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w.Start()
 	defer w.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -137,16 +137,12 @@ func TestWatcherAuthenticatesToZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := NewWatcher(*sp.ZK, quiet)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w.Start()
 	defer w.Close()
 	waitLeader(t, w, "m1:5051")
 
 	anon := NewWatcher(ZKSpec{Servers: []string{addr}, Path: "/secure"}, quiet)
-	if err := anon.Start(); err != nil {
-		t.Fatal(err)
-	}
+	anon.Start()
 	defer anon.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -170,9 +166,7 @@ func TestCloseDoesNotWaitForASilentZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := NewWatcher(*sp.ZK, quiet)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w.Start()
 	select {
 	case <-accepted:
 	case <-time.After(time.Minute):
@@ -185,4 +179,71 @@ func TestCloseDoesNotWaitForASilentZooKeeper(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close still waits 20 s after it was called, for a ZooKeeper that never answers")
 	}
+}
+
+// stuckResolver is a resolver that does not answer until released (a DNS
+// server that drops queries), then fails as such a lookup does.
+type stuckResolver struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (r *stuckResolver) Init([]string) error {
+	r.once.Do(func() { close(r.entered) })
+	<-r.release
+	return errors.New("lookup zk1.example: i/o timeout")
+}
+func (r *stuckResolver) Len() int             { return 0 }
+func (r *stuckResolver) Next() (string, bool) { return "", true }
+func (r *stuckResolver) Connected()           {}
+
+// TestStartDoesNotWaitForDNS: Start returns while the ZooKeeper servers'
+// names are still being resolved. zk.Connect resolves them before it
+// returns, and Start called it inline: under the Endpoint's lock, which
+// Base, Host and Changed (the dashboard, every driver launch) wait for.
+// A name that does not resolve is the reason Current gives, and is looked
+// up again.
+func TestStartDoesNotWaitForDNS(t *testing.T) {
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	sp, err := Parse("zk://zk1.example:2181/mesos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &stuckResolver{entered: make(chan struct{}), release: make(chan struct{})}
+	w := NewWatcher(*sp.ZK, quiet)
+	w.hostProvider = r
+	returned := make(chan struct{})
+	go func() { w.Start(); close(returned) }()
+	select {
+	case <-r.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the watcher never resolved the servers")
+	}
+	// The lookup is held: Start must return all the same.
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		close(r.release)
+		t.Fatal("Start waits for the servers' names to resolve")
+	}
+	if leader, _, err := w.Current(); leader != "" || err == nil || !strings.Contains(err.Error(), "has not answered yet") {
+		t.Fatalf("while resolving: Current = %q, %v; want no leader, not answered yet", leader, err)
+	}
+	close(r.release)
+	deadline := time.After(time.Minute)
+	for {
+		_, changed, err := w.Current()
+		if err != nil && strings.Contains(err.Error(), "resolving its servers: lookup zk1.example: i/o timeout") &&
+			strings.Contains(err.Error(), "do their names resolve from here?") {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the failed lookup is not the reason given: %v", err)
+		}
+	}
+	w.Close()
 }

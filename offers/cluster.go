@@ -242,8 +242,19 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	// A first look at the agents, so that views and the first placement
-	// see the cluster at once (refreshLoop keeps trying if it fails).
-	c.noteRefresh(c.refresh(ctx), true)
+	// see the cluster at once (refreshLoop keeps trying if it fails),
+	// when the master is known. With zk:// and no leader named yet, the
+	// look would wait for ZooKeeper (up to 15 s for one that accepts and
+	// never answers) and hold the term's start, the scheduler and its
+	// views with it: the refresh loop makes it in the background instead
+	// (a scheduling pass before its answer fails at once and is retried,
+	// Snapshot).
+	if c.cfg.Operator.ep.LeaderKnown() {
+		c.noteRefresh(c.refresh(ctx), true)
+	} else {
+		c.log.WithField("mesos_master", c.cfg.Operator.ep.Masters()).Info("waiting for ZooKeeper to name the leading Mesos master; " +
+			"the API and dashboard serve meanwhile, jobs are placed once GET_AGENTS answers (check that ZooKeeper answers and the masters register under this path)")
+	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.refreshLoop(ctx) }()
 	go func() { defer c.wg.Done(); c.sweepLoop(ctx) }()

@@ -172,17 +172,35 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 	gap := min(c.cfg.Refresh/4, 500*time.Millisecond)
 	for {
 		last := time.Now()
-		if err := c.refresh(ctx); ctx.Err() == nil {
+		// After a failed look, ZooKeeper naming a leader (or another
+		// one) is a reason to look again at once, whatever the last look
+		// cost: one that waited 15 s for ZooKeeper to name a leader put
+		// the next 2 minutes off, and a master registering meanwhile was
+		// not read until then. (Not for a list of masters: its failovers
+		// are the failed look's own doing.)
+		moved := c.cfg.Operator.ep.Changed()
+		err := c.refresh(ctx)
+		if ctx.Err() == nil {
 			c.noteRefresh(err, false)
 		}
 		took := time.Since(last)
 		period := max(c.cfg.Refresh, 8*took)
 		kickGap := max(gap, 2*took)
 		timer := time.NewTimer(period - took)
+		if err == nil || c.cfg.Operator.ep.spec.ZK == nil {
+			moved = nil
+		}
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
+		case <-moved:
+			timer.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(gap):
+			}
 		case <-timer.C:
 		case <-c.kickCh:
 			timer.Stop()

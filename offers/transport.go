@@ -46,7 +46,6 @@ type Endpoint struct {
 	guard     func() error
 	log       logrus.FieldLogger
 	zk        *masterdetect.Watcher
-	zkErr     error
 	closed    bool
 }
 
@@ -241,15 +240,7 @@ func (e *Endpoint) resolve(ctx context.Context) (*url.URL, error) {
 		e.mu.Unlock()
 		return nil, errors.New("the Mesos endpoint is closed")
 	}
-	if e.zk == nil && e.zkErr == nil {
-		w := masterdetect.NewWatcher(*e.spec.ZK, e.log)
-		if err := w.Start(); err != nil {
-			e.mu.Unlock()
-			return nil, fmt.Errorf("%w (check the ZooKeeper servers of --mesos-master)", err)
-		}
-		e.zk = w
-	}
-	w := e.zk
+	w := e.watcherLocked()
 	e.syncLocked()
 	if e.base != nil {
 		u := *e.base
@@ -267,6 +258,38 @@ func (e *Endpoint) resolve(ctx context.Context) (*url.URL, error) {
 	e.syncLocked()
 	u := *e.base
 	return &u, nil
+}
+
+// watcherLocked returns the ZooKeeper watcher of a zk:// endpoint,
+// started on first use. Start returns at once: the servers' names are
+// resolved and ZooKeeper connected in the watcher's goroutine, never under
+// e.mu (zk.Connect resolves before it returns, up to 3 s a try, and every
+// caller of Base, Host or Changed waited that long behind it).
+func (e *Endpoint) watcherLocked() *masterdetect.Watcher {
+	if e.zk == nil {
+		e.zk = masterdetect.NewWatcher(*e.spec.ZK, e.log)
+		e.zk.Start()
+	}
+	return e.zk
+}
+
+// LeaderKnown reports whether a call would go out at once: always for
+// masters given by address; for zk:// once ZooKeeper has named the leader
+// (it starts following ZooKeeper if it did not yet, without waiting). A
+// call made before waits for ZooKeeper, up to zkLeaderWait (15 s), which
+// sparkpack's start does not (Cluster.Start).
+func (e *Endpoint) LeaderKnown() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.spec.ZK == nil {
+		return true
+	}
+	if e.closed {
+		return false
+	}
+	e.watcherLocked()
+	e.syncLocked()
+	return e.base != nil
 }
 
 // failover moves away from host, which did not answer or had no leader:

@@ -240,12 +240,12 @@ func TestServeRefusesAMalformedEnvironmentValue(t *testing.T) {
 	// is no error (the run then fails later, on the unreachable database).
 	t.Setenv("SPARKPACK_LEADER_LEASE", "10")
 	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
-		"--leader-lease", "10s", "--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		"--leader-lease", "10s", "--log-level", "error", "--database-wait", "0"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
 		t.Fatalf("a flag given on the command line overrides the variable: code %d, stderr %q", code, errOut)
 	}
 	t.Setenv("SPARKPACK_LEADER_LEASE", "")
 	if code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0",
-		"--log-level", "error"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
+		"--log-level", "error", "--database-wait", "0"); strings.Contains(errOut, "SPARKPACK_LEADER_LEASE") {
 		t.Fatalf("an empty variable counts as unset: code %d, stderr %q", code, errOut)
 	}
 }
@@ -345,7 +345,7 @@ func TestMetricsSayTheDatabaseIsDown(t *testing.T) {
 // error naming the flag; it was taken as the default (or as off) silently.
 func TestServeRefusesNegativeDurations(t *testing.T) {
 	for _, flag := range []string{"--agents-refresh", "--launch-timeout", "--offer-hold", "--leak-sweep", "--tls-reload-interval",
-		"--leader-lease", "--leader-renew", "--leader-retry", "--model-refresh", "--lost-job-rescan", "--shutdown-timeout"} {
+		"--leader-lease", "--leader-renew", "--leader-retry", "--model-refresh", "--lost-job-rescan", "--shutdown-timeout", "--database-wait"} {
 		code, _, errOut := runCmd(t, "serve", "--database-url", "postgres://127.0.0.1:1/none", "--listen", "127.0.0.1:0", flag, "-5s")
 		if code != 1 || !strings.Contains(errOut, flag+" -5s") {
 			t.Errorf("%s -5s: code %d, stderr %q; want 1 and an error naming the flag", flag, code, errOut)

@@ -37,8 +37,11 @@ import (
 )
 
 type serveConfig struct {
-	listen          string
-	databaseURL     string
+	listen      string
+	databaseURL string
+	// databaseWait bounds how long serve waits at start for a PostgreSQL
+	// that is not reachable yet (dbwait.go); 0 fails at once.
+	databaseWait    time.Duration
 	policy          string
 	tokensFile      string
 	teamsFile       string // --teams (teams.go)
@@ -96,6 +99,7 @@ func serveFlags(name string, stderr io.Writer, c *serveConfig) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.listen, "listen", envDefault("SPARKPACK_LISTEN", "127.0.0.1:8080"), withEnv("address of the REST API and dashboard", "SPARKPACK_LISTEN"))
 	fs.StringVar(&c.databaseURL, "database-url", envDefault("SPARKPACK_DATABASE_URL", ""), withEnv("PostgreSQL URL, e.g. postgres://user:pass@host:5432/sparkpack?sslmode=disable (required)", "SPARKPACK_DATABASE_URL"))
+	fs.DurationVar(&c.databaseWait, "database-wait", envDuration("SPARKPACK_DATABASE_WAIT", DefaultDatabaseWait), withEnv("how long serve waits at start for a PostgreSQL that is not reachable yet (connection refused, name not resolving yet, no answer, starting up), trying again and logging each attempt, before it exits; a bad URL, refused credentials or a missing database fail at once. 0: fail at once", "SPARKPACK_DATABASE_WAIT"))
 	fs.StringVar(&c.mesos.master, "mesos-master", envDefault("SPARKPACK_MESOS_MASTER", ""), withEnv("Mesos master: host:port or http(s)://host:port; several masters host1:5050,host2:5050 (each is tried, the leader followed, another tried when it stops answering); or zk://zk1:2181,zk2:2181/mesos (the leader read from ZooKeeper as Mesos does, and followed); empty runs the API and store only (jobs are stored, not scheduled)", "SPARKPACK_MESOS_MASTER"))
 	fs.StringVar(&c.mesos.principal, "mesos-principal", envDefault("SPARKPACK_MESOS_PRINCIPAL", ""), withEnv("Mesos principal for the framework, reservations and quota (HTTP basic auth)", "SPARKPACK_MESOS_PRINCIPAL"))
 	fs.StringVar(&c.mesos.secretFile, "mesos-secret-file", envDefault("SPARKPACK_MESOS_SECRET_FILE", ""), withEnv("file holding the principal's secret", "SPARKPACK_MESOS_SECRET_FILE"))
@@ -204,7 +208,7 @@ func (c *serveConfig) validate() error {
 		{"--agents-refresh", c.mesos.refresh}, {"--launch-timeout", c.mesos.launchTimeout}, {"--offer-hold", c.mesos.offerHold},
 		{"--leak-sweep", c.mesos.sweep}, {"--tls-reload-interval", c.tlsReload}, {"--leader-lease", c.ha.ttl},
 		{"--leader-renew", c.ha.renew}, {"--leader-retry", c.ha.retry}, {"--model-refresh", c.ha.modelRefresh},
-		{"--lost-job-rescan", c.ha.rescan}, {"--shutdown-timeout", c.shutdownTimeout},
+		{"--lost-job-rescan", c.ha.rescan}, {"--shutdown-timeout", c.shutdownTimeout}, {"--database-wait", c.databaseWait},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s %s: want a duration >= 0, e.g. 30s (see sparkpack serve --help for what 0 means)", d.flag, d.v)
@@ -310,9 +314,9 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 		}
 	}
 	log.WithField("database", redactURL(c.databaseURL)).Info("connecting to PostgreSQL")
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	st, err := store.Open(openCtx, c.databaseURL, store.WithLogger(log))
-	cancel()
+	st, err := openStoreWaiting(ctx, c.databaseURL, c.databaseWait, log, func(ctx context.Context) (*store.Store, error) {
+		return store.Open(ctx, c.databaseURL, store.WithLogger(log))
+	})
 	if err != nil {
 		ln.Close()
 		return err
