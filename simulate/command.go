@@ -156,7 +156,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		// Parsing stops at the first argument that is not a flag: the
+		// flags after it were not read either.
+		return fmt.Errorf("unexpected argument %q: simulate takes flags only, and the flags after it were not read (a flag's value with spaces needs quotes; see --help)", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -267,6 +269,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if set[z.flag] && z.zero {
 			return fmt.Errorf("--%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
 		}
+	}
+	// A negative duration ran as 0 (power management off, no lead) and
+	// said nothing.
+	if f.powerOffAfter < 0 {
+		return fmt.Errorf("--power-off-after %s must be >= 0 (0, the default, keeps every agent on; e.g. 2m powers agents off after 2 minutes idle)", f.powerOffAfter)
+	}
+	if f.notBeforeLead < 0 {
+		return fmt.Errorf("--not-before-lead %s must be >= 0 (0, the default, submits every job at its arrival; e.g. 5m submits deadline jobs 5 minutes ahead)", f.notBeforeLead)
 	}
 	if f.warmPool && f.powerOffAfter <= 0 {
 		return errors.New("--warm-pool needs --power-off-after")
@@ -482,7 +492,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writePreemption(stdout, Aggregate(runs), true)
 	}
 	if !multi {
-		if err := writeTable(stdout, runs[0].Results); err != nil {
+		if err := writeTable(stdout, runs[0].Results, runs[0].PowerOff); err != nil {
 			return err
 		}
 	} else if err := writeAggregateTable(stdout, Aggregate(runs)); err != nil {

@@ -51,7 +51,11 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 	}
 	if f.compareDefault && (f.format == "json" || f.format == "csv") {
 		// The baselines still run; only the verdict is not printed.
-		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked \"default\": true", f.format))
+		marked := `"default": true`
+		if f.format == "csv" {
+			marked = "true in the default column"
+		}
+		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked %s", f.format, marked))
 	}
 	return out
 }
