@@ -96,3 +96,66 @@ func TestWriteTableBillVsUnderPowerOff(t *testing.T) {
 		t.Errorf("--power-off-after: %v\n%s", err, out)
 	}
 }
+
+// TestSummariesAlignLongPolicyNames: the estimates and auto-sizing lines
+// padded names to 16 characters, so that dap+srt's figures and
+// fifo-consolidate+srt's (20 characters) started at different columns.
+func TestSummariesAlignLongPolicyNames(t *testing.T) {
+	runs := []RunResult{{Results: []Result{
+		{Policy: "dap", Jobs: 2, EstimateErrorPct: 10, AutoSizedJobs: 1, MeanExecutors: 2},
+		{Policy: "fifo-consolidate+srt", Jobs: 2, EstimateErrorPct: 20, AutoSizedJobs: 1, MeanExecutors: 2},
+	}}}
+	for name, write := range map[string]func(*bytes.Buffer){
+		"estimates":  func(b *bytes.Buffer) { writeEstimates(b, runs, "user") },
+		"auto sized": func(b *bytes.Buffer) { writeAutoSized(b, runs) },
+	} {
+		var buf bytes.Buffer
+		write(&buf)
+		col := -1
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if !strings.HasPrefix(l, "  ") {
+				continue
+			}
+			// Where the figures start: after the name and its padding.
+			rest := strings.TrimLeft(l, " ")
+			i := strings.Index(rest, " ")
+			at := len(l) - len(rest) + i + len(rest[i:]) - len(strings.TrimLeft(rest[i:], " "))
+			if col >= 0 && at != col {
+				t.Errorf("%s: figures at column %d and %d:\n%s", name, col, at, buf.String())
+			}
+			col = at
+		}
+		if col < 0 {
+			t.Errorf("%s: no line:\n%s", name, buf.String())
+		}
+	}
+}
+
+// TestJobLogJSONNameWarns: only a name ending in .jsonl gives JSON lines;
+// --job-log jobs.json was written as CSV without a word.
+func TestJobLogJSONNameWarns(t *testing.T) {
+	dir := t.TempDir()
+	for name, warns := range map[string]bool{"jobs.json": true, "jobs.NDJSON": true, "jobs.jsonl": false, "jobs.csv": false, "jobs": false} {
+		_, stderr, err := runCommand(t, "--trace", tracePath(t), "--quiet", "--hour", "0", "--jobs", "3", "--policies", "bfd", "--job-log", dir+"/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr, "is written as CSV (JSON lines only for a name ending in .jsonl)"); got != warns {
+			t.Errorf("--job-log %s: warning %v, want %v: %q", name, got, warns, stderr)
+		}
+	}
+}
+
+// TestHelpSeedAndHour: --seed draws more than the deadline jobs (it
+// said "seed of the random choice of deadline jobs"), and --hour's
+// default, shown as "(default -1)", says what -1 is.
+func TestHelpSeedAndHour(t *testing.T) {
+	var f flags
+	fs := newFlagSet(&f)
+	if u := fs.Lookup("seed").Usage; !strings.Contains(u, "--sample") || !strings.Contains(u, "--run-noise") || !strings.Contains(u, "thesis-like") {
+		t.Errorf("--seed: %q", u)
+	}
+	if u := fs.Lookup("hour").Usage; !strings.Contains(u, "-1, the default: the whole trace") {
+		t.Errorf("--hour: %q", u)
+	}
+}
