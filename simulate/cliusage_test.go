@@ -159,3 +159,20 @@ func TestHelpSeedAndHour(t *testing.T) {
 		t.Errorf("--hour: %q", u)
 	}
 }
+
+// TestCompareDefaultNeedsARunWithoutPreemption: with --preemption srt
+// alone every policy ran as "<name>+srt", and the verdict said "the
+// default or fifo-consolidate did not run" after running them all; it is
+// refused up front, saying to add none. With none in the list the
+// verdict is there.
+func TestCompareDefaultNeedsARunWithoutPreemption(t *testing.T) {
+	trace := tracePath(t)
+	_, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hour", "0", "--jobs", "3", "--compare-default", "--preemption", "srt")
+	if err == nil || !strings.Contains(err.Error(), "add none (e.g. --preemption none,srt)") {
+		t.Errorf("--compare-default --preemption srt: %v", err)
+	}
+	out, _, err := runCommand(t, "--trace", trace, "--quiet", "--workload", "thesis", "--hour", "0", "--jobs", "3", "--compare-default", "--preemption", "none,srt")
+	if err != nil || strings.Contains(out, "did not run") || !strings.Contains(out, "Pareto-better runs") {
+		t.Errorf("--compare-default --preemption none,srt: %v\n%s", err, out)
+	}
+}

@@ -311,6 +311,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The verdict judges the default as serve runs it, without
+	// preemption: with --preemption srt alone every policy ran as
+	// "<name>+srt" and the verdict said the default had not run.
+	if f.compareDefault && !slices.ContainsFunc(specs, func(p PolicySpec) bool { return p.Name == DefaultPolicy().Name }) {
+		return fmt.Errorf("--compare-default judges %s as serve runs it by default, without preemption, and --preemption %s leaves none out: add none (e.g. --preemption none,%s), or drop --compare-default",
+			DefaultPolicy().Name, f.preemption, f.preemption)
+	}
 	// Not progress: shown with --quiet too.
 	for _, w := range append(ignoredFlags(f, set, specs), unlistedTeams(teamsCfg, teamMix, f.teamsFile)...) {
 		fmt.Fprintf(stderr, "simulate: warning: %s\n", w)
