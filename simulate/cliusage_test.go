@@ -176,3 +176,31 @@ func TestCompareDefaultNeedsARunWithoutPreemption(t *testing.T) {
 		t.Errorf("--compare-default --preemption none,srt: %v\n%s", err, out)
 	}
 }
+
+// TestTextTablesHaveNoTrailingSpaces: the verdict, preemption and teams
+// tables padded their last column (and the verdict's "did not run" row
+// six empty columns), so every line ended in spaces, up to 60, that
+// stuck to a copy into an issue or a doc.
+func TestTextTablesHaveNoTrailingSpaces(t *testing.T) {
+	out, _, err := runCommand(t, "--trace", tracePath(t), "--quiet", "--workload", "thesis", "--hour", "0", "--sample", "6",
+		"--compare-default", "--preemption", "none,srt", "--team-mix", "a=0.5,b=0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := Aggregate([]RunResult{{Workload: WorkloadThesis, Window: "hour 3", Class: ClassLight, Seed: 1, Results: []Result{{Policy: "bfd"}}}})
+	var sb strings.Builder
+	if err := writeVerdict(&sb, was); err != nil {
+		t.Fatal(err)
+	}
+	out += sb.String()
+	for _, want := range []string{"Pareto-better runs", "preemption against the same policy", "By team", "did not run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if strings.TrimRight(l, " ") != l {
+			t.Errorf("line %d ends in spaces: %q", i+1, l)
+		}
+	}
+}

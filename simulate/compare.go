@@ -402,18 +402,18 @@ func writeVerdict(w io.Writer, was []WindowAggregate) error {
 	short, long := verdictMeasure(was)
 	fmt.Fprintf(w, "\ndefault policy: %s; baselines: %s; compared on %s\n", DefaultPolicy().Name, strings.Join(Baselines, ", "), long)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "window\tclass\tPareto-better runs\tnot dearer\tno more misses\t"+short+" vs consolidate\tmisses default / consolidate\ttarget met\t")
+	fmt.Fprintln(tw, "window\tclass\tPareto-better runs\tnot dearer\tno more misses\t"+short+" vs consolidate\tmisses default / consolidate\ttarget met")
 	for _, wa := range was {
 		v := wa.Verdict
 		if v == nil {
-			fmt.Fprintf(tw, "%s\t%s\t(the default or fifo-consolidate did not run)\t\t\t\t\t\t\n", wa.Window, wa.Class)
+			fmt.Fprintf(tw, "%s\t%s\t(the default or fifo-consolidate did not run)\n", wa.Window, wa.Class)
 			continue
 		}
 		tm := "-"
 		if v.Target != "" {
 			tm = fmt.Sprintf("%v (%s)", yesNo(v.TargetMet), v.Target)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%+.1f%%\t%.1f / %.1f\t%s\t\n", wa.Window, wa.Class, v.ParetoRuns, v.Runs,
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%+.1f%%\t%.1f / %.1f\t%s\n", wa.Window, wa.Class, v.ParetoRuns, v.Runs,
 			v.NotDearerRuns, v.Runs, v.NoMoreMissesRuns, v.Runs, v.CostVsConsolidatePct, v.MissesDefault, v.MissesConsolidate, tm)
 	}
 	return tw.Flush()
@@ -544,9 +544,9 @@ func writePreemption(w io.Writer, was []WindowAggregate, markdown bool) error {
 	}
 	fmt.Fprintln(w, "\npreemption against the same policy without it (means; target: misses -30% or better, cost +10% or less)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "window\tclass\tpolicy\tmissed without -> with\tmisses\tcost\tevictions\tlost work h\ttarget met\t")
+	fmt.Fprintln(tw, "window\tclass\tpolicy\tmissed without -> with\tmisses\tcost\tevictions\tlost work h\ttarget met")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f -> %.1f\t%+.0f%%\t%+.1f%%\t%.1f\t%.2f\t%s\t\n", r.Window, r.Class, r.Policy,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f -> %.1f\t%+.0f%%\t%+.1f%%\t%.1f\t%.2f\t%s\n", r.Window, r.Class, r.Policy,
 			r.MissesBase, r.Misses, r.MissesChangePct, r.CostChangePct, r.Evicted, r.LostWorkH, yesNo(r.TargetMet))
 	}
 	return tw.Flush()

@@ -165,14 +165,14 @@ func writeTeams(w io.Writer, rs []Result) error {
 	}
 	fmt.Fprintln(w, "\nBy team (cost: the run's agent cost split by the teams' executor cpu-hours):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "policy\tteam\tjobs\tdone\trejected\tdeadlines met\twait mean s\twait p95 s\tcpu-h\tcost $\t")
+	fmt.Fprintln(tw, "policy\tteam\tjobs\tdone\trejected\tdeadlines met\twait mean s\twait p95 s\tcpu-h\tcost $")
 	for _, r := range rs {
 		for _, t := range r.Teams {
 			met := "-"
 			if t.DeadlineJobs > 0 {
 				met = fmt.Sprintf("%d/%d (%.0f%%)", t.DeadlineJobs-t.DeadlineMissed, t.DeadlineJobs, t.DeadlineMetPct)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t\n", displayName(r), teams.Label(t.Team),
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%.2f\t%.2f\n", displayName(r), teams.Label(t.Team),
 				t.Jobs, t.Completed, t.Rejected, met, t.WaitMeanS, t.WaitP95S, t.CPUHours, t.CostUSD)
 		}
 	}
