@@ -204,3 +204,21 @@ func TestTextTablesHaveNoTrailingSpaces(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamMixWarnsWhereTeamsAreNotPrinted: --format csv and markdown have
+// no by-team results; with --team-mix they printed none and said nothing.
+func TestTeamMixWarnsWhereTeamsAreNotPrinted(t *testing.T) {
+	for format, warns := range map[string]bool{"csv": true, "markdown": true, "json": false, "table": false} {
+		out, stderr, err := runCommand(t, "--trace", tracePath(t), "--quiet", "--hour", "0", "--jobs", "4", "--policies", "bfd",
+			"--team-mix", "a=0.5,b=0.5", "--format", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr, "--team-mix's results by team are printed with --format table or json only"); got != warns {
+			t.Errorf("--format %s: warning %v, want %v: %q", format, got, warns, stderr)
+		}
+		if shown := strings.Contains(out, `"team"`) || strings.Contains(out, "By team"); shown == warns {
+			t.Errorf("--format %s: teams shown %v, and warned %v", format, shown, warns)
+		}
+	}
+}

@@ -56,6 +56,11 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 		out = append(out, fmt.Sprintf("--job-log %s is written as CSV (JSON lines only for a name ending in .jsonl): name it %s for JSON lines, or .csv",
 			f.jobLog, strings.TrimSuffix(f.jobLog, filepath.Ext(f.jobLog))+".jsonl"))
 	}
+	if f.teamMix != "" && (f.format == "csv" || f.format == "markdown") {
+		// The runs still draw teams (and the teams file's shares apply);
+		// only the by-team results are not printed.
+		out = append(out, fmt.Sprintf("--team-mix's results by team are printed with --format table or json only (json: each result's \"teams\"); --format %s has none", f.format))
+	}
 	if f.compareDefault && (f.format == "json" || f.format == "csv") {
 		// The baselines still run; only the verdict is not printed.
 		marked := `"default": true`
