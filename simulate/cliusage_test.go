@@ -222,3 +222,19 @@ func TestTeamMixWarnsWhereTeamsAreNotPrinted(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNamesTheBillUnderPowerOff: a run's progress line gave the
+// meter's $ alone; under --power-off-after it gives the bill beside it.
+func TestProgressNamesTheBillUnderPowerOff(t *testing.T) {
+	_, progress, err := runCommand(t, "--trace", tracePath(t), "--workload", "thesis", "--hour", "0", "--sample", "4", "--policies", "dap", "--power-off-after", "2m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress, "on the meter, bill $") {
+		t.Errorf("progress: %q", progress)
+	}
+	_, progress, err = runCommand(t, "--trace", tracePath(t), "--workload", "thesis", "--hour", "0", "--sample", "4", "--policies", "dap")
+	if err != nil || strings.Contains(progress, "bill") || !strings.Contains(progress, "done in") {
+		t.Errorf("always on: %v %q", err, progress)
+	}
+}

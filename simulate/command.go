@@ -461,7 +461,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 				r.Default = p.Name == DefaultPolicy().Name
-				fmt.Fprintf(progress, "simulate: %-16s done in %s: $%.2f, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), r.TotalCostUSD, r.DeadlineMissed, r.DeadlineJobs)
+				cost := fmt.Sprintf("$%.2f", r.TotalCostUSD)
+				if f.powerOffAfter > 0 {
+					// What the operator pays under power management.
+					cost = fmt.Sprintf("$%.2f on the meter, bill $%.2f", r.TotalCostUSD, r.BillUSD)
+				}
+				fmt.Fprintf(progress, "simulate: %-16s done in %s: %s, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), cost, r.DeadlineMissed, r.DeadlineJobs)
 				rr.Results = append(rr.Results, r)
 			}
 			runs = append(runs, rr)
