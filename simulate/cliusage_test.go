@@ -147,13 +147,17 @@ func TestJobLogJSONNameWarns(t *testing.T) {
 }
 
 // TestHelpSeedAndHour: --seed draws more than the deadline jobs (it
-// said "seed of the random choice of deadline jobs"), and --hour's
-// default, shown as "(default -1)", says what -1 is.
+// said "seed of the random choice of deadline jobs"), --hour's default,
+// shown as "(default -1)", says what -1 is, and --compare-default says
+// what it compares.
 func TestHelpSeedAndHour(t *testing.T) {
 	var f flags
 	fs := newFlagSet(&f)
 	if u := fs.Lookup("seed").Usage; !strings.Contains(u, "--sample") || !strings.Contains(u, "--run-noise") || !strings.Contains(u, "thesis-like") {
 		t.Errorf("--seed: %q", u)
+	}
+	if u := fs.Lookup("compare-default").Usage; !strings.Contains(u, "with --power-off-after, on the bill") {
+		t.Errorf("--compare-default: %q", u)
 	}
 	if u := fs.Lookup("hour").Usage; !strings.Contains(u, "-1, the default: the whole trace") {
 		t.Errorf("--hour: %q", u)
