@@ -66,3 +66,24 @@ func TestVerdictComparesTheBillUnderPowerOff(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictMeasureByHand: the sentence and column name of the verdict
+// for windows all on the meter, all on the bill, and (were a caller to
+// mix them) both; windows without a verdict do not count.
+func TestVerdictMeasureByHand(t *testing.T) {
+	w := func(m string) WindowAggregate { return WindowAggregate{Verdict: &Verdict{Measure: m}} }
+	for _, tc := range []struct {
+		was          []WindowAggregate
+		short, start string
+	}{
+		{[]WindowAggregate{w(MeasureMeter), {}}, "cost", "the cost meter (cost $"},
+		{[]WindowAggregate{{}, w(MeasureBill), w(MeasureBill)}, "bill", "the bill (bill $"},
+		{[]WindowAggregate{w(MeasureBill), w(MeasureMeter)}, "cost", "the bill where the window had --power-off-after, else the cost meter"},
+		{[]WindowAggregate{w(MeasureMeter), w(MeasureBill)}, "cost", "the bill where the window had --power-off-after, else the cost meter"},
+	} {
+		short, long := verdictMeasure(tc.was)
+		if short != tc.short || !strings.HasPrefix(long, tc.start) {
+			t.Errorf("%+v: %q, %q; want %q, %q...", tc.was, short, long, tc.short, tc.start)
+		}
+	}
+}
