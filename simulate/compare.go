@@ -359,7 +359,7 @@ func writeAggregateTable(w io.Writer, was []WindowAggregate) error {
 		if wa.PowerOff {
 			billHead = "bill $\talways-on $\t"
 		}
-		fmt.Fprintln(tw, "policy\tcost $\t"+billHead+"missed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms\t")
+		fmt.Fprintln(tw, "policy\tcost $\t"+billHead+"missed\tmet % (all)\tviolations % (admitted)\tJCT mean s\tJCT p95 s\tsched p99 ms (max)\t")
 		for _, p := range wa.Policies {
 			bill := ""
 			if wa.PowerOff {
