@@ -260,3 +260,23 @@ func TestAggregateTableSaysSchedP99IsTheMax(t *testing.T) {
 		t.Errorf("table:\n%s", sb.String())
 	}
 }
+
+// TestChartTitleSaysTheCostsAreTheMeters: under --power-off-after the
+// chart's costs (the meter's) read as the bill; its title says which.
+func TestChartTitleSaysTheCostsAreTheMeters(t *testing.T) {
+	f := flags{workload: "thesis", fraction: 1, slack: 1.5, seed: 7, scale: 1, powerOffAfter: 2 * 60e9}
+	if got := chartTitle(5, 0, 3600e9, "one", f); !strings.HasSuffix(got, ", seed 7\npower off after 2m0s: the costs drawn are the core's meter, not the bill (in the table)") {
+		t.Errorf("title %q", got)
+	}
+	f.powerOffAfter = 0
+	if got := chartTitle(5, 0, 3600e9, "one", f); strings.Contains(got, "power off") {
+		t.Errorf("always on: title %q", got)
+	}
+	// Each line of the subtitle is a line of the SVG.
+	var buf bytes.Buffer
+	renderChart(&buf, []Result{{Policy: "bfd", TotalCostUSD: 1}}, "first line\nsecond line")
+	if svg := buf.String(); !strings.Contains(svg, `y="42" text-anchor="middle" fill="#555">first line</text>`) ||
+		!strings.Contains(svg, `y="55" text-anchor="middle" font-size="11" fill="#555">second line</text>`) {
+		t.Errorf("subtitle lines:\n%s", svg)
+	}
+}

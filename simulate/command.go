@@ -646,6 +646,11 @@ func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 	if f.scale != 1 {
 		s += fmt.Sprintf(", data x %g", f.scale)
 	}
+	if f.powerOffAfter > 0 {
+		// The bars and curves are the meter's; under power management
+		// the operator pays the bill, which the chart does not draw.
+		s += fmt.Sprintf("\npower off after %s: the costs drawn are the core's meter, not the bill (in the table)", f.powerOffAfter)
+	}
 	return s
 }
 
