@@ -280,3 +280,23 @@ func TestChartTitleSaysTheCostsAreTheMeters(t *testing.T) {
 		t.Errorf("subtitle lines:\n%s", svg)
 	}
 }
+
+// TestTeamsBlocksNameTheirRun: with several runs (--seeds 1-2) the by-team
+// blocks came one per run under the same header, without saying which
+// run; they name the window and seed. Under --power-off-after the header
+// says the costs split are the meter's.
+func TestTeamsBlocksNameTheirRun(t *testing.T) {
+	out, _, err := runCommand(t, "--trace", tracePath(t), "--quiet", "--workload", "thesis", "--hours", "0", "--seeds", "1-2", "--sample", "4",
+		"--policies", "dap", "--team-mix", "a=1", "--power-off-after", "2m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\nBy team, hour 0, seed 1 (cost: the run's agent cost split by the teams' executor cpu-hours; the core's meter, not the bill):\n",
+		"\nBy team, hour 0, seed 2 (cost:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

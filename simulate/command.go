@@ -514,7 +514,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	for _, run := range runs {
-		if err := writeTeams(stdout, run.Results); err != nil {
+		label := ""
+		if multi {
+			// One block per run: say which.
+			label = fmt.Sprintf(", %s, seed %d", run.Window, run.Seed)
+		}
+		if err := writeTeams(stdout, run.Results, label, run.PowerOff); err != nil {
 			return err
 		}
 	}
