@@ -274,9 +274,10 @@ func TestChartTitleSaysTheCostsAreTheMeters(t *testing.T) {
 	}
 	// Each line of the subtitle is a line of the SVG.
 	var buf bytes.Buffer
-	renderChart(&buf, []Result{{Policy: "bfd", TotalCostUSD: 1}}, "first line\nsecond line")
-	if svg := buf.String(); !strings.Contains(svg, `y="42" text-anchor="middle" fill="#555">first line</text>`) ||
-		!strings.Contains(svg, `y="55" text-anchor="middle" font-size="11" fill="#555">second line</text>`) {
+	renderChart(&buf, []Result{{Policy: "bfd", TotalCostUSD: 1}}, "first line\nsecond line\nthird line")
+	if svg := buf.String(); !strings.Contains(svg, `<text x="480" y="42" text-anchor="middle" fill="#555">first line</text>`) ||
+		!strings.Contains(svg, `<text x="480" y="55" text-anchor="middle" font-size="11" fill="#555">second line</text>`) ||
+		!strings.Contains(svg, `<text x="480" y="68" text-anchor="middle" font-size="11" fill="#555">third line</text>`) {
 		t.Errorf("subtitle lines:\n%s", svg)
 	}
 }
