@@ -191,8 +191,8 @@ for name in ("etl", "thesis"):
                     if j["executors"] % 2:
                         t["odd"] += 2 * j["run_s"]
                     for a, s in zip(j["agents"], j["shares"]):
-                        cpus[a] = s["CPUs"]
-                        c = 2 * s["Executors"]  # thesis14 and the mixes: 2-cpu executors
+                        cpus[a] = s["agent_cpus"]
+                        c = 2 * s["executors"]  # thesis14 and the mixes: 2-cpu executors
                         ev[a] += [(j["start_s"], c), (j["end_s"], -c)]
                 waits = [(j["submit_s"], j["start_s"]) for j in js]
                 lastsub = max(j["submit_s"] for j in js)

@@ -46,7 +46,16 @@ func renderChart(w io.Writer, rs []Result, subtitle string) {
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
 	fmt.Fprintf(w, `<text x="%d" y="24" font-size="16" text-anchor="middle" font-weight="bold">sparkpack simulate: cost and deadline violations per policy</text>`+"\n", W/2)
-	fmt.Fprintf(w, `<text x="%d" y="42" text-anchor="middle" fill="#555">%s</text>`+"\n", W/2, esc(subtitle))
+	// The subtitle's lines (a second one says whose costs are drawn
+	// under power management), one under the other above the bars.
+	for i, line := range strings.Split(subtitle, "\n") {
+		if i == 0 {
+			fmt.Fprintf(w, `<text x="%d" y="42" text-anchor="middle" fill="#555">%s</text>`+"\n", W/2, esc(line))
+			continue
+		}
+		// Smaller, to fit between the first line and the bars' titles.
+		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle" font-size="11" fill="#555">%s</text>`+"\n", W/2, 42+13*i, esc(line))
+	}
 
 	bars := func(x0, y0, width, height float64, title string, val func(Result) float64, unit string) {
 		maxV := 0.0

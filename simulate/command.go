@@ -82,9 +82,9 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.IntVar(&f.sample, "sample", 0, "replay N of each window's submissions drawn uniformly with the seed, at their own times (excludes --jobs):\nwith --hour/--hours, N jobs an hour over the whole hour; e.g. --workload thesis --hours 5,13 --sample 50")
 	fs.StringVar(&f.hours, "hours", "", "run several one-hour windows, e.g. 0,22,16 (excludes --hour/--from/--to): results are aggregated per hour")
 	fs.StringVar(&f.seeds, "seeds", "", "run several seeds, e.g. 1-5 or 1,2,7 (instead of --seed): results are aggregated over seeds (mean and spread)")
-	fs.BoolVar(&f.compareDefault, "compare-default", false, "compare the default policy ("+DefaultPolicy().Name+") with the baselines (fifo-spread, fifo-consolidate,\nmorpheus, bfd; plus any --policies) and check, run by run, that it is no dearer than the cheapest and\nmisses no more deadlines than the best")
+	fs.BoolVar(&f.compareDefault, "compare-default", false, "compare the default policy ("+DefaultPolicy().Name+") with the baselines (fifo-spread, fifo-consolidate,\nmorpheus, bfd; plus any --policies) and check, run by run, that it is no dearer than the cheapest and\nmisses no more deadlines than the best (dearer on the cost meter; with --power-off-after, on the bill)")
 	fs.StringVar(&f.trace, "trace", "", "SWIM trace file (TSV: job id, submit s, gap s, map input bytes, shuffle bytes, output bytes);\ndefault "+DefaultTrace+" relative to the repository root, else the copy built into sparkpack")
-	fs.IntVar(&f.hour, "hour", -1, "replay only the N-th one-hour sample, 0-23 (jobs submitted in [N h, N+1 h));\nexcludes --from/--to; default: the whole trace")
+	fs.IntVar(&f.hour, "hour", -1, "replay only the N-th one-hour sample, 0-23 (jobs submitted in [N h, N+1 h));\nexcludes --from/--to; -1, the default: the whole trace")
 	fs.StringVar(&f.from, "from", "", "replay jobs submitted at or after this offset into the trace: seconds (3600) or a duration (1h)")
 	fs.StringVar(&f.to, "to", "", "replay jobs submitted before this offset into the trace: seconds or a duration; default: the end")
 	fs.StringVar(&f.cluster, "cluster", "thesis14", "cluster: thesis14 (6 x (4 cpu, 16 GiB, $0.24/h), 5 x (8, 32, $0.48/h), 3 x (12, 48, $0.72/h))\nor a cluster JSON file (see package clusterspec)")
@@ -92,7 +92,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Float64Var(&f.fraction, "deadline-fraction", DefaultDeadlineFraction, "fraction of the jobs, chosen at random with --seed, that get a deadline (0 to 1)")
 	fs.Float64Var(&f.slack, "slack", DefaultSlack, "deadline = submission + profiled duration x slack (> 0; the profiled duration is the\njob's run time packed on one uncontended agent)")
 	fs.Float64Var(&f.scale, "scale", 1, "multiply every job's input, shuffle and output bytes by this factor (> 0) to load the cluster more")
-	fs.Uint64Var(&f.seed, "seed", DefaultSeed, "seed of the random choice of deadline jobs: the same seed gives the same results")
+	fs.Uint64Var(&f.seed, "seed", DefaultSeed, "seed of every random draw: the deadline jobs, the thesis-like or --mix jobs, --sample, the users'\nestimates, --run-noise, --team-mix; the same seed gives the same results")
 	fs.StringVar(&f.format, "format", "table", "output format: table, json (one array, one object per policy; with --hours/--seeds one object per run),\ncsv (one row per policy and run) or markdown (the aggregated tables of docs/simulation.md)")
 	fs.StringVar(&f.chart, "chart", "", "also write an SVG chart (cost and deadline violations per policy, cumulative cost over time) to this file")
 	fs.DurationVar(&f.promoteAfter, "promote-after", 0, "anti-starvation age of the scheduler core: a regular job skipped this long is promoted\n(default 15m; negative disables)")
@@ -156,7 +156,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		// Parsing stops at the first argument that is not a flag: the
+		// flags after it were not read either.
+		return fmt.Errorf("unexpected argument %q: simulate takes flags only, and the flags after it were not read (a flag's value with spaces needs quotes; see --help)", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -268,6 +270,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("--%s %s %s", z.flag, fs.Lookup(z.flag).Value, z.means)
 		}
 	}
+	// A negative duration ran as 0 (power management off, no lead) and
+	// said nothing.
+	if f.powerOffAfter < 0 {
+		return fmt.Errorf("--power-off-after %s must be >= 0 (0, the default, keeps every agent on; e.g. 2m powers agents off after 2 minutes idle)", f.powerOffAfter)
+	}
+	if f.notBeforeLead < 0 {
+		return fmt.Errorf("--not-before-lead %s must be >= 0 (0, the default, submits every job at its arrival; e.g. 5m submits deadline jobs 5 minutes ahead)", f.notBeforeLead)
+	}
 	if f.warmPool && f.powerOffAfter <= 0 {
 		return errors.New("--warm-pool needs --power-off-after")
 	}
@@ -300,6 +310,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	specs, err := f.policySpecs(set)
 	if err != nil {
 		return err
+	}
+	// The verdict judges the default as serve runs it, without
+	// preemption: with --preemption srt alone every policy ran as
+	// "<name>+srt" and the verdict said the default had not run.
+	if f.compareDefault && !slices.ContainsFunc(specs, func(p PolicySpec) bool { return p.Name == DefaultPolicy().Name }) {
+		return fmt.Errorf("--compare-default judges %s as serve runs it by default, without preemption, and --preemption %s leaves none out: add none (e.g. --preemption none,%s), or drop --compare-default",
+			DefaultPolicy().Name, f.preemption, f.preemption)
 	}
 	// Not progress: shown with --quiet too.
 	for _, w := range append(ignoredFlags(f, set, specs), unlistedTeams(teamsCfg, teamMix, f.teamsFile)...) {
@@ -444,7 +461,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 				r.Default = p.Name == DefaultPolicy().Name
-				fmt.Fprintf(progress, "simulate: %-16s done in %s: $%.2f, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), r.TotalCostUSD, r.DeadlineMissed, r.DeadlineJobs)
+				cost := fmt.Sprintf("$%.2f", r.TotalCostUSD)
+				if f.powerOffAfter > 0 {
+					// What the operator pays under power management.
+					cost = fmt.Sprintf("$%.2f on the meter, bill $%.2f", r.TotalCostUSD, r.BillUSD)
+				}
+				fmt.Fprintf(progress, "simulate: %-16s done in %s: %s, %d of %d deadlines missed\n", p.Name, time.Since(began).Round(time.Millisecond), cost, r.DeadlineMissed, r.DeadlineJobs)
 				rr.Results = append(rr.Results, r)
 			}
 			runs = append(runs, rr)
@@ -482,7 +504,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writePreemption(stdout, Aggregate(runs), true)
 	}
 	if !multi {
-		if err := writeTable(stdout, runs[0].Results); err != nil {
+		if err := writeTable(stdout, runs[0].Results, runs[0].PowerOff); err != nil {
 			return err
 		}
 	} else if err := writeAggregateTable(stdout, Aggregate(runs)); err != nil {
@@ -492,7 +514,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	for _, run := range runs {
-		if err := writeTeams(stdout, run.Results); err != nil {
+		label := ""
+		if multi {
+			// One block per run: say which.
+			label = fmt.Sprintf(", %s, seed %d", run.Window, run.Seed)
+		}
+		if err := writeTeams(stdout, run.Results, label, run.PowerOff); err != nil {
 			return err
 		}
 	}
@@ -623,6 +650,11 @@ func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 	}
 	if f.scale != 1 {
 		s += fmt.Sprintf(", data x %g", f.scale)
+	}
+	if f.powerOffAfter > 0 {
+		// The bars and curves are the meter's; under power management
+		// the operator pays the bill, which the chart does not draw.
+		s += fmt.Sprintf("\npower off after %s: the costs drawn are the core's meter, not the bill (in the table)", f.powerOffAfter)
 	}
 	return s
 }

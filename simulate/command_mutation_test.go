@@ -112,7 +112,8 @@ func TestCommandFlagBoundsByHand(t *testing.T) {
 		{[]string{"--ilp-time-limit", "0"}, "--ilp-time-limit 0s must be > 0"},
 		{[]string{"--promote-after", "0"}, "--promote-after 0s is read as the default 15m"},
 		{[]string{"--warm-pool", "--power-off-after", "0"}, "--warm-pool needs --power-off-after"},
-		{[]string{"--warm-pool", "--power-off-after", "-1s"}, "--warm-pool needs --power-off-after"},
+		// A negative one is refused as such (it ran as 0, power off).
+		{[]string{"--warm-pool", "--power-off-after", "-1s"}, "--power-off-after -1s must be >= 0"},
 		{[]string{"--warm-pool", "--power-off-after", "1m", "--miss-cost", "-0.001"}, "--miss-cost"},
 		{[]string{"--warm-pool", "--power-off-after", "1m", "--miss-cost", "+Inf"}, "--miss-cost"},
 		{[]string{"--teams", "/nonexistent/teams.yaml"}, "--teams"},

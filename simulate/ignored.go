@@ -2,7 +2,9 @@ package simulate
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/teams"
@@ -49,9 +51,23 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 	if f.teamMix == "" {
 		warn("teams", "without --team-mix (every job is then in the default team, which a teams file does not configure)", "add --team-mix team=share,...")
 	}
+	if ext := strings.ToLower(filepath.Ext(f.jobLog)); jobLogFormatOf(f.jobLog) == JobLogCSV && (ext == ".json" || ext == ".ndjson") {
+		// Only .jsonl picks JSON lines: jobs.json got CSV without a word.
+		out = append(out, fmt.Sprintf("--job-log %s is written as CSV (JSON lines only for a name ending in .jsonl): name it %s for JSON lines, or .csv",
+			f.jobLog, strings.TrimSuffix(f.jobLog, filepath.Ext(f.jobLog))+".jsonl"))
+	}
+	if f.teamMix != "" && (f.format == "csv" || f.format == "markdown") {
+		// The runs still draw teams (and the teams file's shares apply);
+		// only the by-team results are not printed.
+		out = append(out, fmt.Sprintf("--team-mix's results by team are printed with --format table or json only (json: each result's \"teams\"); --format %s has none", f.format))
+	}
 	if f.compareDefault && (f.format == "json" || f.format == "csv") {
 		// The baselines still run; only the verdict is not printed.
-		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked \"default\": true", f.format))
+		marked := `"default": true`
+		if f.format == "csv" {
+			marked = "true in the default column"
+		}
+		out = append(out, fmt.Sprintf("--compare-default prints its verdict (Pareto-better runs, targets) with --format table or markdown only; --format %s lists the runs, the default policy's marked %s", f.format, marked))
 	}
 	return out
 }

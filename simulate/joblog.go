@@ -61,8 +61,28 @@ type JobRecord struct {
 	MaxAgentFreeCPUs float64 `json:"max_agent_free_cpus"`
 	// Shares are its executors on each agent of its (last) start, and
 	// Agents those agents' ids, in the same order.
-	Shares []workload.AgentShare `json:"shares,omitempty"`
-	Agents []string              `json:"agents,omitempty"`
+	Shares []JobShare `json:"shares,omitempty"`
+	Agents []string   `json:"agents,omitempty"`
+}
+
+// JobShare is a job's share of one agent in the job log: its executors
+// there, the agent's cpus and the cpus in use on it once the job is there
+// (its own included). Its keys are snake_case as every other key of the
+// log (they were workload.AgentShare's Go names, Executors, CPUs and
+// UsedCPUs, until 2026-11-27; docs/simulation.md).
+type JobShare struct {
+	Executors     int     `json:"executors"`
+	AgentCPUs     float64 `json:"agent_cpus"`
+	AgentUsedCPUs float64 `json:"agent_used_cpus"`
+}
+
+// jobShares are the log's shares of a placement's.
+func jobShares(shares []workload.AgentShare) []JobShare {
+	var out []JobShare
+	for _, s := range shares {
+		out = append(out, JobShare{Executors: s.Executors, AgentCPUs: s.CPUs, AgentUsedCPUs: s.UsedCPUs})
+	}
+	return out
 }
 
 // arrivalFree is the free room of the agents on at an arrival.
@@ -107,7 +127,7 @@ func jobRecords(store *MemStore, info map[string]*jobInfo, free map[string]arriv
 		r := JobRecord{ID: j.ID, Kind: jobKind(ji.profile), App: string(ji.profile.App), Executors: ji.profile.Executors,
 			CPUs: ji.profile.Executors * ji.profile.ExecutorCores, SubmitS: ji.submit.Sub(start).Seconds(), Done: ji.done,
 			ProfiledS: model.Reference(ji.profile).Seconds(), EstimateS: j.EstimatedDurationSeconds, Noise: ji.noise,
-			FreeCPUs: free[j.ID].total, MaxAgentFreeCPUs: free[j.ID].max, Shares: placed[j.ID].shares, Agents: placed[j.ID].agents}
+			FreeCPUs: free[j.ID].total, MaxAgentFreeCPUs: free[j.ID].max, Shares: jobShares(placed[j.ID].shares), Agents: placed[j.ID].agents}
 		if !ji.start.IsZero() {
 			r.StartS, r.WaitS = ji.start.Sub(start).Seconds(), ji.start.Sub(ji.submit).Seconds()
 		}

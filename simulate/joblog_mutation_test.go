@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sparkpack/sparkpack/workload"
 )
 
 // TestJobLogCSVRowByHand: every column of a CSV row, from a record whose
@@ -22,7 +20,7 @@ func TestJobLogCSVRowByHand(t *testing.T) {
 		{ID: "j0", Kind: "sort", App: "sort", Executors: 3, CPUs: 6, SubmitS: 10, StartS: 12.5, EndS: 112.25, WaitS: 2.5, RunS: 99.75,
 			Deadline: true, DeadlineS: 160, SlackS: 50.0004, Missed: false, Done: true, ProfiledS: 99.9996, EstimateS: 120, Noise: 1.2345,
 			FreeCPUs: 8, MaxAgentFreeCPUs: 4, Agents: []string{"a1", "a2"},
-			Shares: []workload.AgentShare{{Executors: 2}, {Executors: 1}}},
+			Shares: []JobShare{{Executors: 2}, {Executors: 1}}},
 		{ID: "j1", Kind: "pagerank", App: "pagerank", Executors: 1, CPUs: 2, SubmitS: 40, Noise: 1, Done: false},
 	}
 	var buf bytes.Buffer
@@ -64,7 +62,7 @@ func TestJobLogCSVRowByHand(t *testing.T) {
 // (shares included, which CSV leaves out) and the arrivals before it.
 func TestJobLogJSONLineByHand(t *testing.T) {
 	rec := JobRecord{ID: "j0", Kind: "sort", Executors: 3, CPUs: 6, SubmitS: 10, Noise: 1.2345, Deadline: true, SlackS: 5,
-		Agents: []string{"a1", "a2"}, Shares: []workload.AgentShare{{Executors: 2}, {Executors: 1}}}
+		Agents: []string{"a1", "a2"}, Shares: []JobShare{{Executors: 2}, {Executors: 1}}}
 	var buf bytes.Buffer
 	l, err := openJobLog(&buf, JobLogJSONL)
 	if err != nil {

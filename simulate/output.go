@@ -65,22 +65,38 @@ func displayName(r Result) string {
 	return r.Policy
 }
 
-func writeTable(w io.Writer, rs []Result) error {
+// writeTable prints one run's results, a row per policy; "vs" is the
+// cost meter against the first policy's. With power management
+// (powerOff), what the operator pays is the bill: "bill vs" then gives
+// the bill against the first policy's too.
+func writeTable(w io.Writer, rs []Result, powerOff bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\talways-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\tevicted\tlost work h\t")
-	for _, r := range rs {
-		rel := "-"
-		if rs[0].TotalCostUSD > 0 {
-			rel = fmt.Sprintf("%+.1f%%", 100*(r.TotalCostUSD/rs[0].TotalCostUSD-1))
+	billVs := ""
+	if powerOff {
+		billVs = "bill vs " + rs[0].Policy + "\t"
+	}
+	fmt.Fprintln(tw, "policy\tjobs\tcost $\tvs "+rs[0].Policy+"\tbill $\t"+billVs+"always-on $\tJCT mean s\tJCT p95 s\twait mean s\tdeadline jobs\tmissed\tviolations %\tmet % (all)\tsched mean ms\tsched p99 ms\tagent-active h\tutilisation %\tevicted\tlost work h\t")
+	relative := func(x, first float64) string {
+		if first > 0 {
+			return fmt.Sprintf("%+.1f%%", 100*(x/first-1))
 		}
+		return "-"
+	}
+	for _, r := range rs {
+		rel := relative(r.TotalCostUSD, rs[0].TotalCostUSD)
+		bill := fmt.Sprintf("%.2f\t", r.BillUSD)
+		if powerOff {
+			bill += relative(r.BillUSD, rs[0].BillUSD) + "\t"
+		}
+		bill += fmt.Sprintf("%.2f\t", r.AlwaysOnUSD)
 		// With no deadline job nothing was met or missed: "-", not a 0%
 		// met that reads as every deadline missed.
 		viol, met := "-", "-"
 		if r.DeadlineJobs > 0 {
 			viol, met = fmt.Sprintf("%.1f", r.DeadlineViolationPct), fmt.Sprintf("%.1f", r.DeadlineMetPct)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
-			displayName(r), r.Jobs, r.TotalCostUSD, rel, r.BillUSD, r.AlwaysOnUSD, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.3f\t%.3f\t%.1f\t%.1f\t%d\t%.2f\t\n",
+			displayName(r), r.Jobs, r.TotalCostUSD, rel, bill, r.JCTMeanS, r.JCTP95S, r.WaitMeanS, r.DeadlineJobs, r.DeadlineMissed,
 			viol, met, r.SchedDelayMeanMS, r.SchedDelayP99MS, r.AgentActiveS/3600, r.UtilisationPct, r.Preemptions, r.LostWorkS/3600)
 	}
 	return tw.Flush()

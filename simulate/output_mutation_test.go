@@ -71,7 +71,7 @@ func TestWriteTableByHand(t *testing.T) {
 		{Policy: "exact", Jobs: 3, TotalCostUSD: 1},
 	}
 	var buf bytes.Buffer
-	if err := writeTable(&buf, rs); err != nil {
+	if err := writeTable(&buf, rs, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
@@ -95,7 +95,7 @@ func TestWriteTableByHand(t *testing.T) {
 	}
 	// The first policy cost nothing: no ratio.
 	buf.Reset()
-	if err := writeTable(&buf, []Result{{Policy: "bfd"}, {Policy: "dap", TotalCostUSD: 1}}); err != nil {
+	if err := writeTable(&buf, []Result{{Policy: "bfd"}, {Policy: "dap", TotalCostUSD: 1}}, false); err != nil {
 		t.Fatal(err)
 	}
 	lines = strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")

@@ -21,9 +21,10 @@ func writeEstimates(w io.Writer, runs []RunResult, mode string) {
 		a.mapeN += r.ModelMAPERuns
 	})
 	fmt.Fprintf(w, "\n%s estimates:\n", mode)
+	width := nameWidth(order)
 	for _, p := range order {
 		a := by[p]
-		fmt.Fprintf(w, "  %-16s mean estimate error %.1f%%", p, a.err/float64(a.n))
+		fmt.Fprintf(w, "  %-*s mean estimate error %.1f%%", width, p, a.err/float64(a.n))
 		if a.mapeN > 0 {
 			fmt.Fprintf(w, "; model MAPE after 10 runs of a signature %.1f%% (%d runs)", a.mape/float64(a.mapeN), a.mapeN)
 		}
@@ -46,15 +47,27 @@ func writeAutoSized(w io.Writer, runs []RunResult) {
 		a.execs += r.MeanExecutors * float64(r.Jobs)
 	})
 	fmt.Fprintln(w, "\nauto executors (--executors auto):")
+	width := nameWidth(order)
 	for _, p := range order {
 		a := by[p]
 		mean := 0.0
 		if a.jobs > 0 {
 			mean = a.execs / float64(a.jobs)
 		}
-		fmt.Fprintf(w, "  %-16s %d of %d jobs sized by the model, %d of them changed from the user's count; mean executors %.2f\n",
-			p, a.sized, a.jobs, a.changed, mean)
+		fmt.Fprintf(w, "  %-*s %d of %d jobs sized by the model, %d of them changed from the user's count; mean executors %.2f\n",
+			width, p, a.sized, a.jobs, a.changed, mean)
 	}
+}
+
+// nameWidth is the width of the policy column of the summaries: 16, or
+// the longest name (fifo-consolidate+srt, dap@feasible-edf+mdf), so that
+// the figures after it line up.
+func nameWidth(names []string) int {
+	w := 16
+	for _, n := range names {
+		w = max(w, len(n))
+	}
+	return w
 }
 
 // perPolicy folds every run's results into one accumulator per policy,

@@ -154,8 +154,10 @@ func teamResults(store *MemStore, info map[string]*jobInfo, totalUSD float64) []
 	return out
 }
 
-// writeTeams prints each policy's per-team outcome.
-func writeTeams(w io.Writer, rs []Result) error {
+// writeTeams prints each policy's per-team outcome of one run; label
+// names the run (", hour 0, seed 2") when there are several, and under
+// power management (powerOff) the header says the costs are the meter's.
+func writeTeams(w io.Writer, rs []Result, label string, powerOff bool) error {
 	any := false
 	for _, r := range rs {
 		any = any || len(r.Teams) > 0
@@ -163,16 +165,20 @@ func writeTeams(w io.Writer, rs []Result) error {
 	if !any {
 		return nil
 	}
-	fmt.Fprintln(w, "\nBy team (cost: the run's agent cost split by the teams' executor cpu-hours):")
+	meter := ""
+	if powerOff {
+		meter = "; the core's meter, not the bill"
+	}
+	fmt.Fprintf(w, "\nBy team%s (cost: the run's agent cost split by the teams' executor cpu-hours%s):\n", label, meter)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "policy\tteam\tjobs\tdone\trejected\tdeadlines met\twait mean s\twait p95 s\tcpu-h\tcost $\t")
+	fmt.Fprintln(tw, "policy\tteam\tjobs\tdone\trejected\tdeadlines met\twait mean s\twait p95 s\tcpu-h\tcost $")
 	for _, r := range rs {
 		for _, t := range r.Teams {
 			met := "-"
 			if t.DeadlineJobs > 0 {
 				met = fmt.Sprintf("%d/%d (%.0f%%)", t.DeadlineJobs-t.DeadlineMissed, t.DeadlineJobs, t.DeadlineMetPct)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t\n", displayName(r), teams.Label(t.Team),
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%.2f\t%.2f\n", displayName(r), teams.Label(t.Team),
 				t.Jobs, t.Completed, t.Rejected, met, t.WaitMeanS, t.WaitP95S, t.CPUHours, t.CostUSD)
 		}
 	}

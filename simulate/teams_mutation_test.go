@@ -92,7 +92,7 @@ func TestTeamResultsByHand(t *testing.T) {
 // "-" for a team without deadline jobs; nothing without teams.
 func TestWriteTeamsByHand(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeTeams(&buf, []Result{{Policy: "bfd"}}); err != nil || buf.Len() != 0 {
+	if err := writeTeams(&buf, []Result{{Policy: "bfd"}}, "", false); err != nil || buf.Len() != 0 {
 		t.Fatalf("no teams: %v %q", err, buf.String())
 	}
 	rs := []Result{
@@ -102,7 +102,7 @@ func TestWriteTeamsByHand(t *testing.T) {
 			{Team: "ml", Jobs: 1, Completed: 1, WaitMeanS: 0, WaitP95S: 0, CPUHours: 2, CostUSD: 0.25},
 		}},
 	}
-	if err := writeTeams(&buf, rs); err != nil {
+	if err := writeTeams(&buf, rs, "", false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

@@ -119,7 +119,7 @@ func (f *flags) window(fs *flag.FlagSet) (from, to time.Duration, err error) {
 func parseOffset(s string) (time.Duration, error) {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
 		if v < 0 || v > workload.MaxTraceSeconds || math.IsNaN(v) {
-			return 0, fmt.Errorf("%q out of range", s)
+			return 0, fmt.Errorf("%q out of range: want seconds from 0 to %d into the trace, or a duration such as 1h", s, workload.MaxTraceSeconds)
 		}
 		return time.Duration(v * float64(time.Second)), nil
 	}
