@@ -141,6 +141,39 @@ func (c *Cluster) indexLocked() map[string]int {
 type overlay struct {
 	base  []Agent
 	patch map[int]*Agent
+	// driverRoom: where the room of each queued driver was kept, by job.
+	driverRoom map[string]keptRoom
+}
+
+// keptRoom is the agent a queued driver's room was kept on, and whether it
+// is one of the job's own agents.
+type keptRoom struct {
+	agent  string
+	onPlan bool
+}
+
+// driverRoomLocked is where the overlay keeps the room of the job's driver
+// not launched yet (the agent "" when none has room).
+func (c *Cluster) driverRoomLocked(jobID string) keptRoom {
+	return c.overlayPatchLocked().driverRoom[jobID]
+}
+
+// activeAgents reports, for each agent id, whether the agent holds running
+// work or reservations as the overlay shows it (agentActive): what the
+// framework asks of the offers it gets (Framework.SetActiveAgents). An
+// agent GET_AGENTS does not list is not active.
+func (c *Cluster) activeAgents(ids []string) []bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ov := c.overlayPatchLocked()
+	index := c.indexLocked()
+	out := make([]bool, len(ids))
+	for k, id := range ids {
+		if i, ok := index[id]; ok {
+			out[k] = agentActive(ov.get(i))
+		}
+	}
+	return out
 }
 
 // get returns agent i as the overlay shows it (not to be modified).
@@ -219,7 +252,13 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 	c.overlayDriversLocked(ov, index, ids)
 	// Room for the drivers not launched yet: without it, plans could
 	// reserve every cpu and leave the drivers of the reserved jobs nowhere
-	// to run. It is taken on the job's own agents when they have it.
+	// to run. It is taken where the framework will launch the driver
+	// (driverRoomAgent, driverplace.go): on the job's own agents when they
+	// have it, else on an active agent, else on the roomiest.
+	at := func(i int) roomAgent {
+		a := ov.get(i)
+		return roomAgent{FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB, Active: agentActive(a)}
+	}
 	for _, id := range ids {
 		lj := c.jobs[id]
 		if (lj.st.Phase != lifecycle.Reserving && lj.st.Phase != lifecycle.Launching) || lj.st.Driver.State != "" {
@@ -227,25 +266,21 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 		}
 		d := lj.st.Job.DriverOrDefault()
 		dc, dm := d.Cores, float64(d.MemoryMB)
-		best := -1
+		plan := make([]int, 0, len(lj.st.Plan.Assignments))
 		for _, as := range lj.st.Plan.Assignments {
-			if i, ok := index[as.AgentID]; ok && ov.get(i).FreeCPUs+1e-9 >= dc && ov.get(i).FreeMemMB+1e-9 >= dm {
-				best = i
-				break
+			if i, ok := index[as.AgentID]; ok {
+				plan = append(plan, i)
 			}
 		}
-		if best < 0 {
-			for i := range ov.base {
-				a := ov.get(i)
-				if a.FreeCPUs+1e-9 >= dc && a.FreeMemMB+1e-9 >= dm && (best < 0 || a.FreeCPUs > ov.get(best).FreeCPUs) {
-					best = i
-				}
-			}
-		}
+		best, onPlan := driverRoomAgent(plan, len(ov.base), at, dc, dm)
 		if best >= 0 {
 			a := ov.mut(best)
 			a.FreeCPUs -= dc
 			a.FreeMemMB -= dm
+			if ov.driverRoom == nil {
+				ov.driverRoom = map[string]keptRoom{}
+			}
+			ov.driverRoom[id] = keptRoom{agent: a.ID, onPlan: onPlan}
 		}
 	}
 	return ov

@@ -16,14 +16,20 @@ import (
 // Driver launches: queued and announced launches, the offer a driver
 // goes to, and the ACCEPT with its LAUNCH.
 
-// Launch queues a driver launch; it is sent with the next offer in
-// sparkpack's role that holds the driver's cpus and memory.
+// Launch queues a driver launch; it is sent with an offer in sparkpack's
+// role that holds the driver's cpus and memory, chosen by
+// chooseDriverOffer: on the agent the cluster kept its room on (waiting
+// up to RoomWait for it when that is one of the job's own agents), else on
+// an active agent, else the roomiest.
 //
 // The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
 // cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	now := time.Now()
 	f.mu.Lock()
+	if l.Room != "" && l.RoomOnPlan {
+		l.waitUntil = now.Add(f.cfg.RoomWait)
+	}
 	f.pending[l.JobID] = l
 	delete(f.expected, l.JobID)
 	// The job's reservations were just made on its agents: offers there
@@ -36,6 +42,34 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	f.tryLaunch(ctx)              // an offer kept in stock may have room
 	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
 	f.reviveIfWaiting(ctx)
+}
+
+// SetActiveAgents names what tells, for offers as they arrive, whether
+// their agents hold running work or reservations (the Cluster does, from
+// its overlay): a driver that cannot go where its room was kept goes to
+// such an agent rather than to an idle one. It is called without f.mu.
+func (f *Framework) SetActiveAgents(active func(agentIDs []string) []bool) {
+	f.mu.Lock()
+	f.activeAgents = active
+	f.mu.Unlock()
+}
+
+// activeOf asks SetActiveAgents' function about the offers' agents.
+func (f *Framework) activeOf(offers []mesos.Offer) []bool {
+	f.mu.Lock()
+	fn := f.activeAgents
+	f.mu.Unlock()
+	if fn == nil || len(offers) == 0 {
+		return nil
+	}
+	ids := make([]string, len(offers))
+	for i, o := range offers {
+		ids[i] = o.AgentID.Value
+	}
+	if out := fn(ids); len(out) == len(offers) {
+		return out
+	}
+	return nil
 }
 
 // CancelLaunch forgets a queued launch (the job was killed first).
@@ -131,9 +165,8 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_KILL, Kill: k})
 }
 
-// pickLocked chooses the first waiting launch (by job id) that a held
-// offer has room for, and the offer: one on an agent the launch prefers,
-// else the one with the most cpus free. f.mu is held.
+// pickLocked chooses the first waiting launch (by job id) that
+// chooseDriverOffer finds a held offer for, and the offer. f.mu is held.
 func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 	if len(f.pending) == 0 || len(f.offers) == 0 {
 		return nil, heldOffer{}, false
@@ -143,57 +176,38 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	fits := func(ho heldOffer, l *DriverLaunch) bool {
-		return covers(ho.cpus, l.CPUs) && covers(ho.mem, l.MemMB) && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
+	held := make([]heldOffer, 0, len(f.offers))
+	for _, ho := range f.offers {
+		held = append(held, ho)
 	}
+	spots := make([]offerSpot, len(held))
+	now := time.Now()
 	for _, id := range ids {
 		l := f.pending[id]
-		if len(l.Prefer) > 0 {
-			prefer := make(map[string]bool, len(l.Prefer))
-			for _, a := range l.Prefer {
-				prefer[a] = true
-			}
-			var best heldOffer
-			found := false
-			for _, ho := range f.offers {
-				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
-					best, found = ho, true
-				}
-			}
-			if found {
-				return l, best, true
-			}
+		prefer := make(map[string]bool, len(l.Prefer))
+		for _, a := range l.Prefer {
+			prefer[a] = true
 		}
-		var best heldOffer
-		found := false
-		for _, ho := range f.offers {
-			if fits(ho, l) && (!found || roomier(ho, best)) {
-				best, found = ho, true
-			}
+		for i, ho := range held {
+			agent := ho.offer.AgentID.Value
+			spots[i] = offerSpot{ID: ho.offer.ID.Value, CPUs: ho.cpus, MemMB: ho.mem,
+				Fresh:  !ho.since.Before(f.touched[agent]),
+				OnRoom: l.Room != "" && agent == l.Room,
+				Active: ho.active || prefer[agent]}
 		}
-		if found {
-			return l, best, true
+		want := driverWant{CPUs: l.CPUs, MemMB: l.MemMB, Wait: l.RoomOnPlan && now.Before(l.waitUntil)}
+		if i := chooseDriverOffer(want, spots); i >= 0 {
+			return l, held[i], true
 		}
 	}
 	return nil, heldOffer{}, false
 }
 
 // covers reports whether have is enough for want, within 1e-9 (offers'
-// scalars are fixed-point in Mesos, a request's sum may round). pickLocked
+// scalars are fixed-point in Mesos, a request's sum may round). chooseDriverOffer
 // and driverResources must use this one test: a launch that one accepts
 // and the other refuses stops tryLaunch, and every launch behind it waits.
 func covers(have, want float64) bool { return have+1e-9 >= want }
-
-// roomier orders offers by cpus, then mem, then id (deterministic).
-func roomier(a, b heldOffer) bool {
-	if a.cpus != b.cpus {
-		return a.cpus > b.cpus
-	}
-	if a.mem != b.mem {
-		return a.mem > b.mem
-	}
-	return a.offer.ID.Value < b.offer.ID.Value
-}
 
 // driverResources picks cpus and mem for a driver from an offer's
 // resources allocated to sparkpack's role that are not reserved for a job.

@@ -18,11 +18,13 @@ func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
 	now := time.Now()
 	f.cfg.Observer.ObserveOffers(len(offers))
 	offers = f.roleOffers(ctx, offers, now)
+	active := f.activeOf(offers) // before f.mu: the cluster takes its own lock
 	f.mu.Lock()
 	f.lastOffer = now
-	for _, o := range offers {
+	for i, o := range offers {
 		ho := heldOffer{offer: o, since: now}
 		ho.cpus, ho.mem = f.driverRoom(o)
+		ho.active = active != nil && active[i]
 		f.offers[o.ID.Value] = ho
 	}
 	f.mu.Unlock()
@@ -239,6 +241,14 @@ func (f *Framework) expireOffers(ctx context.Context) {
 				f.Reconcile(ctx, tasks)
 			}
 		case <-t.C:
+			f.mu.Lock()
+			waiting := len(f.pending) > 0 && len(f.offers) > 0
+			f.mu.Unlock()
+			if waiting {
+				// A launch that waited for an offer where its room was
+				// kept (RoomWait) goes elsewhere once the wait is over.
+				f.tryLaunch(ctx)
+			}
 			f.declineUnneeded(ctx, true)
 			f.reviveIfWaiting(ctx)
 		}
