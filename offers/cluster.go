@@ -217,8 +217,9 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 		jobs: map[string]*liveJob{}, missing: map[string]int{}, seen: map[string]Agent{}, gone: map[string]Agent{}, kickCh: make(chan struct{}, 1)}
 	if cfg.Framework != nil {
 		// A driver that cannot go where its room was kept goes to an
-		// active agent rather than an idle one (driverplace.go).
-		cfg.Framework.SetActiveAgents(c.activeAgents)
+		// active agent with room to spare rather than an idle one, and
+		// never takes room the overlay keeps for others (driverplace.go).
+		cfg.Framework.SetAgentRooms(c.agentRooms)
 	}
 	return c
 }

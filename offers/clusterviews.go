@@ -145,11 +145,10 @@ type overlay struct {
 	driverRoom map[string]keptRoom
 }
 
-// keptRoom is the agent a queued driver's room was kept on, and whether it
-// is one of the job's own agents.
+// keptRoom is the agent a queued driver's room was kept on, and its kind.
 type keptRoom struct {
-	agent  string
-	onPlan bool
+	agent string
+	kind  RoomKind
 }
 
 // driverRoomLocked is where the overlay keeps the room of the job's driver
@@ -158,19 +157,25 @@ func (c *Cluster) driverRoomLocked(jobID string) keptRoom {
 	return c.overlayPatchLocked().driverRoom[jobID]
 }
 
-// activeAgents reports, for each agent id, whether the agent holds running
-// work or reservations as the overlay shows it (agentActive): what the
-// framework asks of the offers it gets (Framework.SetActiveAgents). An
-// agent GET_AGENTS does not list is not active.
-func (c *Cluster) activeAgents(ids []string) []bool {
+// agentRooms reports each agent as the overlay shows it (AgentRoom): what
+// the framework asks about the agents of the offers it holds
+// (Framework.SetAgentRooms). An agent GET_AGENTS does not list is not
+// Known; one power management is turning off has no room, as in Snapshot.
+func (c *Cluster) agentRooms(ids []string) []AgentRoom {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ov := c.overlayPatchLocked()
 	index := c.indexLocked()
-	out := make([]bool, len(ids))
+	out := make([]AgentRoom, len(ids))
 	for k, id := range ids {
-		if i, ok := index[id]; ok {
-			out[k] = agentActive(ov.get(i))
+		i, ok := index[id]
+		if !ok {
+			continue
+		}
+		a := ov.get(i)
+		out[k] = AgentRoom{Known: true, Active: agentActive(a), FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB}
+		if c.cfg.Unavailable != nil && c.cfg.Unavailable(id) {
+			out[k].FreeCPUs, out[k].FreeMemMB = 0, 0
 		}
 	}
 	return out
@@ -259,6 +264,19 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 		a := ov.get(i)
 		return roomAgent{FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB, Active: agentActive(a)}
 	}
+	var offPlan []string
+	keep := func(id string, best int, kind RoomKind, dc, dm float64) {
+		a := ov.mut(best)
+		a.FreeCPUs -= dc
+		a.FreeMemMB -= dm
+		if ov.driverRoom == nil {
+			ov.driverRoom = map[string]keptRoom{}
+		}
+		ov.driverRoom[id] = keptRoom{agent: a.ID, kind: kind}
+	}
+	// First every driver whose own agents have room, then the others:
+	// a driver off its plan must not take the room a later job's driver
+	// has on that job's own agents.
 	for _, id := range ids {
 		lj := c.jobs[id]
 		if (lj.st.Phase != lifecycle.Reserving && lj.st.Phase != lifecycle.Launching) || lj.st.Driver.State != "" {
@@ -272,15 +290,17 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 				plan = append(plan, i)
 			}
 		}
-		best, onPlan := driverRoomAgent(plan, len(ov.base), at, dc, dm)
-		if best >= 0 {
-			a := ov.mut(best)
-			a.FreeCPUs -= dc
-			a.FreeMemMB -= dm
-			if ov.driverRoom == nil {
-				ov.driverRoom = map[string]keptRoom{}
-			}
-			ov.driverRoom[id] = keptRoom{agent: a.ID, onPlan: onPlan}
+		if best, kind := driverRoomAgent(plan, 0, at, dc, dm); best >= 0 {
+			keep(id, best, kind, dc, dm)
+		} else {
+			offPlan = append(offPlan, id)
+		}
+	}
+	for _, id := range offPlan {
+		d := c.jobs[id].st.Job.DriverOrDefault()
+		dc, dm := d.Cores, float64(d.MemoryMB)
+		if best, kind := driverRoomAgent(nil, len(ov.base), at, dc, dm); best >= 0 {
+			keep(id, best, kind, dc, dm)
 		}
 	}
 	return ov

@@ -17,7 +17,38 @@ package offers
 // framework does not take the first roomy offer it holds: when the overlay
 // kept the room on the job's own agents, the launch waits (at most
 // FrameworkConfig.RoomWait) for the fresh offer that follows the
-// reservation there.
+// reservation there; when it kept it on another active agent it waits as
+// long for that agent's offer (the driver launched just before may have
+// used the offer held there; what it left is offered again at the next
+// allocation). Only then does it go elsewhere: an active agent with room to
+// spare, then any agent with room to spare, then the roomiest.
+
+// RoomKind is the kind of agent the overlay kept a queued driver's room
+// on.
+type RoomKind int
+
+const (
+	// RoomNone: no agent had room.
+	RoomNone RoomKind = iota
+	// RoomOnPlan: one of the job's own agents.
+	RoomOnPlan
+	// RoomActive: another agent that holds running work or reservations.
+	RoomActive
+	// RoomIdle: an idle agent (no active one had room).
+	RoomIdle
+)
+
+func (k RoomKind) String() string {
+	switch k {
+	case RoomOnPlan:
+		return "plan"
+	case RoomActive:
+		return "active"
+	case RoomIdle:
+		return "idle"
+	}
+	return "none"
+}
 
 // roomAgent is an agent as the overlay sees it when it keeps a queued
 // driver's room.
@@ -35,12 +66,12 @@ func (a roomAgent) fits(cpus, mem float64) bool {
 // needing cpus and mem: the first of plan (agent positions, in the plan's
 // order) with room; else the active agent with the most free cpus; else the
 // agent with the most free cpus (the lowest position at equal cpus). It
-// returns the position and whether it is one of plan's; -1 when no agent
-// has room. agent(i) gives agent i of n.
-func driverRoomAgent(plan []int, n int, agent func(i int) roomAgent, cpus, mem float64) (int, bool) {
+// returns the position and its kind; -1 and RoomNone when no agent has
+// room. agent(i) gives agent i of n.
+func driverRoomAgent(plan []int, n int, agent func(i int) roomAgent, cpus, mem float64) (int, RoomKind) {
 	for _, i := range plan {
 		if agent(i).fits(cpus, mem) {
-			return i, true
+			return i, RoomOnPlan
 		}
 	}
 	best, bestActive := -1, false
@@ -54,7 +85,13 @@ func driverRoomAgent(plan []int, n int, agent func(i int) roomAgent, cpus, mem f
 			best, bestActive, bestCPUs = i, a.Active, a.FreeCPUs
 		}
 	}
-	return best, false
+	switch {
+	case best < 0:
+		return -1, RoomNone
+	case bestActive:
+		return best, RoomActive
+	}
+	return best, RoomIdle
 }
 
 // agentActive reports whether an agent, as the overlay shows it, holds
@@ -64,6 +101,18 @@ func driverRoomAgent(plan []int, n int, agent func(i int) roomAgent, cpus, mem f
 // may.
 func agentActive(a *Agent) bool {
 	return a.FreeCPUs+1e-9 < a.CPUs || a.FreeMemMB+1e-9 < a.MemMB || len(a.Reservations) > 0 || len(a.Drivers) > 0
+}
+
+// AgentRoom is an agent as the cluster's overlay shows it to the
+// framework (Framework.SetAgentRooms).
+type AgentRoom struct {
+	// Known: GET_AGENTS lists the agent.
+	Known bool
+	// Active: it holds running work or reservations (agentActive).
+	Active bool
+	// FreeCPUs and FreeMemMB are what is left once every plan in flight
+	// and every queued driver's room is counted.
+	FreeCPUs, FreeMemMB float64
 }
 
 // offerSpot is a held offer as chooseDriverOffer sees it for one launch.
@@ -78,23 +127,34 @@ type offerSpot struct {
 	// Active: its agent holds running work or reservations (the job's own
 	// agents do: they hold its reservations).
 	Active bool
+	// Spare: the overlay has room for the driver on its agent beyond
+	// what it keeps for plans in flight and other queued drivers. An
+	// offer without it may hold room another job counts on (its
+	// reservation would then be refused, 409).
+	Spare bool
 }
 
 // driverWant is what chooseDriverOffer needs of a launch.
 type driverWant struct {
 	CPUs, MemMB float64
-	// Wait: the overlay kept the room on the job's own agents and the
-	// launch has not waited RoomWait yet for a fresh offer there.
+	// Room: the kind of agent the overlay kept the room on.
+	Room RoomKind
+	// Wait: the launch has not waited RoomWait yet for an offer there.
 	Wait bool
 }
 
 // chooseDriverOffer decides which held offer a driver goes to: the
 // roomiest fresh offer with room on the agent its room was kept on; else,
-// while want.Wait, none (the offer that follows the reservation there will
-// have the room), unless a fresh offer there came without the room (then
-// the room is not there and waiting is no use); else the roomiest fresh
-// offer with room on an active agent; else the roomiest fresh offer with
-// room. -1: none now.
+// while waiting for a room kept on the job's own agents or on another
+// active agent (want.Wait), none: the offer that follows the reservation
+// there, or the launch that used the offer held there, will have the room,
+// and the snapshot the scheduler plans on counts it there (a driver taking
+// room elsewhere may take what a plan decided meanwhile counts on: 409).
+// Then the roomiest fresh offer with room on an active agent with room to
+// spare; else on any agent with room to spare; else the roomiest fresh
+// offer with room (the overlay may be behind Mesos). A fresh offer on the
+// room's agent without the room ends the wait (the agent was offered
+// again: the room is not there). -1: none now.
 func chooseDriverOffer(want driverWant, offers []offerSpot) int {
 	fits := func(o offerSpot) bool {
 		return o.Fresh && covers(o.CPUs, want.CPUs) && covers(o.MemMB, want.MemMB)
@@ -111,18 +171,19 @@ func chooseDriverOffer(want driverWant, offers []offerSpot) int {
 	if b := best(func(o offerSpot) bool { return o.OnRoom }); b >= 0 {
 		return b
 	}
-	if want.Wait {
-		denied := false
-		for _, o := range offers {
-			if o.OnRoom && o.Fresh {
-				denied = true // the agent was offered again, without the room
-			}
-		}
-		if !denied {
-			return -1
+	waiting := want.Wait
+	for _, o := range offers {
+		if o.OnRoom && o.Fresh {
+			waiting = false // the agent was offered again, without the room
 		}
 	}
-	if b := best(func(o offerSpot) bool { return o.Active }); b >= 0 {
+	if waiting && (want.Room == RoomOnPlan || want.Room == RoomActive) {
+		return -1
+	}
+	if b := best(func(o offerSpot) bool { return o.Active && o.Spare }); b >= 0 {
+		return b
+	}
+	if b := best(func(o offerSpot) bool { return o.Spare }); b >= 0 {
 		return b
 	}
 	return best(func(offerSpot) bool { return true })

@@ -289,7 +289,7 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) []lifecycle.Acti
 	c.cfg.Framework.Launch(ctx, &DriverLaunch{
 		JobID: jobID, TaskID: taskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
 		Argv: argv, Env: st.Job.App.Environment, Labels: labels, Prefer: prefer,
-		Room: room.agent, RoomOnPlan: room.onPlan,
+		Room: room.agent, RoomKind: room.kind,
 		Sending: func(agentID string) error {
 			c.mu.Lock()
 			if !lj.st.MaySend(taskID) {

@@ -35,11 +35,13 @@ type FrameworkConfig struct {
 	// RefuseSeconds as they come (default 4). On a cluster of thousands of
 	// agents a REVIVE brings an offer from nearly every agent.
 	OfferStock int
-	// RoomWait bounds how long a launch waits for a fresh offer on the
-	// job's own agent its room was kept on (DriverLaunch.RoomOnPlan)
-	// before it goes to another agent (default 5 s: the master offers the
+	// RoomWait bounds how long a launch waits for an offer on the agent
+	// its room was kept on, when that is one of the job's own agents or
+	// another active one (DriverLaunch.RoomKind), before it goes to
+	// another agent, or to an idle one (default 5 s: the master offers the
 	// agent again within an allocation cycle, about a second, after the
-	// reservation).
+	// reservation, and a REVIVE goes out every second while a driver
+	// waits).
 	RoomWait time.Duration
 	// ReconcileEvery is how often the driver tasks are reconciled besides
 	// after every subscription (default 10 minutes).
@@ -103,13 +105,14 @@ type DriverLaunch struct {
 	Prefer []string
 	// Room is the agent the cluster's driver-room overlay kept the
 	// driver's room on ("" when none had room): offers there are taken
-	// first.
+	// first, and kept while the launch waits.
 	Room string
-	// RoomOnPlan: Room is one of the job's own agents. The launch then
-	// waits, at most FrameworkConfig.RoomWait, for the fresh offer there
-	// that follows the reservation, rather than going to another agent at
-	// once (chooseDriverOffer).
-	RoomOnPlan bool
+	// RoomKind is the kind of agent Room is. On the job's own agents
+	// (RoomOnPlan) the launch waits, at most FrameworkConfig.RoomWait, for
+	// the fresh offer there that follows the reservation rather than going
+	// to another agent at once; on another active agent (RoomActive) it
+	// waits as long for that agent's offer (chooseDriverOffer).
+	RoomKind RoomKind
 	// waitUntil ends that wait (set by Launch).
 	waitUntil time.Time
 	// Sending, if set, is called with the chosen agent just before the
@@ -177,9 +180,9 @@ type Framework struct {
 	rolesMu sync.Mutex
 	// rsMu serialises REVIVE and SUPPRESS calls.
 	rsMu sync.Mutex
-	// activeAgents, if set, reports which of the given agents hold
-	// running work or reservations (SetActiveAgents).
-	activeAgents func(agentIDs []string) []bool
+	// agentRooms, if set, reports the given agents as the cluster's
+	// overlay shows them (SetAgentRooms).
+	agentRooms func(agentIDs []string) []AgentRoom
 	// updates, while Run runs, queues task status updates for
 	// recordUpdates; nil otherwise (Event then handles them itself).
 	updates *updateQueue
@@ -198,7 +201,7 @@ type heldOffer struct {
 	// sparkpack's role), computed once when it arrives.
 	cpus, mem float64
 	// active: its agent held running work or reservations when it
-	// arrived (SetActiveAgents).
+	// arrived (SetAgentRooms): the stock keeps such offers first.
 	active bool
 }
 

@@ -19,15 +19,15 @@ import (
 // Launch queues a driver launch; it is sent with an offer in sparkpack's
 // role that holds the driver's cpus and memory, chosen by
 // chooseDriverOffer: on the agent the cluster kept its room on (waiting
-// up to RoomWait for it when that is one of the job's own agents), else on
-// an active agent, else the roomiest.
+// up to RoomWait for it when that is one of the job's own agents or
+// another active one), else on an active agent, else the roomiest.
 //
 // The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
 // cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	now := time.Now()
 	f.mu.Lock()
-	if l.Room != "" && l.RoomOnPlan {
+	if l.Room != "" && (l.RoomKind == RoomOnPlan || l.RoomKind == RoomActive) {
 		l.waitUntil = now.Add(f.cfg.RoomWait)
 	}
 	f.pending[l.JobID] = l
@@ -44,32 +44,59 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	f.reviveIfWaiting(ctx)
 }
 
-// SetActiveAgents names what tells, for offers as they arrive, whether
-// their agents hold running work or reservations (the Cluster does, from
-// its overlay): a driver that cannot go where its room was kept goes to
-// such an agent rather than to an idle one. It is called without f.mu.
-func (f *Framework) SetActiveAgents(active func(agentIDs []string) []bool) {
+// SetAgentRooms names what shows the agents as the cluster's overlay sees
+// them (the Cluster does): whether each is active and the room it has left
+// once every plan in flight and every queued driver's room is counted. A
+// driver that cannot go where its room was kept goes to an active agent
+// rather than an idle one, and only where the overlay has room to spare
+// (chooseDriverOffer). It is called without f.mu.
+func (f *Framework) SetAgentRooms(rooms func(agentIDs []string) []AgentRoom) {
 	f.mu.Lock()
-	f.activeAgents = active
+	f.agentRooms = rooms
 	f.mu.Unlock()
 }
 
-// activeOf asks SetActiveAgents' function about the offers' agents.
-func (f *Framework) activeOf(offers []mesos.Offer) []bool {
+// roomsOf asks SetAgentRooms' function about agents; nil without one.
+// f.mu must not be held.
+func (f *Framework) roomsOf(ids []string) []AgentRoom {
 	f.mu.Lock()
-	fn := f.activeAgents
+	fn := f.agentRooms
 	f.mu.Unlock()
-	if fn == nil || len(offers) == 0 {
+	if fn == nil || len(ids) == 0 {
 		return nil
 	}
-	ids := make([]string, len(offers))
-	for i, o := range offers {
-		ids[i] = o.AgentID.Value
-	}
-	if out := fn(ids); len(out) == len(offers) {
+	if out := fn(ids); len(out) == len(ids) {
 		return out
 	}
 	return nil
+}
+
+// heldRooms is roomsOf for the agents of the offers held now, by agent
+// (nil when no launch waits, or without SetAgentRooms).
+func (f *Framework) heldRooms() map[string]AgentRoom {
+	f.mu.Lock()
+	if len(f.pending) == 0 || len(f.offers) == 0 || f.agentRooms == nil {
+		f.mu.Unlock()
+		return nil
+	}
+	seen := make(map[string]bool, len(f.offers))
+	ids := make([]string, 0, len(f.offers))
+	for _, ho := range f.offers {
+		if a := ho.offer.AgentID.Value; !seen[a] {
+			seen[a] = true
+			ids = append(ids, a)
+		}
+	}
+	f.mu.Unlock()
+	rooms := f.roomsOf(ids)
+	if rooms == nil {
+		return nil
+	}
+	out := make(map[string]AgentRoom, len(ids))
+	for i, id := range ids {
+		out[id] = rooms[i]
+	}
+	return out
 }
 
 // CancelLaunch forgets a queued launch (the job was killed first).
@@ -147,6 +174,9 @@ func (f *Framework) wantedAgentsLocked() map[string]bool {
 		for _, a := range l.Prefer {
 			out[a] = true
 		}
+		if l.Room != "" {
+			out[l.Room] = true
+		}
 	}
 	for _, e := range f.expected {
 		for _, a := range e.agents {
@@ -166,8 +196,10 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 }
 
 // pickLocked chooses the first waiting launch (by job id) that
-// chooseDriverOffer finds a held offer for, and the offer. f.mu is held.
-func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
+// chooseDriverOffer finds a held offer for, and the offer; rooms are the
+// offers' agents as the overlay shows them (heldRooms; nil: unknown, and
+// every agent has room to spare). f.mu is held.
+func (f *Framework) pickLocked(rooms map[string]AgentRoom) (*DriverLaunch, heldOffer, bool) {
 	if len(f.pending) == 0 || len(f.offers) == 0 {
 		return nil, heldOffer{}, false
 	}
@@ -193,9 +225,14 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 			spots[i] = offerSpot{ID: ho.offer.ID.Value, CPUs: ho.cpus, MemMB: ho.mem,
 				Fresh:  !ho.since.Before(f.touched[agent]),
 				OnRoom: l.Room != "" && agent == l.Room,
-				Active: ho.active || prefer[agent]}
+				Active: ho.active || prefer[agent], Spare: true}
+			if rooms != nil {
+				r := rooms[agent]
+				spots[i].Active = r.Active || prefer[agent]
+				spots[i].Spare = r.Known && covers(r.FreeCPUs, l.CPUs) && covers(r.FreeMemMB, l.MemMB)
+			}
 		}
-		want := driverWant{CPUs: l.CPUs, MemMB: l.MemMB, Wait: l.RoomOnPlan && now.Before(l.waitUntil)}
+		want := driverWant{CPUs: l.CPUs, MemMB: l.MemMB, Room: l.RoomKind, Wait: now.Before(l.waitUntil)}
 		if i := chooseDriverOffer(want, spots); i >= 0 {
 			return l, held[i], true
 		}
@@ -252,9 +289,10 @@ type launchPick struct {
 func (f *Framework) tryLaunch(ctx context.Context) {
 	for {
 		var picks []launchPick
+		rooms := f.heldRooms() // before f.mu: the cluster takes its own lock
 		f.mu.Lock()
 		for {
-			l, chosen, ok := f.pickLocked()
+			l, chosen, ok := f.pickLocked(rooms)
 			var res []mesos.Resource
 			if ok {
 				res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
@@ -370,6 +408,15 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 		Labels:    labels,
 	}
 	refuse := f.cfg.RefuseSeconds
+	f.mu.Lock()
+	if f.waitingLocked() > 0 {
+		// Other launches wait or come soon: what this one leaves on the
+		// agent, now active, is offered again at the next allocation
+		// rather than after the filter (or a REVIVE), for a driver whose
+		// room was kept there (chooseDriverOffer waits for it).
+		refuse = 0
+	}
+	f.mu.Unlock()
 	call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
 		OfferIDs:   []mesos.OfferID{o.ID},
 		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{task}}}},
