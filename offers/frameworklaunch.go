@@ -39,6 +39,7 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 		f.touched[a] = now
 	}
 	f.mu.Unlock()
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "room_agent": l.Room, "room_kind": l.RoomKind.String()}).Debug("driver launch queued")
 	f.tryLaunch(ctx)              // an offer kept in stock may have room
 	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
 	f.reviveIfWaiting(ctx)
