@@ -214,8 +214,15 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
-	return &Cluster{cfg: cfg, log: cfg.Log.WithField("component", "mesos-cluster"),
+	c := &Cluster{cfg: cfg, log: cfg.Log.WithField("component", "mesos-cluster"),
 		jobs: map[string]*liveJob{}, missing: map[string]int{}, seen: map[string]Agent{}, gone: map[string]Agent{}, kickCh: make(chan struct{}, 1)}
+	if cfg.Framework != nil {
+		// A driver that cannot go where its room was kept goes to an
+		// active agent with room to spare rather than an idle one, and
+		// never takes room the overlay keeps for others (driverplace.go).
+		cfg.Framework.SetAgentRooms(c.agentRooms)
+	}
+	return c
 }
 
 // SetReporter names the core that hears about job progress.

@@ -141,6 +141,44 @@ func (c *Cluster) indexLocked() map[string]int {
 type overlay struct {
 	base  []Agent
 	patch map[int]*Agent
+	// driverRoom: where the room of each queued driver was kept, by job.
+	driverRoom map[string]keptRoom
+}
+
+// keptRoom is the agent a queued driver's room was kept on, and its kind.
+type keptRoom struct {
+	agent string
+	kind  RoomKind
+}
+
+// driverRoomLocked is where the overlay keeps the room of the job's driver
+// not launched yet (the agent "" when none has room).
+func (c *Cluster) driverRoomLocked(jobID string) keptRoom {
+	return c.overlayPatchLocked().driverRoom[jobID]
+}
+
+// agentRooms reports each agent as the overlay shows it (AgentRoom): what
+// the framework asks about the agents of the offers it holds
+// (Framework.SetAgentRooms). An agent GET_AGENTS does not list is not
+// Known; one power management is turning off has no room, as in Snapshot.
+func (c *Cluster) agentRooms(ids []string) []AgentRoom {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ov := c.overlayPatchLocked()
+	index := c.indexLocked()
+	out := make([]AgentRoom, len(ids))
+	for k, id := range ids {
+		i, ok := index[id]
+		if !ok {
+			continue
+		}
+		a := ov.get(i)
+		out[k] = AgentRoom{Known: true, Active: agentActive(a), FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB}
+		if c.cfg.Unavailable != nil && c.cfg.Unavailable(id) {
+			out[k].FreeCPUs, out[k].FreeMemMB = 0, 0
+		}
+	}
+	return out
 }
 
 // get returns agent i as the overlay shows it (not to be modified).
@@ -219,7 +257,26 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 	c.overlayDriversLocked(ov, index, ids)
 	// Room for the drivers not launched yet: without it, plans could
 	// reserve every cpu and leave the drivers of the reserved jobs nowhere
-	// to run. It is taken on the job's own agents when they have it.
+	// to run. It is taken where the framework will launch the driver
+	// (driverRoomAgent, driverplace.go): on the job's own agents when they
+	// have it, else on an active agent, else on the roomiest.
+	at := func(i int) roomAgent {
+		a := ov.get(i)
+		return roomAgent{FreeCPUs: a.FreeCPUs, FreeMemMB: a.FreeMemMB, Active: agentActive(a)}
+	}
+	var offPlan []string
+	keep := func(id string, best int, kind RoomKind, dc, dm float64) {
+		a := ov.mut(best)
+		a.FreeCPUs -= dc
+		a.FreeMemMB -= dm
+		if ov.driverRoom == nil {
+			ov.driverRoom = map[string]keptRoom{}
+		}
+		ov.driverRoom[id] = keptRoom{agent: a.ID, kind: kind}
+	}
+	// First every driver whose own agents have room, then the others:
+	// a driver off its plan must not take the room a later job's driver
+	// has on that job's own agents.
 	for _, id := range ids {
 		lj := c.jobs[id]
 		if (lj.st.Phase != lifecycle.Reserving && lj.st.Phase != lifecycle.Launching) || lj.st.Driver.State != "" {
@@ -227,25 +284,23 @@ func (c *Cluster) overlayPatchLocked() *overlay {
 		}
 		d := lj.st.Job.DriverOrDefault()
 		dc, dm := d.Cores, float64(d.MemoryMB)
-		best := -1
+		plan := make([]int, 0, len(lj.st.Plan.Assignments))
 		for _, as := range lj.st.Plan.Assignments {
-			if i, ok := index[as.AgentID]; ok && ov.get(i).FreeCPUs+1e-9 >= dc && ov.get(i).FreeMemMB+1e-9 >= dm {
-				best = i
-				break
+			if i, ok := index[as.AgentID]; ok {
+				plan = append(plan, i)
 			}
 		}
-		if best < 0 {
-			for i := range ov.base {
-				a := ov.get(i)
-				if a.FreeCPUs+1e-9 >= dc && a.FreeMemMB+1e-9 >= dm && (best < 0 || a.FreeCPUs > ov.get(best).FreeCPUs) {
-					best = i
-				}
-			}
+		if best, kind := driverRoomAgent(plan, 0, at, dc, dm); best >= 0 {
+			keep(id, best, kind, dc, dm)
+		} else {
+			offPlan = append(offPlan, id)
 		}
-		if best >= 0 {
-			a := ov.mut(best)
-			a.FreeCPUs -= dc
-			a.FreeMemMB -= dm
+	}
+	for _, id := range offPlan {
+		d := c.jobs[id].st.Job.DriverOrDefault()
+		dc, dm := d.Cores, float64(d.MemoryMB)
+		if best, kind := driverRoomAgent(nil, len(ov.base), at, dc, dm); best >= 0 {
+			keep(id, best, kind, dc, dm)
 		}
 	}
 	return ov

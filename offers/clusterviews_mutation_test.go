@@ -24,8 +24,9 @@ func viewCluster(agents []Agent, job scheduler.Job, ph lifecycle.Phase, plan pla
 // TestSnapshotCountsPlansInFlightByHand: the snapshot takes out of the
 // agents' free resources what a plan handed to Apply still needs beyond
 // what GET_AGENTS shows reserved for it, and room for its driver not yet
-// launched: on the first agent of its plan with room, else on the agent
-// with the most free cpus. Worked out by hand: executors of 1 cpu and
+// launched: on the first agent of its plan with room, else on the active
+// agent with the most free cpus (else on the agent with the most free
+// cpus: TestDriverRoomFallbackByHand). Worked out by hand: executors of 1 cpu and
 // 1024 + 512 MiB, a driver of 1 cpu and 2048 MiB.
 func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 3, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 512,
@@ -54,10 +55,12 @@ func TestSnapshotCountsPlansInFlightByHand(t *testing.T) {
 			// A: 7 - 1 more executor - the driver = 5 cpus, 14848 - 1536 - 2048 = 11264 MiB; B: 4 - 1, 8192 - 1536.
 			map[string]free{"A": {5, 11264}, "B": {3, 6656}, "C": {16, 32768}, "D": {4, 6656}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 2, MemMB: 3072}, "B": {JobID: "j", CPUs: 1, MemMB: 1536}}},
-		{"driver on the agent with the most free cpus when the plan's have none",
+		{"driver on the active agent with the most free cpus when the plan's have none",
 			placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 4}}},
-			// B full (4 x 1 cpu); C has the most cpus free (16 > A's 7).
-			map[string]free{"A": {7, 14848}, "B": {0, 2048}, "C": {15, 30720}, "D": {4, 6656}},
+			// B full (4 x 1 cpu); A and D are active (a reservation, another
+			// framework's memory), A has more cpus free; idle C, with 16,
+			// is left alone (a driver there would keep it powered on).
+			map[string]free{"A": {6, 12800}, "B": {0, 2048}, "C": {16, 32768}, "D": {4, 6656}},
 			map[string]placement.Holding{"A": {JobID: "j", CPUs: 1, MemMB: 1536}, "B": {JobID: "j", CPUs: 4, MemMB: 6144}}},
 		{"driver on a plan's agent with exactly its room left",
 			placement.Plan{Assignments: []placement.Assignment{{AgentID: "D", Executors: 3}}},
@@ -127,9 +130,10 @@ func TestSnapshotRefreshesFirst(t *testing.T) {
 }
 
 // TestDriverRoomFallbackByHand: when no agent of the plan has room for the
-// driver (1 cpu, 2048 MiB), the room is taken on the agent with the most
-// free cpus that fits it, the first listed on a tie, and one with exactly
-// the driver's room fits.
+// driver (1 cpu, 2048 MiB), the room is taken on an active agent (one with
+// something reserved or running) that fits it, however roomier an idle one
+// is; among idle agents (or active ones) on the one with the most free
+// cpus, the first listed on a tie; one with exactly the driver's room fits.
 func TestDriverRoomFallbackByHand(t *testing.T) {
 	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 2, ExecutorCores: 1, ExecutorMemoryMB: 1024, MemoryOverheadMB: 512,
 		Driver: &scheduler.Driver{Cores: 1, MemoryMB: 2048}}}
@@ -151,6 +155,15 @@ func TestDriverRoomFallbackByHand(t *testing.T) {
 		{"exactly the driver's room", []Agent{
 			p, {ID: "Q", CPUs: 4, MemMB: 8192, FreeCPUs: 1, FreeMemMB: 2048},
 		}, map[string][2]float64{"Q": {0, 0}}},
+		{"an active agent before a roomier idle one", []Agent{
+			{ID: "I", CPUs: 12, MemMB: 49152, FreeCPUs: 12, FreeMemMB: 49152}, p,
+			{ID: "Q", CPUs: 8, MemMB: 16384, FreeCPUs: 2, FreeMemMB: 4096},
+			{ID: "R", CPUs: 8, MemMB: 16384, FreeCPUs: 3, FreeMemMB: 4096},
+		}, map[string][2]float64{"I": {12, 49152}, "Q": {2, 4096}, "R": {2, 2048}}},
+		{"active by another job's driver", []Agent{
+			{ID: "I", CPUs: 12, MemMB: 49152, FreeCPUs: 12, FreeMemMB: 49152}, p,
+			{ID: "Q", CPUs: 8, MemMB: 16384, FreeCPUs: 8, FreeMemMB: 16384, Drivers: []DriverTask{{JobID: "k", TaskID: "t-k"}}},
+		}, map[string][2]float64{"I": {12, 49152}, "Q": {7, 14336}}},
 	} {
 		cl := viewCluster(c.agents, job, lifecycle.Reserving, plan, scheduler.DriverRecord{})
 		snap, err := cl.Snapshot(context.Background())

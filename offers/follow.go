@@ -271,6 +271,7 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) []lifecycle.Acti
 	acts := c.stepLocked(lj, ev)
 	rec := lj.st.Driver
 	queued := lj.st.Queued
+	room := c.driverRoomLocked(st.Job.ID) // where the snapshot keeps the driver's room
 	c.mu.Unlock()
 	if ev.Refused != "" || ev.Err != nil || !queued {
 		return acts
@@ -283,11 +284,12 @@ func (c *Cluster) queueLaunch(ctx context.Context, lj *liveJob) []lifecycle.Acti
 	jobID, taskID := st.Job.ID, rec.TaskID
 	prefer := make([]string, 0, len(st.Plan.Assignments))
 	for _, as := range st.Plan.Assignments {
-		prefer = append(prefer, as.AgentID) // where the overlay kept room for the driver
+		prefer = append(prefer, as.AgentID) // just reserved on
 	}
 	c.cfg.Framework.Launch(ctx, &DriverLaunch{
 		JobID: jobID, TaskID: taskID, CPUs: drv.Cores, MemMB: float64(drv.MemoryMB),
 		Argv: argv, Env: st.Job.App.Environment, Labels: labels, Prefer: prefer,
+		Room: room.agent, RoomKind: room.kind,
 		Sending: func(agentID string) error {
 			c.mu.Lock()
 			if !lj.st.MaySend(taskID) {

@@ -35,6 +35,14 @@ type FrameworkConfig struct {
 	// RefuseSeconds as they come (default 4). On a cluster of thousands of
 	// agents a REVIVE brings an offer from nearly every agent.
 	OfferStock int
+	// RoomWait bounds how long a launch waits for an offer on the agent
+	// its room was kept on, when that is one of the job's own agents or
+	// another active one (DriverLaunch.RoomKind), before it goes to
+	// another agent, or to an idle one (default 5 s: the master offers the
+	// agent again within an allocation cycle, about a second, after the
+	// reservation, and a REVIVE goes out every second while a driver
+	// waits).
+	RoomWait time.Duration
 	// ReconcileEvery is how often the driver tasks are reconciled besides
 	// after every subscription (default 10 minutes).
 	ReconcileEvery time.Duration
@@ -91,9 +99,22 @@ type DriverLaunch struct {
 	Argv   []string
 	Env    map[string]string
 	Labels map[string]string
-	// Prefer lists agents to launch on when an offer there has room (the
-	// job's own agents, where the cluster kept room for the driver).
+	// Prefer lists the job's own agents: its reservations were just made
+	// there, so offers there received before Launch are stale; offers
+	// there are kept; they count as active (driverplace.go).
 	Prefer []string
+	// Room is the agent the cluster's driver-room overlay kept the
+	// driver's room on ("" when none had room): offers there are taken
+	// first, and kept while the launch waits.
+	Room string
+	// RoomKind is the kind of agent Room is. On the job's own agents
+	// (RoomOnPlan) the launch waits, at most FrameworkConfig.RoomWait, for
+	// the fresh offer there that follows the reservation rather than going
+	// to another agent at once; on another active agent (RoomActive) it
+	// waits as long for that agent's offer (chooseDriverOffer).
+	RoomKind RoomKind
+	// waitUntil ends that wait (set by Launch).
+	waitUntil time.Time
 	// Sending, if set, is called with the chosen agent just before the
 	// ACCEPT with the LAUNCH goes out; it records that the launch may reach
 	// Mesos from now on. An error keeps the launch queued (and the offer
@@ -159,6 +180,9 @@ type Framework struct {
 	rolesMu sync.Mutex
 	// rsMu serialises REVIVE and SUPPRESS calls.
 	rsMu sync.Mutex
+	// agentRooms, if set, reports the given agents as the cluster's
+	// overlay shows them (SetAgentRooms).
+	agentRooms func(agentIDs []string) []AgentRoom
 	// updates, while Run runs, queues task status updates for
 	// recordUpdates; nil otherwise (Event then handles them itself).
 	updates *updateQueue
@@ -176,6 +200,9 @@ type heldOffer struct {
 	// cpus and mem a driver may take from it (unreserved, in
 	// sparkpack's role), computed once when it arrives.
 	cpus, mem float64
+	// active: its agent held running work or reservations when it
+	// arrived (SetAgentRooms): the stock keeps such offers first.
+	active bool
 }
 
 // NewFramework builds the framework on a scheduler API client.
@@ -200,6 +227,9 @@ func NewFramework(cfg FrameworkConfig, sched *SchedClient, ids IDStore, sink Sta
 	}
 	if cfg.OfferStock <= 0 {
 		cfg.OfferStock = 4
+	}
+	if cfg.RoomWait <= 0 {
+		cfg.RoomWait = 5 * time.Second
 	}
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = 10 * time.Minute

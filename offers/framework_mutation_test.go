@@ -81,14 +81,15 @@ func frameworkOn(t *testing.T, h http.Handler, cfg FrameworkConfig, ids IDStore,
 // TestNewFrameworkDefaultsByHand: every unset (zero) or negative setting
 // takes its documented default (FrameworkConfig's comments: the name and
 // role "sparkpack", user root, a week's failover timeout, a 30 s decline
-// filter, offers held 5 s, a stock of 4, reconciliation every 10
+// filter, offers held 5 s, a stock of 4, a 5 s wait for the offer where
+// a driver's room was kept, reconciliation every 10
 // minutes); a positive setting is kept.
 func TestNewFrameworkDefaultsByHand(t *testing.T) {
 	defaults := FrameworkConfig{Name: "sparkpack", Role: "sparkpack", User: "root", FailoverTimeout: 7 * 24 * time.Hour,
-		RefuseSeconds: 30, OfferHold: 5 * time.Second, OfferStock: 4, ReconcileEvery: 10 * time.Minute}
+		RefuseSeconds: 30, OfferHold: 5 * time.Second, OfferStock: 4, RoomWait: 5 * time.Second, ReconcileEvery: 10 * time.Minute}
 	given := FrameworkConfig{Name: "n", Role: "r", User: "u", FailoverTimeout: time.Hour,
-		RefuseSeconds: 7, OfferHold: 3 * time.Second, OfferStock: 2, ReconcileEvery: time.Minute}
-	negative := FrameworkConfig{FailoverTimeout: -time.Second, RefuseSeconds: -1, OfferHold: -time.Second, OfferStock: -1, ReconcileEvery: -time.Second}
+		RefuseSeconds: 7, OfferHold: 3 * time.Second, OfferStock: 2, RoomWait: 2 * time.Second, ReconcileEvery: time.Minute}
+	negative := FrameworkConfig{FailoverTimeout: -time.Second, RefuseSeconds: -1, OfferHold: -time.Second, OfferStock: -1, RoomWait: -time.Second, ReconcileEvery: -time.Second}
 	for _, c := range []struct {
 		name    string
 		in, out FrameworkConfig

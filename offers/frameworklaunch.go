@@ -16,14 +16,20 @@ import (
 // Driver launches: queued and announced launches, the offer a driver
 // goes to, and the ACCEPT with its LAUNCH.
 
-// Launch queues a driver launch; it is sent with the next offer in
-// sparkpack's role that holds the driver's cpus and memory.
+// Launch queues a driver launch; it is sent with an offer in sparkpack's
+// role that holds the driver's cpus and memory, chosen by
+// chooseDriverOffer: on the agent the cluster kept its room on (waiting
+// up to RoomWait for it when that is one of the job's own agents or
+// another active one), else on an active agent, else the roomiest.
 //
 // The task is reconciled (tracked) only once its ACCEPT was sent: Mesos
 // cannot know a task before, and an answer saying so would be noise.
 func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 	now := time.Now()
 	f.mu.Lock()
+	if l.Room != "" && (l.RoomKind == RoomOnPlan || l.RoomKind == RoomActive) {
+		l.waitUntil = now.Add(f.cfg.RoomWait)
+	}
 	f.pending[l.JobID] = l
 	delete(f.expected, l.JobID)
 	// The job's reservations were just made on its agents: offers there
@@ -33,9 +39,65 @@ func (f *Framework) Launch(ctx context.Context, l *DriverLaunch) {
 		f.touched[a] = now
 	}
 	f.mu.Unlock()
+	f.log.WithFields(logrus.Fields{"job": l.JobID, "room_agent": l.Room, "room_kind": l.RoomKind.String()}).Debug("driver launch queued")
 	f.tryLaunch(ctx)              // an offer kept in stock may have room
 	f.declineUnneeded(ctx, false) // and those on the job's agents are given back to come again
 	f.reviveIfWaiting(ctx)
+}
+
+// SetAgentRooms names what shows the agents as the cluster's overlay sees
+// them (the Cluster does): whether each is active and the room it has left
+// once every plan in flight and every queued driver's room is counted. A
+// driver that cannot go where its room was kept goes to an active agent
+// rather than an idle one, and only where the overlay has room to spare
+// (chooseDriverOffer). It is called without f.mu.
+func (f *Framework) SetAgentRooms(rooms func(agentIDs []string) []AgentRoom) {
+	f.mu.Lock()
+	f.agentRooms = rooms
+	f.mu.Unlock()
+}
+
+// roomsOf asks SetAgentRooms' function about agents; nil without one.
+// f.mu must not be held.
+func (f *Framework) roomsOf(ids []string) []AgentRoom {
+	f.mu.Lock()
+	fn := f.agentRooms
+	f.mu.Unlock()
+	if fn == nil || len(ids) == 0 {
+		return nil
+	}
+	if out := fn(ids); len(out) == len(ids) {
+		return out
+	}
+	return nil
+}
+
+// heldRooms is roomsOf for the agents of the offers held now, by agent
+// (nil when no launch waits, or without SetAgentRooms).
+func (f *Framework) heldRooms() map[string]AgentRoom {
+	f.mu.Lock()
+	if len(f.pending) == 0 || len(f.offers) == 0 || f.agentRooms == nil {
+		f.mu.Unlock()
+		return nil
+	}
+	seen := make(map[string]bool, len(f.offers))
+	ids := make([]string, 0, len(f.offers))
+	for _, ho := range f.offers {
+		if a := ho.offer.AgentID.Value; !seen[a] {
+			seen[a] = true
+			ids = append(ids, a)
+		}
+	}
+	f.mu.Unlock()
+	rooms := f.roomsOf(ids)
+	if rooms == nil {
+		return nil
+	}
+	out := make(map[string]AgentRoom, len(ids))
+	for i, id := range ids {
+		out[id] = rooms[i]
+	}
+	return out
 }
 
 // CancelLaunch forgets a queued launch (the job was killed first).
@@ -113,6 +175,9 @@ func (f *Framework) wantedAgentsLocked() map[string]bool {
 		for _, a := range l.Prefer {
 			out[a] = true
 		}
+		if l.Room != "" {
+			out[l.Room] = true
+		}
 	}
 	for _, e := range f.expected {
 		for _, a := range e.agents {
@@ -131,10 +196,11 @@ func (f *Framework) Kill(ctx context.Context, taskID, agentID string) error {
 	return f.Sched.Call(ctx, &scheduler.Call{Type: scheduler.Call_KILL, Kill: k})
 }
 
-// pickLocked chooses the first waiting launch (by job id) that a held
-// offer has room for, and the offer: one on an agent the launch prefers,
-// else the one with the most cpus free. f.mu is held.
-func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
+// pickLocked chooses the first waiting launch (by job id) that
+// chooseDriverOffer finds a held offer for, and the offer; rooms are the
+// offers' agents as the overlay shows them (heldRooms; nil: unknown, and
+// every agent has room to spare). f.mu is held.
+func (f *Framework) pickLocked(rooms map[string]AgentRoom) (*DriverLaunch, heldOffer, bool) {
 	if len(f.pending) == 0 || len(f.offers) == 0 {
 		return nil, heldOffer{}, false
 	}
@@ -143,57 +209,43 @@ func (f *Framework) pickLocked() (*DriverLaunch, heldOffer, bool) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	fits := func(ho heldOffer, l *DriverLaunch) bool {
-		return covers(ho.cpus, l.CPUs) && covers(ho.mem, l.MemMB) && !ho.since.Before(f.touched[ho.offer.AgentID.Value])
+	held := make([]heldOffer, 0, len(f.offers))
+	for _, ho := range f.offers {
+		held = append(held, ho)
 	}
+	spots := make([]offerSpot, len(held))
+	now := time.Now()
 	for _, id := range ids {
 		l := f.pending[id]
-		if len(l.Prefer) > 0 {
-			prefer := make(map[string]bool, len(l.Prefer))
-			for _, a := range l.Prefer {
-				prefer[a] = true
-			}
-			var best heldOffer
-			found := false
-			for _, ho := range f.offers {
-				if prefer[ho.offer.AgentID.Value] && fits(ho, l) && (!found || roomier(ho, best)) {
-					best, found = ho, true
-				}
-			}
-			if found {
-				return l, best, true
+		prefer := make(map[string]bool, len(l.Prefer))
+		for _, a := range l.Prefer {
+			prefer[a] = true
+		}
+		for i, ho := range held {
+			agent := ho.offer.AgentID.Value
+			spots[i] = offerSpot{ID: ho.offer.ID.Value, CPUs: ho.cpus, MemMB: ho.mem,
+				Fresh:  !ho.since.Before(f.touched[agent]),
+				OnRoom: l.Room != "" && agent == l.Room,
+				Active: ho.active || prefer[agent], Spare: true}
+			if rooms != nil {
+				r := rooms[agent]
+				spots[i].Active = r.Active || prefer[agent]
+				spots[i].Spare = r.Known && covers(r.FreeCPUs, l.CPUs) && covers(r.FreeMemMB, l.MemMB)
 			}
 		}
-		var best heldOffer
-		found := false
-		for _, ho := range f.offers {
-			if fits(ho, l) && (!found || roomier(ho, best)) {
-				best, found = ho, true
-			}
-		}
-		if found {
-			return l, best, true
+		want := driverWant{CPUs: l.CPUs, MemMB: l.MemMB, Room: l.RoomKind, Wait: now.Before(l.waitUntil)}
+		if i := chooseDriverOffer(want, spots); i >= 0 {
+			return l, held[i], true
 		}
 	}
 	return nil, heldOffer{}, false
 }
 
 // covers reports whether have is enough for want, within 1e-9 (offers'
-// scalars are fixed-point in Mesos, a request's sum may round). pickLocked
+// scalars are fixed-point in Mesos, a request's sum may round). chooseDriverOffer
 // and driverResources must use this one test: a launch that one accepts
 // and the other refuses stops tryLaunch, and every launch behind it waits.
 func covers(have, want float64) bool { return have+1e-9 >= want }
-
-// roomier orders offers by cpus, then mem, then id (deterministic).
-func roomier(a, b heldOffer) bool {
-	if a.cpus != b.cpus {
-		return a.cpus > b.cpus
-	}
-	if a.mem != b.mem {
-		return a.mem > b.mem
-	}
-	return a.offer.ID.Value < b.offer.ID.Value
-}
 
 // driverResources picks cpus and mem for a driver from an offer's
 // resources allocated to sparkpack's role that are not reserved for a job.
@@ -238,9 +290,10 @@ type launchPick struct {
 func (f *Framework) tryLaunch(ctx context.Context) {
 	for {
 		var picks []launchPick
+		rooms := f.heldRooms() // before f.mu: the cluster takes its own lock
 		f.mu.Lock()
 		for {
-			l, chosen, ok := f.pickLocked()
+			l, chosen, ok := f.pickLocked(rooms)
 			var res []mesos.Resource
 			if ok {
 				res, ok = f.driverResources(chosen.offer, l.CPUs, l.MemMB)
@@ -356,6 +409,15 @@ func (f *Framework) acceptLaunch(ctx context.Context, o mesos.Offer, l *DriverLa
 		Labels:    labels,
 	}
 	refuse := f.cfg.RefuseSeconds
+	f.mu.Lock()
+	if f.waitingLocked() > 0 {
+		// Other launches wait or come soon: what this one leaves on the
+		// agent, now active, is offered again at the next allocation
+		// rather than after the filter (or a REVIVE), for a driver whose
+		// room was kept there (chooseDriverOffer waits for it).
+		refuse = 0
+	}
+	f.mu.Unlock()
 	call := &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{
 		OfferIDs:   []mesos.OfferID{o.ID},
 		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{task}}}},

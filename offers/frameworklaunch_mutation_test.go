@@ -15,7 +15,8 @@ import (
 // Tests written for the mutants of frameworklaunch.go that mutation
 // testing found alive (scripts/mutation.sh --only '^frameworklaunch\.go$'
 // offers; docs/testing.md). Expected values are worked out by hand from
-// the rules the comments state (pickLocked, roomier, driverResources).
+// the rules the comments state (pickLocked, roomier, since moved to
+// driverplace.go as roomierSpot, driverResources).
 
 func offersEvent(offers ...mesos.Offer) *scheduler.Event {
 	return &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}}

@@ -18,11 +18,17 @@ func (f *Framework) handleOffers(ctx context.Context, offers []mesos.Offer) {
 	now := time.Now()
 	f.cfg.Observer.ObserveOffers(len(offers))
 	offers = f.roleOffers(ctx, offers, now)
+	ids := make([]string, len(offers))
+	for i, o := range offers {
+		ids[i] = o.AgentID.Value
+	}
+	rooms := f.roomsOf(ids) // before f.mu: the cluster takes its own lock
 	f.mu.Lock()
 	f.lastOffer = now
-	for _, o := range offers {
+	for i, o := range offers {
 		ho := heldOffer{offer: o, since: now}
 		ho.cpus, ho.mem = f.driverRoom(o)
+		ho.active = rooms != nil && rooms[i].Active
 		f.offers[o.ID.Value] = ho
 	}
 	f.mu.Unlock()
@@ -50,7 +56,7 @@ func (f *Framework) driverRoom(o mesos.Offer) (cpus, mem float64) {
 
 // declineUnneeded declines the offers held longer than OfferHold and, unless
 // expiredOnly, those beyond the stock: one per waiting launch plus
-// OfferStock, keeping the roomiest. While launches are being announced
+// OfferStock, keeping those of active agents first, then the roomiest. While launches are being announced
 // (expectBurst) the stock holds burstStock more; the first call after
 // that cuts it. Offers on agents a waiting or announced
 // launch prefers are kept (at most expectFor). Declines carry a RefuseSeconds filter,
@@ -64,6 +70,7 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 	// REVIVE on a cluster of 30,000 agents brings 30,000 offers, and
 	// sorting the offers themselves moved megabytes under f.mu).
 	type stockKey struct {
+		active    bool
 		cpus, mem float64
 		id        string
 	}
@@ -97,7 +104,7 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 			delete(f.offers, id)
 			continue
 		}
-		keep = append(keep, stockKey{ho.cpus, ho.mem, id})
+		keep = append(keep, stockKey{ho.active, ho.cpus, ho.mem, id})
 	}
 	trim := !expiredOnly || f.trimLater
 	stock := f.waitingLocked() + f.cfg.OfferStock
@@ -110,8 +117,16 @@ func (f *Framework) declineUnneeded(ctx context.Context, expiredOnly bool) {
 		f.trimLater = false
 	}
 	if trim && len(keep) > stock {
-		// The order of roomier: cpus, then mem, then id.
+		// Offers of active agents first (a driver goes there before an
+		// idle agent: driverplace.go), then the order of roomierSpot:
+		// cpus, then mem, then id.
 		slices.SortFunc(keep, func(a, b stockKey) int {
+			if a.active != b.active {
+				if a.active {
+					return -1
+				}
+				return 1
+			}
 			if c := cmp.Compare(b.cpus, a.cpus); c != 0 {
 				return c
 			}
@@ -239,6 +254,14 @@ func (f *Framework) expireOffers(ctx context.Context) {
 				f.Reconcile(ctx, tasks)
 			}
 		case <-t.C:
+			f.mu.Lock()
+			waiting := len(f.pending) > 0 && len(f.offers) > 0
+			f.mu.Unlock()
+			if waiting {
+				// A launch that waited for an offer where its room was
+				// kept (RoomWait) goes elsewhere once the wait is over.
+				f.tryLaunch(ctx)
+			}
 			f.declineUnneeded(ctx, true)
 			f.reviveIfWaiting(ctx)
 		}
