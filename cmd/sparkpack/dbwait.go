@@ -29,8 +29,14 @@ import (
 const DefaultDatabaseWait = 2 * time.Minute
 
 // dbAttemptTimeout bounds one attempt (connect, ping, migrate): what
-// serve's start allowed before --database-wait existed.
+// serve's start allowed before --database-wait existed. Under
+// --database-wait an attempt also ends with the bound (dbAttemptLimit).
 const dbAttemptTimeout = 30 * time.Second
+
+// dbAttemptMin is the least time an attempt is given: no attempt starts
+// with less of the bound left (decideDBWait gives up instead), so that
+// the last one can still connect and migrate.
+const dbAttemptMin = time.Second
 
 // dbRetryFirst and dbRetryMax bound the pause between two attempts: 1 s
 // after the first failure, doubling, at most 5 s.
@@ -118,25 +124,44 @@ func decideDBWait(err error, attempt int, elapsed, bound time.Duration) dbVerdic
 		return dbVerdict{Kind: dbFail}
 	case bound <= 0:
 		return dbVerdict{Kind: dbFail, Check: check}
-	case elapsed >= bound:
+	case bound-elapsed < dbAttemptMin:
+		// Too little left for another attempt (dbAttemptLimit).
 		return dbVerdict{Kind: dbGiveUp, Check: check}
 	}
 	wait := dbRetryFirst
 	for i := 1; i < attempt && wait < dbRetryMax; i++ {
 		wait *= 2
 	}
-	wait = min(wait, dbRetryMax, bound-elapsed) // the last attempt at the bound
+	// The last attempt starts with dbAttemptMin of the bound left.
+	wait = min(wait, dbRetryMax, bound-elapsed-dbAttemptMin)
 	return dbVerdict{Kind: dbRetry, Wait: wait, Check: check}
+}
+
+// dbAttemptLimit is how long an attempt that starts elapsed after the
+// first began may take, under --database-wait bound: dbAttemptTimeout,
+// but no longer than what is left of the bound, so that serve gives up
+// by the bound rather than up to dbAttemptTimeout after it. It is never
+// under dbAttemptMin (decideDBWait starts no attempt with less left;
+// only a bound under dbAttemptMin is exceeded, by the first attempt).
+// Without a bound (0: fail at the first error) it is dbAttemptTimeout.
+func dbAttemptLimit(elapsed, bound time.Duration) time.Duration {
+	if bound <= 0 {
+		return dbAttemptTimeout
+	}
+	return min(dbAttemptTimeout, max(bound-elapsed, dbAttemptMin))
 }
 
 // openStoreWaiting opens the store with open, trying again as
 // decideDBWait says; it logs each failed attempt it retries with what it
 // waits for, and fails naming what to do when the bound has passed.
-func openStoreWaiting(ctx context.Context, url string, bound time.Duration, log logrus.FieldLogger, open func(context.Context) (*store.Store, error)) (*store.Store, error) {
+// progress, if not nil, is kept up to date for the waiting answers
+// (waitingAnswer).
+func openStoreWaiting(ctx context.Context, url string, bound time.Duration, log logrus.FieldLogger, progress *dbProgress, open func(context.Context) (*store.Store, error)) (*store.Store, error) {
 	started := time.Now()
+	progress.begin(started, bound)
 	db := redactURL(url)
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, dbAttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, dbAttemptLimit(time.Since(started), bound))
 		st, err := open(actx)
 		cancel()
 		if err == nil {
@@ -158,6 +183,7 @@ func openStoreWaiting(ctx context.Context, url string, bound time.Duration, log 
 			return nil, fmt.Errorf("PostgreSQL at %s is still not reachable after --database-wait %s (%d attempts): %w. To check: %s; then start sparkpack again, or raise --database-wait (env SPARKPACK_DATABASE_WAIT) if the database needs longer to start",
 				db, bound, attempt, err, v.Check)
 		}
+		progress.failed(attempt, v.Check, time.Now().Add(v.Wait))
 		log.WithError(err).WithFields(logrus.Fields{"database": db, "attempt": attempt, "next_try_in": v.Wait.Round(time.Millisecond).String(),
 			"waited": elapsed.Round(time.Millisecond).String(), "gives_up_in": (bound - elapsed).Round(time.Second).String()}).
 			Warn("waiting for PostgreSQL: " + v.Check + " (--database-wait bounds the wait)")

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/sparkpack/sparkpack/internal/pgtest"
 	"github.com/sparkpack/sparkpack/internal/scratchpg"
 	"github.com/sparkpack/sparkpack/internal/syncbuf"
+	"github.com/sparkpack/sparkpack/sparkrest"
 	"github.com/sparkpack/sparkpack/store"
 )
 
@@ -82,7 +84,8 @@ func TestDBWaitDecision(t *testing.T) {
 			t.Errorf("%s: %+v, want to fail at once", c.name, v)
 		}
 	}
-	// The pause: 1 s, doubling, at most 5 s, and never past the bound.
+	// The pause: 1 s, doubling, at most 5 s, and the next attempt starts
+	// with at least dbAttemptMin (1 s) of the bound left.
 	for _, c := range []struct {
 		attempt        int
 		elapsed, bound time.Duration
@@ -93,10 +96,79 @@ func TestDBWaitDecision(t *testing.T) {
 		{3, 0, time.Minute, 4 * time.Second},
 		{4, 0, time.Minute, 5 * time.Second},
 		{40, 0, time.Minute, 5 * time.Second},
-		{4, 58 * time.Second, time.Minute, 2 * time.Second},
+		{4, 55 * time.Second, time.Minute, 4 * time.Second},
+		{4, 57 * time.Second, time.Minute, 2 * time.Second},
+		{4, 59 * time.Second, time.Minute, 0},
+		{1, 0, 3 * time.Second, time.Second},
+		{2, time.Second, 3 * time.Second, time.Second},
+		{3, 2 * time.Second, 3 * time.Second, 0},
 	} {
 		if v := decideDBWait(wrap(refused), c.attempt, c.elapsed, c.bound); v.Kind != dbRetry || v.Wait != c.want {
 			t.Errorf("attempt %d at %s of %s: %+v, want a retry in %s", c.attempt, c.elapsed, c.bound, v, c.want)
+		}
+	}
+	// Less than dbAttemptMin left: give up rather than start an attempt
+	// that could not finish by the bound.
+	for _, elapsed := range []time.Duration{59*time.Second + time.Millisecond, 59500 * time.Millisecond, time.Minute, 2 * time.Minute} {
+		if v := decideDBWait(wrap(refused), 9, elapsed, time.Minute); v.Kind != dbGiveUp {
+			t.Errorf("at %s of 1m: %+v, want to give up", elapsed, v)
+		}
+	}
+}
+
+// TestDBAttemptLimit: an attempt never runs past --database-wait (the
+// worst case was the bound plus a whole 30 s attempt), gets at least
+// dbAttemptMin, and keeps the old 30 s without a bound.
+func TestDBAttemptLimit(t *testing.T) {
+	for _, c := range []struct {
+		elapsed, bound, want time.Duration
+	}{
+		{0, 0, 30 * time.Second},                                    // --database-wait 0: as before the wait
+		{0, 2 * time.Minute, 30 * time.Second},                      // plenty left
+		{100 * time.Second, 2 * time.Minute, 20 * time.Second},      // 20 s left
+		{118 * time.Second, 2 * time.Minute, 2 * time.Second},       // 2 s left
+		{119 * time.Second, 2 * time.Minute, time.Second},           // dbAttemptMin left: the last attempt
+		{0, 10 * time.Second, 10 * time.Second},                     // a short bound
+		{0, 500 * time.Millisecond, time.Second},                    // a bound under dbAttemptMin
+		{2*time.Minute + time.Second, 2 * time.Minute, time.Second}, // (decideDBWait gives up first)
+	} {
+		if got := dbAttemptLimit(c.elapsed, c.bound); got != c.want {
+			t.Errorf("dbAttemptLimit(%s, %s) = %s, want %s", c.elapsed, c.bound, got, c.want)
+		}
+	}
+	// Over a whole wait, as openStoreWaiting runs it with attempts that
+	// each time out (no answer): the last one ends by the bound.
+	for _, bound := range []time.Duration{3 * time.Second, 10 * time.Second, 2 * time.Minute, 10 * time.Minute} {
+		var elapsed time.Duration
+		for attempt := 1; ; attempt++ {
+			elapsed += dbAttemptLimit(elapsed, bound)
+			v := decideDBWait(context.DeadlineExceeded, attempt, elapsed, bound)
+			if v.Kind == dbGiveUp {
+				break
+			}
+			if v.Kind != dbRetry || attempt > 1000 {
+				t.Fatalf("bound %s, attempt %d: %+v", bound, attempt, v)
+			}
+			elapsed += v.Wait
+		}
+		if elapsed > bound {
+			t.Errorf("--database-wait %s: gave up after %s of timed-out attempts, past the bound", bound, elapsed)
+		}
+	}
+	// With attempts refused at once (1 ms), serve tries until the bound:
+	// it gives up with less than dbAttemptMin of it left.
+	for _, bound := range []time.Duration{3 * time.Second, 10 * time.Second, 2 * time.Minute} {
+		var elapsed time.Duration
+		for attempt := 1; ; attempt++ {
+			elapsed += min(time.Millisecond, dbAttemptLimit(elapsed, bound))
+			v := decideDBWait(context.DeadlineExceeded, attempt, elapsed, bound)
+			if v.Kind == dbGiveUp {
+				break
+			}
+			elapsed += v.Wait
+		}
+		if elapsed > bound || elapsed < bound-dbAttemptMin {
+			t.Errorf("--database-wait %s: gave up after %s of refused attempts, want within %s before the bound", bound, elapsed, dbAttemptMin)
 		}
 	}
 }
@@ -207,12 +279,17 @@ func TestServeWaitsForPostgreSQLThatStartsLater(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("bash", script, "stop", dir).Run() })
 	scratch("kill") // down, its port kept: the database is not up yet
 
+	// Fixed ports (free a moment ago), so that the requests below know
+	// where to go even where serve logs nothing before it serves.
+	listen := fmt.Sprintf("127.0.0.1:%d", closedPort(t))
+	sparkListen := fmt.Sprintf("127.0.0.1:%d", closedPort(t))
 	var stderr syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--database-url", db, "--listen", "127.0.0.1:0", "--log-format", "json", "--database-wait", "5m"}, io.Discard, &stderr)
+		done <- run(ctx, []string{"serve", "--database-url", db, "--listen", listen, "--spark-rest-listen", sparkListen,
+			"--log-format", "json", "--database-wait", "5m"}, io.Discard, &stderr)
 	}()
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
@@ -235,6 +312,11 @@ func TestServeWaitsForPostgreSQLThatStartsLater(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(first["error"]), "connection refused") || first["attempt"] != float64(1) {
 		t.Fatalf("first attempt line: %v", first)
 	}
+	// While it waits, every request gets an answer at once (before, the
+	// port was open but nothing answered: clients hung until their own
+	// timeout, and the image's HEALTHCHECK marked the container
+	// unhealthy). 10 s is generous: the answer takes milliseconds.
+	assertWaitingAnswers(t, listen, sparkListen)
 	scratch("resume")
 	var addr string
 	waitFor("serving once PostgreSQL is up", func() bool {
@@ -257,6 +339,79 @@ func TestServeWaitsForPostgreSQLThatStartsLater(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exited %d after SIGTERM's context ended; stderr:\n%s", code, stderr.String())
+	}
+}
+
+// assertWaitingAnswers checks the answers of a serve waiting for
+// PostgreSQL, on its API listener and its Spark REST listener.
+func assertWaitingAnswers(t *testing.T, listen, sparkListen string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	get := func(method, url string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s while serve waits for PostgreSQL: %v after %s (want an answer at once)", method, url, err, time.Since(start).Round(time.Millisecond))
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/v1/jobs", http.StatusServiceUnavailable},
+		{http.MethodPost, "/api/v1/jobs", http.StatusServiceUnavailable},
+		{http.MethodGet, "/", http.StatusServiceUnavailable},
+		{http.MethodGet, "/metrics", http.StatusServiceUnavailable},
+		{http.MethodGet, "/readyz", http.StatusServiceUnavailable},
+		{http.MethodGet, "/healthz", http.StatusOK},
+	} {
+		resp, body := get(c.method, "http://"+listen+c.path)
+		var b waitingBody
+		if err := json.Unmarshal(body, &b); err != nil || resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d %s (%v), want %d with a JSON body", c.method, c.path, resp.StatusCode, body, err, c.status)
+			continue
+		}
+		if b.WaitingFor != "postgresql" || b.Ready || b.Attempts < 1 || b.WaitingSince == "" || b.GivesUpAt == "" ||
+			!strings.Contains(b.Check, "check that PostgreSQL is started") {
+			t.Errorf("%s %s: body %s lacks what serve waits for, since when, or what to check", c.method, c.path, body)
+		}
+		if c.status == http.StatusServiceUnavailable {
+			ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+			if err != nil || ra < 1 || ra > 5 || !strings.Contains(b.Error, "waiting for PostgreSQL") {
+				t.Errorf("%s %s: Retry-After %q, error %q; want 1-5 s and a message saying it waits for PostgreSQL", c.method, c.path, resp.Header.Get("Retry-After"), b.Error)
+			}
+		}
+	}
+	// The image's HEALTHCHECK (sparkpack health --path /healthz) passes:
+	// the container waits as it should; its readiness does not.
+	_, port, _ := net.SplitHostPort(listen)
+	t.Setenv("SPARKPACK_HEALTH_PORT", port)
+	t.Setenv("SPARKPACK_TLS_CERT", "")
+	if err := runHealth(context.Background(), []string{"--path", "/healthz", "--timeout", "10s"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("the image's HEALTHCHECK while serve waits for PostgreSQL: %v, want it to pass (alive)", err)
+	}
+	if err := runHealth(context.Background(), []string{"--path", "/readyz", "--timeout", "10s"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("sparkpack health --path /readyz while serve waits for PostgreSQL: %v, want 503", err)
+	}
+	// spark-submit's create: Spark's ErrorResponse, as when the database
+	// is down.
+	resp, body := get(http.MethodPost, "http://"+sparkListen+"/v1/submissions/create")
+	var e sparkrest.ErrorResponse
+	if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != http.StatusServiceUnavailable || e.Action != sparkrest.ActionErrorResponse ||
+		!strings.Contains(e.Message, "waiting for PostgreSQL") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("Spark REST create while waiting: %d %s (Retry-After %q), want 503 with an ErrorResponse saying it waits for PostgreSQL",
+			resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 }
 

@@ -313,8 +313,76 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			return err
 		}
 	}
-	log.WithField("database", redactURL(c.databaseURL)).Info("connecting to PostgreSQL")
-	st, err := openStoreWaiting(ctx, c.databaseURL, c.databaseWait, log, func(ctx context.Context) (*store.Store, error) {
+	// The listeners answer from now on: until PostgreSQL answers, with the
+	// waiting handlers (waiting.go: /healthz alive, the rest 503), so that
+	// no client hangs on a port that is open but silent. Both are open
+	// before the wait, so that a busy port fails at once.
+	// net/http's own messages go to the configured logger: a recovered
+	// handler panic as an error, the rest (TLS handshake failures of
+	// scanners, ...) at debug level.
+	httpErrLog := stdlog.New(httpErrorLog{log.WithField("component", "http")}, "", 0)
+	progress := &dbProgress{}
+	front := newSwapHandler(waitingAPI(progress))
+	httpSrv := &http.Server{
+		ErrorLog:          httpErrLog,
+		Handler:           front,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	defer httpSrv.Close() // on every early return; a no-op after Shutdown
+	errc := make(chan error, 2)
+	// TLS: one reloading pair for both listeners, checked until serve ends.
+	var tlsWG sync.WaitGroup
+	scheme := "http"
+	if certs != nil {
+		scheme = "https"
+		tlsCtx, stopTLS := context.WithCancel(context.Background())
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		tlsWG.Add(1)
+		go func() { defer tlsWG.Done(); certs.Run(tlsCtx, c.tlsReload, hup) }()
+		defer func() { signal.Stop(hup); stopTLS(); tlsWG.Wait() }()
+		httpSrv.TLSConfig = certs.ServerConfig()
+		ln = tls.NewListener(ln, httpSrv.TLSConfig)
+	}
+	var sparkSrv *http.Server
+	var sparkFront *swapHandler
+	var sln net.Listener
+	sparkScheme := "http"
+	if c.sparkRestListen != "" {
+		sln = c.sparkRestLn
+		if sln == nil {
+			sln, err = net.Listen("tcp", c.sparkRestListen)
+			if err != nil {
+				ln.Close()
+				return fmt.Errorf("--spark-rest-listen %s: %w (choose another address, or empty to disable)", c.sparkRestListen, err)
+			}
+		}
+		sparkFront = newSwapHandler(waitingSparkREST(progress))
+		sparkSrv = &http.Server{
+			ErrorLog:          httpErrLog,
+			Handler:           sparkFront,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+		}
+		defer sparkSrv.Close()
+		if certs != nil && !c.sparkRestPlaintext {
+			sparkScheme = "https"
+			sparkSrv.TLSConfig = certs.ServerConfig()
+			sln = tls.NewListener(sln, sparkSrv.TLSConfig)
+		}
+		go func() { errc <- sparkSrv.Serve(sln) }()
+	}
+	go func() { errc <- httpSrv.Serve(ln) }()
+	addr := ln.Addr().String()
+	lf := logrus.Fields{"listen": addr, "database": redactURL(c.databaseURL)}
+	if sln != nil {
+		lf["spark_rest_listen"] = sln.Addr().String()
+	}
+	log.WithFields(lf).Info("connecting to PostgreSQL; until it answers, " + scheme + "://" + addr + "/healthz says alive and every other request gets 503 with Retry-After (/readyz: not ready)")
+	st, err := openStoreWaiting(ctx, c.databaseURL, c.databaseWait, log, progress, func(ctx context.Context) (*store.Store, error) {
 		return store.Open(ctx, c.databaseURL, store.WithLogger(log))
 	})
 	if err != nil {
@@ -412,59 +480,12 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	}
 	defer stopAll()
 	srv := api.New(acfg)
-	// net/http's own messages go to the configured logger: a recovered
-	// handler panic as an error, the rest (TLS handshake failures of
-	// scanners, ...) at debug level.
-	httpErrLog := stdlog.New(httpErrorLog{log.WithField("component", "http")}, "", 0)
-	httpSrv := &http.Server{
-		ErrorLog:          httpErrLog,
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-	errc := make(chan error, 2)
-	// TLS: one reloading pair for both listeners, checked until serve ends.
-	var tlsWG sync.WaitGroup
-	scheme := "http"
-	if certs != nil {
-		scheme = "https"
-		tlsCtx, stopTLS := context.WithCancel(context.Background())
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		tlsWG.Add(1)
-		go func() { defer tlsWG.Done(); certs.Run(tlsCtx, c.tlsReload, hup) }()
-		defer func() { signal.Stop(hup); stopTLS(); tlsWG.Wait() }()
-		httpSrv.TLSConfig = certs.ServerConfig()
-		ln = tls.NewListener(ln, httpSrv.TLSConfig)
-	}
-	var sparkSrv *http.Server
-	if c.sparkRestListen != "" {
-		sln := c.sparkRestLn
-		if sln == nil {
-			sln, err = net.Listen("tcp", c.sparkRestListen)
-			if err != nil {
-				ln.Close()
-				return fmt.Errorf("--spark-rest-listen %s: %w (choose another address, or empty to disable)", c.sparkRestListen, err)
-			}
-		}
-		sparkSrv = &http.Server{
-			ErrorLog: httpErrLog,
-			// Submit and Cancel are the native API's own: both front ends
-			// validate, store, notify the scheduler and kill alike.
-			Handler: sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
-				Log: log.WithField("listener", "spark-rest"), Guard: guard, Containment: c.containment}),
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       60 * time.Second,
-			IdleTimeout:       120 * time.Second,
-		}
-		sparkScheme := "http"
-		if certs != nil && !c.sparkRestPlaintext {
-			sparkScheme = "https"
-			sparkSrv.TLSConfig = certs.ServerConfig()
-			sln = tls.NewListener(sln, sparkSrv.TLSConfig)
-		}
-		go func() { errc <- sparkSrv.Serve(sln) }()
+	front.set(srv.Handler())
+	if sparkSrv != nil {
+		// Submit and Cancel are the native API's own: both front ends
+		// validate, store, notify the scheduler and kill alike.
+		sparkFront.set(sparkrest.New(sparkrest.Config{Store: st, Submit: srv.Submit, Cancel: srv.Cancel,
+			Log: log.WithField("listener", "spark-rest"), Guard: guard, Containment: c.containment}))
 		sl := log.WithFields(logrus.Fields{"spark_rest_listen": sln.Addr().String(), "scheme": sparkScheme, "allow": c.sparkRestAllow})
 		switch {
 		case sparkScheme == "https":
@@ -477,8 +498,6 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 			sl.Info("Spark REST submission protocol: spark-submit --master mesos://" + sln.Addr().String() + " --deploy-mode cluster")
 		}
 	}
-	go func() { errc <- httpSrv.Serve(ln) }()
-	addr := ln.Addr().String()
 	log.WithFields(logrus.Fields{"listen": addr, "policy": c.policy, "auth": tokens.Len() > 0, "tls": certs != nil,
 		"rate_limit": c.rate, "rate_burst": c.burst, "max_waiting_per_token": c.maxWaitingN}).
 		Info("sparkpack is serving: API at " + scheme + "://" + addr + "/api/v1/jobs")
