@@ -281,3 +281,30 @@ func TestMesosOutageGiveUpWarnsOncePerPeriod(t *testing.T) {
 		t.Fatalf("state %s after Mesos answered, want it moving on", got)
 	}
 }
+
+// TestMesosErrorNamedOnce: a failed DEACTIVATE_AGENT is warned about with
+// the error as the Mesos client words it (offers.Operator names the call
+// and the agent), not wrapped in the same words again: the warning read
+// "deactivate agent S0: deactivate agent S0: Mesos DEACTIVATE_AGENT ...".
+func TestMesosErrorNamedOnce(t *testing.T) {
+	r, hook := newLoggedRig(t, Config{})
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.mesos.fail = fmt.Errorf("deactivate agent a1: Mesos DEACTIVATE_AGENT to http://m:5050/api/v1: connection refused")
+	r.tick(nil, a) // draining: the deactivation fails
+	var warned int
+	for _, e := range hook.AllEntries() {
+		if e.Level > logrus.WarnLevel {
+			continue
+		}
+		warned++
+		msg := fmt.Sprint(e.Data[logrus.ErrorKey])
+		if n := strings.Count(msg, "deactivate agent a1"); n != 1 {
+			t.Errorf("warning error %q names the call %d times, want once", msg, n)
+		}
+	}
+	if warned == 0 {
+		t.Fatal("no warning for the failed deactivation")
+	}
+}

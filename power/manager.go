@@ -88,6 +88,8 @@ type Mesos interface {
 	// ReactivateAgent sends REACTIVATE_AGENT; an agent that is not
 	// deactivated is not an error.
 	ReactivateAgent(ctx context.Context, agentID string) error
+	// Their errors name the call and the agent (offers.Operator's do):
+	// the manager does not wrap them again.
 }
 
 // Agent is what Mesos (and sparkpack's own plans) show of one agent at a
@@ -512,7 +514,7 @@ func (m *Manager) clearIdle(id string) {
 func (m *Manager) backOn(ctx context.Context, r *Record, a Agent, why string) error {
 	if a.Deactivated {
 		if err := m.mesos.ReactivateAgent(ctx, r.AgentID); err != nil {
-			return fmt.Errorf("reactivate agent %s: %w", r.AgentID, err)
+			return err // it names the call and the agent (Mesos)
 		}
 	}
 	r.AvoidUntil = time.Time{}
@@ -538,7 +540,7 @@ func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, 
 			return m.backOn(ctx, r, a, fmt.Sprintf("not deactivated within %s", m.cfg.DrainTimeout))
 		}
 		if err := m.mesos.DeactivateAgent(ctx, r.AgentID); err != nil {
-			return m.fail(ctx, r, fmt.Errorf("deactivate agent %s: %w", r.AgentID, err))
+			return m.fail(ctx, r, err) // it names the call and the agent (Mesos): "deactivate agent X: deactivate agent X: ..." was one too many
 		}
 		return nil
 	}
