@@ -182,6 +182,12 @@ func TestBadInput(t *testing.T) {
 		{"deadline object", "application/json", withField(goodJob, "deadline", map[string]any{}), 400, "deadline"},
 		{"10 KB name", "application/json", withField(goodJob, "name", strings.Repeat("é", 10*1024)), 400, "name"},
 		{"bad id", "application/json", withField(goodJob, "id", "not-a-uuid"), 400, "id"},
+		// A null where a string goes would be stored as "" (an argument,
+		// a setting or a label nobody wrote): refused, naming it.
+		{"null argument", "application/json", withField(goodJob, "app.args", []any{"/data/in", nil}), 400, "app.args[1]"},
+		{"null spark setting", "application/json", withField(goodJob, "app.sparkConf", map[string]any{"spark.eventLog.enabled": nil}), 400, "app.sparkConf.spark.eventLog.enabled"},
+		{"null environment value", "application/json", withField(goodJob, "app.environment", map[string]any{"SPARK_LOCAL_DIRS": nil}), 400, "app.environment.SPARK_LOCAL_DIRS"},
+		{"null label", "application/json", withField(goodJob, "labels", map[string]any{"team": "analytics", "owner": nil}), 400, "labels.owner"},
 		{"not JSON", "application/json", "executors=4", 400, ""},
 		{"empty body", "application/json", "", 400, ""},
 		{"array body", "application/json", "[1,2]", 400, ""},

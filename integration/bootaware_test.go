@@ -62,7 +62,7 @@ func TestE2EBootAware(t *testing.T) {
 	small["deadline"] = 900
 	id2 := submit(t, sp.API, small)
 
-	reason := regexp.MustCompile(`^waiting for power-S2 to boot, (ready in \d+ s|ready any moment)$`)
+	reason := regexp.MustCompile(`^waiting for power-S2 to boot, (ready by (\d{4}-\d\d-\d\d )?\d\d:\d\d(:\d\d)? UTC|ready any moment)$`)
 	var reasons []string
 	sawReason, sawBooting := false, false
 	deadline := time.Now().Add(120 * time.Second)

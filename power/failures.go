@@ -3,8 +3,11 @@ package power
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 )
 
 // Failed steps: counting them, giving up, and the one warning each.
@@ -26,12 +29,23 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 		if rerr != nil {
 			fields["reactivate_error"] = rerr.Error()
 			msg += "; reactivating the agent in Mesos failed too, so it gets no offers until Mesos answers again: check the Mesos master (reactivate_error says why)"
+			// Retried at every tick while Mesos is down: warned about the
+			// first time, then once a period (every tick, it was one
+			// warning per idle agent every 2 s for the whole outage).
+			if v := m.stepUnreactivated(r.AgentID, true); v.Kind != failurelog.Silent {
+				if v.Kind == failurelog.Still {
+					fields["reactivate_failures"] = v.Failures
+					fields["failing_for"] = m.cfg.Now().Sub(v.Since).Round(time.Second).String()
+				}
+				m.log.WithError(err).WithFields(fields).Warn(msg)
+			}
+			return warnedError{errors.Join(err, rerr)}
+		}
+		if v := m.stepUnreactivated(r.AgentID, false); v.Kind == failurelog.Recovered {
+			fields["reactivate_failures"] = v.Failures
 		}
 		m.log.WithError(err).WithFields(fields).Warn(msg)
 		warned = warnedError{err}
-		if rerr != nil {
-			return warnedError{errors.Join(err, rerr)}
-		}
 		r.State, r.Since, r.Failures = StateOn, m.cfg.Now(), 0
 	}
 	if perr := m.put(ctx, r, old); perr != nil {
@@ -41,6 +55,20 @@ func (m *Manager) fail(ctx context.Context, r *Record, err error) error {
 		return warned
 	}
 	return err
+}
+
+// stepUnreactivated records whether the reactivation of a given-up
+// agent failed and says what to log.
+func (m *Manager) stepUnreactivated(id string, failed bool) failurelog.Verdict {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, v := m.unreactivated[id].Step(m.cfg.Now(), failed)
+	if st.Failing() {
+		m.unreactivated[id] = st
+	} else {
+		delete(m.unreactivated, id)
+	}
+	return v
 }
 
 // giveUpOff is the step of a power-off that failed in state (a draining

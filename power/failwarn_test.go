@@ -232,3 +232,79 @@ func TestGiveUpWithReactivationFailingWarnsOnce(t *testing.T) {
 		t.Fatalf("give-up tick warned %q; want one give-up warning saying the reactivation failed too", warns)
 	}
 }
+
+// TestMesosOutageGiveUpWarnsOncePerPeriod: while the Mesos master does not
+// answer, a given-up agent's reactivation is retried at every tick, and
+// warned about the first time, then once a period with how long and how
+// often it failed: every tick (2 s in serve) it was one warning per idle
+// agent for the whole outage (seen: 5 agents, 150 lines a minute). When
+// Mesos answers again the agent is reactivated, on, with one warning that
+// says how many reactivations failed before.
+func TestMesosOutageGiveUpWarnsOncePerPeriod(t *testing.T) {
+	r, hook := newLoggedRig(t, Config{MaxFailures: 2})
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.mesos.fail = fmt.Errorf("Mesos DEACTIVATE_AGENT: connection refused")
+	r.tick(nil, a) // draining: the deactivation fails
+	hook.Reset()
+	const ticks = 45 // 90 s of a 2 s tick, within the drain timeout
+	for range ticks {
+		r.now = r.now.Add(2 * time.Second)
+		r.tick(nil, a)
+	}
+	var giveUps []*logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if e.Level <= logrus.WarnLevel {
+			if !strings.Contains(e.Message, "giving up powering it off") {
+				t.Errorf("warning %q, want only give-ups", e.Message)
+			}
+			giveUps = append(giveUps, e)
+		}
+	}
+	// The first, then one each 30 s (failurelog.DefaultEvery) of the 90 s.
+	if len(giveUps) < 2 || len(giveUps) > 4 {
+		t.Fatalf("%d ticks with Mesos down logged %d give-up warnings, want the first and one a period (2-4)", ticks, len(giveUps))
+	}
+	if last := giveUps[len(giveUps)-1]; last.Data["reactivate_failures"] == nil || last.Data["failing_for"] == nil || last.Data["reactivate_error"] == nil {
+		t.Errorf("reminder fields %v, want reactivate_failures, failing_for and reactivate_error", last.Data)
+	}
+	if got := r.store.state("a1"); got != StateDraining {
+		t.Fatalf("state %s while Mesos is down, want draining (retried)", got)
+	}
+	hook.Reset()
+	r.mesos.fail = nil
+	r.now = r.now.Add(2 * time.Second)
+	r.tick(nil, a) // Mesos answers: the deactivation goes through
+	r.tick(nil, drained(a))
+	if got := r.store.state("a1"); got == StateDraining {
+		t.Fatalf("state %s after Mesos answered, want it moving on", got)
+	}
+}
+
+// TestMesosErrorNamedOnce: a failed DEACTIVATE_AGENT is warned about with
+// the error as the Mesos client words it (offers.Operator names the call
+// and the agent), not wrapped in the same words again: the warning read
+// "deactivate agent S0: deactivate agent S0: Mesos DEACTIVATE_AGENT ...".
+func TestMesosErrorNamedOnce(t *testing.T) {
+	r, hook := newLoggedRig(t, Config{})
+	a := idle("a1", 4)
+	r.tick(nil, a)
+	r.now = r.now.Add(2 * time.Minute)
+	r.mesos.fail = fmt.Errorf("deactivate agent a1: Mesos DEACTIVATE_AGENT to http://m:5050/api/v1: connection refused")
+	r.tick(nil, a) // draining: the deactivation fails
+	var warned int
+	for _, e := range hook.AllEntries() {
+		if e.Level > logrus.WarnLevel {
+			continue
+		}
+		warned++
+		msg := fmt.Sprint(e.Data[logrus.ErrorKey])
+		if n := strings.Count(msg, "deactivate agent a1"); n != 1 {
+			t.Errorf("warning error %q names the call %d times, want once", msg, n)
+		}
+	}
+	if warned == 0 {
+		t.Fatal("no warning for the failed deactivation")
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/sparkpack/sparkpack/internal/failurelog"
 )
 
 // State is where power management is with one agent.
@@ -86,6 +88,8 @@ type Mesos interface {
 	// ReactivateAgent sends REACTIVATE_AGENT; an agent that is not
 	// deactivated is not an error.
 	ReactivateAgent(ctx context.Context, agentID string) error
+	// Their errors name the call and the agent (offers.Operator's do):
+	// the manager does not wrap them again.
 }
 
 // Agent is what Mesos (and sparkpack's own plans) show of one agent at a
@@ -182,6 +186,10 @@ type Manager struct {
 	// listed is what Mesos listed at the running Tick (tickMu held): a
 	// power-off checks that no other agent on its machine is in use.
 	listed map[string]Agent
+	// unreactivated: per agent, the give-ups whose reactivation failed
+	// (Mesos down), retried at every tick and warned about the first time
+	// and then once a period (failures.go).
+	unreactivated map[string]failurelog.State
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -219,7 +227,7 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
 		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{},
-		replaced: map[string]replacement{}, ambiguous: map[string]bool{}}
+		replaced: map[string]replacement{}, ambiguous: map[string]bool{}, unreactivated: map[string]failurelog.State{}}
 	m.cond = sync.NewCond(&m.mu)
 	return m, nil
 }
@@ -302,6 +310,7 @@ func (m *Manager) toFor(ctx context.Context, r *Record, s State, why, job string
 	if err := m.put(ctx, r, old); err != nil {
 		return err
 	}
+	m.stepUnreactivated(r.AgentID, false) // any move ends a give-up's failed reactivations: a later one warns anew
 	// One message per state (what a log search looks for); the reason,
 	// which varies ("idle for 10m0s"), is a field.
 	f := logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "from": old.State, "to": s}
@@ -505,7 +514,7 @@ func (m *Manager) clearIdle(id string) {
 func (m *Manager) backOn(ctx context.Context, r *Record, a Agent, why string) error {
 	if a.Deactivated {
 		if err := m.mesos.ReactivateAgent(ctx, r.AgentID); err != nil {
-			return fmt.Errorf("reactivate agent %s: %w", r.AgentID, err)
+			return err // it names the call and the agent (Mesos)
 		}
 	}
 	r.AvoidUntil = time.Time{}
@@ -531,7 +540,7 @@ func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, 
 			return m.backOn(ctx, r, a, fmt.Sprintf("not deactivated within %s", m.cfg.DrainTimeout))
 		}
 		if err := m.mesos.DeactivateAgent(ctx, r.AgentID); err != nil {
-			return m.fail(ctx, r, fmt.Errorf("deactivate agent %s: %w", r.AgentID, err))
+			return m.fail(ctx, r, err) // it names the call and the agent (Mesos): "deactivate agent X: deactivate agent X: ..." was one too many
 		}
 		return nil
 	}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // promised of them, those off — and decides, cheapest first:
 //
 //  1. a plan that only needs agents already booting: the job waits for
-//     them ("waiting for agent-03 to boot, ready in 40 s") and shares
+//     them ("waiting for agent-03 to boot, ready by 02:40:15 UTC") and shares
 //     their boot, at no extra cost;
 //  2. a deadline job whose slack absorbs waiting for the room the running
 //     jobs give back (their estimated ends) and then, if that room has not
@@ -283,7 +282,7 @@ func (p *passRun) bootAware(e *Entry) (outcome, bool) {
 		}
 	}
 	atRisk := e.DeadlineAt != nil && ready.Add(est).After(*e.DeadlineAt)
-	dc := decision{entry: e, wait: waitState{kind: waitText, text: bootReason(fv.agents[fv.at[last]], waitingOn, ready.Sub(p.now)), atRisk: atRisk, byChoice: true}}
+	dc := decision{entry: e, wait: waitState{kind: waitText, text: bootReason(fv.agents[fv.at[last]], waitingOn, ready, p.now), atRisk: atRisk, byChoice: true}}
 	if len(powerOn) > 0 {
 		dc.kind = decPowerOn
 		dc.extra().powerOn = powerOn
@@ -343,8 +342,11 @@ func (p *passRun) claim(e *Entry, plan placement.Plan, fv *futureView, boot time
 }
 
 // bootReason is the waiting reason of a job waiting for a boot: the agent
-// that is ready last, and when.
-func bootReason(a placement.Agent, n int, in time.Duration) string {
+// that is ready last, and when (a time of day, not a count of seconds: the
+// reason is stored and shown until it changes, and "ready in 60 s" was
+// still shown a minute later, or changed at every pass, each change a
+// "waited" event in the job's timeline).
+func bootReason(a placement.Agent, n int, ready, now time.Time) string {
 	name := a.Hostname
 	if name == "" {
 		name = a.ID
@@ -352,10 +354,13 @@ func bootReason(a placement.Agent, n int, in time.Duration) string {
 	if n > 1 {
 		name += fmt.Sprintf(" (and %d more)", n-1)
 	}
-	if in <= 0 {
+	if !ready.After(now) {
 		return "waiting for " + name + " to boot, ready any moment"
 	}
-	return fmt.Sprintf("waiting for %s to boot, ready in %.0f s", name, math.Ceil(in.Seconds()))
+	if r := ready.Truncate(time.Second); r.Before(ready) {
+		ready = r.Add(time.Second) // up to the second: never earlier than it is
+	}
+	return fmt.Sprintf("waiting for %s to boot, ready by %s", name, dayClockTime(ready, now))
 }
 
 // clockTime is a time of day as waiting reasons show it (UTC).

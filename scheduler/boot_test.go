@@ -46,7 +46,7 @@ func fullAgent(a placement.Agent) placement.Agent {
 // on, booting and off, a 60 s boot time.
 func TestDecideBootAware(t *testing.T) {
 	a1 := agent("a1", 4, 16384, 0.24) // on, full unless said otherwise
-	b1 := agent("b1", 8, 32768, 0.48) // booting, ready in 40 s
+	b1 := agent("b1", 8, 32768, 0.48) // booting, ready by 10:00:40 UTC
 	off1 := fullAgent(agent("off1", 8, 32768, 0.48))
 	booting := []BootingAgent{{Agent: fullAgent(b1), ReadyAt: t0.Add(40 * time.Second)}}
 	// b1 is listed by the Standby too, with nothing free (as power does).
@@ -78,9 +78,9 @@ func TestDecideBootAware(t *testing.T) {
 			mkJob("d3", 1, 4, withDeadline(3*time.Hour), withEstimate(10*time.Minute)),
 		},
 		want: []string{
-			"wait d1: waiting for b1 to boot, ready in 40 s",
-			"wait d2: waiting for b1 to boot, ready in 40 s",
-			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
+			"wait d1: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"wait d2: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"power on off1 for d3: waiting for off1 to boot, ready by 10:01 UTC",
 		},
 	}, {
 		name: "once every boot is promised, the next job waits: it never starts on an agent the pass powers on for others",
@@ -93,10 +93,10 @@ func TestDecideBootAware(t *testing.T) {
 			mkJob("d5", 1, 4, withDeadline(5*time.Hour), withEstimate(10*time.Minute)),
 		},
 		want: []string{
-			"wait d1: waiting for b1 to boot, ready in 40 s",
-			"wait d2: waiting for b1 to boot, ready in 40 s",
-			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
-			"wait d4: waiting for off1 to boot, ready in 60 s",
+			"wait d1: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"wait d2: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"power on off1 for d3: waiting for off1 to boot, ready by 10:01 UTC",
+			"wait d4: waiting for off1 to boot, ready by 10:01 UTC",
 			"wait d5: does not fit: short of 4 cpus; the cluster can hold 0 executors now (at most 0 on one agent)",
 		},
 	}, {
@@ -110,9 +110,9 @@ func TestDecideBootAware(t *testing.T) {
 		// b1: 8 cpus, d1 takes 5 and 1 for its driver; d2 (3 + 1) does
 		// not fit the 2 left; d3 (1 + 1) does.
 		want: []string{
-			"wait d1: waiting for b1 to boot, ready in 40 s",
-			"power on off1 for d2: waiting for off1 to boot, ready in 60 s",
-			"wait d3: waiting for b1 to boot, ready in 40 s",
+			"wait d1: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"power on off1 for d2: waiting for off1 to boot, ready by 10:01 UTC",
+			"wait d3: waiting for b1 to boot, ready by 10:00:40 UTC",
 		},
 	}, {
 		name: "an agent that registered before power management marked it on is still the boot the jobs share",
@@ -123,20 +123,20 @@ func TestDecideBootAware(t *testing.T) {
 			mkJob("d3", 1, 4, withDeadline(3*time.Hour), withEstimate(10*time.Minute)),
 		},
 		want: []string{
-			"wait d1: waiting for b1 to boot, ready in 40 s",
-			"wait d2: waiting for b1 to boot, ready in 40 s",
-			"power on off1 for d3: waiting for off1 to boot, ready in 60 s",
+			"wait d1: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"wait d2: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"power on off1 for d3: waiting for off1 to boot, ready by 10:01 UTC",
 		},
 	}, {
 		name: "a job whose deadline cannot absorb the boot still waits for the agent booting (nothing is sooner), at risk",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1standby}, booting: booting,
 		deadline: []Job{mkJob("tight", 1, 4, withDeadline(5*time.Minute+20*time.Second), withEstimate(5*time.Minute))},
-		want:     []string{"wait tight: waiting for b1 to boot, ready in 40 s [at risk]"},
+		want:     []string{"wait tight: waiting for b1 to boot, ready by 10:00:40 UTC [at risk]"},
 	}, {
 		name: "a tight deadline job powers an agent on at once, even with room expected on the agents on",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{off1}, running: runningA1,
 		deadline: []Job{mkJob("tight", 1, 4, withDeadline(7*time.Minute), withEstimate(6*time.Minute))},
-		want:     []string{"power on off1 for tight: waiting for off1 to boot, ready in 60 s"},
+		want:     []string{"power on off1 for tight: waiting for off1 to boot, ready by 10:01 UTC"},
 	}, {
 		name: "a job with slack waits for the warm capacity a running job gives back instead of powering an agent on",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{off1}, running: runningA1,
@@ -173,7 +173,7 @@ func TestDecideBootAware(t *testing.T) {
 			mkJob("later", 1, 4, withDeadline(5*time.Hour), withEstimate(10*time.Minute), withNotBefore(2*time.Hour+40*time.Minute)),
 		},
 		now:  t0.Add(2*time.Hour + 39*time.Minute),
-		want: []string{"power on off1 for later: waiting for off1 to boot, ready in 60 s"},
+		want: []string{"power on off1 for later: waiting for off1 to boot, ready by 12:40 UTC"},
 	}, {
 		name: "earlier than that it only waits for its start time",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{off1},
@@ -196,7 +196,7 @@ func TestDecideBootAware(t *testing.T) {
 		deadline: []Job{mkJob("big", 1, 8, withDeadline(time.Hour), withEstimate(10*time.Minute))},
 		regular:  []Job{mkJob("r", 1, 2)},
 		want: []string{
-			"power on off1 for big: waiting for off1 to boot, ready in 60 s",
+			"power on off1 for big: waiting for off1 to boot, ready by 10:01 UTC",
 			"start r on a2x1 activating a2",
 		},
 	}, {
@@ -243,7 +243,7 @@ func TestDecideWarmCapacityGivesUp(t *testing.T) {
 		deadline: entriesOf(mkJob("slack", 1, 4, withDeadline(30*time.Minute), withEstimate(10*time.Minute))), deadlineQueued: 1,
 		full: true, running: running}
 	got := describeBoot(d.decide(in).decisions)
-	if want := []string{"power on off1 for slack: waiting for off1 to boot, ready in 60 s"}; !slices.Equal(got, want) {
+	if want := []string{"power on off1 for slack: waiting for off1 to boot, ready by 10:01 UTC"}; !slices.Equal(got, want) {
 		t.Fatalf("decisions %q; want %q", got, want)
 	}
 }
@@ -299,7 +299,7 @@ func TestBootAwareApply(t *testing.T) {
 	if j.State != Queued || !slices.Equal(bp.on, []string{"off1"}) {
 		t.Fatalf("big %s, powered on %v; want it queued while off1 boots", j.State, bp.on)
 	}
-	if want := "waiting for off1 to boot, ready in 60 s"; j.WaitingReason != want {
+	if want := "waiting for off1 to boot, ready by 10:01 UTC"; j.WaitingReason != want {
 		t.Fatalf("waiting reason %q; want %q", j.WaitingReason, want)
 	}
 	if want := (PowerOnCause{Job: "big", Reason: "a plan needs it: job big waits for it to boot"}); !slices.Equal(bp.causes, []PowerOnCause{want}) {
@@ -308,8 +308,15 @@ func TestBootAwareApply(t *testing.T) {
 	h.clock.Advance(20 * time.Second)
 	h.submit(mkJob("big2", 1, 4, withDeadline(2*time.Hour), withEstimate(10*time.Minute), submittedAt(20*time.Second)))
 	h.schedule()
-	if j := h.store.get("big2"); j.State != Queued || j.WaitingReason != "waiting for off1 to boot, ready in 40 s" || len(bp.on) != 1 {
+	if j := h.store.get("big2"); j.State != Queued || j.WaitingReason != "waiting for off1 to boot, ready by 10:01 UTC" || len(bp.on) != 1 {
 		t.Fatalf("big2 %s (%q), powered on %v; want it sharing off1's boot", j.State, j.WaitingReason, bp.on)
+	}
+	// 20 s on, big's reason still holds as it was: when off1 is ready is a
+	// time of day, not a count of seconds that was shown unchanged a minute
+	// later ("ready in 60 s"), or changed at every pass, a "waited" event
+	// in its timeline each time.
+	if j := h.store.get("big"); j.WaitingReason != "waiting for off1 to boot, ready by 10:01 UTC" {
+		t.Fatalf("big's reason 20 s on: %q, want it unchanged", j.WaitingReason)
 	}
 	// off1 registers: it is on.
 	h.clock.Advance(40 * time.Second)

@@ -548,8 +548,7 @@ func (p *passRun) waitOrEvict(e *Entry, nf *placement.NoFit) outcome {
 			return rejected
 		}
 		if !v.ix.FitsEmpty(e.Demand) {
-			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB",
-				e.Demand.Executors, e.Demand.CPUs, e.Demand.MemMB)}})
+			p.out = append(p.out, decision{kind: decReject, entry: e, decisionExtra: &decisionExtra{reason: emptyClusterReason(e.Demand)}})
 			return rejected
 		}
 	}

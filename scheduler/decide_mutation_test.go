@@ -196,7 +196,7 @@ func TestWakeTimesByHand(t *testing.T) {
 			want:    "evict x1 for g1", wake: 30 * time.Minute},
 		{name: "an agent powered on for a job at risk: the boot", deadline: []Job{mkJob("d", 1, 4, withDeadline(10*time.Minute+30*time.Second), withEstimate(10*time.Minute))},
 			standby: []placement.Agent{off1}, boot: BootState{BootTime: time.Minute},
-			want: "power on off1 for d: waiting for off1 to boot, ready in 60 s [at risk]", wake: time.Minute},
+			want: "power on off1 for d: waiting for off1 to boot, ready by 10:01 UTC [at risk]", wake: time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.Policy = "bfd"

@@ -166,6 +166,12 @@ func TestDecide(t *testing.T) {
 			"reject more: does not fit even on the empty cluster: it needs 4 executors of 4 cpus and 1408 MiB",
 		},
 	}, {
+		// Counts in the right number: it said "of 1 cpus".
+		name:    "a rejection of one-cpu executors says cpu",
+		snap:    snapOf(two, "a1=0"),
+		regular: []Job{mkJob("many", 500, 1)},
+		want:    []string{"reject many: does not fit even on the empty cluster: it needs 500 executors of 1 cpu and 1408 MiB"},
+	}, {
 		name:    "a powered-off agent is powered on for a job that fits nowhere else, then it is booting",
 		snap:    snapOf(one, "a1=0"),
 		standby: snapOf([]placement.Agent{agent("off1", 8, 32768, 0.48)}).Agents,

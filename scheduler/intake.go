@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -212,7 +213,15 @@ func (c *Core) neverFits(j *Job) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("does not fit even on the empty cluster: it needs %d executors of %g cpus and %g MiB", d.Executors, d.CPUs, d.MemMB)
+	return emptyClusterReason(d)
+}
+
+// emptyClusterReason is the rejection of a demand that no empty cluster
+// holds, its counts in the right number ("500 executors of 1 cpu", not
+// "of 1 cpus").
+func emptyClusterReason(d placement.Demand) string {
+	return fmt.Sprintf("does not fit even on the empty cluster: it needs %s of %s and %g MiB",
+		plural.N(d.Executors, "executor"), plural.G(d.CPUs, "cpu"), d.MemMB)
 }
 
 // sizeCount is how many agents have one size.

@@ -63,7 +63,7 @@ func TestCheckpointOrder(t *testing.T) {
 
 // TestDecideBootHeldOnBootingAgents: what running jobs hold on an agent
 // that is booting is not free when it is up. b1 (8 cpus, 32 GiB) boots,
-// ready in 40 s; a job of one 4-cpu executor (1024 + 384 MiB) shares its
+// ready by 10:00:40 UTC; a job of one 4-cpu executor (1024 + 384 MiB) shares its
 // boot when b1 is free (TestDecideBootAware's first case) but not when a
 // running job holds 6 of its cpus (2 left) or 31744 of its MiB (1024
 // left): then off1 is powered on. A running job recovered after a restart
@@ -82,11 +82,11 @@ func TestDecideBootHeldOnBootingAgents(t *testing.T) {
 		running []runningJob
 		want    string
 	}{
-		{"b1 free", []runningJob{recovered}, "wait d1: waiting for b1 to boot, ready in 40 s"},
-		{"6 of b1's cpus held", []runningJob{recovered, onB1(6, 1408)}, "power on off1 for d1: waiting for off1 to boot, ready in 60 s"},
-		{"31744 of b1's MiB held", []runningJob{onB1(1, 31744), recovered}, "power on off1 for d1: waiting for off1 to boot, ready in 60 s"},
+		{"b1 free", []runningJob{recovered}, "wait d1: waiting for b1 to boot, ready by 10:00:40 UTC"},
+		{"6 of b1's cpus held", []runningJob{recovered, onB1(6, 1408)}, "power on off1 for d1: waiting for off1 to boot, ready by 10:01 UTC"},
+		{"31744 of b1's MiB held", []runningJob{onB1(1, 31744), recovered}, "power on off1 for d1: waiting for off1 to boot, ready by 10:01 UTC"},
 		{"2 executors of 3 cpus held", []runningJob{{id: "early", state: Running, plan: &placement.Plan{Assignments: []placement.Assignment{{AgentID: "b1", Executors: 2}}},
-			demand: placement.Demand{Executors: 2, CPUs: 3, MemMB: 1408}}}, "power on off1 for d1: waiting for off1 to boot, ready in 60 s"},
+			demand: placement.Demand{Executors: 2, CPUs: 3, MemMB: 1408}}}, "power on off1 for d1: waiting for off1 to boot, ready by 10:01 UTC"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(t, Config{Policy: "bfd"})
@@ -130,12 +130,12 @@ func TestDecideBootMore(t *testing.T) {
 		regular  []Job
 		want     []string
 	}{{
-		// 2 x 8 cpus: b1 (ready in 40 s) and off1 (60 s): off1 is ready
+		// 2 x 8 cpus: b1 (ready by 10:00:40 UTC) and off1 (60 s): off1 is ready
 		// last, named by its hostname.
 		name: "a plan over two agents not on names the one ready last, by hostname, and how many more",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1, off1}, booting: bootingAt(b1, 40*time.Second),
 		deadline: []Job{mkJob("d", 2, 8, withDeadline(time.Hour), withEstimate(10*time.Minute))},
-		want:     []string{"power on off1 for d: waiting for host-off1 (and 1 more) to boot, ready in 60 s"},
+		want:     []string{"power on off1 for d: waiting for host-off1 (and 1 more) to boot, ready by 10:01 UTC"},
 	}, {
 		name: "a boot that is overdue is ready any moment",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1}, booting: bootingAt(b1, -10*time.Second),
@@ -148,7 +148,7 @@ func TestDecideBootMore(t *testing.T) {
 		name: "a job sharing a boot does not wait for warm capacity",
 		snap: snapOf([]placement.Agent{a1}, "a1=0"), standby: []placement.Agent{b1}, booting: bootingAt(b1, 40*time.Second), running: runningA1,
 		deadline: []Job{mkJob("slack", 1, 4, withDeadline(30*time.Minute), withEstimate(10*time.Minute))},
-		want:     []string{"wait slack: waiting for b1 to boot, ready in 40 s"},
+		want:     []string{"wait slack: waiting for b1 to boot, ready by 10:00:40 UTC"},
 	}, {
 		// Start 12:40 + 10 minutes = 12:50, after the 12:45 deadline: at
 		// risk; a job without a deadline is never at risk.
@@ -170,8 +170,8 @@ func TestDecideBootMore(t *testing.T) {
 			mkJob("d2", 1, 1, withDeadline(2*time.Hour), withEstimate(10*time.Minute), withExecMemory(5000)),
 		},
 		want: []string{
-			"wait d1: waiting for b1 to boot, ready in 40 s",
-			"power on off1 for d2: waiting for host-off1 to boot, ready in 60 s",
+			"wait d1: waiting for b1 to boot, ready by 10:00:40 UTC",
+			"power on off1 for d2: waiting for host-off1 to boot, ready by 10:01 UTC",
 		},
 	}, {
 		// d (2 x 4 cpus) waits for b1 (4 cpus) with one executor on a1,
@@ -181,7 +181,7 @@ func TestDecideBootMore(t *testing.T) {
 		deadline: []Job{mkJob("d", 2, 4, withDeadline(time.Hour), withEstimate(10*time.Minute))},
 		regular:  []Job{mkJob("r", 1, 4)},
 		want: []string{
-			"wait d: waiting for b1 to boot, ready in 40 s",
+			"wait d: waiting for b1 to boot, ready by 10:00:40 UTC",
 			"wait r: does not fit: short of 4 cpus; the cluster can hold 0 executors now (at most 0 on one agent)",
 		},
 	}, {
@@ -192,7 +192,7 @@ func TestDecideBootMore(t *testing.T) {
 		deadline: []Job{mkJob("d", 2, 4, withDeadline(time.Hour), withEstimate(10*time.Minute))},
 		regular:  []Job{mkJob("r", 1, 4)},
 		want: []string{
-			"power on off1 for d: waiting for off1 to boot, ready in 60 s",
+			"power on off1 for d: waiting for off1 to boot, ready by 10:01 UTC",
 			"wait r: does not fit: short of 4 cpus; the cluster can hold 0 executors now (at most 0 on one agent)",
 		},
 	}, {
@@ -203,7 +203,7 @@ func TestDecideBootMore(t *testing.T) {
 		deadline: []Job{mkJob("d", 2, 1, withDeadline(time.Hour), withEstimate(10*time.Minute), withExecMemory(12000))},
 		regular:  []Job{mkJob("r", 1, 1, withExecMemory(4000))},
 		want: []string{
-			"wait d: waiting for b1 to boot, ready in 40 s",
+			"wait d: waiting for b1 to boot, ready by 10:00:40 UTC",
 			"wait r: does not fit: short of 1216 MiB of memory; the cluster can hold 0 executors now (at most 0 on one agent)",
 		},
 	}}

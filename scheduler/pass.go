@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/placement"
 )
 
@@ -391,6 +392,6 @@ func (c *Core) restamp(e *Entry) {
 }
 
 func describePlan(p placement.Plan) string {
-	return fmt.Sprintf("plan (%s, %s): %d executors on %d agents, %d activated (+$%.4f/h)",
-		p.Policy, p.Outcome, p.Executors(), len(p.Assignments), len(p.Activated), float64(p.CostMicroUSDPerHour)/1e6)
+	return fmt.Sprintf("plan (%s, %s): %s on %s, %d activated (+$%.4f/h)",
+		p.Policy, p.Outcome, plural.N(p.Executors(), "executor"), plural.N(len(p.Assignments), "agent"), len(p.Activated), float64(p.CostMicroUSDPerHour)/1e6)
 }

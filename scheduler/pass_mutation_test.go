@@ -195,6 +195,11 @@ func TestDescribePlanByHand(t *testing.T) {
 	if got := describePlan(p); got != want {
 		t.Fatalf("describePlan = %q, want %q", got, want)
 	}
+	// One of each is said in the singular (it was "1 executors on 1 agents").
+	one := placement.Plan{Policy: "dap", Outcome: "heuristic", Assignments: []placement.Assignment{{AgentID: "a1", Executors: 1}}}
+	if got, want := describePlan(one), "plan (dap, heuristic): 1 executor on 1 agent, 0 activated (+$0.0000/h)"; got != want {
+		t.Fatalf("describePlan = %q, want %q", got, want)
+	}
 }
 
 // killFails is the test cluster with a Kill that fails when fail is set.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 )
@@ -238,7 +239,7 @@ func RightSize(m RunModel, j *Job, now time.Time) error {
 	}
 	j.Executors = c.Executors
 	j.Sizing = &Sizing{Auto: true, Executors: c.Executors, P50Seconds: round1(c.P50), P90Seconds: round1(c.P90), Level: lv,
-		Reason: fmt.Sprintf("%d executors (model: %s): %s", c.Executors, lv, c.Reason)}
+		Reason: fmt.Sprintf("%s (model: %s): %s", plural.N(c.Executors, "executor"), lv, c.Reason)}
 	return nil
 }
 

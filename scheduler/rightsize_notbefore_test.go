@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,5 +34,23 @@ func TestRightSizeFromStartTime(t *testing.T) {
 	if late.Executors != atStart.Executors {
 		t.Fatalf("with its start time ahead: %d executors (%s), want %d as sized at its start time (%s)",
 			late.Executors, late.Sizing.Reason, atStart.Executors, atStart.Sizing.Reason)
+	}
+}
+
+// TestRightSizeReasonSaysOneExecutor: a job sized to one executor says
+// so in the singular ("1 executor (model: ...)", not "1 executors"), as
+// its timeline and `sparkpack job` show it.
+func TestRightSizeReasonSaysOneExecutor(t *testing.T) {
+	deadline := t0.Add(10 * time.Hour)
+	j := mkJob("auto", 0, 2)
+	j.Sizing, j.MaxExecutors, j.DeadlineAt = &Sizing{Auto: true}, 8, &deadline
+	if err := RightSize(nil, &j, t0); err != nil {
+		t.Fatal(err)
+	}
+	if j.Executors != 1 {
+		t.Fatalf("sized %d executors (%s); the test wants a deadline one executor meets", j.Executors, j.Sizing.Reason)
+	}
+	if !strings.HasPrefix(j.Sizing.Reason, "1 executor (model: ") {
+		t.Fatalf("reason %q, want it to begin %q", j.Sizing.Reason, "1 executor (model: ")
 	}
 }

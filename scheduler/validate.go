@@ -100,6 +100,9 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 	if e := strictjson.CheckFields(data, specFields); e != nil {
 		return Spec{}, &FieldError{Field: e.Path, Msg: e.Msg}
 	}
+	if err := nullStrings(data); err != nil {
+		return Spec{}, err
+	}
 	data, auto, err := autoExecutors(data)
 	if err != nil {
 		return Spec{}, err
@@ -122,6 +125,32 @@ func DecodeSpec(r io.Reader) (Spec, error) {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// nullStrings refuses a null where the job holds a string in a list or
+// map (app.args, app.sparkConf, app.environment, labels): encoding/json
+// would store it as "" without a word, an argument or a setting the user
+// did not write. A null for a whole field is its absence, as before.
+func nullStrings(data []byte) error {
+	var top, app map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil // malformed or not an object: the decoder says so
+	}
+	_ = json.Unmarshal(top["app"], &app)
+	for _, f := range []struct {
+		field string
+		v     json.RawMessage
+	}{{"app.args", app["args"]}, {"app.sparkConf", app["sparkConf"]}, {"app.environment", app["environment"]}, {"labels", top["labels"]}} {
+		where, ok := strictjson.NullMember(f.v)
+		switch {
+		case !ok:
+		case strings.HasPrefix(where, "["):
+			return fieldErr(f.field+where, "is null; an argument must be a string (\"\" for an empty one)")
+		default:
+			return fieldErr(f.field+"."+truncate(where, 80), "is null; a value must be a string (\"\" for an empty one, or leave the key out)")
+		}
+	}
+	return nil
 }
 
 // specFields gives the exact field names of the objects of the job JSON

@@ -114,8 +114,10 @@
 // Submit and Cancel log for it.
 //
 // Request bodies are read strictly (package internal/strictjson): strings
-// that are not valid UTF-8 or hold a lone surrogate escape, and keys given
-// twice, are a 400 naming the field; so is any query string (Spark's client
+// that are not valid UTF-8 or hold a lone surrogate escape, keys given
+// twice, and a null in appArgs, sparkProperties or environmentVariables
+// (decoded, it would be ""), are a 400 naming the field; so is any query
+// string (Spark's client
 // sends none; api.CheckQuery). The application resource, the main
 // class and the name are checked as by the native API: none may make
 // spark-submit read a value as one of its options.

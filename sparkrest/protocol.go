@@ -171,6 +171,9 @@ func DecodeCreateRequest(r io.Reader) (CreateSubmissionRequest, error) {
 		if err := json.Unmarshal(v, &req.AppArgs); err != nil {
 			return req, badRequest("Malformed request: field 'appArgs' must be an array of strings")
 		}
+		if where, null := strictjson.NullMember(v); null {
+			return req, badRequest("Malformed request: field 'appArgs%s' is null; an argument must be a string", where)
+		}
 	}
 	if req.SparkProperties, err = stringMap(raw, "sparkProperties"); err != nil {
 		return req, err
@@ -209,6 +212,10 @@ func stringMap(raw map[string]json.RawMessage, name string) (map[string]string, 
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil || m == nil {
 		return nil, badRequest("Malformed request: field '%s' must be an object of string values", name)
+	}
+	if k, null := strictjson.NullMember(v); null {
+		// Decoded, it would be "" (a setting or variable nobody wrote).
+		return nil, badRequest("Malformed request: %s.%s is null; a value must be a string", name, truncate(k, 80))
 	}
 	out := make(map[string]string, len(m))
 	for k, rv := range m {

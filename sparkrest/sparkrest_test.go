@@ -380,6 +380,11 @@ func TestBadRequests(t *testing.T) {
 		{"launch property", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.driver.extraJavaOptions" : "-Dspark.mesos.role=*"`), 400, "serve --allow-spark-conf spark.driver.extraJavaOptions"},
 		{"docker image", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.mesos.executor.docker.image" : "evil/spark"`), 400, "sparkProperties: spark.mesos.executor.docker.image"},
 		{"dash app name", "POST", "/v1/submissions/create", replace(`"spark.app.name" : "Spark Pi"`, `"spark.app.name" : "--verbose"`), 400, "spark.app.name"},
+		// encoding/json decodes a null into a string as "", an argument or
+		// a setting nobody wrote: refused, naming it.
+		{"null argument", "POST", "/v1/submissions/create", replace(`[ "100" ]`, `[ "100", null ]`), 400, "appArgs[1]' is null"},
+		{"null property", "POST", "/v1/submissions/create", replace(`"spark.eventLog.enabled" : "true"`, `"spark.eventLog.enabled" : null`), 400, "sparkProperties.spark.eventLog.enabled is null"},
+		{"null variable", "POST", "/v1/submissions/create", replace(`"SPARK_SCALA_VERSION" : "2.12"`, `"SPARK_SCALA_VERSION" : null`), 400, "environmentVariables.SPARK_SCALA_VERSION is null"},
 		{"query parameter", "GET", "/v1/submissions/status/x?a=%00", "", 400, "unknown query parameter \"a\""},
 		{"malformed query", "POST", "/v1/submissions/create?%zz", sparkPiRequest, 400, "not a parameter name"},
 		{"GET create", "GET", "/v1/submissions/create", "", 405, "not supported"},

@@ -170,6 +170,13 @@ func (s *Store) SetWaitingMany(ctx context.Context, notes []scheduler.WaitingNot
 	}
 	now := s.timestamp()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// The waiting rows, locked first and in id order (as
+		// TransitionMany locks): the UPDATE below no longer takes them
+		// in its own order, one way two batches deadlock.
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM jobs WHERE id = ANY($1::uuid[]) AND state IN ('SUBMITTED','QUEUED')
+			ORDER BY id FOR UPDATE`, pq.Array(ids)); err != nil {
+			return fmt.Errorf("lock %d waiting jobs: %w", len(ids), err)
+		}
 		if err := keepWaitingReasons(ctx, tx, ids, reasons, now); err != nil {
 			return err
 		}
@@ -194,12 +201,20 @@ const MinKeptWait = time.Second
 // does not fit now: short of cpus"), so that why a job started late is
 // still known after it started. The reason held since the job's last
 // event (every change of reason is one) or its submission.
+//
+// The rows are locked (in id order, as TransitionMany locks them): a
+// note's transaction that read them unlocked, while a start held the job
+// (StartPlaced keeps its last reason too), kept the same reason a second
+// time once the start committed; locked, it reads the job after the start
+// and finds it no longer waiting.
 func keepWaitingReasons(ctx context.Context, tx *sql.Tx, ids, reasons []string, now time.Time) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT j.id, j.state, j.waiting_reason,
 		       coalesce((SELECT max(e.at) FROM job_events e WHERE e.job_id = j.id), j.submitted_at)
 		FROM jobs j JOIN unnest($1::uuid[], $2::text[]) AS u(id, reason) ON j.id = u.id
-		WHERE j.state IN ('SUBMITTED','QUEUED') AND j.waiting_reason <> '' AND j.waiting_reason <> u.reason`,
+		WHERE j.state IN ('SUBMITTED','QUEUED') AND j.waiting_reason <> '' AND j.waiting_reason <> u.reason
+		ORDER BY j.id
+		FOR UPDATE OF j`,
 		pq.Array(ids), pq.Array(reasons))
 	if err != nil {
 		return fmt.Errorf("read the reasons that change: %w", err)

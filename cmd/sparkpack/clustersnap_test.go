@@ -10,6 +10,7 @@ import (
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/latest"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/power"
 )
 
 func testAgents(n int, freeCPUs float64) []offers.AgentState {
@@ -154,5 +155,50 @@ func BenchmarkBuildClusterSnap(b *testing.B) {
 				buildClusterSnap(agents, name, &hosts)
 			}
 		})
+	}
+}
+
+// TestClusterViewKeepsUnlistedOffAgents: after a restart the adapter
+// knows only the agents GET_AGENTS lists, and Mesos no longer lists one
+// that has been off for a while: the view adds those power management
+// holds off, powering off or booting (shown off, with their size and
+// price), not those on (an agent gone on its own is not power
+// management's to show), nor an id replaced by a new one, nor twice one
+// that is listed. A restarted serve with 14 agents powered off showed
+// "0 agents".
+func TestClusterViewKeepsUnlistedOffAgents(t *testing.T) {
+	listed := testAgents(2, 4) // id-0, id-1
+	rec := func(id string, st power.State) power.Record {
+		return power.Record{AgentID: id, Hostname: "host-" + id, CPUs: 8, MemMB: 32768, PricePerHour: 0.48, State: st,
+			Attributes: map[string]string{"location": "cloud", "instance_type": "m.2xlarge"}}
+	}
+	replaced := rec("old", power.StateOff)
+	replaced.ReplacedBy = "id-1"
+	recs := []power.Record{rec("id-0", power.StateOn), rec("id-1", power.StateOff), rec("off1", power.StateOff),
+		rec("boot1", power.StateBooting), rec("going1", power.StatePoweringOff), rec("gone-on", power.StateOn), replaced}
+	var hosts hostOrder
+	snap, _ := buildClusterSnap(withUnlistedOff(listed, recs), func(string) (string, bool) { return "", true }, &hosts)
+	got := map[string]api.AgentView{}
+	for _, v := range snap.agents {
+		if _, dup := got[v.ID]; dup {
+			t.Fatalf("agent %s shown twice", v.ID)
+		}
+		got[v.ID] = v
+	}
+	want := []string{"id-0", "id-1", "off1", "boot1", "going1"}
+	if len(got) != len(want) {
+		t.Fatalf("view shows %d agents %v, want %v", len(got), got, want)
+	}
+	for _, id := range want[2:] {
+		v, ok := got[id]
+		if !ok || v.State != "off" || v.Hostname != "host-"+id || v.CPUs != 8 || v.PricePerHour != 0.48 || v.InstanceType != "m.2xlarge" {
+			t.Errorf("agent %s: %+v (shown %v), want it off with its hostname, size, price and instance type", id, v, ok)
+		}
+	}
+	if len(listed) != 2 {
+		t.Fatalf("the adapter's agents were changed: %d", len(listed))
+	}
+	if out := withUnlistedOff(listed, nil); len(out) != 2 {
+		t.Fatalf("without records: %d agents, want the 2 listed", len(out))
 	}
 }

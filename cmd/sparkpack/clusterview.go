@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/offers"
+	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/power"
 	"github.com/sparkpack/sparkpack/scheduler"
 	"github.com/sparkpack/sparkpack/store"
@@ -221,6 +222,36 @@ func holderIDs(agents []offers.AgentState) []string {
 		}
 	}
 	return ids
+}
+
+// withUnlistedOff adds to the agents the adapter knows those power
+// management keeps off (off, powering off or booting) that are not among
+// them, as gone (shown "off"): Mesos stops listing an agent that is off a
+// minute or so after it went, and a restarted sparkpack's adapter never
+// saw it, so the cluster view of a restarted serve showed "0 agents" for
+// a cluster of 14 powered off (the scheduler knew them and powered them
+// on as jobs needed them). Records of an id replaced by a new one are
+// skipped: that machine is listed under its new id.
+func withUnlistedOff(agents []offers.AgentState, recs []power.Record) []offers.AgentState {
+	var extra []offers.AgentState
+	for _, r := range recs {
+		if r.ReplacedBy != "" || (r.State != power.StateOff && r.State != power.StatePoweringOff && r.State != power.StateBooting) {
+			continue
+		}
+		if slices.ContainsFunc(agents, func(a offers.AgentState) bool { return a.ID == r.AgentID }) {
+			continue
+		}
+		a := offers.Agent{ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes, CPUs: r.CPUs, MemMB: r.MemMB,
+			PricePerHour: r.PricePerHour, Location: placement.LocationCloud}
+		if r.Attributes["location"] == string(placement.LocationLocal) {
+			a.Location = placement.LocationLocal
+		}
+		extra = append(extra, offers.AgentState{Agent: a, Gone: true})
+	}
+	if len(extra) == 0 {
+		return agents // shared, unmodified
+	}
+	return append(slices.Clip(agents), extra...)
 }
 
 // buildClusterSnap builds the cluster view of the agents: a pure function

@@ -337,7 +337,10 @@ func (l *live) Cluster(ctx context.Context) (api.ClusterView, error) {
 // view from those (buildClusterSnap). A name not read makes it
 // incomplete: built again a little later.
 func (l *live) buildClusterView(ctx context.Context) (clusterSnap, bool) {
-	return l.buildClusterViewOf(ctx, l.cluster.Agents)
+	if l.power == nil {
+		return l.buildClusterViewOf(ctx, l.cluster.Agents)
+	}
+	return l.buildClusterViewOf(ctx, func() []offers.AgentState { return withUnlistedOff(l.cluster.Agents(), l.power.Records()) })
 }
 
 // buildClusterViewOf is buildClusterView from agents (the cluster's now).

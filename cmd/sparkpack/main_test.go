@@ -128,6 +128,10 @@ func TestServeAndSubmit(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "SUBMITTED") {
 		t.Fatalf("follow: %d %q", code, errOut)
 	}
+	// Each state once: submit's own line, not again as "SUBMITTED after 0s".
+	if n := strings.Count(errOut, ": SUBMITTED"); n != 1 {
+		t.Fatalf("follow printed the state %d times, want once: %q", n, errOut)
+	}
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -192,7 +192,9 @@ func submitOrPlan(ctx context.Context, name string, args []string, stdout, stder
 	if !c.follow {
 		return nil
 	}
-	return followJob(ctx, cl, c.poll, c.timeout, job.Job, stderr)
+	// The line above said the state: follow prints each change from here
+	// (it printed it again, "QUEUED" then "QUEUED after 0s").
+	return followJob(ctx, cl, c.poll, c.timeout, job.Job, true, stderr)
 }
 
 // rejectReason is why a job was rejected (its waiting reason or last event).
@@ -446,12 +448,16 @@ func parseDeadlineFlag(v string) (*scheduler.Deadline, error) {
 	return &d, nil
 }
 
-// followJob prints the job's state whenever it changes until it ends; the
-// exit status is 0 only when it finished.
-func followJob(ctx context.Context, cl *apiClient, poll, timeout time.Duration, job scheduler.Job, stderr io.Writer) error {
+// followJob prints the job's state whenever it changes until it ends
+// (printed: the caller has printed its state as job has it); the exit
+// status is 0 only when it finished.
+func followJob(ctx context.Context, cl *apiClient, poll, timeout time.Duration, job scheduler.Job, printed bool, stderr io.Writer) error {
 	start := time.Now()
 	last := scheduler.State("")
 	lastNote := ""
+	if printed {
+		last, lastNote = job.State, stateNote(job)
+	}
 	for {
 		if note := stateNote(job); job.State != last || note != lastNote {
 			fmt.Fprintf(stderr, "job %s: %s after %s%s\n", job.ID, job.State, time.Since(start).Round(time.Second), note)
