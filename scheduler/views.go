@@ -110,6 +110,44 @@ type queueSnapshot struct {
 	// teamMemory.lastStart; nil without teams): between teams that rank
 	// equal, a preview breaks the tie as the pass does.
 	teamStarts map[string]time.Time
+	// order is how regular is ordered (RegularOrder); with teams
+	// (RegularFairShare) teams are the teams with waiting regular jobs in
+	// the order the pass offers them the room, each team's jobs one run
+	// of regular (QueueTeam.first), and teamAt a team's index in teams.
+	order  string
+	teams  []QueueTeam
+	teamAt map[string]int
+}
+
+// The orders of the published regular queue (QueuePage.RegularOrder).
+const (
+	// RegularByDemand: the largest resource demand first, then by submission.
+	RegularByDemand = "demand"
+	// RegularBySubmission: first submitted first (--queue fifo).
+	RegularBySubmission = "fifo"
+	// RegularFairShare: with teams, team by team in the fair-share order
+	// between teams (fairOrder), each team's jobs in the queue's own
+	// order (demand, or submission with --queue fifo).
+	RegularFairShare = "fair-share"
+)
+
+// QueueTeam is a team with waiting regular jobs, in the order the fair
+// share between teams offers the room (fairBefore on rankOf, as the pass
+// ranks the teams at its start: what their jobs hold now, their last
+// starts).
+type QueueTeam struct {
+	Team string `json:"team"`
+	// Jobs is how many of its regular jobs wait.
+	Jobs int `json:"jobs"`
+	// BelowGuarantee: the team holds less than its guarantee, and Share
+	// is how much of it (0 to 1); otherwise Share is its weighted
+	// dominant share of the cluster.
+	BelowGuarantee bool    `json:"belowGuarantee,omitempty"`
+	Share          float64 `json:"share"`
+	// LastStart is when it last started a job (between teams that rank
+	// equal, the least recent goes first); absent when not in the last day.
+	LastStart *time.Time `json:"lastStart,omitempty"`
+	first     int        // its first job's index in the published regular queue
 }
 
 // publishEvery bounds how often a large queue is copied for readers while
@@ -138,8 +176,9 @@ func (c *Core) publish(now time.Time) {
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
 		fifo:     c.jq.FIFO, at: now, blocked: c.blocked,
 	}
-	if !c.cfg.Teams.Get().Empty() {
-		s.teamStarts = maps.Clone(c.teams.lastStart)
+	s.order = RegularByDemand
+	if c.jq.FIFO {
+		s.order = RegularBySubmission
 	}
 	seen := map[[2]float64]bool{}
 	var last [2]float64
@@ -156,15 +195,50 @@ func (c *Core) publish(now time.Time) {
 		s.deadline = append(s.deadline, c.viewOf(e))
 		shape(e)
 	}
-	for _, e := range c.jq.Entries() {
-		s.regular = append(s.regular, c.viewOf(e))
-		shape(e)
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		s.teamStarts = maps.Clone(c.teams.lastStart)
+		c.publishFair(s, cfg, now, shape)
+	} else {
+		for _, e := range c.jq.Entries() {
+			s.regular = append(s.regular, c.viewOf(e))
+			shape(e)
+		}
 	}
 	for k := range seen {
 		s.shapes = append(s.shapes, k)
 	}
 	c.view.Store(s)
 	c.viewDirty = false
+}
+
+// publishFair publishes the regular queue in the order a pass tries it
+// with teams: fairOrder itself, on the ranks the next pass starts with
+// (teamRanking: what each team's jobs hold now, the teams' last starts),
+// over the queue, none of its jobs starting. That is the order the next
+// pass tries them until one of them starts; a start ranks its team again,
+// so that team's later jobs may then go after other teams'.
+func (c *Core) publishFair(s *queueSnapshot, cfg *teams.Config, now time.Time, shape func(*Entry)) {
+	s.order = RegularFairShare
+	tp := teamRanking(cfg, teams.Usage{CPUs: c.totalCPU, MemMB: c.totalMem}, c.runningJobs(), c.teams.lastStart, now)
+	s.teamAt = map[string]int{}
+	(&passRun{teams: tp}).fairOrder(c.jq.Entries(), func(e *Entry) outcome {
+		i, ok := s.teamAt[e.Team]
+		if !ok {
+			r := tp.rankOf(tp.team(e.Team))
+			t := QueueTeam{Team: e.Team, BelowGuarantee: r.below, Share: r.key, first: len(s.regular)}
+			if !r.last.IsZero() {
+				last := r.last
+				t.LastStart = &last
+			}
+			i = len(s.teams)
+			s.teamAt[e.Team] = i
+			s.teams = append(s.teams, t)
+		}
+		s.teams[i].Jobs++
+		s.regular = append(s.regular, c.viewOf(e))
+		shape(e)
+		return waited
+	})
 }
 
 // publishGap is the least time between two publishes of a large queue:
@@ -248,6 +322,16 @@ var ErrBadQueueCursor = errors.New("invalid queue cursor")
 type QueuePage struct {
 	Deadline []QueuedJob `json:"deadline"`
 	Regular  []QueuedJob `json:"regular"`
+	// RegularOrder is how Regular is ordered: RegularByDemand ("demand"),
+	// RegularBySubmission ("fifo") or, with teams, RegularFairShare
+	// ("fair-share"): team by team in the order the pass offers them the
+	// room (Teams), as the teams stand now; that is the order the next
+	// pass tries the jobs until one of them starts, when its team is
+	// ranked again (its later jobs may then go after other teams').
+	RegularOrder string `json:"regularOrder"`
+	// Teams, with RegularFairShare, are the teams of this page's regular
+	// jobs in that order (Jobs counts all their waiting regular jobs).
+	Teams []QueueTeam `json:"teams,omitempty"`
 	// Totals are the full lengths, not the page's.
 	Totals QueueLengths `json:"totals"`
 	// Next is the cursor of the following page; empty on the last one.
@@ -264,14 +348,22 @@ type queueCursor struct {
 	RD        float64   `json:"rd,omitempty"`
 	Submitted time.Time `json:"s"`
 	ID        string    `json:"id"`
+	// In a fair-share regular queue: the job's team (the page after it
+	// goes on within that team's run, then the teams after it) and its
+	// index, where to go on if the team no longer waits.
+	Team  string `json:"t,omitempty"`
+	Index int    `json:"i,omitempty"`
 }
 
-func encodeQueueCursor(q string, j *QueuedJob) string {
+func encodeQueueCursor(q string, j *QueuedJob, index int, fair bool) string {
 	c := queueCursor{Queue: q, Submitted: j.SubmittedAt, ID: j.ID}
 	if q == "d" {
 		c.Key = j.edfKey
 	} else {
 		c.RD = j.ResourceDemand
+		if fair {
+			c.Team, c.Index = j.Team, index
+		}
 	}
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -298,7 +390,7 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 	}
 	limit = min(limit, MaxQueuePageLimit)
 	s := c.snapshotView()
-	p := QueuePage{Deadline: []QueuedJob{}, Regular: []QueuedJob{}, Totals: c.Lengths(), At: s.at}
+	p := QueuePage{Deadline: []QueuedJob{}, Regular: []QueuedJob{}, Totals: c.Lengths(), At: s.at, RegularOrder: s.order}
 	p.Totals.Deadline, p.Totals.Regular = len(s.deadline), len(s.regular)
 	di, ri := 0, 0
 	if cursor != "" {
@@ -315,12 +407,7 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 			}
 		} else {
 			di = len(s.deadline)
-			ri, _ = slices.BinarySearchFunc(s.regular, cur, func(q *QueuedJob, k queueCursor) int {
-				return cmpRegular(s.fifo, q.ResourceDemand, q.SubmittedAt, q.ID, k.RD, k.Submitted, k.ID)
-			})
-			if ri < len(s.regular) && s.regular[ri].ID == cur.ID {
-				ri++
-			}
+			ri = s.regularAfter(cur)
 		}
 	}
 	var last *QueuedJob
@@ -329,14 +416,43 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 		last, lastQ = s.deadline[di], "d"
 		p.Deadline = append(p.Deadline, last.out())
 	}
+	fair := s.order == RegularFairShare
 	for ; ri < len(s.regular) && len(p.Deadline)+len(p.Regular) < limit; ri++ {
 		last, lastQ = s.regular[ri], "r"
 		p.Regular = append(p.Regular, last.out())
+		if fair && (len(p.Teams) == 0 || p.Teams[len(p.Teams)-1].Team != last.Team) {
+			p.Teams = append(p.Teams, s.teams[s.teamAt[last.Team]])
+		}
 	}
 	if last != nil && (di < len(s.deadline) || ri < len(s.regular)) {
-		p.Next = encodeQueueCursor(lastQ, last)
+		p.Next = encodeQueueCursor(lastQ, last, ri, fair)
 	}
 	return p, nil
+}
+
+// regularAfter is the index in the published regular queue of the first
+// job after the cursor's. By the queue's key; in a fair-share queue,
+// within the run of the cursor's team, then on with the teams after it as
+// they rank now (the teams' order may have changed since the cursor's
+// page: a team's jobs may then be seen twice or not at all), or, when its
+// team no longer waits, at the cursor's index.
+func (s *queueSnapshot) regularAfter(cur queueCursor) int {
+	lo, hi := 0, len(s.regular)
+	if s.order == RegularFairShare {
+		i, ok := s.teamAt[cur.Team]
+		if !ok {
+			return min(max(cur.Index, 0), len(s.regular))
+		}
+		lo, hi = s.teams[i].first, s.teams[i].first+s.teams[i].Jobs
+	}
+	run := s.regular[lo:hi]
+	ri, _ := slices.BinarySearchFunc(run, cur, func(q *QueuedJob, k queueCursor) int {
+		return cmpRegular(s.fifo, q.ResourceDemand, q.SubmittedAt, q.ID, k.RD, k.Submitted, k.ID)
+	})
+	if ri < len(run) && run[ri].ID == cur.ID {
+		ri++
+	}
+	return lo + ri
 }
 
 func cmpEDF(aKey, aSub time.Time, aID string, bKey, bSub time.Time, bID string) int {

@@ -1,0 +1,186 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkpack/sparkpack/placement"
+	"github.com/sparkpack/sparkpack/teams"
+)
+
+// tryingPolicy is the core's placement policy with a record of the jobs
+// the pass tries on it (in the order it asks), letting start only those
+// allow lets (the others do not fit: the pass goes on to the next job).
+type tryingPolicy struct {
+	placement.Policy
+	tried []string
+	allow func(id string) bool
+}
+
+func (p *tryingPolicy) Place(s placement.Snapshot, d placement.Demand) (placement.Plan, error) {
+	p.tried = append(p.tried, d.JobID)
+	if p.allow != nil && p.allow(d.JobID) {
+		return p.Policy.Place(s, d)
+	}
+	return placement.Plan{}, &placement.NoFit{Resource: "cpus", Short: 1}
+}
+
+// trying puts a tryingPolicy under the core's pass.
+func trying(h *harness) *tryingPolicy {
+	tp := &tryingPolicy{Policy: h.core.timed.Policy}
+	h.core.timed.Policy = tp
+	return tp
+}
+
+// publishedRegular is the published regular queue's ids, read a page of
+// limit at a time as the API reads it.
+func publishedRegular(t *testing.T, c *Core, limit int) ([]string, QueuePage) {
+	t.Helper()
+	var ids []string
+	var first QueuePage
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := c.QueuePage(limit, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages == 0 {
+			first = p
+		}
+		for _, q := range p.Regular {
+			ids = append(ids, q.ID)
+		}
+		if p.Next == "" || pages > 1000 {
+			return ids, first
+		}
+		cursor = p.Next
+	}
+}
+
+// TestPublishedQueueIsPassOrder: the regular queue the views publish
+// (QueuePage, GET /api/v1/queues) is in the order the next scheduling pass
+// tries its jobs, over random teams (weights, guarantees), jobs running,
+// teams' last starts and waiting jobs: a real pass starts some of the
+// waiting jobs (re-ranking their teams), the queue is published, and the
+// next full pass, in which none starts, tries every job in the published
+// order. Read in pages of 1000 and of 7 alike. With a start in that pass,
+// the order is the published one up to and including the first start
+// (then the starting team is ranked again). Without teams, and with teams
+// but FIFO, the same holds.
+func TestPublishedQueueIsPassOrder(t *testing.T) {
+	for seed := int64(1); seed <= 120; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		nTeams := 1 + rng.Intn(5)
+		var lines []string
+		for i := 0; i < nTeams; i++ {
+			line := fmt.Sprintf("t%d weight=%d", i, 1+rng.Intn(3))
+			if rng.Intn(3) == 0 {
+				line += fmt.Sprintf(" guaranteed-cpus=%d", 2+rng.Intn(12))
+			}
+			lines = append(lines, line)
+		}
+		cfg := Config{Policy: "bfd"}
+		withTeams := seed%10 != 0 // every tenth seed: no teams file
+		if withTeams {
+			holder := &teams.Holder{}
+			holder.Set(teamsOf(t, strings.Join(lines, "\n")))
+			cfg.Teams = holder
+		}
+		if seed%7 == 0 {
+			cfg.Ordering = OrderFIFO
+		}
+		h := newHarness(t, cfg, agent("a1", 64, 262144, 0.5), agent("a2", 64, 262144, 0.5))
+		team := func() jobOpt { return inTeam(fmt.Sprintf("t%d", rng.Intn(nTeams+1))) } // t<nTeams>: not in the file
+		// Pass 0: jobs that run from now on.
+		for i := 0; i < rng.Intn(6); i++ {
+			h.submit(mkJob(fmt.Sprintf("run%d", i), 1+rng.Intn(3), 1+rng.Intn(3), team()))
+		}
+		h.schedule()
+		// Pass 1, a minute later: the waiting jobs come; some start.
+		h.clock.Advance(time.Minute)
+		var waiting []string
+		for i := 0; i < 1+rng.Intn(25); i++ {
+			id := fmt.Sprintf("w%02d", i)
+			waiting = append(waiting, id)
+			h.submit(mkJob(id, 1+rng.Intn(3), 1+rng.Intn(2), team(), submittedAt(time.Duration(rng.Intn(3))*time.Second)))
+		}
+		starts := map[string]bool{}
+		for _, id := range waiting {
+			if rng.Intn(4) == 0 {
+				starts[id] = true
+			}
+		}
+		pol := trying(h)
+		pol.allow = func(id string) bool { return starts[id] }
+		h.schedule()
+		published, page := publishedRegular(t, h.core, 1000)
+		if paged, _ := publishedRegular(t, h.core, 7); !slices.Equal(paged, published) {
+			t.Fatalf("seed %d: pages of 7 read %v, pages of 1000 %v", seed, paged, published)
+		}
+		wantOrder := RegularByDemand
+		switch {
+		case withTeams:
+			wantOrder = RegularFairShare
+		case cfg.Ordering == OrderFIFO:
+			wantOrder = RegularBySubmission
+		}
+		if page.RegularOrder != wantOrder {
+			t.Fatalf("seed %d: regularOrder %q, want %q", seed, page.RegularOrder, wantOrder)
+		}
+		// Pass 2, a minute later, looks at every job; none starts.
+		h.clock.Advance(time.Minute)
+		pol.tried, pol.allow = nil, nil
+		h.core.fullDue = true
+		h.schedule()
+		if !slices.Equal(pol.tried, published) {
+			t.Fatalf("seed %d (teams %q, %s): the pass tried\n%v\nthe queue was published as\n%v", seed, lines, wantOrder, pol.tried, published)
+		}
+		if withTeams {
+			checkPageTeams(t, seed, h.core, page)
+		}
+		// Pass 3: one job may start; the pass follows the published order
+		// up to and including the first start.
+		if len(published) == 0 {
+			continue
+		}
+		h.clock.Advance(time.Minute)
+		pick := published[rng.Intn(len(published))]
+		pol.tried, pol.allow = nil, func(id string) bool { return id == pick }
+		h.core.fullDue = true
+		h.schedule()
+		upTo := slices.Index(pol.tried, pick)
+		if upTo < 0 || !slices.Equal(pol.tried[:upTo+1], published[:slices.Index(published, pick)+1]) {
+			t.Fatalf("seed %d: with %s starting the pass tried %v; published %v", seed, pick, pol.tried, published)
+		}
+	}
+}
+
+// checkPageTeams: the first page's teams are its regular jobs' teams in
+// the order they come, each with all its waiting jobs counted.
+func checkPageTeams(t *testing.T, seed int64, c *Core, p QueuePage) {
+	t.Helper()
+	var runs []string
+	count := map[string]int{}
+	for _, q := range c.Queues().Regular {
+		count[q.Team]++
+	}
+	for _, q := range p.Regular {
+		if len(runs) == 0 || runs[len(runs)-1] != q.Team {
+			runs = append(runs, q.Team)
+		}
+	}
+	var got []string
+	for _, tm := range p.Teams {
+		got = append(got, tm.Team)
+		if tm.Jobs != count[tm.Team] {
+			t.Fatalf("seed %d: team %q has %d jobs in the page's teams, %d waiting", seed, tm.Team, tm.Jobs, count[tm.Team])
+		}
+	}
+	if !slices.Equal(got, runs) {
+		t.Fatalf("seed %d: the page's teams %v, its jobs' teams in order %v", seed, got, runs)
+	}
+}
