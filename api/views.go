@@ -99,16 +99,19 @@ type QueuesView struct {
 	// RegularOrder is how the regular queue is ordered: "demand" (the
 	// largest resource demand first), "fifo" (first submitted first) or,
 	// with teams, "fair-share": team by team in the order the pass offers
-	// them the room as the teams stand now (Teams), each team's jobs by
-	// demand (or submission). That is the order the next pass tries them
+	// them the room as the teams stand now (Teams), each team's jobs as
+	// WithinTeam says. That is the order the next pass tries them
 	// until one of them starts: a start ranks its team again, and that
 	// team's later jobs may then go after other teams'.
 	RegularOrder string `json:"regularOrder"`
 	// Teams, with "fair-share", are the teams of this page's regular jobs
 	// in that order, each with its share and all its waiting regular jobs.
-	Teams  []scheduler.QueueTeam  `json:"teams,omitempty"`
-	Totals scheduler.QueueLengths `json:"totals"`
-	Next   string                 `json:"next"`
+	// WithinTeam, with "fair-share", is how each team's jobs are ordered:
+	// "demand" or "fifo".
+	WithinTeam string                 `json:"withinTeam,omitempty"`
+	Teams      []scheduler.QueueTeam  `json:"teams,omitempty"`
+	Totals     scheduler.QueueLengths `json:"totals"`
+	Next       string                 `json:"next"`
 	// At is when the scheduling pass that this view shows ran.
 	At time.Time `json:"at"`
 }
@@ -133,7 +136,7 @@ func QueuesPage(core *scheduler.Core, q QueuesQuery, now time.Time, durationScal
 		}
 		return out
 	}
-	return QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), RegularOrder: page.RegularOrder, Teams: page.Teams,
+	return QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), RegularOrder: page.RegularOrder, WithinTeam: page.WithinTeam, Teams: page.Teams,
 		Totals: page.Totals, Next: page.Next, At: page.At}, nil
 }
 

@@ -128,8 +128,15 @@ func TestPublishedQueueIsPassOrder(t *testing.T) {
 		case cfg.Ordering == OrderFIFO:
 			wantOrder = RegularBySubmission
 		}
-		if page.RegularOrder != wantOrder {
-			t.Fatalf("seed %d: regularOrder %q, want %q", seed, page.RegularOrder, wantOrder)
+		wantWithin := ""
+		if withTeams {
+			wantWithin = RegularByDemand
+			if cfg.Ordering == OrderFIFO {
+				wantWithin = RegularBySubmission
+			}
+		}
+		if page.RegularOrder != wantOrder || page.WithinTeam != wantWithin {
+			t.Fatalf("seed %d: regularOrder %q, withinTeam %q; want %q, %q", seed, page.RegularOrder, page.WithinTeam, wantOrder, wantWithin)
 		}
 		// Pass 2, a minute later, looks at every job; none starts.
 		h.clock.Advance(time.Minute)

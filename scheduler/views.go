@@ -329,6 +329,9 @@ type QueuePage struct {
 	// pass tries the jobs until one of them starts, when its team is
 	// ranked again (its later jobs may then go after other teams').
 	RegularOrder string `json:"regularOrder"`
+	// WithinTeam, with RegularFairShare, is how each team's jobs are
+	// ordered: RegularByDemand or RegularBySubmission.
+	WithinTeam string `json:"withinTeam,omitempty"`
 	// Teams, with RegularFairShare, are the teams of this page's regular
 	// jobs in that order (Jobs counts all their waiting regular jobs).
 	Teams []QueueTeam `json:"teams,omitempty"`
@@ -417,6 +420,12 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 		p.Deadline = append(p.Deadline, last.out())
 	}
 	fair := s.order == RegularFairShare
+	if fair {
+		p.WithinTeam = RegularByDemand
+		if s.fifo {
+			p.WithinTeam = RegularBySubmission
+		}
+	}
 	for ; ri < len(s.regular) && len(p.Deadline)+len(p.Regular) < limit; ri++ {
 		last, lastQ = s.regular[ri], "r"
 		p.Regular = append(p.Regular, last.out())

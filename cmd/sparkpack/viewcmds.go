@@ -208,11 +208,14 @@ func runQueue(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // regularOrderText says how the regular queue is ordered (regularOrder).
-func regularOrderText(order string) string {
+func regularOrderText(order, withinTeam string) string {
 	switch order {
 	case "fifo":
 		return "first submitted first"
 	case "fair-share":
+		if withinTeam == "fifo" {
+			return "team by team in the fair share between teams, each team's first submitted first"
+		}
 		return "team by team in the fair share between teams, each team's largest demand first"
 	case "demand":
 		return "largest demand first"
@@ -241,7 +244,7 @@ func fairShareLine(ts []scheduler.QueueTeam) string {
 
 func printQueues(w io.Writer, q *api.QueuesView, wide bool) {
 	order := ""
-	if o := regularOrderText(q.RegularOrder); o != "" {
+	if o := regularOrderText(q.RegularOrder, q.WithinTeam); o != "" {
 		order = " (" + o + ")"
 	}
 	fmt.Fprintf(w, "deadline queue: %s waiting (earliest deadline first); regular queue: %s waiting%s\n",
