@@ -222,8 +222,12 @@ func (c *Core) publishFair(s *queueSnapshot, cfg *teams.Config, now time.Time, s
 	tp := teamRanking(cfg, teams.Usage{CPUs: c.totalCPU, MemMB: c.totalMem}, c.runningJobs(), c.teams.lastStart, now)
 	s.teamAt = map[string]int{}
 	(&passRun{teams: tp}).fairOrder(c.jq.Entries(), func(e *Entry) outcome {
-		i, ok := s.teamAt[e.Team]
-		if !ok {
+		// A team's jobs come in one run: look its index up once.
+		i := len(s.teams) - 1
+		if i < 0 || s.teams[i].Team != e.Team {
+			i = -1
+		}
+		if i < 0 {
 			r := tp.rankOf(tp.team(e.Team))
 			t := QueueTeam{Team: e.Team, BelowGuarantee: r.below, Share: r.key, first: len(s.regular)}
 			if !r.last.IsZero() {
