@@ -191,3 +191,52 @@ func checkPageTeams(t *testing.T, seed int64, c *Core, p QueuePage) {
 		t.Fatalf("seed %d: the page's teams %v, its jobs' teams in order %v", seed, got, runs)
 	}
 }
+
+// TestQueuePaginationFairShare walks a fair-share regular queue page by
+// page while jobs leave: every job still waiting when its page is read is
+// seen once, in the published order, also when every job of the last
+// page's team left in between (the walk goes on with the teams ranked
+// after it). Team a holds 13 of the agent's 16 cpus; b and c nothing (b
+// first by name): the queue reads b1 b2 b3 c1 c2 c3 a1 a2 a3.
+func TestQueuePaginationFairShare(t *testing.T) {
+	holder := &teams.Holder{}
+	holder.Set(teamsOf(t, "a\nb\nc\n"))
+	h := newHarness(t, Config{Policy: "bfd", Teams: holder}, agent("a1", 16, 65536, 0.24))
+	h.submit(mkJob("ra", 3, 4, inTeam("a")))
+	h.schedule()
+	for i, id := range []string{"a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"} {
+		h.submit(mkJob(id, 3, 2, inTeam(id[:1]), submittedAt(time.Duration(i+1)*time.Second)))
+	}
+	h.schedule()
+	if got, _ := publishedRegular(t, h.core, 1000); strings.Join(got, " ") != "b1 b2 b3 c1 c2 c3 a1 a2 a3" {
+		t.Fatalf("published %v", got)
+	}
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := h.core.QueuePage(2, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range p.Regular {
+			seen = append(seen, q.ID)
+		}
+		switch pages {
+		case 0: // a job of the page's team, on a later page, leaves
+			h.cancel("b3", "user")
+			h.schedule()
+		case 1: // every job of the page's team leaves
+			for _, id := range []string{"c1", "c2", "c3"} {
+				h.cancel(id, "user")
+			}
+			h.schedule()
+		}
+		if p.Next == "" || pages > 10 {
+			break
+		}
+		cursor = p.Next
+	}
+	if want := "b1 b2 c1 c2 a1 a2 a3"; strings.Join(seen, " ") != want {
+		t.Fatalf("pages of 2 read %v, want %s", seen, want)
+	}
+}

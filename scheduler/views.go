@@ -321,6 +321,15 @@ const (
 // ErrBadQueueCursor is returned for a cursor QueuePage did not hand out.
 var ErrBadQueueCursor = errors.New("invalid queue cursor")
 
+// rank is t's rank as it was published.
+func (t *QueueTeam) rank() teamRank {
+	r := teamRank{team: t.Team, below: t.BelowGuarantee, key: t.Share}
+	if t.LastStart != nil {
+		r.last = *t.LastStart
+	}
+	return r
+}
+
 // QueuePage is one page of the queues: the jobs in the order they will be
 // tried, deadline queue first, then the regular queue.
 type QueuePage struct {
@@ -356,20 +365,26 @@ type queueCursor struct {
 	Submitted time.Time `json:"s"`
 	ID        string    `json:"id"`
 	// In a fair-share regular queue: the job's team (the page after it
-	// goes on within that team's run, then the teams after it) and its
-	// index, where to go on if the team no longer waits.
-	Team  string `json:"t,omitempty"`
-	Index int    `json:"i,omitempty"`
+	// goes on within that team's run, then the teams after it) and that
+	// team's rank, to go on after where it would rank if it no longer
+	// waits.
+	Team      string    `json:"t,omitempty"`
+	TeamBelow bool      `json:"tb,omitempty"`
+	TeamKey   float64   `json:"tk,omitempty"`
+	TeamLast  time.Time `json:"tl,omitzero"`
 }
 
-func encodeQueueCursor(q string, j *QueuedJob, index int, fair bool) string {
+func encodeQueueCursor(q string, j *QueuedJob, team *QueueTeam) string {
 	c := queueCursor{Queue: q, Submitted: j.SubmittedAt, ID: j.ID}
 	if q == "d" {
 		c.Key = j.edfKey
 	} else {
 		c.RD = j.ResourceDemand
-		if fair {
-			c.Team, c.Index = j.Team, index
+		if team != nil {
+			c.Team, c.TeamBelow, c.TeamKey = team.Team, team.BelowGuarantee, team.Share
+			if team.LastStart != nil {
+				c.TeamLast = *team.LastStart
+			}
 		}
 	}
 	b, _ := json.Marshal(c)
@@ -438,7 +453,11 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 		}
 	}
 	if last != nil && (di < len(s.deadline) || ri < len(s.regular)) {
-		p.Next = encodeQueueCursor(lastQ, last, ri, fair)
+		var team *QueueTeam
+		if fair && lastQ == "r" {
+			team = &s.teams[s.teamAt[last.Team]]
+		}
+		p.Next = encodeQueueCursor(lastQ, last, team)
 	}
 	return p, nil
 }
@@ -448,13 +467,20 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 // within the run of the cursor's team, then on with the teams after it as
 // they rank now (the teams' order may have changed since the cursor's
 // page: a team's jobs may then be seen twice or not at all), or, when its
-// team no longer waits, at the cursor's index.
+// team no longer waits, at the first team ranked after the cursor's team
+// as it ranked then (fairBefore).
 func (s *queueSnapshot) regularAfter(cur queueCursor) int {
 	lo, hi := 0, len(s.regular)
 	if s.order == RegularFairShare {
 		i, ok := s.teamAt[cur.Team]
 		if !ok {
-			return min(max(cur.Index, 0), len(s.regular))
+			gone := teamRank{team: cur.Team, below: cur.TeamBelow, key: cur.TeamKey, last: cur.TeamLast}
+			for _, t := range s.teams {
+				if fairBefore(gone, t.rank()) {
+					return t.first
+				}
+			}
+			return len(s.regular)
 		}
 		lo, hi = s.teams[i].first, s.teams[i].first+s.teams[i].Jobs
 	}
