@@ -240,3 +240,43 @@ func TestQueuePaginationFairShare(t *testing.T) {
 		t.Fatalf("pages of 2 read %v, want %s", seen, want)
 	}
 }
+
+// TestQueueViewFollowsTeamUsage: the published fair-share order is
+// republished when what a team holds changes although no waiting job's
+// reason does. Teams b and c each run a job of 5 cpus and have a job
+// waiting that alone needs more than the team's maximum (held, with a
+// reason that never changes): equal shares, equal last starts, so b's
+// goes first (by name). When c's running job ends, c holds nothing and
+// ranks first: the view must say c-wait, then b-wait.
+func TestQueueViewFollowsTeamUsage(t *testing.T) {
+	holder := &teams.Holder{}
+	holder.Set(teamsOf(t, "b max-cpus=6\nc max-cpus=6\n"))
+	h := newHarness(t, Config{Policy: "bfd", Teams: holder}, agent("a1", 32, 131072, 0.24))
+	h.submit(mkJob("rb", 1, 4, inTeam("b")), mkJob("rc", 1, 4, inTeam("c")))
+	h.schedule()
+	h.submit(mkJob("b-wait", 2, 4, inTeam("b")), mkJob("c-wait", 2, 4, inTeam("c")))
+	h.schedule()
+	if got, _ := publishedRegular(t, h.core, 100); strings.Join(got, " ") != "b-wait c-wait" {
+		t.Fatalf("published %v, want b-wait c-wait", got)
+	}
+	reasonOf := func(id string) string {
+		for _, q := range h.core.Queues().Regular {
+			if q.ID == id {
+				return q.WaitingReason
+			}
+		}
+		return ""
+	}
+	reason := reasonOf("b-wait")
+	if err := h.finish("rc"); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	got, page := publishedRegular(t, h.core, 100)
+	if strings.Join(got, " ") != "c-wait b-wait" || page.Teams[0].Team != "c" || page.Teams[0].Share != 0 {
+		t.Errorf("after c's job ended the view reads %v (teams %+v), want c-wait b-wait", got, page.Teams)
+	}
+	if now := reasonOf("b-wait"); now != reason {
+		t.Errorf("b-wait's reason changed (%q, was %q): the test no longer isolates the usage change", now, reason)
+	}
+}

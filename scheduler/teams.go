@@ -3,6 +3,7 @@ package scheduler
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -610,6 +611,20 @@ type teamMemory struct {
 	// checked is the configuration version and cluster size the
 	// guarantees were last checked against (checkCapacity).
 	checked [3]float64
+	// rankedUse is what each team's jobs held when the regular queue was
+	// last published in the fair-share order (publishFair).
+	rankedUse map[string]teams.Usage
+}
+
+// rankedUseChanged: with teams, what the teams' jobs hold (running) is
+// not what the published regular queue was ranked on: a job ended or was
+// evicted, which may change the order between teams although no waiting
+// job's reason changes.
+func (c *Core) rankedUseChanged(running []runningJob) bool {
+	if c.cfg.Teams.Get().Empty() {
+		return false
+	}
+	return !maps.Equal(teamUsage(running), c.teams.rankedUse)
 }
 
 // teamsChanged reports (once) that another teams configuration came in

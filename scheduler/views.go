@@ -219,7 +219,9 @@ func (c *Core) publish(now time.Time) {
 // so that team's later jobs may then go after other teams'.
 func (c *Core) publishFair(s *queueSnapshot, cfg *teams.Config, now time.Time, shape func(*Entry)) {
 	s.order = RegularFairShare
-	tp := teamRanking(cfg, teams.Usage{CPUs: c.totalCPU, MemMB: c.totalMem}, c.runningJobs(), c.teams.lastStart, now)
+	running := c.runningJobs()
+	c.teams.rankedUse = teamUsage(running)
+	tp := teamRanking(cfg, teams.Usage{CPUs: c.totalCPU, MemMB: c.totalMem}, running, c.teams.lastStart, now)
 	s.teamAt = map[string]int{}
 	(&passRun{teams: tp}).fairOrder(c.jq.Entries(), func(e *Entry) outcome {
 		// A team's jobs come in one run: look its index up once.
