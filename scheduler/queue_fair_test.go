@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -137,6 +138,13 @@ func TestPublishedQueueIsPassOrder(t *testing.T) {
 		}
 		if page.RegularOrder != wantOrder || page.WithinTeam != wantWithin {
 			t.Fatalf("seed %d: regularOrder %q, withinTeam %q; want %q, %q", seed, page.RegularOrder, page.WithinTeam, wantOrder, wantWithin)
+		}
+		// A preview of a copy of a waiting job (its team and size,
+		// submitted later) is told the place the view gives it: after
+		// the original and every job listed before it, and before the
+		// next job of another team or of a smaller demand.
+		if withTeams && len(published) > 0 {
+			checkPreviewMatchesView(t, seed, h, published[rng.Intn(len(published))])
 		}
 		// Pass 2, a minute later, looks at every job; none starts.
 		h.clock.Advance(time.Minute)
@@ -278,5 +286,31 @@ func TestQueueViewFollowsTeamUsage(t *testing.T) {
 	}
 	if now := reasonOf("b-wait"); now != reason {
 		t.Errorf("b-wait's reason changed (%q, was %q): the test no longer isolates the usage change", now, reason)
+	}
+}
+
+// checkPreviewMatchesView: the preview's "ahead" of a copy of the waiting
+// job id is where the published regular queue would list the copy.
+func checkPreviewMatchesView(t *testing.T, seed int64, h *harness, id string) {
+	t.Helper()
+	view := h.core.Queues().Regular
+	i := slices.IndexFunc(view, func(q QueuedJob) bool { return q.ID == id })
+	orig := h.store.get(id)
+	cp := mkJob("copy-"+id, orig.Executors, orig.ExecutorCores, inTeam(orig.Team), submittedAt(time.Hour))
+	at := i + 1 // after the original, and the jobs of its team listed after it with its demand
+	for at < len(view) && view[at].Team == orig.Team && view[at].ResourceDemand >= view[i].ResourceDemand {
+		at++
+	}
+	if h.core.jq.FIFO {
+		for at < len(view) && view[at].Team == orig.Team {
+			at++
+		}
+	}
+	p, err := h.core.Preview(context.Background(), cp, h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ahead != at {
+		t.Fatalf("seed %d: a copy of %s (team %q) is previewed behind %d jobs; the published queue would list it at %d", seed, id, orig.Team, p.Ahead, at)
 	}
 }
