@@ -94,12 +94,50 @@ type QueuedJobView struct {
 // order they will be tried (deadline queue first, then the regular queue),
 // the queues' full lengths, and the cursor of the next page.
 type QueuesView struct {
-	Deadline []QueuedJobView        `json:"deadline"`
-	Regular  []QueuedJobView        `json:"regular"`
-	Totals   scheduler.QueueLengths `json:"totals"`
-	Next     string                 `json:"next"`
+	Deadline []QueuedJobView `json:"deadline"`
+	Regular  []QueuedJobView `json:"regular"`
+	// RegularOrder is how the regular queue is ordered: "demand" (the
+	// largest resource demand first), "fifo" (first submitted first) or,
+	// with teams, "fair-share": team by team in the order the pass offers
+	// them the room as the teams stand now (Teams), each team's jobs as
+	// WithinTeam says. That is the order the next pass tries them
+	// until one of them starts: a start ranks its team again, and that
+	// team's later jobs may then go after other teams'.
+	RegularOrder string `json:"regularOrder"`
+	// Teams, with "fair-share", are the teams of this page's regular jobs
+	// in that order, each with its share and all its waiting regular jobs.
+	// WithinTeam, with "fair-share", is how each team's jobs are ordered:
+	// "demand" or "fifo".
+	WithinTeam string                 `json:"withinTeam,omitempty"`
+	Teams      []scheduler.QueueTeam  `json:"teams,omitempty"`
+	Totals     scheduler.QueueLengths `json:"totals"`
+	Next       string                 `json:"next"`
 	// At is when the scheduling pass that this view shows ran.
 	At time.Time `json:"at"`
+}
+
+// QueuesPage is GET /api/v1/queues from the scheduler core: the page of
+// the queues its last pass published, each deadline job with its slack
+// (its estimate scaled by durationScale, as the core runs it) at now.
+func QueuesPage(core *scheduler.Core, q QueuesQuery, now time.Time, durationScale float64) (QueuesView, error) {
+	page, err := core.QueuePage(q.Limit, q.Cursor)
+	if err != nil {
+		return QueuesView{}, err
+	}
+	conv := func(in []scheduler.QueuedJob) []QueuedJobView {
+		out := make([]QueuedJobView, 0, len(in))
+		for _, j := range in {
+			v := QueuedJobView{QueuedJob: j}
+			if j.DeadlineAt != nil {
+				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds*durationScale
+				v.SlackSeconds = &s
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	return QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), RegularOrder: page.RegularOrder, WithinTeam: page.WithinTeam, Teams: page.Teams,
+		Totals: page.Totals, Next: page.Next, At: page.At}, nil
 }
 
 // QueuesQuery selects a page of GET /api/v1/queues.

@@ -65,9 +65,14 @@ func (c *Core) pass(ctx context.Context, now time.Time, st *PassStat) (int, erro
 		return 0, fmt.Errorf("scheduler: snapshot: %w", err)
 	}
 	c.observe(ctx, now, snap)
-	c.fullDue = c.teamsChanged() || c.fullDue
+	if c.teamsChanged() {
+		c.fullDue, c.viewDirty = true, true // the regular queue's order between teams too
+	}
 	c.fullDue = c.modelLearned() || c.fullDue
 	running := c.runningJobs()
+	if c.rankedUseChanged(running) {
+		c.viewDirty = true // the published regular queue is ranked on what the teams held
+	}
 	annotateRemaining(&snap, running, now)
 	full := c.fullDue || epoch != c.lastFullEpoch || c.timerDue(now)
 	if c.timerDue(now) {

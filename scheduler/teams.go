@@ -3,6 +3,7 @@ package scheduler
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -138,13 +139,7 @@ func newTeamPass(in *passInput) *teamPass {
 		return nil
 	}
 	tc, tm := in.snap.Totals()
-	tp := &teamPass{cfg: in.teams, total: teams.Usage{CPUs: tc, MemMB: tm}, byName: map[string]*teamState{},
-		starts: in.teamStarts, now: in.now}
-	for i := range in.running {
-		r := &in.running[i]
-		ts := tp.team(r.team)
-		ts.use = ts.use.Add(runningFootprint(r))
-	}
+	tp := teamRanking(in.teams, teams.Usage{CPUs: tc, MemMB: tm}, in.running, in.teamStarts, in.now)
 	for _, a := range in.snap.Agents {
 		tp.free = tp.free.Add(teams.Usage{CPUs: a.FreeCPUs, MemMB: a.FreeMemMB})
 	}
@@ -180,6 +175,21 @@ func newTeamPass(in *passInput) *teamPass {
 			ts.owedJobs = append(ts.owedJobs, e)
 			tp.anyOwed = true
 		}
+	}
+	return tp
+}
+
+// teamRanking is the team policy's state as a pass starts, as far as the
+// ranks between teams need it (rankOf, fairOrder): what each team's jobs
+// hold of the cluster's total, and each team's last start. newTeamPass
+// adds the free room and the room owed to guaranteed teams; the published
+// regular queue (publish) is put in fairOrder's order on it alone.
+func teamRanking(cfg *teams.Config, total teams.Usage, running []runningJob, starts map[string]time.Time, now time.Time) *teamPass {
+	tp := &teamPass{cfg: cfg, total: total, byName: map[string]*teamState{}, starts: starts, now: now}
+	for i := range running {
+		r := &running[i]
+		ts := tp.team(r.team)
+		ts.use = ts.use.Add(runningFootprint(r))
 	}
 	return tp
 }
@@ -601,6 +611,20 @@ type teamMemory struct {
 	// checked is the configuration version and cluster size the
 	// guarantees were last checked against (checkCapacity).
 	checked [3]float64
+	// rankedUse is what each team's jobs held when the regular queue was
+	// last published in the fair-share order (publishFair).
+	rankedUse map[string]teams.Usage
+}
+
+// rankedUseChanged: with teams, what the teams' jobs hold (running) is
+// not what the published regular queue was ranked on: a job ended or was
+// evicted, which may change the order between teams although no waiting
+// job's reason changes.
+func (c *Core) rankedUseChanged(running []runningJob) bool {
+	if c.cfg.Teams.Get().Empty() {
+		return false
+	}
+	return !maps.Equal(teamUsage(running), c.teams.rankedUse)
 }
 
 // teamsChanged reports (once) that another teams configuration came in

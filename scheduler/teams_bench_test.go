@@ -98,3 +98,33 @@ func BenchmarkPreviewTeamsRegular(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishTeams is the publish of the queues after a pass with the
+// teams file of BenchmarkPassFullTeams and 100,000 waiting regular jobs
+// over the ten teams: the regular queue is put in the pass's fair-share
+// order (fairOrder over the queue on the teams' ranks). BenchmarkPublish
+// is the same queue without a teams file (in the queue's own order).
+func BenchmarkPublishTeams(b *testing.B) {
+	benchPublish(b, teamsBenchHarness(b, nil))
+}
+
+func BenchmarkPublish(b *testing.B) {
+	h := teamsBenchHarness(b, nil)
+	h.core.cfg.Teams = nil
+	benchPublish(b, h)
+}
+
+func benchPublish(b *testing.B, h *harness) {
+	if n := h.core.jq.Len(); n < 100000 {
+		b.Fatalf("%d regular jobs waiting", n)
+	}
+	c0 := processCPU(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.core.viewDirty = true
+		h.core.publish(t0)
+	}
+	b.StopTimer()
+	reportCPU(b, c0)
+}

@@ -262,6 +262,19 @@ func TestTeamsWorkedExample(t *testing.T) {
 		if got := describe(d.decide(in).decisions, 0); !slices.Equal(got, c.want) {
 			t.Errorf("teams %v:\n got  %q\n want %q", c.teams, got, c.want)
 		}
+		if !c.teams {
+			continue
+		}
+		// The queue view (publishFair) before this pass lists etl-4 before
+		// ml-4: the pass follows it until etl-3 starts and puts etl's
+		// share level with ml's (etl started last), as teams.md says.
+		tc, tm := in.snap.Totals()
+		tp := teamRanking(in.teams, teams.Usage{CPUs: tc, MemMB: tm}, running, nil, t0)
+		var view []string
+		(&passRun{teams: tp}).fairOrder(in.regular, func(e *Entry) outcome { view = append(view, e.ID); return waited })
+		if want := []string{"analytics-2", "analytics-3", "etl-3", "etl-4", "ml-4"}; !slices.Equal(view, want) {
+			t.Errorf("the queue view before the pass: %v, want %v", view, want)
+		}
 	}
 }
 

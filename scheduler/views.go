@@ -110,6 +110,44 @@ type queueSnapshot struct {
 	// teamMemory.lastStart; nil without teams): between teams that rank
 	// equal, a preview breaks the tie as the pass does.
 	teamStarts map[string]time.Time
+	// order is how regular is ordered (RegularOrder); with teams
+	// (RegularFairShare) teams are the teams with waiting regular jobs in
+	// the order the pass offers them the room, each team's jobs one run
+	// of regular (QueueTeam.first), and teamAt a team's index in teams.
+	order  string
+	teams  []QueueTeam
+	teamAt map[string]int
+}
+
+// The orders of the published regular queue (QueuePage.RegularOrder).
+const (
+	// RegularByDemand: the largest resource demand first, then by submission.
+	RegularByDemand = "demand"
+	// RegularBySubmission: first submitted first (--queue fifo).
+	RegularBySubmission = "fifo"
+	// RegularFairShare: with teams, team by team in the fair-share order
+	// between teams (fairOrder), each team's jobs in the queue's own
+	// order (demand, or submission with --queue fifo).
+	RegularFairShare = "fair-share"
+)
+
+// QueueTeam is a team with waiting regular jobs, in the order the fair
+// share between teams offers the room (fairBefore on rankOf, as the pass
+// ranks the teams at its start: what their jobs hold now, their last
+// starts).
+type QueueTeam struct {
+	Team string `json:"team"`
+	// Jobs is how many of its regular jobs wait.
+	Jobs int `json:"jobs"`
+	// BelowGuarantee: the team holds less than its guarantee, and Share
+	// is how much of it (0 to 1); otherwise Share is its weighted
+	// dominant share of the cluster.
+	BelowGuarantee bool    `json:"belowGuarantee,omitempty"`
+	Share          float64 `json:"share"`
+	// LastStart is when it last started a job (between teams that rank
+	// equal, the least recent goes first); absent when not in the last day.
+	LastStart *time.Time `json:"lastStart,omitempty"`
+	first     int        // its first job's index in the published regular queue
 }
 
 // publishEvery bounds how often a large queue is copied for readers while
@@ -138,8 +176,9 @@ func (c *Core) publish(now time.Time) {
 		regular:  make([]*QueuedJob, 0, c.jq.Len()),
 		fifo:     c.jq.FIFO, at: now, blocked: c.blocked,
 	}
-	if !c.cfg.Teams.Get().Empty() {
-		s.teamStarts = maps.Clone(c.teams.lastStart)
+	s.order = RegularByDemand
+	if c.jq.FIFO {
+		s.order = RegularBySubmission
 	}
 	seen := map[[2]float64]bool{}
 	var last [2]float64
@@ -156,15 +195,56 @@ func (c *Core) publish(now time.Time) {
 		s.deadline = append(s.deadline, c.viewOf(e))
 		shape(e)
 	}
-	for _, e := range c.jq.Entries() {
-		s.regular = append(s.regular, c.viewOf(e))
-		shape(e)
+	if cfg := c.cfg.Teams.Get(); !cfg.Empty() {
+		s.teamStarts = maps.Clone(c.teams.lastStart)
+		c.publishFair(s, cfg, now, shape)
+	} else {
+		for _, e := range c.jq.Entries() {
+			s.regular = append(s.regular, c.viewOf(e))
+			shape(e)
+		}
 	}
 	for k := range seen {
 		s.shapes = append(s.shapes, k)
 	}
 	c.view.Store(s)
 	c.viewDirty = false
+}
+
+// publishFair publishes the regular queue in the order a pass tries it
+// with teams: fairOrder itself, on the ranks the next pass starts with
+// (teamRanking: what each team's jobs hold now, the teams' last starts),
+// over the queue, none of its jobs starting. That is the order the next
+// pass tries them until one of them starts; a start ranks its team again,
+// so that team's later jobs may then go after other teams'.
+func (c *Core) publishFair(s *queueSnapshot, cfg *teams.Config, now time.Time, shape func(*Entry)) {
+	s.order = RegularFairShare
+	running := c.runningJobs()
+	c.teams.rankedUse = teamUsage(running)
+	tp := teamRanking(cfg, teams.Usage{CPUs: c.totalCPU, MemMB: c.totalMem}, running, c.teams.lastStart, now)
+	s.teamAt = map[string]int{}
+	(&passRun{teams: tp}).fairOrder(c.jq.Entries(), func(e *Entry) outcome {
+		// A team's jobs come in one run: look its index up once.
+		i := len(s.teams) - 1
+		if i < 0 || s.teams[i].Team != e.Team {
+			i = -1
+		}
+		if i < 0 {
+			r := tp.rankOf(tp.team(e.Team))
+			t := QueueTeam{Team: e.Team, BelowGuarantee: r.below, Share: r.key, first: len(s.regular)}
+			if !r.last.IsZero() {
+				last := r.last
+				t.LastStart = &last
+			}
+			i = len(s.teams)
+			s.teamAt[e.Team] = i
+			s.teams = append(s.teams, t)
+		}
+		s.teams[i].Jobs++
+		s.regular = append(s.regular, c.viewOf(e))
+		shape(e)
+		return waited
+	})
 }
 
 // publishGap is the least time between two publishes of a large queue:
@@ -243,11 +323,33 @@ const (
 // ErrBadQueueCursor is returned for a cursor QueuePage did not hand out.
 var ErrBadQueueCursor = errors.New("invalid queue cursor")
 
+// rank is t's rank as it was published.
+func (t *QueueTeam) rank() teamRank {
+	r := teamRank{team: t.Team, below: t.BelowGuarantee, key: t.Share}
+	if t.LastStart != nil {
+		r.last = *t.LastStart
+	}
+	return r
+}
+
 // QueuePage is one page of the queues: the jobs in the order they will be
 // tried, deadline queue first, then the regular queue.
 type QueuePage struct {
 	Deadline []QueuedJob `json:"deadline"`
 	Regular  []QueuedJob `json:"regular"`
+	// RegularOrder is how Regular is ordered: RegularByDemand ("demand"),
+	// RegularBySubmission ("fifo") or, with teams, RegularFairShare
+	// ("fair-share"): team by team in the order the pass offers them the
+	// room (Teams), as the teams stand now; that is the order the next
+	// pass tries the jobs until one of them starts, when its team is
+	// ranked again (its later jobs may then go after other teams').
+	RegularOrder string `json:"regularOrder"`
+	// WithinTeam, with RegularFairShare, is how each team's jobs are
+	// ordered: RegularByDemand or RegularBySubmission.
+	WithinTeam string `json:"withinTeam,omitempty"`
+	// Teams, with RegularFairShare, are the teams of this page's regular
+	// jobs in that order (Jobs counts all their waiting regular jobs).
+	Teams []QueueTeam `json:"teams,omitempty"`
 	// Totals are the full lengths, not the page's.
 	Totals QueueLengths `json:"totals"`
 	// Next is the cursor of the following page; empty on the last one.
@@ -264,14 +366,28 @@ type queueCursor struct {
 	RD        float64   `json:"rd,omitempty"`
 	Submitted time.Time `json:"s"`
 	ID        string    `json:"id"`
+	// In a fair-share regular queue: the job's team (the page after it
+	// goes on within that team's run, then the teams after it) and that
+	// team's rank, to go on after where it would rank if it no longer
+	// waits.
+	Team      string    `json:"t,omitempty"`
+	TeamBelow bool      `json:"tb,omitempty"`
+	TeamKey   float64   `json:"tk,omitempty"`
+	TeamLast  time.Time `json:"tl,omitzero"`
 }
 
-func encodeQueueCursor(q string, j *QueuedJob) string {
+func encodeQueueCursor(q string, j *QueuedJob, team *QueueTeam) string {
 	c := queueCursor{Queue: q, Submitted: j.SubmittedAt, ID: j.ID}
 	if q == "d" {
 		c.Key = j.edfKey
 	} else {
 		c.RD = j.ResourceDemand
+		if team != nil {
+			c.Team, c.TeamBelow, c.TeamKey = team.Team, team.BelowGuarantee, team.Share
+			if team.LastStart != nil {
+				c.TeamLast = *team.LastStart
+			}
+		}
 	}
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -298,7 +414,7 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 	}
 	limit = min(limit, MaxQueuePageLimit)
 	s := c.snapshotView()
-	p := QueuePage{Deadline: []QueuedJob{}, Regular: []QueuedJob{}, Totals: c.Lengths(), At: s.at}
+	p := QueuePage{Deadline: []QueuedJob{}, Regular: []QueuedJob{}, Totals: c.Lengths(), At: s.at, RegularOrder: s.order}
 	p.Totals.Deadline, p.Totals.Regular = len(s.deadline), len(s.regular)
 	di, ri := 0, 0
 	if cursor != "" {
@@ -315,12 +431,7 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 			}
 		} else {
 			di = len(s.deadline)
-			ri, _ = slices.BinarySearchFunc(s.regular, cur, func(q *QueuedJob, k queueCursor) int {
-				return cmpRegular(s.fifo, q.ResourceDemand, q.SubmittedAt, q.ID, k.RD, k.Submitted, k.ID)
-			})
-			if ri < len(s.regular) && s.regular[ri].ID == cur.ID {
-				ri++
-			}
+			ri = s.regularAfter(cur)
 		}
 	}
 	var last *QueuedJob
@@ -329,14 +440,60 @@ func (c *Core) QueuePage(limit int, cursor string) (QueuePage, error) {
 		last, lastQ = s.deadline[di], "d"
 		p.Deadline = append(p.Deadline, last.out())
 	}
+	fair := s.order == RegularFairShare
+	if fair {
+		p.WithinTeam = RegularByDemand
+		if s.fifo {
+			p.WithinTeam = RegularBySubmission
+		}
+	}
 	for ; ri < len(s.regular) && len(p.Deadline)+len(p.Regular) < limit; ri++ {
 		last, lastQ = s.regular[ri], "r"
 		p.Regular = append(p.Regular, last.out())
+		if fair && (len(p.Teams) == 0 || p.Teams[len(p.Teams)-1].Team != last.Team) {
+			p.Teams = append(p.Teams, s.teams[s.teamAt[last.Team]])
+		}
 	}
 	if last != nil && (di < len(s.deadline) || ri < len(s.regular)) {
-		p.Next = encodeQueueCursor(lastQ, last)
+		var team *QueueTeam
+		if fair && lastQ == "r" {
+			team = &s.teams[s.teamAt[last.Team]]
+		}
+		p.Next = encodeQueueCursor(lastQ, last, team)
 	}
 	return p, nil
+}
+
+// regularAfter is the index in the published regular queue of the first
+// job after the cursor's. By the queue's key; in a fair-share queue,
+// within the run of the cursor's team, then on with the teams after it as
+// they rank now (the teams' order may have changed since the cursor's
+// page: a team's jobs may then be seen twice or not at all), or, when its
+// team no longer waits, at the first team ranked after the cursor's team
+// as it ranked then (fairBefore).
+func (s *queueSnapshot) regularAfter(cur queueCursor) int {
+	lo, hi := 0, len(s.regular)
+	if s.order == RegularFairShare {
+		i, ok := s.teamAt[cur.Team]
+		if !ok {
+			gone := teamRank{team: cur.Team, below: cur.TeamBelow, key: cur.TeamKey, last: cur.TeamLast}
+			for _, t := range s.teams {
+				if fairBefore(gone, t.rank()) {
+					return t.first
+				}
+			}
+			return len(s.regular)
+		}
+		lo, hi = s.teams[i].first, s.teams[i].first+s.teams[i].Jobs
+	}
+	run := s.regular[lo:hi]
+	ri, _ := slices.BinarySearchFunc(run, cur, func(q *QueuedJob, k queueCursor) int {
+		return cmpRegular(s.fifo, q.ResourceDemand, q.SubmittedAt, q.ID, k.RD, k.Submitted, k.ID)
+	})
+	if ri < len(run) && run[ri].ID == cur.ID {
+		ri++
+	}
+	return lo + ri
 }
 
 func cmpEDF(aKey, aSub time.Time, aID string, bKey, bSub time.Time, bID string) int {

@@ -196,9 +196,12 @@ async function renderCluster() {
 }
 
 // ---- queues ----
-function queueItem(j, deadline) {
+// queueItem is one waiting job; team, when given (a fair-share regular
+// queue), is its team ("" the default team).
+function queueItem(j, deadline, team) {
   const li = el("li", { "data-job": j.id });
   li.append(el("a", { href: "#/jobs/" + encodeURIComponent(j.id) }, jobLabel(j)));
+  if (team !== undefined) li.append(" · ", el("span", { class: "team" }, "team " + (team || "(default)")));
   li.append(" · " + j.executors + " × " + j.executorCores + " cpu");
   if (deadline) {
     li.append(" · due " + fmtTime(j.deadlineAt));
@@ -228,13 +231,31 @@ function preemptionLine(p) {
   else line.append(p.blocked || "no job can be evicted");
   return line;
 }
+const REGULAR_ORDER = {
+  demand: "largest demand first",
+  fifo: "first submitted first",
+  "fair-share": "team by team in the fair share between teams, each team's largest demand first",
+  "fair-share-fifo": "team by team in the fair share between teams, each team's first submitted first",
+};
 async function renderQueues() {
   let q;
   try { q = await getJSON("/api/v1/queues"); }
   catch (e) { for (const id of ["queue-deadline", "queue-regular"]) $(id).replaceChildren(el("li", { class: "empty" }, e.auth ? "enter a token to see the queues" : "unavailable")); return; }
-  const fill = (id, jobs, deadline) => $(id).replaceChildren(...(jobs && jobs.length ? jobs.map((j) => queueItem(j, deadline)) : [el("li", { class: "empty" }, "empty")]));
+  const fair = q.regularOrder === "fair-share";
+  const fill = (id, jobs, deadline) => $(id).replaceChildren(...(jobs && jobs.length ? jobs.map((j) => queueItem(j, deadline, !deadline && fair ? (j.team || "") : undefined)) : [el("li", { class: "empty" }, "empty")]));
   fill("queue-deadline", q.deadline, true);
   fill("queue-regular", q.regular, false);
+  // How the regular queue is ordered, and with teams in which order the
+  // pass offers them the room (and what that order means).
+  $("regular-order").textContent = "(" + (fair && q.withinTeam === "fifo" ? REGULAR_ORDER["fair-share-fifo"] : REGULAR_ORDER[q.regularOrder] || REGULAR_ORDER.demand) + ")";
+  const teams = $("regular-teams");
+  teams.hidden = !fair || !(q.teams && q.teams.length);
+  if (!teams.hidden) {
+    teams.replaceChildren("Teams offered the room in this order, as they stand now: ",
+      ...q.teams.flatMap((t, i) => [i ? ", " : "", el("span", { class: "team-rank", "data-team": t.team },
+        (t.team || "(default)") + " (" + (t.belowGuarantee ? "below its guarantee, " + t.share.toFixed(2) + " of it held" : "weighted share " + t.share.toFixed(2)) + "; " + t.jobs + (t.jobs === 1 ? " job" : " jobs") + ")")]),
+      ". This is the order the next pass tries them until one starts: a start ranks its team again, and that team's later jobs may then go after other teams'.");
+  }
   // The API sends the first page (100 jobs) and the full lengths.
   const t = q.totals || { deadline: (q.deadline || []).length, regular: (q.regular || []).length, intake: 0 };
   $("total-deadline").textContent = "(" + t.deadline + ")";

@@ -415,24 +415,7 @@ func digitsPrefix(s string) string {
 }
 
 func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, error) {
-	page, err := l.core.QueuePage(q.Limit, q.Cursor)
-	if err != nil {
-		return api.QueuesView{}, err
-	}
-	now := time.Now()
-	conv := func(in []scheduler.QueuedJob) []api.QueuedJobView {
-		out := make([]api.QueuedJobView, 0, len(in))
-		for _, j := range in {
-			v := api.QueuedJobView{QueuedJob: j}
-			if j.DeadlineAt != nil {
-				s := j.DeadlineAt.Sub(now).Seconds() - j.EstimatedDurationSeconds*l.durationScale
-				v.SlackSeconds = &s
-			}
-			out = append(out, v)
-		}
-		return out
-	}
-	return api.QueuesView{Deadline: conv(page.Deadline), Regular: conv(page.Regular), Totals: page.Totals, Next: page.Next, At: page.At}, nil
+	return api.QueuesPage(l.core, q, time.Now(), l.durationScale)
 }
 
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {

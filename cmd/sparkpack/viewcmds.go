@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkpack/sparkpack/api"
 	"github.com/sparkpack/sparkpack/internal/plural"
+	"github.com/sparkpack/sparkpack/scheduler"
 )
 
 // The read-only views of a running sparkpack, as the dashboard shows them:
@@ -206,14 +207,60 @@ func runQueue(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}, func() any { return new(api.QueuesView) })
 }
 
+// regularOrderText says how the regular queue is ordered (regularOrder).
+func regularOrderText(order, withinTeam string) string {
+	switch order {
+	case "fifo":
+		return "first submitted first"
+	case "fair-share":
+		if withinTeam == "fifo" {
+			return "team by team in the fair share between teams, each team's first submitted first"
+		}
+		return "team by team in the fair share between teams, each team's largest demand first"
+	case "demand":
+		return "largest demand first"
+	}
+	return ""
+}
+
+// fairShareLine is the teams of a fair-share page in the order the pass
+// offers them the room, and what that order means.
+func fairShareLine(ts []scheduler.QueueTeam) string {
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		name := t.Team
+		if name == "" {
+			name = "(default)"
+		}
+		share := fmt.Sprintf("weighted share %.2f", t.Share)
+		if t.BelowGuarantee {
+			share = fmt.Sprintf("below its guarantee, %.2f of it held", t.Share)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s; %s)", name, share, plural.N(t.Jobs, "job")))
+	}
+	return "teams offered the room in this order, as they stand now: " + strings.Join(parts, ", ") +
+		"\n(the order the next pass tries them until one starts: a start ranks its team again, and that team's later jobs may then go after other teams')"
+}
+
 func printQueues(w io.Writer, q *api.QueuesView, wide bool) {
-	fmt.Fprintf(w, "deadline queue: %s waiting (earliest deadline first); regular queue: %s waiting\n",
-		plural.N(q.Totals.Deadline, "job"), plural.N(q.Totals.Regular, "job"))
+	order := ""
+	if o := regularOrderText(q.RegularOrder, q.WithinTeam); o != "" {
+		order = " (" + o + ")"
+	}
+	fmt.Fprintf(w, "deadline queue: %s waiting (earliest deadline first); regular queue: %s waiting%s\n",
+		plural.N(q.Totals.Deadline, "job"), plural.N(q.Totals.Regular, "job"), order)
+	fair := q.RegularOrder == "fair-share"
+	if fair && len(q.Teams) > 0 {
+		fmt.Fprintln(w, fairShareLine(q.Teams))
+	}
 	if len(q.Deadline)+len(q.Regular) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	h := "QUEUE\t#\tID\tNAME\tEXECUTORS\tWAITING\tDEADLINE\tREASON"
+	if fair {
+		h = "QUEUE\t#\tID\tNAME\tTEAM\tEXECUTORS\tWAITING\tDEADLINE\tREASON"
+	}
 	if wide {
 		h += "\tRD\tSLACK"
 	}
@@ -238,7 +285,15 @@ func printQueues(w io.Writer, q *api.QueuesView, wide bool) {
 		if !wide {
 			reason = clip(reason, 70)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d×(%s, %d MiB)\t%s\t%s\t%s", queue, i+1, j.ID, clip(name, 24), j.Executors,
+		name = clip(name, 24)
+		if fair {
+			team := j.Team
+			if team == "" {
+				team = "-"
+			}
+			name += "\t" + clip(team, 16)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d×(%s, %d MiB)\t%s\t%s\t%s", queue, i+1, j.ID, name, j.Executors,
 			plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB, shortDur(now.Sub(j.SubmittedAt)), dl, reason)
 		if wide {
 			slack := "-"
