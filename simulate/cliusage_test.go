@@ -301,3 +301,73 @@ func TestTeamsBlocksNameTheirRun(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTraceNamesThePathGiven: --trace /dev/null said "null holds no
+// job" (the base name); the error names the path as given.
+func TestEmptyTraceNamesThePathGiven(t *testing.T) {
+	_, _, err := runCommand(t, "--trace", "/dev/null", "--quiet", "--policies", "bfd")
+	if err == nil || !strings.HasPrefix(err.Error(), "--trace /dev/null holds no job: ") || !strings.Contains(err.Error(), "drop --trace") {
+		t.Errorf("--trace /dev/null: %v", err)
+	}
+}
+
+// TestPreemptionWithNoMissesJudgesNothing: with no miss with preemption
+// or without, the preemption table said "target met: yes" and a misses
+// change of +0%; there was nothing to cut, and it says so. A base of no
+// misses with some after says "NO" (preemption added misses), its change
+// "-" (no share of nothing); a base with misses is judged as before.
+func TestPreemptionWithNoMissesJudgesNothing(t *testing.T) {
+	agg := func(name string, missed float64) PolicyAggregate {
+		return PolicyAggregate{Policy: name, Runs: 1, Missed: Stat{Mean: missed}, Cost: Stat{Mean: 10}}
+	}
+	was := []WindowAggregate{{Window: "hour 1", Class: "light", Policies: []PolicyAggregate{
+		agg("dap", 0), agg("dap+mdf", 0), agg("bfd", 0), agg("bfd+mdf", 2), agg("gio", 10), agg("gio+mdf", 5),
+	}}}
+	for _, markdown := range []bool{false, true} {
+		var sb strings.Builder
+		if err := writePreemption(&sb, was, markdown); err != nil {
+			t.Fatal(err)
+		}
+		sep := regexpSplit(markdown)
+		rows := map[string][]string{}
+		for _, line := range strings.Split(sb.String(), "\n") {
+			f := sep(line)
+			if len(f) >= 9 {
+				rows[f[2]] = f
+			}
+		}
+		for policy, want := range map[string][2]string{
+			"dap+mdf": {"-", "- (no misses either way)"},
+			"bfd+mdf": {"-", "NO"},
+			"gio+mdf": {"-50%", "yes"},
+		} {
+			if f := rows[policy]; len(f) < 9 || f[4] != want[0] || f[8] != want[1] {
+				t.Errorf("markdown %v, %s: %q, want misses change %q and target met %q\n%s", markdown, policy, f, want[0], want[1], sb.String())
+			}
+		}
+	}
+}
+
+// regexpSplit splits a row of the text table (two spaces or more between
+// columns) or of a Markdown table (|) into its trimmed cells.
+func regexpSplit(markdown bool) func(string) []string {
+	return func(line string) []string {
+		var cells []string
+		if markdown {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "|") {
+				return nil
+			}
+			cells = strings.Split(strings.Trim(line, "|"), "|")
+		} else {
+			cells = strings.Split(line, "  ")
+		}
+		var out []string
+		for _, c := range cells {
+			if c = strings.TrimSpace(c); c != "" || markdown {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}

@@ -336,8 +336,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
+	// Errors name the trace as given: --trace /dev/null said "null holds
+	// no job".
+	given := traceName
+	if f.trace != "" {
+		given = f.trace
+	}
 	if len(all) == 0 {
-		return fmt.Errorf("--trace: %s holds no job", traceName)
+		return fmt.Errorf("--trace %s holds no job: give a SWIM trace (TSV), or drop --trace for the FB-2009 trace", given)
 	}
 	for _, win := range windows {
 		n := len(workload.Window(all, win.From, win.To))
