@@ -429,7 +429,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
-			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0}
+			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0,
+				PowerOffAfterS: f.powerOffAfter.Seconds()}
 			if w.Hour >= 0 {
 				rr.Class = HourClass(len(workload.Hour(all, w.Hour)))
 			}
@@ -498,9 +499,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if !multi {
-			return enc.Encode(runs[0].Results)
+			return enc.Encode(oneRunJSON(runs[0]))
 		}
-		return enc.Encode(runs)
+		return enc.Encode(runsJSON(runs))
 	case "csv":
 		return writeCSV(stdout, runs, multi)
 	case "markdown":

@@ -30,13 +30,16 @@ func DefaultPolicy() PolicySpec {
 type RunResult struct {
 	// Workload is WorkloadTrace or WorkloadThesis; the issue's targets
 	// apply to the thesis-like workload only.
-	Workload string   `json:"workload"`
-	Window   string   `json:"window"`
-	Hour     int      `json:"hour"`
-	Class    string   `json:"class,omitempty"`
-	Seed     uint64   `json:"seed"`
-	Jobs     int      `json:"jobs"`
-	Results  []Result `json:"results"`
+	Workload string `json:"workload"`
+	Window   string `json:"window"`
+	Hour     int    `json:"hour"`
+	Class    string `json:"class,omitempty"`
+	Seed     uint64 `json:"seed"`
+	Jobs     int    `json:"jobs"`
+	// PowerOffAfterS is --power-off-after in seconds: 0 when power
+	// management was off (every agent on; the bill is the always-on bill).
+	PowerOffAfterS float64  `json:"power_off_after_s"`
+	Results        []Result `json:"results"`
 	// PowerOff: the run had power management (--power-off-after), so
 	// its bill differs from the always-on bill and the tables show both.
 	PowerOff bool `json:"-"`
