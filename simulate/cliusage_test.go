@@ -2,6 +2,9 @@ package simulate
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -369,5 +372,61 @@ func regexpSplit(markdown bool) func(string) []string {
 			}
 		}
 		return out
+	}
+}
+
+// TestMarkdownCarriesTheSummaries: --format markdown printed neither the
+// estimates nor the auto-sizing summary that the text table prints after
+// its table (JSON and CSV carry their figures); it prints both as tables,
+// with the table's figures, and neither with oracle estimates and the
+// users' executor counts.
+func TestMarkdownCarriesTheSummaries(t *testing.T) {
+	args := []string{"--trace", tracePath(t), "--quiet", "--workload", "thesis", "--hour", "5", "--jobs", "30", "--policies", "bfd,dap"}
+	learned := append(slices.Clone(args), "--estimates", "learned", "--executors", "auto")
+	text, _, err := runCommand(t, learned...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := runCommand(t, append(learned, "--format", "markdown")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, head := range []string{
+		"Estimates (`--estimates learned`), per policy over all runs:\n\n| policy | mean estimate error % | model MAPE after 10 runs of a signature % | runs |\n|---|---:|---:|---:|\n",
+		"Auto executors (`--executors auto`), per policy over all runs:\n\n| policy | jobs | sized by the model | changed from the user's count | mean executors |\n|---|---:|---:|---:|---:|\n",
+	} {
+		if !strings.Contains(md, head) {
+			t.Errorf("markdown has no %q:\n%s", head, md)
+		}
+	}
+	// Each policy's row says what the text summary's line says.
+	line := regexp.MustCompile(`(?m)^  (\S+) +mean estimate error ([0-9.]+)%(?:; model MAPE after 10 runs of a signature ([0-9.]+)% \((\d+) runs\))?$`)
+	auto := regexp.MustCompile(`(?m)^  (\S+) +(\d+) of (\d+) jobs sized by the model, (\d+) of them changed from the user's count; mean executors ([0-9.]+)$`)
+	n := 0
+	for _, m := range line.FindAllStringSubmatch(text, -1) {
+		mape, runs := "-", "0"
+		if m[3] != "" {
+			mape, runs = m[3], m[4]
+		}
+		if want := fmt.Sprintf("| %s | %s | %s | %s |\n", m[1], m[2], mape, runs); !strings.Contains(md, want) {
+			t.Errorf("markdown has no estimates row %q:\n%s", want, md)
+		}
+		n++
+	}
+	for _, m := range auto.FindAllStringSubmatch(text, -1) {
+		if want := fmt.Sprintf("| %s | %s | %s | %s | %s |\n", m[1], m[3], m[2], m[4], m[5]); !strings.Contains(md, want) {
+			t.Errorf("markdown has no auto-sizing row %q:\n%s", want, md)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d summary lines in the text output, want 2 and 2:\n%s", n, text)
+	}
+	plain, _, err := runCommand(t, append(args, "--format", "markdown")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "Estimates (") || strings.Contains(plain, "Auto executors (") {
+		t.Errorf("oracle estimates, users' counts: summaries printed:\n%s", plain)
 	}
 }

@@ -508,7 +508,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := writeMarkdown(stdout, Aggregate(runs), f.compareDefault); err != nil {
 			return err
 		}
-		return writePreemption(stdout, Aggregate(runs), true)
+		if err := writePreemption(stdout, Aggregate(runs), true); err != nil {
+			return err
+		}
+		// The summaries the table prints (JSON and CSV carry their figures).
+		if f.estimates != EstimatesOracle {
+			writeEstimatesMarkdown(stdout, runs, f.estimates)
+		}
+		if f.executors == ExecutorsAuto {
+			writeAutoSizedMarkdown(stdout, runs)
+		}
+		return nil
 	}
 	if !multi {
 		if err := writeTable(stdout, runs[0].Results, runs[0].PowerOff); err != nil {
