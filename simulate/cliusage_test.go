@@ -430,3 +430,30 @@ func TestMarkdownCarriesTheSummaries(t *testing.T) {
 		t.Errorf("oracle estimates, users' counts: summaries printed:\n%s", plain)
 	}
 }
+
+// TestMarkdownSummariesByHand: the Markdown estimates table gives "-" for
+// the model's MAPE where no signature had 10 runs (user estimates: no
+// model), and each policy's mean over its runs; the auto-sizing table sums
+// the jobs and weighs the mean executors by them.
+func TestMarkdownSummariesByHand(t *testing.T) {
+	runs := []RunResult{
+		{Results: []Result{{Policy: "bfd", Jobs: 10, EstimateErrorPct: 10, AutoSizedJobs: 4, AutoChangedJobs: 1, MeanExecutors: 2},
+			{Policy: "dap", Jobs: 10, EstimateErrorPct: 30, ModelMAPEPct: 20, ModelMAPERuns: 2, AutoSizedJobs: 5, MeanExecutors: 4}}},
+		{Results: []Result{{Policy: "bfd", Jobs: 30, EstimateErrorPct: 20, AutoSizedJobs: 6, AutoChangedJobs: 2, MeanExecutors: 6},
+			{Policy: "dap", Jobs: 30, EstimateErrorPct: 50, ModelMAPEPct: 10, ModelMAPERuns: 6, AutoSizedJobs: 7, MeanExecutors: 4}}},
+	}
+	var buf bytes.Buffer
+	writeEstimatesMarkdown(&buf, runs, "user")
+	writeAutoSizedMarkdown(&buf, runs)
+	// bfd: errors 10, 20: 15; no MAPE runs. dap: 30, 50: 40; MAPE (20 x 2 +
+	// 10 x 6) / 8 = 12.5. Executors: bfd (2 x 10 + 6 x 30) / 40 = 5.
+	want := "Estimates (`--estimates user`), per policy over all runs:\n\n" +
+		"| policy | mean estimate error % | model MAPE after 10 runs of a signature % | runs |\n|---|---:|---:|---:|\n" +
+		"| bfd | 15.0 | - | 0 |\n| dap | 40.0 | 12.5 | 8 |\n\n" +
+		"Auto executors (`--executors auto`), per policy over all runs:\n\n" +
+		"| policy | jobs | sized by the model | changed from the user's count | mean executors |\n|---|---:|---:|---:|---:|\n" +
+		"| bfd | 40 | 10 | 3 | 5.00 |\n| dap | 40 | 12 | 0 | 4.00 |\n\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}

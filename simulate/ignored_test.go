@@ -39,6 +39,7 @@ func TestCommandWarnsOfIgnoredFlags(t *testing.T) {
 		// Only deadline jobs are submitted ahead (2026-11-27: said nothing).
 		{[]string{"--deadline-fraction", "0", "--not-before-lead", "5m"}, "--not-before-lead has no effect with --deadline-fraction 0", "give --deadline-fraction above 0"},
 		{[]string{"--deadline-fraction", "0.5", "--not-before-lead", "5m"}, "", ""},
+		{[]string{"--deadline-fraction", "0", "--not-before-lead", "0"}, "", ""}, // 0: off, as asked
 	}
 	// A teams file: --teams without --team-mix changes nothing (every job
 	// in the default team); a --team-mix team the file does not list runs
