@@ -72,7 +72,9 @@ def replay(jobs, W, slack_boot, boot, cap, hour):
             else:
                 start(j, t)  # its room was counted in held from its arrival
         else:
-            c, slack = float(p["cpus"]), float(p["slack_s"])
+            # A job without a deadline has an empty slack_s: all the time
+            # it needs (it failed on float("") before).
+            c, slack = float(p["cpus"]), float(p["slack_s"] or "inf")
             own = slack_boot and slack >= boot + 5 and cap - (idle + free_boot + held) >= c
             if not own and idle >= c - 1e-9:
                 idle -= c

@@ -2,6 +2,9 @@ package simulate
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -299,5 +302,158 @@ func TestTeamsBlocksNameTheirRun(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+}
+
+// TestEmptyTraceNamesThePathGiven: --trace /dev/null said "null holds no
+// job" (the base name); the error names the path as given.
+func TestEmptyTraceNamesThePathGiven(t *testing.T) {
+	_, _, err := runCommand(t, "--trace", "/dev/null", "--quiet", "--policies", "bfd")
+	if err == nil || !strings.HasPrefix(err.Error(), "--trace /dev/null holds no job: ") || !strings.Contains(err.Error(), "drop --trace") {
+		t.Errorf("--trace /dev/null: %v", err)
+	}
+}
+
+// TestPreemptionWithNoMissesJudgesNothing: with no miss with preemption
+// or without, the preemption table said "target met: yes" and a misses
+// change of +0%; there was nothing to cut, and it says so. A base of no
+// misses with some after says "NO" (preemption added misses), its change
+// "-" (no share of nothing); a base with misses is judged as before.
+func TestPreemptionWithNoMissesJudgesNothing(t *testing.T) {
+	agg := func(name string, missed float64) PolicyAggregate {
+		return PolicyAggregate{Policy: name, Runs: 1, Missed: Stat{Mean: missed}, Cost: Stat{Mean: 10}}
+	}
+	was := []WindowAggregate{{Window: "hour 1", Class: "light", Policies: []PolicyAggregate{
+		agg("dap", 0), agg("dap+mdf", 0), agg("bfd", 0), agg("bfd+mdf", 2), agg("gio", 10), agg("gio+mdf", 5),
+	}}}
+	for _, markdown := range []bool{false, true} {
+		var sb strings.Builder
+		if err := writePreemption(&sb, was, markdown); err != nil {
+			t.Fatal(err)
+		}
+		sep := regexpSplit(markdown)
+		rows := map[string][]string{}
+		for _, line := range strings.Split(sb.String(), "\n") {
+			f := sep(line)
+			if len(f) >= 9 {
+				rows[f[2]] = f
+			}
+		}
+		for policy, want := range map[string][2]string{
+			"dap+mdf": {"-", "- (no misses either way)"},
+			"bfd+mdf": {"-", "NO"},
+			"gio+mdf": {"-50%", "yes"},
+		} {
+			if f := rows[policy]; len(f) < 9 || f[4] != want[0] || f[8] != want[1] {
+				t.Errorf("markdown %v, %s: %q, want misses change %q and target met %q\n%s", markdown, policy, f, want[0], want[1], sb.String())
+			}
+		}
+	}
+}
+
+// regexpSplit splits a row of the text table (two spaces or more between
+// columns) or of a Markdown table (|) into its trimmed cells.
+func regexpSplit(markdown bool) func(string) []string {
+	return func(line string) []string {
+		var cells []string
+		if markdown {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "|") {
+				return nil
+			}
+			cells = strings.Split(strings.Trim(line, "|"), "|")
+		} else {
+			cells = strings.Split(line, "  ")
+		}
+		var out []string
+		for _, c := range cells {
+			if c = strings.TrimSpace(c); c != "" || markdown {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}
+
+// TestMarkdownCarriesTheSummaries: --format markdown printed neither the
+// estimates nor the auto-sizing summary that the text table prints after
+// its table (JSON and CSV carry their figures); it prints both as tables,
+// with the table's figures, and neither with oracle estimates and the
+// users' executor counts.
+func TestMarkdownCarriesTheSummaries(t *testing.T) {
+	args := []string{"--trace", tracePath(t), "--quiet", "--workload", "thesis", "--hour", "5", "--jobs", "30", "--policies", "bfd,dap"}
+	learned := append(slices.Clone(args), "--estimates", "learned", "--executors", "auto")
+	text, _, err := runCommand(t, learned...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := runCommand(t, append(learned, "--format", "markdown")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, head := range []string{
+		"Estimates (`--estimates learned`), per policy over all runs:\n\n| policy | mean estimate error % | model MAPE after 10 runs of a signature % | runs |\n|---|---:|---:|---:|\n",
+		"Auto executors (`--executors auto`), per policy over all runs:\n\n| policy | jobs | sized by the model | changed from the user's count | mean executors |\n|---|---:|---:|---:|---:|\n",
+	} {
+		if !strings.Contains(md, head) {
+			t.Errorf("markdown has no %q:\n%s", head, md)
+		}
+	}
+	// Each policy's row says what the text summary's line says.
+	line := regexp.MustCompile(`(?m)^  (\S+) +mean estimate error ([0-9.]+)%(?:; model MAPE after 10 runs of a signature ([0-9.]+)% \((\d+) runs\))?$`)
+	auto := regexp.MustCompile(`(?m)^  (\S+) +(\d+) of (\d+) jobs sized by the model, (\d+) of them changed from the user's count; mean executors ([0-9.]+)$`)
+	n := 0
+	for _, m := range line.FindAllStringSubmatch(text, -1) {
+		mape, runs := "-", "0"
+		if m[3] != "" {
+			mape, runs = m[3], m[4]
+		}
+		if want := fmt.Sprintf("| %s | %s | %s | %s |\n", m[1], m[2], mape, runs); !strings.Contains(md, want) {
+			t.Errorf("markdown has no estimates row %q:\n%s", want, md)
+		}
+		n++
+	}
+	for _, m := range auto.FindAllStringSubmatch(text, -1) {
+		if want := fmt.Sprintf("| %s | %s | %s | %s | %s |\n", m[1], m[3], m[2], m[4], m[5]); !strings.Contains(md, want) {
+			t.Errorf("markdown has no auto-sizing row %q:\n%s", want, md)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d summary lines in the text output, want 2 and 2:\n%s", n, text)
+	}
+	plain, _, err := runCommand(t, append(args, "--format", "markdown")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "Estimates (") || strings.Contains(plain, "Auto executors (") {
+		t.Errorf("oracle estimates, users' counts: summaries printed:\n%s", plain)
+	}
+}
+
+// TestMarkdownSummariesByHand: the Markdown estimates table gives "-" for
+// the model's MAPE where no signature had 10 runs (user estimates: no
+// model), and each policy's mean over its runs; the auto-sizing table sums
+// the jobs and weighs the mean executors by them.
+func TestMarkdownSummariesByHand(t *testing.T) {
+	runs := []RunResult{
+		{Results: []Result{{Policy: "bfd", Jobs: 10, EstimateErrorPct: 10, AutoSizedJobs: 4, AutoChangedJobs: 1, MeanExecutors: 2},
+			{Policy: "dap", Jobs: 10, EstimateErrorPct: 30, ModelMAPEPct: 20, ModelMAPERuns: 2, AutoSizedJobs: 5, MeanExecutors: 4}}},
+		{Results: []Result{{Policy: "bfd", Jobs: 30, EstimateErrorPct: 20, AutoSizedJobs: 6, AutoChangedJobs: 2, MeanExecutors: 6},
+			{Policy: "dap", Jobs: 30, EstimateErrorPct: 50, ModelMAPEPct: 10, ModelMAPERuns: 6, AutoSizedJobs: 7, MeanExecutors: 4}}},
+	}
+	var buf bytes.Buffer
+	writeEstimatesMarkdown(&buf, runs, "user")
+	writeAutoSizedMarkdown(&buf, runs)
+	// bfd: errors 10, 20: 15; no MAPE runs. dap: 30, 50: 40; MAPE (20 x 2 +
+	// 10 x 6) / 8 = 12.5. Executors: bfd (2 x 10 + 6 x 30) / 40 = 5.
+	want := "Estimates (`--estimates user`), per policy over all runs:\n\n" +
+		"| policy | mean estimate error % | model MAPE after 10 runs of a signature % | runs |\n|---|---:|---:|---:|\n" +
+		"| bfd | 15.0 | - | 0 |\n| dap | 40.0 | 12.5 | 8 |\n\n" +
+		"Auto executors (`--executors auto`), per policy over all runs:\n\n" +
+		"| policy | jobs | sized by the model | changed from the user's count | mean executors |\n|---|---:|---:|---:|---:|\n" +
+		"| bfd | 40 | 10 | 3 | 5.00 |\n| dap | 40 | 12 | 0 | 4.00 |\n\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 }

@@ -336,8 +336,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// A run of no job prints a row of zeros (met 0%, $0) that reads as a
 	// result: say which window is empty, before running any.
+	// Errors name the trace as given: --trace /dev/null said "null holds
+	// no job".
+	given := traceName
+	if f.trace != "" {
+		given = f.trace
+	}
 	if len(all) == 0 {
-		return fmt.Errorf("--trace: %s holds no job", traceName)
+		return fmt.Errorf("--trace %s holds no job: give a SWIM trace (TSV), or drop --trace for the FB-2009 trace", given)
 	}
 	for _, win := range windows {
 		n := len(workload.Window(all, win.From, win.To))
@@ -423,7 +429,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(progress, "simulate: %s workload, %d jobs from %s [%s, %s), seed %d, on %s (%d agents), %d policies\n",
 				f.workload, len(wl), traceName, fmtOffset(w.From), fmtOffset(w.To), seed, cl.Name, len(cl.Agents), len(specs))
-			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0}
+			rr := RunResult{Workload: f.workload, Window: w.Label, Hour: w.Hour, Seed: seed, Jobs: len(wl), PowerOff: f.powerOffAfter > 0,
+				PowerOffAfterS: f.powerOffAfter.Seconds()}
 			if w.Hour >= 0 {
 				rr.Class = HourClass(len(workload.Hour(all, w.Hour)))
 			}
@@ -492,16 +499,26 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if !multi {
-			return enc.Encode(runs[0].Results)
+			return enc.Encode(oneRunJSON(runs[0]))
 		}
-		return enc.Encode(runs)
+		return enc.Encode(runsJSON(runs))
 	case "csv":
 		return writeCSV(stdout, runs, multi)
 	case "markdown":
 		if err := writeMarkdown(stdout, Aggregate(runs), f.compareDefault); err != nil {
 			return err
 		}
-		return writePreemption(stdout, Aggregate(runs), true)
+		if err := writePreemption(stdout, Aggregate(runs), true); err != nil {
+			return err
+		}
+		// The summaries the table prints (JSON and CSV carry their figures).
+		if f.estimates != EstimatesOracle {
+			writeEstimatesMarkdown(stdout, runs, f.estimates)
+		}
+		if f.executors == ExecutorsAuto {
+			writeAutoSizedMarkdown(stdout, runs)
+		}
+		return nil
 	}
 	if !multi {
 		if err := writeTable(stdout, runs[0].Results, runs[0].PowerOff); err != nil {

@@ -403,7 +403,7 @@ func TestCommandAppTypeReachesPlacement(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.TotalCostUSD
+		return roundedResult(r).TotalCostUSD // as the JSON prints it
 	}
 	known, hidden := run(false), run(true)
 	if known == hidden {

@@ -32,6 +32,7 @@ func TestCommandWarmHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r = roundedResult(r) // as the JSON prints it
 		return outcome{r.BillUSD, r.JCTMeanS, r.DeadlineMissed}
 	}
 	command := func(extra ...string) outcome {

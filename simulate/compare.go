@@ -30,13 +30,16 @@ func DefaultPolicy() PolicySpec {
 type RunResult struct {
 	// Workload is WorkloadTrace or WorkloadThesis; the issue's targets
 	// apply to the thesis-like workload only.
-	Workload string   `json:"workload"`
-	Window   string   `json:"window"`
-	Hour     int      `json:"hour"`
-	Class    string   `json:"class,omitempty"`
-	Seed     uint64   `json:"seed"`
-	Jobs     int      `json:"jobs"`
-	Results  []Result `json:"results"`
+	Workload string `json:"workload"`
+	Window   string `json:"window"`
+	Hour     int    `json:"hour"`
+	Class    string `json:"class,omitempty"`
+	Seed     uint64 `json:"seed"`
+	Jobs     int    `json:"jobs"`
+	// PowerOffAfterS is --power-off-after in seconds: 0 when power
+	// management was off (every agent on; the bill is the always-on bill).
+	PowerOffAfterS float64  `json:"power_off_after_s"`
+	Results        []Result `json:"results"`
 	// PowerOff: the run had power management (--power-off-after), so
 	// its bill differs from the always-on bill and the tables show both.
 	PowerOff bool `json:"-"`
@@ -525,6 +528,26 @@ func PreemptionRows(was []WindowAggregate) []PreemptionRow {
 	return out
 }
 
+// missesChange is a preemption row's change in misses, "-" when the
+// policy without preemption missed none (there is no share of nothing;
+// it read +0%).
+func missesChange(r PreemptionRow) string {
+	if r.MissesBase == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f%%", r.MissesChangePct)
+}
+
+// preemptionTargetMet is a preemption row's "target met": with no miss
+// with preemption or without, there was nothing to cut and nothing to
+// judge (it read "yes").
+func preemptionTargetMet(r PreemptionRow) string {
+	if r.MissesBase == 0 && r.Misses == 0 {
+		return "- (no misses either way)"
+	}
+	return yesNo(r.TargetMet)
+}
+
 // writePreemption prints the preemption comparison (nothing when no
 // policy ran with preemption next to itself without).
 func writePreemption(w io.Writer, was []WindowAggregate, markdown bool) error {
@@ -538,8 +561,8 @@ func writePreemption(w io.Writer, was []WindowAggregate, markdown bool) error {
 		fmt.Fprintln(w, "| window | class | policy | missed (without → with) | misses change | cost change | evictions | lost work h | target met |")
 		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---|")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s | %s | %.1f → %.1f | %+.0f%% | %+.1f%% | %.1f | %.2f | %s |\n", r.Window, r.Class, r.Policy,
-				r.MissesBase, r.Misses, r.MissesChangePct, r.CostChangePct, r.Evicted, r.LostWorkH, yesNo(r.TargetMet))
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f → %.1f | %s | %+.1f%% | %.1f | %.2f | %s |\n", r.Window, r.Class, r.Policy,
+				r.MissesBase, r.Misses, missesChange(r), r.CostChangePct, r.Evicted, r.LostWorkH, preemptionTargetMet(r))
 		}
 		fmt.Fprintln(w)
 		return nil
@@ -548,8 +571,8 @@ func writePreemption(w io.Writer, was []WindowAggregate, markdown bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "window\tclass\tpolicy\tmissed without -> with\tmisses\tcost\tevictions\tlost work h\ttarget met")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f -> %.1f\t%+.0f%%\t%+.1f%%\t%.1f\t%.2f\t%s\n", r.Window, r.Class, r.Policy,
-			r.MissesBase, r.Misses, r.MissesChangePct, r.CostChangePct, r.Evicted, r.LostWorkH, yesNo(r.TargetMet))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f -> %.1f\t%s\t%+.1f%%\t%.1f\t%.2f\t%s\n", r.Window, r.Class, r.Policy,
+			r.MissesBase, r.Misses, missesChange(r), r.CostChangePct, r.Evicted, r.LostWorkH, preemptionTargetMet(r))
 	}
 	return tw.Flush()
 }

@@ -28,6 +28,11 @@ func ignoredFlags(f flags, set map[string]bool, specs []PolicySpec) []string {
 			warn(fl, "without --power-off-after (no agent is ever powered off, so none boots)", "add --power-off-after D (e.g. 2m)")
 		}
 	}
+	if f.fraction == 0 && f.notBeforeLead > 0 {
+		// Only deadline jobs are submitted ahead: the run was the same
+		// as without the lead, and said nothing.
+		warn("not-before-lead", "with --deadline-fraction 0 (it submits deadline jobs ahead, and no job has a deadline)", "give --deadline-fraction above 0 (e.g. 0.5)")
+	}
 	if !f.warmPool {
 		warn("miss-cost", "without --warm-pool (only the warm pool prices a missed deadline)", "add --power-off-after D --warm-pool")
 	}

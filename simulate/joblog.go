@@ -42,12 +42,14 @@ type JobRecord struct {
 	// Deadline tells whether it has one, DeadlineS when; SlackS is then
 	// its deadline minus its arrival minus its profiled run time, and
 	// Missed whether it did not end by it (rejected and unfinished jobs
-	// included).
-	Deadline  bool    `json:"deadline"`
-	DeadlineS float64 `json:"deadline_s"`
-	SlackS    float64 `json:"slack_s"`
-	Missed    bool    `json:"missed"`
-	Done      bool    `json:"done"`
+	// included). Without a deadline DeadlineS and SlackS are nil: null
+	// in JSON, empty in CSV (they were 0 in JSON until 2026-11-27, which
+	// read as a deadline at the window's start).
+	Deadline  bool     `json:"deadline"`
+	DeadlineS *float64 `json:"deadline_s"`
+	SlackS    *float64 `json:"slack_s"`
+	Missed    bool     `json:"missed"`
+	Done      bool     `json:"done"`
 	// ProfiledS is the model's run time of its profile (the reference);
 	// EstimateS the estimate the scheduler was given; Noise the factor
 	// --run-noise drew for its runs (1 without).
@@ -136,8 +138,8 @@ func jobRecords(store *MemStore, info map[string]*jobInfo, free map[string]arriv
 		}
 		if ji.deadline != nil {
 			r.Deadline = true
-			r.DeadlineS = ji.deadline.Sub(start).Seconds()
-			r.SlackS = ji.deadline.Sub(ji.submit).Seconds() - r.ProfiledS
+			deadline, slack := ji.deadline.Sub(start).Seconds(), ji.deadline.Sub(ji.submit).Seconds()-r.ProfiledS
+			r.DeadlineS, r.SlackS = &deadline, &slack
 			r.Missed = !ji.done || ji.end.After(*ji.deadline)
 		}
 		out = append(out, r)
@@ -229,14 +231,17 @@ func (l *jobLog) write(window string, seed uint64, policy string, boot time.Dura
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for i, r := range recs {
 		if l.json != nil {
-			if err := l.json.Encode(jobLogLine{Window: window, Seed: seed, Policy: policy, JobRecord: r, ArrivalsInBootBefore: before[i]}); err != nil {
+			if err := l.json.Encode(jobLogLine{Window: window, Seed: seed, Policy: policy, JobRecord: roundedRecord(r), ArrivalsInBootBefore: before[i]}); err != nil {
 				return fmt.Errorf("job log: %w", err)
 			}
 			continue
 		}
 		slack, deadline := "", ""
-		if r.Deadline {
-			slack, deadline = f(r.SlackS), f(r.DeadlineS)
+		if r.SlackS != nil {
+			slack = f(*r.SlackS)
+		}
+		if r.DeadlineS != nil {
+			deadline = f(*r.DeadlineS)
 		}
 		if err := l.csv.Write([]string{window, strconv.FormatUint(seed, 10), policy, r.ID, f(r.SubmitS), f(r.WaitS), f(r.RunS), strconv.Itoa(r.CPUs),
 			strconv.FormatBool(r.Deadline), slack, strconv.FormatBool(r.Missed), strconv.Itoa(before[i]), f(r.FreeCPUs), f(r.MaxAgentFreeCPUs),

@@ -18,7 +18,7 @@ import (
 func TestJobLogCSVRowByHand(t *testing.T) {
 	recs := []JobRecord{
 		{ID: "j0", Kind: "sort", App: "sort", Executors: 3, CPUs: 6, SubmitS: 10, StartS: 12.5, EndS: 112.25, WaitS: 2.5, RunS: 99.75,
-			Deadline: true, DeadlineS: 160, SlackS: 50.0004, Missed: false, Done: true, ProfiledS: 99.9996, EstimateS: 120, Noise: 1.2345,
+			Deadline: true, DeadlineS: f64(160), SlackS: f64(50.0004), Missed: false, Done: true, ProfiledS: 99.9996, EstimateS: 120, Noise: 1.2345,
 			FreeCPUs: 8, MaxAgentFreeCPUs: 4, Agents: []string{"a1", "a2"},
 			Shares: []JobShare{{Executors: 2}, {Executors: 1}}},
 		{ID: "j1", Kind: "pagerank", App: "pagerank", Executors: 1, CPUs: 2, SubmitS: 40, Noise: 1, Done: false},
@@ -61,7 +61,7 @@ func TestJobLogCSVRowByHand(t *testing.T) {
 // TestJobLogJSONLineByHand: a JSON line carries the run, the whole record
 // (shares included, which CSV leaves out) and the arrivals before it.
 func TestJobLogJSONLineByHand(t *testing.T) {
-	rec := JobRecord{ID: "j0", Kind: "sort", Executors: 3, CPUs: 6, SubmitS: 10, Noise: 1.2345, Deadline: true, SlackS: 5,
+	rec := JobRecord{ID: "j0", Kind: "sort", Executors: 3, CPUs: 6, SubmitS: 10, Noise: 1.2345, Deadline: true, DeadlineS: f64(65), SlackS: f64(5),
 		Agents: []string{"a1", "a2"}, Shares: []JobShare{{Executors: 2}, {Executors: 1}}}
 	var buf bytes.Buffer
 	l, err := openJobLog(&buf, JobLogJSONL)
@@ -80,7 +80,7 @@ func TestJobLogJSONLineByHand(t *testing.T) {
 	}
 	got := lines[0]
 	if got.Window != "[00:00:00, end)" || got.Seed != 2 || got.Policy != "bfd" || got.ID != "j0" || got.Noise != 1.2345 ||
-		got.CPUs != 6 || !got.Deadline || got.SlackS != 5 || len(got.Shares) != 2 || got.Shares[0].Executors != 2 ||
+		got.CPUs != 6 || !got.Deadline || got.SlackS == nil || *got.SlackS != 5 || got.DeadlineS == nil || *got.DeadlineS != 65 || len(got.Shares) != 2 || got.Shares[0].Executors != 2 ||
 		strings.Join(got.Agents, ",") != "a1,a2" || got.ArrivalsInBootBefore != 0 {
 		t.Errorf("line 0: %+v", got)
 	}
@@ -90,6 +90,9 @@ func TestJobLogJSONLineByHand(t *testing.T) {
 		t.Errorf("arrivals before: %d, %d; want 1, 1", lines[1].ArrivalsInBootBefore, lines[2].ArrivalsInBootBefore)
 	}
 }
+
+// f64 is a pointer to x (a record's deadline and slack).
+func f64(x float64) *float64 { return &x }
 
 // TestArrivalsInBootBeforeZeroBoot: with --boot-time 0 the log is written
 // (no index past the end; the interval (t, t] is empty, so every job

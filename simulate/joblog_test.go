@@ -62,7 +62,10 @@ func TestJobLogByHand(t *testing.T) {
 				near(t, r.ID+" max free on one agent", r.MaxAgentFreeCPUs, w.free)
 				near(t, r.ID+" wait", r.WaitS, w.wait)
 				near(t, r.ID+" run", r.RunS, w.run)
-				near(t, r.ID+" slack", r.SlackS, 50)
+				if r.SlackS == nil {
+					t.Fatalf("%s: no slack", r.ID)
+				}
+				near(t, r.ID+" slack", *r.SlackS, 50)
 				if r.CPUs != 2 || !r.Deadline || !r.Done || r.Missed != w.missed {
 					t.Errorf("%+v, want missed %v", r, w.missed)
 				}
@@ -281,8 +284,11 @@ func TestJobLogAgreesWithTheRun(t *testing.T) {
 					l.ID, l.SubmitS, l.StartS, l.WaitS, l.EndS, l.RunS, l.Shares, l.Agents, l.Noise, l.ProfiledS, l.EstimateS)
 			}
 		}
-		if l.Missed != (!l.Done || l.EndS > l.DeadlineS) {
-			t.Errorf("%s: missed %v, done %v, end %v, deadline %v", l.ID, l.Missed, l.Done, l.EndS, l.DeadlineS)
+		if l.DeadlineS == nil || l.SlackS == nil {
+			t.Fatalf("%s: every job has a deadline here, and its line has none: %+v", l.ID, l)
+		}
+		if l.Missed != (!l.Done || l.EndS > *l.DeadlineS) {
+			t.Errorf("%s: missed %v, done %v, end %v, deadline %v", l.ID, l.Missed, l.Done, l.EndS, *l.DeadlineS)
 		}
 	}
 	if n != r.Jobs || missed != r.DeadlineMissed || done != r.Completed {
