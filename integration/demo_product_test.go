@@ -439,7 +439,7 @@ func TestDemoShowsTheProduct(t *testing.T) {
 	)
 	b.screenshot(t, "demo-jobs-400px")
 	rowFinished, rowCancelled, rowRejected := rows[0], rows[1], rows[2]
-	if !regexp.MustCompile(`ran:\d+m?\d*s`).MatchString(rowFinished) || !strings.Contains(rowFinished, "resources:") || !regexp.MustCompile(`cost:\$0\.\d{4}`).MatchString(rowFinished) {
+	if !regexp.MustCompile(`ran:\d+m?\d*s`).MatchString(rowFinished) || !strings.Contains(rowFinished, "resources:") || !regexp.MustCompile(`cost:\$\d+\.\d*[1-9]`).MatchString(rowFinished) {
 		t.Fatalf("finished job row %q lacks run time, resources or cost", rowFinished)
 	}
 	for _, r := range []string{rowCancelled, rowRejected} {

@@ -48,10 +48,14 @@ func TestE2EStrayReservationOfARunningJobIsDropped(t *testing.T) {
 func strayReservationOfARunningJobIsDropped(t *testing.T, mode string) {
 	onBoth(t, func(t *testing.T, tg *target) strayOutcome {
 		sp := startSparkpack(t, tg.url, pgtest.URL(t), "--leak-sweep", "1s", "--reserve-mode", mode)
-		// 3 executors of 3 cpus (10 cpus with the driver): on at least two
-		// agents (4, 8 and 4 cpus); a 4-cpu agent lost leaves room for the
-		// job again.
+		// 3 executors of 3 cpus and a 2-cpu driver (11 cpus): on at least
+		// two agents (4, 8 and 4 cpus); a 4-cpu agent lost leaves room for
+		// the job again. The driver launches where its plan kept room
+		// (offers/driverplace.go): a 4-cpu agent holding an executor has 1
+		// cpu left, so the driver runs beside the 8-cpu agent's executors,
+		// never on the 4-cpu executor agent the test loses.
 		job := sparkJob("stray", 3, 3, 2048, 600)
+		job["driver"] = map[string]any{"cores": 2}
 		job["retries"] = 1
 		id := submit(t, sp.API, job)
 		v := waitState(t, sp.API, id, time.Minute, "RUNNING")
