@@ -13,6 +13,12 @@ const (
 	OutcomeHeuristic   = "heuristic"
 	OutcomeIncumbent   = "incumbent"
 	OutcomeFallbackBFD = "fallback-bfd"
+	// OutcomeTimeLimit and OutcomeTimeLimitBFD: ilp's solver was stopped
+	// by its wall-clock safety net (ILPTimeLimit), so the plan (CBC's or
+	// the DP's, or bfd's for the second) depends on the machine's load.
+	// Every other outcome is a pure function of the snapshot and demand.
+	OutcomeTimeLimit    = "time-limit"
+	OutcomeTimeLimitBFD = "time-limit-fallback-bfd"
 )
 
 // ErrBadDemand is returned (wrapped) for a Demand that cannot be placed by

@@ -72,3 +72,38 @@ func genDemand(r *rand.Rand, maxE int) Demand {
 		EstimatedDuration: time.Duration(r.IntN(7200)) * time.Second,
 	}
 }
+
+// genFresh builds a fresh cluster of n agents, all idle and empty, of 2 to
+// 5 of thesisTypes' shapes, each shape's price jittered by -12.5%..+12%
+// (so that the price per cpu differs between shapes), and a job of 2 up
+// to about half the cluster's cpus. Such covering problems are where CBC
+// needs many branch-and-bound nodes to prove the DP's plan optimal (tens
+// of thousands on a few percent of them).
+func genFresh(r *rand.Rand, n int) (Snapshot, Demand) {
+	shapes := r.Perm(len(thesisTypes))[:2+r.IntN(4)]
+	price := map[int]int64{}
+	for _, sh := range shapes {
+		p := thesisTypes[sh].price
+		price[sh] = p + p*int64(r.IntN(25))/100 - p/8
+	}
+	s := Snapshot{Agents: make([]Agent, n)}
+	cpus := 0.0
+	for i := range s.Agents {
+		sh := shapes[r.IntN(len(shapes))]
+		t := thesisTypes[sh]
+		s.Agents[i] = Agent{
+			ID:                   fmt.Sprintf("agent-%05d", i),
+			Hostname:             fmt.Sprintf("host-%05d", i),
+			CPUs:                 t.cpus,
+			MemMB:                t.memMB,
+			FreeCPUs:             t.cpus,
+			FreeMemMB:            t.memMB,
+			PriceMicroUSDPerHour: price[sh],
+			Location:             LocationCloud,
+		}
+		cpus += t.cpus
+	}
+	c := []float64{1, 1, 2, 2, 3, 4}[r.IntN(6)]
+	maxE := max(2, int(cpus/c/2))
+	return s, Demand{JobID: "job", Executors: 2 + r.IntN(maxE-1), CPUs: c, MemMB: c * 2048}
+}

@@ -7,7 +7,7 @@ import (
 
 func init() {
 	Register("ilp", func(o Options) Policy {
-		return ilpPolicy{timeLimit: o.ILPTimeLimit, gap: o.ILPRatioGap, alpha: o.Alpha, beta: o.Beta}
+		return ilpPolicy{maxNodes: o.ILPMaxNodes, timeLimit: o.ILPTimeLimit, gap: o.ILPRatioGap, alpha: o.Alpha, beta: o.Beta}
 	})
 }
 
@@ -22,11 +22,23 @@ func init() {
 // The exact DP's plan is given to CBC as a MIP start. CBC's answer is
 // accepted only if it is feasible and no dearer than the DP's; at equal cost
 // the tie-breaks of exact (fewer agents, then more already-active agents)
-// choose between the two, the DP's plan being labelled "optimal". Outcome is
-// "optimal" when CBC finished (proven within the ratio gap), "incumbent" when
-// it stopped at the time limit with a feasible answer, and "fallback-bfd"
-// when it returned nothing usable and the bfd plan is used instead.
+// choose between the two, the DP's plan being labelled "optimal".
+//
+// CBC stops on a deterministic work bound: maxNodes branch-and-bound nodes
+// (besides the ratio gap), single-threaded, so that the plan is a pure
+// function of the snapshot and the demand, whatever the machine's load.
+// The wall-clock limit is only a safety net; when it is hit (CBC says so,
+// or the solve took at least the limit) the answer depends on the load and
+// the outcome says so. Outcome is "optimal" when CBC finished (proven
+// within the ratio gap), "incumbent" when it stopped on the node bound
+// with a feasible answer, "fallback-bfd" when it returned nothing usable
+// and the bfd plan is used instead, and "time-limit" or
+// "time-limit-fallback-bfd" when the safety net stopped it.
 type ilpPolicy struct {
+	// maxNodes is CBC's node limit (the work bound); 0 means none (only the
+	// measuring benchmark solves without one).
+	maxNodes int
+	// timeLimit is the wall-clock safety net.
 	timeLimit   time.Duration
 	gap         float64
 	alpha, beta float64
@@ -50,15 +62,22 @@ type milp struct {
 	// MIP start: column indices and values (may be empty).
 	startIdx []int32
 	startVal []float64
-	// Solver parameters.
-	seconds float64
-	gap     float64
+	// Solver parameters: the wall-clock safety net, the ratio gap and the
+	// node limit (0: none).
+	seconds  float64
+	gap      float64
+	maxNodes int
 }
 
 type milpResult struct {
-	x              []float64 // nil when no feasible solution was found
-	provenOptimal  bool
-	stoppedOnLimit bool
+	x             []float64 // nil when no feasible solution was found
+	provenOptimal bool
+	// stoppedOnNodes: CBC stopped on the node limit (deterministic).
+	stoppedOnNodes bool
+	// stoppedOnTime: the wall-clock safety net may have changed the answer
+	// (CBC stopped on it, or the solve took at least the limit).
+	stoppedOnTime bool
+	nodes         int // branch-and-bound nodes CBC explored
 }
 
 func (pol ilpPolicy) Place(s Snapshot, d Demand) (Plan, error) {
@@ -77,6 +96,7 @@ func (pol ilpPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 		return p.plan("ilp", OutcomeOptimal, dpCounts), nil
 	}
 	m, ncol := p.buildMILP(items, pol.timeLimit.Seconds(), pol.gap)
+	m.maxNodes = pol.maxNodes
 	if !pol.noWarmStart {
 		for t, i := range items {
 			if n := dpCounts[i]; n > 0 {
@@ -97,15 +117,24 @@ func (pol ilpPolicy) Place(s Snapshot, d Demand) (Plan, error) {
 	if counts, ok := p.milpCounts(items, res.x); ok {
 		k := p.planKey(counts)
 		if k.cost <= dpk.cost {
-			if dpk.less(k) {
+			switch {
+			case res.stoppedOnTime:
+				// Whichever plan wins, where CBC stopped was the load's
+				// doing.
+				if dpk.less(k) {
+					counts = dpCounts
+				}
+				return p.plan("ilp", OutcomeTimeLimit, counts), nil
+			case dpk.less(k):
 				return p.plan("ilp", OutcomeOptimal, dpCounts), nil
+			case res.stoppedOnNodes || !res.provenOptimal:
+				return p.plan("ilp", OutcomeIncumbent, counts), nil
 			}
-			outcome := OutcomeOptimal
-			if res.stoppedOnLimit || !res.provenOptimal {
-				outcome = OutcomeIncumbent
-			}
-			return p.plan("ilp", outcome, counts), nil
+			return p.plan("ilp", OutcomeOptimal, counts), nil
 		}
+	}
+	if res.stoppedOnTime {
+		return p.plan("ilp", OutcomeTimeLimitBFD, p.bfdCounts(pol.alpha, pol.beta)), nil
 	}
 	return p.plan("ilp", OutcomeFallbackBFD, p.bfdCounts(pol.alpha, pol.beta)), nil
 }

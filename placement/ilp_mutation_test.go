@@ -94,18 +94,20 @@ func TestMILPCountsByHand(t *testing.T) {
 // n_i1 = 1, y_i1 = 1, over pruned items [a, i2, i1]: columns 0, 2 and 4);
 // CBC's answer replaces it only when it is no dearer and its key no
 // worse: the same key on other agents' counts is taken, a dearer answer
-// falls back to bfd.
+// falls back to bfd. The outcome says how CBC stopped: proven (optimal),
+// on the node bound or unproven (incumbent), on the wall-clock safety net
+// (time-limit, time-limit-fallback-bfd).
 func TestILPWarmStartAndAnswers(t *testing.T) {
 	s, d, p := ilpHand(t)
 	if got := p.pruned(); !slices.Equal(got, []int{0, 2, 1}) {
 		t.Fatalf("pruned %v, want [0 2 1]", got)
 	}
-	base := ilpPolicy{timeLimit: DefaultILPTimeLimit, gap: 0.01, alpha: 0.8, beta: 0.2}
+	base := ilpPolicy{maxNodes: 7, timeLimit: DefaultILPTimeLimit, gap: 0.01, alpha: 0.8, beta: 0.2}
 	var seen *milp
-	answer := func(x []float64, proven, limit bool) func(*milp) milpResult {
+	answer := func(res milpResult) func(*milp) milpResult {
 		return func(m *milp) milpResult {
 			seen = m
-			return milpResult{x: x, provenOptimal: proven, stoppedOnLimit: limit}
+			return res
 		}
 	}
 	place := func(pol ilpPolicy) Plan {
@@ -121,10 +123,13 @@ func TestILPWarmStartAndAnswers(t *testing.T) {
 	}
 
 	pol := base
-	pol.solve = answer(nil, false, true)
+	pol.solve = answer(milpResult{})
 	pl := place(pol)
 	if !slices.Equal(seen.startIdx, []int32{0, 2, 4}) || !slices.Equal(seen.startVal, []float64{2, 1, 1}) {
 		t.Errorf("MIP start %v = %v, want [0 2 4] = [2 1 1]", seen.startIdx, seen.startVal)
+	}
+	if seen.maxNodes != 7 || seen.seconds != DefaultILPTimeLimit.Seconds() {
+		t.Errorf("node limit %d, seconds %g; want 7, %g", seen.maxNodes, seen.seconds, DefaultILPTimeLimit.Seconds())
 	}
 	bfd, _ := bfdPolicy{alpha: 0.8, beta: 0.2}.Place(s, d)
 	if pl.Outcome != OutcomeFallbackBFD || !reflect.DeepEqual(pl.Assignments, bfd.Assignments) {
@@ -136,20 +141,27 @@ func TestILPWarmStartAndAnswers(t *testing.T) {
 		t.Errorf("noWarmStart: MIP start %v = %v", seen.startIdx, seen.startVal)
 	}
 
+	exacts := []float64{2, 0, 1, 0, 1} // n_a, n_i2, n_i1, y_i2, y_i1
+	dearer := []float64{0, 3, 0, 1, 0} // i2 alone
 	for _, tc := range []struct {
-		name          string
-		x             []float64 // n_a, n_i2, n_i1, y_i2, y_i1
-		proven, limit bool
-		outcome       string
-		want          asg
+		name    string
+		res     milpResult
+		outcome string
+		want    asg
 	}{
-		{"exact's plan, proven", []float64{2, 0, 1, 0, 1}, true, false, OutcomeOptimal, asg{"a": 2, "i1": 1}},
-		{"exact's plan, not proven", []float64{2, 0, 1, 0, 1}, false, false, OutcomeIncumbent, asg{"a": 2, "i1": 1}},
-		{"the same key, other counts", []float64{1, 0, 2, 0, 1}, true, false, OutcomeOptimal, asg{"a": 1, "i1": 2}},
-		{"dearer (i2 alone)", []float64{0, 3, 0, 1, 0}, true, false, OutcomeFallbackBFD, toAsg(bfd)},
+		{"exact's plan, proven", milpResult{x: exacts, provenOptimal: true}, OutcomeOptimal, asg{"a": 2, "i1": 1}},
+		{"exact's plan, not proven", milpResult{x: exacts}, OutcomeIncumbent, asg{"a": 2, "i1": 1}},
+		{"exact's plan, node bound", milpResult{x: exacts, provenOptimal: true, stoppedOnNodes: true}, OutcomeIncumbent, asg{"a": 2, "i1": 1}},
+		{"exact's plan, safety net", milpResult{x: exacts, provenOptimal: true, stoppedOnTime: true}, OutcomeTimeLimit, asg{"a": 2, "i1": 1}},
+		{"the same key, other counts", milpResult{x: []float64{1, 0, 2, 0, 1}, provenOptimal: true}, OutcomeOptimal, asg{"a": 1, "i1": 2}},
+		{"the same key, safety net", milpResult{x: []float64{1, 0, 2, 0, 1}, stoppedOnTime: true}, OutcomeTimeLimit, asg{"a": 1, "i1": 2}},
+		{"dearer (i2 alone)", milpResult{x: dearer, provenOptimal: true}, OutcomeFallbackBFD, toAsg(bfd)},
+		{"dearer, node bound", milpResult{x: dearer, stoppedOnNodes: true}, OutcomeFallbackBFD, toAsg(bfd)},
+		{"dearer, safety net", milpResult{x: dearer, stoppedOnTime: true}, OutcomeTimeLimitBFD, toAsg(bfd)},
+		{"nothing, safety net", milpResult{stoppedOnTime: true}, OutcomeTimeLimitBFD, toAsg(bfd)},
 	} {
 		pol := base
-		pol.solve = answer(tc.x, tc.proven, tc.limit)
+		pol.solve = answer(tc.res)
 		pl := place(pol)
 		if pl.Outcome != tc.outcome || !reflect.DeepEqual(toAsg(pl), tc.want) {
 			t.Errorf("%s: %s %v, want %s %v", tc.name, pl.Outcome, toAsg(pl), tc.outcome, tc.want)
@@ -167,8 +179,8 @@ func TestCBCSolvesByHand(t *testing.T) {
 	items := []int{0, 1, 2}
 	m, _ := p.buildMILP(items, 60, 1e-9)
 	res := cbcSolve(m)
-	if !res.provenOptimal || res.stoppedOnLimit {
-		t.Errorf("proven %v, stopped on limit %v", res.provenOptimal, res.stoppedOnLimit)
+	if !res.provenOptimal || res.stoppedOnTime {
+		t.Errorf("proven %v, stopped on limit %v", res.provenOptimal, res.stoppedOnTime)
 	}
 	counts, ok := p.milpCounts(items, res.x)
 	if !ok || len(res.x) != 5 || counts[2] != 0 || counts[0]+counts[1] != 3 || math.Round(res.x[3]) != 1 || math.Round(res.x[4]) != 0 {

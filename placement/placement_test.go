@@ -87,8 +87,14 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("New(bfd, alpha .5) = %+v, %v", p, err)
 	}
 	p, err = New("ilp", Options{ILPTimeLimit: 50e6})
-	if err != nil || p.(ilpPolicy).timeLimit != 50e6 || p.(ilpPolicy).gap != DefaultILPRatioGap {
+	if err != nil || p.(ilpPolicy).timeLimit != 50e6 || p.(ilpPolicy).gap != DefaultILPRatioGap || p.(ilpPolicy).maxNodes != DefaultILPMaxNodes {
 		t.Errorf("New(ilp) = %+v, %v", p, err)
+	}
+	if p, err = New("ilp", Options{ILPMaxNodes: 3}); err != nil || p.(ilpPolicy).maxNodes != 3 || p.(ilpPolicy).timeLimit != DefaultILPTimeLimit {
+		t.Errorf("New(ilp, 3 nodes) = %+v, %v", p, err)
+	}
+	if _, err := New("ilp", Options{ILPMaxNodes: -1}); err == nil {
+		t.Error("a negative node limit accepted")
 	}
 	defer func() {
 		if recover() == nil {
@@ -341,24 +347,28 @@ func TestILPOutcomes(t *testing.T) {
 			t.Errorf("%s: got %s %+v, want %s %+v", name, pl.Outcome, pl.Assignments, wantOutcome, want.Assignments)
 		}
 	}
-	// Nothing found in time: the bfd plan.
-	check("no answer", func(*milp) milpResult { return milpResult{stoppedOnLimit: true} }, OutcomeFallbackBFD, bfdPlan)
+	// Nothing found: the bfd plan; stopped by the safety net, it says so.
+	check("no answer", func(*milp) milpResult { return milpResult{stoppedOnNodes: true} }, OutcomeFallbackBFD, bfdPlan)
+	check("no answer in time", func(*milp) milpResult { return milpResult{stoppedOnTime: true} }, OutcomeTimeLimitBFD, bfdPlan)
 	// Garbled answer (wrong total): the bfd plan.
 	check("garbled", func(m *milp) milpResult {
 		return milpResult{x: make([]float64, len(m.colLo)), provenOptimal: true}
 	}, OutcomeFallbackBFD, bfdPlan)
-	// The MIP start handed back, stopped on the time limit: incumbent.
-	startBack := func(limit bool) func(m *milp) milpResult {
+	// The MIP start handed back: stopped on the node bound, incumbent; on
+	// the wall-clock safety net, time-limit; finished, optimal.
+	startBack := func(res milpResult) func(m *milp) milpResult {
 		return func(m *milp) milpResult {
 			x := make([]float64, len(m.colLo))
 			for i, c := range m.startIdx {
 				x[c] = m.startVal[i]
 			}
-			return milpResult{x: x, provenOptimal: !limit, stoppedOnLimit: limit}
+			res.x = x
+			return res
 		}
 	}
-	check("incumbent", startBack(true), OutcomeIncumbent, exactPlan)
-	check("optimal", startBack(false), OutcomeOptimal, exactPlan)
+	check("incumbent", startBack(milpResult{stoppedOnNodes: true}), OutcomeIncumbent, exactPlan)
+	check("time-limit", startBack(milpResult{stoppedOnTime: true}), OutcomeTimeLimit, exactPlan)
+	check("optimal", startBack(milpResult{provenOptimal: true}), OutcomeOptimal, exactPlan)
 }
 
 // TestILPConcurrent runs the ilp policy and raw CBC solves from 8

@@ -13,7 +13,13 @@ type Options struct {
 	// beta = 1). Zero for both means the defaults 0.8 / 0.2; if only one is
 	// set the other is 1 minus it.
 	Alpha, Beta float64
-	// ILPTimeLimit is CBC's wall-clock limit per solve (default 200 ms).
+	// ILPMaxNodes is the ilp policy's work bound: CBC stops after this
+	// many branch-and-bound nodes (default DefaultILPMaxNodes), so that a
+	// plan does not depend on the machine's load.
+	ILPMaxNodes int
+	// ILPTimeLimit is CBC's wall-clock safety net per solve (default
+	// DefaultILPTimeLimit); a solve it stops is reported as load-dependent
+	// (Outcome "time-limit" or "time-limit-fallback-bfd").
 	ILPTimeLimit time.Duration
 	// ILPRatioGap is CBC's relative optimality gap (default 0.01 = 1%).
 	ILPRatioGap float64
@@ -23,7 +29,8 @@ type Options struct {
 const (
 	DefaultAlpha        = 0.8
 	DefaultBeta         = 0.2
-	DefaultILPTimeLimit = 200 * time.Millisecond
+	DefaultILPMaxNodes  = 100
+	DefaultILPTimeLimit = 10 * time.Second
 	DefaultILPRatioGap  = 0.01
 )
 
@@ -39,6 +46,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Alpha < 0 || o.Beta < 0 || o.Alpha+o.Beta < 1-1e-9 || o.Alpha+o.Beta > 1+1e-9 {
 		return o, fmt.Errorf("placement: alpha %g + beta %g must be 1, both >= 0", o.Alpha, o.Beta)
+	}
+	if o.ILPMaxNodes == 0 {
+		o.ILPMaxNodes = DefaultILPMaxNodes
+	}
+	if o.ILPMaxNodes < 0 {
+		return o, fmt.Errorf("placement: negative ILP node limit %d", o.ILPMaxNodes)
 	}
 	if o.ILPTimeLimit == 0 {
 		o.ILPTimeLimit = DefaultILPTimeLimit

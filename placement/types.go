@@ -108,8 +108,11 @@ type Plan struct {
 	// (agents already active cost nothing extra).
 	CostMicroUSDPerHour int64
 	// Outcome says how the plan was found: "optimal", "heuristic",
-	// "incumbent" (ILP stopped at its time limit with a feasible answer) or
-	// "fallback-bfd" (ILP found nothing in time; the BFD plan is used).
+	// "incumbent" (ILP stopped on its node bound with a feasible answer),
+	// "fallback-bfd" (ILP found nothing usable; the BFD plan is used), or
+	// "time-limit" / "time-limit-fallback-bfd" (ILP stopped by its
+	// wall-clock safety net: the only plans that depend on the machine's
+	// load).
 	Outcome string
 }
 
