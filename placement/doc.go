@@ -17,7 +17,7 @@
 // Policies (see Names, Get and New):
 //
 //   - bfd: thesis Algorithm 5, Best-Fit-Decreasing on Resource Availability: fill active agents by ascending RA, then activate the cheapest idle agent that fits one executor, and repeat.
-//   - ilp: the cost-minimising MILP (integer count + binary activation per agent) solved by CBC, warm-started from and checked against the exact DP; CBC stops on a node bound (Options.ILPMaxNodes, default 100; "incumbent" when it stops there unproven) or, as a safety net only, on a wall-clock limit (Options.ILPTimeLimit, default 10 s; reported as "time-limit"); falls back to bfd when CBC has no usable answer.
+//   - ilp: the cost-minimising MILP (integer count + binary activation per agent) solved by CBC, warm-started from and checked against the exact DP; CBC stops on a node bound (Options.ILPMaxNodes, default 100; "incumbent" when it stops there unproven) or, as a safety net only, on a wall-clock limit (Options.ILPTimeLimit, default 2 s; reported as "time-limit"); falls back to bfd when CBC has no usable answer.
 //   - exact: pure-Go min-cost covering knapsack DP over agent capacities; optimal, with tie-breaks cheaper, then fewer agents, then more already-active agents.
 //   - spread: Spark's default (spreadOut=true) round-robin, one executor per agent per round, agents by free cpus descending.
 //   - consolidate: Spark's spreadOut=false, fill agents one after another, agents by free cpus descending.

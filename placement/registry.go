@@ -30,7 +30,7 @@ const (
 	DefaultAlpha        = 0.8
 	DefaultBeta         = 0.2
 	DefaultILPMaxNodes  = 100
-	DefaultILPTimeLimit = 10 * time.Second
+	DefaultILPTimeLimit = 2 * time.Second
 	DefaultILPRatioGap  = 0.01
 )
 

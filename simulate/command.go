@@ -96,7 +96,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.format, "format", "table", "output format: table, json (one array, one object per policy; with --hours/--seeds one object per run),\ncsv (one row per policy and run) or markdown (the aggregated tables of docs/simulation.md)")
 	fs.StringVar(&f.chart, "chart", "", "also write an SVG chart (cost and deadline violations per policy, cumulative cost over time) to this file")
 	fs.DurationVar(&f.promoteAfter, "promote-after", 0, "anti-starvation age of the scheduler core: a regular job skipped this long is promoted\n(default 15m; negative disables)")
-	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "ilp's wall-clock safety net per CBC solve (default 10s): CBC stops on a 100-node bound first,\nso ilp's plans do not depend on the machine's load unless this limit stops a solve (outcome time-limit)")
+	fs.DurationVar(&f.ilpLimit, "ilp-time-limit", 0, "ilp's wall-clock safety net per CBC solve (default 2s): CBC stops on a 100-node bound first,\nso ilp's plans do not depend on the machine's load unless this limit stops a solve (outcome time-limit)")
 	fs.DurationVar(&f.powerOffAfter, "power-off-after", 0, "power management as in serve: agents idle this long are powered off and powered on again when a plan\nneeds them (their jobs wait --boot-time); the bill column then shows what the cloud would bill (0: off)")
 	fs.DurationVar(&f.bootTime, "boot-time", 60*time.Second, "with --power-off-after: how long a powered-off agent takes to boot")
 	fs.DurationVar(&f.notBeforeLead, "not-before-lead", 0, "model earliest start times (notBefore): every deadline job is submitted this much before its\narrival, with notBefore at the arrival and the same deadline (its wait counts from the arrival; 0: off)")
@@ -263,7 +263,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		{"preempt-max-share", f.preemptMaxShare == 0, "not in (0, 1] (0 ran with the default 0.5)"},
 		{"max-preemptions", f.maxPreemptions == 0, "must be >= 1 (0 ran with the default 3)"},
 		{"preempt-protect", f.preemptProtect == 0, "is read as the default 1m: give a duration, or a negative one (-1s) for no protection"},
-		{"ilp-time-limit", f.ilpLimit <= 0, "must be > 0 (0 ran with the default, 10s since 2026-11-27, 200ms before)"},
+		{"ilp-time-limit", f.ilpLimit <= 0, "must be > 0 (0 ran with the default, 2s since 2026-11-27, 200ms before)"},
 		{"promote-after", f.promoteAfter == 0, "is read as the default 15m: give a duration, or a negative one (-1s) to disable promotion"},
 	} {
 		if set[z.flag] && z.zero {
