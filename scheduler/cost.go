@@ -70,6 +70,10 @@ type CostMeter struct {
 	series    []CostPoint
 	MaxPoints int // 0 means DefaultCostSeriesPoints
 	at        *attribution
+	// looked: the first Observe of a non-empty cluster happened; first
+	// holds the agents active then (FirstLook).
+	looked bool
+	first  []GapAgent
 }
 
 // NewCostMeter starts metering at start with every agent idle.
@@ -177,6 +181,18 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := make(map[string]bool, len(s.Agents))
+	if !m.looked && len(s.Agents) > 0 {
+		m.looked = true
+		first := t
+		if first.Before(m.last) {
+			first = m.last
+		}
+		for _, a := range s.Agents {
+			if a.Active {
+				m.first = append(m.first, GapAgent{Agent: a, Holdings: slices.Clone(s.Holdings[a.ID]), FirstActive: first})
+			}
+		}
+	}
 	for _, a := range s.Agents {
 		seen[a.ID] = true
 		changed := m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active)
@@ -198,6 +214,15 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 		}
 	}
 	return wentIdle, wentActive
+}
+
+// FirstLook is the agents active at the meter's first look at a
+// non-empty cluster (Observe), with when it began counting them, for
+// EstimateGap; ok is false until that look.
+func (m *CostMeter) FirstLook() (agents []GapAgent, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.first), m.looked
 }
 
 // TotalUSD is the cost from the start up to t.
