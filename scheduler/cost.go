@@ -70,8 +70,8 @@ type CostMeter struct {
 	series    []CostPoint
 	MaxPoints int // 0 means DefaultCostSeriesPoints
 	at        *attribution
-	// looked: the first Observe of a non-empty cluster happened; first
-	// holds the agents active then (FirstLook).
+	// looked: the first Observe happened; first holds the agents active
+	// then (FirstLook).
 	looked bool
 	first  []GapAgent
 }
@@ -181,7 +181,7 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := make(map[string]bool, len(s.Agents))
-	if !m.looked && len(s.Agents) > 0 {
+	if !m.looked {
 		m.looked = true
 		first := t
 		if first.Before(m.last) {
@@ -216,9 +216,9 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	return wentIdle, wentActive
 }
 
-// FirstLook is the agents active at the meter's first look at a
-// non-empty cluster (Observe), with when it began counting them, for
-// EstimateGap; ok is false until that look.
+// FirstLook is the agents active at the meter's first look at the
+// cluster (its first Observe: a snapshot the cluster answered), with when
+// it began counting them, for EstimateGap; ok is false until that look.
 func (m *CostMeter) FirstLook() (agents []GapAgent, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

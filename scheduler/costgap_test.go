@@ -92,16 +92,13 @@ func TestEstimateGapAttributesToTheJobsHeld(t *testing.T) {
 }
 
 // TestCostMeterFirstLook: the meter remembers the agents active at its
-// first look at a non-empty cluster, and only those.
+// first look at the cluster, and only those (an empty cluster is a look:
+// a cluster without agents must not keep the meter from resuming).
 func TestCostMeterFirstLook(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	m := NewCostMeter(t0)
 	if _, ok := m.FirstLook(); ok {
 		t.Fatal("a first look before any Observe")
-	}
-	m.Observe(t0.Add(time.Second), placement.Snapshot{})
-	if _, ok := m.FirstLook(); ok {
-		t.Fatal("an empty cluster is no first look")
 	}
 	m.Observe(t0.Add(2*time.Second), placement.Snapshot{Agents: []placement.Agent{
 		{ID: "a", PriceMicroUSDPerHour: 1e6, Active: true}, {ID: "b", PriceMicroUSDPerHour: 1e6}}})
@@ -110,5 +107,15 @@ func TestCostMeterFirstLook(t *testing.T) {
 	first, ok := m.FirstLook()
 	if !ok || len(first) != 1 || first[0].ID != "a" || !first[0].FirstActive.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("first look %+v %v, want agent a at +2s", first, ok)
+	}
+}
+
+func TestCostMeterFirstLookOfAnEmptyCluster(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	m := NewCostMeter(t0)
+	m.Observe(t0.Add(time.Second), placement.Snapshot{})
+	m.Observe(t0.Add(2*time.Second), placement.Snapshot{Agents: []placement.Agent{{ID: "a", PriceMicroUSDPerHour: 1e6, Active: true}}})
+	if first, ok := m.FirstLook(); !ok || len(first) != 0 {
+		t.Fatalf("first look %+v %v, want an empty one", first, ok)
 	}
 }
