@@ -72,9 +72,21 @@ func TestCostMeterCountsTheTimeSparkpackWasKilled(t *testing.T) {
 		JobsUSD            *float64 `json:"jobsUSD"`
 		IdleUSD            *float64 `json:"idleUSD"`
 	}
+	// readCost is /api/v1/cost, zero while it answers 503 (the instance
+	// does not lead yet, or its meter has not resumed).
+	readCost := func(api string) costView {
+		var v costView
+		if resp, err := http.Get(api + "/api/v1/cost"); err == nil {
+			if resp.StatusCode == 200 {
+				json.NewDecoder(resp.Body).Decode(&v)
+			}
+			resp.Body.Close()
+		}
+		return v
+	}
 	var before costView
 	deadline := time.Now().Add(30 * time.Second)
-	for getJSON(t, sp.API+"/api/v1/cost", &before); before.BurnRateUSDPerHour <= 0; getJSON(t, sp.API+"/api/v1/cost", &before) {
+	for before = readCost(sp.API); before.BurnRateUSDPerHour <= 0; before = readCost(sp.API) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the job runs, yet the meter burns nothing: %+v", before)
 		}
@@ -95,14 +107,7 @@ func TestCostMeterCountsTheTimeSparkpackWasKilled(t *testing.T) {
 	deadline = time.Now().Add(60 * time.Second)
 	for {
 		// 503 until the restarted instance leads and its meter resumed.
-		after = costView{}
-		if resp, err := http.Get(sp2.API + "/api/v1/cost"); err == nil {
-			if resp.StatusCode == 200 {
-				json.NewDecoder(resp.Body).Decode(&after)
-			}
-			resp.Body.Close()
-		}
-		if after.JobsUSD != nil {
+		if after = readCost(sp2.API); after.JobsUSD != nil {
 			break
 		}
 		if time.Now().After(deadline) {
