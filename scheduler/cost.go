@@ -74,6 +74,8 @@ type CostMeter struct {
 	// then (FirstLook).
 	looked bool
 	first  []GapAgent
+	// wentIdle counts the agents that went idle (IdleChanges).
+	wentIdle uint64
 }
 
 // NewCostMeter starts metering at start with every agent idle.
@@ -146,6 +148,7 @@ func (m *CostMeter) setLocked(t time.Time, id string, price int64, active bool) 
 	} else {
 		m.accrueLocked(a, t)
 		a.closed += t.Sub(a.since)
+		m.wentIdle++
 	}
 	a.active = active
 	m.appendPoint(CostPoint{T: t, TotalUSD: m.totalLocked(t)})
@@ -223,6 +226,16 @@ func (m *CostMeter) FirstLook() (agents []GapAgent, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.first), m.looked
+}
+
+// IdleChanges counts the times an agent went idle: the saver saves soon
+// after it moves, since the time such an agent was active before would
+// not be counted again after a crash (EstimateGap counts only the agents
+// still active).
+func (m *CostMeter) IdleChanges() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.wentIdle
 }
 
 // TotalUSD is the cost from the start up to t.

@@ -119,3 +119,21 @@ func TestCostMeterFirstLookOfAnEmptyCluster(t *testing.T) {
 		t.Fatalf("first look %+v %v, want an empty one", first, ok)
 	}
 }
+
+// TestCostMeterIdleChanges counts the agents that went idle (the saver
+// saves soon after).
+func TestCostMeterIdleChanges(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	m := NewCostMeter(t0)
+	busy := placement.Snapshot{Agents: []placement.Agent{{ID: "a", PriceMicroUSDPerHour: 1e6, Active: true}, {ID: "b", PriceMicroUSDPerHour: 1e6, Active: true}}}
+	m.Observe(t0, busy)
+	m.Observe(t0.Add(time.Second), busy)
+	if n := m.IdleChanges(); n != 0 {
+		t.Fatalf("%d idle changes while all stay busy", n)
+	}
+	m.Observe(t0.Add(2*time.Second), placement.Snapshot{Agents: []placement.Agent{{ID: "a", PriceMicroUSDPerHour: 1e6, Active: true}, {ID: "b", PriceMicroUSDPerHour: 1e6}}})
+	m.Observe(t0.Add(3*time.Second), placement.Snapshot{}) // a gone from the cluster
+	if n := m.IdleChanges(); n != 2 {
+		t.Fatalf("%d idle changes, want 2", n)
+	}
+}

@@ -16,6 +16,11 @@ import (
 // costSaveEvery is how often the leader saves the cost meter's total.
 const costSaveEvery = 10 * time.Second
 
+// costCheckEvery is how often the leader looks whether a save is due
+// (costSaveDue): at once after an agent went idle, else every
+// costSaveEvery.
+const costCheckEvery = time.Second
+
 // costResumeEvery is how often, until the meter has resumed, it looks
 // whether the core has had its first look at the cluster: the figures
 // are not shown before (they would be lower than the last ones shown).
@@ -38,6 +43,19 @@ type costBase struct {
 	// gapWriter is the ledger writer the gap's entries are saved under (one
 	// per term, so that a save sent again counts once).
 	gapWriter string
+	// lastSave and idleSaved: when the term last saved, and the meter's
+	// IdleChanges then (costSaveDue).
+	lastSave  time.Time
+	idleSaved uint64
+}
+
+// costSaveDue decides whether the leader saves the meter now: every
+// costSaveEvery, and at the next check (costCheckEvery) after an agent
+// went idle. An agent still active at a crash is counted again by the next
+// leader (scheduler.EstimateGap) from the last save; one that went idle
+// is not, so its last active seconds are saved without waiting.
+func costSaveDue(now, lastSave time.Time, idleNow, idleSaved uint64) bool {
+	return idleNow != idleSaved || !now.Before(lastSave.Add(costSaveEvery))
 }
 
 func (b *costBase) get() float64 {
@@ -64,13 +82,13 @@ func (errCostResuming) Unwrap() error { return api.ErrNoScheduler }
 
 // keepCostMeter loads the saved total (trying again until the database
 // answers), adds the gap once the core has looked at the cluster, then
-// saves base + the core's total every costSaveEvery and once more when
-// ctx ends. A save never lowers the stored total.
+// saves base + the core's total when costSaveDue says so and once more
+// when ctx ends. A save never lowers the stored total.
 func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.FieldLogger) {
 	t := time.NewTicker(costResumeEvery)
 	defer t.Stop()
 	fast := true
-	step := func(ctx context.Context) {
+	step := func(ctx context.Context, force bool) {
 		l.costBase.mu.Lock()
 		loaded, resumed := l.costBase.loaded, l.costBase.resumed
 		l.costBase.mu.Unlock()
@@ -93,6 +111,13 @@ func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.Fi
 		if !resumed && !l.resumeCost(ctx, st, log) {
 			return
 		}
+		idle := l.core.CostMeter().IdleChanges()
+		l.costBase.mu.Lock()
+		due := force || costSaveDue(time.Now(), l.costBase.lastSave, idle, l.costBase.idleSaved)
+		l.costBase.mu.Unlock()
+		if !due {
+			return
+		}
 		// The total and what the meter attributed to jobs and idle, saved
 		// together (store.SaveCost): the ledger adds up to the total.
 		at, total, entries := l.core.CostCheckpoint()
@@ -102,16 +127,19 @@ func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.Fi
 			}
 			return
 		}
+		l.costBase.mu.Lock()
+		l.costBase.lastSave, l.costBase.idleSaved = time.Now(), idle
+		l.costBase.mu.Unlock()
 		l.core.CostMeter().ForgetBefore(at)
 	}
-	step(ctx)
+	step(ctx, false)
 	for {
 		select {
 		case <-ctx.Done():
 			// The last figure of this term (a deposed leader's save is
 			// fenced off; a lower total never overwrites a higher one).
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			step(sctx)
+			step(sctx, true)
 			cancel()
 			return
 		case <-t.C:
@@ -120,13 +148,13 @@ func (l *live) keepCostMeter(ctx context.Context, st *store.Store, log logrus.Fi
 				resumed := l.costBase.resumed
 				l.costBase.mu.Unlock()
 				if !resumed {
-					step(ctx)
+					step(ctx, false)
 					continue
 				}
 				fast = false
-				t.Reset(costSaveEvery)
+				t.Reset(costCheckEvery)
 			}
-			step(ctx)
+			step(ctx, false)
 		}
 	}
 }
