@@ -29,11 +29,15 @@ type Metrics struct {
 	PassMaxSeconds *prometheus.GaugeVec // kind=full|incremental
 	OfferToAccept  prometheus.Histogram
 	ClusterCostUSD prometheus.Gauge
-	BurnRateUSD    prometheus.Gauge
-	ActiveAgents   prometheus.Gauge
-	AgentsByPower  *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
-	Leader         prometheus.Gauge
-	LeaderChanges  prometheus.Counter
+	// costHigh is the highest cost set while leading: SetCost never
+	// lowers ClusterCostUSD (NotLeading zeroes both).
+	costMu        sync.Mutex
+	costHigh      float64
+	BurnRateUSD   prometheus.Gauge
+	ActiveAgents  prometheus.Gauge
+	AgentsByPower *prometheus.GaugeVec // power=on|draining|powering-off|off|booting
+	Leader        prometheus.Gauge
+	LeaderChanges prometheus.Counter
 	// LostJobsFound counts waiting jobs the leader's rescan found that it
 	// had never heard of (their notification was lost).
 	LostJobsFound prometheus.Counter
@@ -90,7 +94,7 @@ func New(jobs JobCounter) *Metrics {
 			Name: "sparkpack_offer_to_accept_seconds", Help: "Time from receiving an offer to sending its ACCEPT.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
 		ClusterCostUSD: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sparkpack_cluster_cost_usd", Help: "Cumulative cost of the agents sparkpack kept active (a reservation or a driver of its own), since it started."}),
+			Name: "sparkpack_cluster_cost_usd", Help: "Cumulative cost of the agents sparkpack kept active (a reservation or a driver of its own), since its first start: saved every 10 s and resumed at a restart or failover with the time no meter ran estimated; it never goes back while this instance leads."}),
 		BurnRateUSD: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sparkpack_burn_rate_usd_per_hour", Help: "Current hourly price of the active agents."}),
 		ActiveAgents: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -190,10 +194,14 @@ func (m *Metrics) ObserveReservation(op, result string) {
 	}
 }
 
-// SetCost sets the cost gauges from sparkpack's cost meter.
+// SetCost sets the cost gauges from sparkpack's cost meter. The total is
+// cumulative: a lower one than already set (while leading) is ignored.
 func (m *Metrics) SetCost(totalUSD, burnUSDPerHour float64, activeAgents int) {
 	if m != nil {
-		m.ClusterCostUSD.Set(totalUSD)
+		m.costMu.Lock()
+		m.costHigh = max(m.costHigh, totalUSD)
+		m.ClusterCostUSD.Set(m.costHigh)
+		m.costMu.Unlock()
 		m.BurnRateUSD.Set(burnUSDPerHour)
 		m.ActiveAgents.Set(float64(activeAgents))
 	}
@@ -207,6 +215,9 @@ func (m *Metrics) NotLeading() {
 		return
 	}
 	m.QueueLength.Reset()
+	m.costMu.Lock()
+	m.costHigh = 0 // the next term's leader starts from the stored total
+	m.costMu.Unlock()
 	m.SetCost(0, 0, 0)
 	m.AgentsByPower.Reset()
 	m.WarmCPUs.Set(0)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 type counts map[string]int
@@ -92,5 +94,36 @@ func TestScrape(t *testing.T) {
 	code, body = scrape(t, New(counts(nil)))
 	if code != 200 || strings.Contains(body, "sparkpack_jobs{") || !strings.Contains(body, "sparkpack_offers_received_total 0") {
 		t.Errorf("failing collector: %d %q", code, body)
+	}
+}
+
+// TestClusterCostNeverGoesBack: sparkpack_cluster_cost_usd is cumulative:
+// a lower total than one already set while leading is not exported; only
+// losing the leadership zeroes it.
+func TestClusterCostNeverGoesBack(t *testing.T) {
+	m := New(counts{})
+	read := func() float64 {
+		var out dto.Metric
+		if err := m.ClusterCostUSD.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.GetGauge().GetValue()
+	}
+	m.SetCost(0.17275, 1, 1)
+	m.SetCost(0.17195, 1, 1)
+	if got := read(); got != 0.17275 {
+		t.Fatalf("after a lower total: %v, want 0.17275", got)
+	}
+	m.SetCost(0.2, 1, 1)
+	if got := read(); got != 0.2 {
+		t.Fatalf("after a higher total: %v, want 0.2", got)
+	}
+	m.NotLeading()
+	if got := read(); got != 0 {
+		t.Fatalf("not leading: %v, want 0", got)
+	}
+	m.SetCost(0.1, 1, 1)
+	if got := read(); got != 0.1 {
+		t.Fatalf("leading again: %v, want 0.1", got)
 	}
 }

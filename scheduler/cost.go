@@ -70,6 +70,12 @@ type CostMeter struct {
 	series    []CostPoint
 	MaxPoints int // 0 means DefaultCostSeriesPoints
 	at        *attribution
+	// looked: the first Observe happened; first holds the agents active
+	// then (FirstLook).
+	looked bool
+	first  []GapAgent
+	// wentIdle counts the agents that went idle (IdleChanges).
+	wentIdle uint64
 }
 
 // NewCostMeter starts metering at start with every agent idle.
@@ -142,6 +148,7 @@ func (m *CostMeter) setLocked(t time.Time, id string, price int64, active bool) 
 	} else {
 		m.accrueLocked(a, t)
 		a.closed += t.Sub(a.since)
+		m.wentIdle++
 	}
 	a.active = active
 	m.appendPoint(CostPoint{T: t, TotalUSD: m.totalLocked(t)})
@@ -177,6 +184,18 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := make(map[string]bool, len(s.Agents))
+	if !m.looked {
+		m.looked = true
+		first := t
+		if first.Before(m.last) {
+			first = m.last
+		}
+		for _, a := range s.Agents {
+			if a.Active {
+				m.first = append(m.first, GapAgent{Agent: a, Holdings: slices.Clone(s.Holdings[a.ID]), FirstActive: first})
+			}
+		}
+	}
 	for _, a := range s.Agents {
 		seen[a.ID] = true
 		changed := m.setLocked(t, a.ID, a.PriceMicroUSDPerHour, a.Active)
@@ -198,6 +217,25 @@ func (m *CostMeter) Observe(t time.Time, s placement.Snapshot) (wentIdle, wentAc
 		}
 	}
 	return wentIdle, wentActive
+}
+
+// FirstLook is the agents active at the meter's first look at the
+// cluster (its first Observe: a snapshot the cluster answered), with when
+// it began counting them, for EstimateGap; ok is false until that look.
+func (m *CostMeter) FirstLook() (agents []GapAgent, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.first), m.looked
+}
+
+// IdleChanges counts the times an agent went idle: the saver saves soon
+// after it moves, since the time such an agent was active before would
+// not be counted again after a crash (EstimateGap counts only the agents
+// still active).
+func (m *CostMeter) IdleChanges() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.wentIdle
 }
 
 // TotalUSD is the cost from the start up to t.

@@ -65,7 +65,8 @@ func (s *Store) SaveCost(ctx context.Context, writer string, totalUSD float64, e
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO cost_meter (id, total_usd, updated_at) VALUES (1, $1, $2)
-			ON CONFLICT (id) DO UPDATE SET total_usd = greatest(cost_meter.total_usd, EXCLUDED.total_usd), updated_at = EXCLUDED.updated_at`,
+			ON CONFLICT (id) DO UPDATE SET total_usd = greatest(cost_meter.total_usd, EXCLUDED.total_usd),
+			updated_at = CASE WHEN EXCLUDED.total_usd >= cost_meter.total_usd THEN EXCLUDED.updated_at ELSE cost_meter.updated_at END`,
 			totalUSD, s.timestamp()); err != nil {
 			return fmt.Errorf("save the cost meter: %w", err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	logtest "github.com/sirupsen/logrus/hooks/test"
 )
@@ -24,5 +25,33 @@ func TestCostMeterOfATermThatEndsAtOnceWarnsOfNothing(t *testing.T) {
 	}
 	if !l.costBase.loaded {
 		t.Fatal("the saved total was not read on the way out")
+	}
+}
+
+// TestCostSaveDue: the meter is saved every costSaveEvery, and at the next
+// check after an agent went idle (its last active seconds would not be
+// counted again after a crash).
+func TestCostSaveDue(t *testing.T) {
+	saved := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name            string
+		now             time.Time
+		idleNow, idleAt uint64
+		want            bool
+	}{
+		{"never saved", saved, 0, 0, true},
+		{"just saved, nothing went idle", saved.Add(time.Second), 3, 3, false},
+		{"just saved, an agent went idle", saved.Add(time.Second), 4, 3, true},
+		{"10 s after the save", saved.Add(costSaveEvery), 3, 3, true},
+		{"the clock went back", saved.Add(-time.Minute), 3, 3, false},
+	}
+	for _, c := range cases {
+		last := saved
+		if c.name == "never saved" {
+			last = time.Time{}
+		}
+		if got := costSaveDue(c.now, last, c.idleNow, c.idleAt); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

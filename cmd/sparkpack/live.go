@@ -419,8 +419,11 @@ func (l *live) Queues(ctx context.Context, q api.QueuesQuery) (api.QueuesView, e
 }
 
 func (l *live) Cost(ctx context.Context) (api.CostView, error) {
+	base, ok := l.costBase.ready()
+	if !ok {
+		return api.CostView{}, errCostResuming{}
+	}
 	r := l.core.Cost()
-	base := l.costBase.get()
 	v := api.CostView{TotalUSD: base + r.TotalUSD, BurnRateUSDPerHour: r.BurnRateUSDPerHour, Series: []api.CostPoint{}, Stats: l.stats.points()}
 	if b := l.bill.get(ctx); b != nil {
 		v.Bill = &api.BillView{TotalUSD: b.TotalUSD, AlwaysOnUSD: b.AlwaysOnUSD, Seconds: b.Seconds}
@@ -471,10 +474,13 @@ func (l *live) sample(ctx context.Context, every time.Duration) {
 		if snap := l.views.Load(); snap != nil {
 			active = snap.active
 		}
-		l.stats.sample(q.Deadline, q.Regular, active, l.costBase.get()+l.core.CostTotals().TotalUSD, l.bill.get(ctx))
+		base, resumed := l.costBase.ready()
+		if resumed { // before, the meter's figure would be lower than the last one shown
+			l.stats.sample(q.Deadline, q.Regular, active, base+l.core.CostTotals().TotalUSD, l.bill.get(ctx))
+		}
 		l.refreshGauges()
-		if active > 0 { // the bill grows only while agents are active
-			l.broker.Publish("cost", map[string]float64{"totalUSD": l.core.CostTotals().TotalUSD})
+		if active > 0 && resumed { // the bill grows only while agents are active
+			l.broker.Publish("cost", map[string]float64{"totalUSD": base + l.core.CostTotals().TotalUSD})
 		}
 	}
 }
@@ -491,8 +497,12 @@ func (l *live) refreshGauges() {
 	l.metrics.QueueLength.WithLabelValues("deadline").Set(float64(q.Deadline))
 	l.metrics.QueueLength.WithLabelValues("regular").Set(float64(q.Regular))
 	l.metrics.QueueLength.WithLabelValues("intake").Set(float64(q.Intake))
-	r := l.core.CostTotals()
-	l.metrics.SetCost(l.costBase.get()+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	if base, ok := l.costBase.ready(); ok {
+		// Not before the meter resumed from its stored total and the time
+		// no meter ran: the counter would go back.
+		r := l.core.CostTotals()
+		l.metrics.SetCost(base+r.TotalUSD, r.BurnRateUSDPerHour, r.ActiveAgents)
+	}
 	if b := l.bill.get(context.Background()); b != nil {
 		l.metrics.SetPowerSavings(b.AlwaysOnUSD - b.TotalUSD)
 	}
