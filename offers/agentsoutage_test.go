@@ -18,7 +18,9 @@ import (
 // answer, GET_AGENTS fails at every refresh; the adapter logs that once
 // (and then once a period), and says when the master answers again. It
 // used to log a warning every refresh (every 2 s by default: 1,800 an
-// hour).
+// hour). AgentsRead says meanwhile that the agents are those of the last
+// read, and that the last read failed (power management decides no
+// power-off on them: power.View).
 func TestAMasterAwayIsLoggedOnceNotPerRefresh(t *testing.T) {
 	quiet := logrus.New()
 	quiet.SetLevel(logrus.PanicLevel)
@@ -41,6 +43,10 @@ func TestAMasterAwayIsLoggedOnceNotPerRefresh(t *testing.T) {
 	defer func() { cancel(); cl.Wait() }()
 	if err := cl.Start(ctx); err != nil {
 		t.Fatal(err)
+	}
+	readAt, readErr := cl.AgentsRead()
+	if readAt.IsZero() || readErr != nil {
+		t.Fatalf("after the first GET_AGENTS: AgentsRead %v, %v", readAt, readErr)
 	}
 
 	// The master goes away: its port takes connections and drops them.
@@ -73,6 +79,10 @@ func TestAMasterAwayIsLoggedOnceNotPerRefresh(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	awayAt, awayErr := cl.AgentsRead()
+	if awayErr == nil || !awayAt.Before(time.Now().Add(-100*time.Millisecond)) {
+		t.Errorf("with the master away: AgentsRead %v (%s ago), %v; want the last read's time and an error", awayAt, time.Since(awayAt), awayErr)
+	}
 	ln.Close()
 	srv, _ = serveOn(t, m, addr) // and comes back
 	defer srv.Close()
@@ -88,6 +98,9 @@ func TestAMasterAwayIsLoggedOnceNotPerRefresh(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no line saying GET_AGENTS answers again within 60 s of the master's return")
 		}
+	}
+	if at, err := cl.AgentsRead(); err != nil || !at.After(awayAt) {
+		t.Errorf("the master back: AgentsRead %v, %v; want a read after %v and no error", at, err, awayAt)
 	}
 	var warnings []string
 	for _, e := range hook.AllEntries() {

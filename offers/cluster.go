@@ -157,10 +157,14 @@ type Cluster struct {
 	agents   []Agent
 	index    map[string]int // agent id -> position in agents
 	statuses []AgentStatus  // every agent GET_AGENTS lists, whatever its state
-	loaded   bool
-	missing  map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
-	seen     map[string]Agent
-	gone     map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
+	// readAt: when the GET_AGENTS call of statuses was sent; readErr: the
+	// last call's error, nil once one answers (AgentsRead).
+	readAt  time.Time
+	readErr error
+	loaded  bool
+	missing map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
+	seen    map[string]Agent
+	gone    map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
 
 	// refreshes counts refreshes; firstAt and lastAt are, by agent id, the
 	// refresh that first and last listed it active (refresh: a gone

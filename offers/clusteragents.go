@@ -30,6 +30,11 @@ func (c *Cluster) kick() {
 func (c *Cluster) refresh(ctx context.Context) error {
 	f, err := c.cfg.Operator.agentsSince(ctx, time.Now())
 	if err != nil {
+		if ctx.Err() == nil {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+		}
 		return err
 	}
 	// Only the agents that changed since the last refresh are converted.
@@ -42,6 +47,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.statuses = statuses
+	c.readAt, c.readErr = f.start, nil
 	c.changedLocked()
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
 	present := map[string]bool{}
@@ -147,6 +153,17 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// AgentsRead says how current AgentStatuses is: when the GET_AGENTS call
+// it comes from was sent (zero: none has answered yet), and the error of
+// the last call if it failed (the statuses are then those of at). Power
+// management takes no power-off decision on a view that is not current
+// (power.View).
+func (c *Cluster) AgentsRead() (at time.Time, lastErr error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readAt, c.readErr
 }
 
 func sameCapacity(a, b []Agent) bool {

@@ -12,6 +12,10 @@
 // agent that holds any task or reservation (sparkpack's or anyone's) is
 // never powered off.
 //
+// A Tick on a stale view (TickView: the last GET_AGENTS failed, none
+// answered yet, or it is too old) decides no power-off and lets no clock
+// run (idle, drain, boot); only power-ons proceed (stale.go).
+//
 // A machine that comes back under a new Mesos agent id (its work dir did
 // not survive the power cycle) is recognised by its hostname: its record
 // moves to the new id and the old id is forgotten, once nothing can refer

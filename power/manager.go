@@ -152,6 +152,13 @@ type Config struct {
 	// Guard, if set, is asked right before every provider call: an
 	// instance that is no longer sure it leads powers nothing off or on.
 	Guard func() error
+	// StaleAfter: a view of the agents older than this is stale even if
+	// no read failed (default DefaultStaleAfter); no power-off is decided
+	// on a stale view (stale.go).
+	StaleAfter time.Duration
+	// PauseNoticeEvery: while power decisions are paused (a stale view),
+	// the warning is repeated this often (default failurelog's 30 s).
+	PauseNoticeEvery time.Duration
 }
 
 // Manager is power management's state machine. Its methods are safe for
@@ -190,6 +197,12 @@ type Manager struct {
 	// (Mesos down), retried at every tick and warned about the first time
 	// and then once a period (failures.go).
 	unreactivated map[string]failurelog.State
+	// blind: the spans without a current view of the agents (the last
+	// one open while the view is stale); the clocks of the decisions do
+	// not run in them (stale.go). paused: the notice that decisions are
+	// paused. Both tickMu's.
+	blind  []span
+	paused failurelog.State
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -219,6 +232,9 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 	if cfg.MaxFailures <= 0 {
 		cfg.MaxFailures = 5
 	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -227,7 +243,8 @@ func NewManager(cfg Config, store Store, mesos Mesos) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, store: store, mesos: mesos, log: cfg.Log.WithField("component", "power"),
 		recs: map[string]*Record{}, idle: map[string]time.Time{}, kick: make(chan struct{}, 1), marking: map[string]bool{},
-		replaced: map[string]replacement{}, ambiguous: map[string]bool{}, unreactivated: map[string]failurelog.State{}}
+		replaced: map[string]replacement{}, ambiguous: map[string]bool{}, unreactivated: map[string]failurelog.State{},
+		paused: failurelog.State{Every: cfg.PauseNoticeEvery}}
 	m.cond = sync.NewCond(&m.mu)
 	return m, nil
 }
@@ -324,14 +341,28 @@ func (m *Manager) toFor(ctx context.Context, r *Record, s State, why, job string
 	return nil
 }
 
-// Tick moves every agent one step, given what Mesos shows now. wanted
-// reports whether a waiting job could use an agent (it is then kept on).
-// Errors of single agents are logged and retried at the next Tick; the
-// returned error is the first of them.
+// Tick moves every agent one step, given what Mesos shows now (a view
+// read at this moment). wanted reports whether a waiting job could use an
+// agent (it is then kept on). Errors of single agents are logged and
+// retried at the next Tick; the returned error is the first of them.
 func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) bool) error {
+	return m.TickView(ctx, View{Agents: agents, ReadAt: m.cfg.Now()}, wanted)
+}
+
+// TickView is Tick on a view that may be stale: then no power-off is
+// decided and the decisions' clocks stand still, while power-ons proceed
+// (stale.go); the operator is told (notePause).
+func (m *Manager) TickView(ctx context.Context, v View, wanted func(Agent) bool) error {
 	m.tickMu.Lock()
 	defer m.tickMu.Unlock()
 	now := m.cfg.Now()
+	stale, why := staleness(v, now, m.cfg.StaleAfter)
+	m.blind = blindSpans(m.blind, stale, v.ReadAt, now, m.clocksFrom(now))
+	m.notePause(now, stale, why, v)
+	if stale {
+		return m.tickBlind(ctx)
+	}
+	agents := v.Agents
 	m.mu.Lock()
 	seen := make(map[string]Agent, len(agents))
 	warm := 0.0
@@ -390,32 +421,38 @@ func (m *Manager) Tick(ctx context.Context, agents []Agent, wanted func(Agent) b
 		note(m.forget(ctx, id), id)
 	}
 	for _, id := range ids {
-		m.mu.Lock()
-		for m.marking[id] {
-			m.cond.Wait()
-		}
-		cur := m.recs[id]
-		if cur == nil {
-			m.mu.Unlock()
-			continue
-		}
-		r := *cur // the step's own copy (see put)
-		m.stepping = id
-		m.mu.Unlock()
-		a, present := seen[id]
-		var err error
-		if n, ok := repl[id]; ok && r.State != StateOn {
-			err = m.adopt(ctx, now, &r, n, a, present)
-		} else {
-			err = m.step(ctx, now, &r, a, present, &warm, wanted)
-		}
-		m.mu.Lock()
-		m.stepping = ""
-		m.cond.Broadcast()
-		m.mu.Unlock()
-		note(err, id)
+		note(m.stepOne(id, func(r *Record) error {
+			a, present := seen[id]
+			if n, ok := repl[id]; ok && r.State != StateOn {
+				return m.adopt(ctx, now, r, n, a, present)
+			}
+			return m.step(ctx, now, r, a, present, &warm, wanted)
+		}), id)
 	}
 	return firstErr
+}
+
+// stepOne runs a step of agent id's record on its own copy (see put),
+// once no PowerOn is marking it; PowerOn waits meanwhile.
+func (m *Manager) stepOne(id string, step func(r *Record) error) error {
+	m.mu.Lock()
+	for m.marking[id] {
+		m.cond.Wait()
+	}
+	cur := m.recs[id]
+	if cur == nil {
+		m.mu.Unlock()
+		return nil
+	}
+	r := *cur // the step's own copy (see put)
+	m.stepping = id
+	m.mu.Unlock()
+	err := step(&r)
+	m.mu.Lock()
+	m.stepping = ""
+	m.cond.Broadcast()
+	m.mu.Unlock()
+	return err
 }
 
 // storedTime is t as the store keeps it: PostgreSQL's timestamptz holds
@@ -438,8 +475,9 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			return nil
 		}
 		since := m.idleSince(r.AgentID, now)
+		idleFor := seenFor(since, now, m.blind) // not the time without a current view (stale.go)
 		switch {
-		case now.Sub(since) < m.cfg.OffAfter:
+		case idleFor < m.cfg.OffAfter:
 			return nil
 		case !m.cfg.Selector.Match(r.Hostname, r.Attributes):
 			return nil
@@ -451,7 +489,7 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 		// The registration it leaves with: what tells a new agent on its
 		// machine (a crash while draining) from an older one.
 		r.RegisteredAt = a.RegisteredAt
-		if err := m.to(ctx, r, StateDraining, fmt.Sprintf("idle for %s", now.Sub(since).Round(time.Second))); err != nil {
+		if err := m.to(ctx, r, StateDraining, fmt.Sprintf("idle for %s", idleFor.Round(time.Second))); err != nil {
 			return err
 		}
 		*warm -= a.CPUs
@@ -472,7 +510,7 @@ func (m *Manager) step(ctx context.Context, now time.Time, r *Record, a Agent, p
 			m.idleSince(r.AgentID, now) // a fresh idle timer from now
 			return m.backOn(ctx, r, a, "registered again")
 		}
-		if now.Sub(r.Since) > m.cfg.PowerOnTimeout {
+		if seenFor(r.Since, now, m.blind) > m.cfg.PowerOnTimeout {
 			old := *r
 			r.State, r.Since, r.Requested, r.Failures = StateOff, now, false, 0
 			r.LastError = fmt.Sprintf("did not register within %s of the power-on; avoided until %s", m.cfg.PowerOnTimeout, now.Add(m.cfg.AvoidFor).Format(time.RFC3339))
@@ -536,7 +574,7 @@ func (m *Manager) drain(ctx context.Context, now time.Time, r *Record, a Agent, 
 		}
 		return m.powerOff(ctx, r, a, listed)
 	case !a.Deactivated:
-		if now.Sub(r.Since) > m.cfg.DrainTimeout {
+		if seenFor(r.Since, now, m.blind) > m.cfg.DrainTimeout {
 			return m.backOn(ctx, r, a, fmt.Sprintf("not deactivated within %s", m.cfg.DrainTimeout))
 		}
 		if err := m.mesos.DeactivateAgent(ctx, r.AgentID); err != nil {
@@ -671,8 +709,9 @@ func (m *Manager) PowerOn(ctx context.Context, agentID string) error {
 }
 
 // Run ticks every interval (and at once after a power-on request) until
-// ctx ends; observe gives the agents and wanted as for Tick.
-func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx context.Context) ([]Agent, error), wanted func(Agent) bool) {
+// ctx ends; observe gives the view of the agents (stale or not) and wanted
+// is as for Tick.
+func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx context.Context) View, wanted func(Agent) bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -682,13 +721,10 @@ func (m *Manager) Run(ctx context.Context, every time.Duration, observe func(ctx
 		case <-t.C:
 		case <-m.kick:
 		}
-		agents, err := observe(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				m.log.WithError(err).Warn("power management: cannot read the agents; not changing anything this tick")
-			}
-			continue
+		v := observe(ctx)
+		if ctx.Err() != nil {
+			return
 		}
-		_ = m.Tick(ctx, agents, wanted)
+		_ = m.TickView(ctx, v, wanted)
 	}
 }

@@ -174,7 +174,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 	if mc.reserveMode == "offers" {
 		log.Warn("reserving from offers (--reserve-mode offers): without operator credentials no quota limit keeps Spark inside the reservations")
 	}
-	pm, err := startPower(ctx, mc.power, mc.master, op, st, log, guard, l.powerChanged)
+	pm, err := startPower(ctx, mc.power, mc.master, mc.refresh, op, st, log, guard, l.powerChanged)
 	if err != nil {
 		return nil, fmt.Errorf("power management: %w", err)
 	}
@@ -262,8 +262,12 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			pm.Run(ctx, mc.power.tick, func(context.Context) ([]power.Agent, error) {
-				return powerAgents(cluster.AgentStatuses()), nil
+			pm.Run(ctx, mc.power.tick, func(context.Context) power.View {
+				// How current the agents are goes with them: on a stale
+				// view (GET_AGENTS failing, or not answering) power
+				// management decides no power-off (power/stale.go).
+				at, err := cluster.AgentsRead()
+				return power.View{Agents: powerAgents(cluster.AgentStatuses()), ReadAt: at, Err: err}
 			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}

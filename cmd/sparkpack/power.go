@@ -194,7 +194,7 @@ func (c *powerConfig) newProvider(mesosMaster string, log logrus.FieldLogger) (p
 
 // startPower builds power management (nil when it is off); onChange
 // hears of every agent's power state change.
-func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offers.Operator, st power.Store, log *logrus.Logger, guard func() error, onChange func(power.Record)) (*power.Manager, error) {
+func startPower(ctx context.Context, c powerConfig, mesosMaster string, refresh time.Duration, op *offers.Operator, st power.Store, log *logrus.Logger, guard func() error, onChange func(power.Record)) (*power.Manager, error) {
 	if c.offAfter <= 0 {
 		return nil, nil
 	}
@@ -205,7 +205,10 @@ func startPower(ctx context.Context, c powerConfig, mesosMaster string, op *offe
 	}
 	sel, _ := power.ParseSelector(c.selector)
 	pm, err := power.NewManager(power.Config{OffAfter: c.offAfter, MinWarmCPUs: c.minWarmCPUs, PowerOnTimeout: c.onTimeout,
-		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard, OnChange: onChange}, st, op)
+		BootTime: c.bootTime, Selector: sel, Provider: prov, Log: plog, Guard: guard, OnChange: onChange,
+		// A view older than a few missed refreshes is stale even without
+		// an error (a GET_AGENTS that hangs): no power-off on it.
+		StaleAfter: max(power.DefaultStaleAfter, 5*refresh)}, st, op)
 	if err != nil {
 		return nil, err
 	}
