@@ -592,7 +592,11 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 		}
 	}
 	if p.EstimatedFinish != nil {
-		fmt.Fprintf(tw, "finish\t%s (from its estimated duration)\n", p.EstimatedFinish.Local().Format(cliTime))
+		src := p.EstimateSource
+		if src == "" { // a server from before estimateSource
+			src = "from its estimated run time"
+		}
+		fmt.Fprintf(tw, "finish\t%s (%s)\n", p.EstimatedFinish.Local().Format(cliTime), src)
 	}
 	if p.DeadlineMarginSeconds != nil {
 		m := time.Duration(*p.DeadlineMarginSeconds * float64(time.Second))
