@@ -60,6 +60,10 @@ type JobView struct {
 	// simulated time faster (Config.EstimateScale, the demo's
 	// --sim-speed); absent when the estimate is wall time already.
 	EstimatedWallSeconds *float64 `json:"estimatedWallSeconds,omitempty"`
+	// FailedReason is why a FAILED job failed: the reason of the event
+	// that made it FAILED, in the job list (the job's timeline has it
+	// too).
+	FailedReason string `json:"failedReason,omitempty"`
 }
 
 func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -411,6 +415,17 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list the jobs' runs", err)
 		return
 	}
+	var failed []string
+	for _, j := range jobs {
+		if j.State == scheduler.Failed {
+			failed = append(failed, j.ID)
+		}
+	}
+	why, err := s.cfg.Store.EndReasons(ctx, failed)
+	if err != nil {
+		writeStoreError(w, r, "list why the jobs failed", err)
+		return
+	}
 	var costs map[string]float64
 	if s.cfg.JobCosts != nil {
 		costs = s.cfg.JobCosts(ctx, ids)
@@ -421,7 +436,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		if pl == nil {
 			pl = []store.PlacementRow{}
 		}
-		v := JobView{Job: j, Placement: pl, RunTimeUnknown: unknown[j.ID]}
+		v := JobView{Job: j, Placement: pl, RunTimeUnknown: unknown[j.ID], FailedReason: why[j.ID]}
 		if usd, ok := costs[j.ID]; ok {
 			v.CostUSD = &usd
 		}

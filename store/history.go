@@ -211,3 +211,30 @@ func (s *Store) MarkRunningAtRisk(ctx context.Context, id, reason string) error 
 		return appendEvent(ctx, tx, id, now, &st, scheduler.Running, reason)
 	})
 }
+
+// EndReasons is, for each of the jobs ids that ended FAILED, the reason
+// of the event that made it FAILED (its latest), for the job list's note
+// (the whole timeline is the job view's). Jobs without one are absent.
+func (s *Store) EndReasons(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	ids = uuidsOnly(ids)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT ON (job_id) job_id, reason FROM job_events
+		WHERE job_id = ANY($1::uuid[]) AND to_state = $2 ORDER BY job_id, id DESC`, pq.Array(ids), string(scheduler.Failed))
+	if err != nil {
+		return nil, fmt.Errorf("read why the jobs failed: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, reason string
+		if err := rows.Scan(&id, &reason); err != nil {
+			return nil, fmt.Errorf("read why the jobs failed: %w", err)
+		}
+		if reason != "" {
+			out[id] = reason
+		}
+	}
+	return out, rows.Err()
+}

@@ -429,6 +429,9 @@ func costText(c *float64) string {
 const unseenNote = "run time unknown: the driver was never seen running"
 
 func jobNote(j api.JobView) string {
+	if j.State == scheduler.Failed && j.FailedReason != "" {
+		return j.FailedReason
+	}
 	if j.WaitingReason != "" {
 		return j.WaitingReason
 	}
