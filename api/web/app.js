@@ -113,6 +113,9 @@ const fmtMargin = (s) => {
 };
 // Milliseconds, readable below one: 0.043 ms is 43 µs.
 const fmtMs = (v) => v >= 100 ? v.toFixed(0) + " ms" : v >= 1 ? v.toFixed(1) + " ms" : v >= 0.001 ? (v * 1000).toFixed(v >= 0.01 ? 0 : 1) + " µs" : "0";
+// plural is n and the noun, plural unless n is 1 ("1 run", "2 runs"), as
+// the CLI's internal/plural writes counts.
+const plural = (n, noun) => n + " " + noun + (n === 1 ? "" : "s");
 const fmtMiB = (mb) => mb >= 1024 ? (mb / 1024).toFixed(mb % 1024 ? 1 : 0) + " GiB" : mb + " MiB";
 function jobColour(id) {
   let h = 0; for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
