@@ -381,9 +381,15 @@ function deadlineText(j) {
   if (ENDED.has(j.state)) return { text: "not run (" + j.state.toLowerCase() + ")", cls: "notrun" };
   return { text: "due " + fmtTime(j.deadlineAt), risk: j.atRisk };
 }
-// waitedSeconds is how long a job waited before its (last) run started,
-// or has waited so far; null for one that never waited in a queue.
+// waitedSeconds is how long a job waited in the queue, summed over its
+// waits (queuedSeconds, plus the time since queuedSince when it waits
+// now: a failed run or a lost launch is not waiting); null for one that
+// never waited in a queue. From a server without queuedSeconds, the time
+// from submission to its (last) start.
 function waitedSeconds(j) {
+  if (j.queuedSeconds !== undefined && j.queuedSeconds !== null) {
+    return j.queuedSeconds + (j.queuedSince ? Math.max(0, (Date.now() - Date.parse(j.queuedSince)) / 1000) : 0);
+  }
   const start = j.lastStartedAt || j.startedAt;
   const sub = Date.parse(j.submittedAt);
   if (start) return Math.max(0, (Date.parse(start) - sub) / 1000);
