@@ -443,6 +443,11 @@ func TestRateLimit(t *testing.T) {
 	if resp.StatusCode != 429 || ra < 1 || !strings.Contains(m["error"].(string), "too many requests") {
 		t.Fatalf("past the burst: %d Retry-After %q %v", resp.StatusCode, resp.Header.Get("Retry-After"), m)
 	}
+	// Durations read as everywhere else in sparkpack's text ("15s", Go's
+	// time.Duration), not "15 s".
+	if want := fmt.Sprintf("retry after %ds", ra); !strings.Contains(m["error"].(string), want) {
+		t.Fatalf("past the burst: %q; want %q", m["error"], want)
+	}
 	if ref.get("api/"+RefusedRateLimited) != 1 {
 		t.Fatal("rate_limited not counted")
 	}
@@ -465,9 +470,12 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("guess %d: %d", i, resp.StatusCode)
 		}
 	}
-	resp, _ = f.do(t, "POST", "/api/v1/jobs", "application/json", "ops-token-0123456789abcdef", strings.NewReader(goodJob))
+	resp, m = f.do(t, "POST", "/api/v1/jobs", "application/json", "ops-token-0123456789abcdef", strings.NewReader(goodJob))
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("after 3 bad tokens: %d", resp.StatusCode)
+	}
+	if want := "retry after " + resp.Header.Get("Retry-After") + "s with a valid token"; !strings.Contains(m["error"].(string), want) {
+		t.Fatalf("after 3 bad tokens: %q; want %q", m["error"], want)
 	}
 }
 

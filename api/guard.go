@@ -243,7 +243,7 @@ func (g *Guard) check(r *http.Request, listener string, need Scope, identify boo
 				who = "this address"
 			}
 			rf = &Refusal{Status: http.StatusTooManyRequests, Reason: RefusedRateLimited, RetryAfter: wait,
-				Message: fmt.Sprintf("too many requests from %s; retry after %d s", who, retryAfterSeconds(wait))}
+				Message: fmt.Sprintf("too many requests from %s; retry after %ds", who, retryAfterSeconds(wait))}
 		}
 	}
 	if rf != nil {
@@ -301,7 +301,7 @@ func (g *Guard) admit(r *http.Request, listener string, need Scope, addr netip.A
 	}
 	if blocked, wait := g.Limiter.Blocked(failKey); blocked {
 		return open, &Refusal{Status: http.StatusTooManyRequests, Reason: RefusedRateLimited, RetryAfter: wait, Field: "Authorization",
-			Message: fmt.Sprintf("too many refused credentials from this address; retry after %d s with a valid token", retryAfterSeconds(wait))}
+			Message: fmt.Sprintf("too many refused credentials from this address; retry after %ds with a valid token", retryAfterSeconds(wait))}
 	}
 	scheme, token, found := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)

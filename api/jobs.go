@@ -60,6 +60,28 @@ type JobView struct {
 	// simulated time faster (Config.EstimateScale, the demo's
 	// --sim-speed); absent when the estimate is wall time already.
 	EstimatedWallSeconds *float64 `json:"estimatedWallSeconds,omitempty"`
+	// FailedReason is why a FAILED job failed: the reason of the event
+	// that made it FAILED, in the job list (the job's timeline has it
+	// too).
+	FailedReason string `json:"failedReason,omitempty"`
+	// QueuedSeconds is how long the job waited in the queue (SUBMITTED or
+	// QUEUED), summed over its waits: not the time it spent placing,
+	// starting or running a run that failed or was lost before it waited
+	// again. QueuedSince, when it waits now, is since when (add the time
+	// since to QueuedSeconds). Absent for a job that never waited (one
+	// rejected at submission). "waited" in `sparkpack jobs` and the
+	// dashboard.
+	QueuedSeconds *float64   `json:"queuedSeconds,omitempty"`
+	QueuedSince   *time.Time `json:"queuedSince,omitempty"`
+}
+
+// setQueueWait sets v's queue wait from w (ok: the store has one).
+func (v *JobView) setQueueWait(w store.QueueWait, ok bool) {
+	if !ok {
+		return
+	}
+	sec := w.Seconds
+	v.QueuedSeconds, v.QueuedSince = &sec, w.Since
 }
 
 func (s *Server) dbContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -339,6 +361,12 @@ func (s *Server) JobView(ctx context.Context, id string) (JobView, error) {
 		pl = []store.PlacementRow{}
 	}
 	v := JobView{Job: job, Placement: pl, Events: evs}
+	waits, err := s.cfg.Store.QueueWaits(ctx, []string{id})
+	if err != nil {
+		return JobView{}, err
+	}
+	qw, ok := waits[id]
+	v.setQueueWait(qw, ok)
 	var last *scheduler.RunRecord
 	if ranToAnEnd(job.State) {
 		runs, err := s.cfg.Store.JobRuns(ctx, id)
@@ -411,6 +439,22 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, "list the jobs' runs", err)
 		return
 	}
+	var failed []string
+	for _, j := range jobs {
+		if j.State == scheduler.Failed {
+			failed = append(failed, j.ID)
+		}
+	}
+	why, err := s.cfg.Store.EndReasons(ctx, failed)
+	if err != nil {
+		writeStoreError(w, r, "list why the jobs failed", err)
+		return
+	}
+	waits, err := s.cfg.Store.QueueWaits(ctx, ids)
+	if err != nil {
+		writeStoreError(w, r, "list how long the jobs waited", err)
+		return
+	}
 	var costs map[string]float64
 	if s.cfg.JobCosts != nil {
 		costs = s.cfg.JobCosts(ctx, ids)
@@ -421,7 +465,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		if pl == nil {
 			pl = []store.PlacementRow{}
 		}
-		v := JobView{Job: j, Placement: pl, RunTimeUnknown: unknown[j.ID]}
+		v := JobView{Job: j, Placement: pl, RunTimeUnknown: unknown[j.ID], FailedReason: why[j.ID]}
+		qw, ok := waits[j.ID]
+		v.setQueueWait(qw, ok)
 		if usd, ok := costs[j.ID]; ok {
 			v.CostUSD = &usd
 		}

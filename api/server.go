@@ -31,6 +31,8 @@ type JobStore interface {
 	Placements(ctx context.Context, ids []string) (map[string][]store.PlacementRow, error)
 	JobRuns(ctx context.Context, id string) ([]scheduler.RunRecord, error)
 	RunTimesUnknown(ctx context.Context, ids []string) (map[string]bool, error)
+	EndReasons(ctx context.Context, ids []string) (map[string]string, error)
+	QueueWaits(ctx context.Context, ids []string) (map[string]store.QueueWait, error)
 	Cancel(ctx context.Context, id, reason string) (scheduler.Job, store.CancelOutcome, error)
 	Ready(ctx context.Context) error
 }

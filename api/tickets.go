@@ -91,7 +91,7 @@ func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request) {
 	tk, exp, ok := s.tickets.issue(p)
 	if !ok {
 		w.Header().Set("Retry-After", "30")
-		writeError(w, http.StatusTooManyRequests, "", "too many event stream tickets outstanding; retry in 30 s")
+		writeError(w, http.StatusTooManyRequests, "", "too many event stream tickets outstanding; retry in 30s")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

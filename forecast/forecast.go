@@ -160,7 +160,7 @@ func valid(j Job, now time.Time) string {
 	case j.MemMB > MaxJobMemMB || j.ExecutorMemMB > MaxJobMemMB:
 		return fmt.Sprintf("memory above %g MB", float64(MaxJobMemMB))
 	case j.RunSeconds > MaxRunSeconds:
-		return fmt.Sprintf("run time above %g s", float64(MaxRunSeconds))
+		return fmt.Sprintf("run time above %s", time.Duration(MaxRunSeconds)*time.Second)
 	}
 	return ""
 }

@@ -1,11 +1,13 @@
 package scheduler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/perfmodel"
 	"github.com/sparkpack/sparkpack/placement"
 	"github.com/sparkpack/sparkpack/teams"
@@ -186,6 +188,29 @@ func (d *decider) estimate(e *Entry) time.Duration {
 		return t // the model's p90 (predict.go)
 	}
 	return d.toldEstimate(e)
+}
+
+// estimateSource says, for people, where estimate(e) came from: the
+// learned model's p90 (from the runs of the job's signature, of its
+// application type, or the model's default before any run) or the
+// estimated duration the job was given.
+func (d *decider) estimateSource(e *Entry) string {
+	if _, ok := d.learnedEstimate(e); !ok {
+		return "from its estimated duration"
+	}
+	_, _, pred, _ := d.learned(e, e.Demand.Executors, perfmodel.Placement{})
+	switch pred.Level {
+	case perfmodel.LevelSignature:
+		return fmt.Sprintf("the learned model's p90, from %s of this application", plural.N(pred.Runs, "earlier run"))
+	case perfmodel.LevelAppType:
+		return fmt.Sprintf("the learned model's p90, from %s of %s applications (none yet of this one)", plural.N(pred.Runs, "run"), cmp.Or(e.learn.key.App, "other"))
+	case perfmodel.LevelPrior:
+		if e.learn.key.EstimateSeconds > 0 {
+			return "the learned model's default p90 around its estimated duration (no runs learned yet)"
+		}
+		return "the learned model's default for its input size (no estimated duration given, no runs learned yet)"
+	}
+	return "the learned model's p90"
 }
 
 // medianEstimate is e's expected run time: the model's p50 before a plan

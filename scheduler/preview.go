@@ -50,6 +50,10 @@ type Preview struct {
 	// its estimated duration is known.
 	EstimatedStart  *time.Time `json:"estimatedStart,omitempty"`
 	EstimatedFinish *time.Time `json:"estimatedFinish,omitempty"`
+	// EstimateSource says where the run time behind EstimatedFinish came
+	// from, for people: the estimated duration given, or the learned
+	// model's p90 (the runs it learned from, or its default).
+	EstimateSource string `json:"estimateSource,omitempty"`
 	// DeadlineMarginSeconds is deadline minus estimated finish.
 	DeadlineMarginSeconds *float64 `json:"deadlineMarginSeconds,omitempty"`
 }
@@ -173,6 +177,7 @@ func (c *Core) Preview(ctx context.Context, j Job, now time.Time) (Preview, erro
 		if est := c.dec.estimate(e); est > 0 {
 			end := now.Add(est)
 			p.EstimatedFinish = &end
+			p.EstimateSource = c.dec.estimateSource(e)
 			if j.DeadlineAt != nil {
 				m := j.DeadlineAt.Sub(end).Seconds()
 				p.DeadlineMarginSeconds = &m

@@ -211,3 +211,82 @@ func (s *Store) MarkRunningAtRisk(ctx context.Context, id, reason string) error 
 		return appendEvent(ctx, tx, id, now, &st, scheduler.Running, reason)
 	})
 }
+
+// EndReasons is, for each of the jobs ids that ended FAILED, the reason
+// of the event that made it FAILED (its latest), for the job list's note
+// (the whole timeline is the job view's). Jobs without one are absent.
+func (s *Store) EndReasons(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	ids = uuidsOnly(ids)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT ON (job_id) job_id, reason FROM job_events
+		WHERE job_id = ANY($1::uuid[]) AND to_state = $2 ORDER BY job_id, id DESC`, pq.Array(ids), string(scheduler.Failed))
+	if err != nil {
+		return nil, fmt.Errorf("read why the jobs failed: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, reason string
+		if err := rows.Scan(&id, &reason); err != nil {
+			return nil, fmt.Errorf("read why the jobs failed: %w", err)
+		}
+		if reason != "" {
+			out[id] = reason
+		}
+	}
+	return out, rows.Err()
+}
+
+// QueueWait is how long a job waited in the queue (SUBMITTED or QUEUED):
+// Seconds over its past waits, and Since when it waits now (nil when it
+// does not), to add the time since.
+type QueueWait struct {
+	Seconds float64
+	Since   *time.Time
+}
+
+// QueueWaits is, for each of the jobs ids, the time it spent waiting in
+// the queue, summed over its waits (a run that failed or was lost and a
+// job sent back to the queue wait again; the time placing, reserving,
+// launching and running is not waiting): the jobs list's and the job
+// view's "waited". A job rejected at submission never waited (absent).
+func (s *Store) QueueWaits(ctx context.Context, ids []string) (map[string]QueueWait, error) {
+	out := map[string]QueueWait{}
+	ids = uuidsOnly(ids)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// The submission's events are the row's (submit_state, submitted_at)
+	// unless stored as rows (jobs stored before that, submit_state '').
+	rows, err := s.db.QueryContext(ctx, `WITH ev AS (
+			SELECT id AS job_id, 0::bigint AS seq, submitted_at AS at, submit_state AS to_state FROM jobs
+				WHERE id = ANY($1::uuid[]) AND submit_state IN ('SUBMITTED', 'QUEUED')
+			UNION ALL
+			SELECT job_id, id, at, to_state FROM job_events WHERE job_id = ANY($1::uuid[])
+		), iv AS (
+			SELECT job_id, to_state, at, lead(at) OVER (PARTITION BY job_id ORDER BY seq) AS next_at FROM ev
+		)
+		SELECT job_id::text, coalesce(sum(extract(epoch FROM next_at - at)) FILTER (WHERE next_at IS NOT NULL), 0)::float8,
+			max(at) FILTER (WHERE next_at IS NULL)
+		FROM iv WHERE to_state IN ('SUBMITTED', 'QUEUED') GROUP BY job_id`, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read how long the jobs waited: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var w QueueWait
+		var since sql.NullTime
+		if err := rows.Scan(&id, &w.Seconds, &since); err != nil {
+			return nil, fmt.Errorf("read how long the jobs waited: %w", err)
+		}
+		if since.Valid {
+			t := since.Time.UTC()
+			w.Since = &t
+		}
+		out[id] = w
+	}
+	return out, rows.Err()
+}

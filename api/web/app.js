@@ -113,6 +113,9 @@ const fmtMargin = (s) => {
 };
 // Milliseconds, readable below one: 0.043 ms is 43 µs.
 const fmtMs = (v) => v >= 100 ? v.toFixed(0) + " ms" : v >= 1 ? v.toFixed(1) + " ms" : v >= 0.001 ? (v * 1000).toFixed(v >= 0.01 ? 0 : 1) + " µs" : "0";
+// plural is n and the noun, plural unless n is 1 ("1 run", "2 runs"), as
+// the CLI's internal/plural writes counts.
+const plural = (n, noun) => n + " " + noun + (n === 1 ? "" : "s");
 const fmtMiB = (mb) => mb >= 1024 ? (mb / 1024).toFixed(mb % 1024 ? 1 : 0) + " GiB" : mb + " MiB";
 function jobColour(id) {
   let h = 0; for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
@@ -399,9 +402,15 @@ function deadlineText(j) {
   if (ENDED.has(j.state)) return { text: "not run (" + j.state.toLowerCase() + ")", cls: "notrun" };
   return { text: "due " + fmtTime(j.deadlineAt), risk: j.atRisk };
 }
-// waitedSeconds is how long a job waited before its (last) run started,
-// or has waited so far; null for one that never waited in a queue.
+// waitedSeconds is how long a job waited in the queue, summed over its
+// waits (queuedSeconds, plus the time since queuedSince when it waits
+// now: a failed run or a lost launch is not waiting); null for one that
+// never waited in a queue. From a server without queuedSeconds, the time
+// from submission to its (last) start.
 function waitedSeconds(j) {
+  if (j.queuedSeconds !== undefined && j.queuedSeconds !== null) {
+    return j.queuedSeconds + (j.queuedSince ? Math.max(0, (Date.now() - Date.parse(j.queuedSince)) / 1000) : 0);
+  }
   const start = j.lastStartedAt || j.startedAt;
   const sub = Date.parse(j.submittedAt);
   if (start) return Math.max(0, (Date.parse(start) - sub) / 1000);

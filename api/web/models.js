@@ -71,19 +71,19 @@ function modelChart(m) {
   svg.append(svgEl("path", { d: pts.map((p, i) => (i ? "L" : "M") + X(p.executors).toFixed(1) + "," + Y(p.p50Seconds).toFixed(1)).join(""), fill: "none", stroke: "#0b63c4", "stroke-width": 2, class: "model-p50" }));
   for (const p of pts) {
     const c = svgEl("circle", { cx: X(p.executors).toFixed(1), cy: Y(p.p50Seconds).toFixed(1), r: 3, fill: "#0b63c4", class: "model-point" });
-    const tip = svgEl("title", {}); tip.textContent = p.executors + " executors: p50 " + fmtDur(p.p50Seconds) + ", p90 " + fmtDur(p.p90Seconds) + " (" + p.level + ")";
+    const tip = svgEl("title", {}); tip.textContent = plural(p.executors, "executor") + ": p50 " + fmtDur(p.p50Seconds) + ", p90 " + fmtDur(p.p90Seconds) + " (" + p.level + ")";
     c.append(tip); svg.append(c);
   }
   return svg;
 }
 
 function modelCard(m) {
-  const err = m.mapePercent === undefined || m.mapePercent === null ? "error not measured yet" : "error " + m.mapePercent.toFixed(1) + "% (MAPE over " + m.mapeRuns + " runs, each predicted before it was seen)";
+  const err = m.mapePercent === undefined || m.mapePercent === null ? "error not measured yet" : "error " + m.mapePercent.toFixed(1) + "% (MAPE over " + plural(m.mapeRuns, "run") + ", each predicted before it was seen)";
   const lvl = m.level === "signature" ? "own model" : m.level === "app-type" ? "application type's model" : "prior";
   return el("figure", { class: "model", "data-model": m.id },
     el("figcaption", {},
       el("span", { class: "model-sig", title: m.signature }, m.signature),
-      el("span", { class: "model-meta" }, m.runs + (m.runs === 1 ? " run" : " runs") + " · " + lvl + (m.form ? " (" + m.form + ")" : "") + " · " + err)),
+      el("span", { class: "model-meta" }, plural(m.runs, "run") + " · " + lvl + (m.form ? " (" + m.form + ")" : "") + " · " + err)),
     modelChart(m));
 }
 

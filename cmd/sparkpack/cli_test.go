@@ -154,7 +154,9 @@ func TestCLIManagesJobs(t *testing.T) {
 }
 
 func TestCLIErrorsSayWhatToDo(t *testing.T) {
-	// Nothing listens there: said at once, without retries.
+	// Nothing listens there: with --retry-for 0, said at once, without
+	// retries (by default submit tries again for 30s, saying so, as a
+	// serve restarting refuses connections: TestSubmitWaitsForALateServe).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +164,15 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 	down := "http://" + ln.Addr().String()
 	ln.Close()
 	start := time.Now()
-	code, _, errOut := runCmd(t, append([]string{"submit", "--server", down, "--executor-memory", "1g"}, jobFlags...)...)
+	code, _, errOut := runCmd(t, append([]string{"submit", "--server", down, "--retry-for", "0", "--executor-memory", "1g"}, jobFlags...)...)
 	if code != 1 || !strings.Contains(errOut, "is sparkpack running there?") || !strings.Contains(errOut, "SPARKPACK_SERVER") ||
 		strings.Contains(errOut, "trying again") || time.Since(start) > 5*time.Second {
 		t.Fatalf("server down: %d %q after %s", code, errOut, time.Since(start))
+	}
+	// Bounded: it gives up after --retry-for, with the same advice.
+	code, _, errOut = runCmd(t, append([]string{"submit", "--server", down, "--retry-for", "1s", "--executor-memory", "1g"}, jobFlags...)...)
+	if code != 1 || !strings.Contains(errOut, "trying again") || !strings.Contains(errOut, "is sparkpack running there?") || !strings.Contains(errOut, "(tried for --retry-for 1s)") {
+		t.Fatalf("server down, --retry-for 1s: %d %q", code, errOut)
 	}
 	for _, cmd := range [][]string{{"jobs"}, {"job", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}, {"cancel", "6f1d2c1e-8a7b-4c1d-9e2f-3a4b5c6d7e8f"}} {
 		code, _, errOut := runCmd(t, append(cmd, "--server", down)...)

@@ -63,6 +63,12 @@ type apiClient struct {
 	// retries is how often a request that may succeed later (503, 429
 	// with Retry-After, a timeout or a reset connection) is tried again.
 	retries int
+	// retryFor, when positive, bounds retrying by time instead of by
+	// count: a request is tried again, for up to that long from its first
+	// try, when it may succeed later (as retries; connection refused too,
+	// a server restarting), never on another 4xx. Only for idempotent
+	// requests (submit sends its own job id).
+	retryFor time.Duration
 	// stderr, if set, hears about retries.
 	stderr io.Writer
 }
@@ -113,7 +119,9 @@ func transient(err error) (bool, time.Duration) {
 	var he *httpError
 	if errors.As(err, &he) {
 		switch he.Status {
-		case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		case http.StatusServiceUnavailable:
+			return true, he.retryAfter
+		case http.StatusBadGateway, http.StatusGatewayTimeout:
 			return true, 0
 		case http.StatusTooManyRequests:
 			return he.retryAfter > 0, he.retryAfter
@@ -131,27 +139,89 @@ func transient(err error) (bool, time.Duration) {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF), 0
 }
 
-// do sends one request (retrying transient failures) and decodes a 2xx
-// JSON answer into out (when not nil). It returns the status.
+// retryPolicy bounds retrying a request: by count (retries) or, when
+// retryFor is positive, by the time since its first try.
+type retryPolicy struct {
+	retries  int
+	retryFor time.Duration
+}
+
+// retryBackoff is the wait before the n-th retry (from 0): 500ms doubling,
+// at most 5s.
+func retryBackoff(n int) time.Duration {
+	return min(500*time.Millisecond<<min(n, 4), 5*time.Second)
+}
+
+// decideRetry says whether a request that failed with err, after attempt
+// retries and elapsed since its first try, is tried again, and after how
+// long: what transient allows (the server's Retry-After when longer than
+// the backoff) and, when bounded by time, a refused connection (a
+// server restarting) too, never past retryFor. It is pure.
+func decideRetry(err error, attempt int, elapsed time.Duration, p retryPolicy) (bool, time.Duration) {
+	if err == nil {
+		return false, 0
+	}
+	retry, after := transient(err)
+	if p.retryFor <= 0 {
+		if !retry || attempt >= p.retries {
+			return false, 0
+		}
+		return true, max(after, retryBackoff(attempt))
+	}
+	if !retry && !refused(err) {
+		return false, 0
+	}
+	left := p.retryFor - elapsed
+	if left <= 0 {
+		return false, 0
+	}
+	return true, min(max(after, retryBackoff(attempt)), left)
+}
+
+// refused reports whether err is a refused connection: nothing listens
+// there now (a server restarting, or not started yet).
+func refused(err error) bool {
+	var ur *unreachable
+	return errors.As(err, &ur) && errors.Is(ur.err, syscall.ECONNREFUSED)
+}
+
+// do sends one request (retrying transient failures: decideRetry) and
+// decodes a 2xx JSON answer into out (when not nil). It returns the
+// status.
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) (int, error) {
-	backoff := 500 * time.Millisecond
+	start := time.Now()
+	p := retryPolicy{retries: c.retries, retryFor: c.retryFor}
 	for attempt := 0; ; attempt++ {
 		status, err := c.once(ctx, method, path, body, out)
-		retry, wait := transient(err)
-		if err == nil || !retry || attempt >= c.retries {
+		retry, wait := decideRetry(err, attempt, time.Since(start), p)
+		if !retry {
 			return status, err
 		}
-		wait = max(wait, backoff)
 		if c.stderr != nil {
-			fmt.Fprintf(c.stderr, "%v; trying again in %s (%d of %d)\n", err, wait, attempt+1, c.retries)
+			if p.retryFor > 0 {
+				fmt.Fprintf(c.stderr, "%s; trying again in %s (%s left of --retry-for %s)\n", retryText(err), wait.Round(100*time.Millisecond),
+					max(p.retryFor-time.Since(start), 0).Round(time.Second), p.retryFor)
+			} else {
+				fmt.Fprintf(c.stderr, "%v; trying again in %s (%d of %d)\n", err, wait, attempt+1, c.retries)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return status, ctx.Err()
 		case <-time.After(wait):
 		}
-		backoff *= 2
 	}
+}
+
+// retryText is a failure that is retried, short: a refused connection
+// does not need unreachable's advice yet.
+func retryText(err error) string {
+	if refused(err) {
+		var ur *unreachable
+		errors.As(err, &ur)
+		return fmt.Sprintf("sparkpack at %s is not answering (%v)", ur.base, rootCause(ur.err))
+	}
+	return err.Error()
 }
 
 func (c *apiClient) once(ctx context.Context, method, path string, body []byte, out any) (int, error) {
@@ -206,7 +276,7 @@ func (c *apiClient) once(ctx context.Context, method, path string, body []byte, 
 		}
 	}
 	he := &httpError{Status: resp.StatusCode, Msg: e.Error, Field: e.Field, foreign: foreign, base: c.base}
-	if resp.StatusCode == http.StatusTooManyRequests {
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		var n int
 		if _, err := fmt.Sscanf(resp.Header.Get("Retry-After"), "%d", &n); err == nil && n > 0 {
 			he.retryAfter = min(time.Duration(n)*time.Second, time.Minute)

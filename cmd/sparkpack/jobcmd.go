@@ -145,7 +145,7 @@ func printJobWith(w io.Writer, v api.JobView, timeline *jobsTable) {
 		row("started", t(v.StartedAt))
 	}
 	row("finished", t(v.FinishedAt))
-	if w := waited(v.Job, now); w != "-" {
+	if w := waited(v, now); w != "-" {
 		row("waited", w)
 	}
 	if v.RunTimeUnknown {

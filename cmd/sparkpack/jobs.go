@@ -271,7 +271,7 @@ func (t *jobsTable) print(stdout, stderr io.Writer, format outputFormat, jobs []
 			note = clip(note, 60)
 		}
 		r := []string{j.ID, clip(name, 32), string(j.State), ago(now, j.SubmittedAt),
-			waited(j.Job, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note}
+			waited(j, now), ran(j, now), deadlineNote(j.Job), costText(j.CostUSD), note}
 		if wide {
 			r = append(r, fmt.Sprintf("%d×(%s, %d MiB)", j.Executors, plural.N(j.ExecutorCores, "cpu"), j.ExecutorMemoryMB),
 				fmt.Sprint(len(j.Placement)), fmt.Sprint(j.Attempt), labelText(j.Labels))
@@ -355,9 +355,23 @@ func marginDur(d time.Duration) string {
 	return shortDur(d)
 }
 
-// waited is how long the job waited before its (last) run started, or has
-// waited so far.
-func waited(j scheduler.Job, now time.Time) string {
+// waited is how long the job waited in the queue (SUBMITTED or QUEUED),
+// summed over its waits (the server's queuedSeconds, and the time since
+// queuedSince when it waits now): a run that failed or a launch that was
+// lost is not waiting. "-" for a job that never waited. From a server
+// without queuedSeconds, the time from submission to its (last) start.
+func waited(v api.JobView, now time.Time) string {
+	if v.QueuedSeconds != nil {
+		d := time.Duration(*v.QueuedSeconds * float64(time.Second))
+		if v.QueuedSince != nil {
+			d += max(now.Sub(*v.QueuedSince), 0)
+		}
+		return shortDur(d)
+	}
+	j := v.Job
+	if j.State == scheduler.Rejected {
+		return "-"
+	}
 	start := j.LastStartedAt
 	if start == nil {
 		start = j.StartedAt
@@ -429,6 +443,9 @@ func costText(c *float64) string {
 const unseenNote = "run time unknown: the driver was never seen running"
 
 func jobNote(j api.JobView) string {
+	if j.State == scheduler.Failed && j.FailedReason != "" {
+		return j.FailedReason
+	}
 	if j.WaitingReason != "" {
 		return j.WaitingReason
 	}

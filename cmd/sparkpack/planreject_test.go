@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparkpack/sparkpack/scheduler"
 )
@@ -81,5 +82,24 @@ func TestPlanShowsTheTeamsBefore(t *testing.T) {
 	answer.TeamsBefore = []string{"etl"}
 	if _, out, _ := runCmd(t, job...); !strings.Contains(out, "(fair share between teams: team etl first)") {
 		t.Errorf("plan with one team before: %q", out)
+	}
+}
+
+// TestPlanSaysWhereTheFinishCameFrom: plan's finish line names where the
+// run time came from (estimateSource: the learned model, its default, the
+// estimated duration given), not always "its estimated duration".
+func TestPlanSaysWhereTheFinishCameFrom(t *testing.T) {
+	end := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
+	const src = "the learned model's default for its input size (no estimated duration given, no runs learned yet)"
+	answer := scheduler.Preview{Queue: "regular", StartsNow: true, EstimatedFinish: &end, EstimateSource: src}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(answer)
+	}))
+	defer srv.Close()
+	job := []string{"plan", "--server", srv.URL, "--app-resource", "local:///a.jar", "--main-class", "a.B", "--executors", "2", "--executor-cores", "1", "--executor-memory", "1g"}
+	code, out, errOut := runCmd(t, job...)
+	if code != 0 || !strings.Contains(out, "("+src+")") || strings.Contains(out, "estimated duration)") {
+		t.Errorf("plan: exit %d, stdout %q, stderr %q; want the finish from %q", code, out, errOut, src)
 	}
 }

@@ -75,6 +75,7 @@ type submitConfig struct {
 	duration                                     float64
 	follow                                       bool
 	poll, timeout                                time.Duration
+	retryFor                                     time.Duration
 	args                                         listFlag
 	conf, env, labels                            kvFlag
 	set                                          map[string]bool
@@ -132,6 +133,7 @@ func submitOrPlan(ctx context.Context, name string, args []string, stdout, stder
 	fs.StringVar(&c.notBefore, "not-before", "", "earliest start: an RFC 3339 time or a duration from now such as 2h; the job runs inside\n[not-before, deadline] when that is cheapest")
 	fs.Float64Var(&c.duration, "estimated-duration", 0, "estimated run time in seconds")
 	fs.IntVar(&c.retries, "retries", -1, "how often a failed driver is launched again (0-10; default 0, or the -f file's)")
+	fs.DurationVar(&c.retryFor, "retry-for", 30*time.Second, "while sparkpack does not answer (connection refused, 503 while it restarts or waits for PostgreSQL), try again for up to this long, saying so; never on a refusal (4xx, but for a 429 with Retry-After, which is waited for). The job carries its own id: it is stored once however often it is sent (0: try once)")
 	dryRun := &plan
 	var out *outputFormat
 	if plan {
@@ -171,12 +173,18 @@ func submitOrPlan(ctx context.Context, name string, args []string, stdout, stder
 	if err != nil {
 		return err
 	}
-	cl.retries, cl.stderr = 5, stderr
+	if c.retryFor < 0 {
+		return fmt.Errorf("--retry-for %s: want a duration of 0 or more (0: try once)", c.retryFor)
+	}
+	cl.retryFor, cl.stderr = c.retryFor, stderr
 	if *dryRun {
 		return planJob(ctx, cl, body, *out, stdout)
 	}
 	var job api.JobView
 	status, err := cl.do(ctx, http.MethodPost, "/api/v1/jobs", body, &job)
+	if err != nil && refused(err) && c.retryFor > 0 {
+		return fmt.Errorf("%w (tried for --retry-for %s)", explain(err, "submit"), c.retryFor)
+	}
 	if err != nil {
 		return explain(err, "submit")
 	}
@@ -592,7 +600,11 @@ func planJob(ctx context.Context, cl *apiClient, body []byte, format outputForma
 		}
 	}
 	if p.EstimatedFinish != nil {
-		fmt.Fprintf(tw, "finish\t%s (from its estimated duration)\n", p.EstimatedFinish.Local().Format(cliTime))
+		src := p.EstimateSource
+		if src == "" { // a server from before estimateSource
+			src = "from its estimated run time"
+		}
+		fmt.Fprintf(tw, "finish\t%s (%s)\n", p.EstimatedFinish.Local().Format(cliTime), src)
 	}
 	if p.DeadlineMarginSeconds != nil {
 		m := time.Duration(*p.DeadlineMarginSeconds * float64(time.Second))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sparkpack/sparkpack/internal/plural"
 	"github.com/sparkpack/sparkpack/scheduler"
 )
 
@@ -151,8 +152,8 @@ func record(s State, ev Event, out []Action) (State, []Action, bool) {
 			if s.Cfg.FromOffers {
 				out = append(out, Action{Kind: ActExpect})
 			}
-			out = append(out, Action{Kind: ActNote, Text: fmt.Sprintf("reserved %d executors on %d agents (quota limit set on role %s)",
-				s.Plan.Executors(), len(s.Plan.Assignments), scheduler.Role(s.Job.ID))}, Action{Kind: ActKick})
+			out = append(out, Action{Kind: ActNote, Text: fmt.Sprintf("reserved %s on %s (quota limit set on role %s)",
+				plural.N(s.Plan.Executors(), "executor"), plural.N(len(s.Plan.Assignments), "agent"), scheduler.Role(s.Job.ID))}, Action{Kind: ActKick})
 		}
 	case EvDriverNamed:
 		if ev.Err != nil {

@@ -20,7 +20,7 @@ import (
 // each ("< ..."), with state checks ("= ..."). The format:
 //
 //	== title
-//	start phase=reserving retries=1 offers kill preempt=why driver=SPEC
+//	start phase=reserving retries=1 offers kill preempt=why driver=SPEC plan=A:1,B:1
 //	> EVENT @SECONDS key=value ...   (values may be "quoted")
 //	< ACTION                          (lifecycle.Action.Format, times from 0)
 //	= phase=P outcome=S reason~TEXT kill lost=AGENT
@@ -28,7 +28,7 @@ import (
 // A driver SPEC is task:STATE:flags, flags among started, ended, ran,
 // agent=X, attempt=N, lost=N, running=SECONDS (RunningAt),
 // launched=SECONDS (LaunchedAt) and updated=SECONDS (UpdatedAt, when
-// stored). Besides the machine's events,
+// stored). A plan is AGENT:EXECUTORS,... (by default A:1,B:1). Besides the machine's events,
 // the harness knows
 //
 //	> status @T state=TASK_X agent=A message=M invalid-offers executor reason=R
@@ -223,6 +223,13 @@ func (tr *transcript) run(t *testing.T) {
 	_, job.KillRequested = kv["kill"]
 	job.PreemptRequested = kv["preempt"]
 	plan := placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 1}, {AgentID: "B", Executors: 1}}}
+	if p, ok := kv["plan"]; ok {
+		plan.Assignments = nil
+		for _, a := range strings.Split(p, ",") {
+			agent, n, _ := strings.Cut(a, ":")
+			plan.Assignments = append(plan.Assignments, placement.Assignment{AgentID: agent, Executors: atoi(t, n)})
+		}
+	}
 	ph := Reserving
 	if p, ok := kv["phase"]; ok {
 		ph = phases[p]
