@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -207,18 +208,7 @@ func (m *CostMeter) Checkpoint(t time.Time) (float64, []LedgerEntry) {
 	for k, u := range at.ledger {
 		out = append(out, LedgerEntry{Bucket: time.Unix(k.bucket, 0).UTC(), JobID: k.job, Usage: *u})
 	}
-	slices.SortFunc(out, func(a, b LedgerEntry) int {
-		if c := a.Bucket.Compare(b.Bucket); c != 0 {
-			return c
-		}
-		switch {
-		case a.JobID < b.JobID:
-			return -1
-		case a.JobID > b.JobID:
-			return 1
-		}
-		return 0
-	})
+	sortLedger(out)
 	return m.totalLocked(t), out
 }
 
@@ -293,4 +283,15 @@ func (m *CostMeter) IdleUSD(t time.Time) float64 {
 		m.accrueLocked(m.agents[id], t)
 	}
 	return m.attr().idle
+}
+
+// sortLedger orders ledger entries by bucket, then job id (the order the
+// store writes and the tests read them in).
+func sortLedger(es []LedgerEntry) {
+	slices.SortFunc(es, func(a, b LedgerEntry) int {
+		if c := a.Bucket.Compare(b.Bucket); c != 0 {
+			return c
+		}
+		return strings.Compare(a.JobID, b.JobID)
+	})
 }

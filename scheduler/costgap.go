@@ -137,18 +137,7 @@ func EstimateGap(in GapInput) GapEstimate {
 		}
 		est.Entries = append(est.Entries, LedgerEntry{Bucket: time.Unix(k.bucket, 0).UTC(), JobID: k.job, Usage: *u})
 	}
-	slices.SortFunc(est.Entries, func(a, b LedgerEntry) int {
-		if c := a.Bucket.Compare(b.Bucket); c != 0 {
-			return c
-		}
-		switch {
-		case a.JobID < b.JobID:
-			return -1
-		case a.JobID > b.JobID:
-			return 1
-		}
-		return 0
-	})
+	sortLedger(est.Entries)
 	if math.IsNaN(est.USD) || est.USD < 0 {
 		est.USD = 0
 	}
