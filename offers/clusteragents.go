@@ -47,6 +47,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.statuses = statuses
+	c.recovered = f.recovered
 	c.readAt, c.readErr = f.start, nil
 	c.changedLocked()
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
@@ -164,6 +165,16 @@ func (c *Cluster) AgentsRead() (at time.Time, lastErr error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.readAt, c.readErr
+}
+
+// RecoveredAgents is the ids GET_AGENTS last listed in recovered_agents:
+// after a master failover, the agents of its registry that have not
+// re-registered yet (up to agent_reregister_timeout, 10 minutes by
+// default). AgentStatuses does not list them; they have not left Mesos.
+func (c *Cluster) RecoveredAgents() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.recovered...)
 }
 
 func sameCapacity(a, b []Agent) bool {

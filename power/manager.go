@@ -420,9 +420,22 @@ func (m *Manager) TickView(ctx context.Context, v View, wanted func(Agent) bool)
 	for _, id := range forget {
 		note(m.forget(ctx, id), id)
 	}
+	recovered := make(map[string]bool, len(v.Recovered))
+	for _, id := range v.Recovered {
+		recovered[id] = true
+	}
 	for _, id := range ids {
 		note(m.stepOne(id, func(r *Record) error {
 			a, present := seen[id]
+			if !present && recovered[id] {
+				// Listed only as recovered by a master that failed over:
+				// held as on a stale view (recoveredStep).
+				m.clearIdle(id)
+				if recoveredStep(*r) == blindPowerOn {
+					return m.powerOn(ctx, r)
+				}
+				return nil
+			}
 			if n, ok := repl[id]; ok && r.State != StateOn {
 				return m.adopt(ctx, now, r, n, a, present)
 			}

@@ -266,8 +266,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 				// How current the agents are goes with them: on a stale
 				// view (GET_AGENTS failing, or not answering) power
 				// management decides no power-off (power/stale.go).
+				// Agents only in recovered_agents (a master that failed
+				// over) are held, not taken for gone.
 				at, err := cluster.AgentsRead()
-				return power.View{Agents: powerAgents(cluster.AgentStatuses()), ReadAt: at, Err: err}
+				return power.View{Agents: powerAgents(cluster.AgentStatuses()), ReadAt: at, Err: err, Recovered: cluster.RecoveredAgents()}
 			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}
