@@ -167,14 +167,17 @@ func (c *Cluster) AgentsRead() (at time.Time, lastErr error) {
 	return c.readAt, c.readErr
 }
 
-// RecoveredAgents is the ids GET_AGENTS last listed in recovered_agents:
-// after a master failover, the agents of its registry that have not
-// re-registered yet (up to agent_reregister_timeout, 10 minutes by
-// default). AgentStatuses does not list them; they have not left Mesos.
-func (c *Cluster) RecoveredAgents() []string {
+// AgentsView is AgentStatuses, the ids GET_AGENTS listed in
+// recovered_agents and AgentsRead, all of the same GET_AGENTS answer.
+// recovered: after a master failover, the agents of its registry that have
+// not re-registered yet (up to agent_reregister_timeout, 10 minutes by
+// default); AgentStatuses does not list them, and they have not left
+// Mesos. Read apart, an agent that re-registered between two reads was in
+// neither list, gone (power management powered off a draining one).
+func (c *Cluster) AgentsView() (statuses []AgentStatus, recovered []string, at time.Time, lastErr error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.recovered...)
+	return c.agentStatusesLocked(), append([]string(nil), c.recovered...), c.readAt, c.readErr
 }
 
 func sameCapacity(a, b []Agent) bool {

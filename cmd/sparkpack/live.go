@@ -268,8 +268,8 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 				// management decides no power-off (power/stale.go).
 				// Agents only in recovered_agents (a master that failed
 				// over) are held, not taken for gone.
-				at, err := cluster.AgentsRead()
-				return power.View{Agents: powerAgents(cluster.AgentStatuses()), ReadAt: at, Err: err, Recovered: cluster.RecoveredAgents()}
+				statuses, recovered, at, err := cluster.AgentsView()
+				return power.View{Agents: powerAgents(statuses), ReadAt: at, Err: err, Recovered: recovered}
 			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}
