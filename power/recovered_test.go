@@ -3,6 +3,7 @@ package power
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,7 +70,7 @@ func TestRecoveredAgentIsHeld(t *testing.T) {
 // deactivated and idle), and an idle agent that was on is not drained at
 // once: its idle time counts from when it is listed again.
 func TestRecoveredThenReregistered(t *testing.T) {
-	r := newRig(t, Config{}) // OffAfter 1 minute
+	r, hook := newLoggedRig(t, Config{}) // OffAfter 1 minute
 	a1, a2 := idle("a1", 4), idle("a2", 4)
 	r.tick(nil, a1, a2) // idle timers start
 	r.now = r.now.Add(61 * time.Second)
@@ -87,6 +88,15 @@ func TestRecoveredThenReregistered(t *testing.T) {
 	}
 	if got := r.mesos.took(); len(got) != 0 {
 		t.Fatalf("Mesos calls while recovered: %v", got)
+	}
+	var held []string
+	for _, e := range hook.AllEntries() {
+		if strings.HasPrefix(e.Message, "agent power: held: ") {
+			held = append(held, e.Data["agent"].(string)+" "+string(e.Data["state"].(State)))
+		}
+	}
+	if want := []string{"a1 draining", "a2 on"}; !slices.Equal(held, want) {
+		t.Errorf("held notices %q, want one per agent %q", held, want)
 	}
 	// They re-register (a1 deactivated: the master's registry kept it).
 	r.tick(nil, drained(a1), a2)

@@ -124,6 +124,20 @@ func blindStep(r Record) blindAction {
 // not yet asked for goes ahead.
 func recoveredStep(r Record) blindAction { return blindStep(r) }
 
+// noteHeld logs, once per hold, that agent r is held because the master
+// lists it only as recovered (tickMu held).
+func (m *Manager) noteHeld(r *Record) {
+	if m.held[r.AgentID] {
+		return
+	}
+	if m.held == nil {
+		m.held = map[string]bool{}
+	}
+	m.held[r.AgentID] = true
+	m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "state": r.State}).
+		Info("agent power: held: the Mesos master failed over and lists the agent as recovered, not re-registered yet; no drain, power-off or timeout until it re-registers (or the master drops it after agent_reregister_timeout, 10m by default)")
+}
+
 // blindSpans is the blind spans after a Tick at now on a view that is
 // stale or not (read at readAt): a stale view opens a span from the read
 // of the last current one (or now, before any), a current one closes the
