@@ -28,6 +28,9 @@ import (
 const (
 	fResponseGetAgents   = 10 // Response.get_agents
 	fGetAgentsAgents     = 1  // Response.GetAgents.agents
+	fGetAgentsRecovered  = 2  // Response.GetAgents.recovered_agents (AgentInfo)
+	fInfoID              = 6  // AgentInfo.id (AgentID)
+	fAgentIDValue        = 1  // AgentID.value
 	fAgentInfo           = 1  // Response.GetAgents.Agent.agent_info
 	fAgentVersion        = 3  // .version (required)
 	fAgentTotal          = 7  // .total_resources
@@ -190,7 +193,7 @@ func decodeAgentsReusing(resp []byte, prev map[uint64]master.Response_GetAgents_
 	var scratch, info []byte
 	err = eachField(body, func(f wireField) error {
 		if f.num != fGetAgentsAgents || f.typ != wireBytes {
-			return nil // recovered agents: not used
+			return nil // recovered agents: decodeRecovered
 		}
 		scratch, info = scratch[:0], info[:0]
 		var err error
@@ -211,6 +214,47 @@ func decodeAgentsReusing(resp []byte, prev map[uint64]master.Response_GetAgents_
 		return nil, nil, nil, err
 	}
 	return out, sums, next, nil
+}
+
+// decodeRecovered returns the ids of the agents a protobuf GET_AGENTS
+// answer lists in recovered_agents: a master that failed over (a real
+// one, with its registry) lists there the agents of its registry that
+// have not re-registered with it yet, for up to agent_reregister_timeout
+// (10 minutes by default), and not in agents. Such an agent has not left
+// Mesos; it may be re-registering (docs/power.md).
+func decodeRecovered(resp []byte) ([]string, error) {
+	var ids []string
+	err := eachField(resp, func(f wireField) error {
+		if f.num != fResponseGetAgents || f.typ != wireBytes {
+			return nil
+		}
+		return eachField(f.value, func(f wireField) error {
+			if f.num != fGetAgentsRecovered || f.typ != wireBytes {
+				return nil
+			}
+			id := ""
+			err := eachField(f.value, func(f wireField) error {
+				if f.num != fInfoID || f.typ != wireBytes {
+					return nil
+				}
+				return eachField(f.value, func(f wireField) error {
+					if f.num == fAgentIDValue && f.typ == wireBytes {
+						id = string(f.value)
+					}
+					return nil
+				})
+			})
+			if err != nil {
+				return err
+			}
+			if id == "" {
+				return fmt.Errorf("recovered agent %d: no id", len(ids)+1)
+			}
+			ids = append(ids, id)
+			return nil
+		})
+	})
+	return ids, err
 }
 
 // slimAgent appends to dst the kept fields of one encoded agent; info is

@@ -234,3 +234,42 @@ func TestDecodeAgentsReusing(t *testing.T) {
 		t.Fatalf("converted statuses differ:\n%+v\n%+v", statuses, want)
 	}
 }
+
+// TestDecodeRecoveredRealMaster: the GET_AGENTS answer of a real Mesos
+// 1.12 master just after a failover (testdata/get_agents_recovered_mesos1.12.md)
+// lists its agent only in recovered_agents: decodeRecovered gives its id,
+// and decodeAgents no agent.
+func TestDecodeRecoveredRealMaster(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "get_agents_recovered_mesos1.12.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := decodeRecovered(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"3b8ed774-56e4-4d66-976f-d5b2f4daebec-S0"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("recovered %q, want %q", ids, want)
+	}
+	agents, err := decodeAgents(b)
+	if err != nil || len(agents) != 0 {
+		t.Fatalf("agents %v (%v), want none", agents, err)
+	}
+	// The answers of the transcripts (a master that did not fail over)
+	// list none; a malformed one is an error, not a panic.
+	for name, resp := range realGetAgents(t) {
+		pb, err := resp.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := decodeRecovered(pb); err != nil || len(ids) != 0 {
+			t.Errorf("%s: recovered %q (%v), want none", name, ids, err)
+		}
+	}
+	for n := range b {
+		_, _ = decodeRecovered(b[:n]) // must not panic
+	}
+	if _, err := decodeRecovered(b[:len(b)-3]); err == nil {
+		t.Error("a truncated answer decoded without error")
+	}
+}

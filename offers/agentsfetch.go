@@ -20,7 +20,10 @@ type agentsFetch struct {
 	done   chan struct{}
 	agents []master.Response_GetAgents_Agent
 	sums   []uint64 // per agent: the same sum, the same agent (decodeAgentsReusing)
-	err    error
+	// recovered: the ids in recovered_agents (a master that failed over,
+	// before they re-register; decodeRecovered).
+	recovered []string
+	err       error
 }
 
 // GetAgents lists the agents with their total, allocated and offered
@@ -80,7 +83,7 @@ func (o *Operator) agentsSince(ctx context.Context, t time.Time) (*agentsFetch, 
 		f := &agentsFetch{start: time.Now(), done: make(chan struct{})}
 		o.agentsInFlight = f
 		o.agentsMu.Unlock()
-		f.agents, f.sums, f.err = o.getAgents(ctx)
+		f.agents, f.sums, f.recovered, f.err = o.getAgents(ctx)
 		o.agentsMu.Lock()
 		o.agentsInFlight = nil
 		if f.err == nil {
@@ -104,23 +107,27 @@ func (o *Operator) agentsSince(ctx context.Context, t time.Time) (*agentsFetch, 
 }
 
 // getAgents sends one GET_AGENTS and decodes the fields sparkpack reads
-// (agentsdecode.go).
+// (agentsdecode.go), and the ids of the recovered agents.
 // Only the agents that changed since the last answer are decoded again.
-func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, []uint64, error) {
+func (o *Operator) getAgents(ctx context.Context) ([]master.Response_GetAgents_Agent, []uint64, []string, error) {
 	b, err := o.callRaw(ctx, &master.Call{Type: master.Call_GET_AGENTS}, o.agentsSize.Load())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	o.agentsSize.Store(int64(len(b)))
 	if len(b) == 0 {
-		return nil, nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
+		return nil, nil, nil, fmt.Errorf("Mesos GET_AGENTS: empty answer")
+	}
+	recovered, err := decodeRecovered(b)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("Mesos GET_AGENTS: decode answer's recovered_agents: %w", err)
 	}
 	o.decodeMu.Lock()
 	defer o.decodeMu.Unlock()
 	agents, sums, next, err := decodeAgentsReusing(b, o.decoded)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Mesos GET_AGENTS: decode answer: %w", err)
+		return nil, nil, nil, fmt.Errorf("Mesos GET_AGENTS: decode answer: %w", err)
 	}
 	o.decoded = next
-	return agents, sums, nil
+	return agents, sums, recovered, nil
 }

@@ -161,10 +161,13 @@ type Cluster struct {
 	// last call's error, nil once one answers (AgentsRead).
 	readAt  time.Time
 	readErr error
-	loaded  bool
-	missing map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
-	seen    map[string]Agent
-	gone    map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
+	// recovered: the agents GET_AGENTS lists in recovered_agents (a master
+	// that failed over, before they re-register), not in statuses.
+	recovered []string
+	loaded    bool
+	missing   map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
+	seen      map[string]Agent
+	gone      map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
 
 	// refreshes counts refreshes; firstAt and lastAt are, by agent id, the
 	// refresh that first and last listed it active (refresh: a gone

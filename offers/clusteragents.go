@@ -47,6 +47,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.statuses = statuses
+	c.recovered = f.recovered
 	c.readAt, c.readErr = f.start, nil
 	c.changedLocked()
 	changed := !c.loaded || !sameCapacity(c.agents, agents)
@@ -164,6 +165,19 @@ func (c *Cluster) AgentsRead() (at time.Time, lastErr error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.readAt, c.readErr
+}
+
+// AgentsView is AgentStatuses, the ids GET_AGENTS listed in
+// recovered_agents and AgentsRead, all of the same GET_AGENTS answer.
+// recovered: after a master failover, the agents of its registry that have
+// not re-registered yet (up to agent_reregister_timeout, 10 minutes by
+// default); AgentStatuses does not list them, and they have not left
+// Mesos. Read apart, an agent that re-registered between two reads was in
+// neither list, gone (power management powered off a draining one).
+func (c *Cluster) AgentsView() (statuses []AgentStatus, recovered []string, at time.Time, lastErr error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.agentStatusesLocked(), append([]string(nil), c.recovered...), c.readAt, c.readErr
 }
 
 func sameCapacity(a, b []Agent) bool {

@@ -76,6 +76,10 @@ func (c *Cluster) Snapshot(ctx context.Context) (placement.Snapshot, error) {
 func (c *Cluster) AgentStatuses() []AgentStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.agentStatusesLocked()
+}
+
+func (c *Cluster) agentStatusesLocked() []AgentStatus {
 	planned := map[string]bool{}
 	for _, lj := range c.jobs {
 		if lj.st.Phase == lifecycle.Done {

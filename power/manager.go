@@ -203,6 +203,9 @@ type Manager struct {
 	// paused. Both tickMu's.
 	blind  []span
 	paused failurelog.State
+	// held: the agents held because the master lists them only as
+	// recovered, whose hold was logged (once per hold). tickMu's.
+	held map[string]bool
 }
 
 // NewManager checks the configuration and builds a manager; Load must
@@ -420,9 +423,28 @@ func (m *Manager) TickView(ctx context.Context, v View, wanted func(Agent) bool)
 	for _, id := range forget {
 		note(m.forget(ctx, id), id)
 	}
+	recovered := make(map[string]bool, len(v.Recovered))
+	for _, id := range v.Recovered {
+		recovered[id] = true
+	}
+	for id := range m.held {
+		if _, back := seen[id]; back || !recovered[id] {
+			delete(m.held, id) // re-registered, or gone: a later hold is logged anew
+		}
+	}
 	for _, id := range ids {
 		note(m.stepOne(id, func(r *Record) error {
 			a, present := seen[id]
+			if !present && recovered[id] {
+				// Listed only as recovered by a master that failed over:
+				// held as on a stale view (recoveredStep).
+				m.clearIdle(id)
+				m.noteHeld(r)
+				if recoveredStep(*r) == blindPowerOn {
+					return m.powerOn(ctx, r)
+				}
+				return nil
+			}
 			if n, ok := repl[id]; ok && r.State != StateOn {
 				return m.adopt(ctx, now, r, n, a, present)
 			}

@@ -33,6 +33,13 @@ type View struct {
 	// Err is the last GET_AGENTS call's error: it failed, and Agents are
 	// still those read at ReadAt.
 	Err error
+	// Recovered: the ids GET_AGENTS lists in recovered_agents. A master
+	// that failed over lists the agents of its registry there, not in
+	// agents, until they re-register (up to agent_reregister_timeout, 10
+	// minutes by default). Such an agent has not left Mesos, and what it
+	// runs is not known: its record is held as on a stale view
+	// (recoveredStep).
+	Recovered []string
 }
 
 // DefaultStaleAfter is how old a view may be before it counts as stale
@@ -106,6 +113,29 @@ func blindStep(r Record) blindAction {
 		return blindPowerOn
 	}
 	return blindHold
+}
+
+// recoveredStep is what a Tick on a current view does with an agent the
+// view lists only in recovered_agents (a master that failed over, the
+// agent not re-registered yet): what a stale view's Tick does (blindStep).
+// It is not idle (its idle timer starts again once it is listed), a
+// draining one has not "left Mesos" and is not powered off, one powering
+// off is not powered off, and no timeout is taken on it; only a power-on
+// not yet asked for goes ahead.
+func recoveredStep(r Record) blindAction { return blindStep(r) }
+
+// noteHeld logs, once per hold, that agent r is held because the master
+// lists it only as recovered (tickMu held).
+func (m *Manager) noteHeld(r *Record) {
+	if m.held[r.AgentID] {
+		return
+	}
+	if m.held == nil {
+		m.held = map[string]bool{}
+	}
+	m.held[r.AgentID] = true
+	m.log.WithFields(logrus.Fields{"agent": r.AgentID, "hostname": r.Hostname, "state": r.State}).
+		Info("agent power: held: the Mesos master failed over and lists the agent as recovered, not re-registered yet; no drain, power-off or timeout until it re-registers (or the master drops it after agent_reregister_timeout, 10m by default)")
 }
 
 // blindSpans is the blind spans after a Tick at now on a view that is

@@ -266,8 +266,10 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 				// How current the agents are goes with them: on a stale
 				// view (GET_AGENTS failing, or not answering) power
 				// management decides no power-off (power/stale.go).
-				at, err := cluster.AgentsRead()
-				return power.View{Agents: powerAgents(cluster.AgentStatuses()), ReadAt: at, Err: err}
+				// Agents only in recovered_agents (a master that failed
+				// over) are held, not taken for gone.
+				statuses, recovered, at, err := cluster.AgentsView()
+				return power.View{Agents: powerAgents(statuses), ReadAt: at, Err: err, Recovered: recovered}
 			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}

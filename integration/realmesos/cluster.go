@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +30,8 @@ type Options struct {
 	// reports the agent's Hostname (its ID when empty).
 	Cluster clusterspec.Cluster
 	// MasterFlags and AgentFlags are added to the defaults (later flags
-	// win in Mesos).
+	// win in Mesos). A master flag replaces the default of its name
+	// (--registry=replicated_log): Mesos refuses a flag given twice.
 	MasterFlags, AgentFlags []string
 	// AgentMaster, if set, is the agents' --master (e.g. zk://host/mesos;
 	// default: the master's host:port). Mesos refuses a flag given twice.
@@ -115,7 +117,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		// An agent that stops answering is unreachable after about 3 s
 		// (Mesos default: 75 s), so agent loss can be tested quickly.
 		"--agent_ping_timeout=1secs", "--max_agent_ping_timeouts=3"}
-	args = append(args, c.opts.MasterFlags...)
+	args = append(withoutFlags(args, c.opts.MasterFlags), c.opts.MasterFlags...)
 	c.masterArgs = args
 	c.master, err = c.run("master", filepath.Join(c.opts.Bin, "mesos-master"), args)
 	if err != nil {
@@ -146,6 +148,21 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 	}
 	return c.waitAgents(ctx, 60*time.Second)
+}
+
+// withoutFlags is args without the flags (--name=value) that over names.
+func withoutFlags(args, over []string) []string {
+	name := func(f string) string {
+		f, _, _ = strings.Cut(f, "=")
+		return f
+	}
+	var out []string
+	for _, a := range args {
+		if !slices.ContainsFunc(over, func(o string) bool { return name(o) == name(a) }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // agentArgs are the flags of an agent: its resources and attributes, the
@@ -378,6 +395,29 @@ func (c *Cluster) KillAgent(name string) error {
 	a.d.stop(syscall.SIGKILL, 10*time.Second)
 	a.d = nil
 	c.opts.Logf("realmesos: agent %s (%s) killed with SIGKILL", a.name, a.id)
+	return nil
+}
+
+// PauseAgent stops an agent's process with SIGSTOP: it keeps its
+// connections but answers nothing and cannot re-register with a master
+// that failed over (as a slow or hung agent); ResumeAgent goes on.
+func (c *Cluster) PauseAgent(name string) error { return c.signalAgent(name, syscall.SIGSTOP) }
+
+// ResumeAgent continues an agent stopped by PauseAgent (SIGCONT).
+func (c *Cluster) ResumeAgent(name string) error { return c.signalAgent(name, syscall.SIGCONT) }
+
+func (c *Cluster) signalAgent(name string, sig syscall.Signal) error {
+	a, err := c.agent(name)
+	if err != nil {
+		return err
+	}
+	if a.d == nil {
+		return fmt.Errorf("realmesos: agent %s is not running", name)
+	}
+	if err := a.d.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("realmesos: agent %s: %v: %w", name, sig, err)
+	}
+	c.opts.Logf("realmesos: agent %s (%s) sent %v", a.name, a.id, sig)
 	return nil
 }
 
