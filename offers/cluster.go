@@ -166,8 +166,13 @@ type Cluster struct {
 	recovered []string
 	loaded    bool
 	missing   map[string]int // agent id -> > 0 while an agent a refresh listed is missing (only > 0 is read)
-	seen      map[string]Agent
-	gone      map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
+	// heldRecovered: agents a refresh listed that a later one lists only
+	// in recovered_agents (a master failover; they re-register within
+	// agent_reregister_timeout): not missing, so no job hears it lost,
+	// until a refresh lists them neither as agents nor as recovered.
+	heldRecovered map[string]bool
+	seen          map[string]Agent
+	gone          map[string]Agent // seen before, not in GET_AGENTS now (off or lost)
 
 	// refreshes counts refreshes; firstAt and lastAt are, by agent id, the
 	// refresh that first and last listed it active (refresh: a gone
@@ -222,7 +227,7 @@ func NewCluster(cfg ClusterConfig) *Cluster {
 		cfg.Log = logrus.StandardLogger()
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Log.WithField("component", "mesos-cluster"),
-		jobs: map[string]*liveJob{}, missing: map[string]int{}, seen: map[string]Agent{}, gone: map[string]Agent{}, kickCh: make(chan struct{}, 1)}
+		jobs: map[string]*liveJob{}, missing: map[string]int{}, heldRecovered: map[string]bool{}, seen: map[string]Agent{}, gone: map[string]Agent{}, kickCh: make(chan struct{}, 1)}
 	if cfg.Framework != nil {
 		// A driver that cannot go where its room was kept goes to an
 		// active agent with room to spare rather than an idle one, and

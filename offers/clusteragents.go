@@ -56,9 +56,27 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		present[a.ID] = true
 		delete(c.missing, a.ID)
 	}
+	recovered := make(map[string]bool, len(f.recovered))
+	for _, id := range f.recovered {
+		recovered[id] = true
+	}
 	for _, a := range c.agents {
 		if !present[a.ID] {
+			if recovered[a.ID] {
+				c.heldRecovered[a.ID] = true
+				continue
+			}
 			c.missing[a.ID]++
+		}
+	}
+	for id := range c.heldRecovered {
+		switch {
+		case present[id]:
+			delete(c.heldRecovered, id)
+		case !recovered[id]:
+			// Neither re-registered nor recovered any more: gone now.
+			delete(c.heldRecovered, id)
+			c.missing[id]++
 		}
 	}
 	c.agents, c.loaded = agents, true
@@ -121,6 +139,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			delete(c.firstAt, id)
 			delete(c.lastAt, id)
 			continue
+		}
+		if recovered[id] {
+			continue // re-registering after a master failover, not gone
 		}
 		c.gone[id] = a
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/master"
 
 	"github.com/sparkpack/sparkpack/offers/lifecycle"
@@ -25,9 +26,10 @@ import (
 
 // agentsList is a master whose GET_AGENTS answers the agents set last.
 type agentsList struct {
-	mu     sync.Mutex
-	agents []master.Response_GetAgents_Agent
-	calls  atomic.Int32
+	mu        sync.Mutex
+	agents    []master.Response_GetAgents_Agent
+	recovered []mesos.AgentInfo // GET_AGENTS' recovered_agents
+	calls     atomic.Int32
 }
 
 func (l *agentsList) set(agents ...master.Response_GetAgents_Agent) {
@@ -45,7 +47,7 @@ func (l *agentsList) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	l.calls.Add(1)
 	l.mu.Lock()
-	resp := master.Response{Type: master.Response_GET_AGENTS, GetAgents: &master.Response_GetAgents{Agents: l.agents}}
+	resp := master.Response{Type: master.Response_GET_AGENTS, GetAgents: &master.Response_GetAgents{Agents: l.agents, RecoveredAgents: l.recovered}}
 	l.mu.Unlock()
 	b, _ := resp.Marshal()
 	w.Header().Set("Content-Type", protobufType)
