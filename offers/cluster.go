@@ -199,6 +199,11 @@ type Cluster struct {
 	snapBase []placement.Agent
 	snapHold map[string][]placement.Holding
 	snapOf   []Agent
+	// ov is the overlay built at version ovVer over the agents ovOf
+	// (overlayPatchLocked): every reader of one version shares it.
+	ov    *overlay
+	ovVer uint64
+	ovOf  []Agent
 
 	// converted: the agents of the last refresh by sum, reused by the next
 	// (convertReusing); convMu serialises refreshes' use of it.

@@ -222,8 +222,28 @@ func (c *Cluster) overlayLocked() []Agent {
 	return c.overlayPatchLocked().all()
 }
 
-// overlayPatchLocked is overlayLocked as patches over c.agents.
+// overlayPatchLocked is overlayLocked as patches over c.agents. It is
+// built once per Version (and refresh) and shared: the scheduling pass's
+// snapshot, the cluster view and the framework's every look at the agents
+// of the offers it holds (agentRooms, on each offers event and launch
+// attempt) read the same one; none may modify it.
 func (c *Cluster) overlayPatchLocked() *overlay {
+	if c.ov != nil && c.ovVer == c.version && sameAgents(c.ovOf, c.agents) {
+		return c.ov
+	}
+	ov := c.buildOverlayLocked()
+	c.ov, c.ovVer, c.ovOf = ov, c.version, c.agents
+	return ov
+}
+
+// sameAgents reports whether a and b are the same slice (one refresh's
+// agents).
+func sameAgents(a, b []Agent) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// buildOverlayLocked builds the overlay (overlayPatchLocked) anew.
+func (c *Cluster) buildOverlayLocked() *overlay {
 	ov := &overlay{base: c.agents, patch: map[int]*Agent{}}
 	index := c.indexLocked()
 	for id, lj := range c.jobs {

@@ -181,3 +181,52 @@ func TestDriverRoomFallbackByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayOncePerVersion: the overlay is built once per Version and
+// shared by every reader (the snapshot, the view, and agentRooms, which
+// the framework calls on every offers event and launch attempt); a job's
+// step (a new Version) or a refresh's new agents build it again, and the
+// readers see the change.
+func TestOverlayOncePerVersion(t *testing.T) {
+	job := scheduler.Job{Spec: scheduler.Spec{ID: "j", Executors: 1, ExecutorCores: 1, ExecutorMemoryMB: 1024,
+		Driver: &scheduler.Driver{Cores: 1, MemoryMB: 1024}}}
+	agents := []Agent{
+		{ID: "A", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 8192},
+		{ID: "B", CPUs: 4, MemMB: 8192, FreeCPUs: 4, FreeMemMB: 8192},
+	}
+	c := viewCluster(agents, job, lifecycle.Reserving, placement.Plan{Assignments: []placement.Assignment{{AgentID: "A", Executors: 1}}}, scheduler.DriverRecord{})
+	c.mu.Lock()
+	first := c.overlayPatchLocked()
+	c.mu.Unlock()
+	if r := c.agentRooms([]string{"A", "B"}); r[0].FreeCPUs != 2 || r[1].FreeCPUs != 4 {
+		t.Fatalf("rooms %+v; want A with 2 cpus free (an executor and the driver), B with 4", r)
+	}
+	if _, err := c.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.Agents()
+	c.mu.Lock()
+	again := c.overlayPatchLocked()
+	c.mu.Unlock()
+	if again != first {
+		t.Fatal("the overlay was built again at the same Version")
+	}
+
+	// A step moves the plan to B: a new Version, a new overlay.
+	c.mu.Lock()
+	c.jobs["j"].st.Plan = placement.Plan{Assignments: []placement.Assignment{{AgentID: "B", Executors: 1}}}
+	c.changedLocked()
+	c.mu.Unlock()
+	if r := c.agentRooms([]string{"A", "B"}); r[0].FreeCPUs != 4 || r[1].FreeCPUs != 2 {
+		t.Fatalf("rooms after the step %+v; want A with 4 cpus free, B with 2", r)
+	}
+
+	// A refresh lists other agents: built again even at the same Version.
+	c.mu.Lock()
+	c.agents = []Agent{{ID: "A", CPUs: 8, MemMB: 8192, FreeCPUs: 8, FreeMemMB: 8192}, agents[1]}
+	c.index = nil
+	c.mu.Unlock()
+	if r := c.agentRooms([]string{"A"}); r[0].FreeCPUs != 8 {
+		t.Fatalf("rooms after a refresh %+v; want A with 8 cpus free", r)
+	}
+}

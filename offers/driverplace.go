@@ -1,5 +1,7 @@
 package offers
 
+import "slices"
+
 // Where a waiting driver goes. Two pure decisions, one rule: the cluster's
 // driver-room overlay (clusterviews.go) keeps a queued driver's room by
 // driverRoomAgent, and the framework (frameworklaunch.go) picks the offer
@@ -156,13 +158,10 @@ type driverWant struct {
 // room's agent without the room ends the wait (the agent was offered
 // again: the room is not there). -1: none now.
 func chooseDriverOffer(want driverWant, offers []offerSpot) int {
-	fits := func(o offerSpot) bool {
-		return o.Fresh && covers(o.CPUs, want.CPUs) && covers(o.MemMB, want.MemMB)
-	}
 	best := func(ok func(o offerSpot) bool) int {
 		b := -1
 		for i, o := range offers {
-			if ok(o) && fits(o) && (b < 0 || roomierSpot(o, offers[b])) {
+			if ok(o) && spotFits(want, o) && (b < 0 || roomierSpot(o, offers[b])) {
 				b = i
 			}
 		}
@@ -187,6 +186,43 @@ func chooseDriverOffer(want driverWant, offers []offerSpot) int {
 		return b
 	}
 	return best(func(offerSpot) bool { return true })
+}
+
+// spotFits: the offer is fresh and has the driver's cpus and mem.
+func spotFits(want driverWant, o offerSpot) bool {
+	return o.Fresh && covers(o.CPUs, want.CPUs) && covers(o.MemMB, want.MemMB)
+}
+
+// driverCandidates narrows the held offers (spot(k) is offer k as one
+// launch sees it) to those chooseDriverOffer can choose for want: extra
+// (pickLocked gives every offer on the room's agent, which also decide
+// whether the launch still waits, and on the job's own agents, active for
+// this launch only), and the roomiest that fits of each class of the
+// others: any, with room to spare, active with room to spare. order is
+// every offer by roomierSpot (cpus, mem and id do not depend on the
+// launch), active those of agents active whoever launches, in the same
+// order: the first that fits in a class is its roomiest, so a launch
+// usually looks at a few offers. chooseDriverOffer on the candidates gives
+// the offer it gives on all: each of its choices is the roomiest fitting
+// offer of a class, or one on the room's agent. Building every launch's
+// spots over all the offers cost seconds per pick after a REVIVE brought
+// an offer of each of 30,000 agents (BenchmarkDriverLaunchDecision30000).
+// The candidates are in increasing order.
+func driverCandidates(want driverWant, order, active, extra []int, spot func(k int) offerSpot) []int {
+	out := slices.Clone(extra)
+	first := func(in []int, ok func(o offerSpot) bool) {
+		for _, k := range in {
+			if o := spot(k); spotFits(want, o) && ok(o) {
+				out = append(out, k)
+				return
+			}
+		}
+	}
+	first(order, func(offerSpot) bool { return true })
+	first(order, func(o offerSpot) bool { return o.Spare })
+	first(active, func(o offerSpot) bool { return o.Active && o.Spare })
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // roomierSpot orders offers by cpus, then mem, then id (deterministic:

@@ -2,6 +2,8 @@ package offers
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -300,5 +302,70 @@ func TestAcceptFilterWhileOthersWait(t *testing.T) {
 		if got := acc[0].Accept.Filters.GetRefuseSeconds(); got != c.want {
 			t.Errorf("%s: ACCEPT filter %v s, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestDriverCandidatesKeepTheChoice: chooseDriverOffer on the offers
+// driverCandidates keeps gives the offer it gives on all of them, for
+// random held offers (few distinct sizes, so that ties on cpus and mem are
+// common; any mix of fresh, on the room's agent, on the job's own agents
+// (active for this launch only), active, spare) and launches (every room
+// kind, waiting or not). pickLocked decides on the candidates only.
+func TestDriverCandidatesKeepTheChoice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 30000))
+	sizes := []float64{0.5, 1, 2, 4}
+	mems := []float64{512, 1024, 2048}
+	chosen := 0
+	for trial := range 20000 {
+		n := rng.IntN(12)
+		offers := make([]offerSpot, n)
+		var extra, activeAnyway []int
+		for k := range offers {
+			offers[k] = offerSpot{ID: fmt.Sprintf("O-%02d", rng.IntN(100)*100+k), CPUs: sizes[rng.IntN(len(sizes))], MemMB: mems[rng.IntN(len(mems))],
+				Fresh: rng.IntN(5) > 0, OnRoom: rng.IntN(4) == 0, Active: rng.IntN(2) == 0, Spare: rng.IntN(3) > 0}
+			own := rng.IntN(5) == 0 // on the job's own agents: active for this launch only
+			if offers[k].OnRoom || own {
+				extra = append(extra, k)
+			}
+			if own {
+				offers[k].Active = true
+			} else if offers[k].Active {
+				activeAnyway = append(activeAnyway, k)
+			}
+		}
+		order := make([]int, n)
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			if roomierSpot(offers[a], offers[b]) {
+				return -1
+			}
+			return 1
+		})
+		var active []int
+		for _, k := range order {
+			if slices.Contains(activeAnyway, k) {
+				active = append(active, k)
+			}
+		}
+		want := driverWant{CPUs: sizes[rng.IntN(len(sizes))], MemMB: mems[rng.IntN(len(mems))], Room: RoomKind(rng.IntN(4)), Wait: rng.IntN(2) == 0}
+		all := chooseDriverOffer(want, offers)
+		cand := driverCandidates(want, order, active, extra, func(k int) offerSpot { return offers[k] })
+		sub := make([]offerSpot, len(cand))
+		for i, k := range cand {
+			sub[i] = offers[k]
+		}
+		got := chooseDriverOffer(want, sub)
+		if got >= 0 {
+			got = cand[got]
+			chosen++
+		}
+		if got != all {
+			t.Fatalf("trial %d: want %+v, offers %+v: on the candidates %v the choice is %d; on all, %d", trial, want, offers, cand, got, all)
+		}
+	}
+	if chosen < 5000 {
+		t.Fatalf("only %d of 20000 trials chose an offer: the cases do not exercise the choice", chosen)
 	}
 }

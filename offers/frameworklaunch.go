@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -80,13 +81,11 @@ func (f *Framework) heldRooms() map[string]AgentRoom {
 		f.mu.Unlock()
 		return nil
 	}
-	seen := make(map[string]bool, len(f.offers))
+	// An agent with two offers is asked about twice: cheaper than a set
+	// of every agent (a REVIVE on 30,000 agents brings 30,000 offers).
 	ids := make([]string, 0, len(f.offers))
 	for _, ho := range f.offers {
-		if a := ho.offer.AgentID.Value; !seen[a] {
-			seen[a] = true
-			ids = append(ids, a)
-		}
+		ids = append(ids, ho.offer.AgentID.Value)
 	}
 	f.mu.Unlock()
 	rooms := f.roomsOf(ids)
@@ -209,33 +208,91 @@ func (f *Framework) pickLocked(rooms map[string]AgentRoom) (*DriverLaunch, heldO
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	held := make([]heldOffer, 0, len(f.offers))
-	for _, ho := range f.offers {
-		held = append(held, ho)
+	// What does not depend on the launch, once per pick (a REVIVE on a
+	// cluster of 30,000 agents brings 30,000 offers): the offers by
+	// roomierSpot, those of active agents, those on the agents a launch
+	// names (its room's, its own). Per launch, driverCandidates, then
+	// chooseDriverOffer on the few it keeps.
+	type heldSpot struct {
+		key, agent string
+		spot       offerSpot // OnRoom unset; Active and Spare as without rooms
+		room       AgentRoom
 	}
-	spots := make([]offerSpot, len(held))
-	now := time.Now()
+	named := map[string][]int{}
 	for _, id := range ids {
 		l := f.pending[id]
-		prefer := make(map[string]bool, len(l.Prefer))
-		for _, a := range l.Prefer {
-			prefer[a] = true
+		if l.Room != "" {
+			named[l.Room] = nil
 		}
-		for i, ho := range held {
-			agent := ho.offer.AgentID.Value
-			spots[i] = offerSpot{ID: ho.offer.ID.Value, CPUs: ho.cpus, MemMB: ho.mem,
-				Fresh:  !ho.since.Before(f.touched[agent]),
-				OnRoom: l.Room != "" && agent == l.Room,
-				Active: ho.active || prefer[agent], Spare: true}
-			if rooms != nil {
-				r := rooms[agent]
-				spots[i].Active = r.Active || prefer[agent]
-				spots[i].Spare = r.Known && covers(r.FreeCPUs, l.CPUs) && covers(r.FreeMemMB, l.MemMB)
+		for _, a := range l.Prefer {
+			named[a] = nil
+		}
+	}
+	held := make([]heldSpot, 0, len(f.offers))
+	for key, ho := range f.offers {
+		agent := ho.offer.AgentID.Value
+		h := heldSpot{key: key, agent: agent, spot: offerSpot{ID: ho.offer.ID.Value, CPUs: ho.cpus, MemMB: ho.mem,
+			Fresh: !ho.since.Before(f.touched[agent]), Active: ho.active, Spare: true}}
+		if rooms != nil {
+			h.room = rooms[agent]
+			h.spot.Active = h.room.Active
+		}
+		if ks, ok := named[agent]; ok {
+			named[agent] = append(ks, len(held))
+		}
+		held = append(held, h)
+	}
+	order := make([]int, len(held))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case roomierSpot(held[a].spot, held[b].spot):
+			return -1
+		case roomierSpot(held[b].spot, held[a].spot):
+			return 1
+		}
+		return 0
+	})
+	var active []int
+	for _, k := range order {
+		if held[k].spot.Active {
+			active = append(active, k)
+		}
+	}
+	now := time.Now()
+	var spots []offerSpot
+	var extra []int
+	for _, id := range ids {
+		l := f.pending[id]
+		spot := func(k int) offerSpot {
+			h := &held[k]
+			s := h.spot
+			s.OnRoom = l.Room != "" && h.agent == l.Room
+			if slices.Contains(l.Prefer, h.agent) {
+				s.Active = true
 			}
+			if rooms != nil {
+				s.Spare = h.room.Known && covers(h.room.FreeCPUs, l.CPUs) && covers(h.room.FreeMemMB, l.MemMB)
+			}
+			return s
+		}
+		extra = extra[:0]
+		if l.Room != "" {
+			extra = append(extra, named[l.Room]...)
+		}
+		for _, a := range l.Prefer {
+			extra = append(extra, named[a]...)
 		}
 		want := driverWant{CPUs: l.CPUs, MemMB: l.MemMB, Room: l.RoomKind, Wait: now.Before(l.waitUntil)}
+		cand := driverCandidates(want, order, active, extra, spot)
+		spots = spots[:0]
+		for _, k := range cand {
+			spots = append(spots, spot(k))
+		}
 		if i := chooseDriverOffer(want, spots); i >= 0 {
-			return l, held[i], true
+			return l, f.offers[held[cand[i]].key], true
 		}
 	}
 	return nil, heldOffer{}, false
