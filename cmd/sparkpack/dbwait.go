@@ -18,7 +18,8 @@ import (
 // Waiting for PostgreSQL at start (--database-wait): under docker-compose
 // or systemd the database often comes up after sparkpack. An error that
 // says the database is not there yet (connection refused, a name that does
-// not resolve yet, no answer, "the database system is starting up") is
+// not resolve yet, a Unix socket not made yet, no answer, "the database
+// system is starting up") is
 // tried again until --database-wait has passed; one that waiting cannot
 // mend (a malformed URL, refused credentials, a missing database, a failed
 // migration) ends serve at once, as before. decideDBWait decides, from the
@@ -97,6 +98,10 @@ func dbTransient(err error) (bool, string) {
 		return true, "the host name of --database-url does not resolve (yet): check that the database's host or container is up and that the name is right"
 	}
 	switch {
+	case missingSocket(err):
+		// A PostgreSQL on this machine reached through its Unix socket
+		// (host=/var/run/postgresql) makes the socket file as it starts.
+		return true, "the Unix socket of --database-url does not exist yet: check that PostgreSQL is started on this machine and that the host directory (unix_socket_directories) and port are right"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return true, "nothing accepts connections at the host and port of --database-url yet: check that PostgreSQL is started and listens there (listen_addresses, port)"
 	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH):
@@ -107,6 +112,13 @@ func dbTransient(err error) (bool, string) {
 		return true, "PostgreSQL does not answer at the host and port of --database-url: check that it runs and that no firewall drops sparkpack's connections"
 	}
 	return false, ""
+}
+
+// missingSocket reports whether err is a dial of a Unix socket whose file
+// does not exist (ENOENT): no PostgreSQL has made it yet.
+func missingSocket(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial" && oe.Net == "unix" && errors.Is(oe.Err, syscall.ENOENT)
 }
 
 func isNetTimeout(err error) bool {
