@@ -387,6 +387,13 @@ func serve(ctx context.Context, c serveConfig, log *logrus.Logger, ln net.Listen
 	})
 	if err != nil {
 		ln.Close()
+		if ctx.Err() != nil {
+			// Stopped (SIGTERM, Ctrl-C) while waiting: a stop asked for,
+			// as once serving, not a failure (exit 0; systemd marked the
+			// unit failed on exit 1).
+			log.WithField("database", redactURL(c.databaseURL)).Info("stopped while waiting for PostgreSQL")
+			return nil
+		}
 		return err
 	}
 	defer st.Close()
