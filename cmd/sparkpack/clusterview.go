@@ -234,11 +234,18 @@ func holderIDs(agents []offers.AgentState) []string {
 // skipped: that machine is listed under its new id.
 func withUnlistedOff(agents []offers.AgentState, recs []power.Record) []offers.AgentState {
 	var extra []offers.AgentState
+	var listed map[string]bool // made at the first record that needs it: a set, not a scan per record (30,000 x 30,000)
 	for _, r := range recs {
 		if r.ReplacedBy != "" || (r.State != power.StateOff && r.State != power.StatePoweringOff && r.State != power.StateBooting) {
 			continue
 		}
-		if slices.ContainsFunc(agents, func(a offers.AgentState) bool { return a.ID == r.AgentID }) {
+		if listed == nil {
+			listed = make(map[string]bool, len(agents))
+			for _, a := range agents {
+				listed[a.ID] = true
+			}
+		}
+		if listed[r.AgentID] {
 			continue
 		}
 		a := offers.Agent{ID: r.AgentID, Hostname: r.Hostname, Attributes: r.Attributes, CPUs: r.CPUs, MemMB: r.MemMB,
