@@ -161,6 +161,9 @@ type Cluster struct {
 	// last call's error, nil once one answers (AgentsRead).
 	readAt  time.Time
 	readErr error
+	// readEvery: the refresh loop's spacing of periodic reads after its
+	// last read (readSpacing; ReadEvery).
+	readEvery time.Duration
 	// recovered: the agents GET_AGENTS lists in recovered_agents (a master
 	// that failed over, before they re-register), not in statuses.
 	recovered []string

@@ -188,6 +188,25 @@ func (c *Cluster) AgentsRead() (at time.Time, lastErr error) {
 	return c.readAt, c.readErr
 }
 
+// readSpacing is the time between the starts of two periodic reads of
+// GET_AGENTS (refreshLoop) after a read that took took: refresh, or 8
+// times what the read cost on a large cluster.
+func readSpacing(refresh, took time.Duration) time.Duration {
+	return max(refresh, 8*took)
+}
+
+// ReadEvery is how long the refresh loop waits between two reads of
+// GET_AGENTS when no kick hurries it (readSpacing of the last read; the
+// configured refresh before the loop's first read). A view of the agents
+// is as old as that, and a little more, just before the next read
+// answers: power management does not take it for stale then
+// (power.View.Every).
+func (c *Cluster) ReadEvery() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return max(c.readEvery, c.cfg.Refresh)
+}
+
 // AgentsView is AgentStatuses, the ids GET_AGENTS listed in
 // recovered_agents and AgentsRead, all of the same GET_AGENTS answer.
 // recovered: after a master failover, the agents of its registry that have
@@ -236,7 +255,10 @@ func (c *Cluster) refreshLoop(ctx context.Context) {
 			c.noteRefresh(err, false)
 		}
 		took := time.Since(last)
-		period := max(c.cfg.Refresh, 8*took)
+		period := readSpacing(c.cfg.Refresh, took)
+		c.mu.Lock()
+		c.readEvery = period
+		c.mu.Unlock()
 		kickGap := max(gap, 2*took)
 		timer := time.NewTimer(period - took)
 		if err == nil || c.cfg.Operator.ep.spec.ZK == nil {

@@ -33,6 +33,13 @@ type View struct {
 	// Err is the last GET_AGENTS call's error: it failed, and Agents are
 	// still those read at ReadAt.
 	Err error
+	// Every is how long the reader waits between two reads when nothing
+	// hurries it (offers.Cluster.ReadEvery: --agents-refresh, or longer
+	// where one read costs more; 0: unknown). A view is not stale for
+	// being older than the bound while it is less than two such spacings
+	// old: on a large cluster whose GET_AGENTS takes 2 s the reads are
+	// 16 s apart, and every view became stale before the next one.
+	Every time.Duration
 	// Recovered: the ids GET_AGENTS lists in recovered_agents. A master
 	// that failed over lists the agents of its registry there, not in
 	// agents, until they re-register (up to agent_reregister_timeout, 10
@@ -49,8 +56,10 @@ const DefaultStaleAfter = 15 * time.Second
 
 // staleness decides whether a Tick may decide on v at now: not when the
 // last read failed, when no read has answered yet, or when the view is
-// older than maxAge. why says which, for the operator.
+// older than maxAge and than two of the reader's spacings (v.Every). why
+// says which, for the operator.
 func staleness(v View, now time.Time, maxAge time.Duration) (stale bool, why string) {
+	maxAge = max(maxAge, 2*v.Every)
 	switch {
 	case v.Err != nil:
 		return true, "reading the agents from the Mesos master (GET_AGENTS) fails: " + v.Err.Error()

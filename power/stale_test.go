@@ -31,6 +31,11 @@ func TestStaleness(t *testing.T) {
 		{"never read", View{}, true, "has not listed the agents yet"},
 		{"never read, failing", View{Err: down}, true, "fails"},
 		{"too old, no error (a hanging call)", View{ReadAt: at(80)}, true, "is 20s old"},
+		// A large cluster's reads are spaced by their cost (16 s apart
+		// for a 2 s GET_AGENTS): a view is current until two spacings.
+		{"older than the bound, within two spacings", View{ReadAt: at(80), Every: 16 * time.Second}, false, ""},
+		{"older than two spacings", View{ReadAt: at(60), Every: 16 * time.Second}, true, "is 40s old"},
+		{"short spacings: the bound", View{ReadAt: at(80), Every: 2 * time.Second}, true, "is 20s old"},
 	} {
 		stale, why := staleness(c.v, at(100), 15*time.Second)
 		if stale != c.stale || !strings.Contains(why, c.why) {

@@ -269,7 +269,7 @@ func startLive(ctx context.Context, mc mesosConfig, policy string, st *store.Sto
 				// Agents only in recovered_agents (a master that failed
 				// over) are held, not taken for gone.
 				statuses, recovered, at, err := cluster.AgentsView()
-				return power.View{Agents: powerAgents(statuses), ReadAt: at, Err: err, Recovered: recovered}
+				return power.View{Agents: powerAgents(statuses), ReadAt: at, Err: err, Recovered: recovered, Every: cluster.ReadEvery()}
 			}, func(a power.Agent) bool { return core.CouldUse(a.CPUs, a.MemMB) || wp.Wanted(a.ID) })
 		}()
 	}
