@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,5 +41,42 @@ func TestRequestLogSaysWhyARequestWasRefused(t *testing.T) {
 	}
 	if ok := lines[1]; ok.Data["status"] != 200 || ok.Data["error"] != nil {
 		t.Errorf("a success's line: %v", ok.Data)
+	}
+}
+
+// unavailableViews answers every panel "not now" (a standby, the cost
+// meter resuming after a restart).
+type unavailableViews struct{ fixedViews }
+
+func (unavailableViews) Cost(context.Context) (CostView, error) { return CostView{}, ErrNoScheduler }
+
+// TestRequestLogA503IsNotAWarning: a 503 (retry later) is logged at info,
+// not as a warning: the dashboard polls /api/v1/cost every few seconds
+// while a restarted meter resumes, and the demo, which shows warnings,
+// printed each poll (its test caught it). A 500 stays a warning.
+func TestRequestLogA503IsNotAWarning(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	srv := httptest.NewServer(New(Config{Views: unavailableViews{}, Log: log}).Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/cost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", resp.StatusCode)
+	}
+	seen := false
+	for _, e := range hook.AllEntries() {
+		if e.Message == "request" {
+			seen = true
+			if e.Level != logrus.InfoLevel || e.Data["status"] != 503 {
+				t.Errorf("the 503's request line: level %s, %v; want info", e.Level, e.Data)
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no request line")
 	}
 }

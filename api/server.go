@@ -352,10 +352,14 @@ func (s *Server) withRequestLog(next http.Handler) http.Handler {
 			rec.status = http.StatusOK
 		}
 		// Reads that succeed (the dashboard polls, Prometheus scrapes)
-		// are logged at debug level; changes and refusals at info.
+		// are logged at debug level; changes and refusals at info, and
+		// so is a 503: "not now, retry" (a standby, the cost meter
+		// resuming, the database away), whose cause the answering code
+		// logs once itself, so that a dashboard polling through it does
+		// not write a warning every few seconds.
 		level := logrus.InfoLevel
 		switch {
-		case rec.status >= 500:
+		case rec.status >= 500 && rec.status != http.StatusServiceUnavailable:
 			level = logrus.WarnLevel
 		case rec.status >= 400:
 		case r.Method == http.MethodGet || r.Method == http.MethodHead:
