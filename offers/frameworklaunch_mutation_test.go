@@ -479,3 +479,42 @@ func TestToleranceAgreesAboveZero(t *testing.T) {
 		t.Fatalf("launched on %v; want both drivers started, one per 1-cpu offer", got)
 	}
 }
+
+// TestExpectGivesBackOffersBeforeTheReserve: the transcript of an
+// operator-mode start. Expect gives back the offer held on the job's
+// agent with no filter before the reservation goes out (a Mesos master
+// would rescind it for the reserve, with a 5 s filter, and not offer the
+// agent to sparkpack's role again until that ran out or a REVIVE); offers
+// elsewhere stay. Launch marks the agent again: an offer there received
+// before it may still be rescinded (its RESCIND not read yet) and is not
+// used; the next one is.
+func TestExpectGivesBackOffersBeforeTheReserve(t *testing.T) {
+	ctx := context.Background()
+	fw, calls := subscribedFramework(t, nil)
+	fw.cfg.OfferHold = time.Hour
+	fw.Event(ctx, offersEvent(driverOffer("O-before", "S1", 4, 16384, "sparkpack"), driverOffer("O-other", "S2", 4, 16384, "sparkpack")))
+	time.Sleep(2 * time.Millisecond) // the announcement comes after the offers
+	fw.Expect(ctx, "j", []string{"S1"})
+	declined := map[string]float64{}
+	for _, c := range calls.of(scheduler.Call_DECLINE) {
+		for _, id := range c.Decline.OfferIDs {
+			declined[id.Value] = c.Decline.Filters.GetRefuseSeconds()
+		}
+	}
+	if f, ok := declined["O-before"]; !ok || f != 0 || len(declined) != 1 {
+		t.Fatalf("declined %v when announced; want only O-before, given back with no filter before the reservation", declined)
+	}
+	time.Sleep(2 * time.Millisecond) // the reservation is made; the master offers S1 again
+	fw.Event(ctx, offersEvent(driverOffer("O-early", "S1", 2, 8192, "sparkpack")))
+	time.Sleep(2 * time.Millisecond)
+	fw.Launch(ctx, &DriverLaunch{JobID: "j", TaskID: "t-j", CPUs: 1, MemMB: 1024, Argv: []string{"x"},
+		Prefer: []string{"S1"}, Room: "S1", RoomKind: RoomOnPlan})
+	if got := launchedOn(calls); len(got) != 0 {
+		t.Fatalf("launched on %v; want no launch from an offer received before Launch", got)
+	}
+	time.Sleep(2 * time.Millisecond)
+	fw.Event(ctx, offersEvent(driverOffer("O-after", "S1", 2, 8192, "sparkpack")))
+	if got := launchedOn(calls); !slices.Equal(got, []string{"O-after"}) {
+		t.Fatalf("launched on %v; want O-after", got)
+	}
+}
