@@ -161,42 +161,6 @@ func TestOperatorReserveConflictAndRescind(t *testing.T) {
 	f.next(scheduler.Event_RESCIND, 3*time.Second)
 }
 
-// TestOperatorReserveRescindFilters: as a Mesos 1.12 master
-// (master/http.cpp, Http::_operation), the offer rescinded for an
-// operator RESERVE is recovered with Filters(), the default 5 s: the
-// rest of the agent is not offered to that framework's role until the
-// filter runs out or it revives; after a REVIVE it is offered at once.
-func TestOperatorReserveRescindFilters(t *testing.T) {
-	m, base := testMaster(t, Config{Cluster: clusterspec.Cluster{Name: "one", Agents: []clusterspec.Agent{{ID: "a1", Hostname: "a1", CPUs: 4, MemMB: 8192, PricePerHour: 0.1}}}})
-	f := subscribeMGO(t, base, "")
-	role := f.next(scheduler.Event_OFFERS, 5*time.Second).Offers.Offers[0].Resources[0].GetAllocationInfo().GetRole()
-	body := `{"type":"RESERVE_RESOURCES","reserve_resources":{"agent_id":{"value":"a1"},"resources":[{"name":"cpus","type":"SCALAR","scalar":{"value":2},"reservations":[{"type":"DYNAMIC","role":"r1"}]}]}}`
-	if st := postOperator(t, base, body); st != http.StatusAccepted {
-		t.Fatalf("reserving 2 cpus of an offered agent: %d, want 202", st)
-	}
-	f.next(scheduler.Event_RESCIND, 3*time.Second)
-	rest, err := parseResources([]mesos.Resource{{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.mu.Lock()
-	var blocked bool
-	for _, fw := range m.frameworks {
-		blocked = blocked || fw.filters.blocks(role, "a1", rest.res, time.Now().Add(4*time.Second))
-	}
-	m.mu.Unlock()
-	if !blocked {
-		t.Fatalf("after the rescind for the RESERVE, the other 2 cpus of a1 are not filtered for role %q for 5 s", role)
-	}
-	f.call(calls.Revive())
-	for {
-		ev := f.next(scheduler.Event_OFFERS, 10*time.Second)
-		if len(ev.Offers.Offers) > 0 && ev.Offers.Offers[0].AgentID.Value == "a1" {
-			return
-		}
-	}
-}
-
 // TestFaultInjection covers the Go API and the /sim/ admin endpoints:
 // failing a task, losing an agent, dropping the subscription and
 // restarting the master.

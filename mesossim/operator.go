@@ -272,29 +272,20 @@ func (m *Master) operatorReserve(agentID string, in []mesos.Resource, reserve bo
 	if reserve {
 		required = p.res.stripReservations()
 	}
-	// As a Mesos 1.12 master (master/http.cpp, Http::_operation): the
-	// outstanding offers that hold any of what the operation takes are
-	// rescinded one at a time until what they held covers it, whether or
-	// not the agent's unoffered resources would have done ("we
-	// pessimistically assume that what seems like available resources in
-	// the allocator will be gone"), each with Filters(), the default
-	// refuse_seconds (5 s): the framework is not offered those resources
-	// on this agent again, in that role, until the filter runs out or it
-	// revives.
-	var recovered Res
-	for _, id := range sortedOfferIDs(ag.offers) {
-		o := ag.offers[id]
-		if !overlaps(o.res, required) {
-			continue
-		}
-		m.removeOfferLocked(o, true)
-		m.addFilterLocked(o.fw, o.role, ag.id, o.res, nil)
-		recovered = recovered.plus(o.res)
-		if recovered.contains(required) {
-			break
+	avail := ag.available()
+	if !avail.contains(required) {
+		for _, id := range sortedOfferIDs(ag.offers) {
+			o := ag.offers[id]
+			if !overlaps(o.res, required) {
+				continue
+			}
+			m.removeOfferLocked(o, true)
+			avail = ag.available()
+			if avail.contains(required) {
+				break
+			}
 		}
 	}
-	avail := ag.available()
 	if !avail.contains(required) {
 		return errorf(http.StatusConflict, "%s does not contain %s", avail, required)
 	}
