@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -614,52 +613,6 @@ func (f *flags) policySpecs(set map[string]bool) ([]PolicySpec, error) {
 	return out, nil
 }
 
-// readMix reads and validates --mix.
-func readMix(path string) (workload.Mix, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return workload.Mix{}, fmt.Errorf("--mix: %w", err)
-	}
-	defer file.Close()
-	m, err := workload.ParseMix(file)
-	if err != nil {
-		return workload.Mix{}, fmt.Errorf("--mix %s: %w", path, err)
-	}
-	return m, nil
-}
-
-// readTrace reads --trace, or the default trace, or the embedded copy.
-func readTrace(path string) ([]workload.TraceJob, string, error) {
-	tracePath, err := resolveTrace(path)
-	if err != nil && path == "" {
-		all, err := workload.FB2009()
-		return all, "embedded " + workload.FB2009Name, err
-	} else if err != nil {
-		return nil, "", err
-	}
-	file, err := os.Open(tracePath)
-	if err != nil {
-		return nil, "", fmt.Errorf("--trace: %w", err)
-	}
-	defer file.Close()
-	all, err := workload.Parse(file)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", tracePath, err)
-	}
-	return all, filepath.Base(tracePath), nil
-}
-
-// scaleWorkload multiplies every byte count of the workload by k.
-func scaleWorkload(wl []workload.Job, k float64) []workload.Job {
-	out := make([]workload.Job, len(wl))
-	for i, j := range wl {
-		t := Scale([]workload.TraceJob{{InputBytes: j.Profile.InputBytes, ShuffleBytes: j.Profile.ShuffleBytes, OutputBytes: j.Profile.OutputBytes}}, k)[0]
-		j.Profile.InputBytes, j.Profile.ShuffleBytes, j.Profile.OutputBytes = t.InputBytes, t.ShuffleBytes, t.OutputBytes
-		out[i] = j
-	}
-	return out
-}
-
 func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 	s := fmt.Sprintf("%d %s jobs, trace [%s, %s), %s, deadline fraction %g, slack %g, seed %d", n, f.workload, fmtOffset(from), fmtOffset(to), cluster, f.fraction, f.slack, f.seed)
 	if f.sample > 0 {
@@ -674,50 +627,4 @@ func chartTitle(n int, from, to time.Duration, cluster string, f flags) string {
 		s += fmt.Sprintf("\npower off after %s: the costs drawn are the core's meter, not the bill (in the table)", f.powerOffAfter)
 	}
 	return s
-}
-
-// nearFlags names the defined flags close to an undefined one of err
-// (--policy: --policies; --job-logs: --job-log): one is a prefix of the
-// other, or they are at most 2 edits apart (3 from a name of 6 or more).
-func nearFlags(fs *flag.FlagSet, err error) []string {
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
-	if !ok {
-		return nil
-	}
-	name = strings.TrimLeft(name, "-")
-	if len(name) < 3 {
-		return nil
-	}
-	limit := 2
-	if len(name) >= 6 {
-		limit = 3 // policy: policies
-	}
-	var out []string
-	fs.VisitAll(func(fl *flag.Flag) {
-		if strings.HasPrefix(fl.Name, name) || strings.HasPrefix(name, fl.Name) || editDistance(name, fl.Name) <= limit {
-			out = append(out, fl.Name)
-		}
-	})
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
